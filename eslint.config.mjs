@@ -1,0 +1,45 @@
+// Lint rules that keep the zones of DESIGN.md: workflow code stays deterministic and free of I/O.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import { builtinModules } from 'node:module';
+
+const nodeBuiltins = builtinModules.flatMap((name) => [name, `node:${name}`, `${name}/*`, `node:${name}/*`]);
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', 'dist/**', '.tools/**', 'infra/cdk.out/**', 'test-artifacts/**', 'bench/.work/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/await-thenable': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+    },
+  },
+  {
+    files: ['src/workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins.map((name) => ({ name, message: 'Workflow code is deterministic: no Node builtins (do I/O in an activity).' })),
+          patterns: [
+            { group: ['@aws-sdk/*'], message: 'No AWS SDK in workflow code: use an activity.' },
+            { group: ['ai', '@ai-sdk/*'], message: 'No AI SDK in workflow code: model calls are activities.' },
+            { group: ['yaml'], message: 'No yaml in workflow code: sources arrive parsed in the input snapshot.' },
+            { group: ['fs', 'fs/*', 'node:*'], message: 'No Node builtins in workflow code.' },
+            { group: ['**/activities/**', '**/sources/**', '**/llm/**', '**/tools/**', '**/api/**', '**/config', '**/dev/**'], message: 'Workflow code may import only @temporalio/workflow, contracts/ and domain/.' },
+            { group: ['@temporalio/client', '@temporalio/worker', '@temporalio/activity', '@temporalio/testing'], message: 'Workflow code may use only @temporalio/workflow.' },
+          ],
+        },
+      ],
+      'no-restricted-globals': ['error', 'setInterval', 'setImmediate', 'process', 'require'],
+    },
+  },
+);

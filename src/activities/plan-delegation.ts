@@ -1,0 +1,216 @@
+import { realpath, stat } from 'node:fs/promises';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
+import type { DelegationParent, PlanDelegationOutput, RunningRecipe } from '../contracts/activities';
+import type { DelegateRequest } from '../contracts/delegation';
+import type { SourceSnapshot } from '../contracts/source';
+import type { SourceSummary, SubagentInput, TaskLimits } from '../contracts/subagent';
+import { chooseMaxTurns, chooseModel, type ProviderChoice } from '../domain/model-precedence';
+import { preview } from '../domain/subagent-prompt';
+import { renderSource } from '../sources/render-source';
+import type { SourceResolver } from '../sources/source-resolver';
+
+/** What planning needs besides the request and the parent. */
+export interface PlanContext {
+  resolver: SourceResolver;
+  providers: readonly ProviderChoice[];
+  configuredDefault: { provider: string; model: string } | undefined;
+  override: { provider?: string; model?: string };
+  /** ERRAND_SUBAGENT_MAX_TURNS (or the default 25). */
+  configuredMaxTurns: number;
+  /** Toolsets the operator has registered (names a delegation may ask for). */
+  availableToolsets: readonly string[];
+  tasks: TaskLimits;
+}
+
+/** The prompt an agent gets when it is delegated with no task of its own (SEMANTICS §2). */
+export const agentDefaultPrompt =
+  'Proceed with your expertise: carry out the work your instructions describe, then give your final answer.';
+
+/**
+ * Claude Code tool names an agent file may list, mapped to errand's built-in tools. Unmapped names are
+ * reported back to the calling model.
+ */
+const claudeToolNames: Readonly<Record<string, string[]>> = {
+  read: ['developer__read_file'],
+  write: ['developer__write_file'],
+  edit: ['developer__write_file'],
+  multiedit: ['developer__write_file'],
+  bash: ['developer__run_command'],
+  grep: ['developer__search_text'],
+  glob: ['developer__list_directory'],
+  ls: ['developer__list_directory'],
+};
+
+function agentToolPatterns(names: readonly string[], warnings: string[], field: string): string[] {
+  const patterns: string[] = [];
+  for (const name of names) {
+    if (name.includes('__') || /^[a-z0-9_-]+$/.test(name) && !claudeToolNames[name.toLowerCase()]) {
+      patterns.push(name);
+      continue;
+    }
+    const mapped = claudeToolNames[name.toLowerCase()];
+    if (mapped) patterns.push(...mapped);
+    else warnings.push(`the agent's ${field} entry "${name}" matches no tool here; it was ignored`);
+  }
+  return patterns;
+}
+
+/** Confines `working_dir` to the parent's working directory after resolving symlinks. */
+async function confineWorkingDir(parentDir: string, requested: string | undefined): Promise<{ ok: true; path: string } | { ok: false; message: string }> {
+  if (requested === undefined) return { ok: true, path: parentDir };
+  const root = await realpath(parentDir);
+  const candidate = resolve(root, requested);
+  let real: string;
+  try {
+    real = await realpath(candidate);
+  } catch {
+    return { ok: false, message: `working_dir "${requested}" does not exist (it must be an existing directory inside ${parentDir})` };
+  }
+  const inside = relative(root, real);
+  if (inside.startsWith('..') || isAbsolute(inside) || inside.split(sep).includes('..')) {
+    return { ok: false, message: `working_dir "${requested}" resolves to ${real}, outside the working directory ${parentDir}` };
+  }
+  if (!(await stat(real)).isDirectory()) return { ok: false, message: `working_dir "${requested}" is not a directory` };
+  return { ok: true, path: real };
+}
+
+function labelOf(request: DelegateRequest, snapshot: SourceSnapshot | undefined): string {
+  if (request.description) return request.description;
+  const words = request.instructions ? preview(request.instructions.replace(/\s+/g, ' ').trim(), 60) : '';
+  if (snapshot) return words ? `${snapshot.name}: ${words}` : snapshot.name;
+  return words || 'delegation';
+}
+
+/**
+ * Turns a `delegate` request into a fully resolved child input (SEMANTICS §2-§3): the source resolved
+ * and rendered, parameters validated, working directory confined, model / temperature / max_turns
+ * precedence applied, toolsets chosen. Nothing is started; every problem is a message for the caller.
+ */
+export async function planDelegation(request: DelegateRequest, parent: DelegationParent, context: PlanContext): Promise<PlanDelegationOutput> {
+  const warnings: string[] = [];
+  if (!request.instructions && !request.source) return { ok: false, message: 'give `instructions`, a `source`, or both' };
+  if (request.parameters && !request.source) return { ok: false, message: '`parameters` are only valid together with `source`' };
+  if (parent.childDepth > parent.maxDepth) {
+    return { ok: false, message: `the child would be at depth ${parent.childDepth} but the depth limit is ${parent.maxDepth}` };
+  }
+
+  const workingDir = await confineWorkingDir(parent.workingDir, request.working_dir);
+  if (!workingDir.ok) return { ok: false, message: workingDir.message };
+
+  let snapshot: SourceSnapshot | undefined;
+  let instructions: string | undefined;
+  let prompt: string | undefined;
+  let recipeSettings: { provider?: string; model?: string; temperature?: number; maxTurns?: number } = {};
+  let childRecipe: RunningRecipe | undefined;
+  let toolFilter: { allow?: string[]; deny?: string[] } | undefined = parent.toolFilter;
+  let recipeToolsets: string[] | undefined;
+
+  if (request.source) {
+    const resolved = await context.resolver.resolve(request.source, {
+      ...(parent.recipe ? { sessionRecipe: parent.recipe.snapshot, sessionValues: parent.recipe.values } : {}),
+    });
+    if (!resolved.ok) return { ok: false, message: resolved.message };
+    snapshot = resolved.snapshot;
+    warnings.push(...resolved.warnings);
+    const rendered = await renderSource(snapshot, request.parameters ?? {}, { workingDirectory: workingDir.path });
+    if (!rendered.ok) return { ok: false, message: `source "${snapshot.name}" cannot run with these parameters:\n- ${rendered.errors.join('\n- ')}` };
+    if (snapshot.definition.type === 'agent') {
+      const agent = snapshot.definition.agent;
+      instructions = agent.instructions;
+      prompt = request.instructions ?? agentDefaultPrompt;
+      if (agent.model && !agent.inheritModel) recipeSettings.model = agent.model;
+      if (agent.tools || agent.disallowedTools) {
+        const allow = agent.tools ? agentToolPatterns(agent.tools, warnings, 'tools') : undefined;
+        const deny = agent.disallowedTools ? agentToolPatterns(agent.disallowedTools, warnings, 'disallowedTools') : undefined;
+        toolFilter = {
+          ...(allow ? { allow: toolFilter?.allow ? allow.filter((name) => toolFilter?.allow?.includes(name)) : allow } : toolFilter?.allow ? { allow: toolFilter.allow } : {}),
+          deny: [...(toolFilter?.deny ?? []), ...(deny ?? [])],
+        };
+      }
+    } else {
+      const recipe = rendered.recipe;
+      instructions = rendered.instructions ?? undefined;
+      const sourcePrompt = rendered.prompt ?? undefined;
+      prompt = [sourcePrompt, request.instructions].filter((part): part is string => Boolean(part && part.trim())).join('\n\n') || 'Carry out your instructions, then give your final answer.';
+      const settings = recipe?.settings ?? undefined;
+      recipeSettings = {
+        ...(settings?.goose_provider ? { provider: settings.goose_provider } : {}),
+        ...(settings?.goose_model ? { model: settings.goose_model } : {}),
+        ...(typeof settings?.temperature === 'number' ? { temperature: settings.temperature } : {}),
+        ...(typeof settings?.max_turns === 'number' ? { maxTurns: settings.max_turns } : {}),
+      };
+      // A recipe's own builtin extensions are honoured within what the operator allows (goose issue 9949).
+      const builtin = (recipe?.extensions ?? []).filter((extension) => extension.type === 'builtin' || extension.type === 'platform').map((extension) => extension.name);
+      if (builtin.length > 0) {
+        recipeToolsets = builtin.filter((name): name is string => typeof name === 'string' && context.availableToolsets.includes(name));
+        const missing = builtin.filter((name) => typeof name === 'string' && !context.availableToolsets.includes(name));
+        if (missing.length > 0) warnings.push(`the recipe's extensions ${missing.join(', ')} are not available here; the subagent runs without them`);
+      }
+      if (recipe) childRecipe = { snapshot, values: rendered.values };
+    }
+  } else {
+    prompt = request.instructions;
+  }
+
+  // Toolsets: omitted = inherit, [] = none, list = that subset (unknown names reported, not fatal).
+  let toolsets = parent.toolsets;
+  if (request.extensions !== undefined) {
+    const unknown = request.extensions.filter((name) => !parent.toolsets.includes(name));
+    if (unknown.length > 0) {
+      warnings.push(`extensions ${unknown.map((name) => `"${name}"`).join(', ')} are not available (available: ${parent.toolsets.join(', ') || 'none'}); the subagent runs without them`);
+    }
+    toolsets = parent.toolsets.filter((name) => request.extensions?.includes(name));
+  }
+  if (recipeToolsets !== undefined) toolsets = toolsets.filter((name) => recipeToolsets?.includes(name));
+
+  const route = chooseModel({
+    providers: context.providers,
+    override: context.override,
+    request: {
+      ...(request.provider ? { provider: request.provider } : {}),
+      ...(request.model ? { model: request.model } : {}),
+      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    },
+    recipe: {
+      ...(recipeSettings.provider ? { provider: recipeSettings.provider } : {}),
+      ...(recipeSettings.model && snapshot?.definition.type !== 'agent' ? { model: recipeSettings.model } : {}),
+      ...(recipeSettings.temperature !== undefined ? { temperature: recipeSettings.temperature } : {}),
+    },
+    ...(snapshot?.definition.type === 'agent' && recipeSettings.model ? { agentModel: recipeSettings.model } : {}),
+    ...(context.configuredDefault ? { configuredDefault: context.configuredDefault } : {}),
+    parent: parent.route,
+  });
+  if (!route.ok) return { ok: false, message: route.message };
+  warnings.push(...route.warnings);
+
+  const parentRecipeMaxTurns = parent.recipe?.snapshot.definition.type === 'recipe' ? parent.recipe.snapshot.definition.recipe.settings?.max_turns ?? undefined : undefined;
+  const maxTurns = chooseMaxTurns(request.max_turns, recipeSettings.maxTurns, parentRecipeMaxTurns, context.configuredMaxTurns);
+
+  const source: SourceSummary | undefined = snapshot
+    ? { kind: snapshot.kind, name: snapshot.name, store: snapshot.store.id, version: snapshot.version, path: snapshot.path }
+    : undefined;
+  const input: SubagentInput = {
+    label: labelOf(request, snapshot),
+    prompt: prompt ?? '',
+    system: {
+      ...(instructions ? { instructions } : {}),
+      ...(request.context ? { context: request.context } : {}),
+    },
+    route: route.route,
+    toolsets,
+    ...(toolFilter ? { toolFilter } : {}),
+    maxTurns,
+    workingDir: workingDir.path,
+    depth: parent.childDepth,
+    maxDepth: parent.maxDepth,
+    ...(source ? { source } : {}),
+    parent: { workflowId: parent.workflowId, taskId: parent.taskId },
+    ...(request.continuable ? { continuable: true } : {}),
+    ...(parent.tenant ? { tenant: parent.tenant } : {}),
+    ...(request.token_budget !== undefined ? { tokenBudget: request.token_budget } : {}),
+    activity: parent.activity,
+    tasks: context.tasks,
+    ...(childRecipe ? { recipe: childRecipe } : {}),
+  };
+  return { ok: true, input, ...(source ? { source } : {}), warnings };
+}

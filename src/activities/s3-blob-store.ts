@@ -1,0 +1,147 @@
+import { createHash } from 'node:crypto';
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
+import { blobListMaxKeys } from '../contracts/limits';
+import { BlobConflictError, validateBlobKey, validateBlobPrefix, type BlobStore } from './blob-store';
+
+/** Connection settings of an S3 (or S3-compatible) blob store. */
+export interface S3BlobStoreOptions {
+  bucket: string;
+  /** Key prefix inside the bucket (e.g. `errand/blobs/`); a trailing `/` is added when missing. Empty = bucket root. */
+  prefix?: string;
+  region?: string;
+  /** Endpoint URL for S3-compatible servers (SeaweedFS, MinIO); omit for AWS. */
+  endpoint?: string;
+  /** Static credentials; omit to use the AWS default credential chain (env, profile, instance role). */
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+  /** Path-style addressing (`endpoint/bucket/key`), needed by most S3-compatible servers. */
+  forcePathStyle?: boolean;
+  /**
+   * Send `If-None-Match: *` on put so the server refuses to overwrite (AWS S3 since 2024, recent MinIO and
+   * SeaweedFS). Default true. A server that rejects the header with 501 is retried without it.
+   */
+  conditionalWrites?: boolean;
+}
+
+/**
+ * BlobStore on S3. Entries are immutable, as in the local store: a put first checks whether the key
+ * exists (HEAD, comparing the ETag with the body's MD5 — true for single-part uploads without SSE-KMS —
+ * and reading the body back when the ETag cannot decide), then writes with `If-None-Match: *` so that a
+ * racing put of another body cannot overwrite. A 412 from that write means someone else won the race:
+ * success if they wrote the same body, a BlobConflictError otherwise.
+ */
+export class S3BlobStore implements BlobStore {
+  private readonly client: S3Client;
+  private readonly bucket: string;
+  private readonly prefix: string;
+  private conditionalWrites: boolean;
+
+  constructor(options: S3BlobStoreOptions, client?: S3Client) {
+    if (options.bucket.length === 0) throw new Error('S3 blob store setting "bucket" is empty; give the bucket name');
+    this.bucket = options.bucket;
+    const prefix = options.prefix ?? '';
+    this.prefix = prefix === '' || prefix.endsWith('/') ? prefix : `${prefix}/`;
+    this.conditionalWrites = options.conditionalWrites ?? true;
+    this.client =
+      client ??
+      new S3Client({
+        region: options.region ?? 'us-east-1',
+        ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
+        ...(options.credentials !== undefined ? { credentials: options.credentials } : {}),
+        forcePathStyle: options.forcePathStyle ?? false,
+      });
+  }
+
+  async put(key: string, body: string): Promise<void> {
+    validateBlobKey(key);
+    const objectKey = this.prefix + key;
+    const md5 = createHash('md5').update(body, 'utf8').digest();
+    const existingEtag = await this.headEtag(objectKey);
+    if (existingEtag !== undefined) return this.assertExistingMatches(key, existingEtag, md5, body);
+    try {
+      await this.client.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: objectKey,
+          Body: body,
+          ContentType: 'application/json; charset=utf-8',
+          ContentMD5: md5.toString('base64'),
+          ...(this.conditionalWrites ? { IfNoneMatch: '*' } : {}),
+        }),
+      );
+    } catch (error) {
+      const status = httpStatus(error);
+      // 412: the key appeared since the HEAD; 409: a concurrent conditional write is in flight.
+      if (status === 412 || status === 409) {
+        const etag = await this.headEtag(objectKey);
+        if (etag !== undefined) return this.assertExistingMatches(key, etag, md5, body);
+      }
+      if (status === 501 && this.conditionalWrites) {
+        this.conditionalWrites = false;
+        return this.put(key, body);
+      }
+      throw error;
+    }
+  }
+
+  async get(key: string): Promise<string | undefined> {
+    validateBlobKey(key);
+    try {
+      const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }));
+      if (response.Body === undefined) return '';
+      return await response.Body.transformToString('utf8');
+    } catch (error) {
+      if (httpStatus(error) === 404) return undefined;
+      throw error;
+    }
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    validateBlobPrefix(prefix);
+    const keys: string[] = [];
+    let continuationToken: string | undefined;
+    // Bounded by blobListMaxKeys: each page adds up to 1000 keys.
+    do {
+      const page = await this.client.send(
+        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix + prefix, ContinuationToken: continuationToken }),
+      );
+      for (const object of page.Contents ?? []) {
+        if (object.Key !== undefined) keys.push(object.Key.slice(this.prefix.length));
+      }
+      if (keys.length > blobListMaxKeys) {
+        throw new Error(`blob list of prefix ${JSON.stringify(prefix)} has more than ${blobListMaxKeys} keys; use a narrower prefix`);
+      }
+      continuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (continuationToken !== undefined);
+    return keys.sort();
+  }
+
+  /** The ETag of an object (quotes removed), or undefined if it does not exist. */
+  private async headEtag(objectKey: string): Promise<string | undefined> {
+    try {
+      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: objectKey }));
+      return (head.ETag ?? '').replace(/"/g, '');
+    } catch (error) {
+      if (httpStatus(error) === 404) return undefined;
+      throw error;
+    }
+  }
+
+  private async assertExistingMatches(key: string, etag: string, md5: Buffer, body: string): Promise<void> {
+    if (etag.toLowerCase() === md5.toString('hex')) return;
+    // A multipart or SSE-KMS ETag is not the MD5: only the body itself can decide.
+    const existing = await this.get(key);
+    if (existing !== body) throw new BlobConflictError(key);
+  }
+}
+
+function httpStatus(error: unknown): number | undefined {
+  if (error instanceof S3ServiceException) return error.$metadata.httpStatusCode;
+  return undefined;
+}

@@ -1,0 +1,85 @@
+import { ServiceError } from '@temporalio/client';
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { HTTPException } from 'hono/http-exception';
+import { healthResponseSchema } from '../contracts/api';
+import type { ApiDependencies } from './api-dependencies';
+import type { ApiEnv } from './api-env';
+import { authenticate } from './auth';
+import { apiVersion, buildOpenApiDocument } from './openapi-document';
+import { ApiProblem, isApiProblem, ProblemKind, problemResponse } from './problem';
+import { mountRoute, sendJson } from './route-spec';
+import { apiRoutes, healthRoute, openApiRoute } from './route-table';
+import { mountCatalogRoutes } from './routes/catalog-routes';
+import { mountDelegationRoutes } from './routes/delegation-routes';
+
+/**
+ * The errand HTTP API: one Hono app for both entry points (Node server, AWS Lambda). Order of checks:
+ * authentication (so an unauthenticated caller learns nothing, not even which routes exist), body size,
+ * then each route's schemas. Sessions will mount next to delegations under `/v1/sessions`.
+ */
+
+function grpcCode(error: unknown): number | undefined {
+  let current: unknown = error;
+  // The SDK wraps gRPC errors; the status code may sit one or two causes down.
+  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth += 1) {
+    if ('code' in current && typeof current.code === 'number') return current.code;
+    current = 'cause' in current ? current.cause : undefined;
+  }
+  return undefined;
+}
+
+/** True when the error means Temporal could not be reached (a 503, not a 500). */
+export function isTemporalUnavailable(error: unknown): boolean {
+  const code = grpcCode(error);
+  // 14 UNAVAILABLE, 4 DEADLINE_EXCEEDED.
+  if (code === 14 || code === 4) return true;
+  return error instanceof ServiceError && /failed to connect/i.test(error.message);
+}
+
+/** Builds the API app. */
+export function createApp(deps: ApiDependencies): Hono<ApiEnv> {
+  const app = new Hono<ApiEnv>();
+
+  app.use('/v1/*', authenticate(deps.api.auth));
+  app.use(
+    '/v1/*',
+    bodyLimit({
+      maxSize: deps.api.maxBodyBytes,
+      onError: (c) =>
+        problemResponse(
+          c,
+          new ApiProblem(413, ProblemKind.bodyTooLarge, 'The request body is too large', {
+            detail: `the body is over ${deps.api.maxBodyBytes} bytes (ERRAND_API_MAX_BODY_BYTES); put large material in a source or a file in the working directory`,
+            errors: [{ in: 'body', field: '', message: `larger than ${deps.api.maxBodyBytes} bytes` }],
+          }),
+        ),
+    }),
+  );
+
+  mountDelegationRoutes(app, deps);
+  mountCatalogRoutes(app, deps);
+
+  mountRoute(app, healthRoute, async ({ c }) => sendJson(c, healthResponseSchema, 200, { ok: true, version: apiVersion }));
+  const document = buildOpenApiDocument(apiRoutes);
+  mountRoute(app, openApiRoute, async ({ c }) => c.json(document, 200));
+
+  app.notFound((c) =>
+    problemResponse(c, new ApiProblem(404, ProblemKind.notFound, 'No such route', { detail: `${c.req.method} ${c.req.path} is not a route of this API; see /openapi.json` })),
+  );
+
+  app.onError((error, c) => {
+    if (isApiProblem(error)) return problemResponse(c, error);
+    if (error instanceof HTTPException && error.status < 500) {
+      return problemResponse(c, new ApiProblem(error.status, ProblemKind.invalidRequest, 'The request is not valid', { detail: error.message }));
+    }
+    if (isTemporalUnavailable(error)) {
+      process.stderr.write(`errand api: Temporal unavailable on ${c.req.method} ${c.req.path}: ${error.message}\n`);
+      return problemResponse(c, new ApiProblem(503, ProblemKind.unavailable, 'Temporal is unavailable', { detail: 'the workflow service cannot be reached; retry later', headers: { 'retry-after': '5' } }));
+    }
+    process.stderr.write(`errand api: ${c.req.method} ${c.req.path} failed: ${error.stack ?? error.message}\n`);
+    return problemResponse(c, new ApiProblem(500, ProblemKind.internal, 'Internal server error', { detail: 'the server failed to answer; the failure was logged' }));
+  });
+
+  return app;
+}

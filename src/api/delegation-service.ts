@@ -1,0 +1,392 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type Client,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  type WorkflowHandle,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateStage,
+} from '@temporalio/client';
+import { CancelledFailure, type TypedSearchAttributes } from '@temporalio/common';
+import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes';
+import { optionalTsToDate } from '@temporalio/common/lib/time';
+import { z } from 'zod';
+import {
+  peekSchema,
+  subagentResultSchema,
+  type DelegationStatus,
+  type DelegationSummary,
+  type ListDelegationsResponse,
+  type PeekView,
+  type ResultResponse,
+  type SubagentResultView,
+  delegationStates,
+} from '../contracts/api';
+import { defaultListPageSize, peekQueryTimeoutMs } from '../contracts/limits';
+import { searchAttributes } from '../contracts/search-attributes';
+import { cancelSignal, peekQuery, sendMessageUpdate, type SourceSummary, type SubagentInput, type SubagentResult } from '../contracts/subagent';
+import { idempotentDelegationId, newDelegationId } from './delegation-ids';
+import { delegationStaticDetails, delegationStaticSummary } from './delegation-summary';
+import { ApiProblem, delegationNotFound, ProblemKind } from './problem';
+import type { TemporalClientProvider } from './temporal-client-provider';
+
+/**
+ * What the API does with Temporal: start a subagent workflow, describe, peek, wait for, cancel, message
+ * and list delegations — always within one tenant. A delegation of another tenant is reported exactly like
+ * one that does not exist (404), so ids reveal nothing across tenants.
+ */
+
+/** The subagent workflow's signature, named here so the API never imports workflow code. */
+type SubagentWorkflow = (input: SubagentInput) => Promise<SubagentResult>;
+
+/** Workflow type name of the subagent workflow. */
+export const subagentWorkflowType = 'subagentWorkflow';
+
+/** Settings of a {@link DelegationService}. */
+export interface DelegationServiceOptions {
+  temporal: TemporalClientProvider;
+  namespace: string;
+  taskQueue: string;
+  /** Who starts workflows, for the static details (e.g. "HTTP API", "errand CLI"). */
+  startedBy: string;
+  peekTimeoutMs?: number;
+}
+
+/** Arguments of {@link DelegationService.start}. */
+export interface StartDelegationArguments {
+  tenant: string;
+  input: SubagentInput;
+  source?: SourceSummary;
+  idempotencyKey?: string;
+  /** Fingerprint of the request, to refuse an Idempotency-Key reused for a different request. */
+  requestFingerprint: string;
+}
+
+/** Memo errand keeps on a delegation it started (JSON). */
+const requestMemoSchema = z.object({ fingerprint: z.string(), nonce: z.string() });
+const memoKey = 'errandRequest';
+
+/** The facts of one execution the API shows, from a describe or a visibility listing. */
+interface ExecutionFacts {
+  workflowId: string;
+  runId: string;
+  statusName: string;
+  startTime: Date | undefined;
+  closeTime: Date | undefined;
+  attributes: TypedSearchAttributes;
+}
+
+const delegationStateSet: ReadonlySet<string> = new Set(delegationStates);
+const isDelegationState = (value: unknown): value is DelegationSummary['state'] => typeof value === 'string' && delegationStateSet.has(value);
+
+/**
+ * The delegation state: the workflow's own ErrandStatus while it runs or after it returned, but Temporal's
+ * status when the run ended without returning (terminated, timed out, cancelled from outside, failed).
+ */
+export function deriveState(temporalStatus: string, errandStatus: unknown): DelegationSummary['state'] {
+  switch (temporalStatus) {
+    case 'RUNNING':
+    case 'CONTINUED_AS_NEW':
+      return errandStatus === 'waiting' ? 'waiting' : 'running';
+    case 'COMPLETED':
+      return isDelegationState(errandStatus) && errandStatus !== 'running' && errandStatus !== 'waiting' ? errandStatus : 'completed';
+    case 'CANCELLED':
+      return 'cancelled';
+    default:
+      return 'failed';
+  }
+}
+
+function summaryOf(facts: ExecutionFacts): DelegationSummary {
+  const attributes = facts.attributes;
+  return {
+    id: facts.workflowId,
+    runId: facts.runId,
+    kind: attributes.get(searchAttributes.kind) ?? 'subagent',
+    state: deriveState(facts.statusName, attributes.get(searchAttributes.status)),
+    temporalStatus: facts.statusName,
+    source: attributes.get(searchAttributes.source) ?? null,
+    parent: attributes.get(searchAttributes.parent) ?? null,
+    model: attributes.get(searchAttributes.model) ?? null,
+    turns: attributes.get(searchAttributes.turns) ?? 0,
+    startedAt: (facts.startTime ?? new Date(0)).toISOString(),
+    closedAt: facts.closeTime ? facts.closeTime.toISOString() : null,
+  };
+}
+
+/** Temporal's execution status enum (temporal.api.enums.v1.WorkflowExecutionStatus) by number. */
+const executionStatusNames: Record<number, string> = {
+  1: 'RUNNING',
+  2: 'COMPLETED',
+  3: 'FAILED',
+  4: 'CANCELLED',
+  5: 'TERMINATED',
+  6: 'CONTINUED_AS_NEW',
+  7: 'TIMED_OUT',
+};
+
+/** Visibility query clauses of a state filter (Temporal's ExecutionStatus covers runs that did not return). */
+function stateClause(state: DelegationSummary['state']): string {
+  switch (state) {
+    case 'running':
+    case 'waiting':
+      return `${searchAttributes.status.name} = '${state}' AND ExecutionStatus = 'Running'`;
+    case 'failed':
+      return `(${searchAttributes.status.name} = 'failed' OR ExecutionStatus IN ('Failed', 'Terminated', 'TimedOut'))`;
+    case 'cancelled':
+      return `(${searchAttributes.status.name} = 'cancelled' OR ExecutionStatus = 'Canceled')`;
+    default:
+      return `${searchAttributes.status.name} = '${state}' AND ExecutionStatus = 'Completed'`;
+  }
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function isGrpcStatus(error: unknown, code: number): boolean {
+  return typeof error === 'object' && error !== null && 'code' in error && error.code === code;
+}
+
+/** Temporal operations of the API, tenant-scoped. */
+export class DelegationService {
+  private readonly options: DelegationServiceOptions;
+
+  constructor(options: DelegationServiceOptions) {
+    this.options = options;
+  }
+
+  /**
+   * Starts a subagent workflow. With an Idempotency-Key the workflow id is derived from tenant and key,
+   * and Temporal's policies make a retry land on the same workflow: USE_EXISTING while it runs,
+   * REJECT_DUPLICATE once it closed (we then answer with that closed delegation).
+   */
+  async start(args: StartDelegationArguments): Promise<{ id: string; runId: string; created: boolean }> {
+    const client = await this.options.temporal.get();
+    const { input, source, tenant } = args;
+    const idempotent = args.idempotencyKey !== undefined;
+    const workflowId = args.idempotencyKey === undefined ? newDelegationId() : idempotentDelegationId(tenant, args.idempotencyKey);
+    const nonce = randomUUID();
+    const typedSearchAttributes = [
+      { key: searchAttributes.kind, value: 'subagent' },
+      { key: searchAttributes.source, value: source?.name ?? 'ad-hoc' },
+      { key: searchAttributes.status, value: 'running' },
+      { key: searchAttributes.tenant, value: tenant },
+      { key: searchAttributes.model, value: `${input.route.provider}/${input.route.model}` },
+      { key: searchAttributes.turns, value: 0 },
+      ...(input.parent ? [{ key: searchAttributes.parent, value: input.parent.workflowId }] : []),
+    ];
+    try {
+      const handle = await client.workflow.start<SubagentWorkflow>(subagentWorkflowType, {
+        taskQueue: this.options.taskQueue,
+        workflowId,
+        args: [{ ...input, tenant }],
+        typedSearchAttributes,
+        staticSummary: delegationStaticSummary(input, source),
+        staticDetails: delegationStaticDetails({ ...input, tenant }, source, this.options.startedBy),
+        memo: { [memoKey]: { fingerprint: args.requestFingerprint, nonce } },
+        workflowIdConflictPolicy: idempotent ? 'USE_EXISTING' : 'FAIL',
+        workflowIdReusePolicy: idempotent ? 'REJECT_DUPLICATE' : 'ALLOW_DUPLICATE',
+      });
+      if (!idempotent) return { id: workflowId, runId: handle.firstExecutionRunId, created: true };
+    } catch (error) {
+      if (!(idempotent && error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    }
+    // Same key: this start either created the workflow or found the one an earlier request created.
+    const description = await client.workflow.getHandle(workflowId).describe();
+    if (description.typedSearchAttributes.get(searchAttributes.tenant) !== tenant) {
+      throw new ApiProblem(409, ProblemKind.conflict, 'Idempotency-Key conflict', { detail: 'this Idempotency-Key cannot be used; choose another' });
+    }
+    const memo = requestMemoSchema.safeParse(description.memo?.[memoKey]);
+    if (memo.success && memo.data.fingerprint !== args.requestFingerprint) {
+      throw new ApiProblem(422, ProblemKind.idempotencyKeyReused, 'Idempotency-Key reused for a different request', {
+        detail: `delegation ${workflowId} was started with this Idempotency-Key and a different body; use a new key for a new request`,
+        errors: [{ in: 'header', field: 'Idempotency-Key', message: 'already used for a different request' }],
+      });
+    }
+    return { id: workflowId, runId: description.runId, created: memo.success && memo.data.nonce === nonce };
+  }
+
+  /** Status of a delegation: search attributes, Temporal status, summary and a live peek. */
+  async status(tenant: string, id: string): Promise<DelegationStatus> {
+    const { client, handle, facts, summary } = await this.describeOwned(tenant, id);
+    const peek = await this.peek(client, handle);
+    return { ...summaryOf(facts), summary, ...peek };
+  }
+
+  /** The state of a delegation (404 unless it is the tenant's). */
+  async state(tenant: string, id: string): Promise<DelegationSummary> {
+    const { facts } = await this.describeOwned(tenant, id);
+    return summaryOf(facts);
+  }
+
+  /**
+   * The result, waiting up to `waitMs` for a running delegation. Not done in time: the state and a peek.
+   */
+  async result(tenant: string, id: string, waitMs: number): Promise<ResultResponse> {
+    const { client, handle, facts } = await this.describeOwned(tenant, id);
+    const running = facts.statusName === 'RUNNING';
+    if (!running || waitMs > 0) {
+      const result = await this.awaitResult(client, handle, facts, running ? waitMs : peekQueryTimeoutMs);
+      if (result) return { id, done: true, result };
+    }
+    const latest = running && waitMs > 0 ? (await this.describeOwned(tenant, id)).facts : facts;
+    const peek = await this.peek(client, handle);
+    return { id, done: false, state: summaryOf(latest).state, ...peek };
+  }
+
+  /** Sends the cancel signal to a running delegation; an ended one is left as it is. */
+  async cancel(tenant: string, id: string, reason: string | undefined): Promise<{ id: string; cancelRequested: boolean; state: DelegationSummary['state'] }> {
+    const { handle, facts } = await this.describeOwned(tenant, id);
+    const state = summaryOf(facts).state;
+    if (facts.statusName !== 'RUNNING') return { id, cancelRequested: false, state };
+    try {
+      await handle.signal(cancelSignal, reason === undefined ? {} : { reason });
+    } catch (error) {
+      // It ended between describe and signal: nothing left to cancel.
+      if (error instanceof WorkflowNotFoundError) return { id, cancelRequested: false, state: (await this.state(tenant, id)).state };
+      throw error;
+    }
+    return { id, cancelRequested: true, state };
+  }
+
+  /**
+   * Delivers a message to a continuable delegation through the `sendMessage` update, returning once the
+   * workflow accepted it. 409 when the workflow rejects it (not continuable) or it has ended.
+   */
+  async sendMessage(tenant: string, id: string, message: string, updateId: string | undefined): Promise<{ id: string; accepted: true; updateId: string }> {
+    const { handle, facts } = await this.describeOwned(tenant, id);
+    const ended = (detail: string) => new ApiProblem(409, ProblemKind.conflict, 'The delegation cannot take messages', { detail });
+    if (facts.statusName !== 'RUNNING') throw ended(`delegation ${id} has ended (${summaryOf(facts).state}); messages go only to a running continuable delegation`);
+    try {
+      const update = await handle.startUpdate(sendMessageUpdate, {
+        args: [{ message }],
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
+        ...(updateId === undefined ? {} : { updateId }),
+      });
+      return { id, accepted: true, updateId: update.updateId };
+    } catch (error) {
+      if (error instanceof WorkflowUpdateFailedError) {
+        const cause = error.cause?.message ?? error.message;
+        const notContinuable = /no registered handler/i.test(cause);
+        throw ended(notContinuable ? `delegation ${id} is not continuable (start it with "continuable": true to send it messages)` : `the delegation refused the message: ${cause}`);
+      }
+      if (error instanceof WorkflowNotFoundError) throw ended(`delegation ${id} has ended; messages go only to a running continuable delegation`);
+      throw error;
+    }
+  }
+
+  /** Lists the tenant's delegations with a visibility query on the search attributes, one page at a time. */
+  async list(
+    tenant: string,
+    filters: { status?: DelegationSummary['state']; source?: string; parent?: string; pageSize?: number; pageToken?: string },
+  ): Promise<ListDelegationsResponse> {
+    const client = await this.options.temporal.get();
+    // Values are interpolated only after their schemas restricted them to characters that need no escaping.
+    const clauses = [`${searchAttributes.kind.name} = 'subagent'`, `${searchAttributes.tenant.name} = '${tenant}'`];
+    if (filters.status) clauses.push(stateClause(filters.status));
+    if (filters.source) clauses.push(`${searchAttributes.source.name} = '${filters.source}'`);
+    if (filters.parent) clauses.push(`${searchAttributes.parent.name} = '${filters.parent}'`);
+    let response;
+    try {
+      response = await client.workflowService.listWorkflowExecutions({
+        namespace: this.options.namespace,
+        query: clauses.join(' AND '),
+        pageSize: filters.pageSize ?? defaultListPageSize,
+        ...(filters.pageToken ? { nextPageToken: Buffer.from(filters.pageToken, 'base64url') } : {}),
+      });
+    } catch (error) {
+      // INVALID_ARGUMENT here can only come from a page token the server does not accept.
+      if (filters.pageToken && isGrpcStatus(error, 3)) {
+        throw new ApiProblem(400, ProblemKind.invalidRequest, 'The request is not valid', {
+          detail: 'query pageToken: not a page token of this listing',
+          errors: [{ in: 'query', field: 'pageToken', message: 'not a page token of this listing; pass the nextPageToken of the previous page unchanged' }],
+        });
+      }
+      throw error;
+    }
+    const items = response.executions.map((raw) =>
+      summaryOf({
+        workflowId: raw.execution?.workflowId ?? '',
+        runId: raw.execution?.runId ?? '',
+        statusName: executionStatusNames[raw.status ?? 0] ?? 'UNKNOWN',
+        startTime: optionalTsToDate(raw.startTime),
+        closeTime: optionalTsToDate(raw.closeTime),
+        attributes: decodeTypedSearchAttributes(raw.searchAttributes?.indexedFields),
+      }),
+    );
+    const token = response.nextPageToken;
+    return { items, nextPageToken: token && token.length > 0 ? Buffer.from(token).toString('base64url') : null };
+  }
+
+  /** Describes a workflow and checks it is a subagent of this tenant; anything else is 404. */
+  private async describeOwned(tenant: string, id: string): Promise<{ client: Client; handle: WorkflowHandle; facts: ExecutionFacts; summary: string | null }> {
+    const client = await this.options.temporal.get();
+    const handle = client.workflow.getHandle(id);
+    let description;
+    try {
+      description = await handle.describe();
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError || isGrpcStatus(error, 5)) throw delegationNotFound(id);
+      throw error;
+    }
+    const attributes = description.typedSearchAttributes;
+    if (attributes.get(searchAttributes.tenant) !== tenant || attributes.get(searchAttributes.kind) !== 'subagent') throw delegationNotFound(id);
+    const facts: ExecutionFacts = {
+      workflowId: description.workflowId,
+      runId: description.runId,
+      statusName: description.status.name,
+      startTime: description.startTime,
+      closeTime: description.closeTime,
+      attributes,
+    };
+    return { client, handle, facts, summary: (await description.staticSummary()) ?? null };
+  }
+
+  /** Peek with a deadline: a closed workflow is answered by a worker replaying it, which may be absent. */
+  private async peek(client: Client, handle: WorkflowHandle): Promise<{ peek: PeekView | null; peekError?: string }> {
+    const timeoutMs = this.options.peekTimeoutMs ?? peekQueryTimeoutMs;
+    try {
+      const answer: unknown = await client.withDeadline(Date.now() + timeoutMs, () => handle.query(peekQuery));
+      const parsed = peekSchema.safeParse(answer);
+      if (!parsed.success) return { peek: null, peekError: `the peek answer has an unexpected shape: ${parsed.error.issues[0]?.message ?? ''}` };
+      return { peek: parsed.data };
+    } catch (error) {
+      return { peek: null, peekError: `no peek: ${errorMessage(error)}` };
+    }
+  }
+
+  /** Waits up to `waitMs` for the result; undefined when the wait ran out first. */
+  private async awaitResult(client: Client, handle: WorkflowHandle, facts: ExecutionFacts, waitMs: number): Promise<SubagentResultView | undefined> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), waitMs);
+    try {
+      const value: unknown = await client.withAbortSignal(controller.signal, () => handle.result());
+      const parsed = subagentResultSchema.safeParse(value);
+      if (parsed.success) return parsed.data;
+      throw new Error(`delegation ${facts.workflowId} returned a result of an unexpected shape: ${parsed.error.issues[0]?.message ?? ''}`);
+    } catch (error) {
+      if (controller.signal.aborted) return undefined;
+      if (error instanceof WorkflowFailedError) {
+        // The run ended without returning a result (terminated, timed out, cancelled from outside, crashed).
+        const end = await client.workflow.getHandle(facts.workflowId).describe();
+        const cancelled = error.cause instanceof CancelledFailure;
+        return {
+          workflowId: facts.workflowId,
+          status: cancelled ? 'cancelled' : 'failed',
+          output: '',
+          partialOutput: '',
+          diagnostic: `${end.status.name.toLowerCase()}: ${error.cause?.message ?? error.message}`,
+          turns: end.typedSearchAttributes.get(searchAttributes.turns) ?? 0,
+          toolCalls: 0,
+          usage: { inputTokens: 0, outputTokens: 0 },
+          durationMs: end.closeTime && end.startTime ? end.closeTime.getTime() - end.startTime.getTime() : 0,
+        };
+      }
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

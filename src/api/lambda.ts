@@ -1,0 +1,31 @@
+import type { Hono } from 'hono';
+import { handle, type APIGatewayProxyResult, type LambdaContext, type LambdaEvent } from 'hono/aws-lambda';
+import type { ApiEnv } from './api-env';
+import { createApp } from './app';
+import { createApiDependencies } from './default-dependencies';
+
+/**
+ * The API as an AWS Lambda handler behind an API Gateway HTTP API (payload format 2.0). The app and its
+ * Temporal connection are built on the first invocation and reused by the warm container; a
+ * configuration error fails that invocation with the message in the function's log.
+ */
+
+/** An API Gateway HTTP API event, payload format 2.0 (the one event kind with `rawPath`). */
+export type ApiGatewayV2Event = Extract<LambdaEvent, { rawPath: string }>;
+
+/** A Lambda handler for API Gateway v2 events. */
+export type ApiGatewayV2Handler = (event: ApiGatewayV2Event, context?: LambdaContext) => Promise<APIGatewayProxyResult>;
+
+/** Wraps an app as a Lambda handler. */
+export function createLambdaHandler(app: Hono<ApiEnv>): ApiGatewayV2Handler {
+  const lambdaHandler = handle(app);
+  return (event, context) => lambdaHandler(event, context);
+}
+
+let cached: ApiGatewayV2Handler | undefined;
+
+/** The Lambda entry point (`handler` in the function configuration). */
+export const handler: ApiGatewayV2Handler = async (event, context) => {
+  cached ??= createLambdaHandler(createApp(createApiDependencies({ startedBy: 'errand HTTP API (Lambda)' })));
+  return cached(event, context);
+};

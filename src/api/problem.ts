@@ -1,0 +1,111 @@
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { z } from 'zod';
+import type { FieldProblem, Problem, problemLocations } from '../contracts/api';
+
+/**
+ * Error answers of the API as RFC 9457 problem documents (`application/problem+json`). A handler throws
+ * an {@link ApiProblem}; the app's error handler turns it into the response, so every 4xx has the same
+ * shape and nothing but a real fault becomes a 5xx.
+ */
+
+/** Media type of every error answer. */
+export const problemContentType = 'application/problem+json';
+
+/** Kinds of problem, as the last part of the `type` URN. */
+export const ProblemKind = {
+  invalidRequest: 'invalid-request',
+  malformedJson: 'malformed-json',
+  unsupportedMediaType: 'unsupported-media-type',
+  bodyTooLarge: 'body-too-large',
+  unauthorized: 'unauthorized',
+  notFound: 'not-found',
+  sourceNotFound: 'source-not-found',
+  invalidDelegation: 'invalid-delegation',
+  idempotencyKeyReused: 'idempotency-key-reused',
+  conflict: 'conflict',
+  methodNotAllowed: 'method-not-allowed',
+  unavailable: 'temporal-unavailable',
+  internal: 'internal-error',
+} as const;
+/** One problem kind. */
+export type ProblemKindName = (typeof ProblemKind)[keyof typeof ProblemKind];
+
+/** Options of an {@link ApiProblem}. */
+export interface ApiProblemOptions {
+  detail?: string;
+  errors?: FieldProblem[];
+  suggestions?: string[];
+  headers?: Record<string, string>;
+}
+
+/** A problem a handler reports; becomes a problem+json response with its status. */
+export class ApiProblem extends Error {
+  /** Marker for recognising the error without `instanceof` across module copies. */
+  readonly errandError = 'ApiProblem';
+  readonly status: ContentfulStatusCode;
+  readonly kind: ProblemKindName;
+  readonly title: string;
+  readonly options: ApiProblemOptions;
+
+  constructor(status: ContentfulStatusCode, kind: ProblemKindName, title: string, options: ApiProblemOptions = {}) {
+    super(options.detail ? `${title}: ${options.detail}` : title);
+    this.name = 'ApiProblem';
+    this.status = status;
+    this.kind = kind;
+    this.title = title;
+    this.options = options;
+  }
+}
+
+/** True for an {@link ApiProblem} (by marker). */
+export function isApiProblem(error: unknown): error is ApiProblem {
+  return typeof error === 'object' && error !== null && 'errandError' in error && error.errandError === 'ApiProblem';
+}
+
+/** The problem document of an {@link ApiProblem}. */
+export function problemDocument(problem: ApiProblem, instance: string): Problem {
+  return {
+    type: `urn:errand:problem:${problem.kind}`,
+    title: problem.title,
+    status: problem.status,
+    ...(problem.options.detail ? { detail: problem.options.detail } : {}),
+    instance,
+    ...(problem.options.errors ? { errors: problem.options.errors } : {}),
+    ...(problem.options.suggestions ? { suggestions: problem.options.suggestions } : {}),
+  };
+}
+
+/** Writes a problem as the response. */
+export function problemResponse(c: Context, problem: ApiProblem): Response {
+  const body = JSON.stringify(problemDocument(problem, c.req.path));
+  return c.body(body, problem.status, { 'content-type': problemContentType, ...problem.options.headers });
+}
+
+/** Field problems of a failed zod parse, located in one part of the request. */
+export function fieldProblems(error: z.ZodError, location: (typeof problemLocations)[number], validKeys?: readonly string[]): FieldProblem[] {
+  return error.issues.flatMap((issue): FieldProblem[] => {
+    const path = issue.path.map(String);
+    // Unknown keys are reported on the parent with the names in `keys`; name each key as its own field.
+    if (issue.code === 'unrecognized_keys') {
+      const valid = path.length === 0 && validKeys ? `; valid: ${validKeys.join(', ') || '(none)'}` : '';
+      return issue.keys.map((key) => ({ in: location, field: [...path, key].join('.'), message: `unknown ${location === 'query' ? 'query parameter' : 'field'} "${key}"${valid}` }));
+    }
+    return [{ in: location, field: path.join('.'), message: issue.message }];
+  });
+}
+
+/** A 400 for a request part that failed its schema. */
+export function invalidRequest(error: z.ZodError, location: (typeof problemLocations)[number], validKeys?: readonly string[]): ApiProblem {
+  const errors = fieldProblems(error, location, validKeys);
+  const first = errors[0];
+  return new ApiProblem(400, ProblemKind.invalidRequest, 'The request is not valid', {
+    detail: errors.length === 1 && first ? `${location} ${first.field || '(whole)'}: ${first.message}` : `${errors.length} problems in the ${location}`,
+    errors,
+  });
+}
+
+/** A 404 that says nothing about whether the id exists for someone else. */
+export function delegationNotFound(id: string): ApiProblem {
+  return new ApiProblem(404, ProblemKind.notFound, 'No such delegation', { detail: `no delegation with id "${id}" is visible to this API key` });
+}

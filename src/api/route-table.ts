@@ -1,0 +1,253 @@
+import { z } from 'zod';
+import {
+  cancelBodySchema,
+  cancelResponseSchema,
+  delegationPathSchema,
+  delegationStatusSchema,
+  emptyPathSchema,
+  emptyQuerySchema,
+  healthResponseSchema,
+  idempotencyKeySchema,
+  listDelegationsQuerySchema,
+  listDelegationsResponseSchema,
+  listSourcesQuerySchema,
+  listSourcesResponseSchema,
+  modelsResponseSchema,
+  resultQuerySchema,
+  resultResponseSchema,
+  sendMessageBodySchema,
+  sendMessageResponseSchema,
+  sourceContentResponseSchema,
+  sourcePathSchema,
+  startDelegationQuerySchema,
+  startDelegationResponseSchema,
+} from '../contracts/api';
+import { delegateRequestSchema } from '../contracts/delegation';
+import { defineRoute, type ResponseSpec, type RouteSpec } from './route-spec';
+
+/**
+ * Every route of the API, as contracts. Handlers are mounted against these specs (src/api/routes/) and
+ * `GET /openapi.json` is generated from them. A new route (e.g. sessions) is a spec here plus a handler.
+ */
+
+const unauthorized: ResponseSpec = { description: 'Missing or invalid API key.' };
+const badRequest: ResponseSpec = { description: 'The request is malformed: bad JSON, wrong types, unknown fields or parameters.' };
+const notFound: ResponseSpec = { description: 'No such delegation for this API key (other tenants\' delegations are not visible).' };
+const tooLarge: ResponseSpec = { description: 'The request body is larger than the configured limit.' };
+const unsupported: ResponseSpec = { description: 'The body is not application/json.' };
+const unavailable: ResponseSpec = { description: 'Temporal cannot be reached.' };
+const optionalIdempotencyKey = idempotencyKeySchema.optional();
+
+/** `POST /v1/delegations`. */
+export const startDelegationRoute = defineRoute({
+  method: 'post',
+  path: '/v1/delegations',
+  operationId: 'startDelegation',
+  summary: 'Start a subagent',
+  description:
+    'Validates the request, resolves the source and model, and starts a subagent workflow. With `?wait=` the answer waits ' +
+    'for the result up to that long (capped by the server). With an `Idempotency-Key`, a retried request returns the same ' +
+    'delegation (`created: false`) instead of starting another.',
+  tag: 'delegations',
+  authenticated: true,
+  params: emptyPathSchema,
+  query: startDelegationQuerySchema,
+  body: { schema: delegateRequestSchema, required: true, description: 'What to delegate: instructions, a source, or both.' },
+  headers: { 'Idempotency-Key': { schema: optionalIdempotencyKey, description: 'Makes a retried start return the same delegation (per tenant).' } },
+  responses: {
+    200: { description: 'An earlier request with the same Idempotency-Key started this delegation.', schema: startDelegationResponseSchema },
+    201: { description: 'The delegation started (and, with `?wait=`, possibly finished).', schema: startDelegationResponseSchema },
+    400: badRequest,
+    401: unauthorized,
+    413: tooLarge,
+    415: unsupported,
+    422: { description: 'The request is well-formed but cannot run: unknown source (with suggestions), model not allowed, bad parameters, working_dir outside, or an Idempotency-Key reused for a different request.' },
+    503: unavailable,
+  },
+});
+
+/** `GET /v1/delegations`. */
+export const listDelegationsRoute = defineRoute({
+  method: 'get',
+  path: '/v1/delegations',
+  operationId: 'listDelegations',
+  summary: 'List delegations',
+  description: 'The API key\'s delegations, newest first, filtered by state, source or parent; page with `nextPageToken`.',
+  tag: 'delegations',
+  authenticated: true,
+  params: emptyPathSchema,
+  query: listDelegationsQuerySchema,
+  responses: { 200: { description: 'One page of delegations.', schema: listDelegationsResponseSchema }, 400: badRequest, 401: unauthorized, 503: unavailable },
+});
+
+/** `GET /v1/delegations/{id}`. */
+export const getDelegationRoute = defineRoute({
+  method: 'get',
+  path: '/v1/delegations/{id}',
+  operationId: 'getDelegation',
+  summary: 'Status and peek',
+  description: 'State, counters and source from the search attributes, and a live peek (turns, last tool call, last text).',
+  tag: 'delegations',
+  authenticated: true,
+  params: delegationPathSchema,
+  query: emptyQuerySchema,
+  responses: { 200: { description: 'The delegation.', schema: delegationStatusSchema }, 400: badRequest, 401: unauthorized, 404: notFound, 503: unavailable },
+});
+
+/** `GET /v1/delegations/{id}/result`. */
+export const getDelegationResultRoute = defineRoute({
+  method: 'get',
+  path: '/v1/delegations/{id}/result',
+  operationId: 'getDelegationResult',
+  summary: 'Result, waiting up to ?wait=',
+  description: 'The result when the delegation has ended (200). Still running after the wait: 202 with its state and a peek; ask again.',
+  tag: 'delegations',
+  authenticated: true,
+  params: delegationPathSchema,
+  query: resultQuerySchema,
+  responses: {
+    200: { description: 'The delegation ended; here is its result.', schema: resultResponseSchema },
+    202: { description: 'Still running (`done: false`), with a peek.', schema: resultResponseSchema },
+    400: badRequest,
+    401: unauthorized,
+    404: notFound,
+    503: unavailable,
+  },
+});
+
+/** `POST /v1/delegations/{id}/cancel`. */
+export const cancelDelegationRoute = defineRoute({
+  method: 'post',
+  path: '/v1/delegations/{id}/cancel',
+  operationId: 'cancelDelegation',
+  summary: 'Cancel',
+  description: 'Sends the cancel signal: in-flight model and tool calls stop and the run ends `cancelled` with what it had produced.',
+  tag: 'delegations',
+  authenticated: true,
+  params: delegationPathSchema,
+  query: emptyQuerySchema,
+  body: { schema: cancelBodySchema, required: false, description: 'Optional reason.' },
+  responses: {
+    202: { description: 'Cancel requested (or the delegation had already ended: `cancelRequested: false`).', schema: cancelResponseSchema },
+    400: badRequest,
+    401: unauthorized,
+    404: notFound,
+    413: tooLarge,
+    415: unsupported,
+    503: unavailable,
+  },
+});
+
+/** `POST /v1/delegations/{id}/messages`. */
+export const sendMessageRoute = defineRoute({
+  method: 'post',
+  path: '/v1/delegations/{id}/messages',
+  operationId: 'sendDelegationMessage',
+  summary: 'Send a message to a continuable subagent',
+  description: 'Delivers the next user message (the `sendMessage` update). 202 once the workflow accepted it; 409 when it is not continuable or has ended.',
+  tag: 'delegations',
+  authenticated: true,
+  params: delegationPathSchema,
+  query: emptyQuerySchema,
+  body: { schema: sendMessageBodySchema, required: true, description: 'The message.' },
+  headers: { 'Idempotency-Key': { schema: optionalIdempotencyKey, description: 'Makes a retried message a no-op (the update id derives from it).' } },
+  responses: {
+    202: { description: 'The workflow accepted the message.', schema: sendMessageResponseSchema },
+    400: badRequest,
+    401: unauthorized,
+    404: notFound,
+    409: { description: 'The delegation is not continuable, or has ended.' },
+    413: tooLarge,
+    415: unsupported,
+    503: unavailable,
+  },
+});
+
+/** `GET /v1/sources`. */
+export const listSourcesRoute = defineRoute({
+  method: 'get',
+  path: '/v1/sources',
+  operationId: 'listSources',
+  summary: 'List sources',
+  description: 'Recipes and agents that can be delegated (what `load()` lists), with store health.',
+  tag: 'sources',
+  authenticated: true,
+  params: emptyPathSchema,
+  query: listSourcesQuerySchema,
+  responses: { 200: { description: 'The listing.', schema: listSourcesResponseSchema }, 400: badRequest, 401: unauthorized },
+});
+
+/** `GET /v1/sources/{name}`. */
+export const getSourceRoute = defineRoute({
+  method: 'get',
+  path: '/v1/sources/{name}',
+  operationId: 'getSource',
+  summary: 'Read a source',
+  description: 'What `load(name)` shows, plus the raw file and its version. Unknown names: 404 with suggestions.',
+  tag: 'sources',
+  authenticated: true,
+  params: sourcePathSchema,
+  query: emptyQuerySchema,
+  responses: {
+    200: { description: 'The source.', schema: sourceContentResponseSchema },
+    400: badRequest,
+    401: unauthorized,
+    404: { description: 'No source of that name; `suggestions` lists close names.' },
+    422: { description: 'The source exists but is not valid.' },
+  },
+});
+
+/** `GET /v1/models`. */
+export const listModelsRoute = defineRoute({
+  method: 'get',
+  path: '/v1/models',
+  operationId: 'listModels',
+  summary: 'Allowed models',
+  description: 'The providers and models a delegation may choose, and the default.',
+  tag: 'models',
+  authenticated: true,
+  params: emptyPathSchema,
+  query: emptyQuerySchema,
+  responses: { 200: { description: 'The allow-list.', schema: modelsResponseSchema }, 400: badRequest, 401: unauthorized },
+});
+
+/** `GET /healthz`. */
+export const healthRoute = defineRoute({
+  method: 'get',
+  path: '/healthz',
+  operationId: 'health',
+  summary: 'Liveness',
+  tag: 'system',
+  authenticated: false,
+  params: emptyPathSchema,
+  query: emptyQuerySchema,
+  responses: { 200: { description: 'The API process is up.', schema: healthResponseSchema } },
+});
+
+/** `GET /openapi.json`. */
+export const openApiRoute = defineRoute({
+  method: 'get',
+  path: '/openapi.json',
+  operationId: 'openApiDocument',
+  summary: 'This API as OpenAPI 3.1',
+  tag: 'system',
+  authenticated: false,
+  params: emptyPathSchema,
+  query: emptyQuerySchema,
+  responses: { 200: { description: 'The OpenAPI 3.1 document.', schema: z.record(z.string(), z.unknown()) } },
+});
+
+/** Every route, in documentation order. */
+export const apiRoutes: readonly RouteSpec[] = [
+  startDelegationRoute,
+  listDelegationsRoute,
+  getDelegationRoute,
+  getDelegationResultRoute,
+  cancelDelegationRoute,
+  sendMessageRoute,
+  listSourcesRoute,
+  getSourceRoute,
+  listModelsRoute,
+  healthRoute,
+  openApiRoute,
+];

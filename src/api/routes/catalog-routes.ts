@@ -1,0 +1,64 @@
+import type { Hono } from 'hono';
+import { listSourcesResponseSchema, modelsResponseSchema, sourceContentResponseSchema } from '../../contracts/api';
+import { formatSourceContent, formatSourceNotFound } from '../../domain/load-texts';
+import type { ApiDependencies } from '../api-dependencies';
+import type { ApiEnv } from '../api-env';
+import { ApiProblem, ProblemKind } from '../problem';
+import { mountRoute, sendJson } from '../route-spec';
+import { getSourceRoute, listModelsRoute, listSourcesRoute } from '../route-table';
+
+/** Mounts `/v1/sources` and `/v1/models`: what can be delegated, and with which models. */
+export function mountCatalogRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
+  mountRoute(app, listSourcesRoute, async ({ query, c }) => {
+    if (!deps.sources) return sendJson(c, listSourcesResponseSchema, 200, { items: [], problems: ['no source stores are configured for this API'], stores: [], searched: [] });
+    const listing = await deps.sources.list({ refresh: query.refresh === 'true' });
+    return sendJson(c, listSourcesResponseSchema, 200, {
+      items: listing.items.map((item) => ({ name: item.name, kind: item.kind, description: item.description ?? null, requiredParameters: [...item.requiredParameters] })),
+      problems: listing.problems,
+      stores: listing.stores.map((store) => ({ id: store.id, description: store.description, stale: store.stale, ...(store.error ? { error: store.error } : {}) })),
+      searched: listing.searched,
+    });
+  });
+
+  mountRoute(app, getSourceRoute, async ({ params, c }) => {
+    const resolved = deps.sources ? await deps.sources.resolve(params.name) : { ok: false as const, reason: 'not_found' as const, message: formatSourceNotFound(params.name, []), suggestions: [] };
+    if (!resolved.ok) {
+      if (resolved.reason === 'not_found') {
+        throw new ApiProblem(404, ProblemKind.sourceNotFound, 'Unknown source', {
+          detail: resolved.message,
+          suggestions: resolved.suggestions,
+          errors: [{ in: 'path', field: 'name', message: resolved.suggestions.length > 0 ? `no source named "${params.name}"; did you mean ${resolved.suggestions.join(', ')}?` : `no source named "${params.name}"` }],
+        });
+      }
+      throw new ApiProblem(422, ProblemKind.invalidDelegation, 'The source is not valid', { detail: resolved.message, errors: [{ in: 'path', field: 'name', message: resolved.message }] });
+    }
+    const { snapshot, warnings } = resolved;
+    return sendJson(c, sourceContentResponseSchema, 200, {
+      name: snapshot.name,
+      kind: snapshot.kind,
+      store: snapshot.store,
+      path: snapshot.path,
+      version: snapshot.version,
+      contentHash: snapshot.contentHash,
+      text: formatSourceContent(snapshot),
+      content: snapshot.content,
+      parameters: snapshot.parameters.map((parameter) => ({
+        key: parameter.key,
+        input_type: parameter.input_type,
+        requirement: parameter.requirement,
+        ...(parameter.description ? { description: parameter.description } : {}),
+        ...(parameter.default === undefined ? {} : { default: parameter.default }),
+        ...(parameter.options ? { options: parameter.options } : {}),
+      })),
+      warnings,
+    });
+  });
+
+  mountRoute(app, listModelsRoute, async ({ c }) => {
+    const { providers, defaultModel } = deps.config;
+    return sendJson(c, modelsResponseSchema, 200, {
+      providers: providers.map((provider) => ({ provider: provider.name, kind: provider.kind, models: [...provider.models], defaultModel: provider.defaultModel ?? null })),
+      default: defaultModel ?? null,
+    });
+  });
+}

@@ -1,0 +1,47 @@
+import { Client, Connection } from '@temporalio/client';
+
+/**
+ * The Temporal client of an API process: connected on first use and then reused for every request (a
+ * connection is expensive; a Lambda container keeps it between invocations). A failed connect is not
+ * cached, so the next request tries again.
+ */
+export interface TemporalClientProvider {
+  /** The shared client, connecting on first use. */
+  get(): Promise<Client>;
+  /** Closes the connection if one was made. */
+  close(): Promise<void>;
+}
+
+/** Settings of the Temporal connection. */
+export interface TemporalClientSettings {
+  address: string;
+  namespace: string;
+}
+
+/** A provider that connects lazily with the given settings. */
+export function lazyTemporalClient(settings: TemporalClientSettings): TemporalClientProvider {
+  let pending: Promise<{ client: Client; connection: Connection }> | undefined;
+  const connect = async () => {
+    const connection = await Connection.connect({ address: settings.address });
+    return { client: new Client({ connection, namespace: settings.namespace }), connection };
+  };
+  return {
+    async get() {
+      pending ??= connect().catch((error: unknown) => {
+        pending = undefined;
+        throw error;
+      });
+      return (await pending).client;
+    },
+    async close() {
+      const current = pending;
+      pending = undefined;
+      if (current) await (await current).connection.close();
+    },
+  };
+}
+
+/** A provider around an existing client (tests, the CLI's in-process mode). */
+export function fixedTemporalClient(client: Client): TemporalClientProvider {
+  return { get: () => Promise.resolve(client), close: () => Promise.resolve() };
+}

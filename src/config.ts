@@ -1,0 +1,228 @@
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+import {
+  defaultMaxDepth,
+  defaultMaxTurns,
+  defaultModelCallTimeoutMs,
+  defaultModelHeartbeatTimeoutMs,
+  defaultCompletedTaskTtlMs,
+  defaultMaxBackgroundTasks,
+  defaultModelMaximumAttempts,
+  defaultSessionMaxTurns,
+  defaultTaskWaitTimeoutMs,
+  defaultToolCallTimeoutMs,
+  maxTurnsCeiling,
+} from './contracts/limits';
+import type { SubagentActivitySettings, TaskLimits } from './contracts/subagent';
+import { storeConfigSchema, type StoreConfig } from './sources/store-config';
+import { providerConfigSchema, type ProviderConfig } from './llm/provider-config';
+
+/**
+ * errand's configuration, parsed once into a typed object (DESIGN.md convention 8). Sources, in order of
+ * precedence: environment variables, then the JSON file named by `ERRAND_CONFIG`, then defaults. Every
+ * error names the setting and how to set it.
+ */
+
+/** Thrown for a bad setting; the message names the setting and what would be valid. */
+export class ConfigError extends Error {
+  readonly errandError = 'ConfigError';
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+const fileSchema = z.strictObject({
+  temporal: z.strictObject({
+    address: z.string().min(1).optional(),
+    namespace: z.string().min(1).optional(),
+    taskQueue: z.string().min(1).optional(),
+  }).optional(),
+  providers: z.array(providerConfigSchema).optional(),
+  defaultModel: z.strictObject({ provider: z.string().min(1), model: z.string().min(1) }).optional(),
+  dataDir: z.string().min(1).optional(),
+  /** Working directory of sessions and API-started delegations (delegations are confined to it). */
+  workingDir: z.string().min(1).optional(),
+  /** Configured source stores, in search order. */
+  stores: z.array(storeConfigSchema).optional(),
+  /** Claude Code agent model aliases (`sonnet`, `opus`, `haiku`) → `model` or `provider/model`. */
+  modelAliases: z.record(z.string(), z.string().min(1)).optional(),
+  tasks: z.strictObject({
+    maxBackgroundTasks: z.number().int().min(1).max(1_000).optional(),
+    waitTimeoutMs: z.number().int().min(1_000).optional(),
+    completedTaskTtlMs: z.number().int().min(1_000).optional(),
+  }).optional(),
+  subagent: z.strictObject({
+    maxTurns: z.number().int().min(1).max(maxTurnsCeiling).optional(),
+    maxDepth: z.number().int().min(1).max(10).optional(),
+    modelCallTimeoutMs: z.number().int().min(1_000).optional(),
+    modelHeartbeatTimeoutMs: z.number().int().min(2_000).optional(),
+    toolCallTimeoutMs: z.number().int().min(1_000).optional(),
+    modelMaximumAttempts: z.number().int().min(1).max(100).optional(),
+  }).optional(),
+});
+
+/** The parsed configuration. */
+export interface ErrandConfig {
+  temporal: { address: string; namespace: string; taskQueue: string };
+  providers: ProviderConfig[];
+  /** The model a delegation uses when nothing else chooses one; undefined when none is configured. */
+  defaultModel: { provider: string; model: string } | undefined;
+  /** Folder for local state: the blob store (conversations, large payloads). */
+  dataDir: string;
+  subagent: {
+    maxTurns: number;
+    maxDepth: number;
+    activity: SubagentActivitySettings;
+    /** Operator override of every delegation's provider (`ERRAND_SUBAGENT_PROVIDER`). */
+    providerOverride: string | undefined;
+    /** Operator override of every delegation's model (`ERRAND_SUBAGENT_MODEL`). */
+    modelOverride: string | undefined;
+  };
+  /** Model calls one session message may cause (`ERRAND_SESSION_MAX_TURNS`). */
+  sessionMaxTurns: number;
+  tasks: TaskLimits;
+  /** Working directory of sessions and API-started delegations. */
+  workingDir: string;
+  sources: {
+    stores: StoreConfig[];
+    /** `ERRAND_RECIPE_PATH`, as given. */
+    recipePath: string | undefined;
+    /** Where git-synced stores keep their checkouts. */
+    gitCacheDir: string;
+    modelAliases: Record<string, string>;
+  };
+}
+
+function intFromEnv(env: NodeJS.ProcessEnv, name: string, min: number, max: number): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name}="${raw}" is not valid: use a whole number from ${min} to ${max}`);
+  }
+  return value;
+}
+
+function formatIssues(error: z.ZodError, where: string): string {
+  return error.issues.map((issue) => `${where}: ${issue.path.length > 0 ? issue.path.join('.') : '(top level)'}: ${issue.message}`).join('\n');
+}
+
+/** Reads and validates the configuration from the environment (and the file it names). */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): ErrandConfig {
+  let file: z.infer<typeof fileSchema> = {};
+  const configPath = env.ERRAND_CONFIG;
+  if (configPath) {
+    const absolute = resolve(cwd, configPath);
+    let text: string;
+    try {
+      text = readFileSync(absolute, 'utf8');
+    } catch (error) {
+      throw new ConfigError(`ERRAND_CONFIG points to ${absolute}, which cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (error) {
+      throw new ConfigError(`${absolute} (ERRAND_CONFIG) is not valid JSON: ${String(error)}`);
+    }
+    const parsed = fileSchema.safeParse(json);
+    if (!parsed.success) throw new ConfigError(`invalid configuration file\n${formatIssues(parsed.error, absolute)}`);
+    file = parsed.data;
+  }
+
+  let providers = file.providers ?? [];
+  if (env.ERRAND_PROVIDERS) {
+    let json: unknown;
+    try {
+      json = JSON.parse(env.ERRAND_PROVIDERS);
+    } catch (error) {
+      throw new ConfigError(`ERRAND_PROVIDERS is not valid JSON (expected an array of providers): ${String(error)}`);
+    }
+    const parsed = z.array(providerConfigSchema).safeParse(json);
+    if (!parsed.success) throw new ConfigError(`ERRAND_PROVIDERS is invalid\n${formatIssues(parsed.error, 'ERRAND_PROVIDERS')}`);
+    providers = parsed.data;
+  }
+
+  let defaultModel = file.defaultModel;
+  if (env.ERRAND_DEFAULT_MODEL) {
+    const [provider, ...rest] = env.ERRAND_DEFAULT_MODEL.split('/');
+    const model = rest.join('/');
+    if (!provider || !model) throw new ConfigError(`ERRAND_DEFAULT_MODEL="${env.ERRAND_DEFAULT_MODEL}" is not valid: use "<provider>/<model>", e.g. "openai/gpt-4.1-mini"`);
+    defaultModel = { provider, model };
+  }
+  if (!defaultModel) {
+    const first = providers[0];
+    const model = first?.defaultModel ?? first?.models[0];
+    if (first && model) defaultModel = { provider: first.name, model };
+  }
+  const providerOverride = env.ERRAND_SUBAGENT_PROVIDER;
+  if (providerOverride && !providers.some((provider) => provider.name === providerOverride)) {
+    throw new ConfigError(`ERRAND_SUBAGENT_PROVIDER="${providerOverride}" is not a configured provider; configured: ${providers.map((p) => p.name).join(', ') || '(none)'}`);
+  }
+  if (defaultModel) {
+    const provider = providers.find((candidate) => candidate.name === defaultModel?.provider);
+    if (!provider) {
+      throw new ConfigError(`the default model names provider "${defaultModel.provider}", which is not configured; configured providers: ${providers.map((p) => p.name).join(', ') || '(none)'}`);
+    }
+    if (!provider.models.includes(defaultModel.model)) {
+      throw new ConfigError(`the default model "${defaultModel.model}" is not in the models of provider "${provider.name}" (${provider.models.join(', ')})`);
+    }
+  }
+
+  const subagent = file.subagent ?? {};
+  const dataDir = resolve(cwd, env.ERRAND_DATA_DIR ?? file.dataDir ?? '.data');
+  let stores: StoreConfig[] = file.stores ?? [];
+  if (env.ERRAND_STORES) {
+    let json: unknown;
+    try {
+      json = JSON.parse(env.ERRAND_STORES);
+    } catch (error) {
+      throw new ConfigError(`ERRAND_STORES is not valid JSON (expected an array of stores: {type: directory|git|s3, ...}): ${String(error)}`);
+    }
+    const parsed = z.array(storeConfigSchema).safeParse(json);
+    if (!parsed.success) throw new ConfigError(`ERRAND_STORES is invalid\n${formatIssues(parsed.error, 'ERRAND_STORES')}`);
+    stores = parsed.data;
+  }
+  const tasks = file.tasks ?? {};
+  const secondsFromEnv = (name: string) => {
+    const value = intFromEnv(env, name, 1, 31_536_000);
+    return value === undefined ? undefined : value * 1_000;
+  };
+  return {
+    temporal: {
+      address: env.ERRAND_TEMPORAL_ADDRESS ?? env.TEMPORAL_ADDRESS ?? file.temporal?.address ?? '127.0.0.1:7233',
+      namespace: env.ERRAND_TEMPORAL_NAMESPACE ?? env.TEMPORAL_NAMESPACE ?? file.temporal?.namespace ?? 'default',
+      taskQueue: env.ERRAND_TASK_QUEUE ?? file.temporal?.taskQueue ?? 'errand',
+    },
+    providers,
+    defaultModel,
+    dataDir,
+    workingDir: resolve(cwd, env.ERRAND_WORKING_DIR ?? file.workingDir ?? '.'),
+    sessionMaxTurns: intFromEnv(env, 'ERRAND_SESSION_MAX_TURNS', 1, maxTurnsCeiling) ?? defaultSessionMaxTurns,
+    tasks: {
+      maxBackgroundTasks: intFromEnv(env, 'ERRAND_MAX_BACKGROUND_TASKS', 1, 1_000) ?? tasks.maxBackgroundTasks ?? defaultMaxBackgroundTasks,
+      waitTimeoutMs: secondsFromEnv('ERRAND_TASK_WAIT_TIMEOUT_SECS') ?? tasks.waitTimeoutMs ?? defaultTaskWaitTimeoutMs,
+      completedTaskTtlMs: secondsFromEnv('ERRAND_COMPLETED_TASK_TTL_SECS') ?? tasks.completedTaskTtlMs ?? defaultCompletedTaskTtlMs,
+    },
+    sources: {
+      stores,
+      recipePath: env.ERRAND_RECIPE_PATH,
+      gitCacheDir: resolve(cwd, env.ERRAND_GIT_CACHE_DIR ?? join(dataDir, 'git-cache')),
+      modelAliases: file.modelAliases ?? {},
+    },
+    subagent: {
+      maxTurns: intFromEnv(env, 'ERRAND_SUBAGENT_MAX_TURNS', 1, maxTurnsCeiling) ?? subagent.maxTurns ?? defaultMaxTurns,
+      maxDepth: intFromEnv(env, 'ERRAND_MAX_DEPTH', 1, 10) ?? subagent.maxDepth ?? defaultMaxDepth,
+      activity: {
+        modelCallTimeoutMs: intFromEnv(env, 'ERRAND_MODEL_CALL_TIMEOUT_MS', 1_000, 86_400_000) ?? subagent.modelCallTimeoutMs ?? defaultModelCallTimeoutMs,
+        modelHeartbeatTimeoutMs: intFromEnv(env, 'ERRAND_MODEL_HEARTBEAT_TIMEOUT_MS', 2_000, 3_600_000) ?? subagent.modelHeartbeatTimeoutMs ?? defaultModelHeartbeatTimeoutMs,
+        toolCallTimeoutMs: intFromEnv(env, 'ERRAND_TOOL_CALL_TIMEOUT_MS', 1_000, 86_400_000) ?? subagent.toolCallTimeoutMs ?? defaultToolCallTimeoutMs,
+        modelMaximumAttempts: intFromEnv(env, 'ERRAND_MODEL_MAX_ATTEMPTS', 1, 100) ?? subagent.modelMaximumAttempts ?? defaultModelMaximumAttempts,
+      },
+      providerOverride: env.ERRAND_SUBAGENT_PROVIDER || undefined,
+      modelOverride: env.ERRAND_SUBAGENT_MODEL || undefined,
+    },
+  };
+}

@@ -1,0 +1,307 @@
+import { z } from 'zod';
+import { idempotencyKeyMaxLength, maxListPageSize, sendMessageMaxChars } from './limits';
+
+/**
+ * Wire schemas of the HTTP API (`/v1`). The routes validate with these and the OpenAPI document is
+ * generated from them, so the two cannot drift. Request schemas are strict: an unknown field or query
+ * parameter is a 400 that names it. Response schemas describe what the API sends.
+ */
+
+// ---- shared pieces ---------------------------------------------------------------------------------
+
+/** Where a problem was found in the request. */
+export const problemLocations = ['body', 'query', 'path', 'header'] as const;
+
+/** One validation problem: where, which field, and what is wrong (and what would be valid). */
+export const fieldProblemSchema = z.object({
+  in: z.enum(problemLocations),
+  /** Dotted path of the field, e.g. `max_turns`, `parameters.env`; empty for the whole body. */
+  field: z.string(),
+  message: z.string(),
+});
+/** One validation problem. */
+export type FieldProblem = z.infer<typeof fieldProblemSchema>;
+
+/** An RFC 9457 problem document (`application/problem+json`): every error answer of the API. */
+export const problemSchema = z.object({
+  /** A URN naming the kind of problem, e.g. `urn:errand:problem:invalid-request`. */
+  type: z.string(),
+  title: z.string(),
+  status: z.number().int(),
+  detail: z.string().optional(),
+  /** The request path. */
+  instance: z.string().optional(),
+  errors: z.array(fieldProblemSchema).optional(),
+  /** "Did you mean" names, for an unknown source. */
+  suggestions: z.array(z.string()).optional(),
+});
+/** An RFC 9457 problem document. */
+export type Problem = z.infer<typeof problemSchema>;
+
+/**
+ * A `wait` duration: a whole number with unit `ms`, `s` or `m` (`30s`, `1500ms`, `1m`), or plain seconds
+ * (`30`). Capped at the configured maximum wait.
+ */
+export const waitDurationSchema = z
+  .string()
+  .regex(/^\d{1,9}(ms|s|m)?$/, { error: 'expected a duration such as 30s, 1500ms or 1m (plain numbers are seconds)' })
+  .describe('How long to wait for the result, e.g. 30s, 1500ms, 1m (capped by the server maximum).');
+
+/** Path parameter `{id}`: a delegation's workflow id (URL-encode the `/` of a child id as %2F). */
+export const delegationPathSchema = z.strictObject({
+  id: z
+    .string()
+    .min(1)
+    .max(1000)
+    .regex(/^[A-Za-z0-9._:/@-]+$/, { error: 'expected a delegation id such as errand-3f9c2a7b1d4e5f60' })
+    .describe('The delegation id (workflow id); a child id `<parent>/task-<n>` has its `/` encoded as %2F.'),
+});
+
+/** No query parameters. */
+export const emptyQuerySchema = z.strictObject({});
+/** No path parameters. */
+export const emptyPathSchema = z.strictObject({});
+
+// ---- subagent state, peek and result (mirrors contracts/subagent.ts) ------------------------------
+
+/** Live or final state of a delegation. */
+export const delegationStates = ['running', 'waiting', 'completed', 'max_turns', 'cancelled', 'failed', 'budget'] as const;
+/** Live or final state of a delegation. */
+export const delegationStateSchema = z.enum(delegationStates);
+
+const tokenUsageSchema = z.object({ inputTokens: z.number(), outputTokens: z.number() });
+
+/** What peek shows (the `peek` query of the subagent workflow). */
+export const peekSchema = z.object({
+  workflowId: z.string(),
+  label: z.string(),
+  state: delegationStateSchema,
+  startedAt: z.number(),
+  elapsedMs: z.number(),
+  turns: z.number().int(),
+  maxTurns: z.number().int(),
+  idleMs: z.number(),
+  toolCalls: z.number().int(),
+  lastToolCall: z.object({ name: z.string(), argumentsPreview: z.string(), turn: z.number().int() }).nullable(),
+  lastAssistantText: z.string().nullable(),
+  usage: tokenUsageSchema,
+  model: z.string(),
+  /** Tasks this subagent delegated, if it may delegate. */
+  tasks: z.array(z.object({ taskId: z.string(), state: z.string(), description: z.string(), turns: z.number().int() })).optional(),
+  /** Messages queued for a continuable subagent. */
+  queuedMessages: z.number().int().optional(),
+});
+/** A peek answer. */
+export type PeekView = z.infer<typeof peekSchema>;
+
+/** The result of a finished delegation (the subagent workflow's result). */
+export const subagentResultSchema = z.object({
+  workflowId: z.string(),
+  status: z.enum(['completed', 'max_turns', 'cancelled', 'failed', 'budget']),
+  output: z.string(),
+  partialOutput: z.string(),
+  diagnostic: z.string().optional(),
+  turns: z.number().int(),
+  toolCalls: z.number().int(),
+  usage: tokenUsageSchema,
+  durationMs: z.number(),
+});
+/** A finished delegation's result. */
+export type SubagentResultView = z.infer<typeof subagentResultSchema>;
+
+// ---- delegations -----------------------------------------------------------------------------------
+
+/** Query of `POST /v1/delegations`. */
+export const startDelegationQuerySchema = z.strictObject({ wait: waitDurationSchema.optional() });
+
+/** Headers of `POST /v1/delegations` that the API reads. */
+export const idempotencyKeySchema = z
+  .string()
+  .min(1)
+  .max(idempotencyKeyMaxLength)
+  .regex(/^[\x21-\x7e]+$/, { error: 'expected printable ASCII without spaces, e.g. a UUID' })
+  .describe('Makes a retried start return the same delegation (per tenant).');
+
+/** A delegation as listed: identity, where it came from, and its state from the search attributes. */
+export const delegationSummarySchema = z.object({
+  id: z.string(),
+  runId: z.string(),
+  /** `subagent` (sessions come later). */
+  kind: z.string(),
+  state: delegationStateSchema,
+  /** Temporal's own execution status (RUNNING, COMPLETED, FAILED, CANCELLED, TERMINATED, TIMED_OUT…). */
+  temporalStatus: z.string(),
+  source: z.string().nullable(),
+  parent: z.string().nullable(),
+  model: z.string().nullable(),
+  turns: z.number().int(),
+  startedAt: z.string().describe('ISO 8601 start time.'),
+  closedAt: z.string().nullable().describe('ISO 8601 close time, when ended.'),
+});
+/** A delegation as listed. */
+export type DelegationSummary = z.infer<typeof delegationSummarySchema>;
+
+/** `GET /v1/delegations/{id}`: the summary, its one-line label, and a peek. */
+export const delegationStatusSchema = delegationSummarySchema.extend({
+  summary: z.string().nullable().describe('The static summary shown in the Temporal Web UI.'),
+  /** The live peek; null when no worker answered in time (the error says why). */
+  peek: peekSchema.nullable(),
+  peekError: z.string().optional(),
+});
+/** `GET /v1/delegations/{id}`. */
+export type DelegationStatus = z.infer<typeof delegationStatusSchema>;
+
+/** Answer of `POST /v1/delegations`. */
+export const startDelegationResponseSchema = z.object({
+  id: z.string(),
+  runId: z.string(),
+  /** False when an `Idempotency-Key` matched an earlier start: this is that delegation. */
+  created: z.boolean(),
+  state: delegationStateSchema,
+  /** Present when `?wait=` was given and the delegation ended in time. */
+  result: subagentResultSchema.optional(),
+  links: z.object({ self: z.string(), result: z.string() }),
+});
+/** Answer of `POST /v1/delegations`. */
+export type StartDelegationResponse = z.infer<typeof startDelegationResponseSchema>;
+
+/** Query of `GET /v1/delegations/{id}/result`. */
+export const resultQuerySchema = z.strictObject({ wait: waitDurationSchema.optional() });
+
+/** Answer of `GET /v1/delegations/{id}/result`: the result (200), or still running with a peek (202). */
+export const resultResponseSchema = z.discriminatedUnion('done', [
+  z.object({ id: z.string(), done: z.literal(true), result: subagentResultSchema }),
+  z.object({ id: z.string(), done: z.literal(false), state: delegationStateSchema, peek: peekSchema.nullable(), peekError: z.string().optional() }),
+]);
+/** Answer of `GET /v1/delegations/{id}/result`. */
+export type ResultResponse = z.infer<typeof resultResponseSchema>;
+
+/** Body of `POST /v1/delegations/{id}/cancel` (optional). */
+export const cancelBodySchema = z.strictObject({
+  reason: z.string().min(1).max(1000).optional().describe('Why; shown as the diagnostic of the cancelled run.'),
+});
+/** Answer of `POST /v1/delegations/{id}/cancel`. */
+export const cancelResponseSchema = z.object({
+  id: z.string(),
+  /** True when the cancel signal was sent; false when the delegation had already ended. */
+  cancelRequested: z.boolean(),
+  state: delegationStateSchema,
+});
+
+/** Body of `POST /v1/delegations/{id}/messages`. */
+export const sendMessageBodySchema = z.strictObject({
+  message: z.string().min(1).max(sendMessageMaxChars).describe('The next user message for a continuable subagent.'),
+});
+/** Answer of `POST /v1/delegations/{id}/messages` (202): the workflow accepted the message. */
+export const sendMessageResponseSchema = z.object({ id: z.string(), accepted: z.literal(true), updateId: z.string() });
+
+/** Query of `GET /v1/delegations`. */
+export const listDelegationsQuerySchema = z.strictObject({
+  status: delegationStateSchema.optional().describe('Only delegations in this state.'),
+  source: z
+    .string()
+    .regex(/^[A-Za-z0-9._:@/-]{1,200}$/, { error: 'expected a source name (letters, digits, . _ : @ / -) or ad-hoc' })
+    .optional()
+    .describe('Only delegations of this source (`ad-hoc` for instructions only).'),
+  parent: z
+    .string()
+    .regex(/^[A-Za-z0-9._:@/-]{1,1000}$/, { error: 'expected a workflow id' })
+    .optional()
+    .describe('Only children of this workflow id.'),
+  pageSize: z
+    .string()
+    .regex(/^\d{1,4}$/, { error: `expected a whole number from 1 to ${maxListPageSize}` })
+    .transform(Number)
+    .refine((value) => value >= 1 && value <= maxListPageSize, { error: `expected a whole number from 1 to ${maxListPageSize}` })
+    .optional(),
+  pageToken: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,4096}$/, { error: 'expected the nextPageToken of a previous page' })
+    .optional(),
+});
+
+/** Answer of `GET /v1/delegations`. */
+export const listDelegationsResponseSchema = z.object({
+  items: z.array(delegationSummarySchema),
+  /** Pass as `pageToken` for the next page; null on the last page. */
+  nextPageToken: z.string().nullable(),
+});
+/** Answer of `GET /v1/delegations`. */
+export type ListDelegationsResponse = z.infer<typeof listDelegationsResponseSchema>;
+
+// ---- catalog ---------------------------------------------------------------------------------------
+
+/** One allowed model provider. */
+export const modelProviderSchema = z.object({
+  provider: z.string(),
+  kind: z.string(),
+  models: z.array(z.string()),
+  defaultModel: z.string().nullable(),
+});
+/** Answer of `GET /v1/models`. */
+export const modelsResponseSchema = z.object({
+  providers: z.array(modelProviderSchema),
+  /** The model a delegation uses when nothing else chooses one. */
+  default: z.object({ provider: z.string(), model: z.string() }).nullable(),
+});
+/** Answer of `GET /v1/models`. */
+export type ModelsResponse = z.infer<typeof modelsResponseSchema>;
+
+/** Query of `GET /v1/sources`. */
+export const listSourcesQuerySchema = z.strictObject({
+  refresh: z.enum(['true', 'false']).optional().describe('List every store again instead of serving the cached listing.'),
+});
+
+/** One source in the listing. */
+export const sourceItemSchema = z.object({
+  name: z.string(),
+  kind: z.enum(['recipe', 'agent', 'subrecipe']),
+  description: z.string().nullable(),
+  requiredParameters: z.array(z.string()),
+});
+
+/** Answer of `GET /v1/sources`. */
+export const listSourcesResponseSchema = z.object({
+  items: z.array(sourceItemSchema),
+  /** Failed stores (stale or not), refused or invalid files, worded for people. */
+  problems: z.array(z.string()),
+  stores: z.array(z.object({ id: z.string(), description: z.string(), stale: z.boolean(), error: z.string().optional() })),
+  searched: z.array(z.string()),
+});
+/** Answer of `GET /v1/sources`. */
+export type ListSourcesResponse = z.infer<typeof listSourcesResponseSchema>;
+
+/** Path of `GET /v1/sources/{name}`. */
+export const sourcePathSchema = z.strictObject({
+  name: z.string().min(1).max(200).describe('A recipe or agent name.'),
+});
+
+/** Answer of `GET /v1/sources/{name}`: what `load(name)` shows, and the raw file. */
+export const sourceContentResponseSchema = z.object({
+  name: z.string(),
+  kind: z.enum(['recipe', 'agent', 'subrecipe']),
+  store: z.object({ id: z.string(), description: z.string() }),
+  path: z.string(),
+  version: z.string(),
+  contentHash: z.string(),
+  /** The text `load(name)` returns to a model. */
+  text: z.string(),
+  /** The raw file. */
+  content: z.string(),
+  parameters: z.array(
+    z.object({
+      key: z.string(),
+      input_type: z.string(),
+      requirement: z.string(),
+      description: z.string().optional(),
+      default: z.string().optional(),
+      options: z.array(z.string()).optional(),
+    }),
+  ),
+  warnings: z.array(z.string()),
+});
+/** Answer of `GET /v1/sources/{name}`. */
+export type SourceContentResponse = z.infer<typeof sourceContentResponseSchema>;
+
+/** Answer of `GET /healthz`. */
+export const healthResponseSchema = z.object({ ok: z.literal(true), version: z.string() });

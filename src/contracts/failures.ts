@@ -1,0 +1,36 @@
+/**
+ * Stable failure type names (DESIGN.md convention 4). Activities classify an error once, where they end,
+ * into an ApplicationFailure with one of these types; workflows and the API match on the type, never on
+ * message text or `instanceof`.
+ */
+export const FailureType = {
+  /** The provider said 429: retried after the provider's retry-after. */
+  modelRateLimited: 'ModelRateLimited',
+  /** 5xx, timeouts, connection failures: retried with backoff. */
+  modelUnavailable: 'ModelUnavailable',
+  /** Other 4xx (bad request, auth, unknown model): not retried; the run ends `failed`. */
+  modelRequestRejected: 'ModelRequestRejected',
+  /** The provider answered something we cannot use (malformed tool call JSON etc.): not retried. */
+  modelBadResponse: 'ModelBadResponse',
+  /** A model route names a provider that is not configured. */
+  modelNotConfigured: 'ModelNotConfigured',
+  /** The scripted model ran out of script: a test bug, never retried. */
+  scriptExhausted: 'ScriptExhausted',
+  /** Input that a user or a calling model gave is invalid. */
+  invalidInput: 'InvalidInput',
+  /** A blob referenced by a workflow is missing from the blob store. */
+  blobMissing: 'BlobMissing',
+} as const;
+
+/** One of the failure type names. */
+export type FailureTypeName = (typeof FailureType)[keyof typeof FailureType];
+
+/** Failure types that must never be retried. */
+export const nonRetryableFailureTypes: readonly FailureTypeName[] = [
+  FailureType.modelRequestRejected,
+  FailureType.modelBadResponse,
+  FailureType.modelNotConfigured,
+  FailureType.scriptExhausted,
+  FailureType.invalidInput,
+  FailureType.blobMissing,
+];

@@ -1,0 +1,66 @@
+import type { JsonObject } from './json';
+
+/**
+ * Wire types of the model port. Everything here is plain JSON so it can travel through
+ * activity inputs/outputs and the blob store. Provider SDK types never appear here.
+ */
+
+/** Which model answers: a provider name from configuration plus the model id at that provider. */
+export interface ModelRoute {
+  provider: string;
+  model: string;
+  temperature?: number;
+}
+
+/** One tool call the model asked for. `arguments` is the parsed JSON object the model produced. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: JsonObject;
+}
+
+/** A message of a conversation, in our own provider-neutral shape. */
+export type ChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string; toolCalls?: ToolCall[] }
+  | { role: 'tool'; toolCallId: string; toolName: string; content: string; isError?: boolean };
+
+/** A tool offered to the model: name, description and a JSON Schema (object) for its input. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  inputSchema: JsonObject;
+}
+
+/** Token usage of one or more model calls. */
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** Why the model stopped producing output. */
+export type FinishReason = 'stop' | 'tool-calls' | 'length' | 'content-filter' | 'error' | 'other';
+
+/** A request to a chat model. */
+export interface ModelRequest {
+  route: ModelRoute;
+  messages: ChatMessage[];
+  tools: ToolSpec[];
+}
+
+/** A chat model's answer. */
+export interface ModelResponse {
+  text: string;
+  toolCalls: ToolCall[];
+  finishReason: FinishReason;
+  usage: TokenUsage;
+}
+
+/** Adds two usages. */
+export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
+  return { inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens };
+}
+
+/** Zero usage. */
+export const zeroUsage: TokenUsage = { inputTokens: 0, outputTokens: 0 };

@@ -1,0 +1,34 @@
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+/**
+ * Search attributes errand sets on every workflow so the Temporal Web UI and visibility queries can
+ * filter by them. The dev server registers them at start (see `src/dev/temporal-dev-server.ts`); a real
+ * cluster needs `temporal operator search-attribute create` once (README, "Temporal cluster").
+ */
+export const searchAttributes = {
+  /** `session` or `subagent`. */
+  kind: defineSearchAttributeKey('ErrandKind', SearchAttributeType.KEYWORD),
+  /** Source name (recipe / agent / subrecipe) or `ad-hoc`. */
+  source: defineSearchAttributeKey('ErrandSource', SearchAttributeType.KEYWORD),
+  /** Workflow id of the parent session or subagent, if any. */
+  parent: defineSearchAttributeKey('ErrandParent', SearchAttributeType.KEYWORD),
+  /** running / waiting / completed / max_turns / cancelled / failed / budget. */
+  status: defineSearchAttributeKey('ErrandStatus', SearchAttributeType.KEYWORD),
+  /** Tenant of the API key that started it. */
+  tenant: defineSearchAttributeKey('ErrandTenant', SearchAttributeType.KEYWORD),
+  /** `provider/model` of the route in use. */
+  model: defineSearchAttributeKey('ErrandModel', SearchAttributeType.KEYWORD),
+  /** Model calls made so far. */
+  turns: defineSearchAttributeKey('ErrandTurns', SearchAttributeType.INT),
+} as const;
+
+/** Name → Temporal type, as the `--search-attribute` flags of `temporal server start-dev` want them. */
+export const searchAttributeDefinitions: ReadonlyArray<{ name: string; type: 'Keyword' | 'Int' }> = [
+  { name: 'ErrandKind', type: 'Keyword' },
+  { name: 'ErrandSource', type: 'Keyword' },
+  { name: 'ErrandParent', type: 'Keyword' },
+  { name: 'ErrandStatus', type: 'Keyword' },
+  { name: 'ErrandTenant', type: 'Keyword' },
+  { name: 'ErrandModel', type: 'Keyword' },
+  { name: 'ErrandTurns', type: 'Int' },
+];

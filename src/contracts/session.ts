@@ -1,0 +1,39 @@
+import type { RunningRecipe } from './activities';
+import type { ModelRoute } from './model';
+import type { CarriedAgentState, SubagentActivitySettings, TaskLimits } from './subagent';
+
+/**
+ * Input of a session workflow: a conversation with a model whose tools are `load`, `delegate`,
+ * `send_message`, `list_subagent_models` and the configured toolsets. Messages arrive through the
+ * `sendMessage` update; replies are read through the `transcript` query.
+ */
+export interface SessionInput {
+  label: string;
+  route: ModelRoute;
+  toolsets: string[];
+  workingDir: string;
+  /** Instructions and context of the recipe the session runs, if any. */
+  system: { instructions?: string; context?: string };
+  /** The recipe the session runs (a snapshot): its subrecipes become sources, its settings apply. */
+  recipe?: RunningRecipe;
+  /** Model calls one message may cause. */
+  maxTurnsPerMessage: number;
+  /** Depth limit for its delegations (1: its subagents cannot delegate further). */
+  maxDepth: number;
+  tenant?: string;
+  tasks: TaskLimits;
+  tokenBudget?: number;
+  activity: SubagentActivitySettings;
+  /** A first message, run at once (e.g. the recipe's prompt). */
+  initialMessage?: string;
+  carried?: CarriedAgentState;
+}
+
+/** What a session returns when it ends (it ends only when cancelled). */
+export interface SessionResult {
+  workflowId: string;
+  status: 'cancelled' | 'failed';
+  diagnostic?: string;
+  turns: number;
+  messages: number;
+}

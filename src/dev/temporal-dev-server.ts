@@ -1,0 +1,126 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { Connection } from '@temporalio/client';
+import { searchAttributeDefinitions } from '../contracts/search-attributes';
+import { freePort } from './free-port';
+import { temporalCliPath } from './tool-paths';
+
+/** Options for a local Temporal dev server. */
+export interface DevServerOptions {
+  /** SQLite file that keeps the server's state across restarts. */
+  dbFile: string;
+  /** File that receives the server's stdout and stderr. */
+  logFile: string;
+  /** gRPC port (random free port when omitted). */
+  port?: number;
+  /** Web UI port (random free port when omitted); ignored when `headless`. */
+  uiPort?: number;
+  /** Disable the Web UI. */
+  headless?: boolean;
+  /** Interface to bind (default 127.0.0.1). */
+  ip?: string;
+  /** Extra dynamic config values, e.g. `{ 'limit.historyCount.suggestContinueAsNew': 50 }`. */
+  dynamicConfig?: Record<string, string | number | boolean>;
+  /** How long to wait for the server to answer (ms). */
+  startTimeoutMs?: number;
+}
+
+/** A running dev server started by {@link startDevServer}. */
+export interface DevServer {
+  /** `host:port` of the frontend gRPC service. */
+  address: string;
+  /** Web UI URL, if the UI is on. */
+  uiUrl: string | undefined;
+  port: number;
+  uiPort: number | undefined;
+  dbFile: string;
+  logFile: string;
+  /** The server process id. */
+  pid: number;
+  /** Stops the server process (SIGTERM, then SIGKILL after a grace period). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `temporal server start-dev` from the project-installed CLI with the project's search attributes
+ * registered, its state in `dbFile`, and waits until the frontend answers.
+ */
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  const binary = temporalCliPath();
+  if (!existsSync(binary)) {
+    throw new Error(`Temporal CLI not found at ${binary}. Run "npm run tools" (or set ERRAND_TEMPORAL_CLI to an existing binary).`);
+  }
+  const ip = options.ip ?? '127.0.0.1';
+  const port = options.port ?? (await freePort(ip));
+  const uiPort = options.headless ? undefined : (options.uiPort ?? (await freePort(ip)));
+  const args = [
+    'server', 'start-dev',
+    '--ip', ip,
+    '--port', String(port),
+    '--db-filename', options.dbFile,
+    '--http-port', String(await freePort(ip)),
+    '--metrics-port', String(await freePort(ip)),
+    '--log-format', 'json',
+    '--log-level', 'warn',
+  ];
+  if (uiPort === undefined) args.push('--headless');
+  else args.push('--ui-port', String(uiPort));
+  for (const attribute of searchAttributeDefinitions) args.push('--search-attribute', `${attribute.name}=${attribute.type}`);
+  for (const [key, value] of Object.entries(options.dynamicConfig ?? {})) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+
+  mkdirSync(dirname(options.logFile), { recursive: true });
+  mkdirSync(dirname(options.dbFile), { recursive: true });
+  const log = createWriteStream(options.logFile, { flags: 'a' });
+  const child: ChildProcess = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.pipe(log);
+  child.stderr?.pipe(log);
+  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+  if (child.pid === undefined) throw new Error(`could not start ${binary}`);
+  const pid = child.pid;
+
+  const address = `${ip}:${port}`;
+  const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
+  let lastError: unknown;
+  for (;;) {
+    if (child.exitCode !== null) {
+      throw new Error(`Temporal dev server exited with code ${child.exitCode} during start; see its log at ${options.logFile}`);
+    }
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+      try {
+        await connection.workflowService.getSystemInfo({});
+        // The default namespace and search attributes are created right after the frontend is up.
+        await connection.workflowService.describeNamespace({ namespace: 'default' });
+      } finally {
+        await connection.close();
+      }
+      break;
+    } catch (error) {
+      lastError = error;
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`Temporal dev server did not answer on ${address} in time (${String(lastError)}); see ${options.logFile}`);
+      }
+      await new Promise((resolveWait) => setTimeout(resolveWait, 200));
+    }
+  }
+
+  return {
+    address,
+    uiUrl: uiPort === undefined ? undefined : `http://${ip}:${uiPort}`,
+    port,
+    uiPort,
+    dbFile: options.dbFile,
+    logFile: options.logFile,
+    pid,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+      log.end();
+    },
+  };
+}

@@ -1,0 +1,91 @@
+import type { ToolSpec } from '../contracts/model';
+
+/**
+ * The parent's own tools (SEMANTICS §2): `load`, `delegate`, `send_message`, `list_subagent_models`.
+ * They are handled by the workflow itself (delegations are child workflows), not by a toolset, so their
+ * names carry no toolset prefix. Pure data: the model-call activity adds the specs a workflow asks for.
+ */
+export const OrchestrationTool = {
+  load: 'load',
+  delegate: 'delegate',
+  sendMessage: 'send_message',
+  listSubagentModels: 'list_subagent_models',
+} as const;
+
+/** One of the orchestration tool names. */
+export type OrchestrationToolName = (typeof OrchestrationTool)[keyof typeof OrchestrationTool];
+
+const names: readonly string[] = Object.values(OrchestrationTool);
+
+/** Whether a tool name is one of the orchestration tools. */
+export function isOrchestrationTool(name: string): name is OrchestrationToolName {
+  return names.includes(name);
+}
+
+/** JSON schemas of the orchestration tools, as offered to the model. */
+export const orchestrationToolSpecs: Record<OrchestrationToolName, ToolSpec> = {
+  load: {
+    name: 'load',
+    description:
+      'Discover and inspect what can be delegated, and manage background tasks. With no arguments: list recipes, ' +
+      'subrecipes, agents and your background tasks. With `source` set to a source name: show its content and ' +
+      'parameters. With `source` set to one of your task ids: wait for that task and return its result (or, with ' +
+      '`peek: true`, show its progress without waiting; with `cancel: true`, cancel it).',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        source: { type: 'string', description: 'A source name or one of your task ids.' },
+        peek: { type: 'boolean', description: 'With a task id: show progress without waiting.' },
+        cancel: { type: 'boolean', description: 'With a task id: cancel the task and everything under it.' },
+      },
+      additionalProperties: false,
+    },
+  },
+  delegate: {
+    name: 'delegate',
+    description:
+      'Hand a task to a subagent that works on its own and returns its final answer. Give `instructions` (ad hoc), ' +
+      'a `source` (recipe, subrecipe or agent, with `parameters`), or both. Set `async: true` to run it in the ' +
+      'background and get a task id at once; `continuable: true` keeps it available for `send_message` after it answers. ' +
+      'Several delegate calls in one turn run in parallel.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        instructions: { type: 'string', description: 'The task (or what to add after the source prompt).' },
+        source: { type: 'string', description: 'Name of a recipe, subrecipe or agent.' },
+        parameters: { type: 'object', description: 'Recipe parameters (only with source).', additionalProperties: { type: ['string', 'number', 'boolean'] } },
+        extensions: { type: 'array', items: { type: 'string' }, description: 'Toolsets for the subagent: omit to inherit yours, [] for none.' },
+        provider: { type: 'string' },
+        model: { type: 'string' },
+        temperature: { type: 'number', minimum: 0, maximum: 2 },
+        max_turns: { type: 'integer', minimum: 1, description: 'Model calls the subagent may make.' },
+        context: { type: 'string', description: 'Reference material for the subagent, kept apart from the task.' },
+        working_dir: { type: 'string', description: 'Working directory inside yours.' },
+        async: { type: 'boolean', description: 'Run in the background and return a task id at once.' },
+        continuable: { type: 'boolean', description: 'Background, and stays available for send_message.' },
+        description: { type: 'string', description: 'Short label for listings.' },
+        token_budget: { type: 'integer', minimum: 1, description: 'Token budget of the subagent and its descendants.' },
+      },
+      additionalProperties: false,
+    },
+  },
+  send_message: {
+    name: 'send_message',
+    description: 'Send the next message to one of your continuable background tasks. The answer arrives as a task notice.',
+    inputSchema: {
+      type: 'object',
+      properties: { task_id: { type: 'string' }, message: { type: 'string' } },
+      required: ['task_id', 'message'],
+      additionalProperties: false,
+    },
+  },
+  list_subagent_models: {
+    name: 'list_subagent_models',
+    description: 'List the providers and models a delegation may use, and which one is the default.',
+    inputSchema: {
+      type: 'object',
+      properties: { provider: { type: 'string' }, model: { type: 'string' } },
+      additionalProperties: false,
+    },
+  },
+};

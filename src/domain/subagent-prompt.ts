@@ -1,0 +1,50 @@
+/**
+ * Pure text builders for a subagent's conversation. Used by workflow code: no I/O, deterministic.
+ */
+
+/** Parts a subagent's system prompt is made of. */
+export interface SystemPromptParts {
+  instructions?: string;
+  context?: string;
+  workingDir: string;
+  maxTurns: number;
+  toolsets: string[];
+  /** Whether the agent may delegate (load / delegate tools offered). */
+  canDelegate?: boolean;
+}
+
+/** Builds the system prompt of a subagent. */
+export function buildSubagentSystemPrompt(parts: SystemPromptParts): string {
+  const sections: string[] = [
+    'You are a subagent: another agent delegated a task to you. Work on it on your own and finish with a final answer ' +
+      'that stands alone, because your final message is all the delegating agent will see.',
+    `Your working directory is ${parts.workingDir}. You have at most ${parts.maxTurns} turns (model calls).`,
+    parts.toolsets.length > 0 ? `Toolsets available to you: ${parts.toolsets.join(', ')}.` : 'You have no tools: answer from what you know.',
+  ];
+  if (parts.canDelegate) {
+    sections.push('You may delegate parts of the work with the `delegate` tool; `load` lists what can be delegated and your background tasks.');
+  }
+  if (parts.instructions && parts.instructions.trim().length > 0) sections.push(`# Instructions\n\n${parts.instructions.trim()}`);
+  if (parts.context && parts.context.trim().length > 0) sections.push(`# Reference material\n\n${parts.context.trim()}`);
+  return sections.join('\n\n');
+}
+
+/**
+ * The reminder a subagent gets once it has used more than half of its turns (SEMANTICS §3), or
+ * undefined before that.
+ */
+export function turnBudgetNote(turn: number, maxTurns: number): string | undefined {
+  const used = turn - 1;
+  if (used * 2 <= maxTurns) return undefined;
+  const left = maxTurns - used;
+  if (left <= 1) {
+    return `Turn budget: this is your last turn (${turn} of ${maxTurns}). Give your final answer now; tool calls will not be run.`;
+  }
+  return `Turn budget: you have used ${used} of ${maxTurns} turns; ${left} remain, including this one. Plan to finish in time.`;
+}
+
+/** Cuts a text to `length` characters, marking the cut. */
+export function preview(text: string, length: number): string {
+  if (text.length <= length) return text;
+  return `${text.slice(0, Math.max(0, length - 1))}…`;
+}

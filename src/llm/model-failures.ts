@@ -1,0 +1,23 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { FailureType } from '../contracts/failures';
+
+/**
+ * Failures the model layer raises itself (as opposed to provider errors, which `classifyModelError`
+ * reads). They are Temporal ApplicationFailures with a stable type, so an activity can let them
+ * propagate unchanged and a workflow can match on the type.
+ */
+
+/** A model route names a provider or model that is not configured, or a provider's configuration is unusable. */
+export function modelNotConfiguredFailure(message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type: FailureType.modelNotConfigured, message, nonRetryable: true });
+}
+
+/** The model answered something unusable (e.g. tool-call arguments that are not a JSON object). */
+export function modelBadResponseFailure(message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type: FailureType.modelBadResponse, message, nonRetryable: true });
+}
+
+/** A scripted model ran out of script: a test bug, never retried. */
+export function scriptExhaustedFailure(message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type: FailureType.scriptExhausted, message, nonRetryable: true });
+}

@@ -1,0 +1,124 @@
+import type {
+  JSONSchema7,
+  LanguageModelV3FunctionTool,
+  LanguageModelV3GenerateResult,
+  LanguageModelV3Message,
+  LanguageModelV3Prompt,
+  LanguageModelV3ToolResultPart,
+} from '@ai-sdk/provider';
+import type { ChatMessage, FinishReason, ModelResponse, ToolCall, ToolSpec } from '../contracts/model';
+import { isJsonObject, tryParseJson } from './json-value';
+import { modelBadResponseFailure } from './model-failures';
+
+/**
+ * Mapping between our provider-neutral wire types and the AI SDK's provider-level (V3) types.
+ * Pure functions: the adapters do the I/O.
+ */
+
+/** How a provider accepts system messages that come after the conversation has started. */
+export type LateSystemMessages = 'keep' | 'as-user';
+
+/**
+ * Our messages as an AI SDK V3 prompt.
+ *
+ * @param lateSystemMessages `as-user` turns system messages that follow a user/assistant/tool message into
+ *   user messages marked `[system]`, for providers that take system text only at the start (Anthropic).
+ */
+export function toSdkPrompt(messages: ChatMessage[], lateSystemMessages: LateSystemMessages = 'keep'): LanguageModelV3Prompt {
+  const prompt: LanguageModelV3Prompt = [];
+  let conversationStarted = false;
+  for (const message of messages) {
+    switch (message.role) {
+      case 'system':
+        if (conversationStarted && lateSystemMessages === 'as-user') {
+          prompt.push({ role: 'user', content: [{ type: 'text', text: `[system] ${message.content}` }] });
+        } else {
+          prompt.push({ role: 'system', content: message.content });
+        }
+        break;
+      case 'user':
+        conversationStarted = true;
+        prompt.push({ role: 'user', content: [{ type: 'text', text: message.content }] });
+        break;
+      case 'assistant': {
+        conversationStarted = true;
+        const content: Extract<LanguageModelV3Message, { role: 'assistant' }>['content'] = [];
+        if (message.content !== '') content.push({ type: 'text', text: message.content });
+        for (const call of message.toolCalls ?? []) {
+          content.push({ type: 'tool-call', toolCallId: call.id, toolName: call.name, input: call.arguments });
+        }
+        // Providers reject an assistant turn with no content at all; an empty text keeps the turn order.
+        if (content.length === 0) content.push({ type: 'text', text: '' });
+        prompt.push({ role: 'assistant', content });
+        break;
+      }
+      case 'tool': {
+        conversationStarted = true;
+        const part: LanguageModelV3ToolResultPart = {
+          type: 'tool-result',
+          toolCallId: message.toolCallId,
+          toolName: message.toolName,
+          output: message.isError === true ? { type: 'error-text', value: message.content } : { type: 'text', value: message.content },
+        };
+        // Results of one assistant turn's parallel calls belong in one tool message.
+        const previous = prompt[prompt.length - 1];
+        if (previous?.role === 'tool') previous.content.push(part);
+        else prompt.push({ role: 'tool', content: [part] });
+        break;
+      }
+    }
+  }
+  return prompt;
+}
+
+/** Our tool specs as AI SDK function tools. */
+export function toSdkTools(tools: ToolSpec[]): LanguageModelV3FunctionTool[] {
+  return tools.map((tool) => ({
+    type: 'function',
+    name: tool.name,
+    description: tool.description,
+    // A JsonObject is structurally a JSON Schema document here; the SDK only forwards it to the provider.
+    inputSchema: toJsonSchema7(tool.inputSchema),
+  }));
+}
+
+function toJsonSchema7(schema: ToolSpec['inputSchema']): JSONSchema7 {
+  // JSONSchema7 is a wide structural type of optional fields; copying keeps the object as the user wrote it.
+  const result: JSONSchema7 = {};
+  Object.assign(result, schema);
+  return result;
+}
+
+/** Parses a tool call's raw JSON arguments into an object; a bad response otherwise. */
+export function parseToolArguments(raw: string, toolName: string, toolCallId: string): ToolCall['arguments'] {
+  // Some servers send "" for a call without arguments.
+  if (raw.trim() === '') return {};
+  const parsed = tryParseJson(raw);
+  if (parsed === undefined || !isJsonObject(parsed)) {
+    const snippet = raw.length > 200 ? `${raw.slice(0, 200)}…` : raw;
+    throw modelBadResponseFailure(
+      `the model called tool "${toolName}" (call ${toolCallId}) with arguments that are not a JSON object: ${snippet}`,
+    );
+  }
+  return parsed;
+}
+
+/** An AI SDK generate result as our ModelResponse. */
+export function fromSdkResult(result: LanguageModelV3GenerateResult): ModelResponse {
+  const texts: string[] = [];
+  const toolCalls: ToolCall[] = [];
+  for (const part of result.content) {
+    if (part.type === 'text') texts.push(part.text);
+    else if (part.type === 'tool-call' && part.providerExecuted !== true) {
+      toolCalls.push({ id: part.toolCallId, name: part.toolName, arguments: parseToolArguments(part.input, part.toolName, part.toolCallId) });
+    }
+    // Reasoning, sources, files and provider-executed tools are not part of our wire model.
+  }
+  const finishReason: FinishReason = result.finishReason.unified;
+  return {
+    text: texts.join(''),
+    toolCalls,
+    finishReason,
+    usage: { inputTokens: result.usage.inputTokens.total ?? 0, outputTokens: result.usage.outputTokens.total ?? 0 },
+  };
+}

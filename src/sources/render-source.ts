@@ -1,0 +1,70 @@
+import { readFile, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { maxSourceFileBytes } from '../contracts/limits';
+import { type SourceSnapshot } from '../contracts/source';
+import { builtInRecipeDirVariable, resolveParameterValues, type ParameterInput } from '../domain/recipe-parameters';
+import { parseRecipeDocument } from '../domain/recipe-parse';
+import { type RecipeDefinition } from '../domain/recipe-schema';
+import { messageOf } from './directory-store';
+import { formatBytes } from './source-store';
+import { renderTemplate } from './template-engine';
+import { parseYamlDocument } from './yaml-document';
+
+/** A rendered source: text for the subagent, or every validation error. */
+export type RenderedSource =
+  | { ok: true; instructions?: string; prompt?: string; recipe?: RecipeDefinition; values: Record<string, string> }
+  | { ok: false; errors: string[] };
+
+/** Options of {@link renderSource}. */
+export interface RenderSourceOptions {
+  /** Folder against which relative `file` parameter paths resolve (the session's working directory). */
+  workingDirectory: string;
+}
+
+/**
+ * Renders a snapshot with parameter values (fixed sub-recipe values win). Like goose, the whole file is
+ * rendered and parsed again, so templated extension arguments and sub-recipe paths are rendered too.
+ *
+ * `file` parameters: the value is a path (relative to the working directory); the file's content is
+ * substituted, as goose does. The file must exist and be at most 1 MiB.
+ */
+export async function renderSource(snapshot: SourceSnapshot, given: Readonly<Record<string, ParameterInput>>, options: RenderSourceOptions): Promise<RenderedSource> {
+  const file = `${snapshot.store.description}: ${snapshot.path}`;
+  if (snapshot.definition.type === 'agent') {
+    const keys = Object.keys(given);
+    if (keys.length > 0) return { ok: false, errors: [`${file}: agent ${snapshot.name} takes no parameters (got ${keys.join(', ')})`] };
+    return { ok: true, instructions: snapshot.definition.agent.instructions, values: {} };
+  }
+  const resolved = resolveParameterValues(snapshot.parameters, given, snapshot.fixedValues, file);
+  if (resolved.errors.length > 0) return { ok: false, errors: resolved.errors };
+  const values: Record<string, string> = { ...resolved.values };
+  const errors: string[] = [];
+  for (const parameter of snapshot.parameters) {
+    const value = values[parameter.key];
+    if (parameter.input_type !== 'file' || value === undefined) continue;
+    const path = resolve(options.workingDirectory, value);
+    try {
+      const info = await stat(path);
+      if (!info.isFile()) throw new Error('not a file');
+      if (info.size > maxSourceFileBytes) throw new Error(`file is ${formatBytes(info.size)}, over the ${formatBytes(maxSourceFileBytes)} limit`);
+      values[parameter.key] = await readFile(path, 'utf8');
+    } catch (error) {
+      errors.push(`${file}: parameter "${parameter.key}" (file): cannot read ${path}: ${messageOf(error)}`);
+    }
+  }
+  if (errors.length > 0) return { ok: false, errors };
+  const rendered = renderTemplate(snapshot.content, { ...values, [builtInRecipeDirVariable]: snapshot.recipeDir }, file);
+  if (!rendered.ok) return { ok: false, errors: [rendered.error] };
+  const document = parseYamlDocument(rendered.text, snapshot.path);
+  if (!document.ok) return { ok: false, errors: [`${document.error} (after rendering the parameters)`] };
+  const parsed = parseRecipeDocument(document.value, `${file} (rendered)`);
+  if (!parsed.recipe) return { ok: false, errors: parsed.errors };
+  const recipe = parsed.recipe;
+  return {
+    ok: true,
+    ...(recipe.instructions ? { instructions: recipe.instructions } : {}),
+    ...(recipe.prompt ? { prompt: recipe.prompt } : {}),
+    recipe,
+    values: resolved.values,
+  };
+}

@@ -1,0 +1,139 @@
+import { GetObjectCommand, ListObjectsV2Command, S3Client, S3ServiceException, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { maxS3ListPages, maxSourceFileBytes, maxStoreEntries } from '../contracts/limits';
+import { messageOf } from './directory-store';
+import { entryKindOf, formatBytes, type SourceStore, type StoreEntry, type StoreListing, type StoreReadResult } from './source-store';
+
+/** Configuration of an S3 store. */
+export interface S3StoreOptions {
+  bucket: string;
+  /** Key prefix (a "folder"); a trailing `/` is added when missing. Empty = bucket root. */
+  prefix?: string;
+  /** Custom endpoint (MinIO, SeaweedFS, …). */
+  endpoint?: string;
+  region?: string;
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+  /** Path-style addressing (needed by most S3-compatible servers). */
+  forcePathStyle?: boolean;
+  /** A ready client (overrides the connection fields above). */
+  client?: S3Client;
+}
+
+interface CachedObject {
+  etag: string;
+  version: string;
+  content: string;
+}
+
+/**
+ * Sources under an S3 prefix (direct children only, like a directory). Listing pages through
+ * ListObjectsV2; reads revalidate cached content with a conditional GET (If-None-Match), so unchanged
+ * files cost a 304. The VersionId (versioned buckets) or else the ETag is the version.
+ */
+export class S3Store implements SourceStore {
+  readonly id: string;
+  private readonly client: S3Client;
+  private readonly bucket: string;
+  private readonly prefix: string;
+  private readonly cache = new Map<string, CachedObject>();
+  private readonly sizes = new Map<string, number>();
+
+  constructor(options: S3StoreOptions) {
+    this.bucket = options.bucket;
+    const prefix = (options.prefix ?? '').replace(/^\/+/, '');
+    this.prefix = prefix === '' || prefix.endsWith('/') ? prefix : `${prefix}/`;
+    this.id = `s3://${this.bucket}/${this.prefix}`;
+    const config: S3ClientConfig = { region: options.region ?? 'us-east-1' };
+    if (options.endpoint) config.endpoint = options.endpoint;
+    if (options.credentials) config.credentials = options.credentials;
+    if (options.forcePathStyle !== undefined) config.forcePathStyle = options.forcePathStyle;
+    // Fail fast: a store that is down is reported stale, not retried for long inside a listing.
+    config.maxAttempts = 2;
+    this.client = options.client ?? new S3Client(config);
+  }
+
+  describe(): string {
+    return `S3 ${this.id}`;
+  }
+
+  folderOf(path: string): string {
+    const slash = path.lastIndexOf('/');
+    return `s3://${this.bucket}/${this.prefix}${slash === -1 ? '' : path.slice(0, slash)}`.replace(/\/$/, '');
+  }
+
+  async list(): Promise<StoreListing> {
+    const entries: StoreEntry[] = [];
+    const problems: string[] = [];
+    let token: string | undefined;
+    for (let page = 0; page < maxS3ListPages; page += 1) {
+      let response;
+      try {
+        response = await this.client.send(
+          new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix, Delimiter: '/', ContinuationToken: token }),
+        );
+      } catch (error) {
+        throw new Error(`${this.describe()}: listing failed: ${describeS3Error(error)}`);
+      }
+      for (const object of response.Contents ?? []) {
+        const key = object.Key;
+        if (!key || entries.length >= maxStoreEntries) continue;
+        const path = key.slice(this.prefix.length);
+        const kind = entryKindOf(path);
+        if (!kind || path === '') continue;
+        const size = object.Size ?? 0;
+        this.sizes.set(path, size);
+        if (size > maxSourceFileBytes) {
+          problems.push(`${this.describe()}: ${path}: refused: file is ${formatBytes(size)}, over the ${formatBytes(maxSourceFileBytes)} limit for sources`);
+          continue;
+        }
+        // The listing carries no VersionId; the ETag is what tells the catalog a file changed.
+        entries.push({ path, kind, version: unquote(object.ETag ?? '') });
+      }
+      if (!response.IsTruncated || !response.NextContinuationToken) return { entries, problems };
+      token = response.NextContinuationToken;
+    }
+    problems.push(`${this.describe()}: listing stopped after ${maxS3ListPages} pages`);
+    return { entries, problems };
+  }
+
+  async read(path: string): Promise<StoreReadResult> {
+    if (path.split('/').includes('..')) throw new Error(`${this.describe()}: ${path} is outside the store`);
+    const cached = this.cache.get(path);
+    const knownSize = this.sizes.get(path);
+    if (knownSize !== undefined && knownSize > maxSourceFileBytes) {
+      throw new Error(`${this.describe()}: ${path}: refused: file is ${formatBytes(knownSize)}, over the ${formatBytes(maxSourceFileBytes)} limit for sources`);
+    }
+    try {
+      const response = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + path, IfNoneMatch: cached ? `"${cached.etag}"` : undefined }),
+      );
+      const size = response.ContentLength ?? 0;
+      if (size > maxSourceFileBytes) {
+        await response.Body?.transformToByteArray();
+        throw new Error(`${this.describe()}: ${path}: refused: file is ${formatBytes(size)}, over the ${formatBytes(maxSourceFileBytes)} limit for sources`);
+      }
+      const content = (await response.Body?.transformToString('utf8')) ?? '';
+      const etag = unquote(response.ETag ?? '');
+      const entry = { etag, version: response.VersionId ?? etag, content };
+      this.cache.set(path, entry);
+      return { content, version: entry.version };
+    } catch (error) {
+      if (cached && isNotModified(error)) return { content: cached.content, version: cached.version };
+      if (error instanceof Error && error.message.includes('refused:')) throw error;
+      throw new Error(`${this.describe()}: reading ${path} failed: ${describeS3Error(error)}`);
+    }
+  }
+}
+
+function unquote(etag: string): string {
+  return etag.replace(/^"|"$/g, '');
+}
+
+function isNotModified(error: unknown): boolean {
+  if (error instanceof S3ServiceException) return error.$metadata.httpStatusCode === 304;
+  return typeof error === 'object' && error !== null && (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 304;
+}
+
+function describeS3Error(error: unknown): string {
+  if (error instanceof S3ServiceException) return `${error.name} (HTTP ${error.$metadata.httpStatusCode ?? '?'}): ${error.message}`;
+  return messageOf(error);
+}

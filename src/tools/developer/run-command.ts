@@ -1,0 +1,114 @@
+import { spawn } from 'node:child_process';
+import { z } from 'zod';
+import { runCommandDefaultTimeoutMs, runCommandKillGraceMs, runCommandMaxTimeoutMs, toolOutputMaxChars } from '../../contracts/limits';
+import { confinePath } from '../confine-path';
+import { defineTool } from '../define-tool';
+import { HeadTailBuffer } from '../output-cap';
+import { toolError, type Tool, type ToolResult } from '../tool';
+
+const schema = z
+  .object({
+    command: z.string().min(1).describe('Shell command, run by /bin/sh -c in the working directory.'),
+    timeout_ms: z
+      .number()
+      .int()
+      .min(1)
+      .max(runCommandMaxTimeoutMs)
+      .optional()
+      .describe(`Timeout in milliseconds (default ${runCommandDefaultTimeoutMs}, at most ${runCommandMaxTimeoutMs}).`),
+  })
+  .strict();
+
+/** How long to wait for the output pipes to close once the process group is gone. */
+const pipeDrainMs = 1_000;
+
+/**
+ * `run_command`: runs a shell command in the working directory. stdout and stderr are interleaved into
+ * one capped output (keeping its start and end); the exit code is reported. The shell runs as the leader
+ * of its own process group so that a timeout, a cancellation, or the end of the shell stops everything it
+ * started — killing only the shell would leave `sleep 1000 &`-style children holding the pipes open.
+ */
+export const runCommandTool: Tool = defineTool({
+  name: 'run_command',
+  description:
+    `Run a shell command (/bin/sh -c) in the working directory. Returns the exit code and the combined stdout and stderr ` +
+    `(capped at ${toolOutputMaxChars} characters, keeping the start and the end). Stopped after timeout_ms ` +
+    `(default ${runCommandDefaultTimeoutMs}). Processes left running in the background are stopped when the command ends.`,
+  schema,
+  async run(args, context) {
+    const confined = await confinePath(context.workingDir, '.');
+    if (!confined.ok) return toolError(confined.message);
+    if (context.abortSignal.aborted) return toolError('run_command was cancelled before it started');
+    return runInProcessGroup(args.command, confined.absolutePath, args.timeout_ms ?? runCommandDefaultTimeoutMs, context.abortSignal);
+  },
+});
+
+function runInProcessGroup(command: string, cwd: string, timeoutMs: number, abortSignal: AbortSignal): Promise<ToolResult> {
+  return new Promise<ToolResult>((resolve) => {
+    const output = new HeadTailBuffer(toolOutputMaxChars);
+    const child = spawn('/bin/sh', ['-c', command], { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stoppedBy: 'timeout' | 'cancel' | undefined;
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let escalation: NodeJS.Timeout | undefined;
+    let drain: NodeJS.Timeout | undefined;
+    let settled = false;
+
+    const killGroup = (signal: NodeJS.Signals): void => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, signal);
+      } catch {
+        // ESRCH: the group is already gone.
+      }
+    };
+    const stop = (reason: 'timeout' | 'cancel'): void => {
+      if (stoppedBy !== undefined || exit !== undefined) return;
+      stoppedBy = reason;
+      killGroup('SIGTERM');
+      escalation = setTimeout(() => killGroup('SIGKILL'), runCommandKillGraceMs);
+    };
+    const onAbort = (): void => stop('cancel');
+    const timer = setTimeout(() => stop('timeout'), timeoutMs);
+    abortSignal.addEventListener('abort', onAbort, { once: true });
+
+    const finish = (result: ToolResult): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      clearTimeout(escalation);
+      clearTimeout(drain);
+      abortSignal.removeEventListener('abort', onAbort);
+      resolve(result);
+    };
+    const report = (): void => {
+      const text = output.toString();
+      const body = text.length > 0 ? `\n${text}` : '\n(no output)';
+      if (stoppedBy === 'timeout') {
+        finish(toolError(`Command timed out after ${timeoutMs} ms and was killed (with its process group).${body}`));
+      } else if (stoppedBy === 'cancel') {
+        finish(toolError(`Command was cancelled and killed (with its process group).${body}`));
+      } else if (exit?.code === 0) {
+        finish({ content: `Exit code: 0${body}`, isError: false });
+      } else if (exit?.code !== null && exit?.code !== undefined) {
+        finish(toolError(`Exit code: ${exit.code}${body}`));
+      } else {
+        finish(toolError(`Command was killed by signal ${exit?.signal ?? 'unknown'}.${body}`));
+      }
+    };
+
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => output.append(chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => output.append(chunk));
+    child.on('error', (error) => finish(toolError(`Could not start /bin/sh: ${error.message}`)));
+    child.on('exit', (code, signal) => {
+      exit = { code, signal };
+      // Background processes the command left behind would keep the pipes (and this call) open: stop them.
+      killGroup('SIGKILL');
+      drain = setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+        report();
+      }, pipeDrainMs);
+    });
+    child.on('close', report);
+  });
+}

@@ -1,0 +1,139 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { LocalBlobStore, type BlobStore } from './activities/blob-store';
+import { ConversationStore } from './activities/conversation-store';
+import { createOrchestrationActivities } from './activities/orchestration-activities';
+import { createAgentLoopActivities } from './activities/subagent-activities';
+import { loadConfig, type ErrandConfig } from './config';
+import { projectRoot } from './dev/tool-paths';
+import type { ChatModel, ModelRegistry } from './llm/model-port';
+import { createModelRegistry } from './llm/provider-config';
+import { createToolsetRegistry, type ToolsetRegistry } from './tools/toolset-registry';
+import type { PlanContext } from './activities/plan-delegation';
+import { createSearchStores } from './sources/store-config';
+import { SourceResolver } from './sources/source-resolver';
+
+/** The real parts a worker's activities use. */
+export interface WorkerDependencies {
+  models: ModelRegistry;
+  toolsets: ToolsetRegistry;
+  blobs: BlobStore;
+  conversations: ConversationStore;
+  /** Source resolver per working directory. */
+  resolverFor(workingDir: string): SourceResolver;
+  planning: Omit<PlanContext, 'resolver'>;
+}
+
+/** Source resolvers, one per working directory, so each keeps its listing cache. */
+export function createResolverCache(config: ErrandConfig, homeDirectory?: string): (workingDir: string) => SourceResolver {
+  const resolvers = new Map<string, SourceResolver>();
+  return (workingDir) => {
+    let resolver = resolvers.get(workingDir);
+    if (!resolver) {
+      resolver = new SourceResolver({
+        stores: createSearchStores({
+          workingDirectory: workingDir,
+          configured: config.sources.stores,
+          ...(config.sources.recipePath ? { recipePath: config.sources.recipePath } : {}),
+          gitCacheDirectory: config.sources.gitCacheDir,
+          ...(homeDirectory ? { homeDirectory } : {}),
+        }),
+        aliases: config.sources.modelAliases,
+      });
+      resolvers.set(workingDir, resolver);
+    }
+    return resolver;
+  };
+}
+
+/** Planning settings from configuration. */
+export function planningSettings(config: ErrandConfig, models: ModelRegistry, toolsets: ToolsetRegistry): Omit<PlanContext, 'resolver'> {
+  return {
+    providers: models.providers(),
+    configuredDefault: config.defaultModel,
+    override: {
+      ...(config.subagent.providerOverride ? { provider: config.subagent.providerOverride } : {}),
+      ...(config.subagent.modelOverride ? { model: config.subagent.modelOverride } : {}),
+    },
+    configuredMaxTurns: config.subagent.maxTurns,
+    availableToolsets: toolsets.names(),
+    tasks: config.tasks,
+  };
+}
+
+/** Builds the worker's dependencies from configuration. `scripted` supplies in-process models by provider name. */
+export function createWorkerDependencies(
+  config: ErrandConfig,
+  options: { scripted?: Record<string, ChatModel>; env?: NodeJS.ProcessEnv; homeDirectory?: string } = {},
+): WorkerDependencies {
+  const blobs = new LocalBlobStore(join(config.dataDir, 'blobs'));
+  const models = createModelRegistry(config.providers, { env: options.env ?? process.env, ...(options.scripted ? { scripted: options.scripted } : {}) });
+  const toolsets = createToolsetRegistry();
+  return {
+    models,
+    toolsets,
+    blobs,
+    conversations: new ConversationStore(blobs),
+    resolverFor: createResolverCache(config, options.homeDirectory),
+    planning: planningSettings(config, models, toolsets),
+  };
+}
+
+/**
+ * Where the workflow code comes from: a prebuilt bundle (production: `npm run build` writes
+ * dist/workflow-bundle.js; `ERRAND_WORKFLOW_BUNDLE` names another), else the sources, bundled at start.
+ */
+export function workflowSource(env: NodeJS.ProcessEnv = process.env): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  const prebuilt = env.ERRAND_WORKFLOW_BUNDLE ?? join(projectRoot, 'dist', 'workflow-bundle.js');
+  if (existsSync(prebuilt)) return { workflowBundle: { codePath: prebuilt } };
+  if (env.ERRAND_WORKFLOW_BUNDLE) throw new Error(`ERRAND_WORKFLOW_BUNDLE=${env.ERRAND_WORKFLOW_BUNDLE} does not exist; run "npm run build" or unset it`);
+  return { workflowsPath: require.resolve('./workflows') };
+}
+
+/** Options of {@link createErrandWorker}. */
+export interface ErrandWorkerOptions {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  dependencies: WorkerDependencies;
+  workflows?: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'>;
+  /** Extra worker options (tuning, identity). */
+  tuning?: Partial<Pick<WorkerOptions, 'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows' | 'identity' | 'shutdownGraceTime'>>;
+}
+
+/** Creates a worker that runs errand's workflows and activities on one task queue. */
+export async function createErrandWorker(options: ErrandWorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: options.taskQueue,
+    ...(options.workflows ?? workflowSource()),
+    activities: { ...createAgentLoopActivities(options.dependencies), ...createOrchestrationActivities(options.dependencies) },
+    ...options.tuning,
+  });
+}
+
+/** Runs a worker from configuration until SIGINT or SIGTERM. */
+export async function runWorker(config: ErrandConfig = loadConfig()): Promise<void> {
+  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  try {
+    const worker = await createErrandWorker({
+      connection,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      dependencies: createWorkerDependencies(config),
+    });
+    process.stdout.write(`errand worker: polling task queue "${config.temporal.taskQueue}" on ${config.temporal.address} (namespace ${config.temporal.namespace})\n`);
+    await worker.run();
+  } finally {
+    await connection.close();
+  }
+}
+
+if (require.main === module) {
+  runWorker().catch((error: unknown) => {
+    process.stderr.write(`errand worker: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,3 @@
+/** The workflow bundle's entry point: every workflow type errand registers. */
+export { subagentWorkflow } from './subagent-workflow';
+export { sessionWorkflow } from './session-workflow';

@@ -1,0 +1,172 @@
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  BlobConflictError,
+  isBlobConflictError,
+  isBlobKeyError,
+  LocalBlobStore,
+  validateBlobKey,
+  type BlobStore,
+} from '../../src/activities/blob-store';
+import { S3BlobStore } from '../../src/activities/s3-blob-store';
+import { startS3Server, type S3TestServer } from '../support/s3-server';
+
+/** Behaviour every BlobStore implementation must have. */
+function blobStoreContract(makeStore: () => BlobStore): void {
+  it('stores and reads back, and answers undefined for a missing key', async () => {
+    const store = makeStore();
+    await store.put('a/b/c.json', '{"x":1}');
+    expect(await store.get('a/b/c.json')).toBe('{"x":1}');
+    expect(await store.get('a/b/missing.json')).toBeUndefined();
+    expect(await store.get('a/b')).toBeUndefined();
+  });
+
+  it('treats a retried put of the same body as a no-op', async () => {
+    const store = makeStore();
+    await store.put('retry/key', 'same body — ünïcode');
+    await store.put('retry/key', 'same body — ünïcode');
+    expect(await store.get('retry/key')).toBe('same body — ünïcode');
+  });
+
+  it('refuses a put of a different body with a typed error', async () => {
+    const store = makeStore();
+    await store.put('immutable/key', 'first');
+    const error: unknown = await store.put('immutable/key', 'second').catch((caught: unknown) => caught);
+    expect(isBlobConflictError(error)).toBe(true);
+    expect(error).toBeInstanceOf(BlobConflictError);
+    expect(String(error)).toContain('blob "immutable/key" already exists with a different body');
+    expect(await store.get('immutable/key')).toBe('first');
+  });
+
+  it('resolves racing puts of one key: same body all succeed, different bodies exactly one wins', async () => {
+    const store = makeStore();
+    await Promise.all(Array.from({ length: 8 }, () => store.put('race/same', 'body')));
+    expect(await store.get('race/same')).toBe('body');
+    const outcomes = await Promise.allSettled(Array.from({ length: 8 }, (_, index) => store.put('race/different', `body ${index}`)));
+    const winners = outcomes.filter((outcome) => outcome.status === 'fulfilled');
+    expect(winners).toHaveLength(1);
+    for (const outcome of outcomes) {
+      if (outcome.status === 'rejected') expect(isBlobConflictError(outcome.reason)).toBe(true);
+    }
+    const stored = await store.get('race/different');
+    expect(stored).toMatch(/^body \d$/);
+  });
+
+  it('lists keys by string prefix, sorted', async () => {
+    const store = makeStore();
+    for (const key of ['list/b/2', 'list/a/1', 'list/ab', 'list/b/1', 'other/x']) await store.put(key, key);
+    expect(await store.list('list/')).toEqual(['list/a/1', 'list/ab', 'list/b/1', 'list/b/2']);
+    expect(await store.list('list/a')).toEqual(['list/a/1', 'list/ab']);
+    expect(await store.list('list/b/')).toEqual(['list/b/1', 'list/b/2']);
+    expect(await store.list('nothing/')).toEqual([]);
+  });
+
+  it('validates keys with a clear error', async () => {
+    const store = makeStore();
+    for (const key of ['', '/abs', 'a/../b', '..', 'a//b', 'a/', 'a/.hidden', 'sp ace', 'x'.repeat(513), 'a/ü']) {
+      const error: unknown = await store.put(key, 'x').catch((caught: unknown) => caught);
+      expect(isBlobKeyError(error), JSON.stringify(key)).toBe(true);
+      expect(String(error)).toContain('Valid keys are "/"-separated segments');
+    }
+    await expect(store.get('../escape')).rejects.toThrow(/blob key "..\/escape" is invalid: it has a ".." segment/);
+    await expect(store.list('../')).rejects.toThrow(/is invalid/);
+  });
+}
+
+describe('LocalBlobStore', () => {
+  let root: string;
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'errand-blobs-'));
+  });
+  afterEach(() => rm(root, { recursive: true, force: true }));
+
+  blobStoreContract(() => new LocalBlobStore(root));
+
+  it('never shows a partial file and leaves no temp files behind', async () => {
+    const store = new LocalBlobStore(root);
+    const body = 'x'.repeat(4 * 1024 * 1024);
+    let partialSeen = false;
+    let reading = true;
+    const reader = (async () => {
+      while (reading) {
+        const seen = await store.get('big/blob');
+        if (seen !== undefined && seen.length !== body.length) partialSeen = true;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    await Promise.all(Array.from({ length: 4 }, () => store.put('big/blob', body)));
+    reading = false;
+    await reader;
+    expect(partialSeen).toBe(false);
+    expect(await readdir(path.join(root, 'big'))).toEqual(['blob']);
+  });
+
+  it('ignores temp files of puts in progress when listing', async () => {
+    const store = new LocalBlobStore(root);
+    await store.put('dir/real', 'x');
+    await writeFile(path.join(root, 'dir', '.tmp-real-abc'), 'partial');
+    expect(await store.list('dir/')).toEqual(['dir/real']);
+  });
+
+  it('accepts the documented key characters', () => {
+    expect(() => validateBlobKey('outcomes/answers/errand-ab_c+2f=1@x/0000000001.json')).not.toThrow();
+  });
+});
+
+describe('S3BlobStore (SeaweedFS)', () => {
+  let server: S3TestServer;
+  let client: S3Client;
+  let bucketCount = 0;
+  let bucket: string;
+
+  beforeAll(async () => {
+    server = await startS3Server();
+    client = new S3Client({
+      endpoint: server.endpoint,
+      region: server.region,
+      credentials: { accessKeyId: server.accessKeyId, secretAccessKey: server.secretAccessKey },
+      forcePathStyle: true,
+    });
+  });
+  afterAll(async () => {
+    client?.destroy();
+    await server?.stop();
+  });
+  beforeEach(async () => {
+    bucketCount += 1;
+    bucket = `errand-blobs-${bucketCount}`;
+    await client.send(new CreateBucketCommand({ Bucket: bucket }));
+  });
+
+  const makeStore = (): BlobStore =>
+    new S3BlobStore({
+      bucket,
+      prefix: 'tenant-a/blobs',
+      endpoint: server.endpoint,
+      region: server.region,
+      credentials: { accessKeyId: server.accessKeyId, secretAccessKey: server.secretAccessKey },
+      forcePathStyle: true,
+    });
+
+  blobStoreContract(makeStore);
+
+  it('keeps its prefix: keys of another prefix in the same bucket are not listed', async () => {
+    const store = makeStore();
+    const other = new S3BlobStore({
+      bucket,
+      prefix: 'tenant-b/',
+      endpoint: server.endpoint,
+      region: server.region,
+      credentials: { accessKeyId: server.accessKeyId, secretAccessKey: server.secretAccessKey },
+      forcePathStyle: true,
+    });
+    await store.put('k/1', 'a');
+    await other.put('k/1', 'b');
+    expect(await store.list('k/')).toEqual(['k/1']);
+    expect(await store.get('k/1')).toBe('a');
+    expect(await other.get('k/1')).toBe('b');
+  });
+});

@@ -1,0 +1,56 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { startDevServer, type DevServer } from '../../src/dev/temporal-dev-server';
+
+/**
+ * One real Temporal dev server per test run: random free ports, its SQLite file in a temp folder, the
+ * project's search attributes registered. Its log is kept in test-artifacts/ (git-ignored) and its path
+ * is printed by the summary reporter when a test fails.
+ */
+let server: DevServer | undefined;
+let dataDirectory: string | undefined;
+
+/**
+ * Test files and the worker processes they spawn find the server through these environment variables
+ * (set here, before vitest forks its test processes, so every fork inherits them).
+ */
+export const testEnvironmentKeys = {
+  address: 'ERRAND_TEST_TEMPORAL_ADDRESS',
+  uiUrl: 'ERRAND_TEST_TEMPORAL_UI_URL',
+  logFile: 'ERRAND_TEST_TEMPORAL_LOG',
+  workflowBundle: 'ERRAND_TEST_WORKFLOW_BUNDLE',
+} as const;
+
+const quietLogger = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (message: string) => process.stderr.write(`workflow bundle: ${message}\n`),
+  error: (message: string) => process.stderr.write(`workflow bundle: ${message}\n`),
+};
+
+export async function setup(): Promise<void> {
+  dataDirectory = mkdtempSync(join(tmpdir(), 'errand-test-temporal-'));
+  const logFile = resolve(__dirname, '..', '..', 'test-artifacts', 'temporal-dev-server.log');
+  rmSync(logFile, { force: true });
+  const directory = dataDirectory;
+  // Bundle the workflow code once per run, while the server starts; every test worker loads this file.
+  const bundling = bundleWorkflowCode({ workflowsPath: resolve(__dirname, '..', '..', 'src', 'workflows', 'index.ts'), logger: quietLogger }).then(({ code }) => {
+    const path = join(directory, 'workflow-bundle.js');
+    writeFileSync(path, code);
+    return path;
+  });
+  server = await startDevServer({ dbFile: join(dataDirectory, 'temporal.sqlite'), logFile });
+  process.env[testEnvironmentKeys.workflowBundle] = await bundling;
+  process.env[testEnvironmentKeys.address] = server.address;
+  process.env[testEnvironmentKeys.uiUrl] = server.uiUrl ?? '';
+  process.env[testEnvironmentKeys.logFile] = logFile;
+}
+
+export async function teardown(): Promise<void> {
+  await server?.stop();
+  if (dataDirectory) rmSync(dataDirectory, { recursive: true, force: true });
+}
