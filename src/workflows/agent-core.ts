@@ -5,6 +5,7 @@ import {
   getExternalWorkflowHandle,
   ParentClosePolicy,
   proxyActivities,
+  setCurrentDetails,
   startChild,
   upsertSearchAttributes,
   type ChildWorkflowHandle,
@@ -95,6 +96,8 @@ export class AgentCore {
   length = 0;
   turns = 0;
   turnsThisRun = 0;
+  /** Turn limit of the current run (for the Web UI's current details). */
+  currentLimit = 0;
   toolCalls = 0;
   usage: TokenUsage = zeroUsage;
   lastActivityAt: number;
@@ -201,6 +204,13 @@ export class AgentCore {
       { key: searchAttributes.status, value: this.state },
       { key: searchAttributes.turns, value: this.turns },
     ]);
+    // Current details: what the Web UI shows for a running workflow (turn n of max, last tool, idle since).
+    setCurrentDetails([
+      `**${this.state}** · turn ${this.turnsThisRun} of ${this.currentLimit} (total ${this.turns}) · ${this.toolCalls} tool calls`,
+      this.lastToolCall ? `last tool: \`${this.lastToolCall.name}\` (turn ${this.lastToolCall.turn})` : 'no tool calls yet',
+      `idle since ${new Date(this.lastActivityAt).toISOString()}`,
+      this.tasks.length > 0 ? `tasks: ${this.tasks.map((task) => `${task.taskId} ${task.state}`).join(', ')}` : '',
+    ].filter(Boolean).join('\n'));
   }
 
   /** Sets the live state and mirrors it into the search attributes. */
@@ -215,6 +225,7 @@ export class AgentCore {
    */
   async runTurns(limit: number, hooks: RunHooks = {}): Promise<RunOutcome> {
     if (!hooks.resume) this.turnsThisRun = 0;
+    this.currentLimit = limit;
     const onTurn = hooks.onTurn;
     for (;;) {
       await hooks.beforeTurn?.();
