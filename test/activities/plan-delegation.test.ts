@@ -1,0 +1,224 @@
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, test } from 'vitest';
+import type { DelegationParent, PlanDelegationOutput } from '../../src/contracts/activities';
+import type { DelegateRequest } from '../../src/contracts/delegation';
+import { agentDefaultPrompt, planDelegation, type PlanContext } from '../../src/activities/plan-delegation';
+import { loadConfig } from '../../src/config';
+import { chooseMaxTurns, chooseModel } from '../../src/domain/model-precedence';
+import { createResolverCache } from '../../src/worker';
+import { testActivitySettings } from '../support/temporal';
+
+/**
+ * Planning a delegation (SEMANTICS §2-§3): every validation error, the modes, and each precedence step,
+ * with real source stores in a temp project.
+ */
+
+let workingDir: string;
+let context: PlanContext;
+
+const providers = [
+  { name: 'openai', models: ['gpt-a', 'gpt-b'], defaultModel: 'gpt-a' },
+  { name: 'anthropic', models: ['claude-x', 'claude-y'], defaultModel: 'claude-x' },
+];
+
+function parent(overrides: Partial<DelegationParent> = {}): DelegationParent {
+  return {
+    workflowId: 'errand-plan',
+    taskId: 'task-1',
+    childDepth: 1,
+    maxDepth: 1,
+    workingDir,
+    route: { provider: 'openai', model: 'gpt-b', temperature: 0.3 },
+    toolsets: ['developer'],
+    activity: testActivitySettings,
+    ...overrides,
+  };
+}
+
+async function plan(request: DelegateRequest, overrides: Partial<DelegationParent> = {}, contextOverrides: Partial<PlanContext> = {}): Promise<PlanDelegationOutput> {
+  return planDelegation(request, parent(overrides), { ...context, ...contextOverrides });
+}
+
+function expectError(result: PlanDelegationOutput, pattern: RegExp): void {
+  expect(result.ok).toBe(false);
+  if (!result.ok) expect(result.message).toMatch(pattern);
+}
+
+beforeAll(() => {
+  workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-plan-')));
+  mkdirSync(join(workingDir, '.goose', 'recipes'), { recursive: true });
+  mkdirSync(join(workingDir, '.claude', 'agents'), { recursive: true });
+  mkdirSync(join(workingDir, 'sub'));
+  writeFileSync(join(workingDir, '.goose', 'recipes', 'deploy.yaml'), [
+    'version: 1.0.0',
+    'title: Deploy',
+    'description: Deploy a service',
+    'instructions: You deploy {{ service }} carefully.',
+    'prompt: Deploy {{ service }} to {{ env }}.',
+    'parameters:',
+    '  - key: service',
+    '    input_type: string',
+    '    requirement: required',
+    '    description: the service',
+    '  - key: env',
+    '    input_type: select',
+    '    requirement: optional',
+    '    default: staging',
+    '    options: [staging, production]',
+    '    description: where',
+    'settings:',
+    '  goose_model: gpt-b',
+    '  temperature: 0.1',
+    '  max_turns: 7',
+    '',
+  ].join('\n'));
+  writeFileSync(join(workingDir, '.claude', 'agents', 'reviewer.md'), '---\nname: reviewer\ndescription: Reviews code\nmodel: sonnet\ntools: Read, Grep\n---\nYou review code carefully.\n');
+  const outside = mkdtempSync(join(tmpdir(), 'errand-plan-outside-'));
+  symlinkSync(outside, join(workingDir, 'escape'));
+  const config = loadConfig({ ERRAND_DATA_DIR: mkdtempSync(join(tmpdir(), 'errand-plan-data-')) });
+  const resolverFor = createResolverCache({ ...config, sources: { ...config.sources, modelAliases: { sonnet: 'claude-x' } } }, mkdtempSync(join(tmpdir(), 'errand-plan-home-')));
+  context = {
+    resolver: resolverFor(workingDir),
+    providers,
+    configuredDefault: undefined,
+    override: {},
+    configuredMaxTurns: 25,
+    availableToolsets: ['developer'],
+    tasks: { maxBackgroundTasks: 5, waitTimeoutMs: 1_000, completedTaskTtlMs: 1_000 },
+  };
+});
+
+describe('delegate validation: each problem is a clear error and starts nothing', () => {
+  test('neither instructions nor source', async () => expectError(await plan({}), /give `instructions`, a `source`, or both/));
+  test('parameters without source', async () => expectError(await plan({ instructions: 'x', parameters: { a: 1 } }), /`parameters` are only valid together with `source`/));
+  test('unknown source, with suggestions by edit distance', async () => expectError(await plan({ source: 'dpeloy' }), /No source named "dpeloy".*Did you mean: deploy/));
+  test('missing required parameter names the file and the parameter', async () => expectError(await plan({ source: 'deploy' }), /deploy\.yaml.*service/s));
+  test('select value outside options', async () => expectError(await plan({ source: 'deploy', parameters: { service: 'api', env: 'moon' } }), /env.*(staging|production)/s));
+  test('working_dir that does not exist', async () => expectError(await plan({ instructions: 'x', working_dir: 'nope' }), /working_dir "nope" does not exist/));
+  test('working_dir outside the parent working directory (through a symlink)', async () => expectError(await plan({ instructions: 'x', working_dir: 'escape' }), /outside the working directory/));
+  test('working_dir ..', async () => expectError(await plan({ instructions: 'x', working_dir: '..' }), /outside the working directory/));
+  test('model not allowed', async () => expectError(await plan({ instructions: 'x', model: 'gpt-z' }), /model "gpt-z" is not allowed for provider "openai"; allowed: gpt-a, gpt-b/));
+  test('provider not allowed', async () => expectError(await plan({ instructions: 'x', provider: 'mystery' }), /provider "mystery" is not allowed/));
+  test('depth over the limit names both numbers', async () => expectError(await plan({ instructions: 'x' }, { childDepth: 2, maxDepth: 1 }), /depth 2 but the depth limit is 1/));
+});
+
+describe('delegate modes', () => {
+  test('ad hoc: instructions become the prompt', async () => {
+    const result = await plan({ instructions: 'Count the files', description: 'counter' });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.input.prompt).toBe('Count the files');
+    expect(result.input.label).toBe('counter');
+    expect(result.input.source).toBeUndefined();
+    expect(result.input.parent).toEqual({ workflowId: 'errand-plan', taskId: 'task-1' });
+  });
+
+  test('source: a recipe renders its instructions and prompt with parameters and defaults', async () => {
+    const result = await plan({ source: 'deploy', parameters: { service: 'billing' } });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.input.system.instructions).toBe('You deploy billing carefully.');
+    expect(result.input.prompt).toBe('Deploy billing to staging.');
+    expect(result.input.source).toMatchObject({ kind: 'recipe', name: 'deploy', path: 'deploy.yaml' });
+    expect(result.input.source?.version).toMatch(/^mtime:/);
+    expect(result.input.recipe?.snapshot.content).toContain('title: Deploy');
+  });
+
+  test('combined: the source prompt is followed by the instructions', async () => {
+    const result = await plan({ source: 'deploy', parameters: { service: 'billing', env: 'production' }, instructions: 'Then report the version.' });
+    expect(result.ok && result.input.prompt).toBe('Deploy billing to production.\n\nThen report the version.');
+  });
+
+  test('an agent with no task gets the standard prompt; its tools become the allow-list', async () => {
+    const result = await plan({ source: 'reviewer' });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.input.prompt).toBe(agentDefaultPrompt);
+    expect(result.input.system.instructions).toContain('You review code carefully.');
+    expect(result.input.toolFilter?.allow).toEqual(['developer__read_file', 'developer__search_text']);
+  });
+
+  test('context goes into the system prompt parts, apart from the task', async () => {
+    const result = await plan({ instructions: 'Fix it', context: 'The bug is in parser.ts' });
+    expect(result.ok && result.input.system.context).toBe('The bug is in parser.ts');
+    expect(result.ok && result.input.prompt).toBe('Fix it');
+  });
+
+  test('working_dir inside is resolved to its real path', async () => {
+    const result = await plan({ instructions: 'x', working_dir: 'sub' });
+    expect(result.ok && result.input.workingDir).toBe(join(workingDir, 'sub'));
+  });
+});
+
+describe('extensions: inherit, none, subset', () => {
+  test('omitted inherits the parent toolsets', async () => {
+    const result = await plan({ instructions: 'x' });
+    expect(result.ok && result.input.toolsets).toEqual(['developer']);
+  });
+  test('[] means none', async () => {
+    const result = await plan({ instructions: 'x', extensions: [] });
+    expect(result.ok && result.input.toolsets).toEqual([]);
+  });
+  test('an unavailable name is reported back, not only logged', async () => {
+    const result = await plan({ instructions: 'x', extensions: ['developer', 'github'] });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.input.toolsets).toEqual(['developer']);
+    expect(result.warnings.join('\n')).toMatch(/extensions "github" are not available/);
+  });
+});
+
+describe('precedence (SEMANTICS §3)', () => {
+  test('max_turns: delegate > delegated recipe > parent recipe > configured', async () => {
+    const fromRecipe = await plan({ source: 'deploy', parameters: { service: 's' } });
+    expect(fromRecipe.ok && fromRecipe.input.maxTurns).toBe(7);
+    const fromDelegate = await plan({ source: 'deploy', parameters: { service: 's' }, max_turns: 3 });
+    expect(fromDelegate.ok && fromDelegate.input.maxTurns).toBe(3);
+    const fromConfig = await plan({ instructions: 'x' }, {}, { configuredMaxTurns: 11 });
+    expect(fromConfig.ok && fromConfig.input.maxTurns).toBe(11);
+    expect(chooseMaxTurns(undefined, undefined, 9, 25)).toBe(9);
+    expect(chooseMaxTurns(undefined, undefined, undefined, 25)).toBe(25);
+  });
+
+  test('model: operator override > delegate > recipe > agent > configured default > parent', async () => {
+    const parentRoute = { provider: 'openai', model: 'gpt-b' };
+    const base = { providers, override: {}, request: {}, recipe: {}, parent: parentRoute };
+    expect(chooseModel({ ...base, override: { model: 'gpt-a' }, request: { model: 'gpt-b' } })).toMatchObject({ ok: true, route: { model: 'gpt-a' } });
+    expect(chooseModel({ ...base, request: { model: 'gpt-a' }, recipe: { model: 'gpt-b' } })).toMatchObject({ ok: true, route: { model: 'gpt-a' } });
+    expect(chooseModel({ ...base, recipe: { model: 'gpt-a' }, agentModel: 'gpt-b' })).toMatchObject({ ok: true, route: { model: 'gpt-a' } });
+    expect(chooseModel({ ...base, parent: { provider: 'openai', model: 'gpt-a' }, agentModel: 'gpt-b' })).toMatchObject({ ok: true, route: { model: 'gpt-b' } });
+    expect(chooseModel({ ...base, configuredDefault: { provider: 'anthropic', model: 'claude-y' } })).toMatchObject({ ok: true, route: { provider: 'anthropic', model: 'claude-y' } });
+    expect(chooseModel(base)).toMatchObject({ ok: true, route: { provider: 'openai', model: 'gpt-b' } });
+    // The operator's provider override wins over the delegate's provider.
+    expect(chooseModel({ ...base, override: { provider: 'anthropic' }, request: { provider: 'openai' } })).toMatchObject({ ok: true, route: { provider: 'anthropic', model: 'claude-x' } });
+  });
+
+  test('a model given without a provider is used only if it belongs to the resolved provider', async () => {
+    const result = chooseModel({ providers, override: {}, request: {}, recipe: { model: 'claude-x' }, parent: { provider: 'openai', model: 'gpt-b' } });
+    expect(result).toMatchObject({ ok: true, route: { provider: 'openai', model: 'gpt-b' } });
+    expect(result.ok && result.warnings.join()).toMatch(/claude-x.*not one of provider "openai"/);
+  });
+
+  test('the agent model maps through the alias table (sonnet → claude-x) within its provider', async () => {
+    const result = await plan({ source: 'reviewer', provider: 'anthropic' });
+    expect(result.ok && result.input.route).toMatchObject({ provider: 'anthropic', model: 'claude-x' });
+  });
+
+  test('no model resolvable names the setting to set', () => {
+    const result = chooseModel({ providers: [{ name: 'empty', models: ['m'] }], override: {}, request: {}, recipe: {}, parent: { provider: 'other', model: 'x' } });
+    expect(result).toMatchObject({ ok: false });
+    expect(!result.ok && result.message).toMatch(/ERRAND_DEFAULT_MODEL/);
+  });
+
+  test('temperature: delegate > recipe settings > inherited', async () => {
+    const fromRecipe = await plan({ source: 'deploy', parameters: { service: 's' } });
+    expect(fromRecipe.ok && fromRecipe.input.route.temperature).toBe(0.1);
+    const fromDelegate = await plan({ source: 'deploy', parameters: { service: 's' }, temperature: 0.9 });
+    expect(fromDelegate.ok && fromDelegate.input.route.temperature).toBe(0.9);
+    const inherited = await plan({ instructions: 'x' });
+    expect(inherited.ok && inherited.input.route.temperature).toBe(0.3);
+  });
+});
