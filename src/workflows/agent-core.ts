@@ -76,7 +76,7 @@ type ToolOutcome = { content: string; isError: boolean };
 
 /** Hooks of {@link AgentCore.runTurns}. */
 export interface RunHooks {
-  /** Called after each model call and after each round of tool calls (progress reporting). */
+  /** Called as each model call starts (progress reporting). */
   onTurn?: () => void;
   /** Called before each model call; may continue-as-new (it then never returns). */
   beforeTurn?: () => Promise<void>;
@@ -236,6 +236,9 @@ export class AgentCore {
       this.turns += 1;
       this.turnsThisRun += 1;
       const turn = this.turnsThisRun;
+      // One progress report per turn, as the model call starts: turns, tool calls and the last tool call
+      // and text of the previous turn (the settlement signal carries the end).
+      onTurn?.();
       this.inFlight += 1;
       let answer: ModelTurnOutput;
       try {
@@ -263,7 +266,6 @@ export class AgentCore {
         this.lastText = { seq: assistantSeq, text: answer.text, truncated: answer.textTruncated };
       }
       this.updateSearchAttributes();
-      onTurn?.();
 
       const budget = this.options.tokenBudget;
       const total = this.totalUsage();
@@ -276,7 +278,6 @@ export class AgentCore {
       }
       await this.runToolCalls(answer.toolCalls, assistantSeq);
       this.lastActivityAt = Date.now();
-      onTurn?.();
     }
   }
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
+import type { SessionInput } from '../../src/contracts/session';
 import type { SubagentActivitySettings, SubagentInput } from '../../src/contracts/subagent';
 import { loadConfig, type ErrandConfig } from '../../src/config';
 import type { ChatModel } from '../../src/llm/model-port';
@@ -114,4 +115,19 @@ export function testDependencies(options: TestDependencyOptions = {}): { depende
     homeDirectory: options.homeDirectory ?? mkdtempSync(join(tmpdir(), 'errand-test-home-')),
   });
   return { dependencies, config, dataDir };
+}
+
+/** A session input with test defaults. */
+export function sessionInput(overrides: Partial<SessionInput> & Pick<SessionInput, 'workingDir'>): SessionInput {
+  return {
+    label: 'test session',
+    route: { provider: 'scripted', model: 'scripted-model' },
+    toolsets: ['developer'],
+    system: {},
+    maxTurnsPerMessage: 10,
+    maxDepth: 1,
+    tasks: { maxBackgroundTasks: 5, waitTimeoutMs: 30_000, completedTaskTtlMs: 600_000 },
+    activity: testActivitySettings,
+    ...overrides,
+  };
 }

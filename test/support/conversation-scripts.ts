@@ -1,0 +1,61 @@
+import type { ChatMessage, ModelRequest } from '../../src/contracts/model';
+import { createScriptedModel, type ScriptedModel } from '../../src/llm/scripted-model';
+import type { ScriptStep } from '../../src/llm/scripted-step';
+
+/** A conversation's script: a queue of steps, or a function of the request (undefined = exhausted). */
+export type ConversationScript = ScriptStep[] | ((request: ModelRequest, call: number) => ScriptStep | undefined);
+
+/**
+ * One in-process scripted model that serves many conversations at once (a session and its children):
+ * each conversation carries a marker `[script:<name>]` in its first user message, and gets the steps
+ * registered under that name. Every request is recorded per conversation.
+ */
+export class ConversationScripts {
+  readonly model: ScriptedModel;
+  private readonly scripts = new Map<string, ConversationScript>();
+  private readonly calls = new Map<string, number>();
+  /** Requests per conversation name, in order. */
+  readonly requests = new Map<string, ModelRequest[]>();
+
+  constructor() {
+    this.model = createScriptedModel((request) => {
+      const name = markerOf(request.messages);
+      if (!name) return undefined;
+      const script = this.scripts.get(name);
+      const call = this.calls.get(name) ?? 0;
+      this.calls.set(name, call + 1);
+      const list = this.requests.get(name) ?? [];
+      list.push(request);
+      this.requests.set(name, list);
+      if (!script) return undefined;
+      return typeof script === 'function' ? script(request, call) : script.shift();
+    });
+  }
+
+  /** Registers a script and returns the marker to put into the conversation's first message. */
+  add(name: string, script: ConversationScript): string {
+    this.scripts.set(name, script);
+    return `[script:${name}]`;
+  }
+
+  /** The requests a conversation made. */
+  of(name: string): ModelRequest[] {
+    return this.requests.get(name) ?? [];
+  }
+}
+
+/** The marker of a conversation: in its first user message. */
+export function markerOf(messages: ChatMessage[]): string | undefined {
+  const first = messages.find((message) => message.role === 'user');
+  return first?.role === 'user' ? /\[script:([A-Za-z0-9_-]+)\]/.exec(first.content)?.[1] : undefined;
+}
+
+/** Tool results of a request, in order. */
+export function toolResults(request: ModelRequest | undefined): Array<Extract<ChatMessage, { role: 'tool' }>> {
+  return (request?.messages ?? []).filter((message): message is Extract<ChatMessage, { role: 'tool' }> => message.role === 'tool');
+}
+
+/** The user-role messages of a request that are task notices. */
+export function notices(request: ModelRequest | undefined): string[] {
+  return (request?.messages ?? []).filter((message) => message.role === 'user' && message.content.startsWith('[task notice]')).map((message) => message.content);
+}

@@ -1,0 +1,304 @@
+import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { SessionInput } from '../../src/contracts/session';
+import { peekQuery, sendMessageUpdate, transcriptQuery, type SubagentResult, type TranscriptView } from '../../src/contracts/subagent';
+import type { ScriptStep } from '../../src/llm/scripted-step';
+import { ConversationScripts, notices, toolResults } from '../support/conversation-scripts';
+import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+
+/**
+ * The parent session (SEMANTICS §2-§4) against the real dev server with a scripted model: delegate in
+ * the foreground and background, parallel calls, the background limit, load (wait, timeout, peek,
+ * cancel), settlement notices and wake-up, TTL, depth, and token budgets.
+ */
+
+let client: Client;
+let connection: Connection;
+let worker: RunningWorker;
+let taskQueue: string;
+let workingDir: string;
+const scripts = new ConversationScripts();
+let counter = 0;
+
+beforeAll(async () => {
+  ({ client, connection } = await testClient());
+  const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model } } });
+  taskQueue = uniqueTaskQueue('session');
+  worker = await startTestWorker(taskQueue, dependencies);
+  workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-session-work-')));
+  writeFileSync(join(workingDir, 'a.txt'), 'alpha');
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await connection?.close();
+});
+
+type SessionHandle = WorkflowHandle;
+
+async function startSession(overrides: Partial<SessionInput> = {}): Promise<SessionHandle> {
+  counter += 1;
+  return client.workflow.start('sessionWorkflow', {
+    taskQueue,
+    workflowId: `errand-session-${Date.now()}-${counter}`,
+    args: [sessionInput({ workingDir, ...overrides })],
+  });
+}
+
+async function say(handle: SessionHandle, message: string): Promise<void> {
+  await handle.executeUpdate(sendMessageUpdate, { args: [{ message }] });
+}
+
+/** Polls the transcript until `count` assistant replies exist (bounded). */
+async function replies(handle: SessionHandle, count: number, timeoutMs = 30_000): Promise<string[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const view: TranscriptView = await handle.query(transcriptQuery);
+    const texts = view.entries.filter((entry) => entry.role === 'assistant').map((entry) => entry.text);
+    if (texts.length >= count && view.state === 'waiting') return texts;
+    if (Date.now() > deadline) throw new Error(`expected ${count} replies, have ${texts.length} (state ${view.state})`);
+    await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+  }
+}
+
+function delegateCall(args: Record<string, unknown>, id?: string): NonNullable<ScriptStep['toolCalls']>[number] {
+  return { name: 'delegate', arguments: args as never, ...(id ? { id } : {}) };
+}
+
+async function childResult(sessionId: string, task: string): Promise<SubagentResult> {
+  return client.workflow.getHandle(`${sessionId}/${task}`).result();
+}
+
+describe('session: delegate', () => {
+  test('a foreground delegation returns the child final text to the model; the child is <session>/task-1', async () => {
+    const child = scripts.add('fg-child', [{ text: 'Child says: 3 files.' }]);
+    const session = scripts.add('fg', [
+      { toolCalls: [delegateCall({ instructions: `Count the files ${child}`, description: 'count files' })] },
+      { text: 'The child found 3 files.' },
+    ]);
+    const handle = await startSession();
+    await say(handle, `How many files? ${session}`);
+    expect(await replies(handle, 1)).toEqual(['The child found 3 files.']);
+    const second = scripts.of('fg')[1];
+    expect(toolResults(second)[0]?.content).toBe('Child says: 3 files.');
+    expect((await childResult(handle.workflowId, 'task-1')).status).toBe('completed');
+    // The session model had the orchestration tools; the child (depth 1 = limit) does not get delegate.
+    expect(scripts.of('fg')[0]?.tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['load', 'delegate', 'send_message', 'list_subagent_models']));
+    const childTools = scripts.of('fg-child')[0]?.tools.map((tool) => tool.name) ?? [];
+    expect(childTools).not.toContain('delegate');
+    expect(childTools).toContain('developer__read_file');
+  });
+
+  test('several delegate calls in one turn run in parallel; results return in call order', async () => {
+    const slow = scripts.add('par-slow', [{ text: 'slow result', delayMs: 1_500 }]);
+    const fast = scripts.add('par-fast', [{ text: 'fast result' }]);
+    const session = scripts.add('par', [
+      { toolCalls: [delegateCall({ instructions: `slow ${slow}` }, 'call-slow'), delegateCall({ instructions: `fast ${fast}` }, 'call-fast')] },
+      { text: 'both done' },
+    ]);
+    const handle = await startSession();
+    await say(handle, `Do both ${session}`);
+    await replies(handle, 1);
+    const results = toolResults(scripts.of('par')[1]);
+    expect(results.map((result) => [result.toolCallId, result.content])).toEqual([['call-slow', 'slow result'], ['call-fast', 'fast result']]);
+    const slowChild = await client.workflow.getHandle(`${handle.workflowId}/task-1`).describe();
+    const fastChild = await client.workflow.getHandle(`${handle.workflowId}/task-2`).describe();
+    // Both started before either ended: they ran at the same time.
+    expect(fastChild.startTime.getTime()).toBeLessThan(slowChild.closeTime?.getTime() ?? 0);
+    expect(slowChild.startTime.getTime()).toBeLessThan(fastChild.closeTime?.getTime() ?? 0);
+  });
+
+  test('a validation error goes back to the model and starts nothing', async () => {
+    const session = scripts.add('invalid', [
+      { toolCalls: [delegateCall({}), delegateCall({ instructions: 'x', parameters: { a: 1 } }), delegateCall({ instructions: 'x', max_turns: 0 }), delegateCall({ source: 'dpeloy' })] },
+      { text: 'nothing started' },
+    ]);
+    const handle = await startSession();
+    await say(handle, `Break things ${session}`);
+    await replies(handle, 1);
+    const results = toolResults(scripts.of('invalid')[1]);
+    expect(results.every((result) => result.isError)).toBe(true);
+    expect(results[0]?.content).toMatch(/give `instructions`, a `source`, or both/);
+    expect(results[1]?.content).toMatch(/`parameters` are only valid together with `source`/);
+    expect(results[2]?.content).toMatch(/max_turns/);
+    expect(results[3]?.content).toMatch(/No source named "dpeloy"/);
+    expect((await handle.query(peekQuery)).tasks ?? []).toEqual([]);
+  });
+
+  test('a failing child: the result is an error whose first line says why, then diagnostic and partial output', async () => {
+    const loop: ScriptStep = { text: 'partial work', toolCalls: [{ name: 'developer__list_directory', arguments: { path: '.' } }] };
+    const child = scripts.add('limit-child', [loop, loop]);
+    const session = scripts.add('limit', [{ toolCalls: [delegateCall({ instructions: `loop ${child}`, max_turns: 2 })] }, { text: 'it did not finish' }]);
+    const handle = await startSession();
+    await say(handle, `Try ${session}`);
+    await replies(handle, 1);
+    const result = toolResults(scripts.of('limit')[1])[0];
+    expect(result?.isError).toBe(true);
+    expect(result?.content.split('\n')[0]).toBe('The subagent did not finish: it reached its turn limit after 2 turns.');
+    expect(result?.content).toContain('Partial output:\npartial work');
+  });
+});
+
+describe('session: background tasks', () => {
+  test('at most 5 background tasks: the 6th of 6 parallel async calls in one turn is refused', async () => {
+    const calls = Array.from({ length: 6 }, (_, index) => {
+      const marker = scripts.add(`limit6-${index}`, [{ text: `task ${index} done`, delayMs: 2_000 }]);
+      return delegateCall({ instructions: `job ${index} ${marker}`, async: true });
+    });
+    const session = scripts.add('limit6', (_request, call) => (call === 0 ? { toolCalls: calls } : { text: 'ok' }));
+    const handle = await startSession();
+    await say(handle, `Start six ${session}`);
+    await replies(handle, 1);
+    const results = toolResults(scripts.of('limit6')[1]);
+    expect(results).toHaveLength(6);
+    expect(results.filter((result) => !result.isError)).toHaveLength(5);
+    const refused = results.filter((result) => result.isError);
+    expect(refused).toHaveLength(1);
+    expect(refused[0]?.content).toMatch(/5 background tasks are running and the limit is 5/);
+    await handle.cancel();
+  });
+
+  test('load(task_id) waits; on timeout it says how to wait again or cancel; peek shows progress', async () => {
+    const child = scripts.add('wait-child', [
+      { toolCalls: [{ name: 'developer__list_directory', arguments: { path: '.' } }] },
+      { text: 'eventually done', delayMs: 4_000 },
+    ]);
+    const session = scripts.add('wait', [
+      { toolCalls: [delegateCall({ instructions: `slow job ${child}`, async: true, description: 'slow job' })] },
+      { toolCalls: [{ name: 'load', arguments: { source: 'task-1' } }] },
+      { toolCalls: [{ name: 'load', arguments: { source: 'task-1', peek: true } }] },
+      { toolCalls: [{ name: 'load', arguments: { source: 'task-1' } }] },
+      { text: 'waited' },
+      { text: 'noticed' },
+    ]);
+    const handle = await startSession({ tasks: { maxBackgroundTasks: 5, waitTimeoutMs: 1_000, completedTaskTtlMs: 600_000 } });
+    await say(handle, `Wait for it ${session}`);
+    await replies(handle, 1);
+    const requests = scripts.of('wait');
+    expect(toolResults(requests[0 + 1])[0]?.content).toMatch(/^Started task-1 in the background/);
+    const timedOut = toolResults(requests[2])[1]?.content ?? '';
+    expect(timedOut).toMatch(/Task task-1 is still running after waiting 1\.0s; it keeps running in the background/);
+    expect(timedOut).toMatch(/cancel: true/);
+    const peek = toolResults(requests[3])[2]?.content ?? '';
+    expect(peek).toMatch(/Turns: 2 of 25/);
+    expect(peek).toMatch(/Tool calls: 1/);
+    expect(peek).toMatch(/Last tool call: developer__list_directory/);
+    // The third load waited (the child answers after 4 s, more than the 1 s wait), so it may still time out;
+    // the task's notice arrives either way once it completes.
+    await replies(handle, 2, 30_000);
+  });
+
+  test('a finished background task sends one notice and wakes the idle session for one turn', async () => {
+    const child = scripts.add('notice-child', [{ text: 'Background answer: 42', delayMs: 500 }]);
+    const session = scripts.add('notice', [
+      { toolCalls: [delegateCall({ instructions: `compute ${child}`, async: true })] },
+      { text: 'Started it.' },
+      { text: 'The task says 42.' },
+    ]);
+    const handle = await startSession();
+    await say(handle, `Compute in background ${session}`);
+    const texts = await replies(handle, 2);
+    expect(texts).toEqual(['Started it.', 'The task says 42.']);
+    const woken = scripts.of('notice')[2];
+    const received = notices(woken);
+    expect(received).toHaveLength(1);
+    expect(received[0]).toBe('[task notice] Background task task-1 completed.\nFinal message:\nBackground answer: 42');
+    const view: TranscriptView = await handle.query(transcriptQuery);
+    expect(view.entries.filter((entry) => entry.role === 'notice')).toHaveLength(1);
+    expect(scripts.of('notice')).toHaveLength(3);
+  });
+
+  test('a result stays retrievable until read and for the TTL, then expires', async () => {
+    const child = scripts.add('ttl-child', [{ text: 'ttl result' }]);
+    const session = scripts.add('ttl', [
+      { toolCalls: [delegateCall({ instructions: `quick ${child}`, async: true })] },
+      { text: 'started' },
+      { toolCalls: [{ name: 'load', arguments: { source: 'task-1' } }] },
+      { text: 'read it' },
+      { toolCalls: [{ name: 'load', arguments: { source: 'task-1' } }] },
+      { text: 'gone' },
+    ]);
+    const handle = await startSession({ tasks: { maxBackgroundTasks: 5, waitTimeoutMs: 5_000, completedTaskTtlMs: 1_000 } });
+    await say(handle, `Run ttl ${session}`);
+    expect(await replies(handle, 2)).toEqual(['started', 'read it']);
+    const read = toolResults(scripts.of('ttl')[3]).at(-1)?.content ?? '';
+    expect(read).toMatch(/^Task: task-1\nStatus: completed/);
+    expect(read).toContain('Output:\nttl result');
+    await new Promise((resolveWait) => setTimeout(resolveWait, 1_500));
+    await say(handle, 'Is it still there?');
+    expect(await replies(handle, 3)).toEqual(['started', 'read it', 'gone']);
+    const expired = toolResults(scripts.of('ttl')[5]).at(-1)?.content ?? '';
+    expect(expired).toMatch(/No source named "task-1"/);
+  });
+});
+
+describe('session: cancel, depth and budgets', () => {
+  test('cancel: true cancels the task and its descendants and returns what it had produced', async () => {
+    const grandchild = scripts.add('cascade-grandchild', [{ text: 'never', delayMs: 60_000 }]);
+    const child = scripts.add('cascade-child', [
+      { text: 'I will ask a helper.', toolCalls: [delegateCall({ instructions: `deep work ${grandchild}`, async: true })] },
+      { text: 'waiting for my helper', toolCalls: [{ name: 'load', arguments: { source: 'task-1' } }] },
+    ]);
+    const session = scripts.add('cascade', [
+      { toolCalls: [delegateCall({ instructions: `lead ${child}`, async: true })] },
+      { text: 'started the lead' },
+      { toolCalls: [{ name: 'load', arguments: { source: 'task-1', cancel: true } }] },
+      { text: 'cancelled it' },
+    ]);
+    const handle = await startSession({ maxDepth: 2 });
+    await say(handle, `Start ${session}`);
+    await replies(handle, 1);
+    const childId = `${handle.workflowId}/task-1`;
+    const grandchildId = `${childId}/task-1`;
+    // Wait until the grandchild's model call is in flight.
+    const deadline = Date.now() + 20_000;
+    while (scripts.of('cascade-grandchild').length === 0 && Date.now() < deadline) await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+    expect(scripts.of('cascade-grandchild')).toHaveLength(1);
+    await say(handle, 'Cancel the lead now');
+    await replies(handle, 2);
+    const answer = toolResults(scripts.of('cascade')[3]).at(-1)?.content ?? '';
+    expect(answer).toMatch(/Status: cancelled/);
+    expect(answer).toContain('waiting for my helper');
+    const childResult: SubagentResult = await client.workflow.getHandle(childId).result();
+    expect(childResult.status).toBe('cancelled');
+    const grandchildResult: SubagentResult = await client.workflow.getHandle(grandchildId).result();
+    expect(grandchildResult.status).toBe('cancelled');
+    // The child, at depth 1 of 2, was offered delegate; the grandchild, at the limit, was not.
+    expect(scripts.of('cascade-child')[0]?.tools.map((tool) => tool.name)).toContain('delegate');
+    expect(scripts.of('cascade-grandchild')[0]?.tools.map((tool) => tool.name)).not.toContain('delegate');
+  });
+
+  test('token budget: a subagent over its budget ends with status budget and its partial output', async () => {
+    const child = scripts.add('budget-child', [
+      { text: 'spent a lot', toolCalls: [{ name: 'developer__list_directory', arguments: { path: '.' } }], usage: { inputTokens: 900, outputTokens: 200 } },
+      { text: 'never reached' },
+    ]);
+    const session = scripts.add('budget', [{ toolCalls: [delegateCall({ instructions: `expensive ${child}`, token_budget: 1_000 })] }, { text: 'over budget' }]);
+    const handle = await startSession();
+    await say(handle, `Spend ${session}`);
+    await replies(handle, 1);
+    const result = toolResults(scripts.of('budget')[1])[0];
+    expect(result?.isError).toBe(true);
+    expect(result?.content.split('\n')[0]).toBe('The subagent did not finish: it reached its token budget.');
+    expect(result?.content).toContain('spent a lot');
+    expect(scripts.of('budget-child')).toHaveLength(1);
+  });
+
+  test("budget roll-up: a grandchild's usage counts against its parent's budget", async () => {
+    const grandchild = scripts.add('rollup-grandchild', [{ text: 'heavy answer', usage: { inputTokens: 1_500, outputTokens: 500 } }]);
+    const child = scripts.add('rollup-child', [
+      { toolCalls: [delegateCall({ instructions: `heavy ${grandchild}` })], usage: { inputTokens: 10, outputTokens: 10 } },
+      { text: 'should not get here', usage: { inputTokens: 10, outputTokens: 10 } },
+    ]);
+    const session = scripts.add('rollup', [{ toolCalls: [delegateCall({ instructions: `lead ${child}`, token_budget: 1_000 })] }, { text: 'rolled up' }]);
+    const handle = await startSession({ maxDepth: 2 });
+    await say(handle, `Roll up ${session}`);
+    await replies(handle, 1);
+    const childResult: SubagentResult = await client.workflow.getHandle(`${handle.workflowId}/task-1`).result();
+    expect(childResult.status).toBe('budget');
+    expect(childResult.diagnostic).toMatch(/token budget is 1000/);
+  });
+});
