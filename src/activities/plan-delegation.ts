@@ -5,7 +5,9 @@ import type { DelegateRequest } from '../contracts/delegation';
 import type { SourceSnapshot } from '../contracts/source';
 import type { SourceSummary, SubagentInput, TaskLimits } from '../contracts/subagent';
 import { chooseMaxTurns, chooseModel, type ProviderChoice } from '../domain/model-precedence';
+import type { RecipeExtension } from '../domain/recipe-schema';
 import { preview } from '../domain/subagent-prompt';
+import { selectTools } from '../domain/tool-selection';
 import { renderSource } from '../sources/render-source';
 import type { SourceResolver } from '../sources/source-resolver';
 
@@ -25,35 +27,6 @@ export interface PlanContext {
 /** The prompt an agent gets when it is delegated with no task of its own (SEMANTICS §2). */
 export const agentDefaultPrompt =
   'Proceed with your expertise: carry out the work your instructions describe, then give your final answer.';
-
-/**
- * Claude Code tool names an agent file may list, mapped to errand's built-in tools. Unmapped names are
- * reported back to the calling model.
- */
-const claudeToolNames: Readonly<Record<string, string[]>> = {
-  read: ['developer__read_file'],
-  write: ['developer__write_file'],
-  edit: ['developer__write_file'],
-  multiedit: ['developer__write_file'],
-  bash: ['developer__run_command'],
-  grep: ['developer__search_text'],
-  glob: ['developer__list_directory'],
-  ls: ['developer__list_directory'],
-};
-
-function agentToolPatterns(names: readonly string[], warnings: string[], field: string): string[] {
-  const patterns: string[] = [];
-  for (const name of names) {
-    if (name.includes('__') || /^[a-z0-9_-]+$/.test(name) && !claudeToolNames[name.toLowerCase()]) {
-      patterns.push(name);
-      continue;
-    }
-    const mapped = claudeToolNames[name.toLowerCase()];
-    if (mapped) patterns.push(...mapped);
-    else warnings.push(`the agent's ${field} entry "${name}" matches no tool here; it was ignored`);
-  }
-  return patterns;
-}
 
 /** Confines `working_dir` to the parent's working directory after resolving symlinks. */
 async function confineWorkingDir(parentDir: string, requested: string | undefined): Promise<{ ok: true; path: string } | { ok: false; message: string }> {
@@ -102,8 +75,9 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
   let prompt: string | undefined;
   let recipeSettings: { provider?: string; model?: string; temperature?: number; maxTurns?: number } = {};
   let childRecipe: RunningRecipe | undefined;
-  let toolFilter: { allow?: string[]; deny?: string[] } | undefined = parent.toolFilter;
-  let recipeToolsets: string[] | undefined;
+  let agentTools: { tools?: string[]; disallowedTools?: string[] } | undefined;
+  let recipeExtensions: RecipeExtension[] | null | undefined;
+  let recipeToolPolicy: unknown;
 
   if (request.source) {
     const resolved = await context.resolver.resolve(request.source, {
@@ -119,14 +93,10 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
       instructions = agent.instructions;
       prompt = request.instructions ?? agentDefaultPrompt;
       if (agent.model && !agent.inheritModel) recipeSettings.model = agent.model;
-      if (agent.tools || agent.disallowedTools) {
-        const allow = agent.tools ? agentToolPatterns(agent.tools, warnings, 'tools') : undefined;
-        const deny = agent.disallowedTools ? agentToolPatterns(agent.disallowedTools, warnings, 'disallowedTools') : undefined;
-        toolFilter = {
-          ...(allow ? { allow: toolFilter?.allow ? allow.filter((name) => toolFilter?.allow?.includes(name)) : allow } : toolFilter?.allow ? { allow: toolFilter.allow } : {}),
-          deny: [...(toolFilter?.deny ?? []), ...(deny ?? [])],
-        };
-      }
+      agentTools = {
+        ...(agent.tools ? { tools: agent.tools } : {}),
+        ...(agent.disallowedTools ? { disallowedTools: agent.disallowedTools } : {}),
+      };
     } else {
       const recipe = rendered.recipe;
       instructions = rendered.instructions ?? undefined;
@@ -139,29 +109,28 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
         ...(typeof settings?.temperature === 'number' ? { temperature: settings.temperature } : {}),
         ...(typeof settings?.max_turns === 'number' ? { maxTurns: settings.max_turns } : {}),
       };
-      // A recipe's own builtin extensions are honoured within what the operator allows (goose issue 9949).
-      const builtin = (recipe?.extensions ?? []).filter((extension) => extension.type === 'builtin' || extension.type === 'platform').map((extension) => extension.name);
-      if (builtin.length > 0) {
-        recipeToolsets = builtin.filter((name): name is string => typeof name === 'string' && context.availableToolsets.includes(name));
-        const missing = builtin.filter((name) => typeof name === 'string' && !context.availableToolsets.includes(name));
-        if (missing.length > 0) warnings.push(`the recipe's extensions ${missing.join(', ')} are not available here; the subagent runs without them`);
-      }
+      // A recipe's own extensions are honoured within what the operator allows (goose issue 9949): see selectTools.
+      recipeExtensions = recipe?.extensions;
+      recipeToolPolicy = recipe?.['tool_policy'];
       if (recipe) childRecipe = { snapshot, values: rendered.values };
     }
   } else {
     prompt = request.instructions;
   }
 
-  // Toolsets: omitted = inherit, [] = none, list = that subset (unknown names reported, not fatal).
-  let toolsets = parent.toolsets;
-  if (request.extensions !== undefined) {
-    const unknown = request.extensions.filter((name) => !parent.toolsets.includes(name));
-    if (unknown.length > 0) {
-      warnings.push(`extensions ${unknown.map((name) => `"${name}"`).join(', ')} are not available (available: ${parent.toolsets.join(', ') || 'none'}); the subagent runs without them`);
-    }
-    toolsets = parent.toolsets.filter((name) => request.extensions?.includes(name));
-  }
-  if (recipeToolsets !== undefined) toolsets = toolsets.filter((name) => recipeToolsets?.includes(name));
+  // Tools: parent ∩ `extensions` ∩ the recipe's extensions ∩ the agent's tools − disallowedTools (unknown names reported, not fatal).
+  const selection = selectTools({
+    parent: { toolsets: parent.toolsets, ...(parent.toolFilter ? { toolFilter: parent.toolFilter } : {}) },
+    ...(request.extensions !== undefined ? { requested: request.extensions } : {}),
+    ...(recipeExtensions !== undefined ? { recipeExtensions } : {}),
+    ...(recipeToolPolicy !== undefined ? { recipeToolPolicy } : {}),
+    ...(agentTools ? { agent: agentTools } : {}),
+    // Recipe-declared MCP servers stay off until SubagentInput carries `recipeServers` (see docs/toolsets.md).
+    operator: { allowRecipeServers: false },
+  });
+  warnings.push(...selection.warnings);
+  const toolsets = selection.toolsets;
+  const toolFilter = selection.toolFilter;
 
   const route = chooseModel({
     providers: context.providers,

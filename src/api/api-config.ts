@@ -21,8 +21,6 @@ export interface ApiConfig {
   maxBodyBytes: number;
   /** Longest `?wait=` honoured, in milliseconds. */
   maxWaitMs: number;
-  /** Working directory of API-started delegations (and where project sources are found). */
-  workingDir: string;
   /** Node server: interface and port. */
   host: string;
   port: number;
@@ -91,7 +89,6 @@ export function loadApiConfig(env: NodeJS.ProcessEnv = process.env, cwd: string 
     auth,
     maxBodyBytes: intSetting(env, 'ERRAND_API_MAX_BODY_BYTES', defaultApiMaxBodyBytes, 1_024, 64 * 1024 * 1024),
     maxWaitMs: intSetting(env, 'ERRAND_API_MAX_WAIT_MS', defaultApiMaxWaitMs, 0, 15 * 60_000),
-    workingDir: resolve(cwd, env.ERRAND_WORKING_DIR ?? '.'),
     host: env.ERRAND_API_HOST ?? '127.0.0.1',
     port: intSetting(env, 'ERRAND_API_PORT', defaultApiPort, 0, 65_535),
   };

@@ -1,5 +1,6 @@
 import { loadConfig, type ErrandConfig } from '../config';
-import { createResolverCache } from '../worker';
+import { SourceResolver } from '../sources/source-resolver';
+import { createSearchStores } from '../sources/store-config';
 import { loadApiConfig, type ApiConfig, type LoadApiConfigOptions } from './api-config';
 import type { ApiDependencies, SourceLookup } from './api-dependencies';
 import { DelegationService } from './delegation-service';
@@ -25,9 +26,22 @@ export interface ApiDependencyOptions {
   startedBy?: string;
 }
 
-/** The source resolver the API uses: the worker's search stores (configuration) under the API's working directory. */
-export function createApiSourceLookup(config: ErrandConfig, api: ApiConfig): SourceLookup {
-  return createResolverCache(config)(api.workingDir);
+/**
+ * The source resolver the API uses: the same search stores as the worker (configuration) under the API's
+ * working directory (`ERRAND_WORKING_DIR`). Built here rather than taken from src/worker.ts so the API (and its Lambda bundle)
+ * does not load the Temporal worker runtime.
+ */
+export function createApiSourceLookup(config: ErrandConfig, homeDirectory?: string): SourceLookup {
+  return new SourceResolver({
+    stores: createSearchStores({
+      workingDirectory: config.workingDir,
+      configured: config.sources.stores,
+      ...(config.sources.recipePath ? { recipePath: config.sources.recipePath } : {}),
+      gitCacheDirectory: config.sources.gitCacheDir,
+      ...(homeDirectory ? { homeDirectory } : {}),
+    }),
+    aliases: config.sources.modelAliases,
+  });
 }
 
 /** Builds the API's dependencies from the environment (or the given parts). */
@@ -48,8 +62,8 @@ export function createApiDependencies(options: ApiDependencyOptions = {}): ApiDe
     api,
     delegations,
     temporal,
-    sources: options.sources ?? createApiSourceLookup(config, api),
+    sources: options.sources ?? createApiSourceLookup(config),
     // TEMPORARY planner: replace with planDelegation(request, { config, resolver, workingDir, caller }) from src/delegation.
-    plan: (request, caller) => temporaryPlanDelegation(request, { config, workingDir: api.workingDir, caller: { depth: 0, tenant: caller.tenant } }),
+    plan: (request, caller) => temporaryPlanDelegation(request, { config, workingDir: config.workingDir, caller: { depth: 0, tenant: caller.tenant } }),
   };
 }

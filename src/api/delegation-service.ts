@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   type Client,
   WorkflowExecutionAlreadyStartedError,
@@ -141,6 +141,40 @@ function stateClause(state: DelegationSummary['state']): string {
   }
 }
 
+function badPageToken(): ApiProblem {
+  return new ApiProblem(400, ProblemKind.invalidRequest, 'The request is not valid', {
+    detail: 'query pageToken: not a page token of this listing',
+    errors: [{ in: 'query', field: 'pageToken', message: 'not a page token of this listing; pass the nextPageToken of the previous page unchanged, with the same filters' }],
+  });
+}
+
+const pageTokenSchema = z.object({ v: z.literal(1), scope: z.string(), server: z.string() });
+
+/** Hash of a visibility query: a page token is valid only for the query (tenant and filters) that issued it. */
+function queryScope(query: string): string {
+  return createHash('sha256').update(query, 'utf8').digest('hex').slice(0, 16);
+}
+
+/**
+ * Our page token wraps Temporal's with the scope of its query, so a token from another listing, another
+ * tenant, or no listing at all is a 400 here instead of an opaque server error.
+ */
+function encodePageToken(serverToken: Uint8Array, query: string): string {
+  return Buffer.from(JSON.stringify({ v: 1, scope: queryScope(query), server: Buffer.from(serverToken).toString('base64') }), 'utf8').toString('base64url');
+}
+
+function decodePageToken(token: string, query: string): Buffer {
+  let json: unknown;
+  try {
+    json = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+  } catch {
+    throw badPageToken();
+  }
+  const parsed = pageTokenSchema.safeParse(json);
+  if (!parsed.success || parsed.data.scope !== queryScope(query)) throw badPageToken();
+  return Buffer.from(parsed.data.server, 'base64');
+}
+
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -255,8 +289,8 @@ export class DelegationService {
    * Delivers a message to a continuable delegation through the `sendMessage` update, returning once the
    * workflow accepted it. 409 when the workflow rejects it (not continuable) or it has ended.
    */
-  async sendMessage(tenant: string, id: string, message: string, updateId: string | undefined): Promise<{ id: string; accepted: true; updateId: string }> {
-    const { handle, facts } = await this.describeOwned(tenant, id);
+  async sendMessage(tenant: string, id: string, message: string, updateId: string | undefined): Promise<{ id: string; accepted: true; updateId: string; queuedTurns?: number }> {
+    const { client, handle, facts } = await this.describeOwned(tenant, id);
     const ended = (detail: string) => new ApiProblem(409, ProblemKind.conflict, 'The delegation cannot take messages', { detail });
     if (facts.statusName !== 'RUNNING') throw ended(`delegation ${id} has ended (${summaryOf(facts).state}); messages go only to a running continuable delegation`);
     try {
@@ -265,7 +299,16 @@ export class DelegationService {
         waitForStage: WorkflowUpdateStage.ACCEPTED,
         ...(updateId === undefined ? {} : { updateId }),
       });
-      return { id, accepted: true, updateId: update.updateId };
+      // A rejected update also comes back from startUpdate, with its failure as the outcome; reading the
+      // outcome tells the two apart. The handler only queues the message, so an accepted update completes
+      // at once; if it has not within the deadline it was accepted and is still being handled.
+      try {
+        const outcome = await client.withDeadline(Date.now() + (this.options.peekTimeoutMs ?? peekQueryTimeoutMs), () => update.result());
+        return { id, accepted: true, updateId: update.updateId, queuedTurns: outcome.queuedTurns };
+      } catch (error) {
+        if (error instanceof WorkflowUpdateFailedError) throw error;
+        return { id, accepted: true, updateId: update.updateId };
+      }
     } catch (error) {
       if (error instanceof WorkflowUpdateFailedError) {
         const cause = error.cause?.message ?? error.message;
@@ -288,22 +331,18 @@ export class DelegationService {
     if (filters.status) clauses.push(stateClause(filters.status));
     if (filters.source) clauses.push(`${searchAttributes.source.name} = '${filters.source}'`);
     if (filters.parent) clauses.push(`${searchAttributes.parent.name} = '${filters.parent}'`);
+    const query = clauses.join(' AND ');
     let response;
     try {
       response = await client.workflowService.listWorkflowExecutions({
         namespace: this.options.namespace,
-        query: clauses.join(' AND '),
+        query,
         pageSize: filters.pageSize ?? defaultListPageSize,
-        ...(filters.pageToken ? { nextPageToken: Buffer.from(filters.pageToken, 'base64url') } : {}),
+        ...(filters.pageToken ? { nextPageToken: decodePageToken(filters.pageToken, query) } : {}),
       });
     } catch (error) {
       // INVALID_ARGUMENT here can only come from a page token the server does not accept.
-      if (filters.pageToken && isGrpcStatus(error, 3)) {
-        throw new ApiProblem(400, ProblemKind.invalidRequest, 'The request is not valid', {
-          detail: 'query pageToken: not a page token of this listing',
-          errors: [{ in: 'query', field: 'pageToken', message: 'not a page token of this listing; pass the nextPageToken of the previous page unchanged' }],
-        });
-      }
+      if (filters.pageToken && isGrpcStatus(error, 3)) throw badPageToken();
       throw error;
     }
     const items = response.executions.map((raw) =>
@@ -317,7 +356,7 @@ export class DelegationService {
       }),
     );
     const token = response.nextPageToken;
-    return { items, nextPageToken: token && token.length > 0 ? Buffer.from(token).toString('base64url') : null };
+    return { items, nextPageToken: token && token.length > 0 ? encodePageToken(token, query) : null };
   }
 
   /** Describes a workflow and checks it is a subagent of this tenant; anything else is 404. */

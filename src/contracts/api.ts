@@ -193,7 +193,13 @@ export const sendMessageBodySchema = z.strictObject({
   message: z.string().min(1).max(sendMessageMaxChars).describe('The next user message for a continuable subagent.'),
 });
 /** Answer of `POST /v1/delegations/{id}/messages` (202): the workflow accepted the message. */
-export const sendMessageResponseSchema = z.object({ id: z.string(), accepted: z.literal(true), updateId: z.string() });
+export const sendMessageResponseSchema = z.object({
+  id: z.string(),
+  accepted: z.literal(true),
+  updateId: z.string(),
+  /** Messages waiting for a turn, this one included (0: it started a turn at once); absent if not known yet. */
+  queuedTurns: z.number().int().optional(),
+});
 
 /** Query of `GET /v1/delegations`. */
 export const listDelegationsQuerySchema = z.strictObject({

@@ -82,7 +82,7 @@ export const conversationReadConcurrency = 16;
 
 // ---- durable payloads -----------------------------------------------------------------------------
 /** Assistant text longer than this travels by reference (conversation store), not through history. */
-export const inlineTextLimit = 4_096;
+export const inlineTextLimit = 1_024;
 /** Length of argument and output previews shown by peek and kept in history. */
 export const previewLength = 400;
 /** Default upper bound of one model call (ms). */

@@ -94,8 +94,13 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       log.warn('could not notify the parent', { error: String(error) });
     }
   };
-  const resultOf = async (outcome: RunOutcome): Promise<SubagentResult> => {
-    const text = await CancellationScope.nonCancellable(() => core.lastAssistantFullText());
+  /**
+   * The result of a run. The full text of a long answer is read back from the conversation store only
+   * when someone needs it (the workflow result, or a parent's notice); otherwise the inline preview is
+   * enough, which keeps a long-lived subagent's history per turn small.
+   */
+  const resultOf = async (outcome: RunOutcome, fullText = true): Promise<SubagentResult> => {
+    const text = fullText ? await CancellationScope.nonCancellable(() => core.lastAssistantFullText()) : core.lastText?.text ?? '';
     const completed = outcome.status === 'completed';
     return {
       workflowId: info.workflowId,
@@ -137,7 +142,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
           const run = await core.runTurns(input.maxTurns, { onTurn: reportProgress, beforeTurn: () => continueIfSuggested('running'), resume });
           resume = false;
           if (!input.continuable || run.status === 'failed' || run.status === 'budget') return run;
-          const answer = await resultOf(run);
+          const answer = await resultOf(run, parent !== undefined);
           core.answers += 1;
           core.remember('assistant', answer.output || answer.partialOutput);
           core.setState('waiting');

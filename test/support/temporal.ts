@@ -31,8 +31,8 @@ export function uniqueTaskQueue(label: string): string {
 }
 
 /** A client on the dev server. Close its connection at the end of the test file. */
-export async function testClient(): Promise<{ client: Client; connection: Connection }> {
-  const connection = await Connection.connect({ address: temporalAddress() });
+export async function testClient(address: string = temporalAddress()): Promise<{ client: Client; connection: Connection }> {
+  const connection = await Connection.connect({ address });
   return { client: new Client({ connection }), connection };
 }
 
@@ -52,8 +52,8 @@ export interface RunningWorker {
 }
 
 /** Starts an in-process worker on `taskQueue` with the given dependencies. */
-export async function startTestWorker(taskQueue: string, dependencies: WorkerDependencies): Promise<RunningWorker> {
-  const connection = await NativeConnection.connect({ address: temporalAddress() });
+export async function startTestWorker(taskQueue: string, dependencies: WorkerDependencies, address: string = temporalAddress()): Promise<RunningWorker> {
+  const connection = await NativeConnection.connect({ address });
   const worker = await createErrandWorker({
     connection,
     namespace: 'default',

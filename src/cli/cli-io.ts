@@ -1,0 +1,23 @@
+/** Where a CLI command writes; injectable so tests and the dev stack can capture output. */
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  /** True when stderr is a terminal (live progress lines redraw in place). */
+  interactive: boolean;
+}
+
+/** The process's own streams. */
+export const processIo: CliIo = {
+  stdout: (text) => void process.stdout.write(text),
+  stderr: (text) => void process.stderr.write(text),
+  interactive: process.stderr.isTTY === true,
+};
+
+/** Thrown for a command line that cannot be run; exits 2 with the usage. */
+export class UsageError extends Error {
+  readonly errandError = 'UsageError';
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}

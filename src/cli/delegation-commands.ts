@@ -1,0 +1,246 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import {
+  cancelResponseSchema,
+  delegationStatusSchema,
+  listDelegationsResponseSchema,
+  resultResponseSchema,
+  sendMessageResponseSchema,
+  startDelegationResponseSchema,
+  type DelegationStatus,
+  type SubagentResultView,
+} from '../contracts/api';
+import { cliProgressPollMs } from '../contracts/limits';
+import { endedLine, formatPeek } from '../domain/delegation-texts';
+import { call } from './api-transport';
+import type { CliContext } from './cli-context';
+import { UsageError } from './cli-io';
+import { ProgressLine } from './progress-line';
+
+/** `errand delegate|peek|result|cancel|send|list`: delegations through the API. */
+
+/** Exit code of a delegation that ended without completing (cancelled, failed, turn limit, budget). */
+export const exitNotCompleted = 1;
+/** Exit code of `errand result` when the delegation is still running. */
+export const exitStillRunning = 3;
+
+const idPath = (id: string, suffix = '') => `/v1/delegations/${encodeURIComponent(id)}${suffix}`;
+
+function json(context: CliContext, value: unknown): void {
+  context.io.stdout(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+function number(flag: string, value: string | undefined, integer: boolean): number | undefined {
+  if (value === undefined) return undefined;
+  const parsed = Number(value);
+  if (value.trim() === '' || !Number.isFinite(parsed) || (integer && !Number.isInteger(parsed))) throw new UsageError(`--${flag} "${value}" is not ${integer ? 'a whole number' : 'a number'}`);
+  return parsed;
+}
+
+/** Prints a finished result: the output on stdout; for a run that did not complete, why on stderr first. */
+function printResult(context: CliContext, id: string, result: SubagentResultView): number {
+  if (result.status === 'completed') {
+    context.io.stdout(result.output.endsWith('\n') ? result.output : `${result.output}\n`);
+    return 0;
+  }
+  context.io.stderr(`errand: ${id}: ${endedLine(result)}${result.diagnostic ? `\n${result.diagnostic}` : ''}\n`);
+  if (result.partialOutput) context.io.stdout(result.partialOutput.endsWith('\n') ? result.partialOutput : `${result.partialOutput}\n`);
+  return exitNotCompleted;
+}
+
+const delegateOptions = {
+  source: { type: 'string', short: 's' },
+  param: { type: 'string', short: 'p', multiple: true },
+  extension: { type: 'string', short: 'e', multiple: true },
+  'no-extensions': { type: 'boolean' },
+  provider: { type: 'string' },
+  model: { type: 'string', short: 'm' },
+  temperature: { type: 'string' },
+  'max-turns': { type: 'string' },
+  context: { type: 'string' },
+  'context-file': { type: 'string' },
+  'working-dir': { type: 'string', short: 'C' },
+  async: { type: 'boolean' },
+  continuable: { type: 'boolean' },
+  description: { type: 'string', short: 'd' },
+  'token-budget': { type: 'string' },
+  'idempotency-key': { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
+
+/** `errand delegate [instructions...] [flags]`. */
+export async function delegateCommand(argv: string[], context: CliContext): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, options: delegateOptions, allowPositionals: true, strict: true });
+  const instructions = positionals.join(' ').trim();
+  const parameters: Record<string, string> = {};
+  for (const pair of values.param ?? []) {
+    const equals = pair.indexOf('=');
+    if (equals <= 0) throw new UsageError(`--param "${pair}" must be key=value`);
+    parameters[pair.slice(0, equals)] = pair.slice(equals + 1);
+  }
+  if (values['no-extensions'] && values.extension) throw new UsageError('use --extension or --no-extensions, not both');
+  if (values.context !== undefined && values['context-file'] !== undefined) throw new UsageError('use --context or --context-file, not both');
+  let contextText = values.context;
+  if (values['context-file'] !== undefined) {
+    const file = resolve(context.cwd, values['context-file']);
+    try {
+      contextText = readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new UsageError(`--context-file ${file} cannot be read: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  const temperature = number('temperature', values.temperature, false);
+  const maxTurns = number('max-turns', values['max-turns'], true);
+  const tokenBudget = number('token-budget', values['token-budget'], true);
+  const body = {
+    ...(instructions ? { instructions } : {}),
+    ...(values.source ? { source: values.source } : {}),
+    ...(Object.keys(parameters).length > 0 ? { parameters } : {}),
+    ...(values['no-extensions'] ? { extensions: [] } : values.extension ? { extensions: values.extension.flatMap((item) => item.split(',')).filter((item) => item !== '') } : {}),
+    ...(values.provider ? { provider: values.provider } : {}),
+    ...(values.model ? { model: values.model } : {}),
+    ...(temperature === undefined ? {} : { temperature }),
+    ...(maxTurns === undefined ? {} : { max_turns: maxTurns }),
+    ...(contextText === undefined ? {} : { context: contextText }),
+    ...(values['working-dir'] ? { working_dir: values['working-dir'] } : {}),
+    ...(values.continuable ? { continuable: true } : {}),
+    ...(values.description ? { description: values.description } : {}),
+    ...(tokenBudget === undefined ? {} : { token_budget: tokenBudget }),
+  };
+  if (!body.instructions && !body.source) throw new UsageError('give instructions (as arguments) or --source, or both');
+
+  const transport = context.transport();
+  const started = await call(transport, 'POST', '/v1/delegations', startDelegationResponseSchema, {
+    body,
+    ...(values['idempotency-key'] ? { headers: { 'Idempotency-Key': values['idempotency-key'] } } : {}),
+  });
+  const id = started.body.id;
+  if (values.async || values.continuable) {
+    if (values.json) json(context, started.body);
+    else context.io.stdout(`${id}\n`);
+    if (!values.json) context.io.stderr(`started ${id}${started.body.created ? '' : ' (an earlier request with this idempotency key)'}; "errand peek ${id}" shows progress, "errand result ${id}" waits for it\n`);
+    return 0;
+  }
+
+  // Wait with a live progress line; Ctrl-C cancels the delegation (once) and keeps waiting for what it produced.
+  const progress = new ProgressLine(context.io);
+  let cancelling = false;
+  const onInterrupt = () => {
+    if (cancelling) process.exit(130);
+    cancelling = true;
+    progress.finish();
+    context.io.stderr(`cancelling ${id} (Ctrl-C again to stop waiting)\n`);
+    void call(transport, 'POST', idPath(id, '/cancel'), cancelResponseSchema, { body: { reason: 'cancelled from the errand CLI' } }).catch(() => undefined);
+  };
+  process.on('SIGINT', onInterrupt);
+  try {
+    for (;;) {
+      const answer = await call(transport, 'GET', idPath(id, `/result?wait=${cliProgressPollMs}ms`), resultResponseSchema);
+      const outcome = answer.body;
+      if (outcome.done) {
+        progress.finish();
+        if (values.json) {
+          json(context, outcome);
+          return outcome.result.status === 'completed' ? 0 : exitNotCompleted;
+        }
+        return printResult(context, id, outcome.result);
+      }
+      progress.update(id, outcome.state, outcome.peek);
+    }
+  } finally {
+    process.off('SIGINT', onInterrupt);
+  }
+}
+
+function formatStatus(status: DelegationStatus): string {
+  const lines = [
+    `Delegation: ${status.id}`,
+    ...(status.summary ? [`Summary: ${status.summary}`] : []),
+    `State: ${status.state} (Temporal: ${status.temporalStatus})`,
+    `Source: ${status.source ?? '(none)'} · Model: ${status.model ?? '(unknown)'}`,
+    `Started: ${status.startedAt}${status.closedAt ? ` · Ended: ${status.closedAt}` : ''}`,
+  ];
+  if (status.peek) lines.push(formatPeek(status.id, { ...status.peek, state: status.peek.state }, status.state).split('\n').slice(2).join('\n'));
+  else lines.push(`Peek: ${status.peekError ?? 'not available'}`);
+  return lines.join('\n');
+}
+
+/** `errand peek <id>`: state and progress, never waits. */
+export async function peekCommand(argv: string[], context: CliContext): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, options: { json: { type: 'boolean' } }, allowPositionals: true, strict: true });
+  const [id] = positionals;
+  if (!id || positionals.length > 1) throw new UsageError('usage: errand peek <delegation id> [--json]');
+  const { body } = await call(context.transport(), 'GET', idPath(id), delegationStatusSchema);
+  if (values.json) json(context, body);
+  else context.io.stdout(`${formatStatus(body)}\n`);
+  return 0;
+}
+
+/** `errand result <id> [--wait 30s]`: the result, or exit 3 while it still runs. */
+export async function resultCommand(argv: string[], context: CliContext): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, options: { wait: { type: 'string', short: 'w' }, json: { type: 'boolean' } }, allowPositionals: true, strict: true });
+  const [id] = positionals;
+  if (!id || positionals.length > 1) throw new UsageError('usage: errand result <delegation id> [--wait 30s] [--json]');
+  const { body } = await call(context.transport(), 'GET', idPath(id, values.wait ? `/result?wait=${encodeURIComponent(values.wait)}` : '/result'), resultResponseSchema);
+  if (values.json) {
+    json(context, body);
+    return body.done ? (body.result.status === 'completed' ? 0 : exitNotCompleted) : exitStillRunning;
+  }
+  if (!body.done) {
+    context.io.stderr(`${id} is still ${body.state}${body.peek ? ` (turn ${body.peek.turns}/${body.peek.maxTurns})` : ''}; wait longer with --wait, or "errand peek ${id}"\n`);
+    return exitStillRunning;
+  }
+  return printResult(context, id, body.result);
+}
+
+/** `errand cancel <id> [--reason text]`. */
+export async function cancelCommand(argv: string[], context: CliContext): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, options: { reason: { type: 'string', short: 'r' }, json: { type: 'boolean' } }, allowPositionals: true, strict: true });
+  const [id] = positionals;
+  if (!id || positionals.length > 1) throw new UsageError('usage: errand cancel <delegation id> [--reason text] [--json]');
+  const { body } = await call(context.transport(), 'POST', idPath(id, '/cancel'), cancelResponseSchema, { body: values.reason ? { reason: values.reason } : {} });
+  if (values.json) json(context, body);
+  else context.io.stdout(body.cancelRequested ? `cancel requested for ${id}\n` : `${id} had already ended (${body.state}); nothing to cancel\n`);
+  return 0;
+}
+
+/** `errand send <id> <message...>`: a message for a continuable delegation. */
+export async function sendCommand(argv: string[], context: CliContext): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, options: { json: { type: 'boolean' }, 'idempotency-key': { type: 'string' } }, allowPositionals: true, strict: true });
+  const [id, ...words] = positionals;
+  const message = words.join(' ').trim();
+  if (!id || !message) throw new UsageError('usage: errand send <delegation id> <message...> [--json]');
+  const { body } = await call(context.transport(), 'POST', idPath(id, '/messages'), sendMessageResponseSchema, {
+    body: { message },
+    ...(values['idempotency-key'] ? { headers: { 'Idempotency-Key': values['idempotency-key'] } } : {}),
+  });
+  if (values.json) json(context, body);
+  else context.io.stdout(`message delivered to ${id}${body.queuedTurns ? ` (${body.queuedTurns} queued)` : ''}\n`);
+  return 0;
+}
+
+/** `errand list [--status s] [--source s] [--parent id] [--page-size n] [--page-token t]`. */
+export async function listCommand(argv: string[], context: CliContext): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { status: { type: 'string' }, source: { type: 'string' }, parent: { type: 'string' }, 'page-size': { type: 'string' }, 'page-token': { type: 'string' }, json: { type: 'boolean' } },
+    allowPositionals: false,
+    strict: true,
+  });
+  const query = new URLSearchParams();
+  if (values.status) query.set('status', values.status);
+  if (values.source) query.set('source', values.source);
+  if (values.parent) query.set('parent', values.parent);
+  if (values['page-size']) query.set('pageSize', values['page-size']);
+  if (values['page-token']) query.set('pageToken', values['page-token']);
+  const { body } = await call(context.transport(), 'GET', `/v1/delegations${query.size > 0 ? `?${query.toString()}` : ''}`, listDelegationsResponseSchema);
+  if (values.json) {
+    json(context, body);
+    return 0;
+  }
+  if (body.items.length === 0) context.io.stdout('no delegations\n');
+  for (const item of body.items) context.io.stdout(`${item.id}  ${item.state.padEnd(9)}  turns ${String(item.turns).padStart(3)}  ${item.source ?? '-'}  ${item.model ?? '-'}  ${item.startedAt}\n`);
+  if (body.nextPageToken) context.io.stderr(`more: errand list --page-token ${body.nextPageToken}${values['page-size'] ? ` --page-size ${values['page-size']}` : ''}\n`);
+  return 0;
+}

@@ -1,0 +1,141 @@
+import type { SearchAttributePair } from '@temporalio/common';
+import { staticSummaryMaxChars, summaryInstructionWords } from '../contracts/limits';
+import type { ModelRoute } from '../contracts/model';
+import { searchAttributes } from '../contracts/search-attributes';
+import type { SessionInput } from '../contracts/session';
+import type { SourceSummary, SubagentInput } from '../contracts/subagent';
+
+/**
+ * What the Temporal Web UI shows for a workflow errand starts from outside a workflow (the API or the
+ * CLI): a one-line static summary, Markdown static details and the errand search attributes
+ * (DESIGN.md convention 10). Children started by a workflow get theirs in `agent-core.ts`; this is the
+ * top-level counterpart, so both kinds of start look alike in the UI and in visibility queries.
+ */
+
+/** Who starts the workflow, as the Web UI should show it. */
+export interface TopLevelStartIds {
+  /** The workflow id the caller chose (`errand-<short id>`); shown in the details. */
+  workflowId: string;
+  /** Tenant of the API key that starts it; falls back to `input.tenant`. */
+  tenant?: string;
+  /** Who started it, e.g. `api` or `cli`; shown in the details when given. */
+  startedBy?: string;
+}
+
+/**
+ * The parts of `WorkflowStartOptions` that make a start visible in the Web UI. Spread them into
+ * `client.workflow.start(...)` next to `taskQueue`, `workflowId` and `args`.
+ */
+export interface TopLevelStartOptions {
+  staticSummary: string;
+  staticDetails: string;
+  typedSearchAttributes: SearchAttributePair[];
+}
+
+/** Start options of a top-level subagent workflow (a delegation started by the API or the CLI). */
+export function subagentStartOptions(input: SubagentInput, ids: TopLevelStartIds): TopLevelStartOptions {
+  const tenant = ids.tenant ?? input.tenant;
+  const source = input.source;
+  const prefix = source ? `${source.kind} ${source.name}` : input.label;
+  const details = [
+    `**Task:** ${input.label}`,
+    sourceLine(source),
+    modelLine(input.route),
+    `**Limits:** ${[
+      `max turns ${input.maxTurns}`,
+      `depth ${input.depth} of ${input.maxDepth}`,
+      ...(input.tokenBudget !== undefined ? [`token budget ${input.tokenBudget}`] : []),
+      ...(input.tasks ? [`${input.tasks.maxBackgroundTasks} background tasks`] : []),
+      ...(input.idleTimeoutMs !== undefined ? [`idle timeout ${Math.round(input.idleTimeoutMs / 1000)} s`] : []),
+    ].join(' · ')}`,
+    toolsetsLine(input.toolsets),
+    `**Working directory:** \`${input.workingDir}\``,
+    ...(input.continuable ? ['**Continuable:** yes (takes messages after answering)'] : []),
+    ...(input.parent ? [`**Parent:** ${input.parent.workflowId} (${input.parent.taskId})`] : []),
+    ...commonLines(ids, tenant),
+  ];
+  return {
+    staticSummary: summaryLine(prefix, input.prompt || input.system.instructions || ''),
+    staticDetails: details.join('  \n'),
+    typedSearchAttributes: [
+      { key: searchAttributes.kind, value: 'subagent' },
+      { key: searchAttributes.source, value: source?.name ?? 'ad-hoc' },
+      { key: searchAttributes.status, value: 'running' },
+      { key: searchAttributes.model, value: modelName(input.route) },
+      { key: searchAttributes.turns, value: 0 },
+      ...(input.parent ? [{ key: searchAttributes.parent, value: input.parent.workflowId }] : []),
+      ...(tenant ? [{ key: searchAttributes.tenant, value: tenant }] : []),
+    ],
+  };
+}
+
+/** Start options of a session workflow (started by the API or `errand session`). */
+export function sessionStartOptions(input: SessionInput, ids: TopLevelStartIds): TopLevelStartOptions {
+  const tenant = ids.tenant ?? input.tenant;
+  const snapshot = input.recipe?.snapshot;
+  const source: SourceSummary | undefined = snapshot
+    ? { kind: snapshot.kind, name: snapshot.name, store: snapshot.store.id, version: snapshot.version, path: snapshot.path }
+    : undefined;
+  const prefix = source ? `session · ${source.kind} ${source.name}` : `session · ${input.label}`;
+  const details = [
+    `**Session:** ${input.label}`,
+    sourceLine(source),
+    modelLine(input.route),
+    `**Limits:** ${[
+      `${input.maxTurnsPerMessage} turns per message`,
+      `delegation depth ${input.maxDepth}`,
+      `${input.tasks.maxBackgroundTasks} background tasks`,
+      ...(input.tokenBudget !== undefined ? [`token budget ${input.tokenBudget}`] : []),
+    ].join(' · ')}`,
+    toolsetsLine(input.toolsets),
+    `**Working directory:** \`${input.workingDir}\``,
+    ...commonLines(ids, tenant),
+  ];
+  return {
+    staticSummary: summaryLine(prefix, input.initialMessage ?? input.system.instructions ?? ''),
+    staticDetails: details.join('  \n'),
+    typedSearchAttributes: [
+      { key: searchAttributes.kind, value: 'session' },
+      { key: searchAttributes.source, value: source?.name ?? 'ad-hoc' },
+      // A session waits for its first message unless it was given one; the workflow updates this each turn.
+      { key: searchAttributes.status, value: input.initialMessage ? 'running' : 'waiting' },
+      { key: searchAttributes.model, value: modelName(input.route) },
+      { key: searchAttributes.turns, value: 0 },
+      ...(tenant ? [{ key: searchAttributes.tenant, value: tenant }] : []),
+    ],
+  };
+}
+
+function modelName(route: ModelRoute): string {
+  return `${route.provider}/${route.model}`;
+}
+
+function sourceLine(source: SourceSummary | undefined): string {
+  if (!source) return '**Source:** ad hoc (instructions only)';
+  return `**Source:** ${source.kind} \`${source.name}\` from ${source.store} (version \`${source.version}\`${source.path ? `, ${source.path}` : ''})`;
+}
+
+function modelLine(route: ModelRoute): string {
+  return `**Model:** \`${modelName(route)}\`${route.temperature === undefined ? '' : ` · temperature ${route.temperature}`}`;
+}
+
+function toolsetsLine(toolsets: string[]): string {
+  return `**Toolsets:** ${toolsets.length > 0 ? toolsets.join(', ') : '(none)'}`;
+}
+
+function commonLines(ids: TopLevelStartIds, tenant: string | undefined): string[] {
+  return [
+    `**Workflow:** ${ids.workflowId}`,
+    ...(tenant ? [`**Tenant:** ${tenant}`] : []),
+    ...(ids.startedBy ? [`**Started by:** ${ids.startedBy}`] : []),
+  ];
+}
+
+/** `<prefix> — <first words of text>` on one line, cut to what the Web UI shows in a list row. */
+function summaryLine(prefix: string, text: string): string {
+  const words = text.trim().split(/\s+/).filter((word) => word !== '');
+  const head = words.slice(0, summaryInstructionWords).join(' ');
+  const firstWords = words.length > summaryInstructionWords ? `${head} …` : head;
+  const line = (firstWords === '' ? prefix : `${prefix} — ${firstWords}`).replace(/\s+/g, ' ');
+  return line.length <= staticSummaryMaxChars ? line : `${line.slice(0, staticSummaryMaxChars - 1)}…`;
+}

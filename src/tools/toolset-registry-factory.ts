@@ -1,0 +1,101 @@
+import { canonicalJson, isRecipeServerName, mcpServerConfigSchema, type McpServerConfig } from './mcp-config';
+import { McpToolset, type McpToolsetOptions } from './mcp-toolset';
+import { createDeveloperToolset } from './developer-toolset';
+import { ToolsetRegistry, ToolsetRegistryError } from './toolset-registry';
+
+/** Most recipe-declared servers one worker keeps registered (each distinct config is one entry). */
+export const maxRecipeServersPerWorker = 256;
+
+/** Options of {@link createToolsetRegistryFromConfig}. */
+export interface ToolsetRegistryConfig extends Omit<McpToolsetOptions, 'idleMs'> {
+  /** The operator's MCP servers (already validated with `mcpServerListSchema`). */
+  mcpServers: readonly McpServerConfig[];
+  /** Close an unused MCP connection (stop a stdio server) after this long. */
+  idleMs?: number;
+}
+
+/**
+ * A worker's toolsets: the built-in developer toolset, the operator's MCP servers, and recipe-declared
+ * servers registered on demand when an activity runs a delegation that carries them. Every MCP toolset
+ * is one pooled client; {@link close} stops them all (call it when the worker shuts down).
+ */
+export class WorkerToolsetRegistry extends ToolsetRegistry {
+  private readonly mcpToolsets: McpToolset[] = [];
+  /** Canonical JSON of each registered recipe server's config, by toolset name. */
+  private readonly recipeConfigs = new Map<string, string>();
+
+  constructor(private readonly mcpOptions: McpToolsetOptions = {}) {
+    super();
+  }
+
+  /** Registers an MCP server as a toolset (one client, pooled for the life of the worker). */
+  registerMcpServer(config: McpServerConfig): McpToolset {
+    const toolset = new McpToolset(config, this.mcpOptions);
+    this.register(toolset);
+    this.mcpToolsets.push(toolset);
+    return toolset;
+  }
+
+  /**
+   * Makes sure the recipe-declared servers a delegation carries are registered on this worker, and
+   * returns their toolset names. Idempotent and cheap when they already are: call it at the start of
+   * every modelTurn and runTool (the worker that runs a turn may not be the one that planned it).
+   *
+   * A name is `recipe-<name>-<config hash>`; the full config is compared too, so a name collision (or a
+   * forged input) can never route calls to another recipe's server. Configs are re-validated here
+   * because they come from workflow input.
+   */
+  ensureRecipeServers(configs: readonly unknown[]): string[] {
+    const names: string[] = [];
+    for (const raw of configs) {
+      const parsed = mcpServerConfigSchema.safeParse(raw);
+      if (!parsed.success) {
+        throw new ToolsetRegistryError(`invalid recipe MCP server config: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
+      }
+      const config = parsed.data;
+      if (!isRecipeServerName(config.name)) {
+        throw new ToolsetRegistryError(`recipe MCP server "${config.name}" must be named recipe-…; plan the delegation again`);
+      }
+      const canonical = canonicalJson(config);
+      const known = this.recipeConfigs.get(config.name);
+      if (known === undefined) {
+        if (this.recipeConfigs.size >= maxRecipeServersPerWorker) {
+          throw new ToolsetRegistryError(`this worker already runs ${maxRecipeServersPerWorker} distinct recipe MCP servers; restart it or use fewer`);
+        }
+        this.registerMcpServer(config);
+        this.recipeConfigs.set(config.name, canonical);
+      } else if (known !== canonical) {
+        throw new ToolsetRegistryError(`recipe MCP server "${config.name}" is already registered with a different config`);
+      }
+      names.push(config.name);
+    }
+    return names;
+  }
+
+  /** The MCP toolset of that name, if it is one (for diagnostics and tests). */
+  mcpToolset(name: string): McpToolset | undefined {
+    return this.mcpToolsets.find((toolset) => toolset.name === name);
+  }
+
+  /** Closes every MCP connection and stops every stdio server; later calls report the servers unavailable. */
+  async close(): Promise<void> {
+    await Promise.all(this.mcpToolsets.map((toolset) => toolset.close(true)));
+  }
+}
+
+/**
+ * The worker's registry from configuration: `developer` plus one toolset per operator MCP server.
+ * Nothing is started here; each server starts on first use.
+ */
+export function createToolsetRegistryFromConfig(config: ToolsetRegistryConfig): WorkerToolsetRegistry {
+  const { mcpServers, ...options } = config;
+  const registry = new WorkerToolsetRegistry(options);
+  registry.register(createDeveloperToolset());
+  for (const server of mcpServers) {
+    if (isRecipeServerName(server.name)) {
+      throw new ToolsetRegistryError(`MCP server name "${server.name}" is reserved for recipe-declared servers (prefix "recipe-")`);
+    }
+    registry.registerMcpServer(server);
+  }
+  return registry;
+}

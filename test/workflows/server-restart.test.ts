@@ -1,0 +1,140 @@
+import { mkdtempSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Client, Connection } from '@temporalio/client';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery, type SubagentPeek, type TranscriptView } from '../../src/contracts/subagent';
+import { startDevServer, type DevServer } from '../../src/dev/temporal-dev-server';
+import type { ChatMessage } from '../../src/contracts/model';
+import { ConversationScripts } from '../support/conversation-scripts';
+import { sessionInput, startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+
+/**
+ * A dev server of its own (so it can be stopped and restarted on the same SQLite file, and so its
+ * continue-as-new threshold can be forced low): queued messages and settlement notices survive a server
+ * restart; a subagent driven through continue-as-new keeps its conversation, counters and pending messages.
+ */
+
+let server: DevServer;
+let dataDirectory: string;
+let port: number;
+let client: Client;
+let connection: Connection;
+let worker: RunningWorker;
+let taskQueue: string;
+let workingDir: string;
+const scripts = new ConversationScripts();
+const historyThreshold = 60;
+
+async function startServer(): Promise<DevServer> {
+  return startDevServer({
+    dbFile: join(dataDirectory, 'temporal.sqlite'),
+    logFile: resolve(__dirname, '..', '..', 'test-artifacts', 'restart-dev-server.log'),
+    headless: true,
+    ...(port ? { port } : {}),
+    dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': historyThreshold },
+  });
+}
+
+beforeAll(async () => {
+  dataDirectory = mkdtempSync(join(tmpdir(), 'errand-restart-server-'));
+  server = await startServer();
+  port = server.port;
+  ({ client, connection } = await testClient(server.address));
+  const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model } } });
+  taskQueue = uniqueTaskQueue('restart');
+  worker = await startTestWorker(taskQueue, dependencies, server.address);
+  workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-restart-work-')));
+}, 120_000);
+
+afterAll(async () => {
+  await worker?.stop();
+  await connection?.close();
+  await server?.stop();
+});
+
+async function poll<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const value = await read();
+      if (done(value)) return value;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last value ${JSON.stringify(value).slice(0, 500)}`);
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+    }
+    await new Promise((resolveWait) => setTimeout(resolveWait, 200));
+  }
+}
+
+function userTexts(messages: ChatMessage[] | undefined): string[] {
+  return (messages ?? []).filter((message) => message.role === 'user' && !message.content.startsWith('[task notice]')).map((message) => message.content);
+}
+
+test('the dev server stops and restarts while a subagent waits with a queued message; the message runs and the parent gets its notice', async () => {
+  const child = scripts.add('restart-child', [{ text: 'child ready' }, { text: 'answer A', delayMs: 2_000 }, { text: 'answer B' }]);
+  const session = scripts.add('restart-parent', (_request, call) => (call === 0 ? { toolCalls: [{ name: 'delegate', arguments: { instructions: `Stay around ${child}`, continuable: true } }] } : { text: `parent turn ${call}` }));
+  const parent = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-restart-parent-${Date.now()}`, args: [sessionInput({ workingDir })] });
+  await parent.executeUpdate(sendMessageUpdate, { args: [{ message: `Start ${session}` }] });
+  const childHandle = client.workflow.getHandle(`${parent.workflowId}/task-1`);
+  await poll(() => childHandle.query(peekQuery), (peek: SubagentPeek) => peek.state === 'waiting', 'the child to wait');
+
+  // Message A starts a slow turn; message B is queued behind it.
+  await childHandle.executeUpdate(sendMessageUpdate, { args: [{ message: 'message A' }] });
+  await poll(async () => scripts.of('restart-child').length, (count) => count === 2, 'turn A to start');
+  const queued = await childHandle.executeUpdate(sendMessageUpdate, { args: [{ message: 'message B' }] });
+  expect(queued.queuedTurns).toBe(1);
+
+  await server.stop();
+  server = await startServer();
+  expect(server.port).toBe(port);
+
+  const view = await poll(
+    () => parent.query(transcriptQuery),
+    (value: TranscriptView) => value.entries.filter((entry) => entry.role === 'notice').length >= 3 && value.state === 'waiting',
+    'three notices after the restart',
+    90_000,
+  );
+  const noticeTexts = view.entries.filter((entry) => entry.role === 'notice').map((entry) => entry.text);
+  expect(noticeTexts[1]).toContain('answer A');
+  expect(noticeTexts[2]).toContain('answer B');
+  const childRequests = scripts.of('restart-child');
+  // Turn A's model call finished while the server was down; the retried activity reused its stored answer.
+  expect(childRequests).toHaveLength(3);
+  expect(userTexts(childRequests[2]?.messages)).toEqual([`Stay around ${child}`, 'message A', 'message B']);
+  await parent.cancel();
+}, 180_000);
+
+test('continue-as-new keeps the conversation, counters and pending messages; peek reads right on both sides', async () => {
+  const marker = scripts.add('can', (request, call) => ({ text: `reply ${call}`, ...(call === 3 ? { delayMs: 1_500 } : {}) }));
+  const workflowId = `errand-can-${Date.now()}`;
+  const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId, args: [subagentInput({ prompt: `Chat ${marker}`, workingDir, continuable: true })] });
+  const firstRunId = (await handle.describe()).runId;
+  const peekAt = (turns: number) => poll(() => handle.query(peekQuery), (peek: SubagentPeek) => peek.turns === turns && peek.state === 'waiting', `turn ${turns}`);
+  await peekAt(1);
+  for (let turn = 2; turn <= 3; turn += 1) {
+    await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `m${turn}` }] });
+    await peekAt(turn);
+  }
+  // Turn 4 is slow; three more messages queue behind it.
+  await handle.executeUpdate(sendMessageUpdate, { args: [{ message: 'm4' }] });
+  for (const message of ['m5', 'm6', 'm7']) await handle.executeUpdate(sendMessageUpdate, { args: [{ message }] });
+  for (let turn = 8; turn <= 20; turn += 1) {
+    await peekAt(turn - 1);
+    await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `m${turn}` }] });
+  }
+  const peek = await peekAt(20);
+  expect(peek.turns).toBe(20);
+  const description = await handle.describe();
+  expect(description.runId).not.toBe(firstRunId);
+  const requests = scripts.of('can');
+  expect(requests).toHaveLength(20);
+  // Every message arrived, once and in order, and the last call saw the whole conversation.
+  expect(userTexts(requests[19]?.messages)).toEqual([`Chat ${marker}`, ...Array.from({ length: 19 }, (_, index) => `m${index + 2}`)]);
+  const assistants = (requests[19]?.messages ?? []).filter((message) => message.role === 'assistant').map((message) => message.content);
+  expect(assistants).toEqual(Array.from({ length: 19 }, (_, index) => `reply ${index}`));
+  const transcript: TranscriptView = await handle.query(transcriptQuery);
+  expect(transcript.entries.filter((entry) => entry.role === 'assistant')).toHaveLength(20);
+  await handle.signal(cancelSignal, {});
+  await handle.result();
+}, 180_000);
