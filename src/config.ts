@@ -16,6 +16,8 @@ import {
 } from './contracts/limits';
 import type { SubagentActivitySettings, TaskLimits } from './contracts/subagent';
 import { storeConfigSchema, type StoreConfig } from './sources/store-config';
+import { temporalConnectionOptions, type TemporalConnectOptions } from './temporal-connection';
+import { mcpServerListSchema, mcpSettingsSchema, type McpServerConfig, type McpSettings } from './tools/mcp-config';
 import { providerConfigSchema, type ProviderConfig } from './llm/provider-config';
 
 /**
@@ -48,6 +50,9 @@ const fileSchema = z.strictObject({
   stores: z.array(storeConfigSchema).optional(),
   /** Claude Code agent model aliases (`sonnet`, `opus`, `haiku`) → `model` or `provider/model`. */
   modelAliases: z.record(z.string(), z.string().min(1)).optional(),
+  /** MCP servers offered as toolsets (by name). */
+  mcpServers: mcpServerListSchema.optional(),
+  mcp: mcpSettingsSchema.optional(),
   tasks: z.strictObject({
     maxBackgroundTasks: z.number().int().min(1).max(1_000).optional(),
     waitTimeoutMs: z.number().int().min(1_000).optional(),
@@ -65,12 +70,18 @@ const fileSchema = z.strictObject({
 
 /** The parsed configuration. */
 export interface ErrandConfig {
-  temporal: { address: string; namespace: string; taskQueue: string };
+  /**
+   * Where Temporal is: `ERRAND_TEMPORAL_*` > `TEMPORAL_*` > the `temporal.toml` profile > the config file >
+   * the local dev server. `connection` carries TLS / API key for Temporal Cloud or a secured cluster.
+   */
+  temporal: { address: string; namespace: string; taskQueue: string; connection: TemporalConnectOptions; summary: string };
   providers: ProviderConfig[];
   /** The model a delegation uses when nothing else chooses one; undefined when none is configured. */
   defaultModel: { provider: string; model: string } | undefined;
-  /** Folder for local state: the blob store (conversations, large payloads). */
+  /** Folder for local state: the blob store (conversations, large payloads) unless `blobs` names S3. */
   dataDir: string;
+  /** S3 blob store for conversations and stored outcomes (`ERRAND_BLOB_BUCKET`); absent = `<dataDir>/blobs`. */
+  blobs: { bucket: string; prefix: string; endpoint?: string; region?: string; forcePathStyle?: boolean } | undefined;
   subagent: {
     maxTurns: number;
     maxDepth: number;
@@ -85,6 +96,10 @@ export interface ErrandConfig {
   tasks: TaskLimits;
   /** Working directory of sessions and API-started delegations. */
   workingDir: string;
+  tools: {
+    mcpServers: McpServerConfig[];
+    settings: McpSettings;
+  };
   sources: {
     stores: StoreConfig[];
     /** `ERRAND_RECIPE_PATH`, as given. */
@@ -172,6 +187,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
   }
 
   const subagent = file.subagent ?? {};
+  let temporal: ReturnType<typeof temporalConnectionOptions>;
+  try {
+    temporal = temporalConnectionOptions(env, {
+      ...(file.temporal?.address ? { address: file.temporal.address } : {}),
+      ...(file.temporal?.namespace ? { namespace: file.temporal.namespace } : {}),
+    });
+  } catch (error) {
+    throw new ConfigError(error instanceof Error ? error.message : String(error));
+  }
   const dataDir = resolve(cwd, env.ERRAND_DATA_DIR ?? file.dataDir ?? '.data');
   let stores: StoreConfig[] = file.stores ?? [];
   if (env.ERRAND_STORES) {
@@ -186,25 +210,60 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     stores = parsed.data;
   }
   const tasks = file.tasks ?? {};
+  let mcpServers: McpServerConfig[] = file.mcpServers ?? [];
+  if (env.ERRAND_MCP_SERVERS) {
+    let json: unknown;
+    try {
+      json = JSON.parse(env.ERRAND_MCP_SERVERS);
+    } catch (error) {
+      throw new ConfigError(`ERRAND_MCP_SERVERS is not valid JSON (expected an array of MCP servers: {type: stdio|streamable_http, name, ...}): ${String(error)}`);
+    }
+    const parsed = mcpServerListSchema.safeParse(json);
+    if (!parsed.success) throw new ConfigError(`ERRAND_MCP_SERVERS is invalid\n${formatIssues(parsed.error, 'ERRAND_MCP_SERVERS')}`);
+    mcpServers = parsed.data;
+  }
+  const allowRecipeServers = env.ERRAND_ALLOW_RECIPE_MCP_SERVERS;
+  if (allowRecipeServers !== undefined && allowRecipeServers !== 'true' && allowRecipeServers !== 'false') {
+    throw new ConfigError(`ERRAND_ALLOW_RECIPE_MCP_SERVERS="${allowRecipeServers}" is not valid: use true or false`);
+  }
   const secondsFromEnv = (name: string) => {
     const value = intFromEnv(env, name, 1, 31_536_000);
     return value === undefined ? undefined : value * 1_000;
   };
   return {
     temporal: {
-      address: env.ERRAND_TEMPORAL_ADDRESS ?? env.TEMPORAL_ADDRESS ?? file.temporal?.address ?? '127.0.0.1:7233',
-      namespace: env.ERRAND_TEMPORAL_NAMESPACE ?? env.TEMPORAL_NAMESPACE ?? file.temporal?.namespace ?? 'default',
+      address: temporal.connection.address,
+      namespace: temporal.namespace,
       taskQueue: env.ERRAND_TASK_QUEUE ?? file.temporal?.taskQueue ?? 'errand',
+      connection: temporal.connection,
+      summary: temporal.summary,
     },
     providers,
     defaultModel,
     dataDir,
+    blobs: env.ERRAND_BLOB_BUCKET
+      ? {
+          bucket: env.ERRAND_BLOB_BUCKET,
+          prefix: env.ERRAND_BLOB_PREFIX ?? '',
+          ...(env.ERRAND_BLOB_S3_ENDPOINT ? { endpoint: env.ERRAND_BLOB_S3_ENDPOINT } : {}),
+          ...(env.ERRAND_BLOB_S3_REGION ?? env.AWS_REGION ? { region: env.ERRAND_BLOB_S3_REGION ?? env.AWS_REGION } : {}),
+          ...(env.ERRAND_BLOB_S3_FORCE_PATH_STYLE === 'true' ? { forcePathStyle: true } : {}),
+        }
+      : undefined,
     workingDir: resolve(cwd, env.ERRAND_WORKING_DIR ?? file.workingDir ?? '.'),
     sessionMaxTurns: intFromEnv(env, 'ERRAND_SESSION_MAX_TURNS', 1, maxTurnsCeiling) ?? defaultSessionMaxTurns,
     tasks: {
       maxBackgroundTasks: intFromEnv(env, 'ERRAND_MAX_BACKGROUND_TASKS', 1, 1_000) ?? tasks.maxBackgroundTasks ?? defaultMaxBackgroundTasks,
       waitTimeoutMs: secondsFromEnv('ERRAND_TASK_WAIT_TIMEOUT_SECS') ?? tasks.waitTimeoutMs ?? defaultTaskWaitTimeoutMs,
       completedTaskTtlMs: secondsFromEnv('ERRAND_COMPLETED_TASK_TTL_SECS') ?? tasks.completedTaskTtlMs ?? defaultCompletedTaskTtlMs,
+    },
+    tools: {
+      mcpServers,
+      settings: {
+        ...file.mcp,
+        ...(intFromEnv(env, 'ERRAND_MCP_IDLE_MS', 1_000, 86_400_000) !== undefined ? { idleMs: intFromEnv(env, 'ERRAND_MCP_IDLE_MS', 1_000, 86_400_000) } : {}),
+        ...(allowRecipeServers !== undefined ? { allowRecipeServers: allowRecipeServers === 'true' } : {}),
+      },
     },
     sources: {
       stores,

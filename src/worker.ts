@@ -2,14 +2,17 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { LocalBlobStore, type BlobStore } from './activities/blob-store';
+import { S3BlobStore } from './activities/s3-blob-store';
 import { ConversationStore } from './activities/conversation-store';
 import { createOrchestrationActivities } from './activities/orchestration-activities';
 import { createAgentLoopActivities } from './activities/subagent-activities';
 import { loadConfig, type ErrandConfig } from './config';
+import { installLogging, providerApiKeys } from './observability/logging';
 import { projectRoot } from './dev/tool-paths';
 import type { ChatModel, ModelRegistry } from './llm/model-port';
 import { createModelRegistry } from './llm/provider-config';
-import { createToolsetRegistry, type ToolsetRegistry } from './tools/toolset-registry';
+import type { ToolsetRegistry } from './tools/toolset-registry';
+import { createToolsetRegistryFromConfig, type WorkerToolsetRegistry } from './tools/toolset-registry-factory';
 import type { PlanContext } from './activities/plan-delegation';
 import { createSearchStores } from './sources/store-config';
 import { SourceResolver } from './sources/source-resolver';
@@ -17,7 +20,7 @@ import { SourceResolver } from './sources/source-resolver';
 /** The real parts a worker's activities use. */
 export interface WorkerDependencies {
   models: ModelRegistry;
-  toolsets: ToolsetRegistry;
+  toolsets: WorkerToolsetRegistry;
   blobs: BlobStore;
   conversations: ConversationStore;
   /** Source resolver per working directory. */
@@ -67,9 +70,15 @@ export function createWorkerDependencies(
   config: ErrandConfig,
   options: { scripted?: Record<string, ChatModel>; env?: NodeJS.ProcessEnv; homeDirectory?: string } = {},
 ): WorkerDependencies {
-  const blobs = new LocalBlobStore(join(config.dataDir, 'blobs'));
+  // Every worker of a deployment must see the same blobs: S3 there, a local folder on one machine.
+  const blobs: BlobStore = config.blobs ? new S3BlobStore(config.blobs) : new LocalBlobStore(join(config.dataDir, 'blobs'));
   const models = createModelRegistry(config.providers, { env: options.env ?? process.env, ...(options.scripted ? { scripted: options.scripted } : {}) });
-  const toolsets = createToolsetRegistry();
+  const toolsets = createToolsetRegistryFromConfig({
+    mcpServers: config.tools.mcpServers,
+    ...(config.tools.settings.idleMs !== undefined ? { idleMs: config.tools.settings.idleMs } : {}),
+    ...(config.tools.settings.callTimeoutMs !== undefined ? { callTimeoutMs: config.tools.settings.callTimeoutMs } : {}),
+    env: options.env ?? process.env,
+  });
   return {
     models,
     toolsets,
@@ -116,23 +125,36 @@ export async function createErrandWorker(options: ErrandWorkerOptions): Promise<
 
 /** Runs a worker from configuration until SIGINT or SIGTERM. */
 export async function runWorker(config: ErrandConfig = loadConfig()): Promise<void> {
-  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const connection = await NativeConnection.connect(config.temporal.connection);
   try {
+    const dependencies = createWorkerDependencies(config);
     const worker = await createErrandWorker({
       connection,
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
-      dependencies: createWorkerDependencies(config),
+      dependencies,
     });
-    process.stdout.write(`errand worker: polling task queue "${config.temporal.taskQueue}" on ${config.temporal.address} (namespace ${config.temporal.namespace})\n`);
-    await worker.run();
+    process.stdout.write(`errand worker: polling task queue "${config.temporal.taskQueue}" on ${config.temporal.summary}\n`);
+    try {
+      await worker.run();
+    } finally {
+      await dependencies.toolsets.close();
+    }
   } finally {
     await connection.close();
   }
 }
 
 if (require.main === module) {
-  runWorker().catch((error: unknown) => {
+  let config: ErrandConfig;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    process.stderr.write(`errand worker: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  }
+  installLogging({ secrets: providerApiKeys(config.providers) });
+  runWorker(config).catch((error: unknown) => {
     process.stderr.write(`errand worker: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exit(1);
   });

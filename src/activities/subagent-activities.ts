@@ -98,9 +98,12 @@ export function createAgentLoopActivities(deps: SubagentActivityDependencies): A
         const history = await deps.conversations.read(input.conversationId, input.length);
         const messages: ChatMessage[] = input.note ? [...history, { role: 'system', content: input.note }] : history;
         const offered = (input.orchestrationTools ?? []).filter(isOrchestrationTool).map((name) => orchestrationToolSpecs[name]);
-        const tools = [...offered, ...(await deps.toolsets.specsFor(input.toolsets, input.toolFilter))];
         try {
-          response = await withHeartbeat((abortSignal) => model.generate({ route: input.route, messages, tools }, { abortSignal }));
+          // Listing tools may start an MCP server: it runs under the heartbeat like the model call.
+          response = await withHeartbeat(async (abortSignal) => {
+            const tools = [...offered, ...(await deps.toolsets.specsFor(input.toolsets, input.toolFilter))];
+            return model.generate({ route: input.route, messages, tools }, { abortSignal });
+          });
         } catch (error) {
           if (error instanceof CancelledFailure) throw error;
           const failure = classifyModelError(error);

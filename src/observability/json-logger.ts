@@ -1,4 +1,5 @@
 import type { Logger, LogLevel, LogMetadata } from '@temporalio/common';
+import { defaultAnthropicApiKeyEnv, type ProviderConfig } from '../llm/provider-config';
 
 /**
  * JSON-lines logging for errand's processes, with secrets redacted. This file has no dependency on
@@ -77,6 +78,18 @@ export function secretsFromEnvironment(env: NodeJS.ProcessEnv = process.env): st
 }
 
 /**
+ * The API keys configured providers read from the environment (`apiKeyEnv`, and `ANTHROPIC_API_KEY` for
+ * an Anthropic provider without one), as secrets for {@link configureLogging}. Needed because a variable
+ * named freely (`apiKeyEnv: "LLM_CREDENTIAL"`) is not caught by the name pattern.
+ */
+export function providerApiKeys(providers: readonly ProviderConfig[], env: NodeJS.ProcessEnv = process.env): string[] {
+  return providers
+    .map((provider) => provider.apiKeyEnv ?? (provider.kind === 'anthropic' ? defaultAnthropicApiKeyEnv : undefined))
+    .map((name) => (name === undefined ? undefined : env[name]))
+    .filter((value): value is string => typeof value === 'string' && value.trim() !== '');
+}
+
+/**
  * Returns a copy of `value` with secrets replaced by "[redacted]": the value of any key matching
  * {@link secretKeyPattern}, any string equal to a secret, and any occurrence of a secret (of at least a
  * few characters) inside a longer string. Errors become `{ name, message, stack }` first, so their text is
@@ -107,6 +120,11 @@ function redactValue(value: unknown, secrets: readonly string[], depth: number, 
   try {
     if (value instanceof Error) {
       const plain: Record<string, unknown> = { name: value.name, message: value.message, ...(value.stack ? { stack: value.stack } : {}) };
+      // Temporal failures say what went wrong in `type` / `nonRetryable`; Node errors in `code`.
+      for (const field of ['type', 'nonRetryable', 'code'] as const) {
+        const fieldValue: unknown = (value as unknown as Record<string, unknown>)[field];
+        if (fieldValue !== undefined && fieldValue !== null) plain[field] = fieldValue;
+      }
       if (value.cause !== undefined) plain.cause = value.cause;
       return redactValue(plain, secrets, depth, seen);
     }

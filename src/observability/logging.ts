@@ -8,6 +8,7 @@ export {
   createLogger,
   logLevelEnv,
   logLevelFromEnvironment,
+  providerApiKeys,
   redact,
   secretsFromEnvironment,
   type ErrandLogger,

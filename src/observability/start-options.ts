@@ -20,6 +20,8 @@ export interface TopLevelStartIds {
   tenant?: string;
   /** Who started it, e.g. `api` or `cli`; shown in the details when given. */
   startedBy?: string;
+  /** The resolved source, when the caller holds it apart from the input; default `input.source`. */
+  source?: SourceSummary;
 }
 
 /**
@@ -35,7 +37,7 @@ export interface TopLevelStartOptions {
 /** Start options of a top-level subagent workflow (a delegation started by the API or the CLI). */
 export function subagentStartOptions(input: SubagentInput, ids: TopLevelStartIds): TopLevelStartOptions {
   const tenant = ids.tenant ?? input.tenant;
-  const source = input.source;
+  const source = ids.source ?? input.source;
   const prefix = source ? `${source.kind} ${source.name}` : input.label;
   const details = [
     `**Task:** ${input.label}`,

@@ -206,10 +206,23 @@ export class McpToolset implements Toolset {
   private async connect(): Promise<Connection> {
     if (this.shutDown) throw new Error('the worker is shutting down');
     if (this.current && !this.current.closed) return this.current;
-    this.opening ??= this.open().finally(() => {
+    this.opening ??= this.openWithRetry().finally(() => {
       this.opening = undefined;
     });
     return this.opening;
+  }
+
+  /**
+   * Opens a connection; an HTTP server gets a second attempt at once, because the first request after a
+   * server restart can go out on a pooled keep-alive socket that the old server closed ("fetch failed").
+   */
+  private async openWithRetry(): Promise<Connection> {
+    try {
+      return await this.open();
+    } catch (error) {
+      if (this.config.type !== 'streamable_http' || this.shutDown) throw error;
+      return this.open();
+    }
   }
 
   private async open(): Promise<Connection> {

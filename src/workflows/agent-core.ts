@@ -189,7 +189,7 @@ export class AgentCore {
   /** Appends messages to the conversation. */
   async append(messages: Parameters<SubagentActivities['appendMessages']>[0]['messages']): Promise<void> {
     if (messages.length === 0) return;
-    await this.store.appendMessages({ conversationId: this.options.workflowId, startSeq: this.length, messages });
+    await this.store.appendMessages.executeWithOptions({ summary: `store messages ${this.length}–${this.length + messages.length - 1}` }, [{ conversationId: this.options.workflowId, startSeq: this.length, messages }]);
     this.length += messages.length;
   }
 
@@ -294,11 +294,11 @@ export class AgentCore {
         const resultSeq = firstResultSeq + index;
         if (isOrchestrationTool(call.name) && this.canDelegate) {
           const outcome = await this.orchestrate(call);
-          await this.store.appendMessages({
+          await this.store.appendMessages.executeWithOptions({ summary: `store ${call.name} result` }, [{
             conversationId: this.options.workflowId,
             startSeq: resultSeq,
             messages: [{ role: 'tool', toolCallId: call.id, toolName: call.name, content: outcome.content, ...(outcome.isError ? { isError: true } : {}) }],
-          });
+          }]);
           return;
         }
         await this.tools.runTool.executeWithOptions({ summary: `tool ${call.name}` }, [{
@@ -321,7 +321,7 @@ export class AgentCore {
   async lastAssistantFullText(): Promise<string> {
     if (!this.lastText) return '';
     if (!this.lastText.truncated) return this.lastText.text;
-    return this.store.readMessageText({ conversationId: this.options.workflowId, seq: this.lastText.seq });
+    return this.store.readMessageText.executeWithOptions({ summary: `read message ${this.lastText.seq}` }, [{ conversationId: this.options.workflowId, seq: this.lastText.seq }]);
   }
 
   // ---- orchestration tools -------------------------------------------------------------------------
@@ -337,10 +337,10 @@ export class AgentCore {
         return this.sendMessage(args);
       case OrchestrationTool.listSubagentModels:
         return {
-          content: await this.store.listSubagentModels({
+          content: await this.store.listSubagentModels.executeWithOptions({ summary: 'list subagent models' }, [{
             ...(typeof args.provider === 'string' ? { provider: args.provider } : {}),
             ...(typeof args.model === 'string' ? { model: args.model } : {}),
-          }),
+          }]),
           isError: false,
         };
       default:
@@ -394,7 +394,7 @@ export class AgentCore {
 
     this.inFlight += 1;
     try {
-      const plan = await this.store.planDelegation({
+      const plan = await this.store.planDelegation.executeWithOptions({ summary: `plan ${taskId}: ${record.description}` }, [{
         request,
         parent: {
           workflowId: this.options.workflowId,
@@ -409,7 +409,7 @@ export class AgentCore {
           ...(this.options.tenant ? { tenant: this.options.tenant } : {}),
           activity: this.options.activity,
         },
-      });
+      }]);
       if (!plan.ok) {
         this.tasks = this.tasks.filter((task) => task !== record);
         return { content: `delegate was not started: ${plan.message}`, isError: true };
@@ -539,7 +539,7 @@ export class AgentCore {
           state: listingState(task.state),
           description: task.description,
         }));
-      return { content: await this.store.loadListing({ workingDir: this.options.workingDir, ...(this.options.recipe ? { recipe: this.options.recipe } : {}), tasks }), isError: false };
+      return { content: await this.store.loadListing.executeWithOptions({ summary: 'load listing' }, [{ workingDir: this.options.workingDir, ...(this.options.recipe ? { recipe: this.options.recipe } : {}), tasks }]), isError: false };
     }
     const task = this.tasks.find((candidate) => candidate.taskId === source);
     if (task) {
@@ -551,7 +551,7 @@ export class AgentCore {
       task.resultRead = true;
       return { content: formatTaskResultBlock(task.taskId, task.result), isError: false };
     }
-    return { content: await this.store.loadSource({ name: source, workingDir: this.options.workingDir, ...(this.options.recipe ? { recipe: this.options.recipe } : {}) }), isError: false };
+    return { content: await this.store.loadSource.executeWithOptions({ summary: `load ${source}` }, [{ name: source, workingDir: this.options.workingDir, ...(this.options.recipe ? { recipe: this.options.recipe } : {}) }]), isError: false };
   }
 
   /** Cancels a task and everything under it, and returns what it had produced. */

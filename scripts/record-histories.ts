@@ -1,0 +1,185 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { NativeConnection } from '@temporalio/worker';
+import { loadConfig } from '../src/config';
+import type { ChatMessage } from '../src/contracts/model';
+import type { SessionInput } from '../src/contracts/session';
+import { cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery, type SubagentActivitySettings, type SubagentInput } from '../src/contracts/subagent';
+import { startDevServer, type DevServer } from '../src/dev/temporal-dev-server';
+import { createScriptedModel } from '../src/llm/scripted-model';
+import type { ScriptStep } from '../src/llm/scripted-step';
+import { createErrandWorker, createWorkerDependencies } from '../src/worker';
+
+/**
+ * Records workflow histories for the replay test (test/deploy/replay.test.ts): a plain subagent run, one
+ * with tool calls, one that reaches max_turns, a cancelled one, and a session that delegates (the session
+ * and its child). Each is run against a Temporal dev server with a scripted model and written as JSON to
+ * test/fixtures/histories/. Re-record after a deliberate, versioned change to workflow code (docs/deploy.md,
+ * "Upgrades"), never to make a failing replay pass.
+ *
+ * Usage: `tsx scripts/record-histories.ts [--address host:port] [--out test/fixtures/histories]`
+ * Without `--address` it starts its own dev server from the project-installed CLI (`npm run tools`).
+ */
+
+const identity = 'errand-record-histories';
+const activity: SubagentActivitySettings = { modelCallTimeoutMs: 60_000, modelHeartbeatTimeoutMs: 5_000, toolCallTimeoutMs: 30_000, modelMaximumAttempts: 3 };
+
+/** Scripts by marker: each conversation names its script with `[script:<name>]` in its first user message. */
+const scripts = new Map<string, ScriptStep[]>();
+function markerOf(messages: ChatMessage[]): string | undefined {
+  const first = messages.find((message) => message.role === 'user');
+  return first?.role === 'user' ? /\[script:([A-Za-z0-9_-]+)\]/.exec(first.content)?.[1] : undefined;
+}
+const model = createScriptedModel((request) => {
+  const name = markerOf(request.messages);
+  return name ? scripts.get(name)?.shift() : undefined;
+});
+function script(name: string, steps: ScriptStep[]): string {
+  scripts.set(name, steps);
+  return `[script:${name}]`;
+}
+
+async function waitUntil(what: string, predicate: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((done) => setTimeout(done, 100));
+  }
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { address: { type: 'string' }, out: { type: 'string' } }, strict: true });
+  const root = resolve(__dirname, '..');
+  const out = resolve(values.out ?? join(root, 'test', 'fixtures', 'histories'));
+  const scratch = mkdtempSync(join(tmpdir(), 'errand-record-'));
+  let server: DevServer | undefined;
+  if (!values.address) server = await startDevServer({ dbFile: join(scratch, 'temporal.sqlite'), logFile: join(scratch, 'temporal.log'), headless: true });
+  const address = values.address ?? server?.address ?? '';
+
+  // A fixed, machine-independent working directory: it is written into the recorded inputs.
+  const workingDir = join(tmpdir(), 'errand-histories-work');
+  mkdirSync(join(workingDir, 'docs'), { recursive: true });
+  writeFileSync(join(workingDir, 'notes.txt'), 'the answer is 42\n');
+  writeFileSync(join(workingDir, 'docs', 'readme.md'), '# docs\n');
+
+  const config = loadConfig({ ERRAND_DATA_DIR: join(scratch, 'data'), ERRAND_PROVIDERS: JSON.stringify([{ name: 'scripted', kind: 'scripted', models: ['scripted-model'] }]) });
+  const dependencies = createWorkerDependencies(config, { scripted: { scripted: model }, env: {}, homeDirectory: join(scratch, 'home') });
+  const taskQueue = `record-histories-${Date.now()}`;
+  const nativeConnection = await NativeConnection.connect({ address });
+  const worker = await createErrandWorker({
+    connection: nativeConnection,
+    namespace: 'default',
+    taskQueue,
+    dependencies,
+    workflows: { workflowsPath: require.resolve('../src/workflows') },
+    tuning: { identity, shutdownGraceTime: '2s' },
+  });
+  const running = worker.run();
+  const connection = await Connection.connect({ address });
+  const client = new Client({ connection, identity });
+  const stamp = Date.now();
+  const subagent = (prompt: string, overrides: Partial<SubagentInput> = {}): SubagentInput => ({
+    label: 'recorded delegation',
+    prompt,
+    workingDir,
+    system: {},
+    route: { provider: 'scripted', model: 'scripted-model' },
+    toolsets: ['developer'],
+    maxTurns: 10,
+    depth: 1,
+    maxDepth: 1,
+    activity,
+    ...overrides,
+  });
+  const recorded: Record<string, string> = {};
+  /** File name → workflow id: replay needs the id (child ids derive from it), which a history does not hold. */
+  const index: Record<string, string> = {};
+  const record = async (name: string, workflowId: string): Promise<void> => {
+    const history = await client.workflow.getHandle(workflowId).fetchHistory();
+    recorded[name] = `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 1)}\n`;
+    index[`${name}.json`] = workflowId;
+  };
+
+  try {
+    // 1. plain: one model call, a final answer.
+    const plainId = `errand-record-plain-${stamp}`;
+    await client.workflow.execute('subagentWorkflow', { taskQueue, workflowId: plainId, args: [subagent(`Summarise the project ${script('plain', [{ text: 'All done: the summary.' }])}`)] });
+    await record('subagent-plain', plainId);
+
+    // 2. tool calls: two tools in parallel, then the answer.
+    const toolsId = `errand-record-tools-${stamp}`;
+    const tools = script('tools', [
+      { toolCalls: [{ id: 'call-a', name: 'developer__read_file', arguments: { path: 'notes.txt' } }, { id: 'call-b', name: 'developer__list_directory', arguments: { path: 'docs' } }] },
+      { text: 'The notes say 42 and docs has a readme.' },
+    ]);
+    await client.workflow.execute('subagentWorkflow', { taskQueue, workflowId: toolsId, args: [subagent(`Look around ${tools}`)] });
+    await record('subagent-tool-calls', toolsId);
+
+    // 3. max_turns: never answers, stopped by the turn limit.
+    const limitId = `errand-record-max-turns-${stamp}`;
+    const loop: ScriptStep = { text: 'Still looking...', toolCalls: [{ name: 'developer__list_directory', arguments: { path: '.' } }] };
+    await client.workflow.execute('subagentWorkflow', { taskQueue, workflowId: limitId, args: [subagent(`Never finish ${script('limit', [loop, loop, loop])}`, { maxTurns: 3 })] });
+    await record('subagent-max-turns', limitId);
+
+    // 4. cancelled: a slow model call, cancelled by the cancel signal while it runs.
+    const cancelId = `errand-record-cancelled-${stamp}`;
+    const slow = script('cancel', [{ toolCalls: [{ id: 'ls', name: 'developer__list_directory', arguments: { path: 'docs' } }] }, { text: 'too late', delayMs: 60_000 }]);
+    const cancelHandle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId: cancelId, args: [subagent(`Take your time ${slow}`)] });
+    await waitUntil('the second model call', async () => (await cancelHandle.query(peekQuery)).turns >= 2);
+    await cancelHandle.signal(cancelSignal, { reason: 'the user changed their mind' });
+    await cancelHandle.result();
+    await record('subagent-cancelled', cancelId);
+
+    // 5. a session that delegates in the foreground, answers, and is then ended.
+    const sessionId = `errand-record-session-${stamp}`;
+    const child = script('session-child', [{ text: 'Child says: 2 files.' }]);
+    const session = script('session', [
+      { toolCalls: [{ id: 'delegate-1', name: 'delegate', arguments: { instructions: `Count the files ${child}`, description: 'count files' } }] },
+      { text: 'The child found 2 files.' },
+    ]);
+    const sessionInput: SessionInput = {
+      label: 'recorded session',
+      route: { provider: 'scripted', model: 'scripted-model' },
+      toolsets: ['developer'],
+      workingDir,
+      system: {},
+      maxTurnsPerMessage: 10,
+      maxDepth: 1,
+      tasks: { maxBackgroundTasks: 5, waitTimeoutMs: 30_000, completedTaskTtlMs: 600_000 },
+      activity,
+    };
+    const sessionHandle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: sessionId, args: [sessionInput] });
+    await sessionHandle.executeUpdate(sendMessageUpdate, { args: [{ message: `How many files? ${session}` }] });
+    await waitUntil('the session reply', async () => {
+      const view = await sessionHandle.query(transcriptQuery);
+      return view.state === 'waiting' && view.entries.some((entry) => entry.role === 'assistant');
+    });
+    await sessionHandle.signal(cancelSignal, { reason: 'recording done' });
+    await sessionHandle.result();
+    await record('session-delegates', sessionId);
+    await record('session-delegates-child', `${sessionId}/task-1`);
+  } finally {
+    worker.shutdown();
+    await running;
+    await nativeConnection.close();
+    await connection.close();
+    await server?.stop();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+
+  mkdirSync(out, { recursive: true });
+  for (const [name, text] of Object.entries(recorded)) {
+    writeFileSync(join(out, `${name}.json`), text);
+    process.stdout.write(`record-histories: ${name}.json (${Math.round(text.length / 1024)} KiB)\n`);
+  }
+  writeFileSync(join(out, 'index.json'), `${JSON.stringify(index, null, 2)}\n`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`record-histories: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,69 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { Worker } from '@temporalio/worker';
+import { describe, expect, test } from 'vitest';
+import { workflowBundlePath } from '../support/temporal';
+
+/**
+ * The upgrade guard (docs/deploy.md, "Upgrades"): histories recorded from real runs
+ * (scripts/record-histories.ts → test/fixtures/histories/) replay against the current workflow code
+ * without nondeterminism. A change that would break running workflows — a new, removed or reordered
+ * activity, timer or child without `patched()` — fails here, in CI, before a worker runs it.
+ */
+
+const folder = resolve(__dirname, '..', 'fixtures', 'histories');
+const files = readdirSync(folder).filter((name) => name.endsWith('.json') && name !== 'index.json').sort();
+/** File name → the workflow id it was recorded under (child workflow ids derive from it). */
+const workflowIds = JSON.parse(readFileSync(join(folder, 'index.json'), 'utf8')) as Record<string, string>;
+
+function load(name: string): unknown {
+  return JSON.parse(readFileSync(join(folder, name), 'utf8'));
+}
+
+function workflowIdOf(name: string): string {
+  const id = workflowIds[name];
+  if (!id) throw new Error(`${name} is not in test/fixtures/histories/index.json: re-run scripts/record-histories.ts`);
+  return id;
+}
+
+describe('replay of recorded histories', () => {
+  test('every recorded scenario is present and small', () => {
+    // Histories of earlier releases may be kept beside these (docs/deploy.md, "Upgrades"); they replay too.
+    expect(files).toEqual(expect.arrayContaining([
+      'session-delegates-child.json',
+      'session-delegates.json',
+      'subagent-cancelled.json',
+      'subagent-max-turns.json',
+      'subagent-plain.json',
+      'subagent-tool-calls.json',
+    ]));
+    for (const name of files) expect(readFileSync(join(folder, name)).length, name).toBeLessThan(200 * 1024);
+  });
+
+  test('all histories replay against the current workflow bundle without nondeterminism', async () => {
+    const histories = files.map((name) => ({ workflowId: workflowIdOf(name), history: historyFromJSON(load(name)) }));
+    const failures: string[] = [];
+    let replayed = 0;
+    for await (const result of Worker.runReplayHistories({ workflowBundle: { codePath: workflowBundlePath() } }, histories)) {
+      replayed += 1;
+      if (result.error) failures.push(`${result.workflowId}: ${result.error.name}: ${result.error.message}`);
+    }
+    expect(failures).toEqual([]);
+    expect(replayed).toBe(files.length);
+  });
+
+  test('the guard catches a change: a history whose recorded commands differ from the code fails', async () => {
+    // Simulates a code change that schedules a different activity than the one recorded.
+    const json = load('subagent-tool-calls.json') as { events: Record<string, unknown>[] };
+    const scheduled = json.events.find((event) => event.activityTaskScheduledEventAttributes !== undefined);
+    const attributes = scheduled?.activityTaskScheduledEventAttributes as { activityType: { name: string } };
+    attributes.activityType.name = 'someOtherActivity';
+    const results = [];
+    for await (const result of Worker.runReplayHistories({ workflowBundle: { codePath: workflowBundlePath() } }, [{ workflowId: workflowIdOf('subagent-tool-calls.json'), history: historyFromJSON(json) }])) {
+      results.push(result);
+    }
+    expect(results).toHaveLength(1);
+    expect(results[0]?.error?.name).toMatch(/DeterminismViolationError/);
+  });
+});
