@@ -6,6 +6,7 @@ import {
   defaultMaxTurns,
   defaultModelCallTimeoutMs,
   defaultModelHeartbeatTimeoutMs,
+  defaultApprovalTimeoutMs,
   defaultCompletedTaskTtlMs,
   defaultMaxBackgroundTasks,
   defaultModelMaximumAttempts,
@@ -18,6 +19,7 @@ import type { SubagentActivitySettings, TaskLimits } from './contracts/subagent'
 import { storeConfigSchema, type StoreConfig } from './sources/store-config';
 import { temporalConnectionOptions, type TemporalConnectOptions } from './temporal-connection';
 import { mcpServerListSchema, mcpSettingsSchema, type McpServerConfig, type McpSettings } from './tools/mcp-config';
+import { toolPolicyConfigSchema, type ToolPolicyConfig } from './tools/tool-policy';
 import { providerConfigSchema, type ProviderConfig } from './llm/provider-config';
 
 /**
@@ -53,6 +55,7 @@ const fileSchema = z.strictObject({
   /** MCP servers offered as toolsets (by name). */
   mcpServers: mcpServerListSchema.optional(),
   mcp: mcpSettingsSchema.optional(),
+  toolPolicy: toolPolicyConfigSchema.optional(),
   tasks: z.strictObject({
     maxBackgroundTasks: z.number().int().min(1).max(1_000).optional(),
     waitTimeoutMs: z.number().int().min(1_000).optional(),
@@ -93,6 +96,10 @@ export interface ErrandConfig {
   };
   /** Model calls one session message may cause (`ERRAND_SESSION_MAX_TURNS`). */
   sessionMaxTurns: number;
+  /** The operator's tool policy (`toolPolicy` in the file or `ERRAND_TOOL_POLICY`); absent = allow all. */
+  toolPolicy: ToolPolicyConfig | undefined;
+  /** How long a tool call under `ask` waits for a decision (`ERRAND_APPROVAL_TIMEOUT_SECS`), ms. */
+  approvalTimeoutMs: number;
   tasks: TaskLimits;
   /** Working directory of sessions and API-started delegations. */
   workingDir: string;
@@ -222,6 +229,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     if (!parsed.success) throw new ConfigError(`ERRAND_MCP_SERVERS is invalid\n${formatIssues(parsed.error, 'ERRAND_MCP_SERVERS')}`);
     mcpServers = parsed.data;
   }
+  let toolPolicy: ToolPolicyConfig | undefined = file.toolPolicy;
+  if (env.ERRAND_TOOL_POLICY) {
+    let json: unknown;
+    try {
+      json = JSON.parse(env.ERRAND_TOOL_POLICY);
+    } catch (error) {
+      throw new ConfigError(`ERRAND_TOOL_POLICY is not valid JSON (expected {"default": "allow", "rules": {"developer__run_command": "ask"}}): ${String(error)}`);
+    }
+    const parsed = toolPolicyConfigSchema.safeParse(json);
+    if (!parsed.success) throw new ConfigError(`ERRAND_TOOL_POLICY is invalid\n${formatIssues(parsed.error, 'ERRAND_TOOL_POLICY')}`);
+    toolPolicy = parsed.data;
+  }
   const allowRecipeServers = env.ERRAND_ALLOW_RECIPE_MCP_SERVERS;
   if (allowRecipeServers !== undefined && allowRecipeServers !== 'true' && allowRecipeServers !== 'false') {
     throw new ConfigError(`ERRAND_ALLOW_RECIPE_MCP_SERVERS="${allowRecipeServers}" is not valid: use true or false`);
@@ -251,6 +270,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
         }
       : undefined,
     workingDir: resolve(cwd, env.ERRAND_WORKING_DIR ?? file.workingDir ?? '.'),
+    toolPolicy,
+    approvalTimeoutMs: secondsFromEnv('ERRAND_APPROVAL_TIMEOUT_SECS') ?? defaultApprovalTimeoutMs,
     sessionMaxTurns: intFromEnv(env, 'ERRAND_SESSION_MAX_TURNS', 1, maxTurnsCeiling) ?? defaultSessionMaxTurns,
     tasks: {
       maxBackgroundTasks: intFromEnv(env, 'ERRAND_MAX_BACKGROUND_TASKS', 1, 1_000) ?? tasks.maxBackgroundTasks ?? defaultMaxBackgroundTasks,

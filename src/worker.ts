@@ -13,6 +13,7 @@ import type { ChatModel, ModelRegistry } from './llm/model-port';
 import { createModelRegistry } from './llm/provider-config';
 import type { ToolsetRegistry } from './tools/toolset-registry';
 import { createToolsetRegistryFromConfig, type WorkerToolsetRegistry } from './tools/toolset-registry-factory';
+import type { ToolPolicyConfig } from './tools/tool-policy';
 import type { PlanContext } from './activities/plan-delegation';
 import { createSearchStores } from './sources/store-config';
 import { SourceResolver } from './sources/source-resolver';
@@ -26,6 +27,8 @@ export interface WorkerDependencies {
   /** Source resolver per working directory. */
   resolverFor(workingDir: string): SourceResolver;
   planning: Omit<PlanContext, 'resolver'>;
+  /** The operator's tool policy (allow / ask / deny). */
+  toolPolicy?: ToolPolicyConfig;
 }
 
 /** Source resolvers, one per working directory, so each keeps its listing cache. */
@@ -62,6 +65,7 @@ export function planningSettings(config: ErrandConfig, models: ModelRegistry, to
     configuredMaxTurns: config.subagent.maxTurns,
     availableToolsets: toolsets.names(),
     tasks: config.tasks,
+    approvalTimeoutMs: config.approvalTimeoutMs,
   };
 }
 
@@ -86,6 +90,7 @@ export function createWorkerDependencies(
     conversations: new ConversationStore(blobs),
     resolverFor: createResolverCache(config, options.homeDirectory),
     planning: planningSettings(config, models, toolsets),
+    ...(config.toolPolicy ? { toolPolicy: config.toolPolicy } : {}),
   };
 }
 
@@ -119,6 +124,10 @@ export async function createErrandWorker(options: ErrandWorkerOptions): Promise<
     taskQueue: options.taskQueue,
     ...(options.workflows ?? workflowSource()),
     activities: { ...createAgentLoopActivities(options.dependencies), ...createOrchestrationActivities(options.dependencies) },
+    // Cancellation reaches an activity only with a heartbeat's answer; the SDK otherwise throttles
+    // heartbeats to 0.8 × the heartbeat timeout, which would delay a cancel by several seconds.
+    maxHeartbeatThrottleInterval: '1s',
+    defaultHeartbeatThrottleInterval: '1s',
     ...options.tuning,
   });
 }

@@ -1,4 +1,5 @@
 import type { LoadListingInput, LoadSourceInput, OrchestrationActivities, PlanDelegationInput, PlanDelegationOutput } from '../contracts/activities';
+import { delegateRequestSchema } from '../contracts/delegation';
 import { formatSourceContent } from '../domain/load-texts';
 import type { ModelRegistry } from '../llm/model-port';
 import type { SourceResolver } from '../sources/source-resolver';
@@ -34,7 +35,11 @@ export function formatModelList(models: ModelRegistry, defaultRoute: { provider:
 export function createOrchestrationActivities(deps: OrchestrationDependencies): OrchestrationActivities {
   return {
     async planDelegation(input: PlanDelegationInput): Promise<PlanDelegationOutput> {
-      return planDelegation(input.request, input.parent, { ...deps.planning, resolver: deps.resolverFor(input.parent.workingDir) });
+      const parsed = delegateRequestSchema.safeParse(input.request);
+      if (!parsed.success) {
+        return { ok: false, message: parsed.error.issues.map((issue) => `${issue.path.join('.') || '(arguments)'}: ${issue.message}`).join('; ') };
+      }
+      return planDelegation(parsed.data, input.parent, { ...deps.planning, resolver: deps.resolverFor(input.parent.workingDir) });
     },
     async loadListing(input: LoadListingInput): Promise<string> {
       return deps.resolverFor(input.workingDir).listingText({

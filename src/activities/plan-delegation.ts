@@ -22,6 +22,8 @@ export interface PlanContext {
   /** Toolsets the operator has registered (names a delegation may ask for). */
   availableToolsets: readonly string[];
   tasks: TaskLimits;
+  /** How long a tool call under `ask` waits for a decision (ms). */
+  approvalTimeoutMs: number;
 }
 
 /** The prompt an agent gets when it is delegated with no task of its own (SEMANTICS §2). */
@@ -120,7 +122,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
 
   // Tools: parent ∩ `extensions` ∩ the recipe's extensions ∩ the agent's tools − disallowedTools (unknown names reported, not fatal).
   const selection = selectTools({
-    parent: { toolsets: parent.toolsets, ...(parent.toolFilter ? { toolFilter: parent.toolFilter } : {}) },
+    parent: { toolsets: parent.toolsets, ...(parent.toolFilter ? { toolFilter: parent.toolFilter } : {}), ...(parent.toolPolicy ? { toolPolicy: parent.toolPolicy } : {}) },
     ...(request.extensions !== undefined ? { requested: request.extensions } : {}),
     ...(recipeExtensions !== undefined ? { recipeExtensions } : {}),
     ...(recipeToolPolicy !== undefined ? { recipeToolPolicy } : {}),
@@ -180,6 +182,8 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     activity: parent.activity,
     tasks: context.tasks,
     ...(childRecipe ? { recipe: childRecipe } : {}),
+    ...(selection.toolPolicy.length > 0 ? { toolPolicy: selection.toolPolicy } : {}),
+    approvalTimeoutMs: context.approvalTimeoutMs,
   };
   return { ok: true, input, ...(source ? { source } : {}), warnings };
 }

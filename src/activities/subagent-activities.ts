@@ -16,6 +16,8 @@ import { isOrchestrationTool, orchestrationToolSpecs } from '../domain/orchestra
 import { preview } from '../domain/subagent-prompt';
 import { classifyModelError } from '../llm/classify-model-error';
 import type { ModelRegistry } from '../llm/model-port';
+import { toolError } from '../tools/tool';
+import { applyToolPolicy, checkToolCall, needsApproval, type ToolPolicyConfig } from '../tools/tool-policy';
 import type { ToolsetRegistry } from '../tools/toolset-registry';
 import { isBlobConflictError, type BlobStore } from './blob-store';
 import { conversationSegment, isConversationMessageConflictError, isConversationMessageMissingError, type ConversationStore } from './conversation-store';
@@ -27,6 +29,8 @@ export interface SubagentActivityDependencies {
   conversations: ConversationStore;
   /** Holds model answers and tool results by turn, so a retried activity never repeats finished work. */
   blobs: BlobStore;
+  /** The operator's tool policy (allow / ask / deny per toolset or tool); absent = allow all. */
+  toolPolicy?: ToolPolicyConfig;
 }
 
 /** Blob key of the stored outcome of one model call or tool call. */
@@ -48,7 +52,7 @@ async function withHeartbeat<T>(work: (signal: AbortSignal) => Promise<T>): Prom
   }
 }
 
-function toModelTurnOutput(response: ModelResponse, orchestrationTools: readonly string[]): ModelTurnOutput {
+function toModelTurnOutput(response: ModelResponse, orchestrationTools: readonly string[], askTools: readonly string[]): ModelTurnOutput {
   const truncated = response.text.length > inlineTextLimit;
   return {
     text: truncated ? preview(response.text, inlineTextLimit) : response.text,
@@ -59,6 +63,7 @@ function toModelTurnOutput(response: ModelResponse, orchestrationTools: readonly
       argumentsPreview: preview(JSON.stringify(call.arguments), previewLength),
       // The workflow handles orchestration tools itself, so it needs their full arguments.
       ...(orchestrationTools.includes(call.name) ? { arguments: call.arguments } : {}),
+      ...(askTools.includes(call.name) ? { needsApproval: true as const } : {}),
     })),
     finishReason: response.finishReason,
     usage: response.usage,
@@ -101,8 +106,8 @@ export function createAgentLoopActivities(deps: SubagentActivityDependencies): A
         try {
           // Listing tools may start an MCP server: it runs under the heartbeat like the model call.
           response = await withHeartbeat(async (abortSignal) => {
-            const tools = [...offered, ...(await deps.toolsets.specsFor(input.toolsets, input.toolFilter))];
-            return model.generate({ route: input.route, messages, tools }, { abortSignal });
+            const policed = applyToolPolicy(await deps.toolsets.specsFor(input.toolsets, input.toolFilter), deps.toolPolicy, input.toolPolicy ?? []);
+            return model.generate({ route: input.route, messages, tools: [...offered, ...policed.offered] }, { abortSignal });
           });
         } catch (error) {
           if (error instanceof CancelledFailure) throw error;
@@ -121,7 +126,8 @@ export function createAgentLoopActivities(deps: SubagentActivityDependencies): A
         content: response.text,
         ...(response.toolCalls.length > 0 ? { toolCalls: response.toolCalls } : {}),
       });
-      return toModelTurnOutput(response, input.orchestrationTools ?? []);
+      const askTools = response.toolCalls.map((call) => call.name).filter((name) => needsApproval(deps.toolPolicy, input.toolPolicy ?? [], name));
+      return toModelTurnOutput(response, input.orchestrationTools ?? [], askTools);
     },
 
     async runTool(input: RunToolInput): Promise<RunToolOutput> {
@@ -140,12 +146,21 @@ export function createAgentLoopActivities(deps: SubagentActivityDependencies): A
       if (stored !== undefined) {
         result = parseStored<{ content: string; isError: boolean }>(stored, key);
       } else {
-        result = await withHeartbeat((abortSignal) =>
-          deps.toolsets.call(call.name, call.arguments, { workingDir: input.workingDir, abortSignal }, {
-            toolsetNames: input.toolsets,
-            ...(input.toolFilter ? { filter: input.toolFilter } : {}),
-          }),
-        );
+        // The policy is checked again at run time: the model may call a tool it was not offered.
+        const verdict = checkToolCall(deps.toolPolicy, input.toolPolicy ?? [], call.name, input.approval?.decision === 'approve');
+        if (!verdict.run) {
+          const denial = input.approval?.decision === 'deny'
+            ? `The call of ${call.name} was denied by ${input.approval.by}${input.approval.reason ? `: ${input.approval.reason}` : '.'} Do not retry it; continue without it or finish with what you have.`
+            : verdict.message;
+          result = toolError(denial);
+        } else {
+          result = await withHeartbeat((abortSignal) =>
+            deps.toolsets.call(call.name, call.arguments, { workingDir: input.workingDir, abortSignal }, {
+              toolsetNames: input.toolsets,
+              ...(input.toolFilter ? { filter: input.toolFilter } : {}),
+            }),
+          );
+        }
         await deps.blobs.put(key, JSON.stringify(result));
       }
       await deps.conversations.append(input.conversationId, input.resultSeq, {

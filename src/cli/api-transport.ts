@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { problemSchema, type Problem } from '../contracts/api';
 import type { ApiEnv } from '../api/api-env';
 

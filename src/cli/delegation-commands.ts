@@ -12,7 +12,7 @@ import {
   type SubagentResultView,
 } from '../contracts/api';
 import { cliProgressPollMs } from '../contracts/limits';
-import { endedLine, formatPeek } from '../domain/delegation-texts';
+import { endedLine } from '../domain/delegation-texts';
 import { call } from './api-transport';
 import type { CliContext } from './cli-context';
 import { UsageError } from './cli-io';
@@ -161,7 +161,17 @@ function formatStatus(status: DelegationStatus): string {
     `Source: ${status.source ?? '(none)'} · Model: ${status.model ?? '(unknown)'}`,
     `Started: ${status.startedAt}${status.closedAt ? ` · Ended: ${status.closedAt}` : ''}`,
   ];
-  if (status.peek) lines.push(formatPeek(status.id, { ...status.peek, state: status.peek.state }, status.state).split('\n').slice(2).join('\n'));
+  const peek = status.peek;
+  if (peek) {
+    const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
+    lines.push(
+      `Elapsed: ${seconds(peek.elapsedMs)} · Idle: ${seconds(peek.idleMs)}`,
+      `Turns: ${peek.turns} of ${peek.maxTurns} · Tool calls: ${peek.toolCalls} · Tokens: ${peek.usage.inputTokens} in, ${peek.usage.outputTokens} out`,
+      `Last tool call: ${peek.lastToolCall ? `${peek.lastToolCall.name} ${peek.lastToolCall.argumentsPreview} (turn ${peek.lastToolCall.turn})` : '(none)'}`,
+      `Last assistant text: ${peek.lastAssistantText ?? '(none)'}`,
+    );
+    if (peek.queuedMessages) lines.push(`Queued messages: ${peek.queuedMessages}`);
+  }
   else lines.push(`Peek: ${status.peekError ?? 'not available'}`);
   return lines.join('\n');
 }

@@ -1,5 +1,4 @@
 import type { JsonObject } from './json';
-import type { DelegateRequest } from './delegation';
 import type { SourceSnapshot } from './source';
 import type { SourceSummary, SubagentActivitySettings, SubagentInput } from './subagent';
 import type { ChatMessage, FinishReason, ModelRoute, TokenUsage } from './model';
@@ -35,6 +34,25 @@ export interface ModelTurnInput {
   note?: string;
   /** Orchestration tools (load, delegate, ...) to offer besides the toolsets; handled by the workflow. */
   orchestrationTools?: string[];
+  /** Narrowings of the operator's tool policy by the recipe and the delegation (never widen it). */
+  toolPolicy?: ToolPolicyNarrowingWire[];
+}
+
+/**
+ * A narrowing of the operator's tool policy (JSON copy of the schema in src/tools/tool-policy.ts, kept
+ * here so workflow code does not import tool code). Decisions: allow, ask, deny; the strictest wins.
+ */
+export interface ToolPolicyNarrowingWire {
+  default?: 'allow' | 'ask' | 'deny';
+  rules?: Record<string, 'allow' | 'ask' | 'deny'>;
+}
+
+/** A person's (or the parent's) decision on a tool call that needed approval. */
+export interface ApprovalDecision {
+  decision: 'approve' | 'deny';
+  reason?: string;
+  /** Who decided: `api:<tenant>`, `parent`, `timeout`, ... */
+  by: string;
 }
 
 /** A tool call as the workflow sees it: id, name and a short preview of the arguments. */
@@ -44,6 +62,8 @@ export interface ToolCallRef {
   argumentsPreview: string;
   /** Full arguments, only for orchestration tools (the workflow itself handles those). */
   arguments?: JsonObject;
+  /** The tool's policy is `ask`: the call waits for an approval before it runs. */
+  needsApproval?: true;
 }
 
 /** What a model call returns to the workflow. */
@@ -66,6 +86,9 @@ export interface RunToolInput {
   workingDir: string;
   toolsets: string[];
   toolFilter?: { allow?: string[]; deny?: string[] };
+  toolPolicy?: ToolPolicyNarrowingWire[];
+  /** The decision on a call that needed approval. */
+  approval?: ApprovalDecision;
 }
 
 /** What a tool call returns to the workflow. */
@@ -101,6 +124,8 @@ export interface DelegationParent {
   route: ModelRoute;
   toolsets: string[];
   toolFilter?: { allow?: string[]; deny?: string[] };
+  /** The parent's tool policy narrowings; a child inherits them and may only narrow further. */
+  toolPolicy?: ToolPolicyNarrowingWire[];
   /** The recipe the parent runs, if any (its `sub_recipes`, its `settings.max_turns`). */
   recipe?: RunningRecipe;
   tenant?: string;
@@ -109,7 +134,8 @@ export interface DelegationParent {
 
 /** Plan a delegation: resolve its source, render and validate it, apply precedence rules. */
 export interface PlanDelegationInput {
-  request: DelegateRequest;
+  /** The model's raw `delegate` arguments: validated (strictly) by the activity. */
+  request: JsonObject;
   parent: DelegationParent;
 }
 

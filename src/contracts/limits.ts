@@ -107,6 +107,8 @@ export const defaultCompletedTaskTtlMs = 600_000;
 export const cancelSettleWaitMs = 60_000;
 /** Entries kept in a session's or continuable subagent's transcript (older ones are in the conversation store). */
 export const transcriptEntries = 100;
+/** Transcript entries carried across continue-as-new (fewer than are kept, so the new run's input stays small). */
+export const carriedTranscriptEntries = 20;
 /** Characters of one transcript entry kept in workflow state. */
 export const transcriptEntryLength = 4_000;
 /** Longest message accepted by sendMessage / a session message, in characters. */
@@ -139,3 +141,7 @@ export const staticSummaryMaxChars = 200;
 export const defaultApiPort = 8787;
 /** How long one poll of the CLI's live progress line waits for the result, in milliseconds. */
 export const cliProgressPollMs = 1_000;
+
+// ---- approvals ------------------------------------------------------------------------------------
+/** How long a tool call under an `ask` policy waits for a decision before it is denied (`ERRAND_APPROVAL_TIMEOUT_SECS`). */
+export const defaultApprovalTimeoutMs = 60 * 60_000;

@@ -24,6 +24,8 @@ export interface SessionInput {
   tasks: TaskLimits;
   tokenBudget?: number;
   activity: SubagentActivitySettings;
+  /** How long a tool call under `ask` waits for a decision (ms). */
+  approvalTimeoutMs?: number;
   /** A first message, run at once (e.g. the recipe's prompt). */
   initialMessage?: string;
   carried?: CarriedAgentState;

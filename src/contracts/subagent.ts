@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { RunningRecipe } from './activities';
+import type { RunningRecipe, ToolPolicyNarrowingWire } from './activities';
 import type { ModelRoute, TokenUsage } from './model';
 
 /**
@@ -17,8 +17,8 @@ export const EndStatus = {
 /** One of the end statuses. */
 export type EndStatus = (typeof EndStatus)[keyof typeof EndStatus];
 
-/** Live state of a subagent: running a turn, waiting for a message (continuable), or ended. */
-export type SubagentState = 'running' | 'waiting' | EndStatus;
+/** Live state of a subagent: running a turn, waiting for an approval or a message (continuable), or ended. */
+export type SubagentState = 'running' | 'waiting_approval' | 'waiting' | EndStatus;
 
 /** Where the task definition came from, as resolved when the delegation started. */
 export interface SourceSummary {
@@ -77,6 +77,10 @@ export interface SubagentInput {
   recipe?: RunningRecipe;
   /** A continuable subagent ends after this long without a message (default: never). */
   idleTimeoutMs?: number;
+  /** Narrowings of the operator's tool policy (recipe, delegation). */
+  toolPolicy?: ToolPolicyNarrowingWire[];
+  /** How long a tool call waits for an approval before it counts as denied (ms). */
+  approvalTimeoutMs?: number;
   /** State carried across continue-as-new; absent on the first run. */
   carried?: CarriedAgentState;
 }
@@ -152,6 +156,8 @@ export interface SubagentPeek {
   tasks?: { taskId: string; state: TaskRecord['state']; description: string; turns: number }[];
   /** Messages queued for a continuable subagent. */
   queuedMessages?: number;
+  /** Tool calls waiting for an approval. */
+  pendingApprovals?: PendingApproval[];
   label: string;
   state: SubagentState;
   /** Epoch ms when the run started (workflow time). */
@@ -247,3 +253,28 @@ export interface TranscriptView {
 
 /** The bounded transcript of a session or continuable subagent. */
 export const transcriptQuery = defineQuery<TranscriptView>('transcript');
+
+/** A tool call that waits for an approval. */
+export interface PendingApproval {
+  /** `<workflow id>:<assistant message seq>:<call index>`: unique and stable across restarts. */
+  id: string;
+  workflowId: string;
+  tool: string;
+  argumentsPreview: string;
+  /** Epoch ms (workflow time). */
+  requestedAt: number;
+  /** Epoch ms after which the call counts as denied. */
+  expiresAt: number;
+}
+
+/** Input of the approval update. */
+export interface ApprovalInput {
+  approvalId: string;
+  decision: 'approve' | 'deny';
+  reason?: string;
+  /** Who decides (set by the API from the caller's tenant). */
+  by?: string;
+}
+
+/** Approve or deny a pending tool call. Rejected at once when no such approval is pending. */
+export const approvalUpdate = defineUpdate<{ accepted: true }, [ApprovalInput]>('approval');

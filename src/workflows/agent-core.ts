@@ -11,11 +11,10 @@ import {
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
 import type { ActivityInterfaceFor } from '@temporalio/workflow';
-import type { ModelTurnOutput, RunningRecipe, SubagentActivities, ToolCallRef } from '../contracts/activities';
-import { delegateRequestSchema } from '../contracts/delegation';
+import type { ApprovalDecision, ModelTurnOutput, RunningRecipe, SubagentActivities, ToolCallRef, ToolPolicyNarrowingWire } from '../contracts/activities';
 import { FailureType } from '../contracts/failures';
 import type { JsonObject } from '../contracts/json';
-import { cancelSettleWaitMs, previewLength, transcriptEntries, transcriptEntryLength } from '../contracts/limits';
+import { cancelSettleWaitMs, carriedTranscriptEntries, previewLength, transcriptEntries, transcriptEntryLength } from '../contracts/limits';
 import { addUsage, zeroUsage, type ModelRoute, type TokenUsage } from '../contracts/model';
 import { searchAttributes } from '../contracts/search-attributes';
 import {
@@ -23,8 +22,10 @@ import {
   messageSignal,
   type CarriedAgentState,
   type ChildProgressInput,
+  type ApprovalInput,
   type ChildSettledInput,
   type EndStatus,
+  type PendingApproval,
   type SubagentActivitySettings,
   type SubagentPeek,
   type SubagentResult,
@@ -62,6 +63,10 @@ export interface AgentCoreOptions {
   tenant?: string;
   /** Token budget of this workflow and its descendants. */
   tokenBudget?: number;
+  /** Narrowings of the operator's tool policy (recipe, delegation). */
+  toolPolicy?: ToolPolicyNarrowingWire[];
+  /** How long a tool call under `ask` waits for a decision before it is denied (ms). */
+  approvalTimeoutMs: number;
   /** Wall clock at the start of the first run. */
   now: number;
 }
@@ -110,6 +115,11 @@ export class AgentCore {
   pendingMessages: string[] = [];
   answers = 0;
   transcript: TranscriptEntry[] = [];
+  /** Tool calls waiting for an approval, and the decisions that arrived for them. */
+  pendingApprovals: PendingApproval[] = [];
+  private approvalDecisions: Record<string, ApprovalDecision> = {};
+  /** Called when something a parent or a person should see changed (an approval is now pending). */
+  onChange: (() => void) | undefined;
   /** Foreground children and other in-flight work that must finish before continue-as-new. */
   private inFlight = 0;
 
@@ -253,6 +263,7 @@ export class AgentCore {
           maxTurns: limit,
           ...(turnBudgetNote(turn, limit) ? { note: turnBudgetNote(turn, limit) } : {}),
           ...(this.canDelegate ? { orchestrationTools: Object.values(OrchestrationTool) } : {}),
+          ...(this.options.toolPolicy ? { toolPolicy: this.options.toolPolicy } : {}),
         }]);
       } finally {
         this.inFlight -= 1;
@@ -301,7 +312,8 @@ export class AgentCore {
           }]);
           return;
         }
-        await this.tools.runTool.executeWithOptions({ summary: `tool ${call.name}` }, [{
+        const approval = call.needsApproval ? await this.awaitApproval(call, assistantSeq, index) : undefined;
+        await this.tools.runTool.executeWithOptions({ summary: `tool ${call.name}${approval ? ` (${approval.decision === 'approve' ? 'approved' : 'denied'})` : ''}` }, [{
           workflowId: this.options.workflowId,
           conversationId: this.options.workflowId,
           assistantSeq,
@@ -310,6 +322,8 @@ export class AgentCore {
           workingDir: this.options.workingDir,
           toolsets: this.options.toolsets,
           ...(this.options.toolFilter ? { toolFilter: this.options.toolFilter } : {}),
+          ...(this.options.toolPolicy ? { toolPolicy: this.options.toolPolicy } : {}),
+          ...(approval ? { approval } : {}),
         }]);
       }));
     } finally {
@@ -322,6 +336,47 @@ export class AgentCore {
     if (!this.lastText) return '';
     if (!this.lastText.truncated) return this.lastText.text;
     return this.store.readMessageText.executeWithOptions({ summary: `read message ${this.lastText.seq}` }, [{ conversationId: this.options.workflowId, seq: this.lastText.seq }]);
+  }
+
+  // ---- approvals -----------------------------------------------------------------------------------
+
+  /**
+   * Waits for a person's (or the parent's) decision on a tool call under an `ask` policy. The wait is a
+   * condition on workflow state, so it survives worker and server restarts; no decision within the
+   * approval timeout counts as a denial.
+   */
+  private async awaitApproval(call: ToolCallRef, assistantSeq: number, index: number): Promise<ApprovalDecision> {
+    const id = `${this.options.workflowId}:${assistantSeq}:${index}`;
+    const now = Date.now();
+    const timeoutMs = this.options.approvalTimeoutMs;
+    this.pendingApprovals.push({ id, workflowId: this.options.workflowId, tool: call.name, argumentsPreview: call.argumentsPreview, requestedAt: now, expiresAt: now + timeoutMs });
+    this.setState('waiting_approval');
+    this.onChange?.();
+    try {
+      const decided = await condition(() => this.approvalDecisions[id] !== undefined, timeoutMs);
+      const decision = this.approvalDecisions[id];
+      if (decided && decision) return decision;
+      return { decision: 'deny', by: 'timeout', reason: `no decision within ${Math.round(timeoutMs / 1000)} s` };
+    } finally {
+      this.pendingApprovals = this.pendingApprovals.filter((pending) => pending.id !== id);
+      delete this.approvalDecisions[id];
+      if (this.pendingApprovals.length === 0 && this.state === 'waiting_approval') this.setState('running');
+    }
+  }
+
+  /** Validates an approval update: the id must be a pending approval of this workflow. */
+  validateApproval(input: ApprovalInput): void {
+    if (!input || typeof input.approvalId !== 'string' || !this.pendingApprovals.some((pending) => pending.id === input.approvalId)) {
+      const pending = this.pendingApprovals.map((entry) => entry.id);
+      throw new Error(`no pending approval "${String(input?.approvalId)}" in ${this.options.workflowId}; pending: ${pending.length > 0 ? pending.join(', ') : '(none)'}`);
+    }
+    if (input.decision !== 'approve' && input.decision !== 'deny') throw new Error(`decision must be "approve" or "deny", not "${String(input.decision)}"`);
+  }
+
+  /** Records an approval decision (after {@link validateApproval}). */
+  decideApproval(input: ApprovalInput): { accepted: true } {
+    this.approvalDecisions[input.approvalId] = { decision: input.decision, by: input.by ?? 'api', ...(input.reason ? { reason: input.reason } : {}) };
+    return { accepted: true };
   }
 
   // ---- orchestration tools -------------------------------------------------------------------------
@@ -355,12 +410,16 @@ export class AgentCore {
 
   /** `delegate` (SEMANTICS §2): validate, plan (activity), start a child workflow. */
   async delegate(args: JsonObject): Promise<ToolOutcome> {
-    const parsed = delegateRequestSchema.safeParse(args);
-    if (!parsed.success) {
-      const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(arguments)'}: ${issue.message}`);
-      return { content: `delegate was not started: ${problems.join('; ')}`, isError: true };
-    }
-    const request = parsed.data;
+    // Full validation (zod, strict) happens in the planning activity; zod stays out of the workflow
+    // bundle. Here only what decides the bookkeeping is read.
+    const request = {
+      instructions: typeof args.instructions === 'string' && args.instructions.length > 0 ? args.instructions : undefined,
+      source: typeof args.source === 'string' && args.source.length > 0 ? args.source : undefined,
+      parameters: args.parameters,
+      async: args.async === true,
+      continuable: args.continuable === true,
+      description: typeof args.description === 'string' ? args.description : undefined,
+    };
     if (!request.instructions && !request.source) {
       return { content: 'delegate was not started: give `instructions`, a `source`, or both.', isError: true };
     }
@@ -395,7 +454,7 @@ export class AgentCore {
     this.inFlight += 1;
     try {
       const plan = await this.store.planDelegation.executeWithOptions({ summary: `plan ${taskId}: ${record.description}` }, [{
-        request,
+        request: args,
         parent: {
           workflowId: this.options.workflowId,
           taskId,
@@ -406,6 +465,7 @@ export class AgentCore {
           toolsets: this.options.toolsets,
           ...(this.options.toolFilter ? { toolFilter: this.options.toolFilter } : {}),
           ...(this.options.recipe ? { recipe: this.options.recipe } : {}),
+          ...(this.options.toolPolicy ? { toolPolicy: this.options.toolPolicy } : {}),
           ...(this.options.tenant ? { tenant: this.options.tenant } : {}),
           activity: this.options.activity,
         },
@@ -617,6 +677,7 @@ export class AgentCore {
         ? { tasks: this.tasks.map((task) => ({ taskId: task.taskId, state: task.state, description: task.description, turns: task.peek?.turns ?? task.result?.turns ?? 0 })) }
         : {}),
       ...(this.pendingMessages.length > 0 ? { queuedMessages: this.pendingMessages.length } : {}),
+      ...(this.pendingApprovals.length > 0 ? { pendingApprovals: this.pendingApprovals } : {}),
     };
   }
 
@@ -638,7 +699,8 @@ export class AgentCore {
       pendingMessages: this.pendingMessages,
       runTurns: this.turnsThisRun,
       answers: this.answers,
-      transcript: this.transcript,
+      // Only the recent transcript travels: the whole conversation is in the conversation store.
+      transcript: this.transcript.slice(-carriedTranscriptEntries),
     };
   }
 }

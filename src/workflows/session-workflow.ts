@@ -7,9 +7,10 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { maxMessageLength } from '../contracts/limits';
+import { defaultApprovalTimeoutMs, maxMessageLength } from '../contracts/limits';
 import type { SessionInput, SessionResult } from '../contracts/session';
 import {
+  approvalUpdate,
   cancelSignal,
   childProgressSignal,
   childSettledSignal,
@@ -42,6 +43,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
     ...(input.recipe ? { recipe: input.recipe } : {}),
     ...(input.tenant ? { tenant: input.tenant } : {}),
     ...(input.tokenBudget !== undefined ? { tokenBudget: input.tokenBudget } : {}),
+    approvalTimeoutMs: input.approvalTimeoutMs ?? defaultApprovalTimeoutMs,
     now: Date.now(),
   }, input.carried);
   let cancelReason: string | undefined;
@@ -66,6 +68,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
     },
   });
   setHandler(childProgressSignal, (progress) => core.onChildProgress(progress));
+  setHandler(approvalUpdate, (decision) => core.decideApproval(decision), { validator: (decision) => core.validateApproval(decision) });
   setHandler(childSettledSignal, (settled) => core.onChildSettled(settled));
 
   let messages = 0;

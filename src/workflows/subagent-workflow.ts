@@ -8,8 +8,9 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { maxMessageLength } from '../contracts/limits';
+import { defaultApprovalTimeoutMs, maxMessageLength } from '../contracts/limits';
 import {
+  approvalUpdate,
   cancelSignal,
   childProgressSignal,
   childSettledSignal,
@@ -48,6 +49,8 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     ...(input.recipe ? { recipe: input.recipe } : {}),
     ...(input.tenant ? { tenant: input.tenant } : {}),
     ...(input.tokenBudget !== undefined ? { tokenBudget: input.tokenBudget } : {}),
+    ...(input.toolPolicy ? { toolPolicy: input.toolPolicy } : {}),
+    approvalTimeoutMs: input.approvalTimeoutMs ?? defaultApprovalTimeoutMs,
     now: Date.now(),
   }, input.carried);
   let ended = false;
@@ -76,6 +79,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     if (input.continuable && !ended && typeof message === 'string' && message.length > 0) accept(message);
   });
   setHandler(childProgressSignal, (progress) => core.onChildProgress(progress));
+  setHandler(approvalUpdate, (decision) => core.decideApproval(decision), { validator: (decision) => core.validateApproval(decision) });
   setHandler(childSettledSignal, (settled) => core.onChildSettled(settled));
 
   const parent = input.parent ? getExternalWorkflowHandle(input.parent.workflowId) : undefined;
@@ -86,6 +90,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       parent.signal(childProgressSignal, { taskId, peek: { ...core.peek(input.label), maxTurns: input.maxTurns }, totalUsage: core.totalUsage() }),
     ).catch(() => undefined); // the parent may have ended; progress is best effort
   };
+  core.onChange = reportProgress;
   const reportSettled = async (result: SubagentResult, final: boolean) => {
     if (!parent || !input.parent) return;
     try {

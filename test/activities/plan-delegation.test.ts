@@ -88,6 +88,7 @@ beforeAll(() => {
     configuredMaxTurns: 25,
     availableToolsets: ['developer'],
     tasks: { maxBackgroundTasks: 5, waitTimeoutMs: 1_000, completedTaskTtlMs: 1_000 },
+    approvalTimeoutMs: 60_000,
   };
 });
 

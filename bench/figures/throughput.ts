@@ -1,0 +1,83 @@
+import { benchSubagentInput, startBaselineWorker, startErrandWorker, uniqueId, type Bench } from '../harness';
+import type { FigureResult } from '../figure';
+import { formatCounts, profileHistory } from '../history-profile';
+import { benchMarker } from '../scripted-answers';
+import { round, summarize } from '../stats';
+
+/**
+ * Figure 2, throughput: `count` delegations of 3 turns (2 with a list_directory call, then the answer: 3
+ * modelTurn + 2 runTool + 1 appendMessages = 6 activities) started at once, completed per second, against
+ * the same number of bare workflows of 6 sequential no-op activities.
+ */
+const turns = 3;
+const baselineActivities = 6;
+
+async function burst(count: number, start: (index: number) => Promise<{ result(): Promise<unknown> }>): Promise<{ perSecond: number; lastId: number }> {
+  const started = performance.now();
+  const handles = await Promise.all(Array.from({ length: count }, (_, index) => start(index)));
+  await Promise.all(handles.map((handle) => handle.result()));
+  return { perSecond: count / ((performance.now() - started) / 1000), lastId: count - 1 };
+}
+
+export async function measureThroughput(bench: Bench, count: number, repetitions: number): Promise<FigureResult> {
+  const errandQueue = uniqueId('bench-throughput-errand');
+  const baselineQueue = uniqueId('bench-throughput-baseline');
+  const errandWorker = await startErrandWorker(bench, errandQueue);
+  const baselineWorker = await startBaselineWorker(bench, baselineQueue);
+  const errandRates: number[] = [];
+  const baselineRates: number[] = [];
+  let sampleErrandId = '';
+  let sampleBaselineId = '';
+  try {
+    const runErrand = async () => {
+      const prefix = uniqueId('bench-tp');
+      sampleErrandId = `${prefix}-0`;
+      const { perSecond } = await burst(count, (index) => bench.client.workflow.start('subagentWorkflow', {
+        taskQueue: errandQueue,
+        workflowId: `${prefix}-${index}`,
+        args: [benchSubagentInput(bench, `Three turns. ${benchMarker({ turns })}`, { maxTurns: turns })],
+      }));
+      return perSecond;
+    };
+    const runBaseline = async () => {
+      const prefix = uniqueId('bench-tp-bare');
+      sampleBaselineId = `${prefix}-0`;
+      const { perSecond } = await burst(count, (index) => bench.client.workflow.start('baselineSequentialWorkflow', {
+        taskQueue: baselineQueue,
+        workflowId: `${prefix}-${index}`,
+        args: [baselineActivities],
+      }));
+      return perSecond;
+    };
+    for (let index = 0; index < repetitions; index += 1) {
+      baselineRates.push(await runBaseline());
+      errandRates.push(await runErrand());
+    }
+  } finally {
+    await errandWorker.stop();
+    await baselineWorker.stop();
+  }
+  const errand = summarize(errandRates);
+  const baseline = summarize(baselineRates);
+  const ratio = errand.median / baseline.median;
+  const errandProfile = await profileHistory(bench.client, sampleErrandId);
+  const baselineProfile = await profileHistory(bench.client, sampleBaselineId);
+  return {
+    id: 'throughput',
+    description: `${count} delegations of ${turns} turns started at once, completed per second, vs ${count} bare workflows of ${baselineActivities} no-op activities`,
+    value: round(errand.median),
+    unit: 'delegations/s',
+    min: round(errand.min),
+    max: round(errand.max),
+    baseline: round(baseline.median),
+    ratio: round(ratio, 3),
+    target: 'ratio >= 0.75',
+    met: ratio >= 0.75,
+    runs: repetitions,
+    notes: [
+      `${repetitions} interleaved bursts each; rate = ${count} / (time from the first start call to the last result).`,
+      `per delegation: ${errandProfile.events} events, ${errandProfile.workflowTasks} workflow tasks, activities ${formatCounts(errandProfile.activityCounts)}; per bare workflow: ${baselineProfile.events} events, ${baselineProfile.workflowTasks} workflow tasks.`,
+      `one delegation's history: events ${formatCounts(errandProfile.eventCounts)}; payload bytes ${errandProfile.payloadBytes} (bare: ${baselineProfile.payloadBytes}).`,
+    ],
+  };
+}

@@ -1,0 +1,345 @@
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createOrchestrationActivities } from '../src/activities/orchestration-activities';
+import { createAgentLoopActivities } from '../src/activities/subagent-activities';
+import { loadConfig, type ErrandConfig } from '../src/config';
+import type { SubagentInput } from '../src/contracts/subagent';
+import { startDevServer, type DevServer } from '../src/dev/temporal-dev-server';
+import type { ModelRequest } from '../src/contracts/model';
+import { createScriptedModel, type ScriptedModel } from '../src/llm/scripted-model';
+import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../src/llm/scripted-openai-server';
+import type { ProviderConfig } from '../src/llm/provider-config';
+import { createErrandWorker, createWorkerDependencies, type WorkerDependencies } from '../src/worker';
+import { createBaselineActivities } from './baseline-activities';
+import { onCleanup, trackChildPid, untrackChildPid } from './cleanup';
+import { benchStep, openAIMessages } from './scripted-answers';
+
+/**
+ * The bench's stack: one dev server (temp SQLite file, headless), workflow bundles built once, a Temporal
+ * client, the in-process scripted model, a scripted OpenAI-compatible HTTP server, and helpers to start
+ * in-process workers and worker child processes. Everything registers its own cleanup.
+ */
+
+/** The project root (bench/ is one level down). */
+export const projectRoot = resolve(__dirname, '..');
+
+/** Provider names the bench configures. */
+export const benchProviders = {
+  /** In-process scripted model: answers instantly, no HTTP. */
+  inProcess: 'scripted',
+  /** The scripted OpenAI-compatible HTTP server, through the real adapter. */
+  http: 'http',
+} as const;
+/** Model id of both bench providers. */
+export const benchModel = 'bench-model';
+
+/**
+ * Where the temp folder (SQLite file, data directories) goes: `BENCH_TEMP_DIR`, else /dev/shm when it
+ * exists, else the OS temp folder. tmpfs keeps the VM's disk-sync latency (tens of ms per SQLite commit on
+ * this machine) from dominating every figure, so the figures compare errand with Temporal, not with the disk.
+ */
+export function benchTempRoot(): string {
+  if (process.env.BENCH_TEMP_DIR) return process.env.BENCH_TEMP_DIR;
+  return existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+}
+
+/** The running stack. */
+export interface Bench {
+  /** Scratch folder of this run (logs, bundles), under bench/.work. */
+  workDir: string;
+  /** Temp folder for the SQLite file and data directories; removed at the end. */
+  tempDir: string;
+  server: DevServer;
+  client: Client;
+  errandBundle: string;
+  baselineBundle: string;
+  /** Working directory the subagents' tools run in (a few small files). */
+  workingDir: string;
+  model: ScriptedModel;
+  /** Called on every in-process model call (figures that need to see requests set it). */
+  onModelCall: ((request: ModelRequest) => void) | undefined;
+  http: ScriptedOpenAIServer;
+  providers: ProviderConfig[];
+  config: ErrandConfig;
+  dependencies: WorkerDependencies;
+}
+
+const quietLogger = {
+  log: () => undefined,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (message: string) => process.stderr.write(`bundle: ${message}\n`),
+  error: (message: string) => process.stderr.write(`bundle: ${message}\n`),
+};
+
+async function bundle(workflowsPath: string, target: string): Promise<string> {
+  const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+  writeFileSync(target, code);
+  return target;
+}
+
+/** Starts the stack. */
+export async function startBench(): Promise<Bench> {
+  // Only warnings from the SDK runtime: the bench prints its own progress.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const workDir = join(projectRoot, 'bench', '.work', `run-${stamp}`);
+  mkdirSync(workDir, { recursive: true });
+  const tempDir = mkdtempSync(join(benchTempRoot(), 'errand-bench-'));
+  onCleanup('temp folder', async () => rmSync(tempDir, { recursive: true, force: true }));
+  const workingDir = join(tempDir, 'work');
+  mkdirSync(join(workingDir, 'docs'), { recursive: true });
+  writeFileSync(join(workingDir, 'notes.txt'), 'bench notes\n');
+  writeFileSync(join(workingDir, 'docs', 'readme.md'), '# docs\n');
+
+  // Bundling takes seconds on 2 cores; do it while the server starts.
+  const bundles = Promise.all([
+    bundle(join(projectRoot, 'src', 'workflows', 'index.ts'), join(workDir, 'errand-workflows.js')),
+    bundle(join(projectRoot, 'bench', 'baseline-workflows.ts'), join(workDir, 'baseline-workflows.js')),
+  ]);
+  const server = await startDevServer({ dbFile: join(tempDir, 'temporal.sqlite'), logFile: join(workDir, 'temporal-dev-server.log'), headless: true });
+  onCleanup('dev server', () => server.stop());
+  trackChildPid(server.pid);
+  const [errandBundle, baselineBundle] = await bundles;
+
+  const connection = await Connection.connect({ address: server.address });
+  onCleanup('client connection', () => connection.close());
+  const client = new Client({ connection });
+
+  const http = await startScriptedOpenAIServer();
+  onCleanup('scripted HTTP server', () => http.close());
+  // Answers by marker, like the in-process model; figures that need another behaviour set their own responder.
+  http.setResponder((record) => benchStep(openAIMessages(record.body)));
+
+  const bench: Partial<Bench> & { onModelCall: Bench['onModelCall'] } = { onModelCall: undefined };
+  const model = createScriptedModel((request) => {
+    bench.onModelCall?.(request);
+    return benchStep(request.messages);
+  }, { name: 'bench model', record: false });
+
+  const providers: ProviderConfig[] = [
+    { name: benchProviders.inProcess, kind: 'scripted', models: [benchModel] },
+    { name: benchProviders.http, kind: 'openai-compatible', baseUrl: http.url, models: [benchModel] },
+  ];
+  const dataDir = join(tempDir, 'data-in-process');
+  const config = loadConfig({ ERRAND_DATA_DIR: dataDir, ERRAND_PROVIDERS: JSON.stringify(providers), ERRAND_WORKING_DIR: workingDir }, projectRoot);
+  const homeDirectory = join(tempDir, 'home');
+  mkdirSync(homeDirectory, { recursive: true });
+  const dependencies = createWorkerDependencies(config, { scripted: { [benchProviders.inProcess]: model }, env: {}, homeDirectory });
+
+  return Object.assign(bench, { workDir, tempDir, server, client, errandBundle, baselineBundle, workingDir, model, http, providers, config, dependencies });
+}
+
+/** A unique id with a readable prefix. */
+export function uniqueId(prefix: string): string {
+  return `${prefix}-${randomUUID().slice(0, 8)}`;
+}
+
+/** A subagent input with the configuration's defaults (activity timeouts included). */
+export function benchSubagentInput(bench: Bench, prompt: string, overrides: Partial<SubagentInput> = {}): SubagentInput {
+  return {
+    label: 'bench delegation',
+    prompt,
+    system: {},
+    route: { provider: benchProviders.inProcess, model: benchModel },
+    toolsets: ['developer'],
+    maxTurns: 1_000,
+    workingDir: bench.workingDir,
+    depth: 1,
+    maxDepth: 1,
+    activity: bench.config.subagent.activity,
+    ...overrides,
+  };
+}
+
+/** An in-process worker; `stop()` shuts it down. */
+export interface InProcessWorker {
+  worker: Worker;
+  stop(): Promise<void>;
+}
+
+async function runInProcess(name: string, create: (connection: NativeConnection) => Promise<Worker>, address: string): Promise<InProcessWorker> {
+  const connection = await NativeConnection.connect({ address });
+  const worker = await create(connection);
+  const running = worker.run();
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopped ??= (async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running.catch((error: unknown) => process.stderr.write(`${name}: ${String(error)}\n`));
+      await connection.close();
+    })();
+    return stopped;
+  };
+  const unregister = onCleanup(name, stop);
+  return {
+    worker,
+    stop: async () => {
+      unregister();
+      await stop();
+    },
+  };
+}
+
+/** Starts an errand worker in this process (default tuning, the prebuilt bundle). */
+export function startErrandWorker(bench: Bench, taskQueue: string): Promise<InProcessWorker> {
+  return runInProcess(`errand worker ${taskQueue}`, (connection) => createErrandWorker({
+    connection,
+    namespace: 'default',
+    taskQueue,
+    dependencies: bench.dependencies,
+    workflows: { workflowBundle: { codePath: bench.errandBundle } },
+    tuning: { shutdownGraceTime: '2s' },
+  }), bench.server.address);
+}
+
+/**
+ * An errand worker built like `createErrandWorker` but with extra worker options, for what-if measurements
+ * of a suggested change (e.g. heartbeat throttling) without editing errand's code.
+ */
+export function startErrandWorkerWith(bench: Bench, taskQueue: string, extra: Partial<WorkerOptions>): Promise<InProcessWorker> {
+  return runInProcess(`errand worker (variant) ${taskQueue}`, (connection) => Worker.create({
+    connection,
+    namespace: 'default',
+    taskQueue,
+    workflowBundle: { codePath: bench.errandBundle },
+    activities: { ...createAgentLoopActivities(bench.dependencies), ...createOrchestrationActivities(bench.dependencies) },
+    shutdownGraceTime: '2s',
+    ...extra,
+  }), bench.server.address);
+}
+
+/** Starts the bare-Temporal baseline worker in this process (same default tuning as errand's). */
+export function startBaselineWorker(bench: Bench, taskQueue: string): Promise<InProcessWorker> {
+  return runInProcess(`baseline worker ${taskQueue}`, (connection) => Worker.create({
+    connection,
+    namespace: 'default',
+    taskQueue,
+    workflowBundle: { codePath: bench.baselineBundle },
+    activities: createBaselineActivities(),
+    shutdownGraceTime: '2s',
+  }), bench.server.address);
+}
+
+/** A worker child process (`src/worker.ts` run through tsx). */
+export interface ChildWorker {
+  pid: number;
+  /** When it was spawned (ms since the epoch). */
+  spawnedAt: number;
+  /** Resolves with the time it printed that it polls, rejects if it exits first. */
+  ready: Promise<number>;
+  /** Resolves when the process has exited. */
+  exited: Promise<void>;
+  /** Sends a signal to this process only. */
+  kill(signal: NodeJS.Signals): void;
+  /** Resident memory in bytes (VmRSS from /proc). */
+  rssBytes(): number;
+}
+
+/** Settings of a worker child. */
+export interface ChildWorkerOptions {
+  name: string;
+  taskQueue: string;
+  dataDir: string;
+  modelHeartbeatTimeoutMs: number;
+}
+
+/**
+ * Spawns `node --import tsx src/worker.ts` with configuration in the environment. Run through node's
+ * `--import` rather than the tsx CLI so the pid we hold is the worker itself (the CLI would put a
+ * second process in between, which a SIGKILL of ours would orphan).
+ */
+export function spawnWorkerChild(bench: Bench, options: ChildWorkerOptions): ChildWorker {
+  const httpOnly = bench.providers.filter((provider) => provider.kind !== 'scripted');
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: join(bench.tempDir, 'home'),
+    ERRAND_TEMPORAL_ADDRESS: bench.server.address,
+    ERRAND_TASK_QUEUE: options.taskQueue,
+    ERRAND_PROVIDERS: JSON.stringify(httpOnly),
+    ERRAND_DATA_DIR: options.dataDir,
+    ERRAND_WORKING_DIR: bench.workingDir,
+    ERRAND_WORKFLOW_BUNDLE: bench.errandBundle,
+    ERRAND_MODEL_HEARTBEAT_TIMEOUT_MS: String(options.modelHeartbeatTimeoutMs),
+  };
+  const log = createWriteStream(join(bench.workDir, `${options.name}.log`), { flags: 'a' });
+  const spawnedAt = Date.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', join('src', 'worker.ts')], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (child.pid === undefined) throw new Error(`could not spawn worker child ${options.name}`);
+  const pid = child.pid;
+  trackChildPid(pid);
+  child.stderr.pipe(log);
+  const exited = new Promise<void>((resolveExit) => child.once('exit', () => {
+    untrackChildPid(pid);
+    log.end();
+    resolveExit();
+  }));
+  const ready = new Promise<number>((resolveReady, reject) => {
+    let buffer = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      log.write(chunk);
+      buffer += chunk.toString('utf8');
+      if (buffer.includes('polling task queue')) resolveReady(Date.now());
+    });
+    child.once('exit', (code, signal) => reject(new Error(`worker child ${options.name} exited (${code ?? signal ?? '?'}) before polling; see bench/.work`)));
+  });
+  ready.catch(() => undefined);
+  const unregister = onCleanup(`worker child ${options.name}`, async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  });
+  void exited.then(unregister);
+  return {
+    pid,
+    spawnedAt,
+    ready,
+    exited,
+    kill: (signal) => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    },
+    rssBytes: () => readRssBytes(pid),
+  };
+}
+
+/** VmRSS of a process, in bytes. */
+export function readRssBytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+  if (!match) throw new Error(`no VmRSS in /proc/${pid}/status`);
+  return Number(match[1]) * 1024;
+}
+
+/** Waits until `predicate` holds, polling; bounded by `timeoutMs`. */
+export async function waitUntil(predicate: () => boolean | Promise<boolean>, timeoutMs: number, what: string, intervalMs = 50): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(intervalMs);
+  }
+}
+
+/** Sleeps. */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolveSleep) => setTimeout(resolveSleep, ms));
+}
+
+/** Runs `work` on every item with at most `concurrency` in flight. */
+export async function mapLimit<T, R>(items: readonly T[], concurrency: number, work: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+    while (next < items.length) {
+      const index = next;
+      next += 1;
+      results[index] = await work(items[index] as T, index);
+    }
+  });
+  await Promise.all(lanes);
+  return results;
+}

@@ -1,0 +1,130 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { analysis } from './analysis';
+import { cleanupAll, installCleanupHandlers } from './cleanup';
+import { notMeasured, type FigureResult } from './figure';
+import { measureApiLatency } from './figures/api-latency';
+import { measureCancelLatency } from './figures/cancel-latency';
+import { measureHistoryGrowth, type HistorySeries } from './figures/history-growth';
+import { measureMemory } from './figures/memory';
+import { measureOverhead } from './figures/overhead';
+import { measureRecovery } from './figures/recovery';
+import { measureThroughput } from './figures/throughput';
+import { benchTempRoot, projectRoot, startBench, type Bench } from './harness';
+import { renderHistoryChart } from './history-chart';
+import { loadAverages, machineFacts, markdownReport, markdownTable, type BenchResults } from './report';
+
+/**
+ * `npm run bench`: starts its own dev server and workers, measures the seven figures of issue 10, and
+ * writes bench/results.json, bench/results.md and bench/history-growth.svg. Repetition counts are chosen
+ * so the whole run stays near 10 minutes on a 2-core machine. `tsx bench/run.ts overhead cancel` runs
+ * only the named figures (and writes nothing), for working on one of them.
+ */
+
+const plan = {
+  overheadRuns: 4,
+  throughputDelegations: 200,
+  throughputRuns: 2,
+  historyTurns: 500,
+  apiSamples: 100,
+  cancelSamples: 8,
+  cancelWhatIfSamples: 6,
+  recoveryRuns: 2,
+  recoveryDelegations: 50,
+  recoveryHeartbeatTimeoutMs: 5_000,
+  memorySubagents: 500,
+};
+
+const repetitionText = [
+  `overhead: ${plan.overheadRuns} interleaved runs each after a warm-up`,
+  `throughput: ${plan.throughputRuns} bursts of ${plan.throughputDelegations} each`,
+  `history: one subagent of ${plan.historyTurns} turns, 10-turn windows`,
+  `API: ${plan.apiSamples} requests each`,
+  `cancel: ${plan.cancelSamples} samples (+ ${plan.cancelWhatIfSamples} what-if)`,
+  `recovery: ${plan.recoveryRuns} kills of ${plan.recoveryDelegations} delegations`,
+  `memory: 5 RSS samples with ${plan.memorySubagents} subagents`,
+];
+
+interface Collected {
+  figures: FigureResult[];
+  series?: HistorySeries;
+}
+
+type FigureRunner = (bench: Bench, collected: Collected) => Promise<void>;
+
+const figureRunners: Record<string, FigureRunner> = {
+  overhead: async (bench, collected) => {
+    collected.figures.push(await measureOverhead(bench, plan.overheadRuns));
+  },
+  throughput: async (bench, collected) => {
+    collected.figures.push(await measureThroughput(bench, plan.throughputDelegations, plan.throughputRuns));
+  },
+  history: async (bench, collected) => {
+    const { figures, series } = await measureHistoryGrowth(bench, plan.historyTurns);
+    collected.figures.push(...figures);
+    collected.series = series;
+  },
+  api: async (bench, collected) => {
+    try {
+      collected.figures.push(...(await measureApiLatency(bench, plan.apiSamples)));
+    } catch (error) {
+      // The API is written in parallel; a failure here is reported as "not measured", with the reason.
+      const reason = error instanceof Error ? error.message : String(error);
+      collected.figures.push(notMeasured('api-start-latency-p50', 'POST /v1/delegations latency on loopback, p50, vs bare client.workflow.start', 'ms', 'p50 ratio <= 1.5', reason));
+    }
+  },
+  cancel: async (bench, collected) => {
+    collected.figures.push(await measureCancelLatency(bench, plan.cancelSamples, plan.cancelWhatIfSamples));
+  },
+  recovery: async (bench, collected) => {
+    collected.figures.push(...(await measureRecovery(bench, plan.recoveryRuns, plan.recoveryDelegations, plan.recoveryHeartbeatTimeoutMs)));
+  },
+  memory: async (bench, collected) => {
+    collected.figures.push(await measureMemory(bench, plan.memorySubagents));
+  },
+};
+
+async function main(): Promise<void> {
+  installCleanupHandlers();
+  const selected = process.argv.slice(2);
+  const unknown = selected.filter((name) => !(name in figureRunners));
+  if (unknown.length > 0) throw new Error(`unknown figure(s) ${unknown.join(', ')}; known: ${Object.keys(figureRunners).join(', ')}`);
+  const loadBefore = loadAverages();
+  const started = Date.now();
+  const bench = await startBench();
+  process.stdout.write(`bench: dev server on ${bench.server.address}, ready in ${((Date.now() - started) / 1000).toFixed(1)} s; scratch in ${bench.workDir}\n`);
+  const collected: Collected = { figures: [] };
+  for (const [name, runner] of Object.entries(figureRunners)) {
+    if (selected.length > 0 && !selected.includes(name)) continue;
+    const figureStart = Date.now();
+    process.stdout.write(`bench: ${name}…\n`);
+    try {
+      await runner(bench, collected);
+    } catch (error) {
+      // One broken figure must not cost the others: it is reported as not measured, with the reason.
+      const reason = error instanceof Error ? error.message : String(error);
+      process.stderr.write(`bench: ${name} failed: ${reason}\n`);
+      collected.figures.push(notMeasured(name, `figure "${name}"`, '', 'see issue 10', reason));
+    }
+    process.stdout.write(`bench: ${name} done in ${((Date.now() - figureStart) / 1000).toFixed(1)} s\n`);
+  }
+  const results: BenchResults = { date: new Date().toISOString(), machine: machineFacts(), figures: collected.figures };
+  const table = markdownTable(results.figures);
+  if (selected.length > 0) {
+    process.stdout.write(`\n${table}\n\n${JSON.stringify(results.figures, null, 2)}\n(partial run: nothing written)\n`);
+    return;
+  }
+  const benchDir = join(projectRoot, 'bench');
+  const conditions = { durationS: (Date.now() - started) / 1000, loadBefore, loadAfter: loadAverages(), repetitions: repetitionText, tempRoot: benchTempRoot() };
+  writeFileSync(join(benchDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(join(benchDir, 'results.md'), markdownReport(results, conditions, analysis));
+  if (collected.series) writeFileSync(join(benchDir, 'history-growth.svg'), renderHistoryChart(collected.series));
+  process.stdout.write(`\n${table}\n\nbench: wrote bench/results.json, bench/results.md, bench/history-growth.svg in ${Math.round(conditions.durationS)} s\n`);
+}
+
+main()
+  .catch((error: unknown) => {
+    process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
+  })
+  .finally(() => cleanupAll());

@@ -1,0 +1,204 @@
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { NativeConnection } from '@temporalio/worker';
+import { loadApiConfig } from '../api/api-config';
+import { createApp } from '../api/app';
+import { createApiDependencies } from '../api/default-dependencies';
+import { runApiServer, startApiServer } from '../api/server';
+import { loadConfig, type ErrandConfig } from '../config';
+import { defaultApiPort } from '../contracts/limits';
+import { startDevServer } from '../dev/temporal-dev-server';
+import { projectRoot } from '../dev/tool-paths';
+import { createDemoModel, demoProviderConfig, demoProviderName } from '../llm/demo-model';
+import { createErrandWorker, createWorkerDependencies, runWorker } from '../worker';
+import type { CliContext } from './cli-context';
+import { UsageError } from './cli-io';
+
+/** `errand dev | worker | api`: the processes of an errand stack. */
+
+/** Default local ports: Temporal's usual gRPC and Web UI ports, so the Temporal CLI finds the server. */
+const defaultTemporalPort = 7233;
+const defaultUiPort = 8233;
+
+async function portIsFree(host: string, port: number): Promise<boolean> {
+  return new Promise((resolveCheck) => {
+    const probe = createServer();
+    probe.once('error', () => resolveCheck(false));
+    probe.listen(port, host, () => probe.close(() => resolveCheck(true)));
+  });
+}
+
+function port(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 0 || parsed > 65_535) throw new UsageError(`--${flag} "${value}" is not a port number (0-65535; 0 picks a free port)`);
+  return parsed;
+}
+
+/** A requested port, or the default when free, or undefined (= pick a free one) when the default is taken. */
+async function choosePort(host: string, requested: number | undefined, fallback: number, notes: string[], what: string): Promise<number | undefined> {
+  if (requested !== undefined) return requested === 0 ? undefined : requested;
+  if (await portIsFree(host, fallback)) return fallback;
+  notes.push(`port ${fallback} is in use, so the ${what} uses another free port`);
+  return undefined;
+}
+
+/** Adds the demo model when no provider is configured; says so loudly. */
+function withDemoModel(env: NodeJS.ProcessEnv, cwd: string): { config: ErrandConfig; env: NodeJS.ProcessEnv; demo: boolean } {
+  const config = loadConfig(env, cwd);
+  if (config.providers.length > 0) return { config, env, demo: false };
+  const demoEnv = { ...env, ERRAND_PROVIDERS: JSON.stringify([demoProviderConfig]) };
+  return { config: loadConfig(demoEnv, cwd), env: demoEnv, demo: true };
+}
+
+/**
+ * `errand dev`: the whole local stack in one process — a Temporal dev server (Web UI on, state in a SQLite
+ * file under the data directory, so it survives restarts), a worker, and the API server with auth off
+ * (tenant `local`) unless keys are configured. With no LLM provider configured it runs the demo model.
+ */
+export async function devCommand(argv: string[], context: CliContext): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      port: { type: 'string' },
+      'temporal-port': { type: 'string' },
+      'ui-port': { type: 'string' },
+      host: { type: 'string' },
+      headless: { type: 'boolean' },
+    },
+    allowPositionals: false,
+    strict: true,
+  });
+  const { io } = context;
+  const host = values.host ?? '127.0.0.1';
+  const notes: string[] = [];
+  const baseEnv: NodeJS.ProcessEnv = { ...context.env };
+  // The example recipes make a fresh clone useful at once; an explicit ERRAND_RECIPE_PATH wins.
+  const examples = join(projectRoot, 'examples', 'recipes');
+  if (baseEnv.ERRAND_RECIPE_PATH === undefined && existsSync(examples)) baseEnv.ERRAND_RECIPE_PATH = examples;
+
+  const initial = loadConfig(baseEnv, context.cwd);
+  const temporalPort = await choosePort(host, port('temporal-port', values['temporal-port']), defaultTemporalPort, notes, 'Temporal dev server');
+  const uiPort = values.headless ? undefined : await choosePort(host, port('ui-port', values['ui-port']), defaultUiPort, notes, 'Temporal Web UI');
+  const apiPort = await choosePort(host, port('port', values.port ?? baseEnv.ERRAND_API_PORT), defaultApiPort, notes, 'API server');
+
+  io.stderr(`errand dev: starting the Temporal dev server (state in ${join(initial.dataDir, 'temporal')})…\n`);
+  const devServer = await startDevServer({
+    dbFile: join(initial.dataDir, 'temporal', 'dev-server.sqlite'),
+    logFile: join(initial.dataDir, 'temporal', 'dev-server.log'),
+    ip: host,
+    ...(temporalPort === undefined ? {} : { port: temporalPort }),
+    ...(uiPort === undefined ? {} : { uiPort }),
+    ...(values.headless ? { headless: true } : {}),
+  });
+  const stops: (() => Promise<void>)[] = [() => devServer.stop()];
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) await stop().catch((error: unknown) => io.stderr(`errand dev: while stopping: ${error instanceof Error ? error.message : String(error)}\n`));
+  };
+  try {
+    const stackEnv: NodeJS.ProcessEnv = { ...baseEnv, ERRAND_TEMPORAL_ADDRESS: devServer.address, ERRAND_TEMPORAL_NAMESPACE: 'default' };
+    const { config, env, demo } = withDemoModel(stackEnv, context.cwd);
+
+    io.stderr('errand dev: starting the worker (bundling the workflow code takes a few seconds)…\n');
+    const connection = await NativeConnection.connect({ address: devServer.address });
+    stops.push(() => connection.close());
+    const worker = await createErrandWorker({
+      connection,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      dependencies: createWorkerDependencies(config, { env, ...(demo ? { scripted: { [demoProviderName]: createDemoModel() } } : {}) }),
+    });
+    const running = worker.run();
+    stops.push(async () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+    });
+
+    const api = loadApiConfig(env, context.cwd, { localDefault: true });
+    const deps = createApiDependencies({ env, cwd: context.cwd, config, api, startedBy: 'errand dev' });
+    const server = await startApiServer(createApp(deps), { host, port: apiPort ?? 0 });
+    stops.push(async () => {
+      await server.close();
+      await deps.temporal.close();
+    });
+
+    const lines = [
+      '',
+      'errand dev is running:',
+      `  API          ${server.url}   (OpenAPI: ${server.url}/openapi.json)`,
+      `  Temporal     ${devServer.address}   namespace ${config.temporal.namespace}, task queue "${config.temporal.taskQueue}"`,
+      `  Web UI       ${devServer.uiUrl ?? '(headless)'}`,
+      `  Auth         ${api.auth.mode === 'off' ? `off: every request runs as tenant "${api.auth.tenant}" (local development only)` : `${api.auth.keys.length} API key(s)`}`,
+      `  Model        ${demo ? 'DEMO MODEL — no LLM provider is configured; answers are canned. Set ERRAND_PROVIDERS (and ERRAND_DEFAULT_MODEL) for real work.' : `${config.defaultModel ? `${config.defaultModel.provider}/${config.defaultModel.model}` : '(no default)'} (${config.providers.map((provider) => provider.name).join(', ')})`}`,
+      `  Working dir  ${config.workingDir}`,
+      ...(env.ERRAND_RECIPE_PATH ? [`  Recipes      ${env.ERRAND_RECIPE_PATH} (ERRAND_RECIPE_PATH) and the project folders`] : []),
+      ...notes.map((note) => `  Note         ${note}`),
+      '',
+      'Try it (in another terminal):',
+      `  export ERRAND_API_URL=${server.url}`,
+      '  npx errand delegate "List the files in this project and say what it is"',
+      '  npx errand sources',
+      `  curl -s -X POST '${server.url}/v1/delegations?wait=20s' -H 'content-type: application/json' -d '{"instructions":"Say hello"}'`,
+      '',
+      'Ctrl-C stops everything (the Temporal state is kept for next time).',
+      '',
+    ];
+    io.stdout(`${lines.join('\n')}\n`);
+
+    const stopped = await Promise.race([
+      new Promise<'signal'>((resolveSignal) => {
+        process.once('SIGINT', () => resolveSignal('signal'));
+        process.once('SIGTERM', () => resolveSignal('signal'));
+      }),
+      running.then(
+        () => 'worker' as const,
+        (error: unknown) => {
+          io.stderr(`errand dev: the worker stopped: ${error instanceof Error ? error.message : String(error)}\n`);
+          return 'worker' as const;
+        },
+      ),
+    ]);
+    io.stderr('errand dev: stopping…\n');
+    await stopAll();
+    return stopped === 'signal' ? 0 : 1;
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
+/** `errand worker [--demo]`: a worker from configuration (more of them scale out). */
+export async function workerCommand(argv: string[], context: CliContext): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: { demo: { type: 'boolean' } }, allowPositionals: false, strict: true });
+  if (!values.demo) {
+    await runWorker(loadConfig(context.env, context.cwd));
+    return 0;
+  }
+  const { config, env } = withDemoModel(context.env, context.cwd);
+  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  try {
+    const worker = await createErrandWorker({
+      connection,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      dependencies: createWorkerDependencies(config, { env, scripted: { [demoProviderName]: createDemoModel() } }),
+    });
+    context.io.stderr(`errand worker: polling "${config.temporal.taskQueue}" on ${config.temporal.address} with the demo model\n`);
+    const stop = () => worker.shutdown();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    await worker.run();
+  } finally {
+    await connection.close();
+  }
+  return 0;
+}
+
+/** `errand api`: the API server from configuration. */
+export async function apiCommand(argv: string[], context: CliContext): Promise<number> {
+  parseArgs({ args: argv, options: {}, allowPositionals: false, strict: true });
+  await runApiServer(context.env);
+  return 0;
+}

@@ -1,0 +1,236 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, json, keys, listItems, postJson, startApiStack, type ApiStack } from './api-harness';
+
+/** Every /v1/delegations route over real HTTP: Node server, dev server, in-process worker, scripted model. */
+
+let stack: ApiStack;
+beforeAll(async () => {
+  stack = await startApiStack();
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const path = (id: string, suffix = '') => `/v1/delegations/${encodeURIComponent(id)}${suffix}`;
+
+async function start(body: Record<string, unknown>, query = '', headers: Record<string, string> = {}): Promise<{ status: number; body: Record<string, unknown>; response: Response }> {
+  const response = await stack.request(`/v1/delegations${query}`, postJson(body, { headers }));
+  return { status: response.status, body: await json(response), response };
+}
+
+async function waitForTurn(id: string): Promise<Record<string, unknown>> {
+  return eventually(async () => {
+    const body = await json(await stack.request(path(id)));
+    const peek = body.peek;
+    return typeof peek === 'object' && peek !== null && 'turns' in peek && typeof peek.turns === 'number' && peek.turns >= 1 ? body : undefined;
+  });
+}
+
+describe('POST /v1/delegations', () => {
+  it('starts a subagent and answers 201 with its id, state and links', async () => {
+    const { status, body, response } = await start({ instructions: 'say hello', description: 'greeting' });
+    expect(status).toBe(201);
+    expect(body.id).toMatch(/^errand-[0-9a-f]{16}$/);
+    expect(body).toMatchObject({ created: true, state: 'running' });
+    expect(response.headers.get('location')).toBe(path(String(body.id)));
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+  });
+
+  it('waits for the result with ?wait=', async () => {
+    const { status, body } = await start({ instructions: 'count to three' }, '?wait=15s');
+    expect(status).toBe(201);
+    expect(body).toMatchObject({ state: 'completed', result: { status: 'completed', output: 'done: count to three', turns: 1 } });
+  });
+
+  it('sets the search attributes, static summary and details of the workflow', async () => {
+    const { body } = await start({ instructions: 'describe the search attributes please', description: 'attributes check' }, '?wait=15s');
+    const handle = stack.client.workflow.getHandle(String(body.id));
+    const description = await handle.describe();
+    expect(description.type).toBe('subagentWorkflow');
+    expect(description.taskQueue).toBe(stack.taskQueue);
+    expect(await description.staticSummary()).toBe('attributes check — describe the search attributes please');
+    expect(await description.staticDetails()).toContain('**Tenant:** acme');
+    const attributes = Object.fromEntries(description.typedSearchAttributes.getAll().map((pair) => [pair.key.name, pair.value]));
+    expect(attributes).toMatchObject({ ErrandKind: 'subagent', ErrandSource: 'ad-hoc', ErrandTenant: 'acme', ErrandModel: 'scripted/scripted-model', ErrandStatus: 'completed', ErrandTurns: 1 });
+  });
+
+  it('uses a requested model when it is on the allow-list', async () => {
+    const { body } = await start({ instructions: 'which model', model: 'other-model' }, '?wait=15s');
+    expect(body.state).toBe('completed');
+    const status = await json(await stack.request(path(String(body.id))));
+    expect(status.model).toBe('scripted/other-model');
+  });
+
+  it('returns the same delegation for a retried request with the same Idempotency-Key', async () => {
+    const key = randomUUID();
+    const request = { instructions: 'idempotent task', max_turns: 3 };
+    const first = await start(request, '', { 'Idempotency-Key': key });
+    const second = await start(request, '', { 'Idempotency-Key': key });
+    expect(first.status).toBe(201);
+    expect(first.body.created).toBe(true);
+    expect(second.status).toBe(200);
+    expect(second.body).toMatchObject({ id: first.body.id, runId: first.body.runId, created: false });
+    // After it closed, REJECT_DUPLICATE keeps answering with the same (closed) delegation.
+    await stack.request(path(String(first.body.id), '/result?wait=15s'));
+    const third = await start(request, '?wait=5s', { 'Idempotency-Key': key });
+    expect(third.status).toBe(200);
+    expect(third.body).toMatchObject({ id: first.body.id, created: false, state: 'completed', result: { output: 'done: idempotent task' } });
+    // The same key with another tenant is another delegation.
+    const other = await stack.request('/v1/delegations', postJson(request, { key: keys.globex, headers: { 'Idempotency-Key': key } }));
+    expect(other.status).toBe(201);
+    expect((await json(other)).id).not.toBe(first.body.id);
+  });
+
+  it('refuses an Idempotency-Key reused with a different body (422)', async () => {
+    const key = randomUUID();
+    await start({ instructions: 'first body' }, '', { 'Idempotency-Key': key });
+    const reused = await stack.request('/v1/delegations', postJson({ instructions: 'another body' }, { headers: { 'Idempotency-Key': key } }));
+    expect(reused.status).toBe(422);
+    expect(reused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(await json(reused)).toMatchObject({ type: 'urn:errand:problem:idempotency-key-reused', errors: [{ in: 'header', field: 'Idempotency-Key' }] });
+  });
+});
+
+describe('GET /v1/delegations/{id} and /result', () => {
+  it('shows status and a live peek of a running delegation, and 202 from /result while it runs', async () => {
+    const { body } = await start({ instructions: 'slow work for peeking' });
+    const id = String(body.id);
+    const status = await waitForTurn(id);
+    expect(status).toMatchObject({ id, kind: 'subagent', state: 'running', temporalStatus: 'RUNNING', source: 'ad-hoc', model: 'scripted/scripted-model', closedAt: null });
+    expect(status.peek).toMatchObject({ workflowId: id, state: 'running', turns: 1, maxTurns: 25, toolCalls: 0 });
+    expect(status.summary).toBe('slow work for peeking');
+
+    const pending = await stack.request(path(id, '/result'));
+    expect(pending.status).toBe(202);
+    expect(await json(pending)).toMatchObject({ id, done: false, state: 'running', peek: { turns: 1 } });
+
+    const waited = await stack.request(path(id, '/result?wait=300ms'));
+    expect(waited.status).toBe(202);
+    await stack.request(path(id, '/cancel'), postJson({}));
+  });
+
+  it('returns the result of a finished delegation, with tool calls counted', async () => {
+    const { body } = await start({ instructions: 'use a tool then answer' });
+    const id = String(body.id);
+    const result = await stack.request(path(id, '/result?wait=15s'));
+    expect(result.status).toBe(200);
+    expect(await json(result)).toMatchObject({ id, done: true, result: { status: 'completed', toolCalls: 1, turns: 2, output: 'done: use a tool then answer' } });
+    const status = await json(await stack.request(path(id)));
+    expect(status).toMatchObject({ state: 'completed', temporalStatus: 'COMPLETED', turns: 2 });
+    expect(status.peek).toMatchObject({ lastToolCall: { name: 'developer__list_directory' } });
+    expect(typeof status.closedAt).toBe('string');
+  });
+
+  it('reports 404 for an unknown id', async () => {
+    const response = await stack.request(path('errand-0000000000000000'));
+    expect(response.status).toBe(404);
+    expect(await json(response)).toMatchObject({ type: 'urn:errand:problem:not-found', status: 404 });
+  });
+});
+
+describe('POST /v1/delegations/{id}/cancel', () => {
+  it('cancels a running delegation; the result says cancelled with the reason', async () => {
+    const { body } = await start({ instructions: 'slow work to cancel' });
+    const id = String(body.id);
+    await waitForTurn(id);
+    const cancelled = await stack.request(path(id, '/cancel'), postJson({ reason: 'test is done with it' }));
+    expect(cancelled.status).toBe(202);
+    expect(await json(cancelled)).toMatchObject({ id, cancelRequested: true });
+    const result = await json(await stack.request(path(id, '/result?wait=15s')));
+    expect(result).toMatchObject({ done: true, result: { status: 'cancelled', diagnostic: 'test is done with it', partialOutput: '' } });
+    // Cancelling again is harmless: nothing left to cancel.
+    const again = await stack.request(path(id, '/cancel'), { method: 'POST' });
+    expect(again.status).toBe(202);
+    expect(await json(again)).toMatchObject({ cancelRequested: false, state: 'cancelled' });
+  });
+});
+
+describe('POST /v1/delegations/{id}/messages', () => {
+  it('delivers a message to a continuable delegation (202) and it answers again', async () => {
+    const { body } = await start({ instructions: 'first question', continuable: true });
+    const id = String(body.id);
+    await eventually(async () => ((await json(await stack.request(path(id)))).state === 'waiting' ? true : undefined));
+    const callsBefore = stack.model.calls.length;
+    const sent = await stack.request(path(id, '/messages'), postJson({ message: 'second question' }));
+    expect(sent.status).toBe(202);
+    expect(await json(sent)).toMatchObject({ id, accepted: true });
+    await eventually(async () => (stack.model.calls.length > callsBefore ? true : undefined));
+    await stack.request(path(id, '/cancel'), postJson({}));
+  });
+
+  it('answers 409 for a delegation that is not continuable', async () => {
+    const { body } = await start({ instructions: 'slow and not continuable' });
+    const id = String(body.id);
+    await waitForTurn(id);
+    const sent = await stack.request(path(id, '/messages'), postJson({ message: 'hello?' }));
+    expect(sent.status).toBe(409);
+    expect(await json(sent)).toMatchObject({ type: 'urn:errand:problem:conflict' });
+    await stack.request(path(id, '/cancel'), postJson({}));
+  });
+
+  it('answers 409 for a delegation that has ended, and 404 for an unknown one', async () => {
+    const { body } = await start({ instructions: 'quick one' }, '?wait=15s');
+    const ended = await stack.request(path(String(body.id), '/messages'), postJson({ message: 'too late' }));
+    expect(ended.status).toBe(409);
+    expect(String((await json(ended)).detail)).toContain('has ended');
+    const unknown = await stack.request(path('errand-ffffffffffffffff', '/messages'), postJson({ message: 'anyone?' }));
+    expect(unknown.status).toBe(404);
+  });
+});
+
+describe('GET /v1/delegations', () => {
+  it('lists the tenant\'s delegations, filtered by status and source, one page at a time', async () => {
+    const finished = await start({ instructions: 'listed and finished' }, '?wait=15s');
+    const running = await start({ instructions: 'slow and listed' });
+    await waitForTurn(String(running.body.id));
+
+    const runningIds = await eventually(async () => {
+      const ids = listItems(await json(await stack.request('/v1/delegations?status=running&pageSize=100'))).map((item) => item.id);
+      return ids.includes(String(running.body.id)) ? ids : undefined;
+    });
+    expect(runningIds).not.toContain(finished.body.id);
+
+    const completed = await eventually(async () => {
+      const items = listItems(await json(await stack.request('/v1/delegations?status=completed&source=ad-hoc&pageSize=100')));
+      return items.some((item) => item.id === finished.body.id) ? items : undefined;
+    });
+    expect(completed.every((item) => item.state === 'completed' && item.source === 'ad-hoc')).toBe(true);
+
+    const none = await json(await stack.request('/v1/delegations?source=no-such-source'));
+    expect(none).toEqual({ items: [], nextPageToken: null });
+
+    // Paging: pages of one, following nextPageToken, visit distinct delegations.
+    const seen: string[] = [];
+    let token: string | null = null;
+    for (let page = 0; page < 3; page += 1) {
+      const query: string = token ? `?pageSize=1&pageToken=${token}` : '?pageSize=1';
+      const body = await json(await stack.request(`/v1/delegations${query}`));
+      const items = listItems(body);
+      expect(items).toHaveLength(1);
+      seen.push(...items.map((item) => item.id));
+      token = typeof body.nextPageToken === 'string' ? body.nextPageToken : null;
+      expect(token).not.toBeNull();
+    }
+    expect(new Set(seen).size).toBe(3);
+
+    // A token is only good for the listing that issued it: other filters or another tenant get a 400.
+    const otherFilter = await stack.request(`/v1/delegations?pageSize=1&status=completed&pageToken=${token ?? ''}`);
+    expect(otherFilter.status).toBe(400);
+    const otherTenant = await stack.request(`/v1/delegations?pageSize=1&pageToken=${token ?? ''}`, { key: keys.globex });
+    expect(otherTenant.status).toBe(400);
+
+    // Another tenant sees none of them.
+    const otherIds = listItems(await json(await stack.request('/v1/delegations?pageSize=100', { key: keys.globex }))).map((item) => item.id);
+    expect(otherIds).not.toContain(finished.body.id);
+    expect(otherIds).not.toContain(running.body.id);
+
+    await stack.request(path(String(running.body.id), '/cancel'), postJson({}));
+  });
+
+  it('answers 400 for a page token it did not issue', async () => {
+    const response = await stack.request('/v1/delegations?pageToken=bm90LWEtdG9rZW4');
+    expect(response.status).toBe(400);
+    expect(await json(response)).toMatchObject({ errors: [{ in: 'query', field: 'pageToken' }] });
+  });
+});

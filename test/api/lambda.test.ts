@@ -1,0 +1,128 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createLambdaHandler, type ApiGatewayV2Event, type ApiGatewayV2Handler } from '../../src/api/lambda';
+import { json, keys, postJson, startApiStack, type ApiStack } from './api-harness';
+
+/**
+ * The Lambda entry point, invoked with API Gateway HTTP API (payload 2.0) events built from recorded
+ * shapes in test/fixtures/api-gateway, answers exactly as the Node server does.
+ */
+
+let stack: ApiStack;
+let handler: ApiGatewayV2Handler;
+beforeAll(async () => {
+  stack = await startApiStack();
+  handler = createLambdaHandler(stack.app);
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const eventSchema = z.looseObject({
+  version: z.literal('2.0'),
+  routeKey: z.string(),
+  rawPath: z.string(),
+  rawQueryString: z.string(),
+  headers: z.record(z.string(), z.string()),
+  requestContext: z.looseObject({ http: z.looseObject({ method: z.string(), path: z.string() }) }),
+  isBase64Encoded: z.boolean(),
+  body: z.string().optional(),
+});
+
+function fixture(name: string): ApiGatewayV2Event {
+  const parsed = eventSchema.parse(JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'api-gateway', name), 'utf8')));
+  const event: ApiGatewayV2Event = {
+    ...parsed,
+    body: parsed.body ?? null,
+    requestContext: { ...JSON.parse(JSON.stringify(parsed.requestContext)), http: { ...parsed.requestContext.http } },
+  };
+  return event;
+}
+
+/** An event for a request, in the recorded shape. */
+function event(method: string, pathAndQuery: string, options: { key?: string | null; body?: string; base64?: boolean; headers?: Record<string, string> } = {}): ApiGatewayV2Event {
+  const base = fixture(method === 'GET' ? 'http-api-v2-get.json' : 'http-api-v2-post.json');
+  const [path = '', query = ''] = pathAndQuery.split('?');
+  const headers: Record<string, string | undefined> = { ...base.headers, ...options.headers };
+  const key = options.key === undefined ? keys.acme : options.key;
+  if (key !== null) headers.authorization = `Bearer ${key}`;
+  const body = options.body === undefined ? null : options.base64 ? Buffer.from(options.body).toString('base64') : options.body;
+  headers['content-length'] = String(options.body === undefined ? 0 : Buffer.byteLength(options.body));
+  return {
+    ...base,
+    rawPath: path,
+    rawQueryString: query,
+    headers,
+    queryStringParameters: Object.fromEntries(new URLSearchParams(query)),
+    requestContext: { ...base.requestContext, http: { ...base.requestContext.http, method, path } },
+    body,
+    isBase64Encoded: options.base64 === true,
+  };
+}
+
+async function both(method: string, pathAndQuery: string, options: { key?: string | null; body?: string } = {}) {
+  const lambda = await handler(event(method, pathAndQuery, options));
+  const init: RequestInit & { key?: string | null } = { method, key: options.key === undefined ? keys.acme : options.key };
+  const node = await stack.request(pathAndQuery, options.body === undefined ? init : { ...init, headers: { 'content-type': 'application/json' }, body: options.body });
+  const lambdaHeaders = 'headers' in lambda && lambda.headers ? lambda.headers : {};
+  return {
+    lambda: { status: lambda.statusCode, contentType: String(lambdaHeaders['content-type'] ?? ''), body: lambda.isBase64Encoded ? Buffer.from(lambda.body, 'base64').toString('utf8') : lambda.body },
+    node: { status: node.status, contentType: node.headers.get('content-type') ?? '', body: await node.text() },
+  };
+}
+
+describe('Lambda handler (API Gateway HTTP API, payload 2.0)', () => {
+  it('runs the recorded POST event (base64 body, ?wait=) and returns the result', async () => {
+    const answer = await handler(fixture('http-api-v2-post.json'));
+    // The recorded event has no key: 401, as on the Node server.
+    expect(answer.statusCode).toBe(401);
+    const withKey = fixture('http-api-v2-post.json');
+    withKey.headers.authorization = `Bearer ${keys.acme}`;
+    const started = await handler(withKey);
+    expect(started.statusCode).toBe(201);
+    expect(JSON.parse(started.body)).toMatchObject({ created: true, state: 'completed', result: { output: 'done: from lambda' } });
+  });
+
+  const sameAnswers: [string, string, { key?: string | null; body?: string }?][] = [
+    ['GET', '/healthz'],
+    ['GET', '/openapi.json'],
+    ['GET', '/v1/models'],
+    ['GET', '/v1/sources'],
+    ['GET', '/v1/sources/deploy'],
+    ['GET', '/v1/sources/dpeloy'],
+    ['GET', '/v1/delegations/errand-0123456789abcdef'],
+    ['GET', '/v1/delegations?status=bogus'],
+    ['GET', '/v1/models', { key: null }],
+    ['GET', '/v1/models', { key: 'wrong' }],
+    ['POST', '/v1/delegations', { body: '{"instructions": ' }],
+    ['POST', '/v1/delegations', { body: '{"instructions":"x","bogus":true}' }],
+    ['POST', '/v1/delegations', { body: '{"instructions":"x","model":"gpt-9"}' }],
+    ['POST', '/v1/delegations/errand-0123456789abcdef/cancel', { body: '{}' }],
+  ];
+  for (const [method, path, options] of sameAnswers) {
+    it(`${method} ${path}${options?.key !== undefined ? ` (key ${String(options.key)})` : ''}: same answer as the Node server`, async () => {
+      const { lambda, node } = await both(method, path, options);
+      expect(lambda.status).toBe(node.status);
+      expect(lambda.contentType.split(';')[0]).toBe(node.contentType.split(';')[0]);
+      expect(JSON.parse(lambda.body)).toEqual(JSON.parse(node.body));
+    });
+  }
+
+  it('starts, peeks, waits for and cancels a delegation through Lambda events', async () => {
+    const started = await handler(event('POST', '/v1/delegations', { body: JSON.stringify({ instructions: 'slow work via lambda' }) }));
+    expect(started.statusCode).toBe(201);
+    const id = z.object({ id: z.string() }).parse(JSON.parse(started.body)).id;
+    const pending = await handler(event('GET', `/v1/delegations/${id}/result?wait=200ms`));
+    expect(pending.statusCode).toBe(202);
+    const cancelled = await handler(event('POST', `/v1/delegations/${id}/cancel`, { body: '{"reason":"via lambda"}', base64: true }));
+    expect(cancelled.statusCode).toBe(202);
+    const result = await handler(event('GET', `/v1/delegations/${id}/result?wait=15s`));
+    expect(result.statusCode).toBe(200);
+    expect(JSON.parse(result.body)).toMatchObject({ done: true, result: { status: 'cancelled', diagnostic: 'via lambda' } });
+    // And the Node server sees the same delegation.
+    expect(await json(await stack.request(`/v1/delegations/${id}`))).toMatchObject({ id, state: 'cancelled' });
+    expect((await stack.request(`/v1/delegations/${id}/messages`, postJson({ message: 'x' }))).status).toBe(409);
+  });
+});

@@ -1,0 +1,140 @@
+import { existsSync, mkdtempSync, readFileSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Client, Connection } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { approvalUpdate, peekQuery, type SubagentPeek, type SubagentResult } from '../../src/contracts/subagent';
+import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../../src/llm/scripted-openai-server';
+import { ConversationScripts, toolResults } from '../support/conversation-scripts';
+import { startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
+
+/**
+ * Tool policies and approvals inside subagents: a call under `ask` pauses the subagent (peek shows the
+ * tool and its arguments) until a decision arrives by update; approve runs the tool, deny tells the model,
+ * no decision in time is a denial, and the wait survives a worker SIGKILL.
+ */
+
+const policy = JSON.stringify({ default: 'allow', rules: { developer__write_file: 'ask', developer__run_command: 'deny' } });
+let client: Client;
+let connection: Connection;
+let worker: RunningWorker;
+let taskQueue: string;
+let workingDir: string;
+const scripts = new ConversationScripts();
+
+beforeAll(async () => {
+  ({ client, connection } = await testClient());
+  const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model } }, env: { ERRAND_TOOL_POLICY: policy } });
+  taskQueue = uniqueTaskQueue('approvals');
+  worker = await startTestWorker(taskQueue, dependencies);
+  workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-approvals-')));
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await connection?.close();
+});
+
+async function waitForApproval(workflowId: string, timeoutMs = 20_000): Promise<SubagentPeek> {
+  const handle = client.workflow.getHandle(workflowId);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const peek: SubagentPeek = await handle.query(peekQuery);
+    if (peek.state === 'waiting_approval' && (peek.pendingApprovals?.length ?? 0) > 0) return peek;
+    if (Date.now() > deadline) throw new Error(`no pending approval; last peek ${JSON.stringify(peek)}`);
+    await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+  }
+}
+
+function writeCall(file: string) {
+  return { toolCalls: [{ name: 'developer__write_file', arguments: { path: file, content: 'approved content' } }] };
+}
+
+describe('tool policies and approvals', () => {
+  test('deny tools are not offered; ask pauses with the tool and its arguments; approve runs the tool', async () => {
+    const marker = scripts.add('approve', [writeCall('approved.txt'), { text: 'written' }]);
+    const workflowId = `errand-approve-${Date.now()}`;
+    const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId, args: [subagentInput({ prompt: `Write ${marker}`, workingDir })] });
+    const peek = await waitForApproval(workflowId);
+    const pending = peek.pendingApprovals?.[0];
+    expect(pending?.tool).toBe('developer__write_file');
+    expect(pending?.argumentsPreview).toContain('approved.txt');
+    expect(pending?.id).toBe(`${workflowId}:2:0`);
+    expect(existsSync(join(workingDir, 'approved.txt'))).toBe(false);
+    const offered = scripts.of('approve')[0]?.tools.map((tool) => tool.name) ?? [];
+    expect(offered).toContain('developer__write_file');
+    expect(offered).not.toContain('developer__run_command');
+    await expect(handle.executeUpdate(approvalUpdate, { args: [{ approvalId: 'nope', decision: 'approve' }] })).rejects.toThrow();
+    await handle.executeUpdate(approvalUpdate, { args: [{ approvalId: pending?.id ?? '', decision: 'approve', by: 'test' }] });
+    const result: SubagentResult = await handle.result();
+    expect(result.status).toBe('completed');
+    expect(readFileSync(join(workingDir, 'approved.txt'), 'utf8')).toBe('approved content');
+  });
+
+  test('deny: the model gets the denial with the reason and continues', async () => {
+    const marker = scripts.add('deny', [writeCall('denied.txt'), { text: 'ok, I will not write it' }]);
+    const workflowId = `errand-deny-${Date.now()}`;
+    const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId, args: [subagentInput({ prompt: `Write ${marker}`, workingDir })] });
+    const peek = await waitForApproval(workflowId);
+    await handle.executeUpdate(approvalUpdate, { args: [{ approvalId: peek.pendingApprovals?.[0]?.id ?? '', decision: 'deny', reason: 'not on a Friday', by: 'alice' }] });
+    const result: SubagentResult = await handle.result();
+    expect(result.output).toBe('ok, I will not write it');
+    const denial = toolResults(scripts.of('deny')[1])[0];
+    expect(denial?.isError).toBe(true);
+    expect(denial?.content).toMatch(/was denied by alice: not on a Friday/);
+    expect(existsSync(join(workingDir, 'denied.txt'))).toBe(false);
+  });
+
+  test('no decision within the approval timeout counts as a denial', async () => {
+    const marker = scripts.add('timeout', [writeCall('late.txt'), { text: 'gave up' }]);
+    const result: SubagentResult = await client.workflow.execute('subagentWorkflow', {
+      taskQueue,
+      workflowId: `errand-approval-timeout-${Date.now()}`,
+      args: [subagentInput({ prompt: `Write ${marker}`, workingDir, approvalTimeoutMs: 1_000 })],
+    });
+    expect(result.output).toBe('gave up');
+    expect(toolResults(scripts.of('timeout')[1])[0]?.content).toMatch(/denied by timeout: no decision within 1 s/);
+  });
+});
+
+describe('approvals survive a worker SIGKILL', () => {
+  let server: ScriptedOpenAIServer;
+  const processes: WorkerProcess[] = [];
+  beforeAll(async () => {
+    server = await startScriptedOpenAIServer();
+  });
+  afterAll(async () => {
+    for (const process of processes) await process.kill();
+    await server?.close();
+  });
+
+  test('the worker dies while a call waits for approval; the approval works after a new worker starts', async () => {
+    server.enqueue(writeCall('after-restart.txt'), { text: 'written after the restart' });
+    const queue = uniqueTaskQueue('approvals-kill');
+    const env = {
+      ERRAND_TASK_QUEUE: queue,
+      ERRAND_DATA_DIR: mkdtempSync(join(tmpdir(), 'errand-approvals-kill-')),
+      ERRAND_PROVIDERS: JSON.stringify([{ name: 'http', kind: 'openai-compatible', baseUrl: server.url, models: ['gpt-test'] }]),
+      ERRAND_TOOL_POLICY: policy,
+    };
+    const first = startWorkerProcess('approvals-first', env);
+    processes.push(first);
+    await first.ready;
+    const workflowId = `errand-approval-kill-${Date.now()}`;
+    const handle = await client.workflow.start('subagentWorkflow', {
+      taskQueue: queue,
+      workflowId,
+      args: [subagentInput({ prompt: 'Write after restart', workingDir, route: { provider: 'http', model: 'gpt-test' } })],
+    });
+    const peek = await waitForApproval(workflowId, 30_000);
+    await first.kill();
+    const second = startWorkerProcess('approvals-second', env);
+    processes.push(second);
+    await second.ready;
+    await handle.executeUpdate(approvalUpdate, { args: [{ approvalId: peek.pendingApprovals?.[0]?.id ?? '', decision: 'approve', by: 'test' }] });
+    const result: SubagentResult = await handle.result();
+    expect(result.output).toBe('written after the restart');
+    expect(readFileSync(join(workingDir, 'after-restart.txt'), 'utf8')).toBe('approved content');
+  }, 120_000);
+});
