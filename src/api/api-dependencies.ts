@@ -3,7 +3,7 @@ import type { DelegateRequest } from '../contracts/delegation';
 import type { ResolveResult, SourceListingResult } from '../sources/source-resolver';
 import type { ApiConfig } from './api-config';
 import type { DelegationService } from './delegation-service';
-import type { PlanResult } from './temporary-plan-delegation';
+import type { PlanResult } from './plan-api-delegation';
 
 /** The caller of an API-started delegation: a tenant at depth 0, with no parent. */
 export interface ApiCaller {

@@ -5,12 +5,11 @@ import { loadApiConfig, type ApiConfig, type LoadApiConfigOptions } from './api-
 import type { ApiDependencies, SourceLookup } from './api-dependencies';
 import { DelegationService } from './delegation-service';
 import { lazyTemporalClient, type TemporalClientProvider } from './temporal-client-provider';
-import { temporaryPlanDelegation } from './temporary-plan-delegation';
+import { planApiDelegation } from './plan-api-delegation';
 
 /**
  * Wires the API from configuration: one lazily connected Temporal client per process, the source
- * resolver over the API's working directory, and the planner. The one place to change when the real
- * planner (`src/delegation/plan-delegation.ts`) lands.
+ * resolver over the API's working directory, and the planner shared with the `delegate` tool.
  */
 
 /** Options of {@link createApiDependencies}. */
@@ -31,7 +30,7 @@ export interface ApiDependencyOptions {
  * working directory (`ERRAND_WORKING_DIR`). Built here rather than taken from src/worker.ts so the API (and its Lambda bundle)
  * does not load the Temporal worker runtime.
  */
-export function createApiSourceLookup(config: ErrandConfig, homeDirectory?: string): SourceLookup {
+export function createApiSourceLookup(config: ErrandConfig, homeDirectory?: string): SourceResolver {
   return new SourceResolver({
     stores: createSearchStores({
       workingDirectory: config.workingDir,
@@ -50,20 +49,20 @@ export function createApiDependencies(options: ApiDependencyOptions = {}): ApiDe
   const cwd = options.cwd ?? process.cwd();
   const config = options.config ?? loadConfig(env, cwd);
   const api = options.api ?? loadApiConfig(env, cwd, options.apiOptions);
-  const temporal = options.temporal ?? lazyTemporalClient({ address: config.temporal.address, namespace: config.temporal.namespace });
+  const temporal = options.temporal ?? lazyTemporalClient({ connection: config.temporal.connection, namespace: config.temporal.namespace });
   const delegations = new DelegationService({
     temporal,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     startedBy: options.startedBy ?? 'errand HTTP API',
   });
+  const resolver = createApiSourceLookup(config);
   return {
     config,
     api,
     delegations,
     temporal,
-    sources: options.sources ?? createApiSourceLookup(config),
-    // TEMPORARY planner: replace with planDelegation(request, { config, resolver, workingDir, caller }) from src/delegation.
-    plan: (request, caller) => temporaryPlanDelegation(request, { config, workingDir: config.workingDir, caller: { depth: 0, tenant: caller.tenant } }),
+    sources: options.sources ?? resolver,
+    plan: (request, caller) => planApiDelegation(request, caller, config, resolver),
   };
 }

@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import type { TemporalConnectOptions } from '../temporal-connection';
 
 /**
  * The Temporal client of an API process: connected on first use and then reused for every request (a
@@ -12,9 +13,9 @@ export interface TemporalClientProvider {
   close(): Promise<void>;
 }
 
-/** Settings of the Temporal connection. */
+/** Settings of the Temporal connection (address, TLS, API key: see src/temporal-connection.ts). */
 export interface TemporalClientSettings {
-  address: string;
+  connection: TemporalConnectOptions;
   namespace: string;
 }
 
@@ -22,7 +23,7 @@ export interface TemporalClientSettings {
 export function lazyTemporalClient(settings: TemporalClientSettings): TemporalClientProvider {
   let pending: Promise<{ client: Client; connection: Connection }> | undefined;
   const connect = async () => {
-    const connection = await Connection.connect({ address: settings.address });
+    const connection = await Connection.connect(settings.connection);
     return { client: new Client({ connection, namespace: settings.namespace }), connection };
   };
   return {

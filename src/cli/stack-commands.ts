@@ -177,7 +177,7 @@ export async function workerCommand(argv: string[], context: CliContext): Promis
     return 0;
   }
   const { config, env } = withDemoModel(context.env, context.cwd);
-  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const connection = await NativeConnection.connect(config.temporal.connection);
   try {
     const worker = await createErrandWorker({
       connection,

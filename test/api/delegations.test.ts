@@ -234,3 +234,22 @@ describe('GET /v1/delegations', () => {
     expect(await json(response)).toMatchObject({ errors: [{ in: 'query', field: 'pageToken' }] });
   });
 });
+
+describe('POST /v1/delegations from a source', () => {
+  it('runs a recipe with its parameters rendered, and records the source', async () => {
+    const { status, body } = await start({ source: 'deploy', parameters: { service: 'billing' } }, '?wait=15s');
+    expect(status).toBe(201);
+    expect(body).toMatchObject({ state: 'completed', result: { status: 'completed', output: 'done: Deploy billing' } });
+    const detail = await json(await stack.request(path(String(body.id))));
+    expect(detail.source).toBe('deploy');
+  });
+
+  it('an unknown source is a 422 with suggestions; a missing parameter names it', async () => {
+    const unknown = await start({ source: 'dpeloy' });
+    expect(unknown.status).toBe(422);
+    expect(unknown.body.suggestions).toEqual(['deploy']);
+    const missing = await start({ source: 'deploy' });
+    expect(missing.status).toBe(422);
+    expect(JSON.stringify(missing.body)).toMatch(/service/);
+  });
+});

@@ -62,7 +62,7 @@ function appRoutes(): { method: string; path: string }[] {
   const deps = createApiDependencies({
     env: { ERRAND_API_AUTH: 'off', ERRAND_PROVIDERS: '[]' },
     // Routes are listed, never called: the lazy client never connects.
-    temporal: lazyTemporalClient({ address: '127.0.0.1:1', namespace: 'default' }),
+    temporal: lazyTemporalClient({ connection: { address: '127.0.0.1:1' }, namespace: 'default' }),
   });
   return createApp(deps).routes.filter((route) => route.method !== 'ALL').map((route) => ({ method: route.method.toLowerCase(), path: route.path }));
 }

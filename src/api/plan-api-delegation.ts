@@ -1,0 +1,67 @@
+import type { ErrandConfig } from '../config';
+import type { DelegationParent } from '../contracts/activities';
+import type { DelegateRequest } from '../contracts/delegation';
+import type { SourceSummary, SubagentInput } from '../contracts/subagent';
+import { planDelegation } from '../activities/plan-delegation';
+import { developerToolsetName } from '../tools/developer-toolset';
+import type { SourceResolver } from '../sources/source-resolver';
+import type { ApiCaller } from './api-dependencies';
+
+/** Outcome of planning an API-started delegation. */
+export type PlanResult =
+  | { ok: true; input: SubagentInput; source?: SourceSummary; warnings: string[] }
+  | { ok: false; errors: { field: string; message: string }[]; suggestions?: string[] };
+
+/** The request field a planner message is about, for the problem document's field path. */
+function fieldOf(message: string, request: DelegateRequest): string {
+  if (/^No source named|source "/.test(message)) return 'source';
+  if (/working_dir/.test(message)) return 'working_dir';
+  if (/^provider |no usable provider/.test(message)) return 'provider';
+  if (/model/.test(message)) return 'model';
+  if (/parameter/.test(message)) return 'parameters';
+  if (/depth/.test(message)) return 'depth';
+  return request.source ? 'source' : 'instructions';
+}
+
+/**
+ * Plans a delegation started through the API: the same planner the `delegate` tool uses, with the API's
+ * working directory, the configured toolsets and models, and no parent (depth 1, nothing to notify).
+ */
+export async function planApiDelegation(request: DelegateRequest, caller: ApiCaller, config: ErrandConfig, resolver: SourceResolver): Promise<PlanResult> {
+  const toolsets = [developerToolsetName, ...config.tools.mcpServers.map((server) => server.name)];
+  const parent: DelegationParent = {
+    workflowId: 'api',
+    taskId: 'api',
+    childDepth: 1,
+    maxDepth: config.subagent.maxDepth,
+    workingDir: config.workingDir,
+    route: config.defaultModel ?? { provider: config.providers[0]?.name ?? '(none)', model: '(none)' },
+    toolsets,
+    tenant: caller.tenant,
+    activity: config.subagent.activity,
+  };
+  const plan = await planDelegation(request, parent, {
+    resolver,
+    providers: config.providers.map((provider) => ({ name: provider.name, models: provider.models, ...(provider.defaultModel ? { defaultModel: provider.defaultModel } : {}) })),
+    configuredDefault: config.defaultModel,
+    override: {
+      ...(config.subagent.providerOverride ? { provider: config.subagent.providerOverride } : {}),
+      ...(config.subagent.modelOverride ? { model: config.subagent.modelOverride } : {}),
+    },
+    configuredMaxTurns: config.subagent.maxTurns,
+    availableToolsets: toolsets,
+    tasks: config.tasks,
+    approvalTimeoutMs: config.approvalTimeoutMs,
+  });
+  if (!plan.ok) {
+    let suggestions: string[] | undefined;
+    if (request.source && plan.message.startsWith('No source named')) {
+      const resolved = await resolver.resolve(request.source);
+      if (!resolved.ok && resolved.reason === 'not_found') suggestions = resolved.suggestions;
+    }
+    return { ok: false, errors: [{ field: fieldOf(plan.message, request), message: plan.message }], ...(suggestions ? { suggestions } : {}) };
+  }
+  // A top-level delegation has no parent to report to.
+  const { parent: _parent, ...input } = plan.input;
+  return { ok: true, input, ...(plan.source ? { source: plan.source } : {}), warnings: plan.warnings };
+}
