@@ -3,6 +3,7 @@ import type { DelegateRequest } from '../contracts/delegation';
 import type { ResolveResult, SourceListingResult } from '../sources/source-resolver';
 import type { ApiConfig } from './api-config';
 import type { DelegationService } from './delegation-service';
+import type { SessionService } from './session-service';
 import type { PlanResult } from './plan-api-delegation';
 
 /** The caller of an API-started delegation: a tenant at depth 0, with no parent. */
@@ -25,6 +26,8 @@ export interface ApiDependencies {
   api: ApiConfig;
   delegations: DelegationService;
   plan: PlanDelegationFunction;
+  /** Parent sessions and approvals. */
+  sessions?: SessionService;
   /** Absent when no source stores are wired: the sources routes answer 404 for every name. */
   sources?: SourceLookup;
 }

@@ -12,6 +12,7 @@ import { mountRoute, sendJson } from './route-spec';
 import { apiRoutes, healthRoute, openApiRoute } from './route-table';
 import { mountCatalogRoutes } from './routes/catalog-routes';
 import { mountDelegationRoutes } from './routes/delegation-routes';
+import { mountSessionRoutes } from './routes/session-routes';
 
 /**
  * The errand HTTP API: one Hono app for both entry points (Node server, AWS Lambda). Order of checks:
@@ -58,6 +59,7 @@ export function createApp(deps: ApiDependencies): Hono<ApiEnv> {
   );
 
   mountDelegationRoutes(app, deps);
+  mountSessionRoutes(app, deps);
   mountCatalogRoutes(app, deps);
 
   mountRoute(app, healthRoute, async ({ c }) => sendJson(c, healthResponseSchema, 200, { ok: true, version: apiVersion }));

@@ -6,6 +6,7 @@ import type { ApiDependencies, SourceLookup } from './api-dependencies';
 import { DelegationService } from './delegation-service';
 import { lazyTemporalClient, type TemporalClientProvider } from './temporal-client-provider';
 import { planApiDelegation } from './plan-api-delegation';
+import { SessionService } from './session-service';
 
 /**
  * Wires the API from configuration: one lazily connected Temporal client per process, the source
@@ -64,5 +65,6 @@ export function createApiDependencies(options: ApiDependencyOptions = {}): ApiDe
     temporal,
     sources: options.sources ?? resolver,
     plan: (request, caller) => planApiDelegation(request, caller, config, resolver),
+    sessions: new SessionService(temporal, config),
   };
 }

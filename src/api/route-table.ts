@@ -24,6 +24,7 @@ import {
 } from '../contracts/api';
 import { delegateRequestSchema } from '../contracts/delegation';
 import { defineRoute, type ResponseSpec, type RouteSpec } from './route-spec';
+import { sessionRoutes } from './routes/session-routes';
 
 /**
  * Every route of the API, as contracts. Handlers are mounted against these specs (src/api/routes/) and
@@ -245,6 +246,7 @@ export const apiRoutes: readonly RouteSpec[] = [
   getDelegationResultRoute,
   cancelDelegationRoute,
   sendMessageRoute,
+  ...sessionRoutes,
   listSourcesRoute,
   getSourceRoute,
   listModelsRoute,

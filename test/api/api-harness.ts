@@ -32,6 +32,7 @@ export const keys = { acme: 'test-key-acme-0123456789', globex: 'test-key-globex
  * - `slow`: waits 60 s (until cancelled);
  * - `take a moment`: answers after 2.5 s;
  * - `use a tool`: lists the working directory, then answers;
+ * - `write a file`: writes from-api.txt (a tool under `ask` when the policy says so), then answers;
  * - anything else: answers `done: <task>` at once.
  */
 export function scriptedAnswer(request: ModelRequest): ScriptStep {
@@ -39,6 +40,9 @@ export function scriptedAnswer(request: ModelRequest): ScriptStep {
   const toolResults = request.messages.filter((message) => message.role === 'tool').length;
   if (task.includes('slow')) return { text: 'thinking slowly', delayMs: 60_000 };
   if (task.includes('take a moment')) return { text: `done: ${task}`, delayMs: 2_500 };
+  if (task.includes('write a file') && toolResults === 0) {
+    return { text: 'writing', toolCalls: [{ name: 'developer__write_file', arguments: { path: 'from-api.txt', content: 'written via the API' } }] };
+  }
   if (task.includes('use a tool') && toolResults === 0) {
     const tool = request.tools.find((candidate) => candidate.name.endsWith('list_directory'));
     if (tool) return { text: 'looking around', toolCalls: [{ name: tool.name, arguments: { path: '.' } }] };

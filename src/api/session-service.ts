@@ -1,0 +1,142 @@
+import { randomBytes } from 'node:crypto';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import type { ErrandConfig } from '../config';
+import { searchAttributes } from '../contracts/search-attributes';
+import type { SessionInput } from '../contracts/session';
+import {
+  approvalUpdate,
+  peekQuery,
+  sendMessageUpdate,
+  transcriptQuery,
+  type PendingApproval,
+  type SubagentPeek,
+  type TranscriptView,
+} from '../contracts/subagent';
+import { sessionStartOptions } from '../observability/start-options';
+import { ApiProblem, ProblemKind } from './problem';
+import type { TemporalClientProvider } from './temporal-client-provider';
+
+/** What a caller may set when starting a session. */
+export interface StartSessionRequest {
+  label?: string | undefined;
+  instructions?: string | undefined;
+  context?: string | undefined;
+  message?: string | undefined;
+  maxTurnsPerMessage?: number | undefined;
+  maxDepth?: number | undefined;
+}
+
+function notFound(kind: string, id: string): ApiProblem {
+  return new ApiProblem(404, ProblemKind.notFound, `No such ${kind}`, { detail: `${kind} ${id} does not exist for this API key` });
+}
+
+function updateRejection(error: unknown): string {
+  if (error instanceof WorkflowUpdateFailedError) return error.cause?.message ?? error.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Parent sessions and approvals through the API: start a session, send it messages, read its transcript,
+ * and list / decide the tool calls that wait for a person. Every read or write checks that the workflow
+ * belongs to the caller's tenant; anything else is a 404.
+ */
+export class SessionService {
+  constructor(private readonly temporal: TemporalClientProvider, private readonly config: ErrandConfig) {}
+
+  /** Starts a session workflow for a tenant. */
+  async start(tenant: string, request: StartSessionRequest): Promise<{ id: string; runId: string }> {
+    const client = await this.temporal.get();
+    const workflowId = `errand-${randomBytes(8).toString('hex')}`;
+    const defaultModel = this.config.defaultModel;
+    if (!defaultModel) {
+      throw new ApiProblem(422, ProblemKind.invalidDelegation, 'No model is configured', { detail: 'set ERRAND_DEFAULT_MODEL ("<provider>/<model>") or configure providers' });
+    }
+    const input: SessionInput = {
+      label: request.label ?? 'API session',
+      route: defaultModel,
+      toolsets: ['developer', ...this.config.tools.mcpServers.map((server) => server.name)],
+      workingDir: this.config.workingDir,
+      system: { ...(request.instructions ? { instructions: request.instructions } : {}), ...(request.context ? { context: request.context } : {}) },
+      maxTurnsPerMessage: request.maxTurnsPerMessage ?? this.config.sessionMaxTurns,
+      maxDepth: request.maxDepth ?? this.config.subagent.maxDepth,
+      tenant,
+      tasks: this.config.tasks,
+      activity: this.config.subagent.activity,
+      approvalTimeoutMs: this.config.approvalTimeoutMs,
+      ...(request.message ? { initialMessage: request.message } : {}),
+    };
+    const handle = await client.workflow.start('sessionWorkflow', {
+      taskQueue: this.config.temporal.taskQueue,
+      workflowId,
+      args: [input],
+      ...sessionStartOptions(input, { workflowId, tenant, startedBy: 'api' }),
+    });
+    return { id: workflowId, runId: handle.firstExecutionRunId };
+  }
+
+  private async owned(tenant: string, id: string, kind: 'session' | 'any'): Promise<{ client: Client; handle: WorkflowHandle; running: boolean }> {
+    const client = await this.temporal.get();
+    const handle = client.workflow.getHandle(id);
+    try {
+      const description = await handle.describe();
+      const attributes = description.typedSearchAttributes;
+      if (attributes.get(searchAttributes.tenant) !== tenant) throw notFound(kind === 'session' ? 'session' : 'workflow', id);
+      if (kind === 'session' && attributes.get(searchAttributes.kind) !== 'session') throw notFound('session', id);
+      return { client, handle, running: description.status.name === 'RUNNING' };
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) throw notFound(kind === 'session' ? 'session' : 'workflow', id);
+      throw error;
+    }
+  }
+
+  /** The session's state, transcript and tasks. */
+  async get(tenant: string, id: string): Promise<{ id: string; running: boolean; transcript: TranscriptView; peek: Record<string, unknown> }> {
+    const { handle, running } = await this.owned(tenant, id, 'session');
+    const [transcript, peek] = await Promise.all([handle.query(transcriptQuery), handle.query(peekQuery)]);
+    return { id, running, transcript, peek: { ...peek } };
+  }
+
+  /** Sends a user message; answers once the session has durably accepted it. */
+  async sendMessage(tenant: string, id: string, message: string): Promise<{ id: string; accepted: true; queuedTurns: number }> {
+    const { handle, running } = await this.owned(tenant, id, 'session');
+    if (!running) throw new ApiProblem(409, ProblemKind.conflict, 'The session has ended', { detail: `session ${id} takes no more messages` });
+    try {
+      const result = await handle.executeUpdate(sendMessageUpdate, { args: [{ message }] });
+      return { id, accepted: true, queuedTurns: result.queuedTurns };
+    } catch (error) {
+      throw new ApiProblem(409, ProblemKind.conflict, 'The message was not accepted', { detail: updateRejection(error) });
+    }
+  }
+
+  /** Tool calls of the tenant's running workflows that wait for an approval (Temporal visibility). */
+  async listApprovals(tenant: string): Promise<PendingApproval[]> {
+    const client = await this.temporal.get();
+    const query = `ErrandTenant = '${tenant.replace(/'/g, "\\'")}' AND ErrandStatus = 'waiting_approval' AND ExecutionStatus = 'Running'`;
+    const approvals: PendingApproval[] = [];
+    let scanned = 0;
+    for await (const execution of client.workflow.list({ query })) {
+      scanned += 1;
+      if (scanned > 200) break; // bounded: one page of waiting workflows is plenty for a person
+      try {
+        const peek: SubagentPeek = await client.workflow.getHandle(execution.workflowId).query(peekQuery);
+        approvals.push(...(peek.pendingApprovals ?? []));
+      } catch {
+        // The workflow ended between the listing and the query: nothing to approve there.
+      }
+    }
+    return approvals.sort((a, b) => a.requestedAt - b.requestedAt);
+  }
+
+  /** Approves or denies a pending tool call. The approval id names its workflow. */
+  async decide(tenant: string, approvalId: string, decision: 'approve' | 'deny', reason: string | undefined): Promise<{ id: string; decision: 'approve' | 'deny' }> {
+    const match = /^(.+):(\d+):(\d+)$/.exec(approvalId);
+    if (!match?.[1]) throw new ApiProblem(404, ProblemKind.notFound, 'No such approval', { detail: `"${approvalId}" is not an approval id (<workflow id>:<message>:<call>)` });
+    const { handle } = await this.owned(tenant, match[1], 'any');
+    try {
+      await handle.executeUpdate(approvalUpdate, { args: [{ approvalId, decision, by: `api:${tenant}`, ...(reason ? { reason } : {}) }] });
+    } catch (error) {
+      throw new ApiProblem(409, ProblemKind.conflict, 'The approval is not pending', { detail: updateRejection(error) });
+    }
+    return { id: approvalId, decision };
+  }
+}

@@ -1,0 +1,69 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, json, keys, postJson, startApiStack, type ApiStack } from './api-harness';
+
+/** Sessions and approvals over real HTTP: start a session, message it, read it; list and decide approvals. */
+
+let stack: ApiStack;
+beforeAll(async () => {
+  stack = await startApiStack({ extraEnv: { ERRAND_TOOL_POLICY: JSON.stringify({ default: 'allow', rules: { developer__write_file: 'ask' } }) } });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+async function transcriptOf(id: string, key: string = keys.acme): Promise<Record<string, unknown>> {
+  return json(await stack.request(`/v1/sessions/${encodeURIComponent(id)}`, { key }));
+}
+
+function replies(body: Record<string, unknown>): string[] {
+  const transcript = body.transcript as { entries: { role: string; text: string }[] };
+  return transcript.entries.filter((entry) => entry.role === 'assistant').map((entry) => entry.text);
+}
+
+describe('sessions', () => {
+  it('starts a session with a first message, takes more messages, and shows the transcript; other tenants get 404', async () => {
+    const started = await stack.request('/v1/sessions', postJson({ label: 'api session', message: 'hello there' }));
+    expect(started.status).toBe(201);
+    const { id } = (await json(started)) as { id: string };
+    expect(id).toMatch(/^errand-[0-9a-f]{16}$/);
+    await eventually(async () => (replies(await transcriptOf(id)).length === 1 ? true : undefined));
+    const sent = await stack.request(`/v1/sessions/${encodeURIComponent(id)}/messages`, postJson({ message: 'and again' }));
+    expect(sent.status).toBe(202);
+    await eventually(async () => (replies(await transcriptOf(id)).length === 2 ? true : undefined));
+    expect(replies(await transcriptOf(id))).toEqual(['done: hello there', 'done: hello there']);
+    expect((await stack.request(`/v1/sessions/${encodeURIComponent(id)}`, { key: keys.globex })).status).toBe(404);
+    expect((await stack.request(`/v1/sessions/${encodeURIComponent(id)}/messages`, postJson({ message: 'x' }, { key: keys.globex }))).status).toBe(404);
+    const empty = await stack.request(`/v1/sessions/${encodeURIComponent(id)}/messages`, postJson({ message: '' }));
+    expect(empty.status).toBe(400);
+    await stack.client.workflow.getHandle(id).cancel();
+  });
+});
+
+describe('approvals', () => {
+  it('lists a pending tool call and approves it through the API; the tool then runs; other tenants see nothing', async () => {
+    const start = await stack.request('/v1/delegations', postJson({ instructions: 'write a file please' }));
+    expect(start.status).toBe(201);
+    const { id } = (await json(start)) as { id: string };
+    type Approval = { id: string; workflowId: string; tool: string; argumentsPreview: string };
+    const pending = await eventually(async () => {
+      const body = (await json(await stack.request('/v1/approvals'))) as { approvals: Approval[] };
+      return body.approvals.find((approval) => approval.workflowId === id);
+    }, 20_000);
+    expect(pending.tool).toBe('developer__write_file');
+    expect(pending.argumentsPreview).toContain('from-api.txt');
+    expect(existsSync(join(stack.workDir, 'from-api.txt'))).toBe(false);
+    const foreign = (await json(await stack.request('/v1/approvals', { key: keys.globex }))) as { approvals: Approval[] };
+    expect(foreign.approvals.some((approval) => approval.workflowId === id)).toBe(false);
+    const path = `/v1/approvals/${encodeURIComponent(pending.id)}`;
+    expect((await stack.request(path, postJson({ decision: 'approve' }, { key: keys.globex }))).status).toBe(404);
+    expect((await stack.request(path, postJson({ decision: 'maybe' }))).status).toBe(400);
+    const decided = await stack.request(path, postJson({ decision: 'approve', reason: 'looks fine' }));
+    expect(decided.status).toBe(200);
+    const result = (await json(await stack.request(`/v1/delegations/${encodeURIComponent(id)}/result?wait=15s`))) as { result: { status: string } };
+    expect(result.result.status).toBe('completed');
+    expect(readFileSync(join(stack.workDir, 'from-api.txt'), 'utf8')).toBe('written via the API');
+    expect((await stack.request(path, postJson({ decision: 'approve' }))).status).toBe(409);
+  });
+});
