@@ -122,6 +122,8 @@ export interface CarriedAgentState {
   lastAssistantText: string | null;
   lastText?: { seq: number; text: string; truncated: boolean };
   tasks: TaskRecord[];
+  /** Child approvals already announced to the model. */
+  announcedApprovals?: string[];
   nextTaskNumber: number;
   pendingNotices: string[];
   pendingMessages: string[];
@@ -278,3 +280,6 @@ export interface ApprovalInput {
 
 /** Approve or deny a pending tool call. Rejected at once when no such approval is pending. */
 export const approvalUpdate = defineUpdate<{ accepted: true }, [ApprovalInput]>('approval');
+
+/** Parent → child: a decision on a pending approval (the parent's model used the `approve` tool). Unknown ids are ignored. */
+export const approvalSignal = defineSignal<[ApprovalInput]>('approvalDecision');

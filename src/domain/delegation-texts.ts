@@ -1,4 +1,4 @@
-import type { SubagentPeek, SubagentResult } from '../contracts/subagent';
+import type { PendingApproval, SubagentPeek, SubagentResult } from '../contracts/subagent';
 
 /**
  * Texts the parent's model reads about its delegations (SEMANTICS §2). Pure and deterministic (used
@@ -86,4 +86,13 @@ export function formatSettlementNotice(taskId: string, result: SubagentResult, f
   if (final && result.status !== 'completed' && result.diagnostic) lines.push(`Diagnostic: ${result.diagnostic}`);
   lines.push(message.length > 0 ? `Final message:\n${message}` : 'It left no final message.');
   return lines.join('\n');
+}
+
+/** The notice a parent gets when one of its tasks waits for an approval. */
+export function formatApprovalNotice(taskId: string, pending: PendingApproval): string {
+  return (
+    `[task notice] Task ${taskId} waits for approval to call ${pending.tool} with ${pending.argumentsPreview}. ` +
+    `Decide with approve(approval_id: "${pending.id}", decision: "approve" or "deny", reason), or leave it to a person ` +
+    `(it counts as denied at ${new Date(pending.expiresAt).toISOString()}).`
+  );
 }

@@ -10,6 +10,7 @@ export const OrchestrationTool = {
   delegate: 'delegate',
   sendMessage: 'send_message',
   listSubagentModels: 'list_subagent_models',
+  approve: 'approve',
 } as const;
 
 /** One of the orchestration tool names. */
@@ -76,6 +77,20 @@ export const orchestrationToolSpecs: Record<OrchestrationToolName, ToolSpec> = {
       type: 'object',
       properties: { task_id: { type: 'string' }, message: { type: 'string' } },
       required: ['task_id', 'message'],
+      additionalProperties: false,
+    },
+  },
+  approve: {
+    name: 'approve',
+    description: "Approve or deny a tool call one of your tasks is waiting on (you get a task notice with its approval_id). A denial's reason is shown to the subagent.",
+    inputSchema: {
+      type: 'object',
+      properties: {
+        approval_id: { type: 'string' },
+        decision: { type: 'string', enum: ['approve', 'deny'] },
+        reason: { type: 'string' },
+      },
+      required: ['approval_id', 'decision'],
       additionalProperties: false,
     },
   },

@@ -18,6 +18,7 @@ import { cancelSettleWaitMs, carriedTranscriptEntries, previewLength, transcript
 import { addUsage, zeroUsage, type ModelRoute, type TokenUsage } from '../contracts/model';
 import { searchAttributes } from '../contracts/search-attributes';
 import {
+  approvalSignal,
   cancelSignal,
   messageSignal,
   type CarriedAgentState,
@@ -36,6 +37,7 @@ import {
   type TranscriptEntry,
 } from '../contracts/subagent';
 import {
+  formatApprovalNotice,
   formatForegroundResult,
   formatPeek,
   formatSettlementNotice,
@@ -117,6 +119,8 @@ export class AgentCore {
   transcript: TranscriptEntry[] = [];
   /** Tool calls waiting for an approval, and the decisions that arrived for them. */
   pendingApprovals: PendingApproval[] = [];
+  /** Approval ids of children already announced to this workflow's model (each once). */
+  announcedApprovals: string[] = [];
   private approvalDecisions: Record<string, ApprovalDecision> = {};
   /** Called when something a parent or a person should see changed (an approval is now pending). */
   onChange: (() => void) | undefined;
@@ -146,6 +150,7 @@ export class AgentCore {
       this.pendingMessages = carried.pendingMessages;
       this.answers = carried.answers;
       this.transcript = carried.transcript;
+      this.announcedApprovals = carried.announcedApprovals ?? [];
     }
     const settings = options.activity;
     const nonRetryableErrorTypes = [
@@ -390,6 +395,8 @@ export class AgentCore {
         return this.load(args);
       case OrchestrationTool.sendMessage:
         return this.sendMessage(args);
+      case OrchestrationTool.approve:
+        return this.approve(args);
       case OrchestrationTool.listSubagentModels:
         return {
           content: await this.store.listSubagentModels.executeWithOptions({ summary: 'list subagent models' }, [{
@@ -568,6 +575,35 @@ export class AgentCore {
     record.peek = input.peek;
     record.totalUsage = input.totalUsage;
     if (record.state === 'starting' || record.state === 'waiting' || record.state === 'running') record.state = input.peek.state === 'waiting' ? 'waiting' : 'running';
+    // A child's tool call that waits for an approval becomes one notice: the delegating model may decide
+    // with the `approve` tool (a person may decide through the API first; whichever comes first counts).
+    for (const pending of input.peek.pendingApprovals ?? []) {
+      if (this.announcedApprovals.includes(pending.id)) continue;
+      this.announcedApprovals.push(pending.id);
+      if (this.announcedApprovals.length > 200) this.announcedApprovals.splice(0, this.announcedApprovals.length - 200);
+      const notice = formatApprovalNotice(record.taskId, pending);
+      this.pendingNotices.push(notice);
+      this.remember('notice', notice);
+    }
+  }
+
+  /** `approve`: decide a tool call of one of this workflow's tasks that waits for an approval. */
+  async approve(args: JsonObject): Promise<ToolOutcome> {
+    const approvalId = typeof args.approval_id === 'string' ? args.approval_id : undefined;
+    const decision = args.decision === 'approve' || args.decision === 'deny' ? args.decision : undefined;
+    if (!approvalId || !decision) return { content: 'approve needs `approval_id` and `decision` ("approve" or "deny").', isError: true };
+    const task = this.tasks.find((candidate) => approvalId.startsWith(`${candidate.workflowId}:`));
+    const pending = task?.peek?.pendingApprovals?.some((entry) => entry.id === approvalId);
+    if (!task || !pending) return { content: `No approval "${approvalId}" is pending in your tasks.`, isError: true };
+    await CancellationScope.nonCancellable(() =>
+      getExternalWorkflowHandle(task.workflowId).signal(approvalSignal, {
+        approvalId,
+        decision,
+        by: `parent ${this.options.workflowId}`,
+        ...(typeof args.reason === 'string' ? { reason: args.reason } : {}),
+      }),
+    );
+    return { content: `Sent "${decision}" for ${approvalId} to ${task.taskId}.`, isError: false };
   }
 
   /** Handles a child's settlement signal. */
@@ -694,6 +730,7 @@ export class AgentCore {
       lastAssistantText: this.lastAssistantText,
       ...(this.lastText ? { lastText: this.lastText } : {}),
       tasks: this.tasks,
+      announcedApprovals: this.announcedApprovals,
       nextTaskNumber: this.nextTaskNumber,
       pendingNotices: this.pendingNotices,
       pendingMessages: this.pendingMessages,

@@ -10,6 +10,7 @@ import {
 import { defaultApprovalTimeoutMs, maxMessageLength } from '../contracts/limits';
 import type { SessionInput, SessionResult } from '../contracts/session';
 import {
+  approvalSignal,
   approvalUpdate,
   cancelSignal,
   childProgressSignal,
@@ -69,6 +70,15 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
   });
   setHandler(childProgressSignal, (progress) => core.onChildProgress(progress));
   setHandler(approvalUpdate, (decision) => core.decideApproval(decision), { validator: (decision) => core.validateApproval(decision) });
+  setHandler(approvalSignal, (decision) => {
+    // From the parent's model: ignored when the approval is no longer pending (a person decided first).
+    try {
+      core.validateApproval(decision);
+      core.decideApproval(decision);
+    } catch {
+      // nothing pending under that id
+    }
+  });
   setHandler(childSettledSignal, (settled) => core.onChildSettled(settled));
 
   let messages = 0;

@@ -10,6 +10,7 @@ import {
 } from '@temporalio/workflow';
 import { defaultApprovalTimeoutMs, maxMessageLength } from '../contracts/limits';
 import {
+  approvalSignal,
   approvalUpdate,
   cancelSignal,
   childProgressSignal,
@@ -80,6 +81,15 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   });
   setHandler(childProgressSignal, (progress) => core.onChildProgress(progress));
   setHandler(approvalUpdate, (decision) => core.decideApproval(decision), { validator: (decision) => core.validateApproval(decision) });
+  setHandler(approvalSignal, (decision) => {
+    // From the parent's model: ignored when the approval is no longer pending (a person decided first).
+    try {
+      core.validateApproval(decision);
+      core.decideApproval(decision);
+    } catch {
+      // nothing pending under that id
+    }
+  });
   setHandler(childSettledSignal, (settled) => core.onChildSettled(settled));
 
   const parent = input.parent ? getExternalWorkflowHandle(input.parent.workflowId) : undefined;

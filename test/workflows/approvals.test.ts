@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { approvalUpdate, peekQuery, type SubagentPeek, type SubagentResult } from '../../src/contracts/subagent';
+import { approvalUpdate, peekQuery, sendMessageUpdate, type SubagentPeek, type SubagentResult } from '../../src/contracts/subagent';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../../src/llm/scripted-openai-server';
-import { ConversationScripts, toolResults } from '../support/conversation-scripts';
-import { startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { ConversationScripts, notices, toolResults } from '../support/conversation-scripts';
+import { sessionInput, startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 
 /**
@@ -95,6 +95,36 @@ describe('tool policies and approvals', () => {
     });
     expect(result.output).toBe('gave up');
     expect(toolResults(scripts.of('timeout')[1])[0]?.content).toMatch(/denied by timeout: no decision within 1 s/);
+  });
+});
+
+describe('approvals from the parent model', () => {
+  test('a background task waiting for approval sends one notice; the session model approves it with the approve tool', async () => {
+    const child = scripts.add('parent-approve-child', [writeCall('by-parent.txt'), { text: 'child wrote it' }]);
+    const session = scripts.add('parent-approve', (request, call) => {
+      if (call === 0) return { toolCalls: [{ name: 'delegate', arguments: { instructions: `write it ${child}`, async: true } }] };
+      if (call === 1) return { text: 'started' };
+      const notice = notices(request).at(-1) ?? '';
+      const id = /approval_id: "([^"]+)"/.exec(notice)?.[1];
+      if (id && !request.messages.some((message) => message.role === 'tool' && message.toolName === 'approve')) {
+        return { toolCalls: [{ name: 'approve', arguments: { approval_id: id, decision: 'approve', reason: 'fine by me' } }] };
+      }
+      return { text: `seen: ${notice.split('\n')[0] ?? ''}` };
+    });
+    const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-parent-approve-${Date.now()}`, args: [sessionInput({ workingDir })] });
+    await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `go ${session}` }] });
+    const childHandle = client.workflow.getHandle(`${handle.workflowId}/task-1`);
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline && !(await childHandle.describe().then(() => true, () => false))) await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+    const childResult: SubagentResult = await childHandle.result();
+    expect(childResult.output).toBe('child wrote it');
+    expect(readFileSync(join(workingDir, 'by-parent.txt'), 'utf8')).toBe('approved content');
+    const approvalNotices = scripts.of('parent-approve').flatMap((request) => notices(request)).filter((text) => text.includes('waits for approval'));
+    expect(new Set(approvalNotices).size).toBe(1);
+    expect(approvalNotices[0]).toMatch(/Task task-1 waits for approval to call developer__write_file with .*by-parent\.txt/);
+    const approved = scripts.of('parent-approve').flatMap((request) => toolResults(request)).find((result) => result.toolName === 'approve');
+    expect(approved?.content).toMatch(/^Sent "approve" for .* to task-1\.$/);
+    await handle.cancel();
   });
 });
 
