@@ -5,6 +5,7 @@ import { createCliContext, type CliContext } from './cli/cli-context';
 import { processIo, UsageError, type CliIo } from './cli/cli-io';
 import { cancelCommand, delegateCommand, listCommand, peekCommand, resultCommand, sendCommand } from './cli/delegation-commands';
 import { apiCommand, devCommand, workerCommand } from './cli/stack-commands';
+import { approvalsCommand, sessionsCommand } from './cli/session-commands';
 
 /**
  * `errand`: the command line. Client commands talk to the HTTP API when `ERRAND_API_URL` is set (with
@@ -28,7 +29,8 @@ const commands: Record<string, { run: Command; summary: string }> = {
   sources: { run: sourcesCommand, summary: 'list recipes and agents, or show one: errand sources [name]' },
   models: { run: modelsCommand, summary: 'list the models a delegation may use' },
   recipes: { run: recipesCommand, summary: 'recipes check <file or folder>…: validate recipe and agent files' },
-  sessions: { run: sessionsCommand, summary: 'parent sessions (not available yet)' },
+  sessions: { run: sessionsCommand, summary: 'parent sessions: sessions start [message] | send <id> <message> | show <id>' },
+  approvals: { run: approvalsCommand, summary: 'tool calls waiting for approval: approvals [list] | approve <id> | deny <id> [--reason r]' },
   'api-key': { run: apiKeyCommand, summary: 'make an API key for a tenant and print its configuration entry' },
 };
 
@@ -36,10 +38,6 @@ async function recipesCommand(argv: string[], context: CliContext): Promise<numb
   const [sub, ...rest] = argv;
   if (sub !== 'check') throw new UsageError('usage: errand recipes check <file or folder>... [--json]');
   return recipesCheckCommand(rest, { stdout: context.io.stdout, stderr: context.io.stderr });
-}
-
-async function sessionsCommand(): Promise<number> {
-  throw new UsageError('sessions are not available in this version yet; use "errand delegate"');
 }
 
 function usage(): string {

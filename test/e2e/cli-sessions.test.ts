@@ -1,0 +1,74 @@
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { keys, startApiStack, type ApiStack } from '../api/api-harness';
+
+/** `errand sessions` and `errand approvals` as a user runs them, over HTTP against a running stack. */
+
+const bin = resolve(__dirname, '..', '..', 'bin', 'errand.js');
+
+function runErrand(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolveRun, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.once('error', reject);
+    child.once('close', (code) => resolveRun({ code, stdout, stderr }));
+  });
+}
+
+async function until<T>(read: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolveWait) => setTimeout(resolveWait, 250));
+  }
+}
+
+let stack: ApiStack;
+let env: NodeJS.ProcessEnv;
+beforeAll(async () => {
+  stack = await startApiStack({ extraEnv: { ERRAND_TOOL_POLICY: JSON.stringify({ default: 'allow', rules: { developer__write_file: 'ask' } }) } });
+  env = { PATH: process.env.PATH, HOME: process.env.HOME, ERRAND_API_URL: stack.url, ERRAND_API_KEY: keys.acme };
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe('errand sessions / approvals', () => {
+  it('starts a session, sends it a message and shows the transcript', async () => {
+    const started = await runErrand(['sessions', 'start', '--json', '--label', 'cli session', 'first question'], env, stack.workDir);
+    expect(started.code).toBe(0);
+    const { id } = z.object({ id: z.string() }).parse(JSON.parse(started.stdout));
+    const sent = await runErrand(['sessions', 'send', id, 'second question'], env, stack.workDir);
+    expect(sent.stdout).toMatch(new RegExp(`^message delivered to ${id}`));
+    const shown = await until(async () => {
+      const run = await runErrand(['sessions', 'show', id], env, stack.workDir);
+      return (run.stdout.match(/^assistant/gm) ?? []).length === 2 ? run : undefined;
+    });
+    expect(shown.stdout).toContain('user      first question');
+    expect(shown.stdout).toContain('assistant done: first question');
+    await stack.client.workflow.getHandle(id).cancel();
+  });
+
+  it('lists a tool call waiting for approval and denies it', async () => {
+    const started = await runErrand(['delegate', '--async', '--json', 'write a file now'], env, stack.workDir);
+    const { id } = z.object({ id: z.string() }).parse(JSON.parse(started.stdout));
+    const line = await until(async () => {
+      const run = await runErrand(['approvals'], env, stack.workDir);
+      return run.stdout.split('\n').find((entry) => entry.startsWith(`${id}:`));
+    });
+    expect(line).toContain('developer__write_file');
+    const approvalId = line.split(/\s+/)[0] ?? '';
+    const denied = await runErrand(['approvals', 'deny', approvalId, '--reason', 'no writes today'], env, stack.workDir);
+    expect(denied.code).toBe(0);
+    expect(denied.stdout).toBe(`denied ${approvalId}\n`);
+    const result = await runErrand(['result', id, '--wait', '15s', '--json'], env, stack.workDir);
+    expect(JSON.parse(result.stdout)).toMatchObject({ done: true, result: { status: 'completed' } });
+  });
+});
