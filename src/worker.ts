@@ -128,6 +128,9 @@ export async function createErrandWorker(options: ErrandWorkerOptions): Promise<
     // heartbeats to 0.8 × the heartbeat timeout, which would delay a cancel by several seconds.
     maxHeartbeatThrottleInterval: '1s',
     defaultHeartbeatThrottleInterval: '1s',
+    // A workflow task sent to a worker that died waits this long on its sticky queue before another
+    // worker gets it (the SDK default is 10 s); a live worker answers in milliseconds.
+    stickyQueueScheduleToStartTimeout: '3s',
     ...options.tuning,
   });
 }
@@ -137,11 +140,17 @@ export async function runWorker(config: ErrandConfig = loadConfig()): Promise<vo
   const connection = await NativeConnection.connect(config.temporal.connection);
   try {
     const dependencies = createWorkerDependencies(config);
+    const cached = process.env.ERRAND_WORKER_MAX_CACHED_WORKFLOWS;
+    const maxCachedWorkflows = cached === undefined || cached === '' ? undefined : Number(cached);
+    if (maxCachedWorkflows !== undefined && (!Number.isInteger(maxCachedWorkflows) || maxCachedWorkflows < 0)) {
+      throw new Error(`ERRAND_WORKER_MAX_CACHED_WORKFLOWS="${cached}" is not valid: use a whole number ≥ 0 (workflows kept in memory; others are replayed when they wake)`);
+    }
     const worker = await createErrandWorker({
       connection,
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
       dependencies,
+      ...(maxCachedWorkflows !== undefined ? { tuning: { maxCachedWorkflows } } : {}),
     });
     process.stdout.write(`errand worker: polling task queue "${config.temporal.taskQueue}" on ${config.temporal.summary}\n`);
     try {
