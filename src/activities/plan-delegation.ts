@@ -1,6 +1,7 @@
 import { realpath, stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import type { DelegationParent, PlanDelegationOutput, RunningRecipe } from '../contracts/activities';
+import type { DelegationParent, PlanDelegationOutput, RecipeServerWire, RunningRecipe } from '../contracts/activities';
+import { mcpServerConfigSchema, type RecipeServer } from '../tools/mcp-config';
 import type { DelegateRequest } from '../contracts/delegation';
 import type { SourceSnapshot } from '../contracts/source';
 import type { SourceSummary, SubagentInput, TaskLimits } from '../contracts/subagent';
@@ -24,6 +25,14 @@ export interface PlanContext {
   tasks: TaskLimits;
   /** How long a tool call under `ask` waits for a decision (ms). */
   approvalTimeoutMs: number;
+  /** Whether recipe-declared MCP servers may run, and which worker environment variables they may get. */
+  mcp: { allowRecipeServers: boolean; recipeEnvKeys?: string[] };
+}
+
+/** A recipe server carried in a workflow input, re-validated before use (nothing starts on a forged config). */
+function toRecipeServer(wire: RecipeServerWire): RecipeServer[] {
+  const parsed = mcpServerConfigSchema.safeParse(wire.config);
+  return parsed.success ? [{ declaredName: wire.declaredName, config: parsed.data }] : [];
 }
 
 /** The prompt an agent gets when it is delegated with no task of its own (SEMANTICS §2). */
@@ -122,13 +131,17 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
 
   // Tools: parent ∩ `extensions` ∩ the recipe's extensions ∩ the agent's tools − disallowedTools (unknown names reported, not fatal).
   const selection = selectTools({
-    parent: { toolsets: parent.toolsets, ...(parent.toolFilter ? { toolFilter: parent.toolFilter } : {}), ...(parent.toolPolicy ? { toolPolicy: parent.toolPolicy } : {}) },
+    parent: {
+      toolsets: parent.toolsets,
+      ...(parent.toolFilter ? { toolFilter: parent.toolFilter } : {}),
+      ...(parent.toolPolicy ? { toolPolicy: parent.toolPolicy } : {}),
+      ...(parent.recipeServers ? { recipeServers: parent.recipeServers.flatMap(toRecipeServer) } : {}),
+    },
     ...(request.extensions !== undefined ? { requested: request.extensions } : {}),
     ...(recipeExtensions !== undefined ? { recipeExtensions } : {}),
     ...(recipeToolPolicy !== undefined ? { recipeToolPolicy } : {}),
     ...(agentTools ? { agent: agentTools } : {}),
-    // Recipe-declared MCP servers stay off until SubagentInput carries `recipeServers` (see docs/toolsets.md).
-    operator: { allowRecipeServers: false },
+    operator: context.mcp,
   });
   warnings.push(...selection.warnings);
   const toolsets = selection.toolsets;
@@ -183,6 +196,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     tasks: context.tasks,
     ...(childRecipe ? { recipe: childRecipe } : {}),
     ...(selection.toolPolicy.length > 0 ? { toolPolicy: selection.toolPolicy } : {}),
+    ...(selection.recipeServers.length > 0 ? { recipeServers: selection.recipeServers.map((server) => ({ declaredName: server.declaredName, config: { ...server.config } })) } : {}),
     approvalTimeoutMs: context.approvalTimeoutMs,
   };
   return { ok: true, input, ...(source ? { source } : {}), warnings };

@@ -18,14 +18,14 @@ import { classifyModelError } from '../llm/classify-model-error';
 import type { ModelRegistry } from '../llm/model-port';
 import { toolError } from '../tools/tool';
 import { applyToolPolicy, checkToolCall, needsApproval, type ToolPolicyConfig } from '../tools/tool-policy';
-import type { ToolsetRegistry } from '../tools/toolset-registry';
+import type { WorkerToolsetRegistry } from '../tools/toolset-registry-factory';
 import { isBlobConflictError, type BlobStore } from './blob-store';
 import { conversationSegment, isConversationMessageConflictError, isConversationMessageMissingError, type ConversationStore } from './conversation-store';
 
 /** What the subagent activities need; injected so tests and the worker choose the real parts. */
 export interface SubagentActivityDependencies {
   models: ModelRegistry;
-  toolsets: ToolsetRegistry;
+  toolsets: WorkerToolsetRegistry;
   conversations: ConversationStore;
   /** Holds model answers and tool results by turn, so a retried activity never repeats finished work. */
   blobs: BlobStore;
@@ -106,6 +106,7 @@ export function createAgentLoopActivities(deps: SubagentActivityDependencies): A
         try {
           // Listing tools may start an MCP server: it runs under the heartbeat like the model call.
           response = await withHeartbeat(async (abortSignal) => {
+            deps.toolsets.ensureRecipeServers(input.recipeServers?.map((server) => server.config) ?? []);
             const policed = applyToolPolicy(await deps.toolsets.specsFor(input.toolsets, input.toolFilter), deps.toolPolicy, input.toolPolicy ?? []);
             return model.generate({ route: input.route, messages, tools: [...offered, ...policed.offered] }, { abortSignal });
           });
@@ -154,6 +155,7 @@ export function createAgentLoopActivities(deps: SubagentActivityDependencies): A
             : verdict.message;
           result = toolError(denial);
         } else {
+          deps.toolsets.ensureRecipeServers(input.recipeServers?.map((server) => server.config) ?? []);
           result = await withHeartbeat((abortSignal) =>
             deps.toolsets.call(call.name, call.arguments, { workingDir: input.workingDir, abortSignal }, {
               toolsetNames: input.toolsets,

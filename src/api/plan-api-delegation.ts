@@ -52,6 +52,10 @@ export async function planApiDelegation(request: DelegateRequest, caller: ApiCal
     availableToolsets: toolsets,
     tasks: config.tasks,
     approvalTimeoutMs: config.approvalTimeoutMs,
+    mcp: {
+      allowRecipeServers: config.tools.settings.allowRecipeServers ?? false,
+      ...(config.tools.settings.recipeEnvKeys ? { recipeEnvKeys: config.tools.settings.recipeEnvKeys } : {}),
+    },
   });
   if (!plan.ok) {
     let suggestions: string[] | undefined;

@@ -36,6 +36,8 @@ export interface ModelTurnInput {
   orchestrationTools?: string[];
   /** Narrowings of the operator's tool policy by the recipe and the delegation (never widen it). */
   toolPolicy?: ToolPolicyNarrowingWire[];
+  /** Recipe-declared MCP servers among `toolsets`: registered by the worker before tools are listed. */
+  recipeServers?: RecipeServerWire[];
 }
 
 /**
@@ -45,6 +47,17 @@ export interface ModelTurnInput {
 export interface ToolPolicyNarrowingWire {
   default?: 'allow' | 'ask' | 'deny';
   rules?: Record<string, 'allow' | 'ask' | 'deny'>;
+}
+
+/**
+ * An MCP server a recipe declared, converted for errand (JSON copy of `RecipeServer` in src/tools/mcp-config.ts;
+ * the worker re-validates the config before it starts anything).
+ */
+export interface RecipeServerWire {
+  /** The name the recipe gave the extension. */
+  declaredName: string;
+  /** The server config; its `name` is the registered toolset name (`recipe-<name>-<hash>`). */
+  config: JsonObject;
 }
 
 /** A person's (or the parent's) decision on a tool call that needed approval. */
@@ -87,6 +100,7 @@ export interface RunToolInput {
   toolsets: string[];
   toolFilter?: { allow?: string[]; deny?: string[] };
   toolPolicy?: ToolPolicyNarrowingWire[];
+  recipeServers?: RecipeServerWire[];
   /** The decision on a call that needed approval. */
   approval?: ApprovalDecision;
 }
@@ -126,6 +140,8 @@ export interface DelegationParent {
   toolFilter?: { allow?: string[]; deny?: string[] };
   /** The parent's tool policy narrowings; a child inherits them and may only narrow further. */
   toolPolicy?: ToolPolicyNarrowingWire[];
+  /** Recipe-declared MCP servers among the parent's toolsets. */
+  recipeServers?: RecipeServerWire[];
   /** The recipe the parent runs, if any (its `sub_recipes`, its `settings.max_turns`). */
   recipe?: RunningRecipe;
   tenant?: string;

@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { RunningRecipe, ToolPolicyNarrowingWire } from './activities';
+import type { RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from './activities';
 import type { ModelRoute, TokenUsage } from './model';
 
 /**
@@ -79,6 +79,8 @@ export interface SubagentInput {
   idleTimeoutMs?: number;
   /** Narrowings of the operator's tool policy (recipe, delegation). */
   toolPolicy?: ToolPolicyNarrowingWire[];
+  /** MCP servers its recipe declared (when the operator allows them). */
+  recipeServers?: RecipeServerWire[];
   /** How long a tool call waits for an approval before it counts as denied (ms). */
   approvalTimeoutMs?: number;
   /** State carried across continue-as-new; absent on the first run. */

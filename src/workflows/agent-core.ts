@@ -11,7 +11,7 @@ import {
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
 import type { ActivityInterfaceFor } from '@temporalio/workflow';
-import type { ApprovalDecision, ModelTurnOutput, RunningRecipe, SubagentActivities, ToolCallRef, ToolPolicyNarrowingWire } from '../contracts/activities';
+import type { ApprovalDecision, ModelTurnOutput, RecipeServerWire, RunningRecipe, SubagentActivities, ToolCallRef, ToolPolicyNarrowingWire } from '../contracts/activities';
 import { FailureType } from '../contracts/failures';
 import type { JsonObject } from '../contracts/json';
 import { cancelSettleWaitMs, carriedTranscriptEntries, previewLength, transcriptEntries, transcriptEntryLength } from '../contracts/limits';
@@ -67,6 +67,8 @@ export interface AgentCoreOptions {
   tokenBudget?: number;
   /** Narrowings of the operator's tool policy (recipe, delegation). */
   toolPolicy?: ToolPolicyNarrowingWire[];
+  /** MCP servers its recipe declared. */
+  recipeServers?: RecipeServerWire[];
   /** How long a tool call under `ask` waits for a decision before it is denied (ms). */
   approvalTimeoutMs: number;
   /** Wall clock at the start of the first run. */
@@ -269,6 +271,7 @@ export class AgentCore {
           ...(turnBudgetNote(turn, limit) ? { note: turnBudgetNote(turn, limit) } : {}),
           ...(this.canDelegate ? { orchestrationTools: Object.values(OrchestrationTool) } : {}),
           ...(this.options.toolPolicy ? { toolPolicy: this.options.toolPolicy } : {}),
+          ...(this.options.recipeServers ? { recipeServers: this.options.recipeServers } : {}),
         }]);
       } finally {
         this.inFlight -= 1;
@@ -328,6 +331,7 @@ export class AgentCore {
           toolsets: this.options.toolsets,
           ...(this.options.toolFilter ? { toolFilter: this.options.toolFilter } : {}),
           ...(this.options.toolPolicy ? { toolPolicy: this.options.toolPolicy } : {}),
+          ...(this.options.recipeServers ? { recipeServers: this.options.recipeServers } : {}),
           ...(approval ? { approval } : {}),
         }]);
       }));
@@ -473,6 +477,7 @@ export class AgentCore {
           ...(this.options.toolFilter ? { toolFilter: this.options.toolFilter } : {}),
           ...(this.options.recipe ? { recipe: this.options.recipe } : {}),
           ...(this.options.toolPolicy ? { toolPolicy: this.options.toolPolicy } : {}),
+          ...(this.options.recipeServers ? { recipeServers: this.options.recipeServers } : {}),
           ...(this.options.tenant ? { tenant: this.options.tenant } : {}),
           activity: this.options.activity,
         },

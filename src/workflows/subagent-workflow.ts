@@ -51,6 +51,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     ...(input.tenant ? { tenant: input.tenant } : {}),
     ...(input.tokenBudget !== undefined ? { tokenBudget: input.tokenBudget } : {}),
     ...(input.toolPolicy ? { toolPolicy: input.toolPolicy } : {}),
+    ...(input.recipeServers ? { recipeServers: input.recipeServers } : {}),
     approvalTimeoutMs: input.approvalTimeoutMs ?? defaultApprovalTimeoutMs,
     now: Date.now(),
   }, input.carried);

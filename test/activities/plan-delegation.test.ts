@@ -89,6 +89,7 @@ beforeAll(() => {
     availableToolsets: ['developer'],
     tasks: { maxBackgroundTasks: 5, waitTimeoutMs: 1_000, completedTaskTtlMs: 1_000 },
     approvalTimeoutMs: 60_000,
+    mcp: { allowRecipeServers: false },
   };
 });
 
