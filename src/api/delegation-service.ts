@@ -27,7 +27,7 @@ import { defaultListPageSize, peekQueryTimeoutMs } from '../contracts/limits';
 import { searchAttributes } from '../contracts/search-attributes';
 import { cancelSignal, peekQuery, sendMessageUpdate, type SourceSummary, type SubagentInput, type SubagentResult } from '../contracts/subagent';
 import { idempotentDelegationId, newDelegationId } from './delegation-ids';
-import { delegationStaticDetails, delegationStaticSummary } from './delegation-summary';
+import { subagentStartOptions } from '../observability/start-options';
 import { ApiProblem, delegationNotFound, ProblemKind } from './problem';
 import type { TemporalClientProvider } from './temporal-client-provider';
 
@@ -202,23 +202,13 @@ export class DelegationService {
     const idempotent = args.idempotencyKey !== undefined;
     const workflowId = args.idempotencyKey === undefined ? newDelegationId() : idempotentDelegationId(tenant, args.idempotencyKey);
     const nonce = randomUUID();
-    const typedSearchAttributes = [
-      { key: searchAttributes.kind, value: 'subagent' },
-      { key: searchAttributes.source, value: source?.name ?? 'ad-hoc' },
-      { key: searchAttributes.status, value: 'running' },
-      { key: searchAttributes.tenant, value: tenant },
-      { key: searchAttributes.model, value: `${input.route.provider}/${input.route.model}` },
-      { key: searchAttributes.turns, value: 0 },
-      ...(input.parent ? [{ key: searchAttributes.parent, value: input.parent.workflowId }] : []),
-    ];
+    const visible = subagentStartOptions({ ...input, tenant }, { workflowId, tenant, startedBy: this.options.startedBy, ...(source ? { source } : {}) });
     try {
       const handle = await client.workflow.start<SubagentWorkflow>(subagentWorkflowType, {
         taskQueue: this.options.taskQueue,
         workflowId,
         args: [{ ...input, tenant }],
-        typedSearchAttributes,
-        staticSummary: delegationStaticSummary(input, source),
-        staticDetails: delegationStaticDetails({ ...input, tenant }, source, this.options.startedBy),
+        ...visible,
         memo: { [memoKey]: { fingerprint: args.requestFingerprint, nonce } },
         workflowIdConflictPolicy: idempotent ? 'USE_EXISTING' : 'FAIL',
         workflowIdReusePolicy: idempotent ? 'REJECT_DUPLICATE' : 'ALLOW_DUPLICATE',

@@ -138,6 +138,7 @@ function summaryLine(prefix: string, text: string): string {
   const words = text.trim().split(/\s+/).filter((word) => word !== '');
   const head = words.slice(0, summaryInstructionWords).join(' ');
   const firstWords = words.length > summaryInstructionWords ? `${head} …` : head;
-  const line = (firstWords === '' ? prefix : `${prefix} — ${firstWords}`).replace(/\s+/g, ' ');
+  // A label made from the task's own first words is not repeated.
+  const line = (firstWords === '' || firstWords === prefix ? prefix : `${prefix} — ${firstWords}`).replace(/\s+/g, ' ');
   return line.length <= staticSummaryMaxChars ? line : `${line.slice(0, staticSummaryMaxChars - 1)}…`;
 }
