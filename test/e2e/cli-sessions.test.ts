@@ -40,6 +40,29 @@ afterAll(async () => {
   await stack?.stop();
 });
 
+describe('errand send', () => {
+  it('sends a message to a continuable delegation, which answers it as its next turn', async () => {
+    const started = await runErrand(['delegate', '--async', '--continuable', '--json', 'stay around for questions'], env, stack.workDir);
+    expect(started.code).toBe(0);
+    const { id } = z.object({ id: z.string() }).parse(JSON.parse(started.stdout));
+    const peekTurns = async () => {
+      const run = await runErrand(['peek', id, '--json'], env, stack.workDir);
+      const body = z.object({ peek: z.object({ turns: z.number(), state: z.string() }).nullable() }).loose().parse(JSON.parse(run.stdout));
+      return body.peek;
+    };
+    await until(async () => ((await peekTurns())?.state === 'waiting' ? true : undefined));
+    const sent = await runErrand(['send', id, 'one more question'], env, stack.workDir);
+    expect(sent.code).toBe(0);
+    expect(sent.stdout).toMatch(new RegExp(`^message delivered to ${id}`));
+    const peek = await until(async () => {
+      const value = await peekTurns();
+      return value?.turns === 2 && value.state === 'waiting' ? value : undefined;
+    });
+    expect(peek.turns).toBe(2);
+    expect((await runErrand(['cancel', id], env, stack.workDir)).code).toBe(0);
+  });
+});
+
 describe('errand sessions / approvals', () => {
   it('starts a session, sends it a message and shows the transcript', async () => {
     const started = await runErrand(['sessions', 'start', '--json', '--label', 'cli session', 'first question'], env, stack.workDir);
