@@ -11,6 +11,7 @@ import { ApiProblem, isApiProblem, ProblemKind, problemResponse } from './proble
 import { mountRoute, sendJson } from './route-spec';
 import { apiRoutes, healthRoute, openApiRoute } from './route-table';
 import { mountCatalogRoutes } from './routes/catalog-routes';
+import { createLogger } from '../observability/json-logger';
 import { mountDelegationRoutes } from './routes/delegation-routes';
 import { mountSessionRoutes } from './routes/session-routes';
 
@@ -39,9 +40,25 @@ export function isTemporalUnavailable(error: unknown): boolean {
 }
 
 /** Builds the API app. */
-export function createApp(deps: ApiDependencies): Hono<ApiEnv> {
+export function createApp(deps: ApiDependencies, options: { requestLog?: boolean } = {}): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
+  const log = createLogger('api');
 
+  // One structured line per request: method, route, status, time, tenant and the workflow it touched.
+  // Headers (API keys) and bodies are never logged. The CLI's in-process use turns it off.
+  if (options.requestLog ?? true) app.use('*', async (c, next) => {
+    const started = Date.now();
+    await next();
+    const id = /^\/v1\/(?:delegations|sessions|approvals)\/([^/]+)/.exec(c.req.path)?.[1];
+    log.info('request', {
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      durationMs: Date.now() - started,
+      ...(c.get('tenant') ? { tenant: c.get('tenant') } : {}),
+      ...(id ? { workflowId: decodeURIComponent(id) } : {}),
+    });
+  });
   app.use('/v1/*', authenticate(deps.api.auth));
   app.use(
     '/v1/*',

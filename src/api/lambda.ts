@@ -1,5 +1,6 @@
 import type { Hono } from 'hono';
 import { handle, type APIGatewayProxyResult, type LambdaContext, type LambdaEvent } from 'hono/aws-lambda';
+import { configureLogging, providerApiKeys } from '../observability/json-logger';
 import type { ApiEnv } from './api-env';
 import { createApp } from './app';
 import { createApiDependencies } from './default-dependencies';
@@ -26,6 +27,10 @@ let cached: ApiGatewayV2Handler | undefined;
 
 /** The Lambda entry point (`handler` in the function configuration). */
 export const handler: ApiGatewayV2Handler = async (event, context) => {
-  cached ??= createLambdaHandler(createApp(createApiDependencies({ startedBy: 'errand HTTP API (Lambda)' })));
+  if (!cached) {
+    const deps = createApiDependencies({ startedBy: 'errand HTTP API (Lambda)' });
+    configureLogging({ secrets: providerApiKeys(deps.config.providers) });
+    cached = createLambdaHandler(createApp(deps));
+  }
   return cached(event, context);
 };

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { Hono } from 'hono';
+import { configureLogging, providerApiKeys } from '../observability/json-logger';
 import type { ApiEnv } from './api-env';
 import { createApp } from './app';
 import { createApiDependencies } from './default-dependencies';
@@ -46,6 +47,7 @@ export async function startApiServer(app: Hono<ApiEnv>, options: { host: string;
 /** Runs the API server from configuration until SIGINT or SIGTERM. */
 export async function runApiServer(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const deps = createApiDependencies({ env });
+  configureLogging({ secrets: [...providerApiKeys(deps.config.providers, env)] });
   const server = await startApiServer(createApp(deps), { host: deps.api.host, port: deps.api.port });
   const auth = deps.api.auth.mode === 'off' ? `auth OFF (every request runs as tenant "${deps.api.auth.tenant}")` : `${deps.api.auth.keys.length} API key(s)`;
   process.stdout.write(`errand api: listening on ${server.url} (${auth}); Temporal ${deps.config.temporal.address}, task queue "${deps.config.temporal.taskQueue}"\n`);

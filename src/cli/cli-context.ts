@@ -38,7 +38,7 @@ export function createCliContext(io: CliIo, env: NodeJS.ProcessEnv, cwd: string)
       const api = { ...loaded, auth: { mode: 'off' as const, tenant: loaded.auth.mode === 'off' ? loaded.auth.tenant : (env.ERRAND_LOCAL_TENANT ?? localTenant) } };
       const deps = createApiDependencies({ env, cwd, api, startedBy: 'errand CLI' });
       close = () => deps.temporal.close();
-      transport = inProcessTransport(createApp(deps), `Temporal at ${deps.config.temporal.address} (in process; set ERRAND_API_URL to use an API server)`);
+      transport = inProcessTransport(createApp(deps, { requestLog: false }), `Temporal at ${deps.config.temporal.address} (in process; set ERRAND_API_URL to use an API server)`);
       return transport;
     },
     close: () => close(),
