@@ -224,12 +224,9 @@ export function isLevelEnabled(level: LogLevel): boolean {
   return rank(level) >= rank(currentSink().level);
 }
 
-class JsonLinesLogger implements ErrandLogger {
-  constructor(private readonly fields: LogMetadata) {}
-
-  log(level: LogLevel, message: string, meta?: LogMetadata): void {
-    writeLogEntry(level, message, meta ? { ...this.fields, ...meta } : this.fields);
-  }
+/** The five level methods of the SDK's `Logger`, written once on top of `log`. */
+export abstract class LevelLogger implements Logger {
+  abstract log(level: LogLevel, message: string, meta?: LogMetadata): void;
   trace(message: string, meta?: LogMetadata): void {
     this.log('TRACE', message, meta);
   }
@@ -244,6 +241,16 @@ class JsonLinesLogger implements ErrandLogger {
   }
   error(message: string, meta?: LogMetadata): void {
     this.log('ERROR', message, meta);
+  }
+}
+
+class JsonLinesLogger extends LevelLogger implements ErrandLogger {
+  constructor(private readonly fields: LogMetadata) {
+    super();
+  }
+
+  log(level: LogLevel, message: string, meta?: LogMetadata): void {
+    writeLogEntry(level, message, meta ? { ...this.fields, ...meta } : this.fields);
   }
   child(meta: LogMetadata): ErrandLogger {
     return new JsonLinesLogger({ ...this.fields, ...meta });

@@ -1,6 +1,6 @@
-import type { Logger, LogLevel, LogMetadata } from '@temporalio/common';
+import type { LogLevel, LogMetadata } from '@temporalio/common';
 import { IllegalStateError, LogTimestamp, Runtime } from '@temporalio/worker';
-import { configureLogging, writeLogEntry, type LoggingOptions } from './json-logger';
+import { configureLogging, LevelLogger, writeLogEntry, type LoggingOptions } from './json-logger';
 
 export {
   addSecrets,
@@ -24,27 +24,12 @@ export {
  */
 
 /** The SDK-facing logger: hands each entry to the process sink, keeping the SDK's own timestamp. */
-class RuntimeJsonLogger implements Logger {
+class RuntimeJsonLogger extends LevelLogger {
   log(level: LogLevel, message: string, meta?: LogMetadata): void {
     // Workflow and core entries carry their own time (nanoseconds) under a symbol key; use it so lines
     // reordered by the SDK's buffer still tell when things happened.
     const nanos: unknown = meta?.[LogTimestamp];
     writeLogEntry(level, message, meta, typeof nanos === 'bigint' ? new Date(Number(nanos / 1_000_000n)) : undefined);
-  }
-  trace(message: string, meta?: LogMetadata): void {
-    this.log('TRACE', message, meta);
-  }
-  debug(message: string, meta?: LogMetadata): void {
-    this.log('DEBUG', message, meta);
-  }
-  info(message: string, meta?: LogMetadata): void {
-    this.log('INFO', message, meta);
-  }
-  warn(message: string, meta?: LogMetadata): void {
-    this.log('WARN', message, meta);
-  }
-  error(message: string, meta?: LogMetadata): void {
-    this.log('ERROR', message, meta);
   }
 }
 
