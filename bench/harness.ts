@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createOrchestrationActivities } from '../src/activities/orchestration-activities';
-import { createAgentLoopActivities } from '../src/activities/subagent-activities';
+import { createAgentLoopActivities } from '../src/activities/agent-loop-activities';
 import { loadConfig, type ErrandConfig } from '../src/config';
 import type { SubagentInput } from '../src/contracts/subagent';
 import { startDevServer, type DevServer } from '../src/dev/temporal-dev-server';

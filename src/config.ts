@@ -11,6 +11,11 @@ import {
   defaultMaxBackgroundTasks,
   defaultModelMaximumAttempts,
   defaultSessionMaxTurns,
+  defaultSessionIdleTimeoutMs,
+  defaultMaxOutputTokens,
+  defaultCompactAt,
+  defaultMaxContinuables,
+  defaultContinuableIdleTimeoutMs,
   defaultTaskWaitTimeoutMs,
   defaultToolCallTimeoutMs,
   maxTurnsCeiling,
@@ -58,8 +63,15 @@ const fileSchema = z.strictObject({
   toolPolicy: toolPolicyConfigSchema.optional(),
   tasks: z.strictObject({
     maxBackgroundTasks: z.number().int().min(1).max(1_000).optional(),
+    maxContinuables: z.number().int().min(1).max(1_000).optional(),
     waitTimeoutMs: z.number().int().min(1_000).optional(),
     completedTaskTtlMs: z.number().int().min(1_000).optional(),
+    continuableIdleTimeoutMs: z.number().int().min(1_000).optional(),
+    sessionIdleTimeoutMs: z.number().int().min(1_000).optional(),
+  }).optional(),
+  model: z.strictObject({
+    maxOutputTokens: z.number().int().min(1).max(1_000_000).optional(),
+    compactAt: z.number().min(0.1).max(0.95).optional(),
   }).optional(),
   subagent: z.strictObject({
     maxTurns: z.number().int().min(1).max(maxTurnsCeiling).optional(),
@@ -96,6 +108,15 @@ export interface ErrandConfig {
   };
   /** Model calls one session message may cause (`ERRAND_SESSION_MAX_TURNS`). */
   sessionMaxTurns: number;
+  /** A session ends after this long without a message or notice (`ERRAND_SESSION_IDLE_TIMEOUT_SECS`), ms. */
+  sessionIdleTimeoutMs: number;
+  /** Output tokens and context window (SEMANTICS §5). */
+  model: {
+    /** Output-token limit when nothing more specific sets one (`ERRAND_MAX_OUTPUT_TOKENS`). */
+    maxOutputTokens: number;
+    /** Share of the context window at which a conversation is compacted (`ERRAND_COMPACT_AT`). */
+    compactAt: number;
+  };
   /** The operator's tool policy (`toolPolicy` in the file or `ERRAND_TOOL_POLICY`); absent = allow all. */
   toolPolicy: ToolPolicyConfig | undefined;
   /** How long a tool call under `ask` waits for a decision (`ERRAND_APPROVAL_TIMEOUT_SECS`), ms. */
@@ -123,6 +144,16 @@ function intFromEnv(env: NodeJS.ProcessEnv, name: string, min: number, max: numb
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new ConfigError(`${name}="${raw}" is not valid: use a whole number from ${min} to ${max}`);
+  }
+  return value;
+}
+
+function shareFromEnv(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0.1 || value > 0.95) {
+    throw new ConfigError(`${name}="${raw}" is not valid: use a share of the context window from 0.1 to 0.95 (e.g. 0.8)`);
   }
   return value;
 }
@@ -273,10 +304,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     toolPolicy,
     approvalTimeoutMs: secondsFromEnv('ERRAND_APPROVAL_TIMEOUT_SECS') ?? defaultApprovalTimeoutMs,
     sessionMaxTurns: intFromEnv(env, 'ERRAND_SESSION_MAX_TURNS', 1, maxTurnsCeiling) ?? defaultSessionMaxTurns,
+    sessionIdleTimeoutMs: secondsFromEnv('ERRAND_SESSION_IDLE_TIMEOUT_SECS') ?? tasks.sessionIdleTimeoutMs ?? defaultSessionIdleTimeoutMs,
+    model: {
+      maxOutputTokens: intFromEnv(env, 'ERRAND_MAX_OUTPUT_TOKENS', 1, 1_000_000) ?? file.model?.maxOutputTokens ?? defaultMaxOutputTokens,
+      compactAt: shareFromEnv(env, 'ERRAND_COMPACT_AT') ?? file.model?.compactAt ?? defaultCompactAt,
+    },
     tasks: {
       maxBackgroundTasks: intFromEnv(env, 'ERRAND_MAX_BACKGROUND_TASKS', 1, 1_000) ?? tasks.maxBackgroundTasks ?? defaultMaxBackgroundTasks,
+      maxContinuables: intFromEnv(env, 'ERRAND_MAX_CONTINUABLES', 1, 1_000) ?? tasks.maxContinuables ?? defaultMaxContinuables,
       waitTimeoutMs: secondsFromEnv('ERRAND_TASK_WAIT_TIMEOUT_SECS') ?? tasks.waitTimeoutMs ?? defaultTaskWaitTimeoutMs,
       completedTaskTtlMs: secondsFromEnv('ERRAND_COMPLETED_TASK_TTL_SECS') ?? tasks.completedTaskTtlMs ?? defaultCompletedTaskTtlMs,
+      continuableIdleTimeoutMs: secondsFromEnv('ERRAND_CONTINUABLE_IDLE_TIMEOUT_SECS') ?? tasks.continuableIdleTimeoutMs ?? defaultContinuableIdleTimeoutMs,
     },
     tools: {
       mcpServers,

@@ -5,7 +5,7 @@ import { LocalBlobStore, type BlobStore } from './activities/blob-store';
 import { S3BlobStore } from './activities/s3-blob-store';
 import { ConversationStore } from './activities/conversation-store';
 import { createOrchestrationActivities } from './activities/orchestration-activities';
-import { createAgentLoopActivities } from './activities/subagent-activities';
+import { createAgentLoopActivities } from './activities/agent-loop-activities';
 import { loadConfig, type ErrandConfig } from './config';
 import { installLogging, providerApiKeys } from './observability/logging';
 import { projectRoot } from './dev/tool-paths';
@@ -29,6 +29,10 @@ export interface WorkerDependencies {
   planning: Omit<PlanContext, 'resolver'>;
   /** The operator's tool policy (allow / ask / deny). */
   toolPolicy?: ToolPolicyConfig;
+  /** Output-token limit when nothing more specific sets one (`ERRAND_MAX_OUTPUT_TOKENS`). */
+  defaultMaxOutputTokens: number;
+  /** Share of the context window at which a conversation is compacted (`ERRAND_COMPACT_AT`). */
+  compactAt: number;
 }
 
 /** Source resolvers, one per working directory, so each keeps its listing cache. */
@@ -95,6 +99,8 @@ export function createWorkerDependencies(
     resolverFor: createResolverCache(config, options.homeDirectory),
     planning: planningSettings(config, models, toolsets),
     ...(config.toolPolicy ? { toolPolicy: config.toolPolicy } : {}),
+    defaultMaxOutputTokens: config.model.maxOutputTokens,
+    compactAt: config.model.compactAt,
   };
 }
 

@@ -1,4 +1,17 @@
-import type { LoadListingInput, LoadSourceInput, OrchestrationActivities, PlanDelegationInput, PlanDelegationOutput } from '../contracts/activities';
+import { Context } from '@temporalio/activity';
+import { WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import type {
+  ClosedChild,
+  DeliverToChildInput,
+  DeliverToChildOutput,
+  LoadListingInput,
+  LoadSourceInput,
+  OrchestrationActivities,
+  PlanDelegationInput,
+  PlanDelegationOutput,
+  ProbeChildrenInput,
+} from '../contracts/activities';
+import { approvalUpdate, sendMessageUpdate, type SubagentResult } from '../contracts/subagent';
 import { delegateRequestSchema } from '../contracts/delegation';
 import { formatSourceContent } from '../domain/load-texts';
 import type { ModelRegistry } from '../llm/model-port';
@@ -12,6 +25,8 @@ export interface OrchestrationDependencies {
   resolverFor(workingDir: string): SourceResolver;
   /** Planning settings from configuration (everything but the resolver). */
   planning: Omit<PlanContext, 'resolver'>;
+  /** A Temporal client for talking to children; by default the worker's own (the activity context's). */
+  client?: () => Client;
 }
 
 /** Formats the `list_subagent_models` answer. */
@@ -57,5 +72,62 @@ export function createOrchestrationActivities(deps: OrchestrationDependencies): 
     async listSubagentModels(filter: { provider?: string; model?: string }): Promise<string> {
       return formatModelList(deps.models, deps.planning.configuredDefault, filter);
     },
+    async deliverToChild(input: DeliverToChildInput): Promise<DeliverToChildOutput> {
+      return deliverToChild(deps.client?.() ?? Context.current().client, input);
+    },
+    async probeChildren(input: ProbeChildrenInput): Promise<ClosedChild[]> {
+      return probeChildren(deps.client?.() ?? Context.current().client, input);
+    },
   };
+}
+
+/**
+ * Delivers a message or an approval decision to a child by update, so the parent learns whether the
+ * child accepted it. The update id makes a retried activity deliver once; a refusal by the child's
+ * validator (not continuable, ended, nothing pending) or a closed workflow is an answer, not an error.
+ */
+export async function deliverToChild(client: Client, input: DeliverToChildInput): Promise<DeliverToChildOutput> {
+  const handle = client.workflow.getHandle(input.workflowId);
+  try {
+    if (input.kind === 'message') {
+      const result = await handle.executeUpdate(sendMessageUpdate, { args: [{ message: input.message, messageId: input.messageId, from: input.from }], updateId: input.messageId });
+      return { accepted: true, queuedTurns: result.queuedTurns };
+    }
+    await handle.executeUpdate(approvalUpdate, {
+      args: [{ approvalId: input.approvalId, decision: input.decision, by: input.by, ...(input.reason !== undefined ? { reason: input.reason } : {}) }],
+      updateId: input.updateId,
+    });
+    return { accepted: true };
+  } catch (error) {
+    if (error instanceof WorkflowUpdateFailedError) return { accepted: false, reason: error.cause?.message ?? error.message };
+    if (error instanceof WorkflowNotFoundError) return { accepted: false, reason: 'its workflow has ended' };
+    throw error;
+  }
+}
+
+/** Which of the given workflows have closed, with their results (or what Temporal says about their end). */
+export async function probeChildren(client: Client, input: ProbeChildrenInput): Promise<ClosedChild[]> {
+  const closed: ClosedChild[] = [];
+  for (const workflowId of input.workflowIds) {
+    const handle = client.workflow.getHandle(workflowId);
+    let status: string;
+    try {
+      status = (await handle.describe()).status.name;
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) {
+        closed.push({ workflowId, temporalStatus: 'NOT_FOUND', diagnostic: 'its workflow no longer exists (retention ended or it was deleted)' });
+        continue;
+      }
+      throw error;
+    }
+    if (status === 'RUNNING') continue;
+    try {
+      const result: SubagentResult = await handle.result();
+      closed.push({ workflowId, temporalStatus: status, result });
+    } catch (error) {
+      const diagnostic = error instanceof WorkflowFailedError ? `${status.toLowerCase()}: ${error.cause?.message ?? error.message}` : `${status.toLowerCase()}: ${error instanceof Error ? error.message : String(error)}`;
+      closed.push({ workflowId, temporalStatus: status, diagnostic });
+    }
+  }
+  return closed;
 }

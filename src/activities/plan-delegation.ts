@@ -84,7 +84,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
   let snapshot: SourceSnapshot | undefined;
   let instructions: string | undefined;
   let prompt: string | undefined;
-  let recipeSettings: { provider?: string; model?: string; temperature?: number; maxTurns?: number } = {};
+  let recipeSettings: { provider?: string; model?: string; temperature?: number; maxTurns?: number; maxOutputTokens?: number } = {};
   let childRecipe: RunningRecipe | undefined;
   let agentTools: { tools?: string[]; disallowedTools?: string[] } | undefined;
   let recipeExtensions: RecipeExtension[] | null | undefined;
@@ -119,6 +119,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
         ...(settings?.goose_model ? { model: settings.goose_model } : {}),
         ...(typeof settings?.temperature === 'number' ? { temperature: settings.temperature } : {}),
         ...(typeof settings?.max_turns === 'number' ? { maxTurns: settings.max_turns } : {}),
+        ...(typeof settings?.max_output_tokens === 'number' ? { maxOutputTokens: settings.max_output_tokens } : {}),
       };
       // A recipe's own extensions are honoured within what the operator allows (goose issue 9949): see selectTools.
       recipeExtensions = recipe?.extensions;
@@ -191,7 +192,10 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     parent: { workflowId: parent.workflowId, taskId: parent.taskId },
     ...(request.continuable ? { continuable: true } : {}),
     ...(parent.tenant ? { tenant: parent.tenant } : {}),
-    ...(request.token_budget !== undefined ? { tokenBudget: request.token_budget } : {}),
+    ...(childBudget(request.token_budget, parent.remainingBudget) !== undefined ? { tokenBudget: childBudget(request.token_budget, parent.remainingBudget) } : {}),
+    ...(request.max_output_tokens !== undefined ? { maxOutputTokens: request.max_output_tokens } : recipeSettings.maxOutputTokens !== undefined ? { maxOutputTokens: recipeSettings.maxOutputTokens } : {}),
+    ...(request.continuable && context.tasks.continuableIdleTimeoutMs !== undefined ? { idleTimeoutMs: context.tasks.continuableIdleTimeoutMs } : {}),
+    ...(parent.approvers ? { approvers: parent.approvers } : {}),
     activity: parent.activity,
     tasks: context.tasks,
     ...(childRecipe ? { recipe: childRecipe } : {}),
@@ -200,4 +204,10 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     approvalTimeoutMs: context.approvalTimeoutMs,
   };
   return { ok: true, input, ...(source ? { source } : {}), warnings };
+}
+
+/** A child's token budget: what it asked for, but never more than its parent has left (SEMANTICS §5). */
+function childBudget(requested: number | undefined, remaining: number | undefined): number | undefined {
+  if (remaining === undefined) return requested;
+  return requested === undefined ? remaining : Math.min(requested, remaining);
 }

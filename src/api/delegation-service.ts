@@ -88,9 +88,9 @@ export function deriveState(temporalStatus: string, errandStatus: unknown): Dele
   switch (temporalStatus) {
     case 'RUNNING':
     case 'CONTINUED_AS_NEW':
-      return errandStatus === 'waiting' ? 'waiting' : 'running';
+      return errandStatus === 'waiting' || errandStatus === 'waiting_approval' ? errandStatus : 'running';
     case 'COMPLETED':
-      return isDelegationState(errandStatus) && errandStatus !== 'running' && errandStatus !== 'waiting' ? errandStatus : 'completed';
+      return isDelegationState(errandStatus) && errandStatus !== 'running' && errandStatus !== 'waiting' && errandStatus !== 'waiting_approval' ? errandStatus : 'completed';
     case 'CANCELLED':
       return 'cancelled';
     default:
@@ -380,7 +380,9 @@ export class DelegationService {
       const answer: unknown = await client.withDeadline(Date.now() + timeoutMs, () => handle.query(peekQuery));
       const parsed = peekSchema.safeParse(answer);
       if (!parsed.success) return { peek: null, peekError: `the peek answer has an unexpected shape: ${parsed.error.issues[0]?.message ?? ''}` };
-      return { peek: parsed.data };
+      // Durations are computed here, with the wall clock: a query's own clock stands still between workflow tasks.
+      const now = Date.now();
+      return { peek: { ...parsed.data, elapsedMs: Math.max(0, now - parsed.data.startedAt), idleMs: Math.max(0, now - parsed.data.lastActivityAt) } };
     } catch (error) {
       return { peek: null, peekError: `no peek: ${errorMessage(error)}` };
     }

@@ -163,14 +163,16 @@ function formatStatus(status: DelegationStatus): string {
   ];
   const peek = status.peek;
   if (peek) {
-    const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
+    const seconds = (ms: number) => `${(Math.max(0, ms) / 1000).toFixed(1)}s`;
+    const now = Date.now();
     lines.push(
-      `Elapsed: ${seconds(peek.elapsedMs)} · Idle: ${seconds(peek.idleMs)}`,
+      `Elapsed: ${seconds(now - peek.startedAt)} · Idle: ${seconds(now - peek.lastActivityAt)}${peek.compactions ? ` · Compactions: ${peek.compactions}` : ''}`,
       `Turns: ${peek.turns} of ${peek.maxTurns} · Tool calls: ${peek.toolCalls} · Tokens: ${peek.usage.inputTokens} in, ${peek.usage.outputTokens} out`,
       `Last tool call: ${peek.lastToolCall ? `${peek.lastToolCall.name} ${peek.lastToolCall.argumentsPreview} (turn ${peek.lastToolCall.turn})` : '(none)'}`,
       `Last assistant text: ${peek.lastAssistantText ?? '(none)'}`,
     );
     if (peek.queuedMessages) lines.push(`Queued messages: ${peek.queuedMessages}`);
+    for (const pending of peek.pendingApprovals ?? []) lines.push(`Waiting for approval: ${pending.tool} ${pending.argumentsPreview} (approval id ${pending.id})`);
   }
   else lines.push(`Peek: ${status.peekError ?? 'not available'}`);
   return lines.join('\n');

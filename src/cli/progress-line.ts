@@ -17,7 +17,7 @@ export class ProgressLine {
 
   /** Shows the latest state. */
   update(id: string, state: string, peek: PeekView | null): void {
-    const elapsed = `${Math.round((peek?.elapsedMs ?? Date.now() - this.startedAt) / 1000)}s`;
+    const elapsed = `${Math.round((Date.now() - (peek?.startedAt ?? this.startedAt)) / 1000)}s`;
     const turns = peek ? `turn ${peek.turns}/${peek.maxTurns}` : 'starting';
     const tool = peek?.lastToolCall ? ` · last tool ${peek.lastToolCall.name}` : '';
     const text = `${id} · ${state} · ${turns} · ${elapsed}${tool}`;

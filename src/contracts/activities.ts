@@ -1,6 +1,6 @@
 import type { JsonObject } from './json';
-import type { SourceSnapshot } from './source';
-import type { SourceSummary, SubagentActivitySettings, SubagentInput } from './subagent';
+import type { ApprovalDecision, RecipeServerWire, RunningRecipe, TextPart, ToolPolicyNarrowingWire } from './agent-wire';
+import type { Approvers, ContextWindowState, SourceSummary, SubagentActivitySettings, SubagentInput, SubagentResult } from './subagent';
 import type { ChatMessage, FinishReason, ModelRoute, TokenUsage } from './model';
 
 /**
@@ -12,12 +12,49 @@ import type { ChatMessage, FinishReason, ModelRoute, TokenUsage } from './model'
  * the conversation.
  */
 
-/** Append messages at known sequence numbers (idempotent per sequence number). */
+
+/** A message to store: a ChatMessage whose content may be assembled from parts (so long texts stay out of history). */
+export type MessageInput =
+  | ChatMessage
+  | { role: 'user'; parts: TextPart[] }
+  | { role: 'tool'; toolCallId: string; toolName: string; parts: TextPart[]; isError?: boolean };
+
+/** Append messages at known sequence numbers (idempotent per sequence number; the first write wins). */
 export interface AppendMessagesInput {
   conversationId: string;
   startSeq: number;
-  messages: ChatMessage[];
+  messages: MessageInput[];
 }
+
+/** Store a "not run: <why>" result for each tool call of an assistant message that has none yet. */
+export interface SealToolCallsInput {
+  conversationId: string;
+  assistantSeq: number;
+  /** Seq of the result of call 0; call i's result is at `firstResultSeq + i`. */
+  firstResultSeq: number;
+  /** Indexes of the calls to seal. */
+  callIndexes: number[];
+  /** Why they were not run (turn limit, cancelled, budget, ...). */
+  reason: string;
+}
+
+/** Summarise older turns of a conversation into one stored summary (context compaction). */
+export interface CompactConversationInput {
+  workflowId: string;
+  conversationId: string;
+  /** Messages 0..length-1 are the conversation so far. */
+  length: number;
+  route: ModelRoute;
+  /** The current compaction state, if the conversation was compacted before. */
+  window?: ContextWindowState;
+  /** Keep fewer recent turns than usual (after the provider said the prompt was too long). */
+  aggressive?: boolean;
+}
+
+/** The new compaction state, or why nothing could be compacted. */
+export type CompactConversationOutput =
+  | { compacted: true; window: ContextWindowState; summarisedMessages: number; tokensBefore: number; tokensAfter: number; usage: TokenUsage }
+  | { compacted: false; reason: string; usage: TokenUsage };
 
 /** One model call over the first `length` messages of a conversation. */
 export interface ModelTurnInput {
@@ -30,8 +67,14 @@ export interface ModelTurnInput {
   toolFilter?: { allow?: string[]; deny?: string[] };
   turn: number;
   maxTurns: number;
-  /** A transient system note for this call only (e.g. the turn budget reminder); not stored. */
+  /** A transient note for this call only (e.g. the turn budget reminder); not stored. */
   note?: string;
+  /** Output-token limit (delegate > recipe > agent); absent = the model entry's or the configured default. */
+  maxOutputTokens?: number;
+  /** Compaction state: which older messages a summary stands for. */
+  window?: ContextWindowState;
+  /** Check the estimated prompt against the context window first, and ask for a compaction instead of calling when it is over. */
+  checkContext?: boolean;
   /** Orchestration tools (load, delegate, ...) to offer besides the toolsets; handled by the workflow. */
   orchestrationTools?: string[];
   /** Narrowings of the operator's tool policy by the recipe and the delegation (never widen it). */
@@ -40,33 +83,8 @@ export interface ModelTurnInput {
   recipeServers?: RecipeServerWire[];
 }
 
-/**
- * A narrowing of the operator's tool policy (JSON copy of the schema in src/tools/tool-policy.ts, kept
- * here so workflow code does not import tool code). Decisions: allow, ask, deny; the strictest wins.
- */
-export interface ToolPolicyNarrowingWire {
-  default?: 'allow' | 'ask' | 'deny';
-  rules?: Record<string, 'allow' | 'ask' | 'deny'>;
-}
 
-/**
- * An MCP server a recipe declared, converted for errand (JSON copy of `RecipeServer` in src/tools/mcp-config.ts;
- * the worker re-validates the config before it starts anything).
- */
-export interface RecipeServerWire {
-  /** The name the recipe gave the extension. */
-  declaredName: string;
-  /** The server config; its `name` is the registered toolset name (`recipe-<name>-<hash>`). */
-  config: JsonObject;
-}
 
-/** A person's (or the parent's) decision on a tool call that needed approval. */
-export interface ApprovalDecision {
-  decision: 'approve' | 'deny';
-  reason?: string;
-  /** Who decided: `api:<tenant>`, `parent`, `timeout`, ... */
-  by: string;
-}
 
 /** A tool call as the workflow sees it: id, name and a short preview of the arguments. */
 export interface ToolCallRef {
@@ -77,6 +95,8 @@ export interface ToolCallRef {
   arguments?: JsonObject;
   /** The tool's policy is `ask`: the call waits for an approval before it runs. */
   needsApproval?: true;
+  /** The policy denies the call (an orchestration tool): the workflow stores this as its error result. */
+  denied?: string;
 }
 
 /** What a model call returns to the workflow. */
@@ -87,6 +107,13 @@ export interface ModelTurnOutput {
   toolCalls: ToolCallRef[];
   finishReason: FinishReason;
   usage: TokenUsage;
+  /** The output-token limit the call was made with. */
+  maxOutputTokens: number;
+  /**
+   * Set instead of an answer when `checkContext` found the estimated prompt over the compaction threshold:
+   * nothing was sent to the model and nothing stored.
+   */
+  needsCompaction?: { estimatedTokens: number; thresholdTokens: number; contextWindow: number };
 }
 
 /** Run one tool call of the assistant message at `assistantSeq`; store its result at `resultSeq`. */
@@ -118,14 +145,6 @@ export interface ReadMessageTextInput {
   seq: number;
 }
 
-/**
- * The recipe a session or subagent runs, as resolved when it started: its `sub_recipes` are sources for
- * its delegations, and the values it was rendered with render templated subrecipe `values`.
- */
-export interface RunningRecipe {
-  snapshot: SourceSnapshot;
-  values: Record<string, string>;
-}
 
 /** What the delegating workflow is, for planning a delegation (SEMANTICS §2-§3). */
 export interface DelegationParent {
@@ -146,6 +165,10 @@ export interface DelegationParent {
   recipe?: RunningRecipe;
   tenant?: string;
   activity: SubagentActivitySettings;
+  /** Tokens the parent has left of its budget: a child gets at most this much. */
+  remainingBudget?: number;
+  /** Who may decide the child's own children's approvals (inherited). */
+  approvers?: Approvers;
 }
 
 /** Plan a delegation: resolve its source, render and validate it, apply precedence rules. */
@@ -174,12 +197,38 @@ export interface LoadSourceInput {
   recipe?: RunningRecipe;
 }
 
+/** Deliver a message or an approval decision to a child workflow by update, and say whether it was accepted. */
+export type DeliverToChildInput =
+  | { workflowId: string; kind: 'message'; message: string; messageId: string; from: string }
+  | { workflowId: string; kind: 'approval'; approvalId: string; decision: 'approve' | 'deny'; reason?: string; by: string; updateId: string };
+
+/** Whether the child accepted it; if not, why (it has ended, it is not continuable, nothing is pending). */
+export type DeliverToChildOutput = { accepted: true; queuedTurns?: number } | { accepted: false; reason: string };
+
+/** Ask Temporal how children this workflow no longer watches are doing (started before a continue-as-new). */
+export interface ProbeChildrenInput {
+  workflowIds: string[];
+}
+
+/** A child that has closed, with its result when it returned one. */
+export interface ClosedChild {
+  workflowId: string;
+  /** Temporal's status name: COMPLETED, FAILED, CANCELLED, TERMINATED, TIMED_OUT, ... */
+  temporalStatus: string;
+  /** The child's own result, when it completed (it then settled itself, unless the signal was lost). */
+  result?: SubagentResult;
+  /** What Temporal says about a child that did not complete (failure message, termination reason). */
+  diagnostic?: string;
+}
+
 /** The agent loop's activities: conversation, model calls and tool calls. */
 export interface AgentLoopActivities {
   appendMessages(input: AppendMessagesInput): Promise<void>;
   modelTurn(input: ModelTurnInput): Promise<ModelTurnOutput>;
   runTool(input: RunToolInput): Promise<RunToolOutput>;
   readMessageText(input: ReadMessageTextInput): Promise<string>;
+  sealToolCalls(input: SealToolCallsInput): Promise<void>;
+  compactConversation(input: CompactConversationInput): Promise<CompactConversationOutput>;
 }
 
 /** The activities behind the orchestration tools (sources, planning, model listing). */
@@ -188,7 +237,12 @@ export interface OrchestrationActivities {
   loadListing(input: LoadListingInput): Promise<string>;
   loadSource(input: LoadSourceInput): Promise<string>;
   listSubagentModels(input: { provider?: string; model?: string }): Promise<string>;
+  deliverToChild(input: DeliverToChildInput): Promise<DeliverToChildOutput>;
+  /** Closed children among those asked about (running ones are left out). */
+  probeChildren(input: ProbeChildrenInput): Promise<ClosedChild[]>;
 }
 
 /** Every activity a session or subagent workflow schedules. */
-export type SubagentActivities = AgentLoopActivities & OrchestrationActivities;
+export type AgentActivities = AgentLoopActivities & OrchestrationActivities;
+
+export type { ApprovalDecision, MessageRef, RecipeServerWire, RunningRecipe, TextPart, ToolPolicyNarrowingWire } from './agent-wire';

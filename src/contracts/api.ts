@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idempotencyKeyMaxLength, maxListPageSize, sendMessageMaxChars } from './limits';
+import { idempotencyKeyMaxLength, maxListPageSize, maxMessageLength } from './limits';
 
 /**
  * Wire schemas of the HTTP API (`/v1`). The routes validate with these and the OpenAPI document is
@@ -65,7 +65,7 @@ export const emptyPathSchema = z.strictObject({});
 // ---- subagent state, peek and result (mirrors contracts/subagent.ts) ------------------------------
 
 /** Live or final state of a delegation. */
-export const delegationStates = ['running', 'waiting', 'completed', 'max_turns', 'cancelled', 'failed', 'budget'] as const;
+export const delegationStates = ['running', 'waiting_approval', 'waiting', 'completed', 'truncated', 'max_turns', 'cancelled', 'failed', 'budget', 'declined'] as const;
 /** Live or final state of a delegation. */
 export const delegationStateSchema = z.enum(delegationStates);
 
@@ -76,12 +76,19 @@ export const peekSchema = z.object({
   workflowId: z.string(),
   label: z.string(),
   state: delegationStateSchema,
+  /** Epoch ms when it started. */
   startedAt: z.number(),
-  elapsedMs: z.number(),
+  /** Epoch ms of its last model or tool call, or its last message. */
+  lastActivityAt: z.number(),
+  /** Milliseconds since it started, computed by the API when it answers. */
+  elapsedMs: z.number().optional(),
+  /** Milliseconds since its last activity, computed by the API when it answers. */
+  idleMs: z.number().optional(),
   turns: z.number().int(),
   maxTurns: z.number().int(),
-  idleMs: z.number(),
   toolCalls: z.number().int(),
+  /** Context compactions so far. */
+  compactions: z.number().int().optional(),
   lastToolCall: z.object({ name: z.string(), argumentsPreview: z.string(), turn: z.number().int() }).nullable(),
   lastAssistantText: z.string().nullable(),
   usage: tokenUsageSchema,
@@ -90,6 +97,15 @@ export const peekSchema = z.object({
   tasks: z.array(z.object({ taskId: z.string(), state: z.string(), description: z.string(), turns: z.number().int() })).optional(),
   /** Messages queued for a continuable subagent. */
   queuedMessages: z.number().int().optional(),
+  /** Its tool calls that wait for an approval (decide them with `POST /v1/approvals/{id}`). */
+  pendingApprovals: z.array(z.object({
+    id: z.string(),
+    workflowId: z.string(),
+    tool: z.string(),
+    argumentsPreview: z.string(),
+    requestedAt: z.number(),
+    expiresAt: z.number(),
+  })).optional(),
 });
 /** A peek answer. */
 export type PeekView = z.infer<typeof peekSchema>;
@@ -97,9 +113,12 @@ export type PeekView = z.infer<typeof peekSchema>;
 /** The result of a finished delegation (the subagent workflow's result). */
 export const subagentResultSchema = z.object({
   workflowId: z.string(),
-  status: z.enum(['completed', 'max_turns', 'cancelled', 'failed', 'budget']),
+  status: z.enum(['completed', 'truncated', 'max_turns', 'cancelled', 'failed', 'budget', 'declined']),
   output: z.string(),
   partialOutput: z.string(),
+  /** Where the whole output is stored (the subagent's last assistant message). */
+  outputRef: z.object({ conversationId: z.string(), seq: z.number().int() }).optional(),
+  outputCut: z.boolean().optional(),
   diagnostic: z.string().optional(),
   turns: z.number().int(),
   toolCalls: z.number().int(),
@@ -190,7 +209,7 @@ export const cancelResponseSchema = z.object({
 
 /** Body of `POST /v1/delegations/{id}/messages`. */
 export const sendMessageBodySchema = z.strictObject({
-  message: z.string().min(1).max(sendMessageMaxChars).describe('The next user message for a continuable subagent.'),
+  message: z.string().min(1).max(maxMessageLength).describe('The next user message for a continuable subagent.'),
 });
 /** Answer of `POST /v1/delegations/{id}/messages` (202): the workflow accepted the message. */
 export const sendMessageResponseSchema = z.object({

@@ -20,6 +20,7 @@ export const delegateRequestSchema = z.strictObject({
   continuable: z.boolean().optional().describe('Background, and stays available for send_message after answering.'),
   description: z.string().max(200).optional().describe('Short label for listings and the UI.'),
   token_budget: z.number().int().min(1).optional().describe('Token budget of this delegation and its descendants.'),
+  max_output_tokens: z.number().int().min(1).max(1_000_000).optional().describe('Output-token limit of each of its model calls.'),
 });
 
 /** A validated `delegate` request. */

@@ -14,6 +14,10 @@ export const FailureType = {
   modelBadResponse: 'ModelBadResponse',
   /** A model route names a provider that is not configured. */
   modelNotConfigured: 'ModelNotConfigured',
+  /** The prompt is longer than the model's context window: the workflow compacts and retries once. */
+  modelContextOverflow: 'ModelContextOverflow',
+  /** A toolset the run needs is not configured on this worker (e.g. an MCP server removed from config). */
+  toolsetUnavailable: 'ToolsetUnavailable',
   /** The scripted model ran out of script: a test bug, never retried. */
   scriptExhausted: 'ScriptExhausted',
   /** Input that a user or a calling model gave is invalid. */
@@ -30,6 +34,8 @@ export const nonRetryableFailureTypes: readonly FailureTypeName[] = [
   FailureType.modelRequestRejected,
   FailureType.modelBadResponse,
   FailureType.modelNotConfigured,
+  FailureType.modelContextOverflow,
+  FailureType.toolsetUnavailable,
   FailureType.scriptExhausted,
   FailureType.invalidInput,
   FailureType.blobMissing,

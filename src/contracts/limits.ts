@@ -115,6 +115,38 @@ export const transcriptEntryLength = 4_000;
 export const maxMessageLength = 100_000;
 /** Model calls one session message may cause (`ERRAND_SESSION_MAX_TURNS`). */
 export const defaultSessionMaxTurns = 50;
+/** A session ends after this long without a message or notice (`ERRAND_SESSION_IDLE_TIMEOUT_SECS`), ms. */
+export const defaultSessionIdleTimeoutMs = 7 * 24 * 60 * 60_000;
+/** A continuable subagent ends after this long without a message (`ERRAND_CONTINUABLE_IDLE_TIMEOUT_SECS`), ms. */
+export const defaultContinuableIdleTimeoutMs = 24 * 60 * 60_000;
+/** Continuable tasks alive at once per workflow (`ERRAND_MAX_CONTINUABLES`). */
+export const defaultMaxContinuables = 20;
+/** Task records a workflow keeps; beyond this the oldest settled ones are dropped (read ones first). */
+export const maxTaskRecords = 200;
+/** How often a workflow checks on children it no longer watches (started before a continue-as-new), ms. */
+export const childProbeIntervalMs = 30_000;
+/** Message ids remembered to drop a retried delivery (carried across continue-as-new). */
+export const recentMessageIdCount = 100;
+/** Child approvals remembered as announced to the model (each is announced once). */
+export const announcedApprovalCount = 200;
+
+// ---- output tokens and context window ------------------------------------------------------------
+/** Output-token limit of a model call when nothing else sets one (`ERRAND_MAX_OUTPUT_TOKENS`). */
+export const defaultMaxOutputTokens = 8_192;
+/** Context window of a model entry that names none, in tokens. */
+export const defaultContextWindow = 128_000;
+/** Share of the context window at which the conversation is compacted before a model call (`ERRAND_COMPACT_AT`). */
+export const defaultCompactAt = 0.8;
+/** Share of the context window the verbatim recent turns may take after a compaction. */
+export const compactionTailShare = 0.3;
+/** Share of the context window one summarising call may read (older turns are folded in several calls above this). */
+export const compactionChunkShare = 0.5;
+/** Output-token limit of a summarising call (and at most a tenth of the context window). */
+export const compactionSummaryMaxTokens = 2_048;
+/** Characters of one message kept when it is fed to a summarising call (longer ones are cut in the middle). */
+export const compactionMessageMaxChars = 20_000;
+/** Summarising calls one compaction may make (bounds the fold over a very long conversation). */
+export const compactionMaxCalls = 20;
 
 // ---- HTTP API and CLI (owned by src/api) -----------------------------------------------------------
 /** Default largest request body the API accepts, in bytes (`ERRAND_API_MAX_BODY_BYTES`); larger bodies get 413. */
@@ -131,8 +163,6 @@ export const maxListPageSize = 100;
 export const peekQueryTimeoutMs = 5_000;
 /** Longest `Idempotency-Key` header accepted, in characters. */
 export const idempotencyKeyMaxLength = 255;
-/** Longest message accepted by `send_message` / `POST /v1/delegations/{id}/messages`, in characters. */
-export const sendMessageMaxChars = 100_000;
 /** Words of the instructions shown in a workflow's static summary. */
 export const summaryInstructionWords = 12;
 /** Longest static summary of a workflow, in characters (the Web UI shows it on one line). */

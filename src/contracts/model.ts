@@ -47,6 +47,8 @@ export interface ModelRequest {
   route: ModelRoute;
   messages: ChatMessage[];
   tools: ToolSpec[];
+  /** Output-token limit of this call (always sent to the provider). */
+  maxOutputTokens?: number;
 }
 
 /** A chat model's answer. */

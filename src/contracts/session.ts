@@ -1,6 +1,6 @@
-import type { RunningRecipe } from './activities';
+import type { RunningRecipe } from './agent-wire';
 import type { ModelRoute } from './model';
-import type { CarriedAgentState, SubagentActivitySettings, TaskLimits } from './subagent';
+import type { Approvers, CarriedAgentState, SubagentActivitySettings, TaskLimits } from './subagent';
 
 /**
  * Input of a session workflow: a conversation with a model whose tools are `load`, `delegate`,
@@ -28,13 +28,19 @@ export interface SessionInput {
   approvalTimeoutMs?: number;
   /** A first message, run at once (e.g. the recipe's prompt). */
   initialMessage?: string;
+  /** The session ends after this long without a message or notice (`ERRAND_SESSION_IDLE_TIMEOUT_SECS`). */
+  idleTimeoutMs?: number;
+  /** Output-token limit of the session's model calls; absent = the model entry's or the configured default. */
+  maxOutputTokens?: number;
+  /** Who may decide its children's approvals: a person only (default), or also the session's model. */
+  approvers?: Approvers;
   carried?: CarriedAgentState;
 }
 
-/** What a session returns when it ends (it ends only when cancelled). */
+/** What a session returns when it ends: cancelled, idle for too long, or over its token budget. */
 export interface SessionResult {
   workflowId: string;
-  status: 'cancelled' | 'failed';
+  status: 'cancelled' | 'idle' | 'budget' | 'failed';
   diagnostic?: string;
   turns: number;
   messages: number;

@@ -1,5 +1,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from './activities';
+import type { MessageRef, RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from './agent-wire';
+
+export type { MessageRef } from './agent-wire';
 import type { ModelRoute, TokenUsage } from './model';
 
 /**
@@ -9,16 +11,21 @@ import type { ModelRoute, TokenUsage } from './model';
 /** How a subagent run ended. */
 export const EndStatus = {
   completed: 'completed',
+  /** The model's answer was cut off at its output-token limit. */
+  truncated: 'truncated',
   maxTurns: 'max_turns',
   cancelled: 'cancelled',
   failed: 'failed',
   budget: 'budget',
+  /** The subagent's checks (recipe `retry`) or structured output were declined. */
+  declined: 'declined',
 } as const;
 /** One of the end statuses. */
 export type EndStatus = (typeof EndStatus)[keyof typeof EndStatus];
 
 /** Live state of a subagent: running a turn, waiting for an approval or a message (continuable), or ended. */
 export type SubagentState = 'running' | 'waiting_approval' | 'waiting' | EndStatus;
+
 
 /** Where the task definition came from, as resolved when the delegation started. */
 export interface SourceSummary {
@@ -75,8 +82,12 @@ export interface SubagentInput {
   tasks?: TaskLimits;
   /** The recipe this subagent runs (a snapshot): its subrecipes are sources for its own delegations. */
   recipe?: RunningRecipe;
-  /** A continuable subagent ends after this long without a message (default: never). */
+  /** A continuable subagent ends after this long without a message (`ERRAND_CONTINUABLE_IDLE_TIMEOUT_SECS`). */
   idleTimeoutMs?: number;
+  /** Output-token limit of each model call (delegate > recipe > agent); absent = the model entry's or the configured default. */
+  maxOutputTokens?: number;
+  /** Who may decide this workflow's children's approvals: a person only (default), or also this workflow's model. */
+  approvers?: Approvers;
   /** Narrowings of the operator's tool policy (recipe, delegation). */
   toolPolicy?: ToolPolicyNarrowingWire[];
   /** MCP servers its recipe declared (when the operator allows them). */
@@ -87,15 +98,25 @@ export interface SubagentInput {
   carried?: CarriedAgentState;
 }
 
+/** Who decides a tool call under `ask`: a person only, or a person or the delegating model (`toolPolicy.approvers`). */
+export type Approvers = 'human' | 'human-or-parent';
+
 /** Limits of a workflow's background tasks (SEMANTICS §2). */
 export interface TaskLimits {
-  /** Running background tasks at once (`ERRAND_MAX_BACKGROUND_TASKS`, default 5). */
+  /** Background tasks running a turn at once (`ERRAND_MAX_BACKGROUND_TASKS`, default 5); a waiting continuable holds no slot. */
   maxBackgroundTasks: number;
+  /** Continuable tasks alive at once (`ERRAND_MAX_CONTINUABLES`, default 20). */
+  maxContinuables?: number;
   /** How long `load(task_id)` waits (ms; default 5 minutes). */
   waitTimeoutMs: number;
-  /** How long a finished task's result stays retrievable (ms; `ERRAND_COMPLETED_TASK_TTL_SECS`, default 600 s). */
+  /** How long a finished task's result stays retrievable after it was first read (ms; `ERRAND_COMPLETED_TASK_TTL_SECS`, default 600 s). */
   completedTaskTtlMs: number;
+  /** How long continuable children wait for a message before they end (ms; `ERRAND_CONTINUABLE_IDLE_TIMEOUT_SECS`). */
+  continuableIdleTimeoutMs?: number;
 }
+
+/** The state of a task as its parent tracks it. */
+export type TaskState = 'starting' | SubagentState;
 
 /** One delegation a workflow started, as it tracks it. JSON only (carried across continue-as-new). */
 export interface TaskRecord {
@@ -103,14 +124,37 @@ export interface TaskRecord {
   workflowId: string;
   description: string;
   mode: 'foreground' | 'background' | 'continuable';
-  state: 'starting' | SubagentState;
+  state: TaskState;
   startedAt: number;
+  /** When its last run (or activation) settled. */
   settledAt?: number;
+  /** When its final result was first read (by `load`, a foreground wait or a notice); the TTL counts from here. */
+  readAt?: number;
   peek?: SubagentPeek;
+  /** The last settled result; carried records hold previews and a blob reference, never whole outputs. */
   result?: SubagentResult;
-  /** True once `load(task_id)` returned the result. */
-  resultRead: boolean;
   totalUsage: TokenUsage;
+}
+
+/** A notice waiting to be put into the conversation before the next model call. */
+export interface PendingNotice {
+  text: string;
+  /** The task it is about; its result counts as read once the notice is in the conversation. */
+  taskId?: string;
+  /** The task's full output by reference, appended after `text` when the inline output was cut. */
+  outputRef?: MessageRef;
+}
+
+/** Where older turns of a conversation were summarised (context compaction). */
+export interface ContextWindowState {
+  /** Messages `0..head-1` (system prompt and task) are always sent verbatim. */
+  head: number;
+  /** Blob key of the summary that stands for messages `head..tailStart-1`. */
+  summaryKey: string;
+  /** Messages from here on are sent verbatim. */
+  tailStart: number;
+  /** How many compactions this conversation has had. */
+  compactions: number;
 }
 
 /** Everything a workflow's agent loop carries into its next run (continue-as-new). */
@@ -127,8 +171,14 @@ export interface CarriedAgentState {
   /** Child approvals already announced to the model. */
   announcedApprovals?: string[];
   nextTaskNumber: number;
-  pendingNotices: string[];
-  pendingMessages: string[];
+  pendingNotices: PendingNotice[];
+  pendingMessages: QueuedMessage[];
+  /** Ids of the latest accepted messages, so a retried delivery is not queued twice (also across continue-as-new). */
+  recentMessageIds?: string[];
+  /** When the workflow last did something (turn, message); idle timeouts count from here. */
+  lastActivityAt?: number;
+  /** Compaction state of the conversation. */
+  context?: ContextWindowState;
   /** Turns used by the current run of a continuable subagent or session message. */
   runTurns: number;
   /** Where the loop was when it continued as new: mid-run between turns, or waiting for a message. */
@@ -140,7 +190,8 @@ export interface CarriedAgentState {
 
 /** One entry of the bounded transcript a session or continuable subagent keeps for queries. */
 export interface TranscriptEntry {
-  role: 'user' | 'assistant' | 'notice';
+  /** `event`: something errand did (a compaction, a failed run), not a message. */
+  role: 'user' | 'assistant' | 'notice' | 'event';
   text: string;
   at: number;
 }
@@ -164,14 +215,15 @@ export interface SubagentPeek {
   pendingApprovals?: PendingApproval[];
   label: string;
   state: SubagentState;
-  /** Epoch ms when the run started (workflow time). */
+  /** Epoch ms when the workflow started (workflow time). Durations are computed by whoever reads the peek. */
   startedAt: number;
-  elapsedMs: number;
+  /** Epoch ms when its last model or tool call finished, or its last message arrived. */
+  lastActivityAt: number;
   turns: number;
   maxTurns: number;
-  /** Time since the last model or tool activity finished. */
-  idleMs: number;
   toolCalls: number;
+  /** Context compactions so far (older turns summarised to stay inside the model's context window). */
+  compactions?: number;
   lastToolCall: ToolCallSummary | null;
   lastAssistantText: string | null;
   usage: TokenUsage;
@@ -182,10 +234,14 @@ export interface SubagentPeek {
 export interface SubagentResult {
   workflowId: string;
   status: EndStatus;
-  /** The final answer (empty unless completed). */
+  /** The final answer (empty unless completed). Cut to a preview when `outputRef` is set and `outputCut`. */
   output: string;
-  /** Whatever the subagent said before it stopped (the last assistant texts), when not completed. */
+  /** Whatever the subagent said before it stopped (the last assistant text), when not completed. */
   partialOutput: string;
+  /** The stored message that holds the whole output (its last assistant text). */
+  outputRef?: MessageRef;
+  /** True when `output` / `partialOutput` is a preview and the whole text is at `outputRef`. */
+  outputCut?: boolean;
   /** Why it did not complete: the provider's message, the cancel reason, the limit reached. */
   diagnostic?: string;
   turns: number;
@@ -229,7 +285,24 @@ export const childSettledSignal = defineSignal<[ChildSettledInput]>('childSettle
 
 /** Input of the sendMessage update: the next user turn of a continuable subagent (or a session). */
 export interface SendMessageInput {
-  message: string;
+  /** The message text. Give it inline or by reference (`messageKey`), not both. */
+  message?: string;
+  /** Blob key of a stored message text (the caller stored it), so the body does not pass through history. */
+  messageKey?: string;
+  /** Characters of the referenced message (checked against the message limit by the validator). */
+  messageChars?: number;
+  /** Idempotency id: a message with an id that was already accepted is not queued again (also across continue-as-new). */
+  messageId?: string;
+  /** Who sent it (for the transcript): `api:<tenant>`, `parent`, `cli`. */
+  from?: string;
+}
+
+/** A message accepted by a session or continuable subagent, waiting for its turn. */
+export interface QueuedMessage {
+  text?: string;
+  key?: string;
+  /** Short preview for the transcript and the Web UI. */
+  preview: string;
 }
 
 /** Answer of the sendMessage update once the workflow has durably accepted the message. */
@@ -237,6 +310,8 @@ export interface SendMessageResult {
   accepted: true;
   /** Messages waiting for a turn, this one included (0 when it started a turn at once). */
   queuedTurns: number;
+  /** True when a message with the same `messageId` had already been accepted (not queued again). */
+  duplicate?: boolean;
 }
 
 /**
@@ -245,8 +320,6 @@ export interface SendMessageResult {
  */
 export const sendMessageUpdate = defineUpdate<SendMessageResult, [SendMessageInput]>('sendMessage');
 
-/** Parent → child: the next message for a continuable child (send_message from a parent workflow). */
-export const messageSignal = defineSignal<[SendMessageInput]>('message');
 
 /** What the transcript query returns. */
 export interface TranscriptView {
@@ -282,6 +355,3 @@ export interface ApprovalInput {
 
 /** Approve or deny a pending tool call. Rejected at once when no such approval is pending. */
 export const approvalUpdate = defineUpdate<{ accepted: true }, [ApprovalInput]>('approval');
-
-/** Parent → child: a decision on a pending approval (the parent's model used the `approve` tool). Unknown ids are ignored. */
-export const approvalSignal = defineSignal<[ApprovalInput]>('approvalDecision');

@@ -1,15 +1,20 @@
+import type { ApprovalDecision, TextPart } from '../contracts/agent-wire';
 import type { PendingApproval, SubagentPeek, SubagentResult } from '../contracts/subagent';
 
 /**
- * Texts the parent's model reads about its delegations (SEMANTICS §2). Pure and deterministic (used
- * in workflow code); tests pin the wording, so change it deliberately.
+ * Texts the parent's model reads about its delegations (SEMANTICS §2, §5). Pure and deterministic (used
+ * in workflow code); tests pin the wording, so change it deliberately. Where a task's output was cut to a
+ * preview, the formatters put a reference to the stored message in its place, so the whole text reaches
+ * the model without passing through workflow history.
  */
 
 /** First line of a run that did not complete: how it ended. */
-export function endedLine(result: SubagentResult): string {
+export function endedLine(result: Pick<SubagentResult, 'status' | 'turns' | 'diagnostic'>): string {
   switch (result.status) {
     case 'completed':
       return 'The subagent completed.';
+    case 'truncated':
+      return `The subagent did not finish: its answer was cut off at the output token limit (${outputTokenLimitOf(result.diagnostic)} tokens).`;
     case 'max_turns':
       return `The subagent did not finish: it reached its turn limit after ${result.turns} turns.`;
     case 'budget':
@@ -18,27 +23,42 @@ export function endedLine(result: SubagentResult): string {
       return 'The subagent did not finish: it was cancelled.';
     case 'failed':
       return 'The subagent did not finish: it failed.';
+    case 'declined':
+      return 'The subagent did not finish: its result was declined.';
   }
+}
+
+/** The token count in a truncation diagnostic ("… limit (N tokens)"), or "?" when it has none. */
+function outputTokenLimitOf(diagnostic: string | undefined): string {
+  return /\((\d+) tokens\)/.exec(diagnostic ?? '')?.[1] ?? '?';
+}
+
+/** The output parts of a result: the inline text, or a reference to the stored whole text when it was cut. */
+export function outputParts(result: SubagentResult): TextPart[] {
+  const text = result.status === 'completed' ? result.output : result.partialOutput;
+  if (result.outputCut && result.outputRef) return [{ ref: result.outputRef }];
+  return text.length > 0 ? [text] : [];
 }
 
 /**
  * The result of a foreground delegation: the final text when it completed; otherwise an error whose
  * first line says why, then the diagnostic, then the partial output.
  */
-export function formatForegroundResult(result: SubagentResult): { text: string; isError: boolean } {
-  if (result.status === 'completed') return { text: result.output, isError: false };
+export function formatForegroundResult(result: SubagentResult): { parts: TextPart[]; isError: boolean } {
+  const output = outputParts(result);
+  if (result.status === 'completed') return { parts: output.length > 0 ? output : ['(The subagent gave an empty answer.)'], isError: false };
   const lines = [endedLine(result)];
   if (result.diagnostic) lines.push(`Diagnostic: ${result.diagnostic}`);
-  lines.push(result.partialOutput ? `Partial output:\n${result.partialOutput}` : 'It produced no output.');
-  return { text: lines.join('\n'), isError: true };
+  if (output.length === 0) return { parts: [[...lines, 'It produced no output.'].join('\n')], isError: true };
+  return { parts: [`${lines.join('\n')}\nPartial output:\n`, ...output], isError: true };
 }
 
 function seconds(ms: number): string {
-  return `${(ms / 1000).toFixed(1)}s`;
+  return `${(Math.max(0, ms) / 1000).toFixed(1)}s`;
 }
 
 /** The result block `load(task_id)` returns for a finished task. */
-export function formatTaskResultBlock(taskId: string, result: SubagentResult): string {
+export function formatTaskResultBlock(taskId: string, result: SubagentResult): TextPart[] {
   const lines = [
     `Task: ${taskId}`,
     `Status: ${result.status}`,
@@ -49,24 +69,28 @@ export function formatTaskResultBlock(taskId: string, result: SubagentResult): s
     lines.push(`Ended: ${endedLine(result)}`);
     if (result.diagnostic) lines.push(`Diagnostic: ${result.diagnostic}`);
   }
-  const output = result.status === 'completed' ? result.output : result.partialOutput;
-  lines.push('Output:', output.length > 0 ? output : '(none)');
-  return lines.join('\n');
+  const output = outputParts(result);
+  lines.push('Output:');
+  return output.length > 0 ? [`${lines.join('\n')}\n`, ...output] : [`${lines.join('\n')}\n(none)`];
 }
 
-/** What `load(task_id, peek: true)` shows. */
-export function formatPeek(taskId: string, peek: SubagentPeek | undefined, state: string): string {
+/** What `load(task_id, peek: true)` shows; durations are computed against `now` (the parent's clock). */
+export function formatPeek(taskId: string, peek: SubagentPeek | undefined, state: string, now: number): string {
   if (!peek) return `Task: ${taskId}\nState: ${state}\nNo progress reported yet.`;
   const lines = [
     `Task: ${taskId}`,
     `State: ${state}`,
-    `Elapsed: ${seconds(peek.elapsedMs)}`,
+    `Elapsed: ${seconds(now - peek.startedAt)}`,
     `Turns: ${peek.turns} of ${peek.maxTurns}`,
-    `Idle: ${seconds(peek.idleMs)}`,
+    `Idle: ${seconds(now - peek.lastActivityAt)}`,
     `Tool calls: ${peek.toolCalls}`,
     `Last tool call: ${peek.lastToolCall ? `${peek.lastToolCall.name} ${peek.lastToolCall.argumentsPreview} (turn ${peek.lastToolCall.turn})` : '(none)'}`,
     `Last assistant text: ${peek.lastAssistantText ?? '(none)'}`,
   ];
+  if (peek.compactions) lines.push(`Context compactions: ${peek.compactions}`);
+  if (peek.pendingApprovals && peek.pendingApprovals.length > 0) {
+    lines.push(`Waiting for approval: ${peek.pendingApprovals.map((pending) => `${pending.tool} (${pending.id})`).join(', ')}`);
+  }
   return lines.join('\n');
 }
 
@@ -78,21 +102,53 @@ export function formatWaitTimeout(taskId: string, waitedMs: number): string {
   );
 }
 
-/** The settlement notice a parent receives when a background task ends or answers. */
-export function formatSettlementNotice(taskId: string, result: SubagentResult, final: boolean): string {
-  const how = final ? (result.status === 'completed' ? 'completed' : `ended: ${result.status}`) : 'answered and is waiting for your next send_message';
-  const message = result.status === 'completed' ? result.output : result.partialOutput;
+/**
+ * The settlement notice a parent receives when a background task ends, or when a continuable task's
+ * activation settles (it then waits for the next send_message). The output follows as a reference when
+ * it was cut (`outputRef` of the result).
+ */
+export function formatSettlementNotice(taskId: string, result: SubagentResult, final: boolean): { text: string; outputRef?: SubagentResult['outputRef'] } {
+  const how = final
+    ? result.status === 'completed' ? 'completed' : `ended: ${result.status}`
+    : result.status === 'completed' ? 'answered and is waiting for your next send_message' : `stopped (${result.status}) and is waiting for your next send_message`;
   const lines = [`[task notice] Background task ${taskId} ${how}.`];
-  if (final && result.status !== 'completed' && result.diagnostic) lines.push(`Diagnostic: ${result.diagnostic}`);
-  lines.push(message.length > 0 ? `Final message:\n${message}` : 'It left no final message.');
-  return lines.join('\n');
+  if (result.status !== 'completed' && result.diagnostic) lines.push(`Diagnostic: ${result.diagnostic}`);
+  const output = outputParts(result);
+  if (output.length === 0) return { text: [...lines, 'It left no final message.'].join('\n') };
+  const [first] = output;
+  if (typeof first === 'string') return { text: [...lines, `Final message:\n${first}`].join('\n') };
+  return { text: `${lines.join('\n')}\nFinal message:\n`, ...(result.outputRef ? { outputRef: result.outputRef } : {}) };
 }
 
-/** The notice a parent gets when one of its tasks waits for an approval. */
+/** The notice a parent gets when one of its tasks waits for an approval it may decide. */
 export function formatApprovalNotice(taskId: string, pending: PendingApproval): string {
   return (
     `[task notice] Task ${taskId} waits for approval to call ${pending.tool} with ${pending.argumentsPreview}. ` +
     `Decide with approve(approval_id: "${pending.id}", decision: "approve" or "deny", reason), or leave it to a person ` +
     `(it counts as denied at ${new Date(pending.expiresAt).toISOString()}).`
   );
+}
+
+/** The tool result of a call that was denied (by a person, the parent, the timeout or the policy). */
+export function formatDenial(tool: string, decision: ApprovalDecision): string {
+  return `The call of ${tool} was denied by ${decision.by}${decision.reason ? `: ${decision.reason}` : '.'} Do not retry it; continue without it or finish with what you have.`;
+}
+
+/** Why a tool call was not run. */
+export type NotRunCause = 'turn-limit' | 'cut-off' | 'budget' | 'cancelled' | 'failed';
+
+/** The stored result of a tool call that was not run (SEMANTICS §5: every call gets exactly one result). */
+export function notRunReason(cause: NotRunCause): string {
+  switch (cause) {
+    case 'turn-limit':
+      return 'not run: the turn limit was reached before this call could run';
+    case 'cut-off':
+      return 'not run: the answer that made this call was cut off at the output token limit';
+    case 'budget':
+      return 'not run: the token budget was reached';
+    case 'cancelled':
+      return 'not run: the run was cancelled';
+    case 'failed':
+      return 'not run: the run failed before this call could run';
+  }
 }

@@ -66,6 +66,7 @@ export const orchestrationToolSpecs: Record<OrchestrationToolName, ToolSpec> = {
         continuable: { type: 'boolean', description: 'Background, and stays available for send_message.' },
         description: { type: 'string', description: 'Short label for listings.' },
         token_budget: { type: 'integer', minimum: 1, description: 'Token budget of the subagent and its descendants.' },
+        max_output_tokens: { type: 'integer', minimum: 1, description: 'Output-token limit of each of its model calls.' },
       },
       additionalProperties: false,
     },

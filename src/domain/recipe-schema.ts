@@ -108,6 +108,8 @@ export const recipeSchema = z.looseObject({
       goose_model: z.string({ error: 'expected a string' }).nullable().optional(),
       temperature: z.number({ error: 'expected a number' }).nullable().optional(),
       max_turns: z.number({ error: 'expected a whole number ≥ 1' }).int().positive().nullable().optional(),
+      /** errand's own setting: output-token limit of each model call. */
+      max_output_tokens: z.number({ error: 'expected a whole number ≥ 1' }).int().positive().nullable().optional(),
     })
     .nullable()
     .optional(),

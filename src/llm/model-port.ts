@@ -46,8 +46,18 @@ export interface ProviderInfo {
   defaultModel?: string;
 }
 
+/** What errand must know of a model to keep its prompts and answers within bounds. */
+export interface ModelInfo {
+  /** Context window in tokens (model entry `contextWindow`, default 128000). */
+  contextWindow: number;
+  /** Output-token limit of the model entry, if it sets one. */
+  maxOutputTokens?: number;
+}
+
 /** Resolves model routes to chat models, and lists what is configured. */
 export interface ModelRegistry {
+  /** Limits of the model a route names (throws like `resolve` when it is not configured). */
+  modelInfo(route: ModelRoute): ModelInfo;
   /**
    * The chat model for a route. Throws a `ModelNotConfigured` failure when the provider is not configured
    * or the model is not on its allow-list.

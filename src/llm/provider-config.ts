@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { ModelRoute } from '../contracts/model';
-import { defaultModelRequestTimeoutMs } from '../contracts/limits';
+import { defaultContextWindow, defaultModelRequestTimeoutMs } from '../contracts/limits';
 import { createAnthropicModels } from './anthropic-adapter';
 import { modelNotConfiguredFailure } from './model-failures';
-import { ProviderKind, type ChatModel, type ModelRegistry, type ProviderInfo } from './model-port';
+import { ProviderKind, type ChatModel, type ModelInfo, type ModelRegistry, type ProviderInfo } from './model-port';
 import { createOpenAICompatibleModels } from './openai-compatible-adapter';
 
 /**
@@ -149,6 +149,10 @@ export function createModelRegistry(providers: ProviderConfig[], options: ModelR
     },
     providers(): ProviderInfo[] {
       return [...configured.values()].map(({ info }) => ({ ...info, models: [...info.models] }));
+    },
+    modelInfo(route: ModelRoute): ModelInfo {
+      this.resolve(route);
+      return { contextWindow: defaultContextWindow };
     },
   };
 }

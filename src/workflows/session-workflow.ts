@@ -3,36 +3,33 @@ import {
   CancellationScope,
   condition,
   continueAsNew,
+  isCancellation,
   log,
-  setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { defaultApprovalTimeoutMs, maxMessageLength } from '../contracts/limits';
+import { defaultApprovalTimeoutMs, defaultSessionIdleTimeoutMs } from '../contracts/limits';
 import type { SessionInput, SessionResult } from '../contracts/session';
-import {
-  approvalSignal,
-  approvalUpdate,
-  cancelSignal,
-  childProgressSignal,
-  childSettledSignal,
-  peekQuery,
-  sendMessageUpdate,
-  transcriptQuery,
-} from '../contracts/subagent';
 import { buildSessionSystemPrompt } from '../domain/session-prompt';
-import { AgentCore, type RunOutcome } from './agent-core';
+import { Agent } from './agent';
+import { AgentLoop, type RunOutcome } from './agent-loop';
+import { registerAgentHandlers } from './agent-handlers';
+import { conversationIdOf, lastAssistantFullText } from './conversation';
+import { TaskOrchestrator } from './task-orchestration';
 import { outcomeOfError } from './workflow-outcome';
 
 /**
  * A parent session: a conversation whose model can `load` and `delegate`. Each user message (update)
- * runs model turns until the model answers; background tasks' settlement notices wake an idle session
- * for one turn. The session lives until cancelled; cancelling it cancels all its descendants.
+ * runs model turns until the model answers; background tasks' notices wake an idle session for one run.
+ * A failed run is reported in the reply and the transcript, and the session waits for the next message
+ * with its tasks still running. It ends only when cancelled, when idle longer than its idle timeout, or
+ * when its token budget is crossed; then it cancels all its descendants.
  */
 export async function sessionWorkflow(input: SessionInput): Promise<SessionResult> {
   const info = workflowInfo();
-  const core = new AgentCore({
+  const agent = new Agent({
     kind: 'session',
     workflowId: info.workflowId,
+    conversationId: conversationIdOf(info),
     label: input.label,
     route: input.route,
     toolsets: input.toolsets,
@@ -44,86 +41,95 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
     ...(input.recipe ? { recipe: input.recipe } : {}),
     ...(input.tenant ? { tenant: input.tenant } : {}),
     ...(input.tokenBudget !== undefined ? { tokenBudget: input.tokenBudget } : {}),
+    ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {}),
     approvalTimeoutMs: input.approvalTimeoutMs ?? defaultApprovalTimeoutMs,
+    approvers: input.approvers ?? 'human',
     now: Date.now(),
   }, input.carried);
+  const orchestrator = new TaskOrchestrator(agent);
+  const loop = new AgentLoop(agent, orchestrator);
+  const idleTimeoutMs = input.idleTimeoutMs ?? defaultSessionIdleTimeoutMs;
   let cancelReason: string | undefined;
   let ended = false;
-  const loopScope = new CancellationScope();
-  if (!input.carried) core.state = 'waiting';
-
-  setHandler(peekQuery, () => ({ ...core.peek(input.label), maxTurns: input.maxTurnsPerMessage }));
-  setHandler(transcriptQuery, () => ({ state: core.state, entries: core.transcript, queuedMessages: core.pendingMessages.length }));
-  setHandler(cancelSignal, ({ reason }) => {
-    cancelReason = reason ?? 'cancelled by request';
-    loopScope.cancel();
-  });
-  setHandler(sendMessageUpdate, ({ message }) => {
-    core.pendingMessages.push(message);
-    return { accepted: true as const, queuedTurns: core.pendingMessages.length };
-  }, {
-    validator: ({ message }) => {
-      if (ended || cancelReason !== undefined) throw new Error(`session ${info.workflowId} has ended and takes no more messages`);
-      if (typeof message !== 'string' || message.trim().length === 0) throw new Error('message must be a non-empty string');
-      if (message.length > maxMessageLength) throw new Error(`message is ${message.length} characters; the limit is ${maxMessageLength}`);
-    },
-  });
-  setHandler(childProgressSignal, (progress) => core.onChildProgress(progress));
-  setHandler(approvalUpdate, (decision) => core.decideApproval(decision), { validator: (decision) => core.validateApproval(decision) });
-  setHandler(approvalSignal, (decision) => {
-    // From the parent's model: ignored when the approval is no longer pending (a person decided first).
-    try {
-      core.validateApproval(decision);
-      core.decideApproval(decision);
-    } catch {
-      // nothing pending under that id
-    }
-  });
-  setHandler(childSettledSignal, (settled) => core.onChildSettled(settled));
-
   let messages = 0;
-  let outcome: RunOutcome;
+  const loopScope = new CancellationScope();
+  if (!input.carried) agent.state = 'waiting';
+  agent.onBudgetCrossed = () => loopScope.cancel();
+
+  registerAgentHandlers(agent, orchestrator, {
+    maxTurns: input.maxTurnsPerMessage,
+    cancel: (reason) => {
+      cancelReason = reason;
+      loopScope.cancel();
+    },
+    refuseMessage: () => {
+      if (ended || cancelReason !== undefined) throw new Error(`session ${info.workflowId} has ended and takes no more messages`);
+    },
+    startsAtOnce: () => agent.state === 'waiting' && agent.pendingMessages.length === 0,
+  });
+  void orchestrator.probeLoop().catch(() => undefined);
+
+  let outcome: RunOutcome | { status: 'idle'; diagnostic: string };
   try {
-    outcome = await loopScope.run(async (): Promise<RunOutcome> => {
+    outcome = await loopScope.run(async () => {
       if (!input.carried) {
-        await core.append([{ role: 'system', content: buildSessionSystemPrompt({ ...input.system, workingDir: input.workingDir, toolsets: input.toolsets, canDelegate: core.canDelegate }) }]);
-        if (input.initialMessage) core.pendingMessages.push(input.initialMessage);
+        await agent.append([{ role: 'system', content: buildSessionSystemPrompt({ ...input.system, workingDir: input.workingDir, toolsets: input.toolsets, canDelegate: agent.canDelegate }) }]);
+        if (input.initialMessage) agent.acceptMessage({ message: input.initialMessage }, true);
       }
       for (;;) {
-        await condition(() => core.pendingMessages.length > 0 || core.pendingNotices.length > 0);
-        if (workflowInfo().continueAsNewSuggested && core.idle) {
+        const woke = await condition(() => agent.pendingMessages.length > 0 || agent.pendingNotices.length > 0, Math.max(1, agent.lastActivityAt + idleTimeoutMs - Date.now()));
+        if (!woke) {
+          if (Date.now() - agent.lastActivityAt < idleTimeoutMs) continue;
+          return { status: 'idle' as const, diagnostic: `no message for ${Math.round(idleTimeoutMs / 1000)} s (the session idle timeout)` };
+        }
+        if (workflowInfo().continueAsNewSuggested && agent.idle) {
           await condition(allHandlersFinished);
-          await continueAsNew<typeof sessionWorkflow>({ ...input, carried: core.snapshot('waiting') });
+          await continueAsNew<typeof sessionWorkflow>({ ...input, carried: agent.snapshot('waiting') });
         }
-        core.setState('running');
-        const message = core.pendingMessages.shift();
-        if (message !== undefined) {
-          messages += 1;
-          core.remember('user', message);
-          await core.append([{ role: 'user', content: message }]);
-        }
-        const run = await core.runTurns(input.maxTurnsPerMessage);
-        const reply = await core.lastAssistantFullText();
-        if (run.status === 'completed') core.remember('assistant', reply);
-        else core.remember('assistant', `[${run.status}] ${run.diagnostic ?? ''}\n${reply}`.trim());
+        agent.setState('running');
+        if (await agent.appendNextMessage()) messages += 1;
+        const run = await runOnce();
         if (run.status === 'budget') return run;
-        core.setState('waiting');
+        agent.touch();
+        agent.setState('waiting');
       }
     });
   } catch (error) {
-    outcome = outcomeOfError(error, cancelReason);
+    outcome = outcomeOfError(error, cancelReason, agent.budgetCrossed);
+  }
+
+  /** One run for a message or notices; a failure is reported and the session carries on. */
+  async function runOnce(): Promise<RunOutcome> {
+    let run: RunOutcome;
+    try {
+      run = await loop.runTurns(input.maxTurnsPerMessage);
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      run = outcomeOfError(error, undefined);
+      await loop.seal('failed');
+    }
+    if (run.status === 'completed') {
+      agent.remember('assistant', await lastAssistantFullText(agent));
+    } else {
+      const reply = run.status === 'failed' ? '' : await lastAssistantFullText(agent);
+      agent.remember(run.status === 'failed' ? 'event' : 'assistant', `[${run.status}] ${run.diagnostic ?? ''}${reply ? `\n${reply}` : ''}`.trim());
+      log.warn('session run did not complete', { status: run.status, diagnostic: run.diagnostic });
+    }
+    return run;
   }
 
   return CancellationScope.nonCancellable(async () => {
     ended = true;
-    core.setState(outcome.status);
-    await core.cancelAllTasks(`its session ${info.workflowId} ended (${outcome.status})`);
-    log.info('session ended', { status: outcome.status, turns: core.turns });
+    await loop.seal(outcome.status === 'cancelled' ? 'cancelled' : outcome.status === 'budget' ? 'budget' : 'failed').catch(() => undefined);
+    agent.setState(outcome.status === 'idle' ? 'completed' : outcome.status);
+    await orchestrator.cancelAll(`its session ${info.workflowId} ended (${outcome.status})`);
+    log.info('session ended', { status: outcome.status, turns: agent.turns });
+    const status: SessionResult['status'] = outcome.status === 'cancelled' || outcome.status === 'idle' || outcome.status === 'budget' ? outcome.status : 'failed';
     return {
       workflowId: info.workflowId,
-      status: outcome.status === 'cancelled' ? 'cancelled' : 'failed',
+      status,
       ...(outcome.diagnostic ? { diagnostic: outcome.diagnostic } : {}),
-      turns: core.turns,
+      turns: agent.turns,
       messages,
     };
   });

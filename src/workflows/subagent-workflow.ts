@@ -4,40 +4,36 @@ import {
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
+  isCancellation,
   log,
-  setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { defaultApprovalTimeoutMs, maxMessageLength } from '../contracts/limits';
-import {
-  approvalSignal,
-  approvalUpdate,
-  cancelSignal,
-  childProgressSignal,
-  childSettledSignal,
-  messageSignal,
-  peekQuery,
-  sendMessageUpdate,
-  transcriptQuery,
-  type SubagentInput,
-  type SubagentResult,
-} from '../contracts/subagent';
+import { defaultApprovalTimeoutMs, defaultContinuableIdleTimeoutMs, inlineTextLimit } from '../contracts/limits';
+import { childProgressSignal, childSettledSignal, type SubagentInput, type SubagentResult } from '../contracts/subagent';
+import { buildSubagentSystemPrompt, preview } from '../domain/subagent-prompt';
+import { isLive } from '../domain/task-registry';
 import { defaultTaskLimits } from '../domain/task-limits';
-import { buildSubagentSystemPrompt } from '../domain/subagent-prompt';
-import { AgentCore, type RunOutcome } from './agent-core';
+import { Agent } from './agent';
+import { AgentLoop, type RunOutcome } from './agent-loop';
+import { registerAgentHandlers } from './agent-handlers';
+import { conversationIdOf, lastAssistantFullText, lastTextRef } from './conversation';
+import { TaskOrchestrator } from './task-orchestration';
 import { outcomeOfError } from './workflow-outcome';
 
 /**
- * One delegation: the agent loop (model call → tool calls in parallel → next model call) until a final
- * answer, `max_turns`, the token budget, cancellation or a failure. A continuable subagent then waits for
- * the next message instead of ending. The conversation lives in the conversation store; this workflow's
- * history holds counters and previews only, and it continues as new when the server suggests it.
+ * One delegation: the agent loop until a final answer, `max_turns`, the token budget, a cut-off answer,
+ * cancellation or a failure. A continuable subagent lives as a series of activations: each one settles
+ * (a notice to its parent, whatever its status) and the subagent waits for the next message — or a
+ * notice from its own tasks — until it is cancelled, its parent ends, its budget is crossed or it has
+ * been idle for its idle timeout. The conversation lives in the conversation store; history holds
+ * counters and previews, and the workflow continues as new when the server suggests it.
  */
 export async function subagentWorkflow(input: SubagentInput): Promise<SubagentResult> {
   const info = workflowInfo();
-  const core = new AgentCore({
+  const agent = new Agent({
     kind: 'subagent',
     workflowId: info.workflowId,
+    conversationId: conversationIdOf(info),
     label: input.label,
     route: input.route,
     toolsets: input.toolsets,
@@ -50,94 +46,108 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     ...(input.recipe ? { recipe: input.recipe } : {}),
     ...(input.tenant ? { tenant: input.tenant } : {}),
     ...(input.tokenBudget !== undefined ? { tokenBudget: input.tokenBudget } : {}),
+    ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {}),
     ...(input.toolPolicy ? { toolPolicy: input.toolPolicy } : {}),
     ...(input.recipeServers ? { recipeServers: input.recipeServers } : {}),
     approvalTimeoutMs: input.approvalTimeoutMs ?? defaultApprovalTimeoutMs,
+    approvers: input.approvers ?? 'human',
     now: Date.now(),
   }, input.carried);
+  const orchestrator = new TaskOrchestrator(agent);
+  const loop = new AgentLoop(agent, orchestrator);
+  const continuable = input.continuable === true;
+  const idleTimeoutMs = input.idleTimeoutMs ?? defaultContinuableIdleTimeoutMs;
   let ended = false;
   let cancelReason: string | undefined;
   const loopScope = new CancellationScope();
+  agent.onBudgetCrossed = () => loopScope.cancel();
 
-  setHandler(peekQuery, () => ({ ...core.peek(input.label), maxTurns: input.maxTurns }));
-  setHandler(transcriptQuery, () => ({ state: core.state, entries: core.transcript, queuedMessages: core.pendingMessages.length }));
-  setHandler(cancelSignal, ({ reason }) => {
-    cancelReason = reason ?? 'cancelled by request';
-    loopScope.cancel();
-  });
-  const accept = (message: string) => {
-    core.pendingMessages.push(message);
-    return { accepted: true as const, queuedTurns: core.state === 'waiting' ? 0 : core.pendingMessages.length };
-  };
-  setHandler(sendMessageUpdate, ({ message }) => accept(message), {
-    validator: ({ message }) => {
-      if (!input.continuable) throw new Error(`${info.workflowId} is not continuable: only subagents delegated with continuable: true take messages`);
-      if (ended || cancelReason !== undefined) throw new Error(`${info.workflowId} has ended (${core.state}) and takes no more messages`);
-      if (typeof message !== 'string' || message.trim().length === 0) throw new Error('message must be a non-empty string');
-      if (message.length > maxMessageLength) throw new Error(`message is ${message.length} characters; the limit is ${maxMessageLength}`);
+  registerAgentHandlers(agent, orchestrator, {
+    maxTurns: input.maxTurns,
+    cancel: (reason) => {
+      cancelReason = reason;
+      loopScope.cancel();
     },
+    refuseMessage: () => {
+      if (!continuable) throw new Error(`${info.workflowId} is not continuable: only subagents delegated with continuable: true take messages`);
+      if (ended || cancelReason !== undefined) throw new Error(`${info.workflowId} has ended (${agent.state}) and takes no more messages`);
+    },
+    startsAtOnce: () => agent.state === 'waiting' && agent.pendingMessages.length === 0,
   });
-  setHandler(messageSignal, ({ message }) => {
-    if (input.continuable && !ended && typeof message === 'string' && message.length > 0) accept(message);
-  });
-  setHandler(childProgressSignal, (progress) => core.onChildProgress(progress));
-  setHandler(approvalUpdate, (decision) => core.decideApproval(decision), { validator: (decision) => core.validateApproval(decision) });
-  setHandler(approvalSignal, (decision) => {
-    // From the parent's model: ignored when the approval is no longer pending (a person decided first).
-    try {
-      core.validateApproval(decision);
-      core.decideApproval(decision);
-    } catch {
-      // nothing pending under that id
-    }
-  });
-  setHandler(childSettledSignal, (settled) => core.onChildSettled(settled));
+
+  if (agent.canDelegate) void orchestrator.probeLoop().catch(() => undefined);
 
   const parent = input.parent ? getExternalWorkflowHandle(input.parent.workflowId) : undefined;
+  const taskId = input.parent?.taskId ?? '';
   const reportProgress = () => {
-    if (!parent || !input.parent) return;
-    const taskId = input.parent.taskId;
+    if (!parent) return;
     void CancellationScope.nonCancellable(() =>
-      parent.signal(childProgressSignal, { taskId, peek: { ...core.peek(input.label), maxTurns: input.maxTurns }, totalUsage: core.totalUsage() }),
+      parent.signal(childProgressSignal, { taskId, peek: agent.peek(input.maxTurns), totalUsage: agent.totalUsage() }),
     ).catch(() => undefined); // the parent may have ended; progress is best effort
   };
-  core.onChange = reportProgress;
+  agent.onChange = reportProgress;
   const reportSettled = async (result: SubagentResult, final: boolean) => {
-    if (!parent || !input.parent) return;
+    if (!parent) return;
+    // The parent's copy carries a preview and a reference; the whole text stays in the conversation store.
+    const slim: SubagentResult = result.output.length > inlineTextLimit || result.partialOutput.length > inlineTextLimit
+      ? { ...result, output: preview(result.output, inlineTextLimit), partialOutput: preview(result.partialOutput, inlineTextLimit), outputCut: result.outputRef !== undefined }
+      : result;
     try {
-      await CancellationScope.nonCancellable(() => parent.signal(childSettledSignal, { taskId: input.parent?.taskId ?? '', result, final, totalUsage: core.totalUsage() }));
+      await CancellationScope.nonCancellable(() => parent.signal(childSettledSignal, { taskId, result: slim, final, totalUsage: agent.totalUsage() }));
     } catch (error) {
       log.warn('could not notify the parent', { error: String(error) });
     }
   };
-  /**
-   * The result of a run. The full text of a long answer is read back from the conversation store only
-   * when someone needs it (the workflow result, or a parent's notice); otherwise the inline preview is
-   * enough, which keeps a long-lived subagent's history per turn small.
-   */
-  const resultOf = async (outcome: RunOutcome, fullText = true): Promise<SubagentResult> => {
-    const text = fullText ? await CancellationScope.nonCancellable(() => core.lastAssistantFullText()) : core.lastText?.text ?? '';
+  /** The result of a run (or activation); the whole text is read back by reference only when `fullText`. */
+  const resultOf = async (outcome: RunOutcome, fullText: boolean): Promise<SubagentResult> => {
+    const text = fullText ? await lastAssistantFullText(agent) : agent.lastText?.text ?? '';
+    const ref = lastTextRef(agent);
     const completed = outcome.status === 'completed';
     return {
       workflowId: info.workflowId,
       status: outcome.status,
       output: completed ? text : '',
       partialOutput: completed ? '' : text,
+      ...(ref ? { outputRef: ref } : {}),
+      ...(agent.lastText?.truncated && !fullText ? { outputCut: true } : {}),
       ...(outcome.diagnostic ? { diagnostic: outcome.diagnostic } : {}),
-      turns: core.turns,
-      toolCalls: core.toolCalls,
-      usage: core.usage,
-      durationMs: Date.now() - core.startedAt,
+      turns: agent.turns,
+      toolCalls: agent.toolCalls,
+      usage: agent.usage,
+      durationMs: Date.now() - agent.startedAt,
     };
   };
   const continueIfSuggested = async (phase: 'running' | 'waiting') => {
-    if (!workflowInfo().continueAsNewSuggested || !core.idle) return;
+    if (!workflowInfo().continueAsNewSuggested || !agent.idle) return;
     await condition(allHandlersFinished);
-    await continueAsNew<typeof subagentWorkflow>({ ...input, carried: core.snapshot(phase) });
+    await continueAsNew<typeof subagentWorkflow>({ ...input, carried: agent.snapshot(phase) });
+  };
+  /** Tasks this subagent promised a notice for: background (not continuable) tasks still running. */
+  const promisedTasks = () => agent.registry.tasks.some((task) => task.mode === 'background' && isLive(task));
+
+  /** One activation: turns until the run ends; a continuable one turns a failure into its status and carries on. */
+  const activate = async (resume: boolean): Promise<RunOutcome> => {
+    const hooks = { onTurn: reportProgress, beforeTurn: () => continueIfSuggested('running') };
+    let run: RunOutcome;
+    try {
+      run = await loop.runTurns(input.maxTurns, { ...hooks, resume });
+      // A subagent that answers while its own background tasks run waits for their notices and takes
+      // them into account (within its turn limit), instead of cancelling work it said would report back.
+      while (run.status === 'completed' && promisedTasks() && agent.turnsThisRun < input.maxTurns) {
+        agent.setState('waiting');
+        await condition(() => agent.pendingNotices.length > 0);
+        agent.setState('running');
+        run = await loop.runTurns(input.maxTurns, { ...hooks, resume: true });
+      }
+    } catch (error) {
+      if (!continuable || isCancellation(error)) throw error;
+      run = outcomeOfError(error, undefined);
+      await loop.seal('failed');
+    }
+    return run;
   };
 
   let outcome: RunOutcome;
-  let result: SubagentResult | undefined;
   try {
     outcome = await loopScope.run(async (): Promise<RunOutcome> => {
       let resume = input.carried?.phase === 'running';
@@ -147,45 +157,51 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
           workingDir: input.workingDir,
           maxTurns: input.maxTurns,
           toolsets: input.toolsets,
-          canDelegate: core.canDelegate,
+          canDelegate: agent.canDelegate,
         });
-        core.remember('user', input.prompt);
-        await core.append([{ role: 'system', content: system }, { role: 'user', content: input.prompt }]);
+        agent.remember('user', input.prompt);
+        await agent.append([{ role: 'system', content: system }, { role: 'user', content: input.prompt }], 'store system prompt and task');
       }
-      const waiting = input.carried?.phase === 'waiting';
-      for (let first = true; ; first = false) {
-        if (!(first && waiting)) {
-          const run = await core.runTurns(input.maxTurns, { onTurn: reportProgress, beforeTurn: () => continueIfSuggested('running'), resume });
+      let waiting = input.carried?.phase === 'waiting';
+      for (;;) {
+        if (!waiting) {
+          const run = await activate(resume);
           resume = false;
-          if (!input.continuable || run.status === 'failed' || run.status === 'budget') return run;
-          const answer = await resultOf(run, parent !== undefined);
-          core.answers += 1;
-          core.remember('assistant', answer.output || answer.partialOutput);
-          core.setState('waiting');
+          if (!continuable || run.status === 'budget') return run;
+          const answer = await resultOf(run, false);
+          agent.answers += 1;
+          agent.remember(run.status === 'failed' ? 'event' : 'assistant', run.status === 'completed' ? answer.output : `[${run.status}] ${run.diagnostic ?? ''}\n${answer.partialOutput}`.trim());
+          agent.touch();
+          agent.setState('waiting');
           await reportSettled(answer, false);
         }
-        const hasMessage = () => core.pendingMessages.length > 0;
-        const gotMessage = input.idleTimeoutMs === undefined ? (await condition(hasMessage), true) : await condition(hasMessage, input.idleTimeoutMs);
-        if (!gotMessage) return { status: 'completed', diagnostic: `ended after ${Math.round((input.idleTimeoutMs ?? 0) / 1000)} s without a message (idle timeout)` };
+        waiting = false;
+        const woke = await condition(() => agent.pendingMessages.length > 0 || agent.pendingNotices.length > 0, Math.max(1, agent.lastActivityAt + idleTimeoutMs - Date.now()));
+        if (!woke) {
+          if (Date.now() - agent.lastActivityAt < idleTimeoutMs) {
+            waiting = true;
+            continue;
+          }
+          return { status: 'completed', diagnostic: `ended after ${Math.round(idleTimeoutMs / 1000)} s without a message (idle timeout)` };
+        }
         await continueIfSuggested('waiting');
-        const message = core.pendingMessages.shift() ?? '';
-        core.setState('running');
-        core.remember('user', message);
-        await core.append([{ role: 'user', content: message }]);
+        agent.setState('running');
+        await agent.appendNextMessage();
       }
     });
   } catch (error) {
-    outcome = outcomeOfError(error, cancelReason);
+    outcome = outcomeOfError(error, cancelReason, agent.budgetCrossed);
   }
 
   // The end: runs to completion even when the run was cancelled.
   return CancellationScope.nonCancellable(async () => {
     ended = true;
-    result = await resultOf(outcome);
-    core.setState(outcome.status);
-    await core.cancelAllTasks(`its parent ${info.workflowId} ended (${outcome.status})`);
+    await loop.seal(outcome.status === 'cancelled' ? 'cancelled' : outcome.status === 'budget' ? 'budget' : 'failed').catch(() => undefined);
+    const result = await resultOf(outcome, true);
+    agent.setState(outcome.status);
+    await orchestrator.cancelAll(`its parent ${info.workflowId} ended (${outcome.status})`);
     await reportSettled(result, true);
-    log.info('subagent ended', { status: outcome.status, turns: core.turns, toolCalls: core.toolCalls });
+    log.info('subagent ended', { status: outcome.status, turns: agent.turns, toolCalls: agent.toolCalls });
     return result;
   });
 }

@@ -1,16 +1,24 @@
-import { ActivityFailure, ApplicationFailure, isCancellation } from '@temporalio/workflow';
-import type { RunOutcome } from './agent-core';
+import { ActivityFailure, ApplicationFailure, ContinueAsNew, isCancellation, TemporalFailure } from '@temporalio/workflow';
+import type { RunOutcome } from './agent-loop';
 
 /**
- * Turns what a run threw into an outcome: cancellation → `cancelled`, a failed activity → `failed`
- * with the classified failure as diagnostic. Anything else (continue-as-new, bugs) is rethrown.
+ * Turns what a run threw into an outcome: cancellation → `cancelled` (or `budget` when the token budget
+ * stopped it), a failed activity or any other Temporal failure → `failed` with the failure as diagnostic.
+ * Continue-as-new passes through (it is how a workflow continues). Anything else is a bug in workflow code:
+ * it is rethrown, so the workflow task fails and is retried once the bug is fixed, instead of ending the
+ * workflow for good.
  */
-export function outcomeOfError(error: unknown, cancelReason: string | undefined): RunOutcome {
-  if (isCancellation(error)) return { status: 'cancelled', diagnostic: cancelReason ?? 'the workflow was cancelled' };
+export function outcomeOfError(error: unknown, cancelReason: string | undefined, budgetCrossed?: string): RunOutcome {
+  if (error instanceof ContinueAsNew) throw error;
+  if (isCancellation(error)) {
+    if (budgetCrossed !== undefined && cancelReason === undefined) return { status: 'budget', diagnostic: budgetCrossed };
+    return { status: 'cancelled', diagnostic: cancelReason ?? 'the workflow was cancelled' };
+  }
   if (error instanceof ActivityFailure) {
     const cause = error.cause;
     if (cause instanceof ApplicationFailure) return { status: 'failed', diagnostic: `${cause.type ?? 'Error'}: ${cause.message}` };
     return { status: 'failed', diagnostic: cause?.message ?? error.message };
   }
+  if (error instanceof TemporalFailure) return { status: 'failed', diagnostic: `${error.name}: ${error.message}` };
   throw error;
 }

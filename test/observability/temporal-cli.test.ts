@@ -70,10 +70,9 @@ describe('the Temporal CLI with errand workflows', () => {
     // The CLI wraps the query result: {"queryResult": [<peek>]} (one entry per returned payload).
     const fromCli = (parsed as { queryResult: SubagentPeek[] }).queryResult[0];
     const fromClient: SubagentPeek = await handle.query(peekQuery);
-    // elapsedMs and idleMs are computed at query time; everything else is state and must be equal.
-    const stable = ({ elapsedMs: _elapsed, idleMs: _idle, ...rest }: SubagentPeek) => rest;
+    // Peek is pure state (timestamps, not durations: a query's clock stands still), so both answers are equal.
     expect(fromCli).toBeDefined();
-    expect(stable(fromCli as SubagentPeek)).toEqual(stable(fromClient));
+    expect(fromCli).toEqual(fromClient);
     expect(fromClient).toMatchObject({
       workflowId,
       label: 'folder survey',
@@ -84,7 +83,7 @@ describe('the Temporal CLI with errand workflows', () => {
       lastAssistantText: 'Looking at the folder first.',
       model: 'scripted/scripted-model',
     });
-    expect(typeof (fromCli as SubagentPeek).elapsedMs).toBe('number');
+    expect(fromClient.lastActivityAt).toBeGreaterThanOrEqual(fromClient.startedAt);
   });
 
   test('temporal workflow describe shows the static summary and the search attributes', async () => {

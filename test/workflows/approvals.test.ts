@@ -40,7 +40,15 @@ async function waitForApproval(workflowId: string, timeoutMs = 20_000): Promise<
   const handle = client.workflow.getHandle(workflowId);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const peek: SubagentPeek = await handle.query(peekQuery);
+    // A child started by a session may not exist yet.
+    const peek: SubagentPeek | undefined = await handle.query(peekQuery).catch((error: unknown) => {
+      if (Date.now() > deadline) throw error;
+      return undefined;
+    });
+    if (!peek) {
+      await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+      continue;
+    }
     if (peek.state === 'waiting_approval' && (peek.pendingApprovals?.length ?? 0) > 0) return peek;
     if (Date.now() > deadline) throw new Error(`no pending approval; last peek ${JSON.stringify(peek)}`);
     await new Promise((resolveWait) => setTimeout(resolveWait, 100));
@@ -111,7 +119,7 @@ describe('approvals from the parent model', () => {
       }
       return { text: `seen: ${notice.split('\n')[0] ?? ''}` };
     });
-    const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-parent-approve-${Date.now()}`, args: [sessionInput({ workingDir })] });
+    const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-parent-approve-${Date.now()}`, args: [sessionInput({ workingDir, approvers: 'human-or-parent' })] });
     await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `go ${session}` }] });
     const childHandle = client.workflow.getHandle(`${handle.workflowId}/task-1`);
     const deadline = Date.now() + 20_000;
@@ -123,7 +131,32 @@ describe('approvals from the parent model', () => {
     expect(new Set(approvalNotices).size).toBe(1);
     expect(approvalNotices[0]).toMatch(/Task task-1 waits for approval to call developer__write_file with .*by-parent\.txt/);
     const approved = scripts.of('parent-approve').flatMap((request) => toolResults(request)).find((result) => result.toolName === 'approve');
-    expect(approved?.content).toMatch(/^Sent "approve" for .* to task-1\.$/);
+    expect(approved?.content).toMatch(/^Approved .* for task-1\.$/);
+    await handle.cancel();
+  });
+
+  test('by default only a person decides: the parent gets no approval notice, no approve tool, and its approve call is refused', async () => {
+    const child = scripts.add('human-only-child', [writeCall('by-person.txt'), { text: 'child wrote it' }]);
+    const session = scripts.add('human-only', (request, call) => {
+      if (call === 0) return { toolCalls: [{ name: 'delegate', arguments: { instructions: `write it ${child}`, async: true } }] };
+      if (call === 1) return { toolCalls: [{ name: 'approve', arguments: { approval_id: 'made-up', decision: 'approve' } }] };
+      return { text: `turn ${call}` };
+    });
+    const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-human-only-${Date.now()}`, args: [sessionInput({ workingDir })] });
+    await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `go ${session}` }] });
+    const childId = `${handle.workflowId}/task-1`;
+    const peek = await waitForApproval(childId, 30_000);
+    const pending = peek.pendingApprovals?.[0];
+    expect(pending?.tool).toBe('developer__write_file');
+    // A person decides through the approval update (what the API and CLI use).
+    await client.workflow.getHandle(childId).executeUpdate(approvalUpdate, { args: [{ approvalId: pending?.id ?? '', decision: 'approve', by: 'api:test' }] });
+    const childResult: SubagentResult = await client.workflow.getHandle(childId).result();
+    expect(childResult.output).toBe('child wrote it');
+    const requests = scripts.of('human-only');
+    expect(requests.every((request) => !request.tools.some((tool) => tool.name === 'approve'))).toBe(true);
+    expect(requests.flatMap((request) => notices(request)).some((text) => text.includes('waits for approval'))).toBe(false);
+    const refused = requests.flatMap((request) => toolResults(request)).find((result) => result.toolName === 'approve');
+    expect(refused?.content).toMatch(/decided by a person/);
     await handle.cancel();
   });
 });

@@ -22,7 +22,7 @@ export const startSessionBodySchema = z.strictObject({
   maxDepth: z.number().int().min(1).max(10).optional().describe('Depth limit of its delegations (1: subagents cannot delegate).'),
 });
 const startSessionResponseSchema = z.object({ id: z.string(), runId: z.string(), links: z.object({ self: z.string(), messages: z.string() }) });
-const transcriptEntrySchema = z.object({ role: z.enum(['user', 'assistant', 'notice']), text: z.string(), at: z.number() });
+const transcriptEntrySchema = z.object({ role: z.enum(['user', 'assistant', 'notice', 'event']), text: z.string(), at: z.number() });
 const sessionResponseSchema = z.object({
   id: z.string(),
   running: z.boolean(),

@@ -1,0 +1,345 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import type {
+  AgentLoopActivities,
+  AppendMessagesInput,
+  CompactConversationInput,
+  CompactConversationOutput,
+  MessageInput,
+  ModelTurnInput,
+  ModelTurnOutput,
+  ReadMessageTextInput,
+  RunToolInput,
+  RunToolOutput,
+  SealToolCallsInput,
+  TextPart,
+} from '../contracts/activities';
+import { FailureType } from '../contracts/failures';
+import { inlineTextLimit, modelHeartbeatIntervalMs, previewLength } from '../contracts/limits';
+import { zeroUsage, type ChatMessage, type ModelResponse } from '../contracts/model';
+import { formatDenial } from '../domain/delegation-texts';
+import { isOrchestrationTool, orchestrationToolSpecs } from '../domain/orchestration-tools';
+import { preview } from '../domain/subagent-prompt';
+import { estimatePromptTokens } from '../domain/token-estimate';
+import { classifyModelError } from '../llm/classify-model-error';
+import type { ModelRegistry } from '../llm/model-port';
+import { toolError } from '../tools/tool';
+import { applyToolPolicy, checkToolCall, resolvePolicy, type ToolPolicyConfig } from '../tools/tool-policy';
+import type { WorkerToolsetRegistry } from '../tools/toolset-registry-factory';
+import { isBlobConflictError, type BlobStore } from './blob-store';
+import { compactConversation, windowedMessages } from './compaction';
+import {
+  conversationSegment,
+  isConversationMessageConflictError,
+  isConversationMessageMissingError,
+  type ConversationStore,
+} from './conversation-store';
+
+/** What the agent-loop activities need; injected so tests and the worker choose the real parts. */
+export interface AgentLoopActivityDependencies {
+  models: ModelRegistry;
+  toolsets: WorkerToolsetRegistry;
+  conversations: ConversationStore;
+  /** Holds model answers and tool results by turn, so a retried activity never repeats finished work. */
+  blobs: BlobStore;
+  /** The operator's tool policy (allow / ask / deny per toolset or tool); absent = allow all. */
+  toolPolicy?: ToolPolicyConfig;
+  /** Output-token limit when neither the call nor the model entry sets one (`ERRAND_MAX_OUTPUT_TOKENS`). */
+  defaultMaxOutputTokens: number;
+  /** Share of the context window at which a conversation is compacted before a call (`ERRAND_COMPACT_AT`). */
+  compactAt: number;
+}
+
+/** Blob key of the stored outcome of one model call or tool call. */
+function outcomeKey(kind: 'answers' | 'tool-results', conversationId: string, seq: number): string {
+  return `outcomes/${kind}/${conversationSegment(conversationId)}/${seq}.json`;
+}
+
+/** Runs `work` while heartbeating, so a lost worker is noticed and a cancellation is delivered. */
+async function withHeartbeat<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const context = Context.current();
+  const timer = setInterval(() => context.heartbeat(), modelHeartbeatIntervalMs);
+  try {
+    return await work(context.cancellationSignal);
+  } catch (error) {
+    if (context.cancellationSignal.aborted) throw new CancelledFailure('cancelled while running');
+    throw error;
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** Parses a stored JSON outcome written by this module. */
+function parseStored<T>(text: string, key: string): T {
+  try {
+    return JSON.parse(text) as T; // written by this module with JSON.stringify of the same type
+  } catch (error) {
+    throw ApplicationFailure.create({ type: FailureType.blobMissing, message: `stored outcome ${key} is not valid JSON: ${String(error)}`, nonRetryable: true });
+  }
+}
+
+/**
+ * Stores an outcome; the first writer wins. An attempt that timed out may still be running and store a
+ * different answer than its retry: whichever stored first is the outcome, and the other reads it and
+ * continues with it, so the conversation is appended byte for byte the same by both.
+ */
+async function storeOutcome<T>(blobs: BlobStore, key: string, outcome: T): Promise<T> {
+  try {
+    await blobs.put(key, JSON.stringify(outcome));
+    return outcome;
+  } catch (error) {
+    if (!isBlobConflictError(error)) throw error;
+    const stored = await blobs.get(key);
+    if (stored === undefined) throw error;
+    return parseStored<T>(stored, key);
+  }
+}
+
+/** Appends a message unless one is stored at that seq already (the first writer wins). */
+async function appendFirstWins(conversations: ConversationStore, conversationId: string, seq: number, message: ChatMessage): Promise<void> {
+  try {
+    await conversations.append(conversationId, seq, message);
+  } catch (error) {
+    if (!isConversationMessageConflictError(error)) throw error;
+  }
+}
+
+/** The transient note (turn budget) for this call only: added to the last user or tool message, never stored. */
+function withNote(messages: ChatMessage[], note: string | undefined): ChatMessage[] {
+  if (!note) return messages;
+  const last = messages[messages.length - 1];
+  const marked = `[errand] ${note}`;
+  if (last && (last.role === 'user' || last.role === 'tool')) return [...messages.slice(0, -1), { ...last, content: `${last.content}\n\n${marked}` }];
+  return [...messages, { role: 'user', content: marked }];
+}
+
+function classifyAndThrow(error: unknown): never {
+  if (error instanceof CancelledFailure) throw error;
+  const failure = classifyModelError(error);
+  throw ApplicationFailure.create({
+    type: failure.type,
+    message: failure.message,
+    nonRetryable: !failure.retryable,
+    ...(failure.retryAfterMs !== undefined ? { nextRetryDelay: failure.retryAfterMs } : {}),
+  });
+}
+
+/**
+ * Builds the agent-loop activities (sessions and subagents alike). Each one is idempotent: a retry after
+ * a lost worker finds the stored outcome of a model or tool call that already finished and returns it,
+ * so no finished turn is ever paid for or run twice.
+ */
+export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): AgentLoopActivities {
+  /** Resolves text parts: inline text, a stored message's text, or a stored blob. */
+  const resolveParts = async (parts: TextPart[]): Promise<string> => {
+    const texts = await Promise.all(parts.map(async (part) => {
+      if (typeof part === 'string') return part;
+      if ('ref' in part) {
+        const [message] = await deps.conversations.readRange(part.ref.conversationId, part.ref.seq, 1);
+        if (!message) throw ApplicationFailure.create({ type: FailureType.blobMissing, message: `message ${part.ref.seq} of conversation ${part.ref.conversationId} is missing`, nonRetryable: true });
+        return message.content;
+      }
+      const body = await deps.blobs.get(part.blobKey);
+      if (body === undefined) throw ApplicationFailure.create({ type: FailureType.blobMissing, message: `stored message ${part.blobKey} is missing from the blob store`, nonRetryable: true });
+      return body;
+    }));
+    return texts.join('');
+  };
+  const toChatMessage = async (message: MessageInput): Promise<ChatMessage> => {
+    if (!('parts' in message)) return message;
+    const content = await resolveParts(message.parts);
+    if (message.role === 'user') return { role: 'user', content };
+    return { role: 'tool', toolCallId: message.toolCallId, toolName: message.toolName, content, ...(message.isError ? { isError: true } : {}) };
+  };
+
+  const activities: AgentLoopActivities = {
+    async appendMessages(input: AppendMessagesInput): Promise<void> {
+      for (const [index, message] of input.messages.entries()) {
+        await deps.conversations.append(input.conversationId, input.startSeq + index, await toChatMessage(message));
+      }
+    },
+
+    async modelTurn(input: ModelTurnInput): Promise<ModelTurnOutput> {
+      const key = outcomeKey('answers', input.conversationId, input.length);
+      const info = modelInfo(deps.models, input);
+      const maxOutputTokens = input.maxOutputTokens ?? info.maxOutputTokens ?? deps.defaultMaxOutputTokens;
+      const stored = await deps.blobs.get(key);
+      let response: ModelResponse;
+      if (stored !== undefined) {
+        response = parseStored<ModelResponse>(stored, key);
+      } else {
+        const model = resolveModel(deps.models, input);
+        const messages = withNote(await windowedMessages(deps.conversations, deps.blobs, input.conversationId, input.length, input.window), input.note);
+        const orchestration = (input.orchestrationTools ?? []).filter(isOrchestrationTool).map((name) => orchestrationToolSpecs[name]);
+        // Listing tools may start an MCP server: it runs under the heartbeat like the model call.
+        const outcome = await withHeartbeat(async (abortSignal): Promise<{ response: ModelResponse } | { needsCompaction: NonNullable<ModelTurnOutput['needsCompaction']> }> => {
+          deps.toolsets.ensureRecipeServers(input.recipeServers?.map((server) => server.config) ?? []);
+          const offered = applyToolPolicy([...orchestration, ...(await deps.toolsets.specsFor(input.toolsets, input.toolFilter))], deps.toolPolicy, input.toolPolicy ?? []).offered;
+          if (input.checkContext) {
+            const estimatedTokens = estimatePromptTokens(messages, offered);
+            const thresholdTokens = compactionThreshold(info.contextWindow, maxOutputTokens, deps.compactAt);
+            if (estimatedTokens > thresholdTokens) return { needsCompaction: { estimatedTokens, thresholdTokens, contextWindow: info.contextWindow } };
+          }
+          return { response: await model.generate({ route: input.route, messages, tools: offered, maxOutputTokens }, { abortSignal }) };
+        }).catch((error: unknown) => classifyAndThrow(error));
+        if ('needsCompaction' in outcome) {
+          return { text: '', textTruncated: false, toolCalls: [], finishReason: 'other', usage: zeroUsage, maxOutputTokens, needsCompaction: outcome.needsCompaction };
+        }
+        response = await storeOutcome(deps.blobs, key, outcome.response);
+      }
+      await appendFirstWins(deps.conversations, input.conversationId, input.length, {
+        role: 'assistant',
+        content: response.text,
+        ...(response.toolCalls.length > 0 ? { toolCalls: response.toolCalls } : {}),
+      });
+      return toModelTurnOutput(response, input, deps.toolPolicy, maxOutputTokens);
+    },
+
+    async runTool(input: RunToolInput): Promise<RunToolOutput> {
+      const key = outcomeKey('tool-results', input.conversationId, input.resultSeq);
+      const [assistant] = await deps.conversations.readRange(input.conversationId, input.assistantSeq, 1);
+      const call = assistant?.role === 'assistant' ? assistant.toolCalls?.[input.callIndex] : undefined;
+      if (!call) {
+        throw ApplicationFailure.create({
+          type: FailureType.blobMissing,
+          message: `message ${input.assistantSeq} of conversation ${input.conversationId} has no tool call #${input.callIndex}`,
+          nonRetryable: true,
+        });
+      }
+      const stored = await deps.blobs.get(key);
+      let result: { content: string; isError: boolean };
+      if (stored !== undefined) {
+        result = parseStored<{ content: string; isError: boolean }>(stored, key);
+      } else {
+        // The policy is checked again at run time: the model may call a tool it was not offered.
+        const verdict = checkToolCall(deps.toolPolicy, input.toolPolicy ?? [], call.name, input.approval?.decision === 'approve');
+        if (!verdict.run) {
+          result = toolError(input.approval?.decision === 'deny' ? formatDenial(call.name, input.approval) : verdict.message);
+        } else {
+          deps.toolsets.ensureRecipeServers(input.recipeServers?.map((server) => server.config) ?? []);
+          result = await withHeartbeat((abortSignal) =>
+            deps.toolsets.call(call.name, call.arguments, { workingDir: input.workingDir, abortSignal }, {
+              toolsetNames: input.toolsets,
+              ...(input.toolFilter ? { filter: input.toolFilter } : {}),
+            }),
+          );
+        }
+        result = await storeOutcome(deps.blobs, key, result);
+      }
+      await appendFirstWins(deps.conversations, input.conversationId, input.resultSeq, {
+        role: 'tool',
+        toolCallId: call.id,
+        toolName: call.name,
+        content: result.content,
+        ...(result.isError ? { isError: true } : {}),
+      });
+      return { isError: result.isError, preview: preview(result.content, previewLength) };
+    },
+
+    async readMessageText(input: ReadMessageTextInput): Promise<string> {
+      const [message] = await deps.conversations.readRange(input.conversationId, input.seq, 1);
+      if (!message) {
+        throw ApplicationFailure.create({ type: FailureType.blobMissing, message: `message ${input.seq} of conversation ${input.conversationId} is missing`, nonRetryable: true });
+      }
+      return message.content;
+    },
+
+    async sealToolCalls(input: SealToolCallsInput): Promise<void> {
+      const [assistant] = await deps.conversations.readRange(input.conversationId, input.assistantSeq, 1);
+      const calls = assistant?.role === 'assistant' ? assistant.toolCalls ?? [] : [];
+      for (const index of input.callIndexes) {
+        const call = calls[index];
+        if (!call) continue;
+        await appendFirstWins(deps.conversations, input.conversationId, input.firstResultSeq + index, {
+          role: 'tool',
+          toolCallId: call.id,
+          toolName: call.name,
+          content: input.reason,
+          isError: true,
+        });
+      }
+    },
+
+    async compactConversation(input: CompactConversationInput): Promise<CompactConversationOutput> {
+      const model = resolveModel(deps.models, input);
+      const info = modelInfo(deps.models, input);
+      return withHeartbeat((abortSignal) =>
+        compactConversation(input, { conversations: deps.conversations, blobs: deps.blobs, model, route: input.route, contextWindow: info.contextWindow, abortSignal }),
+      ).catch((error: unknown) => classifyAndThrow(error));
+    },
+  };
+  return {
+    appendMessages: (input) => classifyStoreErrors(() => activities.appendMessages(input)),
+    modelTurn: (input) => classifyStoreErrors(() => activities.modelTurn(input)),
+    runTool: (input) => classifyStoreErrors(() => activities.runTool(input)),
+    readMessageText: (input) => classifyStoreErrors(() => activities.readMessageText(input)),
+    sealToolCalls: (input) => classifyStoreErrors(() => activities.sealToolCalls(input)),
+    compactConversation: (input) => classifyStoreErrors(() => activities.compactConversation(input)),
+  };
+}
+
+/** What the workflow sees of an answer: previews, plus full arguments for the tools it runs itself. */
+function toModelTurnOutput(response: ModelResponse, input: ModelTurnInput, operator: ToolPolicyConfig | undefined, maxOutputTokens: number): ModelTurnOutput {
+  const orchestration = input.orchestrationTools ?? [];
+  const narrowings = input.toolPolicy ?? [];
+  const truncated = response.text.length > inlineTextLimit;
+  return {
+    text: truncated ? preview(response.text, inlineTextLimit) : response.text,
+    textTruncated: truncated,
+    toolCalls: response.toolCalls.map((call) => {
+      const decision = resolvePolicy(operator, narrowings, call.name);
+      const handledByWorkflow = orchestration.includes(call.name);
+      return {
+        id: call.id,
+        name: call.name,
+        argumentsPreview: preview(JSON.stringify(call.arguments), previewLength),
+        // The workflow handles orchestration tools itself, so it needs their full arguments.
+        ...(handledByWorkflow ? { arguments: call.arguments } : {}),
+        ...(decision === 'ask' ? { needsApproval: true as const } : {}),
+        ...(handledByWorkflow && decision === 'deny' ? { denied: `The tool ${call.name} is not allowed by policy.` } : {}),
+      };
+    }),
+    finishReason: response.finishReason,
+    usage: response.usage,
+    maxOutputTokens,
+  };
+}
+
+/**
+ * A missing or conflicting conversation entry is a broken invariant, not a passing fault: it is made a
+ * non-retryable failure with a clear message instead of being retried until the activity times out.
+ */
+async function classifyStoreErrors<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (isConversationMessageMissingError(error) || isConversationMessageConflictError(error) || isBlobConflictError(error)) {
+      throw ApplicationFailure.create({ type: FailureType.blobMissing, message: error.message, nonRetryable: true });
+    }
+    throw error;
+  }
+}
+
+function resolveModel(models: ModelRegistry, input: { route: ModelTurnInput['route'] }) {
+  try {
+    return models.resolve(input.route);
+  } catch (error) {
+    throw ApplicationFailure.create({ type: FailureType.modelNotConfigured, message: error instanceof Error ? error.message : String(error), nonRetryable: true });
+  }
+}
+
+function modelInfo(models: ModelRegistry, input: { route: ModelTurnInput['route'] }) {
+  try {
+    return models.modelInfo(input.route);
+  } catch (error) {
+    throw ApplicationFailure.create({ type: FailureType.modelNotConfigured, message: error instanceof Error ? error.message : String(error), nonRetryable: true });
+  }
+}
+
+/**
+ * The prompt size (estimated tokens) above which a conversation is compacted before a call: the
+ * configured share of the context window, and never so much that the answer's tokens would not fit.
+ */
+export function compactionThreshold(contextWindow: number, maxOutputTokens: number, compactAt: number): number {
+  return Math.floor(Math.min(compactAt * contextWindow, contextWindow - Math.min(maxOutputTokens, contextWindow / 2)));
+}

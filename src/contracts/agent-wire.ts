@@ -1,0 +1,53 @@
+import type { JsonObject } from './json';
+import type { SourceSnapshot } from './source';
+
+/**
+ * Wire types shared by the workflow inputs (contracts/subagent.ts, contracts/session.ts) and the activity
+ * signatures (contracts/activities.ts). Kept apart so those two files do not import each other. JSON only.
+ */
+
+/**
+ * A narrowing of the operator's tool policy (JSON copy of the schema in src/tools/tool-policy.ts, kept
+ * here so workflow code does not import tool code). Decisions: allow, ask, deny; the strictest wins.
+ */
+export interface ToolPolicyNarrowingWire {
+  default?: 'allow' | 'ask' | 'deny';
+  rules?: Record<string, 'allow' | 'ask' | 'deny'>;
+}
+
+/**
+ * An MCP server a recipe declared, converted for errand (JSON copy of `RecipeServer` in src/tools/mcp-config.ts;
+ * the worker re-validates the config before it starts anything).
+ */
+export interface RecipeServerWire {
+  /** The name the recipe gave the extension. */
+  declaredName: string;
+  /** The server config; its `name` is the registered toolset name (`recipe-<name>-<hash>`). */
+  config: JsonObject;
+}
+
+/** A person's (or the parent's) decision on a tool call that needed approval. */
+export interface ApprovalDecision {
+  decision: 'approve' | 'deny';
+  reason?: string;
+  /** Who decided: `api:<tenant>`, `parent`, `timeout`, ... */
+  by: string;
+}
+
+/**
+ * The recipe a session or subagent runs, as resolved when it started: its `sub_recipes` are sources for
+ * its delegations, and the values it was rendered with render templated subrecipe `values`.
+ */
+export interface RunningRecipe {
+  snapshot: SourceSnapshot;
+  values: Record<string, string>;
+}
+
+/** Where one stored message lives: its conversation and sequence number (a blob reference). */
+export interface MessageRef {
+  conversationId: string;
+  seq: number;
+}
+
+/** Text given inline, or by reference to a stored message's text or a stored blob (read by the activity). */
+export type TextPart = string | { ref: MessageRef } | { blobKey: string };

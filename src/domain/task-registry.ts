@@ -1,0 +1,185 @@
+import type { TokenUsage } from '../contracts/model';
+import type { SubagentPeek, SubagentResult, TaskLimits, TaskRecord, TaskState } from '../contracts/subagent';
+import { preview } from './subagent-prompt';
+
+/**
+ * The tasks a session or subagent delegated, as plain data (SEMANTICS §2, §5): which exist, which hold a
+ * background slot, which count as live continuables, when a result expires. Pure functions over JSON, so
+ * workflows call them and unit tests need no server. Every function that changes a record says so.
+ */
+
+/** The registry: task records in start order and the number of the next task. */
+export interface TaskRegistry {
+  tasks: TaskRecord[];
+  nextTaskNumber: number;
+}
+
+/** A new, empty registry. */
+export function emptyRegistry(): TaskRegistry {
+  return { tasks: [], nextTaskNumber: 1 };
+}
+
+const liveStates: readonly TaskState[] = ['starting', 'running', 'waiting_approval', 'waiting'];
+const turnStates: readonly TaskState[] = ['starting', 'running', 'waiting_approval'];
+
+/** Whether the task's workflow is still alive (running a turn, or a continuable waiting for a message). */
+export function isLive(task: TaskRecord): boolean {
+  return liveStates.includes(task.state);
+}
+
+/** Whether the task holds a background slot: a background or continuable task that is running a turn. */
+export function holdsSlot(task: TaskRecord): boolean {
+  return task.mode !== 'foreground' && turnStates.includes(task.state);
+}
+
+/** Background slots in use. */
+export function busySlots(registry: TaskRegistry): number {
+  return registry.tasks.filter(holdsSlot).length;
+}
+
+/** Continuable tasks that are alive (a waiting one too: it can be woken by send_message). */
+export function liveContinuables(registry: TaskRegistry): number {
+  return registry.tasks.filter((task) => task.mode === 'continuable' && isLive(task)).length;
+}
+
+/** Why a new task of `mode` may not start now, or undefined when it may. */
+export function admissionError(registry: TaskRegistry, mode: TaskRecord['mode'], limits: TaskLimits, defaultMaxContinuables: number): string | undefined {
+  if (mode === 'foreground') return undefined;
+  const busy = busySlots(registry);
+  if (busy >= limits.maxBackgroundTasks) {
+    return `${busy} background tasks are running and the limit is ${limits.maxBackgroundTasks}. Wait for one (load with its task id) or cancel one first.`;
+  }
+  const maxContinuables = limits.maxContinuables ?? defaultMaxContinuables;
+  if (mode === 'continuable' && liveContinuables(registry) >= maxContinuables) {
+    return `${liveContinuables(registry)} continuable tasks are alive and the limit is ${maxContinuables}. Cancel one you no longer need (load with its task id and cancel: true).`;
+  }
+  return undefined;
+}
+
+/** Adds a task in state `starting` and returns it (the slot is taken at once, before any await). */
+export function addTask(registry: TaskRegistry, init: { parentWorkflowId: string; mode: TaskRecord['mode']; description: string; now: number }): TaskRecord {
+  const taskId = `task-${registry.nextTaskNumber}`;
+  registry.nextTaskNumber += 1;
+  const record: TaskRecord = {
+    taskId,
+    workflowId: `${init.parentWorkflowId}/${taskId}`,
+    description: init.description,
+    mode: init.mode,
+    state: 'starting',
+    startedAt: init.now,
+    totalUsage: { inputTokens: 0, outputTokens: 0 },
+  };
+  registry.tasks.push(record);
+  return record;
+}
+
+/** Removes a task (one that never started). */
+export function removeTask(registry: TaskRegistry, taskId: string): void {
+  registry.tasks = registry.tasks.filter((task) => task.taskId !== taskId);
+}
+
+/** Finds a task by id. */
+export function findTask(registry: TaskRegistry, taskId: string): TaskRecord | undefined {
+  return registry.tasks.find((task) => task.taskId === taskId);
+}
+
+/** Records a child's progress report. Changes the record. */
+export function recordProgress(task: TaskRecord, peek: SubagentPeek, totalUsage: TokenUsage): void {
+  task.peek = peek;
+  task.totalUsage = totalUsage;
+  if (!isLive(task)) return;
+  task.state = peek.state === 'waiting' ? 'waiting' : peek.state === 'waiting_approval' ? 'waiting_approval' : 'running';
+}
+
+/**
+ * Records a settlement: a final result (the task ended) or one activation of a continuable task (it now
+ * waits for a message). Returns false when the settlement is stale and was ignored: the task had already
+ * ended, or a non-final one arrived after the task was told to run again and has not reported since.
+ */
+export function recordSettlement(task: TaskRecord, result: SubagentResult, final: boolean, totalUsage: TokenUsage, now: number): boolean {
+  if (!isLive(task)) return false;
+  task.totalUsage = totalUsage;
+  task.result = result;
+  task.settledAt = now;
+  task.state = final ? result.status : 'waiting';
+  if (task.peek) task.peek = { ...task.peek, state: final ? result.status : 'waiting', turns: result.turns };
+  return true;
+}
+
+/** Marks a task's result as read (the TTL counts from the first read). Changes the record. */
+export function markRead(task: TaskRecord, now: number): void {
+  if (task.readAt === undefined && task.result !== undefined) task.readAt = now;
+}
+
+/**
+ * Drops expired records: ended tasks whose result was read more than `ttlMs` ago. Unread results stay,
+ * unless the registry holds more than `maxRecords`; then the oldest ended tasks go, read ones first.
+ * Live tasks are never dropped. Returns the dropped records.
+ */
+export function expireTasks(registry: TaskRegistry, now: number, ttlMs: number, maxRecords: number): TaskRecord[] {
+  const dropped: TaskRecord[] = [];
+  registry.tasks = registry.tasks.filter((task) => {
+    const expired = !isLive(task) && task.readAt !== undefined && now - task.readAt > ttlMs;
+    if (expired) dropped.push(task);
+    return !expired;
+  });
+  let excess = registry.tasks.length - maxRecords;
+  if (excess > 0) {
+    const ended = registry.tasks.filter((task) => !isLive(task));
+    const order = [...ended.filter((task) => task.readAt !== undefined), ...ended.filter((task) => task.readAt === undefined)];
+    const drop = new Set<string>();
+    for (const task of order) {
+      if (excess <= 0) break;
+      drop.add(task.taskId);
+      excess -= 1;
+    }
+    registry.tasks = registry.tasks.filter((task) => {
+      if (!drop.has(task.taskId)) return true;
+      dropped.push(task);
+      return false;
+    });
+  }
+  return dropped;
+}
+
+/** A result slimmed for carrying: outputs cut to `previewChars`, the whole text left at `outputRef`. */
+export function slimResult(result: SubagentResult, previewChars: number): SubagentResult {
+  const long = result.output.length > previewChars || result.partialOutput.length > previewChars;
+  if (!long || !result.outputRef) return result;
+  return {
+    ...result,
+    output: preview(result.output, previewChars),
+    partialOutput: preview(result.partialOutput, previewChars),
+    outputCut: true,
+  };
+}
+
+/** The registry as carried across continue-as-new: results and peeks hold previews only. */
+export function carriedRegistry(registry: TaskRegistry, previewChars: number): TaskRegistry {
+  return {
+    nextTaskNumber: registry.nextTaskNumber,
+    tasks: registry.tasks.map((task) => ({
+      ...task,
+      ...(task.result ? { result: slimResult(task.result, previewChars) } : {}),
+      ...(task.peek ? { peek: { ...task.peek, lastAssistantText: task.peek.lastAssistantText === null ? null : preview(task.peek.lastAssistantText, previewChars) } } : {}),
+    })),
+  };
+}
+
+/** The state shown in the `load` listing. */
+export function listingState(state: TaskState): 'running' | 'completed' | 'failed' | 'cancelled' {
+  switch (state) {
+    case 'completed':
+      return 'completed';
+    case 'cancelled':
+      return 'cancelled';
+    case 'failed':
+    case 'max_turns':
+    case 'budget':
+    case 'truncated':
+    case 'declined':
+      return 'failed';
+    default:
+      return 'running';
+  }
+}

@@ -1,0 +1,48 @@
+import { ActivityCancellationType, proxyActivities, type ActivityInterfaceFor } from '@temporalio/workflow';
+import type { AgentLoopActivities, OrchestrationActivities } from '../contracts/activities';
+import { nonRetryableFailureTypes } from '../contracts/failures';
+import type { SubagentActivitySettings } from '../contracts/subagent';
+
+/** The activity proxies of one agent workflow, each with the timeouts and retries its kind of work needs. */
+export interface AgentActivityProxies {
+  /** Model calls (and compaction, which calls the model): heartbeat, long timeout, retried on 429/5xx. */
+  model: ActivityInterfaceFor<AgentLoopActivities>;
+  /** Tool calls: heartbeat; retried only when the worker was lost (tool errors are results). */
+  tools: ActivityInterfaceFor<AgentLoopActivities>;
+  /** Conversation store reads and writes: short, retried. */
+  store: ActivityInterfaceFor<AgentLoopActivities>;
+  /** Sources, planning, model listing and talking to children. */
+  orchestration: ActivityInterfaceFor<OrchestrationActivities>;
+}
+
+/** Failure types that no retry can fix. */
+const nonRetryableErrorTypes = [...nonRetryableFailureTypes];
+
+/** Builds the proxies from the workflow's activity settings. */
+export function createActivityProxies(settings: SubagentActivitySettings): AgentActivityProxies {
+  return {
+    model: proxyActivities<AgentLoopActivities>({
+      startToCloseTimeout: settings.modelCallTimeoutMs,
+      heartbeatTimeout: settings.modelHeartbeatTimeoutMs,
+      // Wait for the activity to acknowledge cancellation, so "cancelled" means the HTTP call was aborted.
+      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+      retry: { initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 60_000, maximumAttempts: settings.modelMaximumAttempts, nonRetryableErrorTypes },
+    }),
+    tools: proxyActivities<AgentLoopActivities>({
+      startToCloseTimeout: settings.toolCallTimeoutMs,
+      heartbeatTimeout: settings.modelHeartbeatTimeoutMs,
+      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+      retry: { initialInterval: 1_000, maximumAttempts: 3, nonRetryableErrorTypes },
+    }),
+    store: proxyActivities<AgentLoopActivities>({
+      startToCloseTimeout: 60_000,
+      retry: { initialInterval: 500, maximumAttempts: 10, nonRetryableErrorTypes },
+    }),
+    orchestration: proxyActivities<OrchestrationActivities>({
+      // Planning may clone a git-synced store (several git commands); it heartbeats while it works.
+      startToCloseTimeout: 10 * 60_000,
+      heartbeatTimeout: 60_000,
+      retry: { initialInterval: 500, maximumAttempts: 10, nonRetryableErrorTypes },
+    }),
+  };
+}

@@ -1,0 +1,44 @@
+import { setHandler } from '@temporalio/workflow';
+import {
+  approvalUpdate,
+  cancelSignal,
+  childProgressSignal,
+  childSettledSignal,
+  peekQuery,
+  sendMessageUpdate,
+  transcriptQuery,
+  type SendMessageInput,
+} from '../contracts/subagent';
+import type { Agent } from './agent';
+import type { TaskOrchestrator } from './task-orchestration';
+
+/** What differs between the session and the subagent workflow in how they take messages and cancels. */
+export interface AgentHandlerHooks {
+  /** The turn limit peek shows (per delegation run, or per session message). */
+  maxTurns: number;
+  /** Stops the workflow's run (the cancel signal). */
+  cancel(reason: string): void;
+  /** Throws with the reason when this workflow takes no messages now (not continuable, ended). */
+  refuseMessage(input: SendMessageInput): void;
+  /** Whether an accepted message starts a turn at once (the workflow waits for one). */
+  startsAtOnce(): boolean;
+}
+
+/**
+ * Registers the message handlers both agent workflows share: peek and transcript queries, the cancel
+ * signal, the sendMessage and approval updates, and the child → parent progress and settlement signals.
+ */
+export function registerAgentHandlers(agent: Agent, orchestrator: TaskOrchestrator, hooks: AgentHandlerHooks): void {
+  setHandler(peekQuery, () => agent.peek(hooks.maxTurns));
+  setHandler(transcriptQuery, () => ({ state: agent.state, entries: agent.transcript, queuedMessages: agent.pendingMessages.length }));
+  setHandler(cancelSignal, (input) => hooks.cancel(input?.reason ?? 'cancelled by request'));
+  setHandler(sendMessageUpdate, (input) => agent.acceptMessage(input, hooks.startsAtOnce()), {
+    validator: (input) => {
+      hooks.refuseMessage(input);
+      agent.validateMessage(input);
+    },
+  });
+  setHandler(approvalUpdate, (decision) => agent.approvals.decide(decision), { validator: (decision) => agent.approvals.validate(decision) });
+  setHandler(childProgressSignal, (progress) => orchestrator.onChildProgress(progress));
+  setHandler(childSettledSignal, (settled) => orchestrator.onChildSettled(settled));
+}

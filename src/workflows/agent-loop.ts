@@ -1,0 +1,284 @@
+import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
+import type { ModelTurnOutput, TextPart, ToolCallRef } from '../contracts/activities';
+import { FailureType } from '../contracts/failures';
+import { previewLength } from '../contracts/limits';
+import { addUsage } from '../contracts/model';
+import type { EndStatus } from '../contracts/subagent';
+import { formatDenial, notRunReason, type NotRunCause } from '../domain/delegation-texts';
+import { isOrchestrationTool } from '../domain/orchestration-tools';
+import { preview, turnBudgetNote } from '../domain/subagent-prompt';
+import { findTask, markRead } from '../domain/task-registry';
+import type { Agent } from './agent';
+
+/** How one run of model turns ended. */
+export interface RunOutcome {
+  status: EndStatus;
+  diagnostic?: string;
+}
+
+/** What a tool call returned: text parts (long texts by reference) and whether it is an error. */
+export interface ToolOutcome {
+  parts: TextPart[];
+  isError: boolean;
+}
+
+/** Runs the orchestration tools (load, delegate, send_message, approve, list_subagent_models). */
+export interface OrchestrationTools {
+  /** `position` (assistant message seq, call index) makes ids that stay the same on replay. */
+  run(call: ToolCallRef, position: { assistantSeq: number; index: number }): Promise<ToolOutcome>;
+}
+
+/** Hooks of {@link AgentLoop.runTurns}. */
+export interface RunHooks {
+  /** Called as each model call starts (progress reporting). */
+  onTurn?: () => void;
+  /** Called before each model call; may continue-as-new (it then never returns). */
+  beforeTurn?: () => Promise<void>;
+  /** Continue the run counted in `turnsThisRun` (after continue-as-new) instead of starting a new one. */
+  resume?: boolean;
+}
+
+/** Tool calls of one assistant message whose results are not stored yet. */
+interface OpenCalls {
+  assistantSeq: number;
+  firstResultSeq: number;
+  pending: number[];
+}
+
+/**
+ * The agent loop (SEMANTICS §2, §5): model call → the tool calls it asked for, in parallel → next model
+ * call, until a final answer, the turn limit, the token budget, a cut-off answer, cancellation or a
+ * failure. Whatever ends a run, the conversation stays valid for every provider: each tool call gets
+ * exactly one stored result, "not run: <why>" for calls that were not run ({@link seal}).
+ */
+export class AgentLoop {
+  private open: OpenCalls | undefined;
+
+  constructor(
+    private readonly agent: Agent,
+    private readonly orchestration: OrchestrationTools,
+  ) {}
+
+  /** Runs model turns until the run ends; throws on cancellation and on activity failures (the caller classifies them). */
+  async runTurns(limit: number, hooks: RunHooks = {}): Promise<RunOutcome> {
+    const agent = this.agent;
+    if (!hooks.resume) agent.turnsThisRun = 0;
+    agent.currentLimit = limit;
+    for (;;) {
+      await hooks.beforeTurn?.();
+      const crossed = agent.checkBudget();
+      if (crossed) return { status: 'budget', diagnostic: crossed };
+      agent.pruneTasks();
+      await this.flushNotices();
+      agent.turns += 1;
+      agent.turnsThisRun += 1;
+      const turn = agent.turnsThisRun;
+      // One progress report per turn, as the model call starts (the settlement signal carries the end).
+      hooks.onTurn?.();
+      const answer = await this.modelCall(turn, limit);
+      const assistantSeq = agent.length;
+      agent.length += 1;
+      agent.touch();
+      agent.usage = addUsage(agent.usage, answer.usage);
+      if (answer.text.length > 0) {
+        agent.lastAssistantText = preview(answer.text, previewLength);
+        agent.lastText = { seq: assistantSeq, text: answer.text, truncated: answer.textTruncated };
+      }
+      agent.updateViews();
+
+      const calls = answer.toolCalls;
+      if (answer.finishReason === 'length') {
+        await this.sealNow(assistantSeq, calls, 'cut-off');
+        return { status: 'truncated', diagnostic: `its answer was cut off at the output token limit (${answer.maxOutputTokens} tokens)` };
+      }
+      const over = agent.checkBudget();
+      if (over) {
+        await this.sealNow(assistantSeq, calls, 'budget');
+        return { status: 'budget', diagnostic: over };
+      }
+      if (calls.length === 0) return { status: 'completed' };
+      if (turn >= limit) {
+        await this.sealNow(assistantSeq, calls, 'turn-limit');
+        return { status: 'max_turns', diagnostic: `reached its turn limit (${limit} turns) before giving a final answer` };
+      }
+      await this.runToolCalls(calls, assistantSeq);
+      agent.touch();
+    }
+  }
+
+  /**
+   * Stores "not run: <why>" for every tool call whose result is not stored yet (a run that was cancelled
+   * or failed while tools ran). Call it where the run ended, outside the cancelled scope.
+   */
+  async seal(cause: NotRunCause): Promise<void> {
+    const open = this.open;
+    this.open = undefined;
+    if (!open || open.pending.length === 0) return;
+    await this.agent.activities.store.sealToolCalls.executeWithOptions({ summary: `store ${open.pending.length} not-run result(s)` }, [{
+      conversationId: this.agent.options.conversationId,
+      assistantSeq: open.assistantSeq,
+      firstResultSeq: open.firstResultSeq,
+      callIndexes: open.pending,
+      reason: notRunReason(cause),
+    }]);
+  }
+
+  /** Puts the notices that arrived into the conversation (one user message) and marks their results read. */
+  async flushNotices(): Promise<void> {
+    const agent = this.agent;
+    if (agent.pendingNotices.length === 0) return;
+    const notices = agent.pendingNotices.splice(0);
+    const parts: TextPart[] = [];
+    notices.forEach((notice, index) => {
+      if (index > 0) parts.push('\n\n');
+      parts.push(notice.text);
+      if (notice.outputRef) parts.push({ ref: notice.outputRef });
+    });
+    await agent.append([{ role: 'user', parts }], `store ${notices.length} task notice(s)`);
+    const now = Date.now();
+    for (const notice of notices) {
+      const task = notice.taskId ? findTask(agent.registry, notice.taskId) : undefined;
+      if (task && task.state !== 'waiting' && task.state !== 'running') markRead(task, now);
+    }
+  }
+
+  /** Stores "not run" results for all calls of an answer that will not be run. */
+  private async sealNow(assistantSeq: number, calls: ToolCallRef[], cause: NotRunCause): Promise<void> {
+    if (calls.length === 0) return;
+    const agent = this.agent;
+    this.open = { assistantSeq, firstResultSeq: agent.length, pending: calls.map((_, index) => index) };
+    agent.length += calls.length;
+    await this.seal(cause);
+  }
+
+  /**
+   * One model call, keeping the prompt inside the model's context window: the activity checks the
+   * estimate first and asks for a compaction when it is over the threshold; a provider's own
+   * context-overflow error leads to one (more aggressive) compaction and one retry, then the failure.
+   */
+  private async modelCall(turn: number, limit: number): Promise<ModelTurnOutput> {
+    const agent = this.agent;
+    const options = agent.options;
+    let checkContext = true;
+    let overflowRetried = false;
+    const note = turnBudgetNote(turn, limit);
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      try {
+        const output = await agent.busy(() => agent.activities.model.modelTurn.executeWithOptions({ summary: `model ${agent.modelName} · turn ${agent.turns}` }, [{
+          workflowId: options.workflowId,
+          conversationId: options.conversationId,
+          length: agent.length,
+          route: options.route,
+          toolsets: options.toolsets,
+          ...(options.toolFilter ? { toolFilter: options.toolFilter } : {}),
+          turn,
+          maxTurns: limit,
+          ...(note ? { note } : {}),
+          ...(options.maxOutputTokens !== undefined ? { maxOutputTokens: options.maxOutputTokens } : {}),
+          ...(agent.context ? { window: agent.context } : {}),
+          checkContext,
+          ...(agent.canDelegate ? { orchestrationTools: orchestrationToolsFor(options.approvers) } : {}),
+          ...(options.toolPolicy ? { toolPolicy: options.toolPolicy } : {}),
+          ...(options.recipeServers ? { recipeServers: options.recipeServers } : {}),
+        }]));
+        if (!output.needsCompaction) return output;
+        await this.compact(false);
+        // Whatever the compaction achieved, the next attempt goes to the model; only the provider can say it is too long.
+        checkContext = false;
+      } catch (error) {
+        if (!isContextOverflow(error) || overflowRetried) throw error;
+        overflowRetried = true;
+        checkContext = false;
+        if (!(await this.compact(true))) throw error;
+      }
+    }
+    throw ApplicationFailure.create({ type: FailureType.modelContextOverflow, message: 'the conversation does not fit the context window even after compaction', nonRetryable: true });
+  }
+
+  /** Summarises older turns; returns false when there was nothing left to summarise. */
+  private async compact(aggressive: boolean): Promise<boolean> {
+    const agent = this.agent;
+    const output = await agent.busy(() => agent.activities.model.compactConversation.executeWithOptions({ summary: `compact context${aggressive ? ' (after overflow)' : ''}` }, [{
+      workflowId: agent.options.workflowId,
+      conversationId: agent.options.conversationId,
+      length: agent.length,
+      route: agent.options.route,
+      ...(agent.context ? { window: agent.context } : {}),
+      ...(aggressive ? { aggressive: true } : {}),
+    }]));
+    agent.usage = addUsage(agent.usage, output.usage);
+    if (!output.compacted) {
+      agent.remember('event', `[compaction] not possible: ${output.reason}`);
+      return false;
+    }
+    agent.context = output.window;
+    agent.remember('event', `[compaction ${output.window.compactions}] ${output.summarisedMessages} older messages summarised; prompt estimate ${output.tokensBefore} → ${output.tokensAfter} tokens`);
+    agent.updateViews();
+    return true;
+  }
+
+  /** Runs all tool calls of one answer in parallel; their results are stored in call order. */
+  private async runToolCalls(calls: ToolCallRef[], assistantSeq: number): Promise<void> {
+    const agent = this.agent;
+    const firstResultSeq = agent.length;
+    agent.length += calls.length;
+    agent.toolCalls += calls.length;
+    const last = calls[calls.length - 1];
+    if (last) agent.lastToolCall = { name: last.name, argumentsPreview: last.argumentsPreview, turn: agent.turns };
+    const open: OpenCalls = { assistantSeq, firstResultSeq, pending: calls.map((_, index) => index) };
+    this.open = open;
+    const done = (index: number) => {
+      open.pending = open.pending.filter((pending) => pending !== index);
+    };
+    await agent.busy(() => Promise.all(calls.map(async (call, index) => {
+      const resultSeq = firstResultSeq + index;
+      const approval = call.needsApproval ? await agent.approvals.await(call, assistantSeq, index) : undefined;
+      if (call.denied !== undefined || (approval?.decision === 'deny' && isOrchestrationTool(call.name))) {
+        const text = call.denied ?? formatDenial(call.name, approval ?? { decision: 'deny', by: 'policy' });
+        await this.storeResult(resultSeq, call, { parts: [text], isError: true });
+        done(index);
+        return;
+      }
+      if (isOrchestrationTool(call.name) && agent.canDelegate) {
+        const outcome = await this.orchestration.run(call, { assistantSeq, index });
+        await this.storeResult(resultSeq, call, outcome);
+        done(index);
+        return;
+      }
+      await agent.activities.tools.runTool.executeWithOptions({ summary: `tool ${call.name}${approval ? ` (${approval.decision === 'approve' ? 'approved' : 'denied'})` : ''}` }, [{
+        workflowId: agent.options.workflowId,
+        conversationId: agent.options.conversationId,
+        assistantSeq,
+        callIndex: index,
+        resultSeq,
+        workingDir: agent.options.workingDir,
+        toolsets: agent.options.toolsets,
+        ...(agent.options.toolFilter ? { toolFilter: agent.options.toolFilter } : {}),
+        ...(agent.options.toolPolicy ? { toolPolicy: agent.options.toolPolicy } : {}),
+        ...(agent.options.recipeServers ? { recipeServers: agent.options.recipeServers } : {}),
+        ...(approval ? { approval } : {}),
+      }]);
+      done(index);
+    })));
+    if (this.open === open) this.open = undefined;
+  }
+
+  private async storeResult(resultSeq: number, call: ToolCallRef, outcome: ToolOutcome): Promise<void> {
+    await this.agent.activities.store.appendMessages.executeWithOptions({ summary: `store ${call.name} result` }, [{
+      conversationId: this.agent.options.conversationId,
+      startSeq: resultSeq,
+      messages: [{ role: 'tool', toolCallId: call.id, toolName: call.name, parts: outcome.parts, ...(outcome.isError ? { isError: true } : {}) }],
+    }]);
+  }
+}
+
+/** The orchestration tools a delegating agent is offered; `approve` only where its model may decide approvals. */
+function orchestrationToolsFor(approvers: string): string[] {
+  const tools = ['load', 'delegate', 'send_message', 'list_subagent_models'];
+  return approvers === 'human-or-parent' ? [...tools, 'approve'] : tools;
+}
+
+/** Whether a model call failed because the prompt was longer than the model's context window. */
+function isContextOverflow(error: unknown): boolean {
+  return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === FailureType.modelContextOverflow;
+}

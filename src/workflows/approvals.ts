@@ -1,0 +1,60 @@
+import { condition } from '@temporalio/workflow';
+import type { ApprovalDecision, ToolCallRef } from '../contracts/activities';
+import type { ApprovalInput, PendingApproval, SubagentState } from '../contracts/subagent';
+
+/** What approvals need of the agent they belong to. */
+export interface ApprovalHost {
+  readonly options: { workflowId: string; approvalTimeoutMs: number };
+  readonly state: SubagentState;
+  setState(state: SubagentState): void;
+  onChange: (() => void) | undefined;
+}
+
+/**
+ * Tool calls under an `ask` policy that wait for a decision. The wait is a condition on workflow state,
+ * so it survives worker and server restarts; no decision within the approval timeout counts as a denial.
+ * A pending approval cannot exist at continue-as-new: it lives inside a turn, and the workflow continues
+ * as new only between turns.
+ */
+export class Approvals {
+  pending: PendingApproval[] = [];
+  private decisions: Record<string, ApprovalDecision> = {};
+
+  constructor(private readonly agent: ApprovalHost) {}
+
+  /** Waits for the decision on one call of the assistant message at `assistantSeq`. */
+  async await(call: ToolCallRef, assistantSeq: number, index: number): Promise<ApprovalDecision> {
+    const agent = this.agent;
+    const id = `${agent.options.workflowId}:${assistantSeq}:${index}`;
+    const now = Date.now();
+    const timeoutMs = agent.options.approvalTimeoutMs;
+    this.pending.push({ id, workflowId: agent.options.workflowId, tool: call.name, argumentsPreview: call.argumentsPreview, requestedAt: now, expiresAt: now + timeoutMs });
+    agent.setState('waiting_approval');
+    agent.onChange?.();
+    try {
+      const decided = await condition(() => this.decisions[id] !== undefined, timeoutMs);
+      const decision = this.decisions[id];
+      if (decided && decision) return decision;
+      return { decision: 'deny', by: 'timeout', reason: `no decision within ${Math.round(timeoutMs / 1000)} s` };
+    } finally {
+      this.pending = this.pending.filter((entry) => entry.id !== id);
+      delete this.decisions[id];
+      if (this.pending.length === 0 && agent.state === 'waiting_approval') agent.setState('running');
+    }
+  }
+
+  /** Validates a decision: the id must be a pending approval of this workflow. Throws with the reason. */
+  validate(input: ApprovalInput): void {
+    if (!input || typeof input.approvalId !== 'string' || !this.pending.some((entry) => entry.id === input.approvalId)) {
+      const pending = this.pending.map((entry) => entry.id);
+      throw new Error(`no pending approval "${String(input?.approvalId)}" in ${this.agent.options.workflowId}; pending: ${pending.length > 0 ? pending.join(', ') : '(none)'}`);
+    }
+    if (input.decision !== 'approve' && input.decision !== 'deny') throw new Error(`decision must be "approve" or "deny", not "${String(input.decision)}"`);
+  }
+
+  /** Records a decision (after {@link validate}). */
+  decide(input: ApprovalInput): { accepted: true } {
+    this.decisions[input.approvalId] = { decision: input.decision, by: input.by ?? 'api', ...(input.reason ? { reason: input.reason } : {}) };
+    return { accepted: true };
+  }
+}

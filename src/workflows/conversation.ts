@@ -1,0 +1,32 @@
+import type { WorkflowInfo } from '@temporalio/workflow';
+import type { MessageRef } from '../contracts/subagent';
+import type { Agent } from './agent';
+
+/**
+ * The key of a workflow's conversation in the blob store: its id and the run id of its first execution,
+ * which stays the same across continue-as-new but not when an id is reused (a reset, or a new start
+ * with the same id), so a reused id never replays another run's stored answers.
+ */
+export function conversationIdOf(info: Pick<WorkflowInfo, 'workflowId' | 'firstExecutionRunId'>): string {
+  return `${info.workflowId}@${info.firstExecutionRunId}`;
+}
+
+/** Where the last assistant text is stored, if there is one. */
+export function lastTextRef(agent: Agent): MessageRef | undefined {
+  return agent.lastText ? { conversationId: agent.options.conversationId, seq: agent.lastText.seq } : undefined;
+}
+
+/**
+ * The whole text of the last assistant message: inline when short, read back by reference when it was
+ * cut (an activity). A store that cannot be read leaves the preview, marked as such.
+ */
+export async function lastAssistantFullText(agent: Agent): Promise<string> {
+  const last = agent.lastText;
+  if (!last) return '';
+  if (!last.truncated) return last.text;
+  try {
+    return await agent.activities.store.readMessageText.executeWithOptions({ summary: `read message ${last.seq}` }, [{ conversationId: agent.options.conversationId, seq: last.seq }]);
+  } catch {
+    return `${last.text}\n[the rest of this message could not be read from the blob store]`;
+  }
+}

@@ -1,0 +1,459 @@
+import {
+  CancellationScope,
+  condition,
+  getExternalWorkflowHandle,
+  ParentClosePolicy,
+  sleep,
+  startChild,
+  type ChildWorkflowHandle,
+} from '@temporalio/workflow';
+import type { ClosedChild, PlanDelegationOutput, ToolCallRef } from '../contracts/activities';
+import type { JsonObject } from '../contracts/json';
+import { announcedApprovalCount, cancelSettleWaitMs, childProbeIntervalMs, defaultMaxContinuables } from '../contracts/limits';
+import { zeroUsage, type TokenUsage } from '../contracts/model';
+import { searchAttributes } from '../contracts/search-attributes';
+import { cancelSignal, type ChildProgressInput, type ChildSettledInput, type SubagentResult, type TaskRecord } from '../contracts/subagent';
+import {
+  formatApprovalNotice,
+  formatForegroundResult,
+  formatPeek,
+  formatSettlementNotice,
+  formatTaskResultBlock,
+  formatWaitTimeout,
+} from '../domain/delegation-texts';
+import { OrchestrationTool } from '../domain/orchestration-tools';
+import { preview } from '../domain/subagent-prompt';
+import {
+  addTask,
+  admissionError,
+  findTask,
+  isLive,
+  listingState,
+  markRead,
+  recordProgress,
+  recordSettlement,
+  removeTask,
+} from '../domain/task-registry';
+import type { Agent } from './agent';
+import type { OrchestrationTools, ToolOutcome } from './agent-loop';
+
+/** Where a tool call sits in the conversation (it makes ids that stay the same when a workflow task is replayed). */
+export interface CallPosition {
+  assistantSeq: number;
+  index: number;
+}
+
+const turnStates: readonly TaskRecord['state'][] = ['starting', 'running', 'waiting_approval'];
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function toolError(text: string): ToolOutcome {
+  return { parts: [text], isError: true };
+}
+
+function toolText(text: string): ToolOutcome {
+  return { parts: [text], isError: false };
+}
+
+/** Runs an activity-backed step; a failure becomes a tool error for the calling model, never a workflow failure. */
+async function attempt(what: string, work: () => Promise<string>): Promise<ToolOutcome> {
+  try {
+    return toolText(await work());
+  } catch (error) {
+    return toolError(`${what} failed: ${errorText(error)}`);
+  }
+}
+
+/**
+ * The orchestration tools of a delegating agent and the tracking of its children (SEMANTICS §2, §5):
+ * `delegate` starts a child workflow, `load` lists, waits for, peeks at or cancels a task,
+ * `send_message` and `approve` deliver to a child by update (so delivery is confirmed), and settlement
+ * reaches the parent by the child's signal, by watching a child started in this run, or by probing
+ * children started before a continue-as-new. Every step that can fail becomes a tool error for the
+ * calling model; nothing here throws out of the workflow.
+ */
+export class TaskOrchestrator implements OrchestrationTools {
+  /** Tasks whose child workflow this run watches (its result settles the record even if a signal is lost). */
+  private readonly watched = new Set<string>();
+
+  constructor(private readonly agent: Agent) {}
+
+  /** Runs one orchestration tool call. */
+  async run(call: ToolCallRef, position: CallPosition): Promise<ToolOutcome> {
+    const args: JsonObject = call.arguments ?? {};
+    switch (call.name) {
+      case OrchestrationTool.delegate:
+        return this.delegate(args);
+      case OrchestrationTool.load:
+        return this.load(args);
+      case OrchestrationTool.sendMessage:
+        return this.sendMessage(args, position);
+      case OrchestrationTool.approve:
+        return this.approve(args, position);
+      case OrchestrationTool.listSubagentModels:
+        return this.listModels(args);
+      default:
+        return toolError(`Unknown tool "${call.name}".`);
+    }
+  }
+
+  // ---- delegate ------------------------------------------------------------------------------------
+
+  /** `delegate`: validate, plan (activity), start a child workflow; wait for it unless it runs in the background. */
+  private async delegate(args: JsonObject): Promise<ToolOutcome> {
+    const agent = this.agent;
+    // Full validation (zod, strict) happens in the planning activity; here only what decides the bookkeeping.
+    const instructions = typeof args.instructions === 'string' && args.instructions.length > 0 ? args.instructions : undefined;
+    const source = typeof args.source === 'string' && args.source.length > 0 ? args.source : undefined;
+    const continuable = args.continuable === true;
+    if (!instructions && !source) return toolError('delegate was not started: give `instructions`, a `source`, or both.');
+    if (args.parameters !== undefined && !source) return toolError('delegate was not started: `parameters` are only valid together with `source`.');
+    if (!agent.canDelegate) {
+      return toolError(`delegate was not started: this agent is at depth ${agent.options.depth} and the depth limit is ${agent.options.maxDepth}, so it may not delegate.`);
+    }
+    const mode: TaskRecord['mode'] = continuable ? 'continuable' : args.async === true ? 'background' : 'foreground';
+    // The slot is taken before the first await, so parallel delegate calls in one turn are counted exactly.
+    const refused = admissionError(agent.registry, mode, agent.options.tasks, defaultMaxContinuables);
+    if (refused) return toolError(`delegate was not started: ${refused}`);
+    const description = typeof args.description === 'string' && args.description.length > 0 ? args.description : preview(instructions ?? source ?? 'task', 80);
+    const record = addTask(agent.registry, { parentWorkflowId: agent.options.workflowId, mode, description, now: Date.now() });
+    agent.updateViews();
+
+    return agent.busy(async () => {
+      let plan: PlanDelegationOutput;
+      try {
+        plan = await this.plan(record, args);
+      } catch (error) {
+        removeTask(agent.registry, record.taskId);
+        return toolError(`delegate was not started: planning failed: ${errorText(error)}`);
+      }
+      if (!plan.ok) {
+        removeTask(agent.registry, record.taskId);
+        return toolError(`delegate was not started: ${plan.message}`);
+      }
+      const handle = await this.start(record, plan);
+      if (typeof handle === 'string') {
+        removeTask(agent.registry, record.taskId);
+        return toolError(`delegate was not started: ${handle}`);
+      }
+      record.state = 'running';
+      this.watch(record, handle);
+      const warnings = plan.warnings.length > 0 ? `\nNote: ${plan.warnings.join('\nNote: ')}` : '';
+      if (record.mode !== 'foreground') {
+        return toolText(
+          `Started ${record.taskId} in the background${record.mode === 'continuable' ? ' (continuable: send_message keeps talking to it)' : ''}. ` +
+            `You will get a notice when it ${record.mode === 'continuable' ? 'answers' : 'ends'}; load with source "${record.taskId}" waits for it, peek: true shows progress, cancel: true stops it.${warnings}`,
+        );
+      }
+      await condition(() => !isLive(record) && record.result !== undefined);
+      const result = record.result;
+      if (!result) return toolError('The subagent left no result.');
+      markRead(record, Date.now());
+      const formatted = formatForegroundResult(result);
+      return { parts: warnings ? [...formatted.parts, warnings] : formatted.parts, isError: formatted.isError };
+    });
+  }
+
+  private plan(record: TaskRecord, args: JsonObject): Promise<PlanDelegationOutput> {
+    const options = this.agent.options;
+    const remaining = this.agent.remainingBudget();
+    return this.agent.activities.orchestration.planDelegation.executeWithOptions({ summary: `plan ${record.taskId}: ${record.description}` }, [{
+      request: args,
+      parent: {
+        workflowId: options.workflowId,
+        taskId: record.taskId,
+        childDepth: options.depth + 1,
+        maxDepth: options.maxDepth,
+        workingDir: options.workingDir,
+        route: options.route,
+        toolsets: options.toolsets,
+        ...(options.toolFilter ? { toolFilter: options.toolFilter } : {}),
+        ...(options.recipe ? { recipe: options.recipe } : {}),
+        ...(options.toolPolicy ? { toolPolicy: options.toolPolicy } : {}),
+        ...(options.recipeServers ? { recipeServers: options.recipeServers } : {}),
+        ...(options.tenant ? { tenant: options.tenant } : {}),
+        ...(remaining !== undefined ? { remainingBudget: remaining } : {}),
+        approvers: options.approvers,
+        activity: options.activity,
+      },
+    }]);
+  }
+
+  /** Starts the child workflow; returns why when Temporal refuses (e.g. the id is still taken). */
+  private async start(record: TaskRecord, plan: Extract<PlanDelegationOutput, { ok: true }>): Promise<ChildWorkflowHandle<(input: unknown) => Promise<SubagentResult>> | string> {
+    const options = this.agent.options;
+    const input = plan.input;
+    try {
+      return await CancellationScope.nonCancellable(() =>
+        startChild('subagentWorkflow', {
+          workflowId: record.workflowId,
+          args: [input],
+          // Background children outlive the parent's continue-as-new; cancellation is explicit (cancelAll).
+          parentClosePolicy: ParentClosePolicy.ABANDON,
+          staticSummary: record.description,
+          staticDetails: [
+            `source: ${plan.source ? `${plan.source.kind} ${plan.source.name} @ ${plan.source.version}` : 'ad hoc'}`,
+            `model: ${input.route.provider}/${input.route.model}`,
+            `max turns: ${input.maxTurns}`,
+            `parent: ${options.workflowId}`,
+          ].join('\n'),
+          typedSearchAttributes: [
+            { key: searchAttributes.kind, value: 'subagent' },
+            { key: searchAttributes.source, value: plan.source?.name ?? 'ad-hoc' },
+            { key: searchAttributes.parent, value: options.workflowId },
+            { key: searchAttributes.status, value: 'running' },
+            { key: searchAttributes.model, value: `${input.route.provider}/${input.route.model}` },
+            { key: searchAttributes.turns, value: 0 },
+            ...(options.tenant ? [{ key: searchAttributes.tenant, value: options.tenant }] : []),
+          ],
+        }),
+      );
+    } catch (error) {
+      return `Temporal did not start ${record.workflowId}: ${errorText(error)}`;
+    }
+  }
+
+  // ---- settlement ----------------------------------------------------------------------------------
+
+  /** Follows a child started in this run: its end settles the record even if its signal is lost. */
+  private watch(record: TaskRecord, handle: ChildWorkflowHandle<(input: unknown) => Promise<SubagentResult>>): void {
+    this.watched.add(record.taskId);
+    void CancellationScope.nonCancellable(async () => {
+      try {
+        const result = await handle.result();
+        this.settle(record, result, true, record.totalUsage);
+      } catch (error) {
+        this.settle(record, this.endedWithoutResult(record, 'FAILED', `the child workflow ended without a result: ${errorText(error)}`), true, record.totalUsage);
+      }
+    }).catch(() => undefined);
+  }
+
+  /** A result for a child that ended without reporting one (terminated, timed out, failed). */
+  private endedWithoutResult(record: TaskRecord, temporalStatus: string, diagnostic: string): SubagentResult {
+    const cancelled = temporalStatus === 'CANCELED' || temporalStatus === 'CANCELLED';
+    return {
+      workflowId: record.workflowId,
+      status: cancelled ? 'cancelled' : 'failed',
+      output: '',
+      partialOutput: record.peek?.lastAssistantText ?? '',
+      diagnostic,
+      turns: record.peek?.turns ?? 0,
+      toolCalls: record.peek?.toolCalls ?? 0,
+      usage: record.peek?.usage ?? zeroUsage,
+      durationMs: Date.now() - record.startedAt,
+    };
+  }
+
+  /** Records a settlement and queues the notice for the model (background and continuable tasks). */
+  private settle(record: TaskRecord, result: SubagentResult, final: boolean, totalUsage: TokenUsage): void {
+    if (!recordSettlement(record, result, final, totalUsage, Date.now())) return;
+    if (record.mode !== 'foreground') {
+      const notice = formatSettlementNotice(record.taskId, result, final);
+      this.agent.pendingNotices.push({ text: notice.text, taskId: record.taskId, ...(notice.outputRef ? { outputRef: notice.outputRef } : {}) });
+      this.agent.remember('notice', notice.text);
+    }
+    this.agent.updateViews();
+    this.checkBudget();
+  }
+
+  /** Handles a child's progress signal. */
+  onChildProgress(input: ChildProgressInput): void {
+    const agent = this.agent;
+    const record = findTask(agent.registry, input.taskId);
+    if (!record) return;
+    recordProgress(record, input.peek, input.totalUsage);
+    // A child's call waiting for an approval becomes one notice, where this workflow's model may decide it.
+    if (agent.options.approvers === 'human-or-parent') {
+      for (const pending of input.peek.pendingApprovals ?? []) {
+        if (agent.announcedApprovals.includes(pending.id)) continue;
+        agent.announcedApprovals.push(pending.id);
+        if (agent.announcedApprovals.length > announcedApprovalCount) agent.announcedApprovals.splice(0, agent.announcedApprovals.length - announcedApprovalCount);
+        const notice = formatApprovalNotice(record.taskId, pending);
+        agent.pendingNotices.push({ text: notice });
+        agent.remember('notice', notice);
+      }
+    }
+    this.checkBudget();
+  }
+
+  /** Handles a child's settlement signal. */
+  onChildSettled(input: ChildSettledInput): void {
+    const record = findTask(this.agent.registry, input.taskId);
+    if (record) this.settle(record, input.result, input.final, input.totalUsage);
+  }
+
+  private checkBudget(): void {
+    if (this.agent.checkBudget()) this.agent.onBudgetCrossed?.();
+  }
+
+  /** Live tasks this run does not watch: started before a continue-as-new. */
+  private unwatchedLive(): TaskRecord[] {
+    return this.agent.registry.tasks.filter((task) => isLive(task) && task.state !== 'starting' && !this.watched.has(task.taskId));
+  }
+
+  /**
+   * Checks on children this run does not watch, every {@link childProbeIntervalMs} while there are any,
+   * so one that was terminated or timed out (and could not signal) is settled within a minute.
+   * Runs for the life of the workflow; never throws.
+   */
+  async probeLoop(): Promise<void> {
+    for (;;) {
+      await condition(() => this.unwatchedLive().length > 0);
+      await sleep(childProbeIntervalMs);
+      await this.probe();
+    }
+  }
+
+  /** One probe of the unwatched live children. */
+  private async probe(): Promise<void> {
+    const tasks = this.unwatchedLive();
+    if (tasks.length === 0) return;
+    let closed: ClosedChild[];
+    try {
+      closed = await this.agent.activities.orchestration.probeChildren.executeWithOptions({ summary: `check ${tasks.length} task(s)` }, [{ workflowIds: tasks.map((task) => task.workflowId) }]);
+    } catch {
+      return; // the next probe tries again
+    }
+    for (const child of closed) {
+      const record = tasks.find((task) => task.workflowId === child.workflowId);
+      if (!record) continue;
+      const result = child.result ?? this.endedWithoutResult(record, child.temporalStatus, child.diagnostic ?? `the child workflow closed as ${child.temporalStatus}`);
+      this.settle(record, result, true, record.totalUsage);
+    }
+  }
+
+  // ---- load ----------------------------------------------------------------------------------------
+
+  /** `load`: listing, a task (wait / peek / cancel), or a source's content. */
+  private async load(args: JsonObject): Promise<ToolOutcome> {
+    const agent = this.agent;
+    const options = agent.options;
+    agent.pruneTasks();
+    const source = typeof args.source === 'string' ? args.source : undefined;
+    const recipe = options.recipe ? { recipe: options.recipe } : {};
+    if (source === undefined) {
+      const tasks = agent.registry.tasks
+        .filter((task) => task.mode !== 'foreground')
+        .map((task) => ({ id: task.taskId, state: listingState(task.state), description: task.description }));
+      return attempt('load', () => agent.activities.orchestration.loadListing.executeWithOptions({ summary: 'load listing' }, [{ workingDir: options.workingDir, ...recipe, tasks }]));
+    }
+    const task = findTask(agent.registry, source);
+    if (task) {
+      if (args.cancel === true) return this.cancelTask(task);
+      if (args.peek === true) return toolText(formatPeek(task.taskId, task.peek, task.state, Date.now()));
+      const waitMs = options.tasks.waitTimeoutMs;
+      const settled = await condition(() => task.result !== undefined && !turnStates.includes(task.state), waitMs);
+      if (!settled || !task.result) return toolText(formatWaitTimeout(task.taskId, waitMs));
+      if (!isLive(task)) markRead(task, Date.now());
+      return { parts: formatTaskResultBlock(task.taskId, task.result), isError: false };
+    }
+    return attempt(`load ${source}`, () => agent.activities.orchestration.loadSource.executeWithOptions({ summary: `load ${source}` }, [{ name: source, workingDir: options.workingDir, ...recipe }]));
+  }
+
+  /** Cancels a task and everything under it, and returns what it had produced. */
+  async cancelTask(task: TaskRecord, reason = 'cancelled by the delegating agent'): Promise<ToolOutcome> {
+    if (!isLive(task)) {
+      const block = task.result ? formatTaskResultBlock(task.taskId, task.result) : [];
+      return { parts: [`Task ${task.taskId} had already ended (${task.state}).\n`, ...block], isError: false };
+    }
+    try {
+      await CancellationScope.nonCancellable(() => getExternalWorkflowHandle(task.workflowId).signal(cancelSignal, { reason }));
+    } catch {
+      // Its workflow has closed already: its settlement is on the way (signal, watch or probe).
+      if (!this.watched.has(task.taskId)) await this.probe();
+    }
+    const settled = await condition(() => !isLive(task) && task.result !== undefined, cancelSettleWaitMs);
+    if (!settled || !task.result) return toolText(`Asked ${task.taskId} to cancel; it has not confirmed yet.`);
+    markRead(task, Date.now());
+    return { parts: formatTaskResultBlock(task.taskId, task.result), isError: false };
+  }
+
+  /** Cancels every live task (this workflow is ending or was cancelled). Never throws. */
+  async cancelAll(reason: string): Promise<void> {
+    const alive = this.agent.registry.tasks.filter((task) => isLive(task));
+    await Promise.all(alive.map(async (task) => {
+      try {
+        await getExternalWorkflowHandle(task.workflowId).signal(cancelSignal, { reason });
+      } catch {
+        // It ended in the meantime; nothing more to cancel.
+      }
+    }));
+  }
+
+  // ---- send_message, approve, list_subagent_models -------------------------------------------------
+
+  /** `send_message` to a continuable task: confirmed only once the child has accepted it (its update returned). */
+  private async sendMessage(args: JsonObject, position: CallPosition): Promise<ToolOutcome> {
+    const agent = this.agent;
+    const taskId = typeof args.task_id === 'string' ? args.task_id : undefined;
+    const message = typeof args.message === 'string' ? args.message : undefined;
+    if (!taskId || !message || message.trim().length === 0) return toolError('send_message needs `task_id` and a non-empty `message`.');
+    const task = findTask(agent.registry, taskId);
+    if (!task) {
+      const known = agent.registry.tasks.filter((candidate) => candidate.mode === 'continuable' && isLive(candidate)).map((candidate) => candidate.taskId);
+      return toolError(`Message not delivered: ${taskId} is not one of your tasks.${known.length > 0 ? ` Your continuable tasks: ${known.join(', ')}.` : ''}`);
+    }
+    if (task.mode !== 'continuable') return toolError(`Message not delivered: ${taskId} is not continuable (delegate with continuable: true to keep talking to a subagent).`);
+    if (!isLive(task)) return toolError(`Message not delivered: ${taskId} has ended (${task.state}).`);
+    const before = { state: task.state, settledAt: task.settledAt };
+    // Marked running before the delivery, so an answer that arrives before the update returns is not taken as stale.
+    task.state = 'running';
+    let delivered;
+    try {
+      delivered = await agent.activities.orchestration.deliverToChild.executeWithOptions({ summary: `message to ${taskId}` }, [{
+        workflowId: task.workflowId,
+        kind: 'message',
+        message,
+        messageId: `${agent.options.conversationId}:${position.assistantSeq}:${position.index}`,
+        from: `parent ${agent.options.workflowId}`,
+      }]);
+    } catch (error) {
+      delivered = { accepted: false as const, reason: errorText(error) };
+    }
+    if (!delivered.accepted) {
+      if (task.state === 'running' && task.settledAt === before.settledAt) task.state = before.state;
+      return toolError(`Message not delivered to ${taskId}: ${delivered.reason}`);
+    }
+    agent.updateViews();
+    return toolText(`Message delivered to ${taskId}. Its answer will arrive as a task notice.`);
+  }
+
+  /** `approve`: decide a tool call one of this workflow's tasks waits on (only where the operator lets the parent decide). */
+  private async approve(args: JsonObject, position: CallPosition): Promise<ToolOutcome> {
+    const agent = this.agent;
+    if (agent.options.approvers !== 'human-or-parent') {
+      return toolError('Approvals of your tasks are decided by a person (the operator set approvers to "human"); you cannot approve or deny them.');
+    }
+    const approvalId = typeof args.approval_id === 'string' ? args.approval_id : undefined;
+    const decision = args.decision === 'approve' || args.decision === 'deny' ? args.decision : undefined;
+    if (!approvalId || !decision) return toolError('approve needs `approval_id` and `decision` ("approve" or "deny").');
+    const task = agent.registry.tasks.find((candidate) => approvalId.startsWith(`${candidate.workflowId}:`));
+    const pending = task?.peek?.pendingApprovals?.some((entry) => entry.id === approvalId);
+    if (!task || !pending) return toolError(`No approval "${approvalId}" is pending in your tasks.`);
+    let delivered;
+    try {
+      delivered = await agent.activities.orchestration.deliverToChild.executeWithOptions({ summary: `${decision} ${approvalId}` }, [{
+        workflowId: task.workflowId,
+        kind: 'approval',
+        approvalId,
+        decision,
+        ...(typeof args.reason === 'string' ? { reason: args.reason } : {}),
+        by: `parent ${agent.options.workflowId}`,
+        updateId: `${agent.options.conversationId}:${position.assistantSeq}:${position.index}`,
+      }]);
+    } catch (error) {
+      delivered = { accepted: false as const, reason: errorText(error) };
+    }
+    if (!delivered.accepted) return toolError(`The decision on ${approvalId} was not applied: ${delivered.reason}`);
+    return toolText(`${decision === 'approve' ? 'Approved' : 'Denied'} ${approvalId} for ${task.taskId}.`);
+  }
+
+  private listModels(args: JsonObject): Promise<ToolOutcome> {
+    return attempt('list_subagent_models', () => this.agent.activities.orchestration.listSubagentModels.executeWithOptions({ summary: 'list subagent models' }, [{
+      ...(typeof args.provider === 'string' ? { provider: args.provider } : {}),
+      ...(typeof args.model === 'string' ? { model: args.model } : {}),
+    }]));
+  }
+}
