@@ -29,7 +29,7 @@ const commands: Record<string, { run: Command; summary: string }> = {
   sources: { run: sourcesCommand, summary: 'list recipes and agents, or show one: errand sources [name]' },
   models: { run: modelsCommand, summary: 'list the models a delegation may use' },
   recipes: { run: recipesCommand, summary: 'recipes check <file or folder>…: validate recipe and agent files' },
-  sessions: { run: sessionsCommand, summary: 'parent sessions: sessions start [message] | send <id> <message> | show <id>' },
+  sessions: { run: sessionsCommand, summary: 'parent sessions: sessions start [message] | send <id> <message> | show <id> | cancel <id>' },
   approvals: { run: approvalsCommand, summary: 'tool calls waiting for approval: approvals [list] | approve <id> | deny <id> [--reason r]' },
   'api-key': { run: apiKeyCommand, summary: 'make an API key for a tenant and print its configuration entry' },
 };

@@ -5,6 +5,7 @@ import { searchAttributes } from '../contracts/search-attributes';
 import type { SessionInput } from '../contracts/session';
 import {
   approvalUpdate,
+  cancelSignal,
   peekQuery,
   sendMessageUpdate,
   transcriptQuery,
@@ -63,6 +64,7 @@ export class SessionService {
       tasks: this.config.tasks,
       activity: this.config.subagent.activity,
       approvalTimeoutMs: this.config.approvalTimeoutMs,
+      idleTimeoutMs: this.config.sessionIdleTimeoutMs,
       ...(request.message ? { initialMessage: request.message } : {}),
     };
     const handle = await client.workflow.start('sessionWorkflow', {
@@ -106,6 +108,17 @@ export class SessionService {
     } catch (error) {
       throw new ApiProblem(409, ProblemKind.conflict, 'The message was not accepted', { detail: updateRejection(error) });
     }
+  }
+
+  /**
+   * Cancels a session: its run stops, every task under it is cancelled, and it ends `cancelled`. Answers
+   * once the cancel signal is recorded; a session that has already ended is a conflict.
+   */
+  async cancel(tenant: string, id: string, reason: string | undefined): Promise<{ id: string; cancelling: true }> {
+    const { handle, running } = await this.owned(tenant, id, 'session');
+    if (!running) throw new ApiProblem(409, ProblemKind.conflict, 'The session has ended', { detail: `session ${id} is not running` });
+    await handle.signal(cancelSignal, { reason: reason ?? `cancelled through the API by ${tenant}` });
+    return { id, cancelling: true };
   }
 
   /** Tool calls of the tenant's running workflows that wait for an approval (Temporal visibility). */

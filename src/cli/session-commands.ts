@@ -21,14 +21,15 @@ function print(context: CliContext, asJson: boolean | undefined, value: unknown,
   context.io.stdout(asJson ? `${JSON.stringify(value, null, 2)}\n` : `${text}\n`);
 }
 
-const sessionsUsage = 'usage: errand sessions start [message...] [--label l] [--instructions text] | send <id> <message...> | show <id> [--json]';
+const sessionsUsage = 'usage: errand sessions start [message...] [--label l] [--instructions text] | send <id> <message...> | show <id> | cancel <id> [--reason r] [--json]';
+const cancellingSchema = z.object({ id: z.string(), cancelling: z.literal(true) });
 
 /** `errand sessions start|send|show`. */
 export async function sessionsCommand(argv: string[], context: CliContext): Promise<number> {
   const [sub, ...rest] = argv;
   const { values, positionals } = parseArgs({
     args: rest,
-    options: { json: { type: 'boolean' }, label: { type: 'string' }, instructions: { type: 'string' }, 'max-depth': { type: 'string' } },
+    options: { json: { type: 'boolean' }, label: { type: 'string' }, instructions: { type: 'string' }, 'max-depth': { type: 'string' }, reason: { type: 'string' } },
     allowPositionals: true,
     strict: true,
   });
@@ -62,6 +63,13 @@ export async function sessionsCommand(argv: string[], context: CliContext): Prom
     const lines = [`${id} · ${body.running ? body.transcript.state : 'ended'}${body.transcript.queuedMessages > 0 ? ` · ${body.transcript.queuedMessages} queued` : ''}`];
     for (const entry of body.transcript.entries) lines.push(`${entry.role.padEnd(9)} ${entry.text.replace(/\n/g, '\n          ')}`);
     print(context, values.json, body, lines.join('\n'));
+    return 0;
+  }
+  if (sub === 'cancel') {
+    const [id] = positionals;
+    if (!id) throw new UsageError(sessionsUsage);
+    const { body } = await call(context.transport(), 'POST', sessionPath(id, '/cancel'), cancellingSchema, { body: values.reason ? { reason: values.reason } : {} });
+    print(context, values.json, body, `session ${id} is cancelling (its tasks are cancelled too)`);
     return 0;
   }
   throw new UsageError(sessionsUsage);

@@ -133,7 +133,8 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       run = await loop.runTurns(input.maxTurns, { ...hooks, resume });
       // A subagent that answers while its own background tasks run waits for their notices and takes
       // them into account (within its turn limit), instead of cancelling work it said would report back.
-      while (run.status === 'completed' && promisedTasks() && agent.turnsThisRun < input.maxTurns) {
+      // (A continuable one settles now: the notices wake it for another activation.)
+      while (!continuable && run.status === 'completed' && promisedTasks() && agent.turnsThisRun < input.maxTurns) {
         agent.setState('waiting');
         await condition(() => agent.pendingNotices.length > 0);
         agent.setState('running');

@@ -39,6 +39,22 @@ describe('sessions', () => {
     expect(empty.status).toBe(400);
     await stack.client.workflow.getHandle(id).cancel();
   });
+
+  it('cancels a session: 202, then it ends cancelled and takes no more messages; other tenants get 404', async () => {
+    const started = await stack.request('/v1/sessions', postJson({ label: 'to cancel', message: 'hello' }));
+    const { id } = (await json(started)) as { id: string };
+    const path = `/v1/sessions/${encodeURIComponent(id)}`;
+    await eventually(async () => (replies(await transcriptOf(id)).length === 1 ? true : undefined));
+    expect((await stack.request(`${path}/cancel`, postJson({}, { key: keys.globex }))).status).toBe(404);
+    const cancelled = await stack.request(`${path}/cancel`, postJson({ reason: 'done for today' }));
+    expect(cancelled.status).toBe(202);
+    expect(await json(cancelled)).toEqual({ id, cancelling: true });
+    const result = (await stack.client.workflow.getHandle(id).result()) as { status: string; diagnostic?: string };
+    expect(result.status).toBe('cancelled');
+    expect(result.diagnostic).toBe('done for today');
+    expect((await stack.request(`${path}/cancel`, postJson({}))).status).toBe(409);
+    expect((await stack.request(`${path}/messages`, postJson({ message: 'still there?' }))).status).toBe(409);
+  });
 });
 
 describe('approvals', () => {
@@ -53,6 +69,13 @@ describe('approvals', () => {
     }, 20_000);
     expect(pending.tool).toBe('developer__write_file');
     expect(pending.argumentsPreview).toContain('from-api.txt');
+    // The delegation's own status shows the wait and the pending call (M2).
+    const status = (await json(await stack.request(`/v1/delegations/${encodeURIComponent(id)}`))) as { state: string; peek: { state: string; pendingApprovals?: Approval[]; elapsedMs?: number } | null; peekError?: string };
+    expect(status.peekError).toBeUndefined();
+    expect(status.state).toBe('waiting_approval');
+    expect(status.peek?.state).toBe('waiting_approval');
+    expect(status.peek?.pendingApprovals?.map((approval) => approval.id)).toEqual([pending.id]);
+    expect(status.peek?.elapsedMs).toBeGreaterThanOrEqual(0);
     expect(existsSync(join(stack.workDir, 'from-api.txt'))).toBe(false);
     const foreign = (await json(await stack.request('/v1/approvals', { key: keys.globex }))) as { approvals: Approval[] };
     expect(foreign.approvals.some((approval) => approval.workflowId === id)).toBe(false);

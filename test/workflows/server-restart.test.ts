@@ -141,3 +141,36 @@ test('continue-as-new keeps the conversation, counters and pending messages; pee
   await handle.signal(cancelSignal, {});
   await handle.result();
 }, 180_000);
+
+test('a child terminated from outside after its parent continued as new is settled within a minute', async () => {
+  const child = scripts.add('probe-child', (_request, call) => ({ text: `child answer ${call}` }));
+  const session = scripts.add('probe-parent', (_request, call) => (call === 0
+    ? { toolCalls: [{ name: 'delegate', arguments: { instructions: `stay ${child}`, continuable: true } }] }
+    : { text: `parent reply ${call}` }));
+  const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-probe-${Date.now()}`, args: [sessionInput({ workingDir })] });
+  const firstRunId = (await handle.describe()).runId;
+  await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `start ${session}` }] });
+  const childHandle = client.workflow.getHandle(`${handle.workflowId}/task-1`);
+  await poll(() => childHandle.query(peekQuery), (peek: SubagentPeek) => peek.state === 'waiting', 'the child waiting');
+  // Enough messages to pass the history threshold: the session continues as new between two of them.
+  for (let index = 0; index < 12 && (await handle.describe()).runId === firstRunId; index += 1) {
+    await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `filler ${index}` }] });
+    await poll(() => handle.query(peekQuery), (peek: SubagentPeek) => peek.state === 'waiting' && (peek.queuedMessages ?? 0) === 0, 'the session waiting');
+  }
+  await poll(() => handle.describe(), (description) => description.runId !== firstRunId, 'continue-as-new');
+  const terminatedAt = Date.now();
+  await childHandle.terminate('removed by an operator');
+  const view = await poll(
+    () => handle.query(transcriptQuery),
+    (transcript: TranscriptView) => transcript.entries.some((entry) => entry.role === 'notice' && entry.text.includes('task-1 ended: failed')),
+    'the settlement notice',
+    75_000,
+  );
+  expect(Date.now() - terminatedAt).toBeLessThan(75_000);
+  const notice = view.entries.find((entry) => entry.role === 'notice' && entry.text.includes('task-1 ended: failed'))?.text ?? '';
+  expect(notice).toMatch(/terminated: removed by an operator/);
+  const peek: SubagentPeek = await handle.query(peekQuery);
+  expect(peek.tasks?.find((task) => task.taskId === 'task-1')?.state).toBe('failed');
+  await handle.signal(cancelSignal, {});
+  await handle.result();
+}, 180_000);

@@ -300,5 +300,25 @@ describe('session: cancel, depth and budgets', () => {
     const childResult: SubagentResult = await client.workflow.getHandle(`${handle.workflowId}/task-1`).result();
     expect(childResult.status).toBe('budget');
     expect(childResult.diagnostic).toMatch(/token budget is 1000/);
+    // The grandchild's report crossed the child's budget: the child stops without another model call.
+    expect(scripts.of('rollup-child')).toHaveLength(1);
+    expect(scripts.of('rollup-grandchild')).toHaveLength(1);
+    expect(scripts.of('rollup')).toHaveLength(2);
+  });
+
+  test('a child gets at most what remains of its parent budget', async () => {
+    const child = scripts.add('remaining-child', [{ text: 'cheap', usage: { inputTokens: 100, outputTokens: 100 } }]);
+    const session = scripts.add('remaining', [
+      { toolCalls: [delegateCall({ instructions: `ask for more ${child}`, token_budget: 50_000 })], usage: { inputTokens: 300, outputTokens: 100 } },
+      { text: 'ok', usage: { inputTokens: 10, outputTokens: 1 } },
+    ]);
+    const handle = await startSession({ tokenBudget: 2_000 });
+    await say(handle, `Budget ${session}`);
+    await replies(handle, 1);
+    const history = await client.workflow.getHandle(`${handle.workflowId}/task-1`).fetchHistory();
+    const started = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
+    const input = JSON.parse(Buffer.from(started ?? new Uint8Array()).toString('utf8')) as { tokenBudget?: number };
+    expect(input.tokenBudget).toBe(1_600);
+    await handle.cancel();
   });
 });

@@ -62,6 +62,16 @@ export const sendSessionMessageRoute = defineRoute({
   body: { schema: sendMessageBodySchema, required: true, description: 'The message.' },
   responses: { 202: { description: 'Accepted.', schema: sessionMessageResponseSchema }, 400: badRequest, 401: unauthorized, 404: notFound, 409: conflict },
 });
+const cancelSessionBodySchema = z.strictObject({ reason: z.string().max(2_000).optional().describe('Why; shown in the session and its tasks.') });
+const cancelSessionResponseSchema = z.object({ id: z.string(), cancelling: z.literal(true) });
+/** `POST /v1/sessions/{id}/cancel`. */
+export const cancelSessionRoute = defineRoute({
+  method: 'post', path: '/v1/sessions/{id}/cancel', operationId: 'cancelSession', summary: 'Cancel a session',
+  description: 'Ends the session and cancels every task under it. Answers 202 once the cancel is recorded; the session then ends `cancelled`.',
+  tag: 'sessions', authenticated: true, params: delegationPathSchema, query: emptyQuerySchema,
+  body: { schema: cancelSessionBodySchema, required: false, description: 'An optional reason.' },
+  responses: { 202: { description: 'The cancel is recorded.', schema: cancelSessionResponseSchema }, 400: badRequest, 401: unauthorized, 404: notFound, 409: conflict },
+});
 /** `GET /v1/approvals`. */
 export const listApprovalsRoute = defineRoute({
   method: 'get', path: '/v1/approvals', operationId: 'listApprovals', summary: 'Tool calls waiting for approval',
@@ -79,7 +89,7 @@ export const decideApprovalRoute = defineRoute({
 });
 
 /** The session and approval routes, in documentation order. */
-export const sessionRoutes = [startSessionRoute, getSessionRoute, sendSessionMessageRoute, listApprovalsRoute, decideApprovalRoute] as const;
+export const sessionRoutes = [startSessionRoute, getSessionRoute, sendSessionMessageRoute, cancelSessionRoute, listApprovalsRoute, decideApprovalRoute] as const;
 
 /** Mounts `/v1/sessions` and `/v1/approvals`. */
 export function mountSessionRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
@@ -95,6 +105,7 @@ export function mountSessionRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): vo
   });
   mountRoute(app, getSessionRoute, async ({ params, tenant, c }) => sendJson(c, sessionResponseSchema, 200, await service().get(tenant, params.id)));
   mountRoute(app, sendSessionMessageRoute, async ({ params, body, tenant, c }) => sendJson(c, sessionMessageResponseSchema, 202, await service().sendMessage(tenant, params.id, body.message)));
+  mountRoute(app, cancelSessionRoute, async ({ params, body, tenant, c }) => sendJson(c, cancelSessionResponseSchema, 202, await service().cancel(tenant, params.id, body?.reason)));
   mountRoute(app, listApprovalsRoute, async ({ tenant, c }) => sendJson(c, approvalsResponseSchema, 200, { approvals: await service().listApprovals(tenant) }));
   mountRoute(app, decideApprovalRoute, async ({ params, body, tenant, c }) => sendJson(c, approvalResponseSchema, 200, await service().decide(tenant, params.id, body.decision, body.reason)));
 }
