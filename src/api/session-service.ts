@@ -41,9 +41,19 @@ function updateRejection(error: unknown): string {
  * belongs to the caller's tenant; anything else is a 404.
  */
 export class SessionService {
-  constructor(private readonly temporal: TemporalClientProvider, private readonly config: ErrandConfig) {}
+  /**
+   * @param workingDirFor where a tenant's sessions work (`<working root>/<tenant>`; see tenant-working-dir.ts).
+   */
+  constructor(
+    private readonly temporal: TemporalClientProvider,
+    private readonly config: ErrandConfig,
+    private readonly workingDirFor: (tenant: string) => string = () => config.workingDir,
+  ) {}
 
-  /** Starts a session workflow for a tenant. */
+  /**
+   * Starts a session workflow for a tenant. The route has already refused limits over the operator's
+   * (request-limits.ts); the `Math.min` keeps that true for any other caller of this method.
+   */
   async start(tenant: string, request: StartSessionRequest): Promise<{ id: string; runId: string }> {
     const client = await this.temporal.get();
     const workflowId = `errand-${randomBytes(8).toString('hex')}`;
@@ -55,10 +65,10 @@ export class SessionService {
       label: request.label ?? 'API session',
       route: defaultModel,
       toolsets: ['developer', ...this.config.tools.mcpServers.map((server) => server.name)],
-      workingDir: this.config.workingDir,
+      workingDir: this.workingDirFor(tenant),
       system: { ...(request.instructions ? { instructions: request.instructions } : {}), ...(request.context ? { context: request.context } : {}) },
-      maxTurnsPerMessage: request.maxTurnsPerMessage ?? this.config.sessionMaxTurns,
-      maxDepth: request.maxDepth ?? this.config.subagent.maxDepth,
+      maxTurnsPerMessage: Math.min(request.maxTurnsPerMessage ?? this.config.sessionMaxTurns, this.config.sessionMaxTurns),
+      maxDepth: Math.min(request.maxDepth ?? this.config.subagent.maxDepth, this.config.subagent.maxDepth),
       tenant,
       tasks: this.config.tasks,
       activity: this.config.subagent.activity,
