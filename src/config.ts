@@ -16,6 +16,7 @@ import {
   defaultToolCallTimeoutMs,
   maxDepthCeiling,
   maxTurnsCeiling,
+  searchTextRegexDeadlineMs,
 } from './contracts/limits';
 import type { SubagentActivitySettings, TaskLimits } from './contracts/subagent';
 import { storeConfigSchema, type StoreConfig } from './sources/store-config';
@@ -139,6 +140,8 @@ export interface ErrandConfig {
   workingDir: string;
   /** How model-run commands run (environment allow-list, sandbox). */
   commands: CommandSettings;
+  /** How long one search_text call may spend matching a regular expression (`ERRAND_SEARCH_TEXT_REGEX_DEADLINE_MS`), ms. */
+  searchTextRegexDeadlineMs: number;
   tools: {
     mcpServers: McpServerConfig[];
     settings: McpSettings;
@@ -308,6 +311,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
       : undefined,
     workingDir: resolve(cwd, env.ERRAND_WORKING_DIR ?? file.workingDir ?? '.'),
     commands,
+    searchTextRegexDeadlineMs: intFromEnv(env, 'ERRAND_SEARCH_TEXT_REGEX_DEADLINE_MS', 100, 600_000) ?? searchTextRegexDeadlineMs,
     toolPolicy,
     approvalTimeoutMs: secondsFromEnv('ERRAND_APPROVAL_TIMEOUT_SECS') ?? defaultApprovalTimeoutMs,
     sessionMaxTurns: intFromEnv(env, 'ERRAND_SESSION_MAX_TURNS', 1, maxTurnsCeiling) ?? defaultSessionMaxTurns,

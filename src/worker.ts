@@ -121,6 +121,7 @@ export function developerToolsetOptions(config: ErrandConfig, env: NodeJS.Proces
   return {
     paths: { workingRoot: config.workingDir, denied: [...new Set([config.dataDir, config.sources.gitCacheDir])] },
     commands: commandOptions(config, env),
+    searchTextRegexDeadlineMs: config.searchTextRegexDeadlineMs,
   };
 }
 

@@ -82,7 +82,8 @@ export const sandboxCheckTimeoutMs = 15_000;
 /** Longest search_text pattern, in characters (a regular expression's program grows with its text). */
 export const searchTextMaxPatternChars = 1_000;
 /**
- * How long one search_text call may spend matching a regular expression, in milliseconds. Matching runs
+ * How long one search_text call may spend matching a regular expression, in milliseconds
+ * (`ERRAND_SEARCH_TEXT_REGEX_DEADLINE_MS`). Matching runs
  * in a worker thread with a linear-time engine (RE2), so the worker's event loop keeps serving other
  * activities; past this the thread is stopped and the model is told to simplify the pattern.
  */

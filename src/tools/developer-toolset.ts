@@ -16,6 +16,8 @@ export interface DeveloperToolsetOptions {
   paths?: PathRules;
   /** How run_command runs: the environment allow-list and the sandbox. */
   commands?: CommandOptions;
+  /** How long one search_text call may spend matching a regular expression, ms (default in limits.ts). */
+  searchTextRegexDeadlineMs?: number;
 }
 
 /**
@@ -29,7 +31,7 @@ export function createDeveloperToolset(options: DeveloperToolsetOptions = {}): T
     createReadFileTool(paths),
     createWriteFileTool(paths),
     createListDirectoryTool(paths),
-    createSearchTextTool(paths),
+    createSearchTextTool(paths, options.searchTextRegexDeadlineMs),
     createRunCommandTool(options.commands ?? {}, paths),
   ];
   return {

@@ -53,7 +53,7 @@ describe('approvals', () => {
     }, 20_000);
     expect(pending.tool).toBe('developer__write_file');
     expect(pending.argumentsPreview).toContain('from-api.txt');
-    expect(existsSync(join(stack.workDir, 'from-api.txt'))).toBe(false);
+    expect(existsSync(join(stack.workDir, 'acme', 'from-api.txt'))).toBe(false);
     const foreign = (await json(await stack.request('/v1/approvals', { key: keys.globex }))) as { approvals: Approval[] };
     expect(foreign.approvals.some((approval) => approval.workflowId === id)).toBe(false);
     const path = `/v1/approvals/${encodeURIComponent(pending.id)}`;
@@ -63,7 +63,8 @@ describe('approvals', () => {
     expect(decided.status).toBe(200);
     const result = (await json(await stack.request(`/v1/delegations/${encodeURIComponent(id)}/result?wait=15s`))) as { result: { status: string } };
     expect(result.result.status).toBe('completed');
-    expect(readFileSync(join(stack.workDir, 'from-api.txt'), 'utf8')).toBe('written via the API');
+    // Tenant acme's delegations work in <working root>/acme, made by the worker on first use.
+    expect(readFileSync(join(stack.workDir, 'acme', 'from-api.txt'), 'utf8')).toBe('written via the API');
     expect((await stack.request(path, postJson({ decision: 'approve' }))).status).toBe(409);
   });
 });

@@ -65,7 +65,7 @@ function literalMatcher(pattern: string, caseInsensitive: boolean): LineMatcher 
  * is skipped, binary files and files over the size limit are skipped, and both matches and visited files
  * are bounded. Regular expressions run in RE2 on a worker thread with a deadline (see regex-matcher.ts).
  */
-export function createSearchTextTool(paths: PathRules = {}): Tool {
+export function createSearchTextTool(paths: PathRules = {}, regexDeadlineMs: number = searchTextRegexDeadlineMs): Tool {
   return defineTool({
     name: 'search_text',
     description:
@@ -85,7 +85,7 @@ export function createSearchTextTool(paths: PathRules = {}): Tool {
       const rootStats = await lstat(confined.absolutePath).catch(() => undefined);
       if (rootStats === undefined) return toolError(`path "${requested}" does not exist`);
 
-      const threaded = args.regex ? new ThreadedRegexMatcher(args.pattern, caseInsensitive, searchTextRegexDeadlineMs, context.abortSignal) : undefined;
+      const threaded = args.regex ? new ThreadedRegexMatcher(args.pattern, caseInsensitive, regexDeadlineMs, context.abortSignal) : undefined;
       const match: LineMatcher = threaded ? (text, max) => threaded.matchLines(text, max) : literalMatcher(args.pattern, caseInsensitive);
       const maxMatches = args.max_matches ?? searchTextDefaultMaxMatches;
       const matches: string[] = [];
