@@ -1,5 +1,5 @@
 import { constants, type Stats } from 'node:fs';
-import { mkdir, open, realpath, stat, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, open, readlink, realpath, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { isErrnoCode, type ConfinedPath } from './confine-path';
 
@@ -80,12 +80,28 @@ export async function writeConfined(confined: ConfinedPath, content: string, sig
   try {
     const stats = await handle.stat();
     if (!stats.isFile()) return { ok: false, reason: stats.isDirectory() ? 'directory' : 'not-regular' };
-    if (!(await namesSameFile(confined.absolutePath, stats))) return { ok: false, reason: 'moved' };
+    if (!(await namesSameFile(confined.absolutePath, stats))) {
+      // A directory on the way was swapped for a symlink, so the create happened elsewhere: take back the
+      // empty file this call made there (found through the handle, on Linux), then refuse.
+      if (created) await removeCreated(handle, stats);
+      return { ok: false, reason: 'moved' };
+    }
     await handle.truncate(0);
     await handle.writeFile(content, { encoding: 'utf8', ...(signal ? { signal } : {}) });
     return { ok: true, created };
   } finally {
     await handle.close();
+  }
+}
+
+/** Removes a file this call created, by the path its handle really has, if it is still that empty file. */
+async function removeCreated(handle: FileHandle, opened: Stats): Promise<void> {
+  try {
+    const actual = await readlink(`/proc/self/fd/${handle.fd}`);
+    const now = await lstat(actual);
+    if (now.dev === opened.dev && now.ino === opened.ino && now.size === 0) await unlink(actual);
+  } catch {
+    // No procfs (not Linux), or it changed again: leave it; nothing was written to it.
   }
 }
 

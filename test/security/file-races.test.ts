@@ -58,11 +58,15 @@ describe('symlinks swapped in after the check', () => {
     await writeFile(path.join(sandbox.workingDir, 'docs', 'secret.txt'), 'inside');
     const forRead = await confined('docs/secret.txt');
     const forWrite = await confined('docs/secret.txt');
+    const forCreate = await confined('docs/new.txt');
     await rename(path.join(sandbox.workingDir, 'docs'), path.join(sandbox.workingDir, 'docs-old'));
     await symlink(sandbox.outside, path.join(sandbox.workingDir, 'docs'));
     expect(await readConfined(forRead, readFileMaxBytes)).toEqual({ ok: false, reason: 'moved' });
     expect(await writeConfined(forWrite, 'overwritten')).toEqual({ ok: false, reason: 'moved' });
     expect(await readFile(path.join(sandbox.outside, 'secret.txt'), 'utf8')).toBe(secret);
+    // A new file: the create went through the swapped directory, was found to be outside, and taken back.
+    expect(await writeConfined(forCreate, 'planted')).toEqual({ ok: false, reason: 'moved' });
+    expect(existsSync(path.join(sandbox.outside, 'new.txt'))).toBe(false);
   });
 
   attack('hang read_file on a FIFO, and read past the size limit', async () => {
