@@ -27,7 +27,7 @@ function fieldOf(message: string, request: DelegateRequest): string {
 /**
  * Plans a delegation started through the API: the same planner the `delegate` tool uses, with the
  * tenant's working directory, the configured toolsets and models, and no parent (depth 1, nothing to
- * notify). `working_dir` is joined onto the tenant's folder by name only: the API does not look at the
+ * notify). `tenantDir` is the tenant's working directory (tenant-working-dir.ts). `working_dir` is joined onto the tenant's folder by name only: the API does not look at the
  * workers' disk (it may run where that disk is not), and the worker confines and creates the folder.
  */
 export async function planApiDelegation(
@@ -35,7 +35,7 @@ export async function planApiDelegation(
   caller: ApiCaller,
   config: ErrandConfig,
   resolver: SourceResolver,
-  tenantDir: string = config.workingDir,
+  tenantDir: string,
 ): Promise<PlanResult> {
   let workingDir = tenantDir;
   if (request.working_dir !== undefined) {

@@ -47,7 +47,7 @@ export class SessionService {
   constructor(
     private readonly temporal: TemporalClientProvider,
     private readonly config: ErrandConfig,
-    private readonly workingDirFor: (tenant: string) => string = () => config.workingDir,
+    private readonly workingDirFor: (tenant: string) => string,
   ) {}
 
   /**
