@@ -20,9 +20,11 @@ RUN npm run build
 # ---- runtime ------------------------------------------------------------------------------------------------
 FROM node:${NODE_VERSION}-bookworm-slim AS runtime
 # git: git-synced source stores; ca-certificates: TLS to Temporal Cloud, S3 and model vendors;
-# tini: PID 1 that forwards SIGTERM, so the worker drains instead of being killed after stopTimeout.
+# tini: PID 1 that forwards SIGTERM, so the worker drains instead of being killed after stopTimeout;
+# bubblewrap: the optional sandbox of model-run commands (ERRAND_SANDBOX=bwrap, where the platform allows
+# user namespaces; the worker checks at start).
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git ca-certificates tini \
+ && apt-get install -y --no-install-recommends git ca-certificates tini bubblewrap \
  && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production
 WORKDIR /app

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import {
   defaultMaxDepth,
@@ -18,14 +19,16 @@ import {
   defaultContinuableIdleTimeoutMs,
   defaultTaskWaitTimeoutMs,
   defaultToolCallTimeoutMs,
+  maxDepthCeiling,
   maxTurnsCeiling,
+  searchTextRegexDeadlineMs,
 } from './contracts/limits';
 import type { SubagentActivitySettings, TaskLimits } from './contracts/subagent';
 import { storeConfigSchema, type StoreConfig } from './sources/store-config';
 import { temporalConnectionOptions, type TemporalConnectOptions } from './temporal-connection';
 import { mcpServerListSchema, mcpSettingsSchema, type McpServerConfig, type McpSettings } from './tools/mcp-config';
 import { toolPolicyConfigSchema, type ToolPolicyConfig } from './tools/tool-policy';
-import { providerConfigSchema, type ProviderConfig } from './llm/provider-config';
+import { defaultAnthropicApiKeyEnv, providerConfigSchema, type ProviderConfig } from './llm/provider-config';
 
 /**
  * errand's configuration, parsed once into a typed object (DESIGN.md convention 8). Sources, in order of
@@ -42,6 +45,25 @@ export class ConfigError extends Error {
   }
 }
 
+const envNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'expected an environment variable name' });
+
+/** Sandboxes model-run commands can run in (`ERRAND_SANDBOX`). */
+export const CommandSandbox = { none: 'none', bwrap: 'bwrap' } as const;
+/** One of {@link CommandSandbox}. */
+export type CommandSandbox = (typeof CommandSandbox)[keyof typeof CommandSandbox];
+
+/** How model-run commands (`run_command`) are run (`commands` in the file, `ERRAND_COMMAND_ENV`, `ERRAND_SANDBOX*`). */
+export interface CommandSettings {
+  /** Worker environment variables passed to commands besides PATH, HOME, LANG and TMPDIR. */
+  env: string[];
+  /** `bwrap`: every command runs in a bubblewrap sandbox; `none`: as a plain child process. */
+  sandbox: CommandSandbox;
+  /** Whether a sandboxed command may use the network (default false: its own empty network namespace). */
+  network: boolean;
+  /** Extra absolute paths a sandboxed command sees read-only (a toolchain outside the system folders). */
+  readOnlyPaths: string[];
+}
+
 const fileSchema = z.strictObject({
   temporal: z.strictObject({
     address: z.string().min(1).optional(),
@@ -51,8 +73,14 @@ const fileSchema = z.strictObject({
   providers: z.array(providerConfigSchema).optional(),
   defaultModel: z.strictObject({ provider: z.string().min(1), model: z.string().min(1) }).optional(),
   dataDir: z.string().min(1).optional(),
-  /** Working directory of sessions and API-started delegations (delegations are confined to it). */
+  /** Working root: each tenant's API-started delegations and sessions work in `<workingDir>/<tenant>`. */
   workingDir: z.string().min(1).optional(),
+  commands: z.strictObject({
+    env: z.array(envNameSchema).optional(),
+    sandbox: z.enum([CommandSandbox.none, CommandSandbox.bwrap], { error: 'expected "none" or "bwrap"' }).optional(),
+    network: z.boolean().optional(),
+    readOnlyPaths: z.array(z.string().min(1)).optional(),
+  }).optional(),
   /** Configured source stores, in search order. */
   stores: z.array(storeConfigSchema).optional(),
   /** Claude Code agent model aliases (`sonnet`, `opus`, `haiku`) → `model` or `provider/model`. */
@@ -75,7 +103,7 @@ const fileSchema = z.strictObject({
   }).optional(),
   subagent: z.strictObject({
     maxTurns: z.number().int().min(1).max(maxTurnsCeiling).optional(),
-    maxDepth: z.number().int().min(1).max(10).optional(),
+    maxDepth: z.number().int().min(1).max(maxDepthCeiling).optional(),
     modelCallTimeoutMs: z.number().int().min(1_000).optional(),
     modelHeartbeatTimeoutMs: z.number().int().min(2_000).optional(),
     toolCallTimeoutMs: z.number().int().min(1_000).optional(),
@@ -93,7 +121,11 @@ export interface ErrandConfig {
   providers: ProviderConfig[];
   /** The model a delegation uses when nothing else chooses one; undefined when none is configured. */
   defaultModel: { provider: string; model: string } | undefined;
-  /** Folder for local state: the blob store (conversations, large payloads) unless `blobs` names S3. */
+  /**
+   * Folder for errand's own state: the blob store (unless `blobs` names S3), the dev server's database, the
+   * git cache. Default: `$XDG_STATE_HOME/errand` (`~/.local/state/errand`), outside every working directory;
+   * tools refuse paths inside it wherever it is.
+   */
   dataDir: string;
   /** S3 blob store for conversations and stored outcomes (`ERRAND_BLOB_BUCKET`); absent = `<dataDir>/blobs`. */
   blobs: { bucket: string; prefix: string; endpoint?: string; region?: string; forcePathStyle?: boolean } | undefined;
@@ -122,8 +154,15 @@ export interface ErrandConfig {
   /** How long a tool call under `ask` waits for a decision (`ERRAND_APPROVAL_TIMEOUT_SECS`), ms. */
   approvalTimeoutMs: number;
   tasks: TaskLimits;
-  /** Working directory of sessions and API-started delegations. */
+  /**
+   * The working root. API-started delegations and sessions of tenant `t` work in `<workingDir>/t` (made on
+   * the worker when missing); with API auth off (one local user) in the root itself.
+   */
   workingDir: string;
+  /** How model-run commands run (environment allow-list, sandbox). */
+  commands: CommandSettings;
+  /** How long one search_text call may spend matching a regular expression (`ERRAND_SEARCH_TEXT_REGEX_DEADLINE_MS`), ms. */
+  searchTextRegexDeadlineMs: number;
   tools: {
     mcpServers: McpServerConfig[];
     settings: McpSettings;
@@ -234,7 +273,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
   } catch (error) {
     throw new ConfigError(error instanceof Error ? error.message : String(error));
   }
-  const dataDir = resolve(cwd, env.ERRAND_DATA_DIR ?? file.dataDir ?? '.data');
+  const dataDir = resolve(cwd, env.ERRAND_DATA_DIR ?? file.dataDir ?? defaultDataDir(env));
   let stores: StoreConfig[] = file.stores ?? [];
   if (env.ERRAND_STORES) {
     let json: unknown;
@@ -276,6 +315,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
   if (allowRecipeServers !== undefined && allowRecipeServers !== 'true' && allowRecipeServers !== 'false') {
     throw new ConfigError(`ERRAND_ALLOW_RECIPE_MCP_SERVERS="${allowRecipeServers}" is not valid: use true or false`);
   }
+  const commands = commandSettings(env, file.commands, providers, mcpServers);
   const secondsFromEnv = (name: string) => {
     const value = intFromEnv(env, name, 1, 31_536_000);
     return value === undefined ? undefined : value * 1_000;
@@ -301,6 +341,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
         }
       : undefined,
     workingDir: resolve(cwd, env.ERRAND_WORKING_DIR ?? file.workingDir ?? '.'),
+    commands,
+    searchTextRegexDeadlineMs: intFromEnv(env, 'ERRAND_SEARCH_TEXT_REGEX_DEADLINE_MS', 100, 600_000) ?? searchTextRegexDeadlineMs,
     toolPolicy,
     approvalTimeoutMs: secondsFromEnv('ERRAND_APPROVAL_TIMEOUT_SECS') ?? defaultApprovalTimeoutMs,
     sessionMaxTurns: intFromEnv(env, 'ERRAND_SESSION_MAX_TURNS', 1, maxTurnsCeiling) ?? defaultSessionMaxTurns,
@@ -332,7 +374,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     },
     subagent: {
       maxTurns: intFromEnv(env, 'ERRAND_SUBAGENT_MAX_TURNS', 1, maxTurnsCeiling) ?? subagent.maxTurns ?? defaultMaxTurns,
-      maxDepth: intFromEnv(env, 'ERRAND_MAX_DEPTH', 1, 10) ?? subagent.maxDepth ?? defaultMaxDepth,
+      maxDepth: intFromEnv(env, 'ERRAND_MAX_DEPTH', 1, maxDepthCeiling) ?? subagent.maxDepth ?? defaultMaxDepth,
       activity: {
         modelCallTimeoutMs: intFromEnv(env, 'ERRAND_MODEL_CALL_TIMEOUT_MS', 1_000, 86_400_000) ?? subagent.modelCallTimeoutMs ?? defaultModelCallTimeoutMs,
         modelHeartbeatTimeoutMs: intFromEnv(env, 'ERRAND_MODEL_HEARTBEAT_TIMEOUT_MS', 2_000, 3_600_000) ?? subagent.modelHeartbeatTimeoutMs ?? defaultModelHeartbeatTimeoutMs,
@@ -343,4 +385,98 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
       modelOverride: env.ERRAND_SUBAGENT_MODEL || undefined,
     },
   };
+}
+
+/**
+ * errand's default state folder: `$XDG_STATE_HOME/errand`, else `~/.local/state/errand` (the XDG base
+ * directory rules). Never the current directory: that is where the model works by default, and the blob
+ * store and the dev server's database must stay out of its reach.
+ */
+export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
+  const xdg = env.XDG_STATE_HOME;
+  if (xdg !== undefined && xdg !== '' && isAbsolute(xdg)) return join(xdg, 'errand');
+  return join(env.HOME && isAbsolute(env.HOME) ? env.HOME : homedir(), '.local', 'state', 'errand');
+}
+
+/** Names of variables errand itself reads credentials from: never passed to model-run commands. */
+const credentialVariables = [
+  'TEMPORAL_API_KEY',
+  'TEMPORAL_TLS_CLIENT_KEY_DATA',
+  'TEMPORAL_TLS_CLIENT_KEY_PATH',
+  'TEMPORAL_TLS_CLIENT_CERT_DATA',
+  'TEMPORAL_TLS_CLIENT_CERT_PATH',
+  'ERRAND_API_KEYS',
+  'ERRAND_API_KEYS_FILE',
+  'ERRAND_SECRET_ENV',
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
+  'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
+  'AWS_CONTAINER_CREDENTIALS_FULL_URI',
+  'AWS_CONTAINER_AUTHORIZATION_TOKEN',
+  'AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE',
+  'AWS_WEB_IDENTITY_TOKEN_FILE',
+  'AWS_PROFILE',
+];
+
+/** A name that reads like a credential (the logger's secret pattern, plus "credential"). */
+const credentialLikeName = /key|token|secret|password|authorization|credential/i;
+
+/**
+ * The command settings. An environment variable named in `ERRAND_COMMAND_ENV` that holds (or looks like)
+ * a credential is an error, not a silent drop: model-run commands never get credentials, and an operator
+ * who listed one should learn that at start.
+ */
+function commandSettings(
+  env: NodeJS.ProcessEnv,
+  file: { env?: string[] | undefined; sandbox?: CommandSandbox | undefined; network?: boolean | undefined; readOnlyPaths?: string[] | undefined } | undefined,
+  providers: readonly ProviderConfig[],
+  mcpServers: readonly McpServerConfig[],
+): CommandSettings {
+  let names = file?.env ?? [];
+  let source = 'commands.env (ERRAND_CONFIG)';
+  const listed = env.ERRAND_COMMAND_ENV;
+  if (listed !== undefined && listed.trim() !== '') {
+    names = listed.split(',').map((name) => name.trim()).filter((name) => name !== '');
+    source = 'ERRAND_COMMAND_ENV';
+    const invalid = names.filter((name) => !envNameSchema.safeParse(name).success);
+    if (invalid.length > 0) throw new ConfigError(`${source}="${listed}" is not valid: ${invalid.map((name) => `"${name}"`).join(', ')} ${invalid.length === 1 ? 'is not an environment variable name' : 'are not environment variable names'}; use a comma-separated list such as "LC_ALL,NODE_OPTIONS"`);
+  }
+  const credentials = new Set([
+    ...credentialVariables,
+    ...providers.map((provider) => provider.apiKeyEnv ?? (provider.kind === 'anthropic' ? defaultAnthropicApiKeyEnv : undefined)).filter((name): name is string => name !== undefined),
+    ...mcpServers.flatMap((server) => (server.type === 'stdio' ? server.envFrom ?? [] : [])),
+  ]);
+  const refused = names.filter((name) => credentials.has(name) || credentialLikeName.test(name));
+  if (refused.length > 0) {
+    throw new ConfigError(`${source} lists ${refused.join(', ')}, which ${refused.length === 1 ? 'holds or looks like a credential' : 'hold or look like credentials'}: model-run commands never get credentials; remove ${refused.length === 1 ? 'it' : 'them'} (give a tool that needs a credential to an MCP server's envFrom instead)`);
+  }
+
+  let sandbox: CommandSandbox = file?.sandbox ?? CommandSandbox.none;
+  const sandboxSetting = env.ERRAND_SANDBOX;
+  if (sandboxSetting !== undefined && sandboxSetting !== '') {
+    if (sandboxSetting !== CommandSandbox.none && sandboxSetting !== CommandSandbox.bwrap) {
+      throw new ConfigError(`ERRAND_SANDBOX="${sandboxSetting}" is not valid: use "bwrap" (run every model command in a bubblewrap sandbox) or "none"`);
+    }
+    sandbox = sandboxSetting;
+  }
+  let network = file?.network ?? false;
+  const networkSetting = env.ERRAND_SANDBOX_NETWORK;
+  if (networkSetting !== undefined && networkSetting !== '') {
+    if (networkSetting !== 'true' && networkSetting !== 'false') throw new ConfigError(`ERRAND_SANDBOX_NETWORK="${networkSetting}" is not valid: use true (sandboxed commands may use the network) or false (the default)`);
+    network = networkSetting === 'true';
+  }
+  let readOnlyPaths = file?.readOnlyPaths ?? [];
+  let pathsSource = 'commands.readOnlyPaths (ERRAND_CONFIG)';
+  const pathsSetting = env.ERRAND_SANDBOX_READ_ONLY_PATHS;
+  if (pathsSetting !== undefined && pathsSetting.trim() !== '') {
+    readOnlyPaths = pathsSetting.split(':').map((path) => path.trim()).filter((path) => path !== '');
+    pathsSource = 'ERRAND_SANDBOX_READ_ONLY_PATHS';
+  }
+  const relative = readOnlyPaths.filter((path) => !isAbsolute(path));
+  if (relative.length > 0) throw new ConfigError(`${pathsSource}: ${relative.map((path) => `"${path}"`).join(', ')} ${relative.length === 1 ? 'is' : 'are'} not absolute; give absolute paths, ":"-separated (e.g. "/opt/toolchain:/usr/local/go")`);
+  if (sandbox === CommandSandbox.none && (network || readOnlyPaths.length > 0)) {
+    throw new ConfigError(`${network ? 'ERRAND_SANDBOX_NETWORK' : pathsSource} only applies to sandboxed commands, but ERRAND_SANDBOX is not "bwrap"; set ERRAND_SANDBOX=bwrap or remove it`);
+  }
+  return { env: [...new Set(names)], sandbox, network, readOnlyPaths };
 }

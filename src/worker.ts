@@ -13,6 +13,8 @@ import type { ChatModel, ModelRegistry } from './llm/model-port';
 import { createModelRegistry } from './llm/provider-config';
 import type { ToolsetRegistry } from './tools/toolset-registry';
 import { createToolsetRegistryFromConfig, type WorkerToolsetRegistry } from './tools/toolset-registry-factory';
+import { checkSandbox, type CommandOptions } from './tools/command-environment';
+import type { DeveloperToolsetOptions } from './tools/developer-toolset';
 import type { ToolPolicyConfig } from './tools/tool-policy';
 import type { PlanContext } from './activities/plan-delegation';
 import { createSearchStores } from './sources/store-config';
@@ -74,6 +76,7 @@ export function planningSettings(config: ErrandConfig, models: ModelRegistry, to
       allowRecipeServers: config.tools.settings.allowRecipeServers ?? false,
       ...(config.tools.settings.recipeEnvKeys ? { recipeEnvKeys: config.tools.settings.recipeEnvKeys } : {}),
     },
+    paths: developerToolsetOptions(config).paths ?? {},
   };
 }
 
@@ -90,6 +93,8 @@ export function createWorkerDependencies(
     ...(config.tools.settings.idleMs !== undefined ? { idleMs: config.tools.settings.idleMs } : {}),
     ...(config.tools.settings.callTimeoutMs !== undefined ? { callTimeoutMs: config.tools.settings.callTimeoutMs } : {}),
     env: options.env ?? process.env,
+    allowRecipeServers: config.tools.settings.allowRecipeServers ?? false,
+    developer: developerToolsetOptions(config, options.env ?? process.env),
   });
   return {
     models,
@@ -102,6 +107,37 @@ export function createWorkerDependencies(
     defaultMaxOutputTokens: config.model.maxOutputTokens,
     compactAt: config.model.compactAt,
   };
+}
+
+/** How run_command runs on this worker: the environment allow-list and, if configured, the sandbox. */
+export function commandOptions(config: ErrandConfig, env: NodeJS.ProcessEnv = process.env): CommandOptions {
+  return {
+    envNames: config.commands.env,
+    env,
+    ...(config.commands.sandbox === 'bwrap' ? { sandbox: { kind: 'bwrap' as const, network: config.commands.network, readOnlyPaths: config.commands.readOnlyPaths } } : {}),
+  };
+}
+
+/**
+ * The developer tools' settings: tenant folders under the working root, errand's own folders (the data
+ * folder with the blob store and the dev server's database, and the git cache) off limits wherever they
+ * are, and how commands run.
+ */
+export function developerToolsetOptions(config: ErrandConfig, env: NodeJS.ProcessEnv = process.env): DeveloperToolsetOptions {
+  return {
+    paths: { workingRoot: config.workingDir, denied: [...new Set([config.dataDir, config.sources.gitCacheDir])] },
+    commands: commandOptions(config, env),
+    searchTextRegexDeadlineMs: config.searchTextRegexDeadlineMs,
+  };
+}
+
+/**
+ * Checks what a worker needs from its machine before it polls: with `ERRAND_SANDBOX=bwrap`, that bwrap is
+ * installed and can create its sandbox here. Throws an error that names the setting and what to do.
+ */
+export async function checkWorkerEnvironment(config: ErrandConfig, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const sandbox = commandOptions(config, env).sandbox;
+  if (sandbox) await checkSandbox(sandbox, { env });
 }
 
 /**
@@ -147,6 +183,7 @@ export async function createErrandWorker(options: ErrandWorkerOptions): Promise<
 
 /** Runs a worker from configuration until SIGINT or SIGTERM. */
 export async function runWorker(config: ErrandConfig = loadConfig()): Promise<void> {
+  await checkWorkerEnvironment(config);
   const connection = await NativeConnection.connect(config.temporal.connection);
   try {
     const dependencies = createWorkerDependencies(config);

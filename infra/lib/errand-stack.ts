@@ -30,6 +30,12 @@ export const repositoryRoot = resolve(__dirname, '..', '..');
 /** Where the shared volume is mounted in every worker (ADR 0003: the same path on every worker). */
 export const sharedVolumePath = '/mnt/errand';
 
+/**
+ * The working root, in the workers' file system. The API (Lambda) writes `<working root>/<tenant>` into
+ * workflow inputs without touching any disk, so it must be given the workers' path, not one of its own.
+ */
+export const workingRoot = `${sharedVolumePath}/work`;
+
 /** Key prefixes of the payload bucket. The API may touch only its own. */
 export const payloadPrefixes = {
   /** The worker's blob store: conversations, model responses. */
@@ -185,7 +191,8 @@ export class ErrandStack extends Stack {
       environment: {
         ...temporalEnvironment,
         ERRAND_DATA_DIR: `${sharedVolumePath}/state`,
-        ERRAND_WORKING_DIR: `${sharedVolumePath}/work`,
+        ERRAND_WORKING_DIR: workingRoot,
+        ERRAND_TOOL_POLICY: settings.toolPolicy,
         ERRAND_BLOB_BUCKET: this.payloadBucket.bucketName,
         ERRAND_BLOB_PREFIX: payloadPrefixes.worker,
         AWS_REGION: this.region,
@@ -262,7 +269,8 @@ export class ErrandStack extends Stack {
         ERRAND_API_MAX_WAIT_MS: '25000',
         // The function's file system is read-only apart from /tmp.
         ERRAND_DATA_DIR: '/tmp/errand',
-        ERRAND_WORKING_DIR: '/tmp/errand/work',
+        // The workers' path: the API only joins tenant names onto it, it never looks at it.
+        ERRAND_WORKING_DIR: workingRoot,
         ERRAND_BLOB_BUCKET: this.payloadBucket.bucketName,
         ERRAND_BLOB_PREFIX: payloadPrefixes.api,
         NODE_OPTIONS: '--enable-source-maps',

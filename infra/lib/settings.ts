@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { toolPolicyConfigSchema } from '../../src/tools/tool-policy';
 
 /**
  * The deployment's parameters, read from CDK context (`cdk deploy -c temporalAddress=... -c ...` or the
@@ -38,6 +39,11 @@ const settingsSchema = z.strictObject({
   /** Environment variables holding LLM keys: each is a field of the LLM keys secret. */
   llmKeyNames: z.array(envName).default([]),
   natGateways: z.coerce.number().int().min(0).max(3).default(1),
+  /**
+   * The workers' ERRAND_TOOL_POLICY (JSON). Default: model-run commands wait for a person's approval — the
+   * multi-tenant default, since Fargate tasks cannot run the bubblewrap sandbox (docs/security.md).
+   */
+  toolPolicy: z.string().default(JSON.stringify({ default: 'allow', rules: { developer__run_command: 'ask' }, approvers: 'human' })),
 });
 
 /** The parsed deployment parameters. */
@@ -72,5 +78,13 @@ export function parseSettings(raw: Record<string, unknown>): ErrandSettings {
     throw new Error(`providers is not valid JSON (the ERRAND_PROVIDERS array): ${error instanceof Error ? error.message : String(error)}`);
   }
   if (!Array.isArray(providers)) throw new Error('providers must be a JSON array (the ERRAND_PROVIDERS value)');
+  let toolPolicy: unknown;
+  try {
+    toolPolicy = JSON.parse(parsed.data.toolPolicy);
+  } catch (error) {
+    throw new Error(`toolPolicy is not valid JSON (the ERRAND_TOOL_POLICY object): ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const policy = toolPolicyConfigSchema.safeParse(toolPolicy);
+  if (!policy.success) throw new Error(`toolPolicy is not a valid tool policy: ${policy.error.issues.map((issue) => `${issue.path.join('.') || '(top level)'}: ${issue.message}`).join('; ')}`);
   return parsed.data;
 }

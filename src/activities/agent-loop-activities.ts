@@ -18,13 +18,13 @@ import { FailureType } from '../contracts/failures';
 import { inlineTextLimit, modelHeartbeatIntervalMs, previewLength } from '../contracts/limits';
 import { zeroUsage, type ChatMessage, type ModelResponse } from '../contracts/model';
 import { formatDenial } from '../domain/delegation-texts';
-import { isOrchestrationTool, orchestrationToolSpecs } from '../domain/orchestration-tools';
+import { orchestrationToolSpecs } from '../domain/orchestration-tools';
 import { preview } from '../domain/subagent-prompt';
 import { estimatePromptTokens } from '../domain/token-estimate';
 import { classifyModelError } from '../llm/classify-model-error';
 import type { ModelRegistry } from '../llm/model-port';
 import { toolError } from '../tools/tool';
-import { applyToolPolicy, checkToolCall, resolvePolicy, type ToolPolicyConfig } from '../tools/tool-policy';
+import { applyOrchestrationPolicy, applyToolPolicy, checkToolCall, resolvePolicy, type ToolPolicyConfig } from '../tools/tool-policy';
 import type { WorkerToolsetRegistry } from '../tools/toolset-registry-factory';
 import { isBlobConflictError, type BlobStore } from './blob-store';
 import { compactConversation, windowedMessages } from './compaction';
@@ -170,7 +170,8 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
       } else {
         const model = resolveModel(deps.models, input);
         const messages = withNote(await windowedMessages(deps.conversations, deps.blobs, input.conversationId, input.length, input.window), input.note);
-        const orchestration = (input.orchestrationTools ?? []).filter(isOrchestrationTool).map((name) => orchestrationToolSpecs[name]);
+        // Orchestration tools fall under the same policy; `approve` only where the operator lets the parent decide.
+        const orchestration = applyOrchestrationPolicy(deps.toolPolicy, input.toolPolicy ?? [], input.orchestrationTools ?? []).offered.map((name) => orchestrationToolSpecs[name]);
         // Listing tools may start an MCP server: it runs under the heartbeat like the model call.
         const outcome = await withHeartbeat(async (abortSignal): Promise<{ response: ModelResponse } | { needsCompaction: NonNullable<ModelTurnOutput['needsCompaction']> }> => {
           deps.toolsets.ensureRecipeServers(input.recipeServers?.map((server) => server.config) ?? []);

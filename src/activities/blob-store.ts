@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { link, mkdir, readFile, readdir, rename, unlink, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { copyFile, link, mkdir, open, readFile, readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { blobKeyMaxLength, blobListMaxKeys } from '../contracts/limits';
 
@@ -95,10 +96,13 @@ export function validateBlobPrefix(prefix: string): void {
  * BlobStore on a local directory: key `a/b/c` is the file `<root>/a/b/c`.
  *
  * Atomicity: a put writes a temp file (`.tmp-*`, in the same directory so the final step stays on one
- * filesystem) and then hard-links it to the final name. `link` fails if the name exists, so it is an
- * atomic create-if-absent: a reader sees either no file or the whole body, never a partial one, and two
- * racing puts of different bodies cannot both win. Where hard links are not supported, `rename` is used
- * after an existence check (atomic, but then a racing conflicting put may overwrite).
+ * filesystem), flushes it to disk (`fsync`, so the name never points at a body a crash could lose), and
+ * then hard-links it to the final name. `link` fails if the name exists, so it is an atomic
+ * create-if-absent: a reader sees either no file or the whole body, never a partial one, and two racing
+ * puts of different bodies cannot both win. The directory is flushed after the link, so the name itself
+ * survives a crash. Where hard links are not supported, the body is copied to the final name with an
+ * exclusive create (`COPYFILE_EXCL`): it still never overwrites another body (a racing put of a different
+ * body gets a conflict), but a reader racing that copy may see a partial body.
  *
  * Unlike S3, a directory cannot hold both a blob `a/b` and a blob `a/b/c`; errand's keys never need both.
  */
@@ -113,21 +117,32 @@ export class LocalBlobStore implements BlobStore {
     const directory = path.dirname(file);
     await mkdir(directory, { recursive: true });
     const temp = path.join(directory, `.tmp-${path.basename(file)}-${randomBytes(6).toString('hex')}`);
-    await writeFile(temp, body, { encoding: 'utf8', flag: 'wx' });
+    const handle = await open(temp, 'wx');
     try {
-      await link(temp, file);
+      await handle.writeFile(body, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    try {
+      try {
+        await link(temp, file);
+      } catch (error) {
+        if (errnoCode(error) !== 'EPERM' && errnoCode(error) !== 'ENOTSUP' && errnoCode(error) !== 'EXDEV') throw error;
+        // No hard links here: an exclusive copy still never replaces another body.
+        await copyFile(temp, file, constants.COPYFILE_EXCL);
+      }
     } catch (error) {
       if (errnoCode(error) === 'EEXIST') {
         // Lost a race with another put of the same key: fine if it wrote the same body.
         const winner = await readIfExists(file);
         if (winner !== undefined) return assertSameBody(key, winner, body);
       }
-      if (errnoCode(error) !== 'EPERM' && errnoCode(error) !== 'ENOTSUP' && errnoCode(error) !== 'EXDEV') throw error;
-      await rename(temp, file);
-      return;
+      throw error;
     } finally {
       await unlink(temp).catch(() => undefined);
     }
+    await syncDirectory(directory);
   }
 
   async get(key: string): Promise<string | undefined> {
@@ -164,6 +179,21 @@ export class LocalBlobStore implements BlobStore {
 
   private fileOf(key: string): string {
     return path.join(this.root, ...splitKey(key));
+  }
+}
+
+/** Flushes a directory's entries (a new name) to disk; where a directory cannot be opened for that, nothing to do. */
+async function syncDirectory(directory: string): Promise<void> {
+  let handle;
+  try {
+    handle = await open(directory, 'r');
+  } catch {
+    return;
+  }
+  try {
+    await handle.sync().catch(() => undefined); // some file systems refuse fsync on a directory (EINVAL)
+  } finally {
+    await handle.close();
   }
 }
 

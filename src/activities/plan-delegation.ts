@@ -1,6 +1,7 @@
 import { realpath, stat } from 'node:fs/promises';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { resolve } from 'node:path';
 import type { DelegationParent, PlanDelegationOutput, RecipeServerWire, RunningRecipe } from '../contracts/activities';
+import { isInside, type PathRules } from '../tools/confine-path';
 import { mcpServerConfigSchema, type RecipeServer } from '../tools/mcp-config';
 import type { DelegateRequest } from '../contracts/delegation';
 import type { SourceSnapshot } from '../contracts/source';
@@ -27,6 +28,8 @@ export interface PlanContext {
   approvalTimeoutMs: number;
   /** Whether recipe-declared MCP servers may run, and which worker environment variables they may get. */
   mcp: { allowRecipeServers: boolean; recipeEnvKeys?: string[] };
+  /** The worker's path rules, applied to `file` parameters like to tool paths (absent in the API). */
+  paths?: PathRules;
 }
 
 /** A recipe server carried in a workflow input, re-validated before use (nothing starts on a forged config). */
@@ -39,20 +42,23 @@ function toRecipeServer(wire: RecipeServerWire): RecipeServer[] {
 export const agentDefaultPrompt =
   'Proceed with your expertise: carry out the work your instructions describe, then give your final answer.';
 
-/** Confines `working_dir` to the parent's working directory after resolving symlinks. */
+/**
+ * Confines `working_dir` to the parent's working directory after resolving symlinks. Messages name only
+ * what was asked for: they reach API clients and models, which have no business knowing server paths.
+ */
 async function confineWorkingDir(parentDir: string, requested: string | undefined): Promise<{ ok: true; path: string } | { ok: false; message: string }> {
   if (requested === undefined) return { ok: true, path: parentDir };
-  const root = await realpath(parentDir);
+  const root = await realpath(parentDir).catch(() => undefined);
+  if (root === undefined) return { ok: false, message: `working_dir "${requested}" does not exist (the working directory itself has not been created yet)` };
   const candidate = resolve(root, requested);
   let real: string;
   try {
     real = await realpath(candidate);
   } catch {
-    return { ok: false, message: `working_dir "${requested}" does not exist (it must be an existing directory inside ${parentDir})` };
+    return { ok: false, message: `working_dir "${requested}" does not exist (it must be an existing directory inside the working directory)` };
   }
-  const inside = relative(root, real);
-  if (inside.startsWith('..') || isAbsolute(inside) || inside.split(sep).includes('..')) {
-    return { ok: false, message: `working_dir "${requested}" resolves to ${real}, outside the working directory ${parentDir}` };
+  if (!isInside(root, real)) {
+    return { ok: false, message: `working_dir "${requested}" is outside the working directory (directly or through a symbolic link); use a directory inside it` };
   }
   if (!(await stat(real)).isDirectory()) return { ok: false, message: `working_dir "${requested}" is not a directory` };
   return { ok: true, path: real };
@@ -97,7 +103,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     if (!resolved.ok) return { ok: false, message: resolved.message };
     snapshot = resolved.snapshot;
     warnings.push(...resolved.warnings);
-    const rendered = await renderSource(snapshot, request.parameters ?? {}, { workingDirectory: workingDir.path });
+    const rendered = await renderSource(snapshot, request.parameters ?? {}, { workingDirectory: workingDir.path, ...(context.paths ? { paths: context.paths } : {}) });
     if (!rendered.ok) return { ok: false, message: `source "${snapshot.name}" cannot run with these parameters:\n- ${rendered.errors.join('\n- ')}` };
     if (snapshot.definition.type === 'agent') {
       const agent = snapshot.definition.agent;

@@ -7,7 +7,7 @@ import {
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
-import { blobListMaxKeys } from '../contracts/limits';
+import { blobListMaxKeys, s3ConditionalWriteRetryMs } from '../contracts/limits';
 import { BlobConflictError, validateBlobKey, validateBlobPrefix, type BlobStore } from './blob-store';
 
 /** Connection settings of an S3 (or S3-compatible) blob store. */
@@ -24,7 +24,8 @@ export interface S3BlobStoreOptions {
   forcePathStyle?: boolean;
   /**
    * Send `If-None-Match: *` on put so the server refuses to overwrite (AWS S3 since 2024, recent MinIO and
-   * SeaweedFS). Default true. A server that rejects the header with 501 is retried without it.
+   * SeaweedFS). Default true. A put the server rejects with 501 (header not implemented) is retried without
+   * it, and puts go without it for a while (`s3ConditionalWriteRetryMs`), then try it again.
    */
   conditionalWrites?: boolean;
 }
@@ -40,9 +41,13 @@ export class S3BlobStore implements BlobStore {
   private readonly client: S3Client;
   private readonly bucket: string;
   private readonly prefix: string;
-  private conditionalWrites: boolean;
+  private readonly conditionalWrites: boolean;
+  /** Until when puts skip the conditional header after a 501 (epoch ms); 0 = use it. */
+  private conditionalWritesOffUntil = 0;
+  private readonly now: () => number;
 
-  constructor(options: S3BlobStoreOptions, client?: S3Client) {
+  constructor(options: S3BlobStoreOptions, client?: S3Client, now: () => number = Date.now) {
+    this.now = now;
     if (options.bucket.length === 0) throw new Error('S3 blob store setting "bucket" is empty; give the bucket name');
     this.bucket = options.bucket;
     const prefix = options.prefix ?? '';
@@ -59,6 +64,10 @@ export class S3BlobStore implements BlobStore {
   }
 
   async put(key: string, body: string): Promise<void> {
+    return this.putOnce(key, body, this.conditionalWrites && this.now() >= this.conditionalWritesOffUntil);
+  }
+
+  private async putOnce(key: string, body: string, conditional: boolean): Promise<void> {
     validateBlobKey(key);
     const objectKey = this.prefix + key;
     const md5 = createHash('md5').update(body, 'utf8').digest();
@@ -72,7 +81,7 @@ export class S3BlobStore implements BlobStore {
           Body: body,
           ContentType: 'application/json; charset=utf-8',
           ContentMD5: md5.toString('base64'),
-          ...(this.conditionalWrites ? { IfNoneMatch: '*' } : {}),
+          ...(conditional ? { IfNoneMatch: '*' } : {}),
         }),
       );
     } catch (error) {
@@ -82,9 +91,10 @@ export class S3BlobStore implements BlobStore {
         const etag = await this.headEtag(objectKey);
         if (etag !== undefined) return this.assertExistingMatches(key, etag, md5, body);
       }
-      if (status === 501 && this.conditionalWrites) {
-        this.conditionalWrites = false;
-        return this.put(key, body);
+      if (status === 501 && conditional) {
+        // Not for good: the 501 may come from a proxy or a server mid-upgrade; the header is tried again later.
+        this.conditionalWritesOffUntil = this.now() + s3ConditionalWriteRetryMs;
+        return this.putOnce(key, body, false);
       }
       throw error;
     }

@@ -46,6 +46,25 @@ function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min:
   return value;
 }
 
+/** Whether a listen address reaches this machine only (so auth off serves nobody else). */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
+}
+
+/**
+ * Refuses to serve without authentication on an interface other machines can reach: with auth off every
+ * request runs as one tenant, and its delegations run commands on the worker.
+ */
+export function assertAuthOnLoopback(auth: ApiAuth, host: string, hostSetting: string): void {
+  if (auth.mode === 'off' && !isLoopbackHost(host)) {
+    throw new Error(
+      `${hostSetting}=${host} would serve the API without authentication to other machines; authentication may be off only on a loopback address (127.0.0.1, ::1, localhost). ` +
+        'Configure API keys (ERRAND_API_KEYS or ERRAND_API_KEYS_FILE; `errand api-key <tenant>` makes one) or listen on 127.0.0.1',
+    );
+  }
+}
+
 /** Reads the API settings from the environment. Throws when auth is neither configured nor explicitly off. */
 export function loadApiConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd(), options: LoadApiConfigOptions = {}): ApiConfig {
   let keys: ApiKeyEntry[] = [];
@@ -85,11 +104,13 @@ export function loadApiConfig(env: NodeJS.ProcessEnv = process.env, cwd: string 
     );
   }
 
+  const host = env.ERRAND_API_HOST ?? '127.0.0.1';
+  assertAuthOnLoopback(auth, host, 'ERRAND_API_HOST');
   return {
     auth,
     maxBodyBytes: intSetting(env, 'ERRAND_API_MAX_BODY_BYTES', defaultApiMaxBodyBytes, 1_024, 64 * 1024 * 1024),
     maxWaitMs: intSetting(env, 'ERRAND_API_MAX_WAIT_MS', defaultApiMaxWaitMs, 0, 15 * 60_000),
-    host: env.ERRAND_API_HOST ?? '127.0.0.1',
+    host,
     port: intSetting(env, 'ERRAND_API_PORT', defaultApiPort, 0, 65_535),
   };
 }

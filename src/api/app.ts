@@ -18,7 +18,7 @@ import { mountSessionRoutes } from './routes/session-routes';
 /**
  * The errand HTTP API: one Hono app for both entry points (Node server, AWS Lambda). Order of checks:
  * authentication (so an unauthenticated caller learns nothing, not even which routes exist), body size,
- * then each route's schemas. Sessions will mount next to delegations under `/v1/sessions`.
+ * then each route's schemas.
  */
 
 function grpcCode(error: unknown): number | undefined {
@@ -92,11 +92,13 @@ export function createApp(deps: ApiDependencies, options: { requestLog?: boolean
     if (error instanceof HTTPException && error.status < 500) {
       return problemResponse(c, new ApiProblem(error.status, ProblemKind.invalidRequest, 'The request is not valid', { detail: error.message }));
     }
+    // Faults go through the redacting JSON logger (never a raw stack on stderr: a stack can quote a key),
+    // and the client learns nothing about the server (no path, no stack).
     if (isTemporalUnavailable(error)) {
-      process.stderr.write(`errand api: Temporal unavailable on ${c.req.method} ${c.req.path}: ${error.message}\n`);
+      log.warn('Temporal unavailable', { method: c.req.method, path: c.req.path, error });
       return problemResponse(c, new ApiProblem(503, ProblemKind.unavailable, 'Temporal is unavailable', { detail: 'the workflow service cannot be reached; retry later', headers: { 'retry-after': '5' } }));
     }
-    process.stderr.write(`errand api: ${c.req.method} ${c.req.path} failed: ${error.stack ?? error.message}\n`);
+    log.error('request failed', { method: c.req.method, path: c.req.path, error });
     return problemResponse(c, new ApiProblem(500, ProblemKind.internal, 'Internal server error', { detail: 'the server failed to answer; the failure was logged' }));
   });
 

@@ -7,10 +7,12 @@ import { DelegationService } from './delegation-service';
 import { lazyTemporalClient, type TemporalClientProvider } from './temporal-client-provider';
 import { planApiDelegation } from './plan-api-delegation';
 import { SessionService } from './session-service';
+import { tenantWorkingDir } from './tenant-working-dir';
 
 /**
  * Wires the API from configuration: one lazily connected Temporal client per process, the source
- * resolver over the API's working directory, and the planner shared with the `delegate` tool.
+ * resolver over the working root (the operator's project folders and configured stores), the planner
+ * shared with the `delegate` tool, and each tenant's working directory (`<working root>/<tenant>`).
  */
 
 /** Options of {@link createApiDependencies}. */
@@ -58,13 +60,14 @@ export function createApiDependencies(options: ApiDependencyOptions = {}): ApiDe
     startedBy: options.startedBy ?? 'errand HTTP API',
   });
   const resolver = createApiSourceLookup(config);
+  const workingDirFor = (tenant: string) => tenantWorkingDir(config.workingDir, api.auth, tenant);
   return {
     config,
     api,
     delegations,
     temporal,
     sources: options.sources ?? resolver,
-    plan: (request, caller) => planApiDelegation(request, caller, config, resolver),
-    sessions: new SessionService(temporal, config),
+    plan: (request, caller) => planApiDelegation(request, caller, config, resolver, workingDirFor(caller.tenant)),
+    sessions: new SessionService(temporal, config, workingDirFor),
   };
 }

@@ -29,6 +29,8 @@ let cached: ApiGatewayV2Handler | undefined;
 export const handler: ApiGatewayV2Handler = async (event, context) => {
   if (!cached) {
     const deps = createApiDependencies({ startedBy: 'errand HTTP API (Lambda)' });
+    // A Lambda behind API Gateway is reachable from the internet: never without keys.
+    if (deps.api.auth.mode === 'off') throw new Error('ERRAND_API_AUTH=off is refused in the Lambda: it serves the internet; configure ERRAND_API_KEYS');
     configureLogging({ secrets: providerApiKeys(deps.config.providers) });
     cached = createLambdaHandler(createApp(deps));
   }

@@ -1,11 +1,13 @@
 import type { ErrandConfig } from '../config';
 import type { DelegationParent } from '../contracts/activities';
+import { approversFor } from '../tools/tool-policy';
 import type { DelegateRequest } from '../contracts/delegation';
 import type { SourceSummary, SubagentInput } from '../contracts/subagent';
 import { planDelegation } from '../activities/plan-delegation';
 import { developerToolsetName } from '../tools/developer-toolset';
 import type { SourceResolver } from '../sources/source-resolver';
 import type { ApiCaller } from './api-dependencies';
+import { joinRequestedWorkingDir } from './tenant-working-dir';
 
 /** Outcome of planning an API-started delegation. */
 export type PlanResult =
@@ -24,23 +26,39 @@ function fieldOf(message: string, request: DelegateRequest): string {
 }
 
 /**
- * Plans a delegation started through the API: the same planner the `delegate` tool uses, with the API's
- * working directory, the configured toolsets and models, and no parent (depth 1, nothing to notify).
+ * Plans a delegation started through the API: the same planner the `delegate` tool uses, with the
+ * tenant's working directory, the configured toolsets and models, and no parent (depth 1, nothing to
+ * notify). `tenantDir` is the tenant's working directory (tenant-working-dir.ts). `working_dir` is joined onto the tenant's folder by name only: the API does not look at the
+ * workers' disk (it may run where that disk is not), and the worker confines and creates the folder.
  */
-export async function planApiDelegation(request: DelegateRequest, caller: ApiCaller, config: ErrandConfig, resolver: SourceResolver): Promise<PlanResult> {
+export async function planApiDelegation(
+  request: DelegateRequest,
+  caller: ApiCaller,
+  config: ErrandConfig,
+  resolver: SourceResolver,
+  tenantDir: string,
+): Promise<PlanResult> {
+  let workingDir = tenantDir;
+  if (request.working_dir !== undefined) {
+    const joined = joinRequestedWorkingDir(tenantDir, request.working_dir);
+    if (!joined.ok) return { ok: false, errors: [{ field: 'working_dir', message: joined.message }] };
+    workingDir = joined.path;
+  }
+  const { working_dir: _requested, ...planned } = request;
   const toolsets = [developerToolsetName, ...config.tools.mcpServers.map((server) => server.name)];
   const parent: DelegationParent = {
     workflowId: 'api',
     taskId: 'api',
     childDepth: 1,
     maxDepth: config.subagent.maxDepth,
-    workingDir: config.workingDir,
+    workingDir,
     route: config.defaultModel ?? { provider: config.providers[0]?.name ?? '(none)', model: '(none)' },
     toolsets,
     tenant: caller.tenant,
     activity: config.subagent.activity,
+    approvers: approversFor(config.toolPolicy),
   };
-  const plan = await planDelegation(request, parent, {
+  const plan = await planDelegation(planned, parent, {
     resolver,
     providers: config.providers.map((provider) => ({ name: provider.name, models: provider.models, ...(provider.defaultModel ? { defaultModel: provider.defaultModel } : {}) })),
     configuredDefault: config.defaultModel,

@@ -22,6 +22,7 @@ export const ProblemKind = {
   notFound: 'not-found',
   sourceNotFound: 'source-not-found',
   invalidDelegation: 'invalid-delegation',
+  limitExceeded: 'limit-exceeded',
   idempotencyKeyReused: 'idempotency-key-reused',
   conflict: 'conflict',
   methodNotAllowed: 'method-not-allowed',

@@ -14,6 +14,7 @@ import {
   type TranscriptView,
 } from '../contracts/subagent';
 import { sessionStartOptions } from '../observability/start-options';
+import { approversFor } from '../tools/tool-policy';
 import { ApiProblem, ProblemKind } from './problem';
 import type { TemporalClientProvider } from './temporal-client-provider';
 
@@ -42,9 +43,19 @@ function updateRejection(error: unknown): string {
  * belongs to the caller's tenant; anything else is a 404.
  */
 export class SessionService {
-  constructor(private readonly temporal: TemporalClientProvider, private readonly config: ErrandConfig) {}
+  /**
+   * @param workingDirFor where a tenant's sessions work (`<working root>/<tenant>`; see tenant-working-dir.ts).
+   */
+  constructor(
+    private readonly temporal: TemporalClientProvider,
+    private readonly config: ErrandConfig,
+    private readonly workingDirFor: (tenant: string) => string,
+  ) {}
 
-  /** Starts a session workflow for a tenant. */
+  /**
+   * Starts a session workflow for a tenant. The route has already refused limits over the operator's
+   * (request-limits.ts); the `Math.min` keeps that true for any other caller of this method.
+   */
   async start(tenant: string, request: StartSessionRequest): Promise<{ id: string; runId: string }> {
     const client = await this.temporal.get();
     const workflowId = `errand-${randomBytes(8).toString('hex')}`;
@@ -56,15 +67,16 @@ export class SessionService {
       label: request.label ?? 'API session',
       route: defaultModel,
       toolsets: ['developer', ...this.config.tools.mcpServers.map((server) => server.name)],
-      workingDir: this.config.workingDir,
+      workingDir: this.workingDirFor(tenant),
       system: { ...(request.instructions ? { instructions: request.instructions } : {}), ...(request.context ? { context: request.context } : {}) },
-      maxTurnsPerMessage: request.maxTurnsPerMessage ?? this.config.sessionMaxTurns,
-      maxDepth: request.maxDepth ?? this.config.subagent.maxDepth,
+      maxTurnsPerMessage: Math.min(request.maxTurnsPerMessage ?? this.config.sessionMaxTurns, this.config.sessionMaxTurns),
+      maxDepth: Math.min(request.maxDepth ?? this.config.subagent.maxDepth, this.config.subagent.maxDepth),
       tenant,
       tasks: this.config.tasks,
       activity: this.config.subagent.activity,
       approvalTimeoutMs: this.config.approvalTimeoutMs,
       idleTimeoutMs: this.config.sessionIdleTimeoutMs,
+      approvers: approversFor(this.config.toolPolicy),
       ...(request.message ? { initialMessage: request.message } : {}),
     };
     const handle = await client.workflow.start('sessionWorkflow', {

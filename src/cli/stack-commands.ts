@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { NativeConnection } from '@temporalio/worker';
-import { loadApiConfig } from '../api/api-config';
+import { assertAuthOnLoopback, loadApiConfig } from '../api/api-config';
 import { createApp } from '../api/app';
 import { createApiDependencies } from '../api/default-dependencies';
 import { runApiServer, startApiServer } from '../api/server';
@@ -12,7 +12,7 @@ import { defaultApiPort } from '../contracts/limits';
 import { startDevServer } from '../dev/temporal-dev-server';
 import { projectRoot } from '../dev/tool-paths';
 import { createDemoModel, demoProviderConfig, demoProviderName } from '../llm/demo-model';
-import { createErrandWorker, createWorkerDependencies, runWorker } from '../worker';
+import { checkWorkerEnvironment, createErrandWorker, createWorkerDependencies, runWorker } from '../worker';
 import type { CliContext } from './cli-context';
 import { UsageError } from './cli-io';
 
@@ -80,6 +80,15 @@ export async function devCommand(argv: string[], context: CliContext): Promise<n
   if (baseEnv.ERRAND_RECIPE_PATH === undefined && existsSync(examples)) baseEnv.ERRAND_RECIPE_PATH = examples;
 
   const initial = loadConfig(baseEnv, context.cwd);
+  // Refused before anything starts: auth off (no keys) on an address other machines reach, or a sandbox
+  // that cannot run here.
+  const apiSettings = loadApiConfig(baseEnv, context.cwd, { localDefault: true });
+  try {
+    assertAuthOnLoopback(apiSettings.auth, host, '--host');
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  await checkWorkerEnvironment(initial, baseEnv);
   const temporalPort = await choosePort(host, port('temporal-port', values['temporal-port']), defaultTemporalPort, notes, 'Temporal dev server');
   const uiPort = values.headless ? undefined : await choosePort(host, port('ui-port', values['ui-port']), defaultUiPort, notes, 'Temporal Web UI');
   const apiPort = await choosePort(host, port('port', values.port ?? baseEnv.ERRAND_API_PORT), defaultApiPort, notes, 'API server');
@@ -177,6 +186,7 @@ export async function workerCommand(argv: string[], context: CliContext): Promis
     return 0;
   }
   const { config, env } = withDemoModel(context.env, context.cwd);
+  await checkWorkerEnvironment(config, env);
   const connection = await NativeConnection.connect(config.temporal.connection);
   try {
     const worker = await createErrandWorker({

@@ -10,6 +10,8 @@ export const defaultMaxTurns = 25;
 export const maxTurnsCeiling = 10_000;
 /** Default depth limit: subagents may not delegate (`ERRAND_MAX_DEPTH`). */
 export const defaultMaxDepth = 1;
+/** Largest depth limit the operator may configure (`ERRAND_MAX_DEPTH`); requests may only go lower than the configured one. */
+export const maxDepthCeiling = 10;
 
 // ---- sources (owned by src/sources) ---------------------------------------------------------------
 // (sources section)
@@ -65,6 +67,29 @@ export const runCommandDefaultTimeoutMs = 120_000;
 export const runCommandMaxTimeoutMs = 600_000;
 /** Grace period between SIGTERM and SIGKILL when run_command stops a process group, in milliseconds. */
 export const runCommandKillGraceMs = 2_000;
+/**
+ * The environment variables a model-run command (`run_command`) gets from the worker, besides the names the
+ * operator lists (`ERRAND_COMMAND_ENV`). Nothing else passes: the worker's environment holds credentials.
+ */
+export const commandBaseEnvironment = ['PATH', 'HOME', 'LANG', 'TMPDIR'] as const;
+/**
+ * System folders a sandboxed command (`ERRAND_SANDBOX=bwrap`) sees, read-only, when they exist; the
+ * working directory is the only writable place, `/tmp` and the home folder are private and empty.
+ */
+export const sandboxSystemPaths = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'] as const;
+/** How long the worker's start-up check of the sandbox may take (it runs `true` inside one), in milliseconds. */
+export const sandboxCheckTimeoutMs = 15_000;
+/** Longest search_text pattern, in characters (a regular expression's program grows with its text). */
+export const searchTextMaxPatternChars = 1_000;
+/**
+ * How long one search_text call may spend matching a regular expression, in milliseconds
+ * (`ERRAND_SEARCH_TEXT_REGEX_DEADLINE_MS`). Matching runs
+ * in a worker thread with a linear-time engine (RE2), so the worker's event loop keeps serving other
+ * activities; past this the thread is stopped and the model is told to simplify the pattern.
+ */
+export const searchTextRegexDeadlineMs = 20_000;
+/** Mode of a tenant's working folder, created on first use under the working root (owner and group only). */
+export const tenantWorkingDirMode = 0o750;
 
 // ---- blob store and conversations (owned by src/activities) --------------------------------------
 /** Longest blob key, in characters. */
@@ -79,6 +104,12 @@ export const conversationCacheEntries = 64;
 export const conversationCacheMaxChars = 64 * 1024 * 1024;
 /** Blob reads a conversation read issues at once. */
 export const conversationReadConcurrency = 16;
+/**
+ * After an S3-compatible server answered 501 to a conditional write (`If-None-Match: *`), puts go without
+ * the header for this long, then try it again: one 501 (say, from a proxy) must not turn the guard off for
+ * the life of the process.
+ */
+export const s3ConditionalWriteRetryMs = 10 * 60_000;
 
 // ---- durable payloads -----------------------------------------------------------------------------
 /** Assistant text longer than this travels by reference (conversation store), not through history. */

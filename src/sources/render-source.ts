@@ -1,6 +1,6 @@
-import { readFile, stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
 import { maxSourceFileBytes } from '../contracts/limits';
+import { confinePath, type PathRules } from '../tools/confine-path';
+import { readConfined } from '../tools/open-confined';
 import { type SourceSnapshot } from '../contracts/source';
 import { builtInRecipeDirVariable, resolveParameterValues, type ParameterInput } from '../domain/recipe-parameters';
 import { parseRecipeDocument } from '../domain/recipe-parse';
@@ -19,6 +19,12 @@ export type RenderedSource =
 export interface RenderSourceOptions {
   /** Folder against which relative `file` parameter paths resolve (the session's working directory). */
   workingDirectory: string;
+  /** The worker's path rules (denied folders), when rendering on a worker. */
+  paths?: PathRules;
+}
+
+function isErrnoError(error: unknown): error is NodeJS.ErrnoException & { code: string } {
+  return error instanceof Error && 'code' in error && typeof error.code === 'string';
 }
 
 /**
@@ -26,7 +32,9 @@ export interface RenderSourceOptions {
  * rendered and parsed again, so templated extension arguments and sub-recipe paths are rendered too.
  *
  * `file` parameters: the value is a path (relative to the working directory); the file's content is
- * substituted, as goose does. The file must exist and be at most 1 MiB.
+ * substituted, as goose does. The file must exist, be at most 1 MiB, and be inside the working directory
+ * (confined like a tool's path: a parameter must not read another tenant's files or errand's own).
+ * Errors name the value given, never a server path.
  */
 export async function renderSource(snapshot: SourceSnapshot, given: Readonly<Record<string, ParameterInput>>, options: RenderSourceOptions): Promise<RenderedSource> {
   const file = `${snapshot.store.description}: ${snapshot.path}`;
@@ -42,14 +50,19 @@ export async function renderSource(snapshot: SourceSnapshot, given: Readonly<Rec
   for (const parameter of snapshot.parameters) {
     const value = values[parameter.key];
     if (parameter.input_type !== 'file' || value === undefined) continue;
-    const path = resolve(options.workingDirectory, value);
+    const refuse = (why: string) => errors.push(`${file}: parameter "${parameter.key}" (file): cannot read "${value}": ${why}`);
     try {
-      const info = await stat(path);
-      if (!info.isFile()) throw new Error('not a file');
-      if (info.size > maxSourceFileBytes) throw new Error(`file is ${formatBytes(info.size)}, over the ${formatBytes(maxSourceFileBytes)} limit`);
-      values[parameter.key] = await readFile(path, 'utf8');
+      const confined = await confinePath(options.workingDirectory, value, options.paths ?? {});
+      if (!confined.ok) {
+        refuse(confined.message);
+        continue;
+      }
+      const read = await readConfined(confined, maxSourceFileBytes);
+      if (read.ok) values[parameter.key] = read.content.toString('utf8');
+      else if (read.reason === 'too-large') refuse(`file is ${formatBytes(read.size)}, over the ${formatBytes(maxSourceFileBytes)} limit`);
+      else refuse(read.reason === 'missing' ? 'no such file' : 'not a regular file');
     } catch (error) {
-      errors.push(`${file}: parameter "${parameter.key}" (file): cannot read ${path}: ${messageOf(error)}`);
+      refuse(isErrnoError(error) ? error.code : messageOf(error));
     }
   }
   if (errors.length > 0) return { ok: false, errors };

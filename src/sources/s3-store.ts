@@ -108,7 +108,9 @@ export class S3Store implements SourceStore {
       );
       const size = response.ContentLength ?? 0;
       if (size > maxSourceFileBytes) {
-        await response.Body?.transformToByteArray();
+        // Refused by its announced size: the body is dropped unread (destroying the stream closes the
+        // connection), never downloaded just to be thrown away.
+        discardBody(response.Body);
         throw new Error(`${this.describe()}: ${path}: refused: file is ${formatBytes(size)}, over the ${formatBytes(maxSourceFileBytes)} limit for sources`);
       }
       const content = (await response.Body?.transformToString('utf8')) ?? '';
@@ -122,6 +124,11 @@ export class S3Store implements SourceStore {
       throw new Error(`${this.describe()}: reading ${path} failed: ${describeS3Error(error)}`);
     }
   }
+}
+
+/** Stops a response body stream without reading it. */
+function discardBody(body: unknown): void {
+  if (typeof body === 'object' && body !== null && 'destroy' in body && typeof body.destroy === 'function') body.destroy();
 }
 
 function unquote(etag: string): string {

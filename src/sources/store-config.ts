@@ -63,7 +63,7 @@ export function createSearchStores(options: SearchStoresOptions): CatalogStore[]
   const work = resolve(options.workingDirectory);
   const home = options.homeDirectory ?? homedir();
   const stores: CatalogStore[] = [
-    { store: new DirectoryStore(work, { kinds: ['recipe'], description: `working directory ${work}` }), quietInvalid: true },
+    { store: new DirectoryStore(work, { kinds: ['recipe'], description: 'working directory' }), quietInvalid: true },
     ...projectSourceFolders.map((folder) => ({ store: new DirectoryStore(join(work, folder), { description: `project ${folder}` }) })),
   ];
   (options.configured ?? []).forEach((raw, index) => {

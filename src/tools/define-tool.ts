@@ -29,10 +29,22 @@ export function defineTool<Schema extends z.ZodObject>(definition: ToolDefinitio
       try {
         return await definition.run(parsed.data, context);
       } catch (error) {
-        return toolError(`${definition.name} failed: ${error instanceof Error ? error.message : String(error)}`);
+        return toolError(`${definition.name} failed: ${describeFailure(error)}`);
       }
     },
   };
+}
+
+/**
+ * An unexpected failure as the model may read it. A system error's message ends with the path it was
+ * about (`EACCES: permission denied, open '/srv/…'`): only its code and description are kept, so no
+ * server path reaches the model (or, through it, anyone it talks to).
+ */
+export function describeFailure(error: unknown): string {
+  if (error instanceof Error && 'code' in error && typeof error.code === 'string' && 'syscall' in error) {
+    return error.message.split(',')[0] ?? error.code;
+  }
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** Message for invalid arguments: one sentence per problem, then the valid arguments. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../contracts/model';
 import { toolNameSeparator } from '../contracts/limits';
+import { isOrchestrationTool, OrchestrationTool, type OrchestrationToolName } from '../domain/orchestration-tools';
 import { splitToolName } from './tool-name';
 import { matchesPattern } from './toolset-registry';
 
@@ -15,6 +16,11 @@ import { matchesPattern } from './toolset-registry';
  *   (a toolset name counts as `<toolset>__*`); ties go to the stricter decision; with no matching rule,
  *   the layer's `default` applies (operator: `allow` unless set; a narrowing without one has no say);
  * - across layers the strictest decision wins (deny > ask > allow), so a narrowing never widens.
+ *
+ * The orchestration tools (`load`, `delegate`, `send_message`, `list_subagent_models`, `approve`: bare
+ * names, no toolset) follow the rules that name or match them, but not a layer's `default`: a policy such as
+ * `{"default": "deny", "rules": {"developer": "allow"}}` is about toolsets and must not take `load` away.
+ * Who may decide an `ask` is `approvers`: a person (`human`, the default) or also the delegating model.
  */
 
 /** The decisions, strictest last. */
@@ -30,13 +36,24 @@ export const toolPolicyDecisionSchema = z.enum(['allow', 'ask', 'deny'], { error
 /** A rule key: a toolset name, a qualified tool name, or a pattern with `*`. */
 const ruleKeySchema = z.string().regex(/^[A-Za-z0-9_*-]+$/, { error: 'expected a toolset name, a qualified tool name (toolset__tool) or a pattern with *' });
 
+/** Who may decide a tool call under `ask`. */
+export const Approvers = {
+  /** Only a person (API, CLI): "ask" means ask a human. The default. */
+  human: 'human',
+  /** A person, or the model of the delegating parent (its `approve` tool). */
+  humanOrParent: 'human-or-parent',
+} as const;
+/** One of {@link Approvers}. */
+export type Approvers = (typeof Approvers)[keyof typeof Approvers];
+
 /**
  * The operator's policy (`toolPolicy` in the configuration file), e.g.
- * `{ "default": "allow", "rules": { "developer__run_command": "ask", "github": "ask", "github__get_*": "allow" } }`.
+ * `{ "default": "allow", "rules": { "developer__run_command": "ask", "github": "ask", "github__get_*": "allow" }, "approvers": "human" }`.
  */
 export const toolPolicyConfigSchema = z.strictObject({
   default: toolPolicyDecisionSchema.default('allow'),
   rules: z.record(ruleKeySchema, toolPolicyDecisionSchema).default({}),
+  approvers: z.enum([Approvers.human, Approvers.humanOrParent], { error: 'expected "human" (only a person decides, the default) or "human-or-parent" (the delegating model may decide too)' }).default(Approvers.human),
 });
 /** The operator's parsed policy. */
 export type ToolPolicyConfig = z.output<typeof toolPolicyConfigSchema>;
@@ -70,15 +87,24 @@ function specificity(key: string, qualifiedName: string): number | undefined {
   return undefined;
 }
 
-/** The decision of one layer, or undefined when it has no matching rule and no default. */
-export function layerDecision(layer: ToolPolicyNarrowing | ToolPolicyConfig, qualifiedName: string): ToolPolicyDecision | undefined {
+/** The decision of the most specific rule of one layer that matches, or undefined when none does. */
+function ruleDecision(layer: ToolPolicyNarrowing | ToolPolicyConfig, qualifiedName: string): ToolPolicyDecision | undefined {
   let best: { rank: number; decision: ToolPolicyDecision } | undefined;
   for (const [key, decision] of Object.entries(layer.rules ?? {})) {
     const rank = specificity(key, qualifiedName);
     if (rank === undefined) continue;
     if (!best || rank > best.rank || (rank === best.rank && strictness[decision] > strictness[best.decision])) best = { rank, decision };
   }
-  return best?.decision ?? layer.default;
+  return best?.decision;
+}
+
+/**
+ * The decision of one layer, or undefined when it has no matching rule and no default. An orchestration
+ * tool gets only what a rule says (see the module comment).
+ */
+export function layerDecision(layer: ToolPolicyNarrowing | ToolPolicyConfig, qualifiedName: string): ToolPolicyDecision | undefined {
+  const byRule = ruleDecision(layer, qualifiedName);
+  return isOrchestrationTool(qualifiedName) ? byRule : byRule ?? layer.default;
 }
 
 /**
@@ -141,4 +167,67 @@ export function checkToolCall(
     return { run: false, message: `The tool ${qualifiedToolName} needs a human approval before each call, and this call was not approved.` };
   }
   return { run: true };
+}
+
+/** What the policy makes of the orchestration tools a workflow wants to offer its model. */
+export interface OrchestrationToolPolicy {
+  /** The tools to offer, in the order asked for: not denied, and `approve` only where the parent may approve. */
+  offered: OrchestrationToolName[];
+  /** Offered tools whose calls wait for a human approval (`ask`), like any other tool under `ask`. */
+  needsApproval: OrchestrationToolName[];
+  /** Asked-for tools that are not offered, and whose calls must be refused if a model makes them anyway. */
+  refused: OrchestrationToolName[];
+  /** Whether this workflow's model may decide its tasks' approvals (see {@link parentMayApprove}). */
+  parentMayApprove: boolean;
+}
+
+/**
+ * Whether the delegating model may approve or deny its tasks' tool calls under `ask`: only when the
+ * operator chose `approvers: "human-or-parent"` and no rule makes `approve` stricter than `allow`. With
+ * the default (`human`), the parent gets no approval notices and no `approve` tool, and a decision that
+ * comes from a parent must be refused: "ask" then means a person.
+ */
+export function parentMayApprove(operator: ToolPolicyConfig | undefined, narrowings: readonly ToolPolicyNarrowing[]): boolean {
+  if ((operator?.approvers ?? Approvers.human) !== Approvers.humanOrParent) return false;
+  return resolvePolicy(operator, narrowings, OrchestrationTool.approve) === 'allow';
+}
+
+/**
+ * Applies the policy to the orchestration tools a workflow would offer (`requested`, e.g. `load`,
+ * `delegate`, `send_message`, `list_subagent_models`, `approve`). Names that are not orchestration tools
+ * are ignored. Pure, so workflow code may call it with the operator policy it was given.
+ */
+export function applyOrchestrationPolicy(
+  operator: ToolPolicyConfig | undefined,
+  narrowings: readonly ToolPolicyNarrowing[],
+  requested: readonly string[],
+): OrchestrationToolPolicy {
+  const mayApprove = parentMayApprove(operator, narrowings);
+  const offered: OrchestrationToolName[] = [];
+  const needsApprovalNames: OrchestrationToolName[] = [];
+  const refused: OrchestrationToolName[] = [];
+  for (const name of requested) {
+    if (!isOrchestrationTool(name) || offered.includes(name) || refused.includes(name)) continue;
+    const decision = resolvePolicy(operator, narrowings, name);
+    if (decision === 'deny' || (name === OrchestrationTool.approve && !mayApprove)) {
+      refused.push(name);
+      continue;
+    }
+    offered.push(name);
+    if (decision === 'ask') needsApprovalNames.push(name);
+  }
+  return { offered, needsApproval: needsApprovalNames, refused, parentMayApprove: mayApprove };
+}
+
+/**
+ * Whether a decision on a pending approval may count, by who made it: a person always (API, CLI, a
+ * test), the parent's model only where {@link parentMayApprove}. For the workflow's approval handlers.
+ */
+export function mayDecideApproval(decider: 'human' | 'parent', parentMayApproveCalls: boolean): boolean {
+  return decider === 'human' || parentMayApproveCalls;
+}
+
+/** The `approvers` a top-level session or delegation runs with: whether its model may decide its children's calls. */
+export function approversFor(operator: ToolPolicyConfig | undefined): Approvers {
+  return parentMayApprove(operator, []) ? Approvers.humanOrParent : Approvers.human;
 }

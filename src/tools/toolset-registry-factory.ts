@@ -1,6 +1,6 @@
 import { canonicalJson, isRecipeServerName, mcpServerConfigSchema, type McpServerConfig } from './mcp-config';
 import { McpToolset, type McpToolsetOptions } from './mcp-toolset';
-import { createDeveloperToolset } from './developer-toolset';
+import { createDeveloperToolset, type DeveloperToolsetOptions } from './developer-toolset';
 import { ToolsetRegistry, ToolsetRegistryError } from './toolset-registry';
 
 /** Most recipe-declared servers one worker keeps registered (each distinct config is one entry). */
@@ -12,6 +12,14 @@ export interface ToolsetRegistryConfig extends Omit<McpToolsetOptions, 'idleMs'>
   mcpServers: readonly McpServerConfig[];
   /** Close an unused MCP connection (stop a stdio server) after this long. */
   idleMs?: number;
+  /**
+   * Whether recipe-declared servers may start (`ERRAND_ALLOW_RECIPE_MCP_SERVERS`). Checked again on the
+   * worker for every config that arrives in workflow input: the planner's check alone would trust whoever
+   * started the workflow. Default false.
+   */
+  allowRecipeServers?: boolean;
+  /** Settings of the built-in developer tools (working root, denied folders, command environment, sandbox). */
+  developer?: DeveloperToolsetOptions;
 }
 
 /**
@@ -24,7 +32,7 @@ export class WorkerToolsetRegistry extends ToolsetRegistry {
   /** Canonical JSON of each registered recipe server's config, by toolset name. */
   private readonly recipeConfigs = new Map<string, string>();
 
-  constructor(private readonly mcpOptions: McpToolsetOptions = {}) {
+  constructor(private readonly mcpOptions: McpToolsetOptions = {}, private readonly allowRecipeServers = false) {
     super();
   }
 
@@ -43,10 +51,16 @@ export class WorkerToolsetRegistry extends ToolsetRegistry {
    *
    * A name is `recipe-<name>-<config hash>`; the full config is compared too, so a name collision (or a
    * forged input) can never route calls to another recipe's server. Configs are re-validated here
-   * because they come from workflow input.
+   * because they come from workflow input, and refused outright unless the operator allows recipe
+   * servers on this worker: a workflow input is not the operator's word.
    */
   ensureRecipeServers(configs: readonly unknown[]): string[] {
     const names: string[] = [];
+    if (configs.length > 0 && !this.allowRecipeServers) {
+      throw new ToolsetRegistryError(
+        'this delegation carries recipe-declared MCP servers, but this worker does not allow them (ERRAND_ALLOW_RECIPE_MCP_SERVERS is not true); nothing was started',
+      );
+    }
     for (const raw of configs) {
       const parsed = mcpServerConfigSchema.safeParse(raw);
       if (!parsed.success) {
@@ -88,9 +102,9 @@ export class WorkerToolsetRegistry extends ToolsetRegistry {
  * Nothing is started here; each server starts on first use.
  */
 export function createToolsetRegistryFromConfig(config: ToolsetRegistryConfig): WorkerToolsetRegistry {
-  const { mcpServers, ...options } = config;
-  const registry = new WorkerToolsetRegistry(options);
-  registry.register(createDeveloperToolset());
+  const { mcpServers, allowRecipeServers, developer, ...options } = config;
+  const registry = new WorkerToolsetRegistry(options, allowRecipeServers ?? false);
+  registry.register(createDeveloperToolset(developer));
   for (const server of mcpServers) {
     if (isRecipeServerName(server.name)) {
       throw new ToolsetRegistryError(`MCP server name "${server.name}" is reserved for recipe-declared servers (prefix "recipe-")`);

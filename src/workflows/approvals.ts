@@ -4,7 +4,7 @@ import type { ApprovalInput, PendingApproval, SubagentState } from '../contracts
 
 /** What approvals need of the agent they belong to. */
 export interface ApprovalHost {
-  readonly options: { workflowId: string; approvalTimeoutMs: number };
+  readonly options: { workflowId: string; approvalTimeoutMs: number; approvers: 'human' | 'human-or-parent' };
   readonly state: SubagentState;
   setState(state: SubagentState): void;
   onChange: (() => void) | undefined;
@@ -50,6 +50,10 @@ export class Approvals {
       throw new Error(`no pending approval "${String(input?.approvalId)}" in ${this.agent.options.workflowId}; pending: ${pending.length > 0 ? pending.join(', ') : '(none)'}`);
     }
     if (input.decision !== 'approve' && input.decision !== 'deny') throw new Error(`decision must be "approve" or "deny", not "${String(input.decision)}"`);
+    // A delegating model may decide only where the operator allows it (toolPolicy.approvers); a person always may.
+    if (typeof input.by === 'string' && input.by.startsWith('parent ') && this.agent.options.approvers !== 'human-or-parent') {
+      throw new Error(`approvals in ${this.agent.options.workflowId} are decided by a person (toolPolicy.approvers is "human"), not by the delegating agent`);
+    }
   }
 
   /** Records a decision (after {@link validate}). */

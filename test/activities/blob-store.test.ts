@@ -1,4 +1,6 @@
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
@@ -12,6 +14,7 @@ import {
   type BlobStore,
 } from '../../src/activities/blob-store';
 import { S3BlobStore } from '../../src/activities/s3-blob-store';
+import { s3ConditionalWriteRetryMs } from '../../src/contracts/limits';
 import { startS3Server, type S3TestServer } from '../support/s3-server';
 
 /** Behaviour every BlobStore implementation must have. */
@@ -168,5 +171,60 @@ describe('S3BlobStore (SeaweedFS)', () => {
     expect(await store.list('k/')).toEqual(['k/1']);
     expect(await store.get('k/1')).toBe('a');
     expect(await other.get('k/1')).toBe('b');
+  });
+
+  it('after a 501 to a conditional put, retries without the header, and uses it again after the retry window', async () => {
+    // A real HTTP proxy in front of the S3 server that answers the first conditional PUT with 501, as a
+    // proxy or a server mid-upgrade might; everything else is forwarded unchanged (signatures stay valid).
+    const puts: { conditional: boolean; status: number }[] = [];
+    let refuseNext = true;
+    const target = new URL(server.endpoint);
+    const proxy: Server = createServer((incoming, outgoing) => {
+      const conditional = incoming.headers['if-none-match'] !== undefined;
+      if (incoming.method === 'PUT' && conditional && refuseNext) {
+        refuseNext = false;
+        puts.push({ conditional, status: 501 });
+        incoming.resume();
+        outgoing.writeHead(501, { 'content-type': 'application/xml' });
+        outgoing.end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>NotImplemented</Code><Message>A header you provided implies functionality that is not implemented</Message></Error>');
+        return;
+      }
+      const forwarded = httpRequest({ hostname: target.hostname, port: target.port, path: incoming.url, method: incoming.method, headers: incoming.headers }, (answer) => {
+        if (incoming.method === 'PUT') puts.push({ conditional, status: answer.statusCode ?? 0 });
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(outgoing);
+      });
+      incoming.pipe(forwarded);
+    });
+    await new Promise<void>((resolveListen) => proxy.listen(0, '127.0.0.1', () => resolveListen()));
+    try {
+      let clock = 1_000;
+      const store = new S3BlobStore(
+        {
+          bucket,
+          prefix: 'proxied',
+          endpoint: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+          region: server.region,
+          credentials: { accessKeyId: server.accessKeyId, secretAccessKey: server.secretAccessKey },
+          forcePathStyle: true,
+        },
+        undefined,
+        () => clock,
+      );
+      await store.put('a', 'first');
+      await store.put('b', 'second');
+      clock += s3ConditionalWriteRetryMs + 1;
+      await store.put('c', 'third');
+      expect(puts).toEqual([
+        { conditional: true, status: 501 },
+        { conditional: false, status: 200 },
+        { conditional: false, status: 200 },
+        { conditional: true, status: 200 },
+      ]);
+      expect([await store.get('a'), await store.get('b'), await store.get('c')]).toEqual(['first', 'second', 'third']);
+      await expect(store.put('a', 'another body')).rejects.toSatisfy(isBlobConflictError);
+    } finally {
+      await new Promise<void>((resolveClose) => proxy.close(() => resolveClose()));
+    }
   });
 });

@@ -153,6 +153,23 @@ describe('delegate modes', () => {
     const result = await plan({ instructions: 'x', working_dir: 'sub' });
     expect(result.ok && result.input.workingDir).toBe(join(workingDir, 'sub'));
   });
+
+  test('a directory whose name starts with ".." is inside, not an escape', async () => {
+    mkdirSync(join(workingDir, '..cache'), { recursive: true });
+    const result = await plan({ instructions: 'x', working_dir: '..cache' });
+    expect(result.ok && result.input.workingDir).toBe(join(workingDir, '..cache'));
+  });
+
+  test('working_dir errors name what was asked, never a server path', async () => {
+    for (const requested of ['escape', 'nope', '..']) {
+      const result = await plan({ instructions: 'x', working_dir: requested });
+      expect(result.ok).toBe(false);
+      const message = result.ok ? '' : result.message;
+      expect(message).toContain(`working_dir "${requested}"`);
+      expect(message).not.toContain(workingDir);
+      expect(message).not.toContain(tmpdir());
+    }
+  });
 });
 
 describe('extensions: inherit, none, subset', () => {

@@ -76,7 +76,7 @@ describe('approvals', () => {
     expect(status.peek?.state).toBe('waiting_approval');
     expect(status.peek?.pendingApprovals?.map((approval) => approval.id)).toEqual([pending.id]);
     expect(status.peek?.elapsedMs).toBeGreaterThanOrEqual(0);
-    expect(existsSync(join(stack.workDir, 'from-api.txt'))).toBe(false);
+    expect(existsSync(join(stack.workDir, 'acme', 'from-api.txt'))).toBe(false);
     const foreign = (await json(await stack.request('/v1/approvals', { key: keys.globex }))) as { approvals: Approval[] };
     expect(foreign.approvals.some((approval) => approval.workflowId === id)).toBe(false);
     const path = `/v1/approvals/${encodeURIComponent(pending.id)}`;
@@ -86,7 +86,8 @@ describe('approvals', () => {
     expect(decided.status).toBe(200);
     const result = (await json(await stack.request(`/v1/delegations/${encodeURIComponent(id)}/result?wait=15s`))) as { result: { status: string } };
     expect(result.result.status).toBe('completed');
-    expect(readFileSync(join(stack.workDir, 'from-api.txt'), 'utf8')).toBe('written via the API');
+    // Tenant acme's delegations work in <working root>/acme, made by the worker on first use.
+    expect(readFileSync(join(stack.workDir, 'acme', 'from-api.txt'), 'utf8')).toBe('written via the API');
     expect((await stack.request(path, postJson({ decision: 'approve' }))).status).toBe(409);
   });
 });

@@ -192,6 +192,20 @@ describe('CDK synthesis', () => {
     expect(existsSync(join(outdir, directory, 'node_modules'))).toBe(false);
   });
 
+  test('the API and the workers agree on the working root, and model-run commands wait for a person by default', () => {
+    const container = Object.values(template.findResources('AWS::ECS::TaskDefinition'))[0]?.Properties.ContainerDefinitions[0];
+    const workerEnvironment = Object.fromEntries((container.Environment as { Name: string; Value: unknown }[]).map((variable) => [variable.Name, variable.Value]));
+    const lambda = Object.values(template.findResources('AWS::Lambda::Function')).find((resource) => resource.Properties.Environment?.Variables?.ERRAND_SECRET_ENV !== undefined);
+    const lambdaEnvironment = lambda?.Properties.Environment.Variables as Record<string, unknown>;
+    // The Lambda writes <working root>/<tenant> into workflow inputs; the workers run the tools there.
+    expect(lambdaEnvironment.ERRAND_WORKING_DIR).toBe(workerEnvironment.ERRAND_WORKING_DIR);
+    expect(String(workerEnvironment.ERRAND_WORKING_DIR).startsWith('/mnt/errand/')).toBe(true);
+    // errand's own state is not inside the working root.
+    expect(String(workerEnvironment.ERRAND_DATA_DIR).startsWith(`${String(workerEnvironment.ERRAND_WORKING_DIR)}/`)).toBe(false);
+    expect(JSON.parse(String(workerEnvironment.ERRAND_TOOL_POLICY))).toEqual({ default: 'allow', rules: { developer__run_command: 'ask' }, approvers: 'human' });
+    expect(() => parseSettings({ temporalAddress: 'x:7233', temporalNamespace: 'x', toolPolicy: '{"default":"maybe"}' })).toThrow(/toolPolicy is not a valid tool policy: default: expected allow, ask or deny/);
+  });
+
   test('a missing parameter is named', () => {
     expect(() => parseSettings({ temporalNamespace: 'x' })).toThrow(/temporalAddress is required: pass -c temporalAddress=/);
     expect(() => parseSettings({ temporalAddress: 'https://x:7233', temporalNamespace: 'x' })).toThrow(/temporalAddress: host:port without a scheme/);

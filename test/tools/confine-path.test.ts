@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -57,5 +58,45 @@ describe('confinePath', () => {
     expect(await confinePath(linkedRoot, 'inside.txt')).toMatchObject({ ok: true, displayPath: 'inside.txt' });
     expect(await confinePath(linkedRoot, path.join(sandbox.workingDir, 'inside.txt'))).toMatchObject({ ok: true });
     expect(await confinePath(linkedRoot, '../outside/secret.txt')).toMatchObject({ ok: false });
+  });
+
+  it("refuses errand's own data folders inside the working directory, and skips them in searches", async () => {
+    const data = path.join(sandbox.workingDir, '.data');
+    await mkdir(path.join(data, 'blobs'), { recursive: true });
+    await writeFile(path.join(data, 'blobs', 'stored.json'), 'stored conversation');
+    const rules = { denied: [data] };
+    for (const requested of ['.data', '.data/blobs/stored.json', '.data/new.txt', path.join(data, 'blobs')]) {
+      expect(await confinePath(sandbox.workingDir, requested, rules), requested).toEqual({ ok: false, message: `path "${requested}" is errand's own data, which tools may not read, write or list` });
+    }
+    // Through an inward symlink too.
+    await symlink(data, path.join(sandbox.workingDir, 'alias'));
+    expect(await confinePath(sandbox.workingDir, 'alias/blobs/stored.json', rules)).toMatchObject({ ok: false });
+    const allowed = await confinePath(sandbox.workingDir, 'inside.txt', rules);
+    expect(allowed).toMatchObject({ ok: true, denied: [data] });
+    // A working directory inside the data folder is refused as a whole.
+    expect(await confinePath(path.join(data, 'blobs'), '.', rules)).toMatchObject({ ok: false, message: expect.stringContaining("inside errand's own data") });
+  });
+
+  it('makes a missing tenant folder under the working root, and refuses one that leads into another', async () => {
+    const root = path.join(sandbox.parent, 'root');
+    await mkdir(path.join(root, 'globex'), { recursive: true });
+    const acme = path.join(root, 'acme');
+    const made = await confinePath(path.join(acme, 'project', 'src'), 'file.txt', { workingRoot: root });
+    expect(made).toMatchObject({ ok: true, displayPath: 'file.txt', realRoot: path.join(acme, 'project', 'src') });
+    await symlink(path.join(root, 'globex'), path.join(acme, 'bridge'));
+    const bridged = await confinePath(path.join(acme, 'bridge'), 'notes.txt', { workingRoot: root });
+    expect(bridged).toEqual({ ok: false, message: 'the working directory of this delegation leads out of its folder through a symbolic link; no tool may use it' });
+    // A missing folder below a bridge is not made on the other side.
+    expect(await confinePath(path.join(acme, 'bridge', 'new'), '.', { workingRoot: root })).toMatchObject({ ok: false });
+    expect(existsSync(path.join(root, 'globex', 'new'))).toBe(false);
+  });
+
+  it('names no server path in its refusals', async () => {
+    await symlink(path.join(sandbox.outside, 'secret.txt'), path.join(sandbox.workingDir, 'link'));
+    for (const requested of ['../outside/secret.txt', 'link']) {
+      const result = await confinePath(sandbox.workingDir, requested);
+      expect(result.ok).toBe(false);
+      expect(result.ok ? '' : result.message).not.toContain(sandbox.parent);
+    }
   });
 });

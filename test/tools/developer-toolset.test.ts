@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/contracts/json';
 import { listDirectoryMaxEntries, toolOutputMaxChars } from '../../src/contracts/limits';
 import { createDeveloperToolset } from '../../src/tools/developer-toolset';
+import { createSearchTextTool } from '../../src/tools/developer/search-text';
 import type { Tool, ToolResult } from '../../src/tools/tool';
 import { createSandbox, type Sandbox } from './fixtures';
 
@@ -251,6 +252,26 @@ describe('developer toolset', () => {
 
       const badRange = await call('read_file', { path: 'x', start_line: 5, end_line: 2 });
       expect(badRange).toMatchObject({ isError: true, content: expect.stringContaining('end_line (2) is before start_line (5)') });
+    });
+  });
+
+  describe('search_text safety', () => {
+    it('refuses patterns RE2 cannot match in linear time, naming the syntax', async () => {
+      const result = await call('search_text', { pattern: '(a)\\1', regex: true });
+      expect(result).toMatchObject({ isError: true, content: expect.stringContaining('is not a valid regular expression (RE2 syntax)') });
+    });
+
+    it('stops matching at the deadline, in a thread, and says what to do', async () => {
+      const tool = createSearchTextTool({}, 100);
+      const text = 'abcdefghij'.repeat(100_000);
+      for (let file = 0; file < 12; file += 1) await writeFile(path.join(sandbox.workingDir, `part-${file}.txt`), `${text}\n`);
+      let ticks = 0;
+      const ticker = setInterval(() => (ticks += 1), 1);
+      const result = await tool.run({ pattern: '(?:[a-e]|[c-h]|[a-j]{2}){300}!', regex: true }, sandbox.context());
+      clearInterval(ticker);
+      expect(result).toMatchObject({ isError: true, content: expect.stringMatching(/^search_text stopped: matching the regular expression took longer than 100 ms/) });
+      // The event loop kept turning while the thread matched.
+      expect(ticks).toBeGreaterThan(0);
     });
   });
 });

@@ -178,7 +178,7 @@ describe('streamable HTTP MCP server as a toolset', () => {
 
 describe('recipe-declared servers', () => {
   it('are registered on demand under recipe-<name>-<hash>, idempotently, and run like any MCP toolset', async () => {
-    const tools = registry({ mcpServers: [] });
+    const tools = registry({ mcpServers: [], allowRecipeServers: true });
     const echo = echoServerConfig();
     const converted = recipeServerFromExtension({ type: 'stdio', name: 'Echo', cmd: echo.command, args: echo.args, cwd: echo.cwd });
     if (!converted.ok) throw new Error(converted.message);
@@ -191,6 +191,16 @@ describe('recipe-declared servers', () => {
     // The same name with another config (a forged input) is refused, never routed to the registered server.
     expect(() => tools.ensureRecipeServers([{ ...config, args: ['--version'] }])).toThrow(/already registered with a different config/);
     expect(() => tools.ensureRecipeServers([{ ...config, name: 'echo' }])).toThrow(/must be named recipe-/);
+  });
+
+  it('are refused on a worker whose operator does not allow them, whatever the workflow input says', () => {
+    const tools = registry({ mcpServers: [] });
+    const echo = echoServerConfig();
+    const converted = recipeServerFromExtension({ type: 'stdio', name: 'Echo', cmd: echo.command, args: echo.args, cwd: echo.cwd });
+    if (!converted.ok) throw new Error(converted.message);
+    expect(() => tools.ensureRecipeServers([converted.server.config])).toThrow(/does not allow them \(ERRAND_ALLOW_RECIPE_MCP_SERVERS is not true\); nothing was started/);
+    expect(tools.names()).toEqual(['developer']);
+    expect(tools.ensureRecipeServers([])).toEqual([]);
   });
 });
 

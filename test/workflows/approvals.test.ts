@@ -15,7 +15,8 @@ import { startWorkerProcess, type WorkerProcess } from '../support/worker-proces
  * no decision in time is a denial, and the wait survives a worker SIGKILL.
  */
 
-const policy = JSON.stringify({ default: 'allow', rules: { developer__write_file: 'ask', developer__run_command: 'deny' } });
+// `human-or-parent`: the parent-model test below needs the operator's consent for a model to decide.
+const policy = JSON.stringify({ default: 'allow', rules: { developer__write_file: 'ask', developer__run_command: 'deny' }, approvers: 'human-or-parent' });
 let client: Client;
 let connection: Connection;
 let worker: RunningWorker;

@@ -10,6 +10,7 @@ import {
 import type { ApiDependencies } from '../api-dependencies';
 import type { ApiEnv } from '../api-env';
 import { idempotentUpdateId, requestFingerprint } from '../delegation-ids';
+import { checkDelegationLimits } from '../request-limits';
 import { ApiProblem, ProblemKind } from '../problem';
 import { mountRoute, sendJson } from '../route-spec';
 import {
@@ -33,6 +34,7 @@ export function mountDelegationRoutes(app: Hono<ApiEnv>, deps: ApiDependencies):
   const { delegations } = deps;
 
   mountRoute(app, startDelegationRoute, async ({ body, query, headers, tenant, c }) => {
+    checkDelegationLimits(body, deps.config);
     const plan = await deps.plan(body, { tenant });
     if (!plan.ok) {
       const unknownSource = plan.suggestions !== undefined;

@@ -1,10 +1,11 @@
 import type { Hono } from 'hono';
 import { z } from 'zod';
 import { delegationPathSchema, emptyPathSchema, emptyQuerySchema, sendMessageBodySchema } from '../../contracts/api';
-import { maxMessageLength } from '../../contracts/limits';
+import { maxDepthCeiling, maxMessageLength } from '../../contracts/limits';
 import type { ApiDependencies } from '../api-dependencies';
 import type { ApiEnv } from '../api-env';
 import { ApiProblem, ProblemKind } from '../problem';
+import { checkSessionLimits } from '../request-limits';
 import { defineRoute, mountRoute, sendJson, type ResponseSpec } from '../route-spec';
 
 const unauthorized: ResponseSpec = { description: 'Missing or invalid API key.' };
@@ -18,8 +19,8 @@ export const startSessionBodySchema = z.strictObject({
   instructions: z.string().max(maxMessageLength).optional().describe('System instructions for the session.'),
   context: z.string().max(maxMessageLength).optional().describe('Reference material for the session.'),
   message: z.string().min(1).max(maxMessageLength).optional().describe('A first message, run at once.'),
-  maxTurnsPerMessage: z.number().int().min(1).max(1_000).optional(),
-  maxDepth: z.number().int().min(1).max(10).optional().describe('Depth limit of its delegations (1: subagents cannot delegate).'),
+  maxTurnsPerMessage: z.number().int().min(1).max(1_000).optional().describe("Model calls one message may cause; at most the operator's limit (ERRAND_SESSION_MAX_TURNS), else 422."),
+  maxDepth: z.number().int().min(1).max(maxDepthCeiling).optional().describe("Depth limit of its delegations (1: subagents cannot delegate); at most the operator's limit (ERRAND_MAX_DEPTH), else 422."),
 });
 const startSessionResponseSchema = z.object({ id: z.string(), runId: z.string(), links: z.object({ self: z.string(), messages: z.string() }) });
 const transcriptEntrySchema = z.object({ role: z.enum(['user', 'assistant', 'notice', 'event']), text: z.string(), at: z.number() });
@@ -45,7 +46,7 @@ export const startSessionRoute = defineRoute({
   description: 'Starts a session whose model can load and delegate; messages arrive with POST /v1/sessions/{id}/messages.',
   tag: 'sessions', authenticated: true, params: emptyPathSchema, query: emptyQuerySchema,
   body: { schema: startSessionBodySchema, required: true, description: 'Session settings and an optional first message.' },
-  responses: { 201: { description: 'The session started.', schema: startSessionResponseSchema }, 400: badRequest, 401: unauthorized, 422: { description: 'No model is configured.' } },
+  responses: { 201: { description: 'The session started.', schema: startSessionResponseSchema }, 400: badRequest, 401: unauthorized, 422: { description: "No model is configured, or maxDepth / maxTurnsPerMessage is over the operator's limit." } },
 });
 /** `GET /v1/sessions/{id}`. */
 export const getSessionRoute = defineRoute({
@@ -98,6 +99,7 @@ export function mountSessionRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): vo
     return deps.sessions;
   };
   mountRoute(app, startSessionRoute, async ({ body, tenant, c }) => {
+    checkSessionLimits(body, deps.config);
     const started = await service().start(tenant, body);
     const self = `/v1/sessions/${encodeURIComponent(started.id)}`;
     c.header('location', self);

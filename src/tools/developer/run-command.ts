@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { z } from 'zod';
 import { runCommandDefaultTimeoutMs, runCommandKillGraceMs, runCommandMaxTimeoutMs, toolOutputMaxChars } from '../../contracts/limits';
-import { confinePath } from '../confine-path';
+import { bwrapInvocation, commandEnvironment, type CommandOptions, type Invocation } from '../command-environment';
+import { confinePath, type PathRules } from '../confine-path';
 import { defineTool } from '../define-tool';
 import { HeadTailBuffer } from '../output-cap';
 import { toolError, type Tool, type ToolResult } from '../tool';
@@ -27,26 +28,40 @@ const pipeDrainMs = 1_000;
  * one capped output (keeping its start and end); the exit code is reported. The shell runs as the leader
  * of its own process group so that a timeout, a cancellation, or the end of the shell stops everything it
  * started — killing only the shell would leave `sleep 1000 &`-style children holding the pipes open.
+ *
+ * The command gets an allow-listed environment, never the worker's (see command-environment.ts), and with
+ * a bwrap sandbox it runs in its own namespaces where only the working directory is writable. Without a
+ * sandbox it can still read whatever the worker's user can read: see docs/security.md.
  */
-export const runCommandTool: Tool = defineTool({
-  name: 'run_command',
-  description:
-    `Run a shell command (/bin/sh -c) in the working directory. Returns the exit code and the combined stdout and stderr ` +
-    `(capped at ${toolOutputMaxChars} characters, keeping the start and the end). Stopped after timeout_ms ` +
-    `(default ${runCommandDefaultTimeoutMs}). Processes left running in the background are stopped when the command ends.`,
-  schema,
-  async run(args, context) {
-    const confined = await confinePath(context.workingDir, '.');
-    if (!confined.ok) return toolError(confined.message);
-    if (context.abortSignal.aborted) return toolError('run_command was cancelled before it started');
-    return runInProcessGroup(args.command, confined.absolutePath, args.timeout_ms ?? runCommandDefaultTimeoutMs, context.abortSignal);
-  },
-});
+export function createRunCommandTool(options: CommandOptions = {}, paths: PathRules = {}): Tool {
+  return defineTool({
+    name: 'run_command',
+    description:
+      `Run a shell command (/bin/sh -c) in the working directory. Returns the exit code and the combined stdout and stderr ` +
+      `(capped at ${toolOutputMaxChars} characters, keeping the start and the end). Stopped after timeout_ms ` +
+      `(default ${runCommandDefaultTimeoutMs}). Processes left running in the background are stopped when the command ends.` +
+      (options.sandbox ? ` It runs in a sandbox: only the working directory is writable${options.sandbox.network ? '' : ', and there is no network'}.` : ''),
+    schema,
+    async run(args, context) {
+      const confined = await confinePath(context.workingDir, '.', paths);
+      if (!confined.ok) return toolError(confined.message);
+      if (context.abortSignal.aborted) return toolError('run_command was cancelled before it started');
+      const env = commandEnvironment(options);
+      const invocation: Invocation = options.sandbox
+        ? bwrapInvocation(options.sandbox, confined.absolutePath, args.command, env)
+        : { file: '/bin/sh', args: ['-c', args.command] };
+      return runInProcessGroup(invocation, env, confined.absolutePath, args.timeout_ms ?? runCommandDefaultTimeoutMs, context.abortSignal);
+    },
+  });
+}
 
-function runInProcessGroup(command: string, cwd: string, timeoutMs: number, abortSignal: AbortSignal): Promise<ToolResult> {
+/** `run_command` with the allow-listed environment and no sandbox (tests, the plain registry). */
+export const runCommandTool: Tool = createRunCommandTool();
+
+function runInProcessGroup(invocation: Invocation, env: Record<string, string>, cwd: string, timeoutMs: number, abortSignal: AbortSignal): Promise<ToolResult> {
   return new Promise<ToolResult>((resolve) => {
     const output = new HeadTailBuffer(toolOutputMaxChars);
-    const child = spawn('/bin/sh', ['-c', command], { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(invocation.file, invocation.args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let stoppedBy: 'timeout' | 'cancel' | undefined;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     let escalation: NodeJS.Timeout | undefined;
@@ -98,7 +113,7 @@ function runInProcessGroup(command: string, cwd: string, timeoutMs: number, abor
 
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => output.append(chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => output.append(chunk));
-    child.on('error', (error) => finish(toolError(`Could not start /bin/sh: ${error.message}`)));
+    child.on('error', (error) => finish(toolError(`Could not start ${invocation.file === 'bwrap' ? 'the sandbox (bwrap)' : '/bin/sh'}: ${error.message}`)));
     child.on('exit', (code, signal) => {
       exit = { code, signal };
       // Background processes the command left behind would keep the pipes (and this call) open: stop them.

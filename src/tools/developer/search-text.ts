@@ -1,3 +1,4 @@
+import { constants } from 'node:fs';
 import { lstat, open, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
@@ -7,20 +8,27 @@ import {
   searchTextMaxFiles,
   searchTextMaxLineChars,
   searchTextMaxMatchesCeiling,
+  searchTextMaxPatternChars,
+  searchTextRegexDeadlineMs,
   toolOutputMaxChars,
 } from '../../contracts/limits';
-import { confinePath } from '../confine-path';
+import { confinePath, isInside, type PathRules } from '../confine-path';
 import { defineTool } from '../define-tool';
 import { capOutput } from '../output-cap';
 import { toolError, toolSuccess, type Tool } from '../tool';
 import { looksBinary } from './looks-binary';
+import { checkRegex, RegexCancelledError, RegexDeadlineError, ThreadedRegexMatcher } from './regex-matcher';
 
 /** Directories never searched: version-control internals and installed dependencies are noise. */
 const skippedDirectories = new Set(['.git', '.hg', '.svn', 'node_modules']);
 
 const schema = z
   .object({
-    pattern: z.string().min(1).describe('Text to find; a JavaScript regular expression when regex is true.'),
+    pattern: z
+      .string()
+      .min(1)
+      .max(searchTextMaxPatternChars)
+      .describe('Text to find; a regular expression in RE2 syntax when regex is true (like JavaScript regular expressions, without lookaround or backreferences).'),
     path: z.string().optional().describe('File or directory to search, relative to the working directory (default ".").'),
     regex: z.boolean().optional().describe('Treat pattern as a regular expression (default false: literal text).'),
     case_insensitive: z.boolean().optional().describe('Ignore case (default false).'),
@@ -34,116 +42,150 @@ const schema = z
   })
   .strict();
 
+/** Finds the matching line indexes of one file's text. */
+type LineMatcher = (text: string, max: number) => Promise<number[]>;
+
+/** Literal text: plain substring search on the event loop (linear, nothing to guard). */
+function literalMatcher(pattern: string, caseInsensitive: boolean): LineMatcher {
+  const needle = caseInsensitive ? pattern.toLowerCase() : pattern;
+  return (text, max) => {
+    const found: number[] = [];
+    const lines = text.split('\n');
+    for (let index = 0; index < lines.length && found.length < max; index += 1) {
+      const line = lines[index] ?? '';
+      if ((caseInsensitive ? line.toLowerCase() : line).includes(needle)) found.push(index);
+    }
+    return Promise.resolve(found);
+  };
+}
+
 /**
  * `search_text`: matching lines under a path, as `file:line: text`. Pure Node (no ripgrep dependency);
- * symlinks are not followed (so the walk cannot leave the working directory or loop), binary files and
- * files over the size limit are skipped, and both matches and visited files are bounded.
+ * symlinks are not followed (so the walk cannot leave the working directory or loop), errand's data folder
+ * is skipped, binary files and files over the size limit are skipped, and both matches and visited files
+ * are bounded. Regular expressions run in RE2 on a worker thread with a deadline (see regex-matcher.ts).
  */
-export const searchTextTool: Tool = defineTool({
-  name: 'search_text',
-  description:
-    `Search files inside the working directory for lines containing a literal text or matching a regular expression (regex: true). ` +
-    `Returns "file:line: text" for each match. Skips .git and node_modules, binary files and files over ${searchTextMaxFileBytes} bytes; ` +
-    `does not follow symbolic links.`,
-  schema,
-  async run(args, context) {
-    let matcher: RegExp;
-    const flags = args.case_insensitive ? 'i' : '';
-    if (args.regex) {
-      try {
-        matcher = new RegExp(args.pattern, flags);
-      } catch (error) {
-        return toolError(`argument "pattern" is not a valid regular expression: ${error instanceof Error ? error.message : String(error)}`);
+export function createSearchTextTool(paths: PathRules = {}, regexDeadlineMs: number = searchTextRegexDeadlineMs): Tool {
+  return defineTool({
+    name: 'search_text',
+    description:
+      `Search files inside the working directory for lines containing a literal text or matching a regular expression (regex: true, RE2 syntax: ` +
+      `no lookaround or backreferences). Returns "file:line: text" for each match. Skips .git and node_modules, binary files and files over ` +
+      `${searchTextMaxFileBytes} bytes; does not follow symbolic links.`,
+    schema,
+    async run(args, context) {
+      const caseInsensitive = args.case_insensitive ?? false;
+      if (args.regex) {
+        const checked = checkRegex(args.pattern, caseInsensitive);
+        if (!checked.ok) return toolError(`argument "pattern" is not a valid regular expression (RE2 syntax): ${checked.message}`);
       }
-    } else {
-      matcher = new RegExp(args.pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), flags);
-    }
-    const requested = args.path ?? '.';
-    const confined = await confinePath(context.workingDir, requested);
-    if (!confined.ok) return toolError(confined.message);
-    const rootStats = await lstat(confined.absolutePath).catch(() => undefined);
-    if (rootStats === undefined) return toolError(`path "${requested}" does not exist`);
+      const requested = args.path ?? '.';
+      const confined = await confinePath(context.workingDir, requested, paths);
+      if (!confined.ok) return toolError(confined.message);
+      const rootStats = await lstat(confined.absolutePath).catch(() => undefined);
+      if (rootStats === undefined) return toolError(`path "${requested}" does not exist`);
 
-    const maxMatches = args.max_matches ?? searchTextDefaultMaxMatches;
-    const matches: string[] = [];
-    const skipped = { binary: 0, large: 0 };
-    let filesVisited = 0;
-    let stoppedEarly: string | undefined;
-    // The display root is the working directory, so reported paths can be passed straight to read_file.
-    const displayRoot = confined.realRoot;
+      const threaded = args.regex ? new ThreadedRegexMatcher(args.pattern, caseInsensitive, regexDeadlineMs, context.abortSignal) : undefined;
+      const match: LineMatcher = threaded ? (text, max) => threaded.matchLines(text, max) : literalMatcher(args.pattern, caseInsensitive);
+      const maxMatches = args.max_matches ?? searchTextDefaultMaxMatches;
+      const matches: string[] = [];
+      const skipped = { binary: 0, large: 0 };
+      let filesVisited = 0;
+      let stoppedEarly: string | undefined;
+      // The display root is the working directory, so reported paths can be passed straight to read_file.
+      const displayRoot = confined.realRoot;
 
-    const searchFile = async (file: string, size: number): Promise<void> => {
-      filesVisited += 1;
-      if (size > searchTextMaxFileBytes) {
-        skipped.large += 1;
-        return;
-      }
-      const handle = await open(file, 'r').catch(() => undefined);
-      if (handle === undefined) return;
-      let buffer: Buffer;
-      try {
-        buffer = await handle.readFile();
-      } finally {
-        await handle.close();
-      }
-      if (looksBinary(buffer)) {
-        skipped.binary += 1;
-        return;
-      }
-      const lines = buffer.toString('utf8').split('\n');
-      const display = path.relative(displayRoot, file) || path.basename(file);
-      for (let index = 0; index < lines.length && matches.length < maxMatches; index += 1) {
-        const line = lines[index] ?? '';
-        if (matcher.test(line)) {
+      const searchFile = async (file: string): Promise<void> => {
+        filesVisited += 1;
+        // No symlink is followed and a FIFO does not block; what was opened is what fstat describes.
+        const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(() => undefined);
+        if (handle === undefined) return;
+        let buffer: Buffer;
+        try {
+          const stats = await handle.stat();
+          if (!stats.isFile()) return;
+          if (stats.size > searchTextMaxFileBytes) {
+            skipped.large += 1;
+            return;
+          }
+          buffer = Buffer.alloc(stats.size);
+          const { bytesRead } = await handle.read(buffer, 0, stats.size, 0);
+          buffer = buffer.subarray(0, bytesRead);
+        } finally {
+          await handle.close();
+        }
+        if (looksBinary(buffer)) {
+          skipped.binary += 1;
+          return;
+        }
+        const text = buffer.toString('utf8');
+        const lines = text.split('\n');
+        const display = path.relative(displayRoot, file) || path.basename(file);
+        for (const index of await match(text, maxMatches - matches.length)) {
+          const line = lines[index] ?? '';
           const excerpt = line.length > searchTextMaxLineChars ? `${line.slice(0, searchTextMaxLineChars)}…` : line;
           matches.push(`${display}:${index + 1}: ${excerpt}`);
         }
-      }
-    };
+      };
 
-    if (rootStats.isFile()) {
-      await searchFile(confined.absolutePath, rootStats.size);
-    } else if (rootStats.isDirectory()) {
-      // Iterative depth-first walk with an explicit stack: bounded by searchTextMaxFiles and maxMatches.
-      const stack = [confined.absolutePath];
-      while (stack.length > 0) {
-        if (context.abortSignal.aborted) return toolError('search_text was cancelled');
-        if (matches.length >= maxMatches) {
-          stoppedEarly = `stopped at ${maxMatches} matches (max_matches)`;
-          break;
-        }
-        if (filesVisited >= searchTextMaxFiles) {
-          stoppedEarly = `stopped after visiting ${searchTextMaxFiles} files; narrow the path`;
-          break;
-        }
-        const directory = stack.pop() ?? '';
-        const entries = await readdir(directory, { withFileTypes: true }).catch(() => []);
-        entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-        const subdirectories: string[] = [];
-        for (const entry of entries) {
-          const full = path.join(directory, entry.name);
-          if (entry.isDirectory()) {
-            if (!skippedDirectories.has(entry.name)) subdirectories.push(full);
-          } else if (entry.isFile()) {
-            if (matches.length >= maxMatches || filesVisited >= searchTextMaxFiles) break;
-            const stats = await lstat(full).catch(() => undefined);
-            if (stats !== undefined) await searchFile(full, stats.size);
+      try {
+        if (rootStats.isFile()) {
+          await searchFile(confined.absolutePath);
+        } else if (rootStats.isDirectory()) {
+          // Iterative depth-first walk with an explicit stack: bounded by searchTextMaxFiles and maxMatches.
+          const stack = [confined.absolutePath];
+          while (stack.length > 0) {
+            if (context.abortSignal.aborted) return toolError('search_text was cancelled');
+            if (matches.length >= maxMatches) {
+              stoppedEarly = `stopped at ${maxMatches} matches (max_matches)`;
+              break;
+            }
+            if (filesVisited >= searchTextMaxFiles) {
+              stoppedEarly = `stopped after visiting ${searchTextMaxFiles} files; narrow the path`;
+              break;
+            }
+            const directory = stack.pop() ?? '';
+            const entries = await readdir(directory, { withFileTypes: true }).catch(() => []);
+            entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+            const subdirectories: string[] = [];
+            for (const entry of entries) {
+              const full = path.join(directory, entry.name);
+              if (entry.isDirectory()) {
+                // errand's data folder may sit inside a working directory: it is never searched.
+                if (!skippedDirectories.has(entry.name) && !confined.denied.some((folder) => isInside(folder, full))) subdirectories.push(full);
+              } else if (entry.isFile()) {
+                if (matches.length >= maxMatches || filesVisited >= searchTextMaxFiles) break;
+                await searchFile(full);
+              }
+            }
+            stack.push(...subdirectories.reverse()); // reversed so they are popped in name order
           }
+        } else {
+          return toolError(`path "${requested}" is neither a file nor a directory`);
         }
-        stack.push(...subdirectories.reverse()); // reversed so they are popped in name order
+      } catch (error) {
+        if (error instanceof RegexCancelledError) return toolError('search_text was cancelled');
+        if (!(error instanceof RegexDeadlineError)) throw error;
+        const found = matches.length > 0 ? `\n${matches.join('\n')}` : '';
+        return toolError(
+          `search_text stopped: matching the regular expression took longer than ${error.deadlineMs} ms (after ${filesVisited} files). ` +
+            `Use a simpler pattern (fewer nested or counted repetitions), a literal search, or a narrower path.${found}`,
+        );
+      } finally {
+        await threaded?.close();
       }
-    } else {
-      return toolError(`path "${requested}" is neither a file nor a directory`);
-    }
 
-    if (matches.length >= maxMatches && stoppedEarly === undefined) stoppedEarly = `stopped at ${maxMatches} matches (max_matches)`;
-    const notes = [
-      skipped.binary > 0 ? `${skipped.binary} binary file(s) skipped` : undefined,
-      skipped.large > 0 ? `${skipped.large} file(s) over ${searchTextMaxFileBytes} bytes skipped` : undefined,
-      stoppedEarly,
-    ].filter((note) => note !== undefined);
-    const summary = matches.length === 0 ? `No matches for ${JSON.stringify(args.pattern)} in ${confined.displayPath} (${filesVisited} files searched)` : matches.join('\n');
-    return toolSuccess(capOutput(notes.length > 0 ? `${summary}\n[${notes.join('; ')}]` : summary, toolOutputMaxChars));
-  },
-});
+      if (matches.length >= maxMatches && stoppedEarly === undefined) stoppedEarly = `stopped at ${maxMatches} matches (max_matches)`;
+      const notes = [
+        skipped.binary > 0 ? `${skipped.binary} binary file(s) skipped` : undefined,
+        skipped.large > 0 ? `${skipped.large} file(s) over ${searchTextMaxFileBytes} bytes skipped` : undefined,
+        stoppedEarly,
+      ].filter((note) => note !== undefined);
+      const summary = matches.length === 0 ? `No matches for ${JSON.stringify(args.pattern)} in ${confined.displayPath} (${filesVisited} files searched)` : matches.join('\n');
+      return toolSuccess(capOutput(notes.length > 0 ? `${summary}\n[${notes.join('; ')}]` : summary, toolOutputMaxChars));
+    },
+  });
+}
 
+/** `search_text` with no rules beyond the working directory (tests, the plain registry). */
+export const searchTextTool: Tool = createSearchTextTool();

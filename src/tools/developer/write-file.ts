@@ -1,9 +1,8 @@
-import { mkdir, stat, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { z } from 'zod';
 import { writeFileMaxChars } from '../../contracts/limits';
-import { confinePath } from '../confine-path';
+import { confinePath, type PathRules } from '../confine-path';
 import { defineTool } from '../define-tool';
+import { describeRefusal, writeConfined } from '../open-confined';
 import { toolError, toolSuccess, type Tool } from '../tool';
 
 const schema = z
@@ -13,21 +12,27 @@ const schema = z
   })
   .strict();
 
-/** `write_file`: creates or replaces a file, creating missing parent directories inside the working directory. */
-export const writeFileTool: Tool = defineTool({
-  name: 'write_file',
-  description:
-    'Create or overwrite a file inside the working directory with the given content. Missing parent directories are created.',
-  schema,
-  async run(args, context) {
-    const confined = await confinePath(context.workingDir, args.path);
-    if (!confined.ok) return toolError(confined.message);
-    const existing = await stat(confined.absolutePath).catch(() => undefined);
-    if (existing?.isDirectory()) return toolError(`"${args.path}" is a directory; give a file path`);
-    // The confined path has its symlinks resolved, so creating its parents cannot step outside the root.
-    await mkdir(path.dirname(confined.absolutePath), { recursive: true });
-    await writeFile(confined.absolutePath, args.content, { encoding: 'utf8', signal: context.abortSignal });
-    const bytes = Buffer.byteLength(args.content, 'utf8');
-    return toolSuccess(`${existing ? 'Overwrote' : 'Created'} ${confined.displayPath} (${bytes} bytes)`);
-  },
-});
+/**
+ * `write_file`: creates or replaces a file, creating missing parent directories inside the working
+ * directory. The file is opened without following a last symlink and checked against the confined path
+ * before it is truncated, so a symlink swapped in after the check is refused, never written through.
+ */
+export function createWriteFileTool(paths: PathRules = {}): Tool {
+  return defineTool({
+    name: 'write_file',
+    description:
+      'Create or overwrite a file inside the working directory with the given content. Missing parent directories are created.',
+    schema,
+    async run(args, context) {
+      const confined = await confinePath(context.workingDir, args.path, paths);
+      if (!confined.ok) return toolError(confined.message);
+      const written = await writeConfined(confined, args.content, context.abortSignal);
+      if (!written.ok) return toolError(written.reason === 'directory' ? `"${args.path}" is a directory; give a file path` : describeRefusal(args.path, written.reason));
+      const bytes = Buffer.byteLength(args.content, 'utf8');
+      return toolSuccess(`${written.created ? 'Created' : 'Overwrote'} ${confined.displayPath} (${bytes} bytes)`);
+    },
+  });
+}
+
+/** `write_file` with no rules beyond the working directory (tests, the plain registry). */
+export const writeFileTool: Tool = createWriteFileTool();
