@@ -10,6 +10,7 @@ import {
   defaultCompletedTaskTtlMs,
   defaultMaxBackgroundTasks,
   defaultModelMaximumAttempts,
+  defaultAllowBypassPermissions,
   defaultSessionMaxTurns,
   defaultTaskWaitTimeoutMs,
   defaultToolCallTimeoutMs,
@@ -56,6 +57,8 @@ const fileSchema = z.strictObject({
   mcpServers: mcpServerListSchema.optional(),
   mcp: mcpSettingsSchema.optional(),
   toolPolicy: toolPolicyConfigSchema.optional(),
+  /** Whether an agent file's `permissionMode: bypassPermissions` may be used. */
+  allowBypassPermissions: z.boolean().optional(),
   tasks: z.strictObject({
     maxBackgroundTasks: z.number().int().min(1).max(1_000).optional(),
     waitTimeoutMs: z.number().int().min(1_000).optional(),
@@ -100,6 +103,8 @@ export interface ErrandConfig {
   toolPolicy: ToolPolicyConfig | undefined;
   /** How long a tool call under `ask` waits for a decision (`ERRAND_APPROVAL_TIMEOUT_SECS`), ms. */
   approvalTimeoutMs: number;
+  /** Whether agent files may use `permissionMode: bypassPermissions` (`ERRAND_ALLOW_BYPASS_PERMISSIONS`; default false). */
+  allowBypassPermissions: boolean;
   tasks: TaskLimits;
   /** Working directory of sessions and API-started delegations. */
   workingDir: string;
@@ -245,6 +250,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
   if (allowRecipeServers !== undefined && allowRecipeServers !== 'true' && allowRecipeServers !== 'false') {
     throw new ConfigError(`ERRAND_ALLOW_RECIPE_MCP_SERVERS="${allowRecipeServers}" is not valid: use true or false`);
   }
+  const allowBypass = env.ERRAND_ALLOW_BYPASS_PERMISSIONS;
+  if (allowBypass !== undefined && allowBypass !== 'true' && allowBypass !== 'false') {
+    throw new ConfigError(`ERRAND_ALLOW_BYPASS_PERMISSIONS="${allowBypass}" is not valid: use true or false`);
+  }
   const secondsFromEnv = (name: string) => {
     const value = intFromEnv(env, name, 1, 31_536_000);
     return value === undefined ? undefined : value * 1_000;
@@ -272,6 +281,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     workingDir: resolve(cwd, env.ERRAND_WORKING_DIR ?? file.workingDir ?? '.'),
     toolPolicy,
     approvalTimeoutMs: secondsFromEnv('ERRAND_APPROVAL_TIMEOUT_SECS') ?? defaultApprovalTimeoutMs,
+    allowBypassPermissions: allowBypass !== undefined ? allowBypass === 'true' : file.allowBypassPermissions ?? defaultAllowBypassPermissions,
     sessionMaxTurns: intFromEnv(env, 'ERRAND_SESSION_MAX_TURNS', 1, maxTurnsCeiling) ?? defaultSessionMaxTurns,
     tasks: {
       maxBackgroundTasks: intFromEnv(env, 'ERRAND_MAX_BACKGROUND_TASKS', 1, 1_000) ?? tasks.maxBackgroundTasks ?? defaultMaxBackgroundTasks,

@@ -47,6 +47,10 @@ export interface ModelTurnInput {
 export interface ToolPolicyNarrowingWire {
   default?: 'allow' | 'ask' | 'deny';
   rules?: Record<string, 'allow' | 'ask' | 'deny'>;
+  /** An agent's `permissionMode: dontAsk`: a final `ask` is a `deny`. */
+  askBecomes?: 'deny';
+  /** An agent's `acceptEdits` / `bypassPermissions`: tools whose operator `ask` by default (no rule) becomes `allow`. */
+  allowOverDefaultAsk?: string[];
 }
 
 /**
@@ -157,7 +161,14 @@ export interface PlanDelegationInput {
 
 /** The plan: a ready child input, or a message for the calling model that says what is wrong. */
 export type PlanDelegationOutput =
-  | { ok: true; input: SubagentInput; source?: SourceSummary; warnings: string[] }
+  | {
+      ok: true;
+      input: SubagentInput;
+      source?: SourceSummary;
+      warnings: string[];
+      /** The delegated agent says `background: true`: run it in the background whatever the call asked. */
+      forceBackground?: true;
+    }
   | { ok: false; message: string };
 
 /** The `load` listing for a workflow: sources it can see plus its background tasks. */

@@ -20,6 +20,11 @@ export const delegateRequestSchema = z.strictObject({
   continuable: z.boolean().optional().describe('Background, and stays available for send_message after answering.'),
   description: z.string().max(200).optional().describe('Short label for listings and the UI.'),
   token_budget: z.number().int().min(1).optional().describe('Token budget of this delegation and its descendants.'),
+  isolation: z.enum(['worktree'], { error: 'expected "worktree" (the only isolation there is)' }).optional().describe('"worktree": the subagent works in a new git worktree of the working directory, on a branch errand/<task id>.'),
+  output_schema: z
+    .record(z.string(), z.unknown(), { error: 'expected a JSON Schema object such as {"type": "object", "properties": {…}}' })
+    .optional()
+    .describe('JSON Schema (type object) of a structured result: the subagent answers through a final_output tool with these arguments.'),
 });
 
 /** A validated `delegate` request. */

@@ -29,6 +29,14 @@ export const maxStoreEntries = 10_000;
 export const listingDescriptionChars = 160;
 /** How many "did you mean" names a not-found answer offers. */
 export const maxNameSuggestions = 3;
+/** Time limit of one goose `retry` check command when the recipe sets no `timeout_seconds` (goose's default). */
+export const defaultRetryCheckTimeoutSeconds = 300;
+/** Time limit of a goose `retry` `on_failure` command when the recipe sets no `on_failure_timeout_seconds` (goose's default). */
+export const defaultRetryOnFailureTimeoutSeconds = 600;
+/** Largest output schema (`output_schema`, `response.json_schema`) accepted, in characters of JSON. */
+export const maxOutputSchemaChars = 64 * 1024;
+/** Whether an agent file's `permissionMode: bypassPermissions` may be used (`ERRAND_ALLOW_BYPASS_PERMISSIONS`). */
+export const defaultAllowBypassPermissions = false;
 
 // ---- model calls (owned by src/llm) ---------------------------------------------------------------
 // (llm section)

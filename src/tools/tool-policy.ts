@@ -49,8 +49,22 @@ export const toolPolicyNarrowingSchema = z.strictObject({
   default: toolPolicyDecisionSchema.optional(),
   rules: z.record(ruleKeySchema, toolPolicyDecisionSchema).optional(),
 });
-/** A parsed narrowing. */
-export type ToolPolicyNarrowing = z.output<typeof toolPolicyNarrowingSchema>;
+/**
+ * What an agent file's `permissionMode` adds to a layer (src/domain/permission-mode.ts). Never read from
+ * a recipe or a request (their schema above does not accept these keys): only planning sets them.
+ */
+export interface PermissionModeEffects {
+  /** `dontAsk`: a tool whose result would be `ask` is denied instead (nobody is there to answer). */
+  askBecomes?: 'deny';
+  /**
+   * `acceptEdits` / `bypassPermissions`: rule keys (names or patterns) of tools that run without asking
+   * where the operator's policy asks only through its `default`. An explicit operator rule still stands.
+   */
+  allowOverDefaultAsk?: string[];
+}
+
+/** A parsed narrowing, with the effects of a permission mode when planning added one. */
+export type ToolPolicyNarrowing = z.output<typeof toolPolicyNarrowingSchema> & PermissionModeEffects;
 
 /** The strictest of the decisions (allow for none). */
 export function strictest(decisions: readonly ToolPolicyDecision[]): ToolPolicyDecision {
@@ -70,32 +84,44 @@ function specificity(key: string, qualifiedName: string): number | undefined {
   return undefined;
 }
 
-/** The decision of one layer, or undefined when it has no matching rule and no default. */
-export function layerDecision(layer: ToolPolicyNarrowing | ToolPolicyConfig, qualifiedName: string): ToolPolicyDecision | undefined {
+/** The decision of one layer's most specific matching rule, or undefined when no rule matches. */
+function ruleDecision(layer: ToolPolicyNarrowing | ToolPolicyConfig, qualifiedName: string): ToolPolicyDecision | undefined {
   let best: { rank: number; decision: ToolPolicyDecision } | undefined;
   for (const [key, decision] of Object.entries(layer.rules ?? {})) {
     const rank = specificity(key, qualifiedName);
     if (rank === undefined) continue;
     if (!best || rank > best.rank || (rank === best.rank && strictness[decision] > strictness[best.decision])) best = { rank, decision };
   }
-  return best?.decision ?? layer.default;
+  return best?.decision;
+}
+
+/** The decision of one layer, or undefined when it has no matching rule and no default. */
+export function layerDecision(layer: ToolPolicyNarrowing | ToolPolicyConfig, qualifiedName: string): ToolPolicyDecision | undefined {
+  return ruleDecision(layer, qualifiedName) ?? layer.default;
 }
 
 /**
  * The policy of one tool: the operator's decision, made stricter by each narrowing (deny > ask > allow).
- * No operator policy means `allow` before narrowings.
+ * No operator policy means `allow` before narrowings. Permission-mode effects apply around that: an
+ * operator `ask` that comes only from its `default` becomes `allow` for the tools a layer lists in
+ * `allowOverDefaultAsk`; and with `askBecomes: deny` in any layer, a final `ask` is a `deny`.
  */
 export function resolvePolicy(
   operator: ToolPolicyConfig | undefined,
   narrowings: readonly ToolPolicyNarrowing[],
   qualifiedToolName: string,
 ): ToolPolicyDecision {
-  const decisions: ToolPolicyDecision[] = [operator ? layerDecision(operator, qualifiedToolName) ?? 'allow' : 'allow'];
+  const byRule = operator ? ruleDecision(operator, qualifiedToolName) : undefined;
+  let operatorDecision: ToolPolicyDecision = byRule ?? operator?.default ?? 'allow';
+  const relaxed = narrowings.some((layer) => (layer.allowOverDefaultAsk ?? []).some((key) => specificity(key, qualifiedToolName) !== undefined));
+  if (byRule === undefined && operatorDecision === 'ask' && relaxed) operatorDecision = 'allow';
+  const decisions: ToolPolicyDecision[] = [operatorDecision];
   for (const narrowing of narrowings) {
     const decision = layerDecision(narrowing, qualifiedToolName);
     if (decision !== undefined) decisions.push(decision);
   }
-  return strictest(decisions);
+  const result = strictest(decisions);
+  return result === 'ask' && narrowings.some((layer) => layer.askBecomes === 'deny') ? 'deny' : result;
 }
 
 /** Tool specs split by policy: what the model is offered, and which of those need an approval per call. */
