@@ -67,11 +67,13 @@ const toolList = z.union([
   z.array(z.string()),
 ], { error: 'expected a comma-separated string or a list of tool names' });
 
+const maxTurnsMessage = `expected a whole number from 1 to ${maxTurnsCeiling}`;
+const maxTurnsNumber = z.number({ error: maxTurnsMessage }).int({ error: maxTurnsMessage }).min(1, { error: maxTurnsMessage }).max(maxTurnsCeiling, { error: maxTurnsMessage });
 const maxTurnsField = z.union([
-  z.number().int().min(1).max(maxTurnsCeiling),
+  maxTurnsNumber,
   // Read key by key (not strict YAML), a number arrives as text.
-  z.string().regex(/^\s*\d+\s*$/).transform((text) => Number(text)).pipe(z.number().int().min(1).max(maxTurnsCeiling)),
-], { error: `expected a whole number from 1 to ${maxTurnsCeiling}` });
+  z.string().regex(/^\s*\d+\s*$/).transform((text) => Number(text)).pipe(maxTurnsNumber),
+], { error: maxTurnsMessage });
 
 const permissionModeField = z.string({ error: `expected one of ${permissionModes.join(', ')}` }).transform((text, context) => {
   const mode = permissionModes.find((candidate) => candidate === text.trim());
