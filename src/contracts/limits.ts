@@ -149,6 +149,10 @@ export const staticSummaryMaxChars = 200;
 export const defaultApiPort = 8787;
 /** How long one poll of the CLI's live progress line waits for the result, in milliseconds. */
 export const cliProgressPollMs = 1_000;
+/** File in the data directory where a running `errand dev` says where its API is (removed when it stops). */
+export const devStackStateFileName = 'dev-stack.json';
+/** How long a client command waits for the `errand dev` API it found to answer `/healthz`, in milliseconds. */
+export const devStackProbeTimeoutMs = 3_000;
 
 // ---- approvals ------------------------------------------------------------------------------------
 /** How long a tool call under an `ask` policy waits for a decision before it is denied (`ERRAND_APPROVAL_TIMEOUT_SECS`). */
