@@ -105,6 +105,9 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     if (!resolved.ok) return { ok: false, message: resolved.message };
     snapshot = resolved.snapshot;
     warnings.push(...resolved.warnings);
+    if (snapshot.subRecipe?.sequentialWhenRepeated) {
+      warnings.push(`sub-recipe ${snapshot.name} asks for sequential_when_repeated, which errand does not honour: several delegate calls in one turn run in parallel; make them in separate turns to run them one after another`);
+    }
     const rendered = await renderSource(snapshot, request.parameters ?? {}, { workingDirectory: workingDir.path });
     if (!rendered.ok) return { ok: false, message: `source "${snapshot.name}" cannot run with these parameters:\n- ${rendered.errors.join('\n- ')}` };
     if (snapshot.definition.type === 'agent') {

@@ -7,6 +7,8 @@ import { planDelegation, type PlanContext } from '../../src/activities/plan-dele
 import { loadConfig } from '../../src/config';
 import type { DelegationParent, PlanDelegationOutput } from '../../src/contracts/activities';
 import type { DelegateRequest } from '../../src/contracts/delegation';
+import { DirectoryStore } from '../../src/sources/directory-store';
+import { SourceResolver } from '../../src/sources/source-resolver';
 import { createResolverCache } from '../../src/worker';
 import { testActivitySettings } from '../support/temporal';
 
@@ -177,6 +179,21 @@ describe('Claude Code agent fields in planning', () => {
     expect(fixer.warnings.some((warning) => warning.includes('test-fixer.md: description: not valid YAML'))).toBe(true);
     const planner = await planned({ source: 'planner' });
     expect(planner.warnings.filter((warning) => warning.includes('not supported by errand')).map((warning) => warning.replace(/^.*planner\.md: /, '').split(':')[0])).toEqual(['skills', 'hooks', 'memory']);
+  });
+});
+
+describe('goose sub-recipe fields in planning', () => {
+  test('sequential_when_repeated is reported, not dropped: parallel delegate calls stay parallel', async () => {
+    const analyzerStore = new DirectoryStore(join(fixtures, 'recipes', 'project-analyzer'));
+    const parentRecipe = await new SourceResolver({ stores: [{ store: analyzerStore }], aliases: {} }).resolve('project-analyzer');
+    if (!parentRecipe.ok) throw new Error(parentRecipe.message);
+    const underRecipe = { recipe: { snapshot: parentRecipe.snapshot, values: { target_directory: '/srv/project', include_tests: 'true' } } };
+    const report = await planned({ source: 'test_report', parameters: { audience: 'reviewers' } }, underRecipe);
+    expect(report.warnings).toContain(
+      'sub-recipe test_report asks for sequential_when_repeated, which errand does not honour: several delegate calls in one turn run in parallel; make them in separate turns to run them one after another',
+    );
+    const stats = await planned({ source: 'file_stats' }, underRecipe);
+    expect(stats.warnings.filter((warning) => warning.includes('sequential_when_repeated'))).toEqual([]);
   });
 });
 
