@@ -9,7 +9,9 @@ import type { DelegationParent, PlanDelegationOutput } from '../../src/contracts
 import type { DelegateRequest } from '../../src/contracts/delegation';
 import { DirectoryStore } from '../../src/sources/directory-store';
 import { SourceResolver } from '../../src/sources/source-resolver';
-import { createResolverCache } from '../../src/worker';
+import { createModelRegistry } from '../../src/llm/provider-config';
+import { createToolsetRegistry } from '../../src/tools/toolset-registry';
+import { createResolverCache, planningSettings } from '../../src/worker';
 import { testActivitySettings } from '../support/temporal';
 
 /**
@@ -141,6 +143,19 @@ describe('Claude Code agent fields in planning', () => {
     expect(!refused.ok && refused.message).toMatch(/bypass\.md: permissionMode bypassPermissions is not allowed here: the operator has not enabled it \(ERRAND_ALLOW_BYPASS_PERMISSIONS=true\)/);
     const allowed = await planned({ source: 'bypass' }, {}, { allowBypassPermissions: true });
     expect(allowed.input.toolPolicy).toEqual([{ allowOverDefaultAsk: ['*'] }]);
+  });
+
+  test('the operator setting: ERRAND_ALLOW_BYPASS_PERMISSIONS (or allowBypassPermissions in the file), default false', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'errand-plan-bypass-'));
+    expect(loadConfig({ ERRAND_DATA_DIR: dataDir }).allowBypassPermissions).toBe(false);
+    expect(loadConfig({ ERRAND_DATA_DIR: dataDir, ERRAND_ALLOW_BYPASS_PERMISSIONS: 'true' }).allowBypassPermissions).toBe(true);
+    expect(() => loadConfig({ ERRAND_DATA_DIR: dataDir, ERRAND_ALLOW_BYPASS_PERMISSIONS: 'yes' })).toThrow('ERRAND_ALLOW_BYPASS_PERMISSIONS="yes" is not valid: use true or false');
+    const file = join(dataDir, 'errand.json');
+    writeFileSync(file, JSON.stringify({ allowBypassPermissions: true }));
+    const fromFile = loadConfig({ ERRAND_DATA_DIR: dataDir, ERRAND_CONFIG: file });
+    expect(fromFile.allowBypassPermissions).toBe(true);
+    expect(planningSettings(fromFile, createModelRegistry([], { env: {} }), createToolsetRegistry()).allowBypassPermissions).toBe(true);
+    rmSync(dataDir, { recursive: true, force: true });
   });
 
   test('mcpServers: inline servers start only where the operator allows recipe servers; names must be available', async () => {
