@@ -28,6 +28,8 @@ const expected: Record<string, { ok: boolean; warnings?: string[]; errors?: stri
       'skills: not supported by errand: Claude Code skills are not preloaded',
       'hooks: not supported by errand: Claude Code hooks are not run',
       'memory: not supported by errand: errand keeps no persistent agent memory',
+      'effort: not supported by errand: errand does not take a reasoning effort from agent files',
+      'initialPrompt: not supported by errand: Claude Code uses it only when the agent is the main session',
     ],
   },
   'agents/release-notes.md': { ok: true, warnings: ['description: not valid YAML', 'model: alias "haiku" has no mapping'] },
