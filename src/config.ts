@@ -11,6 +11,7 @@ import {
   defaultCompletedTaskTtlMs,
   defaultMaxBackgroundTasks,
   defaultModelMaximumAttempts,
+  defaultAllowBypassPermissions,
   defaultSessionMaxTurns,
   defaultSessionIdleTimeoutMs,
   defaultMaxOutputTokens,
@@ -89,6 +90,8 @@ const fileSchema = z.strictObject({
   mcpServers: mcpServerListSchema.optional(),
   mcp: mcpSettingsSchema.optional(),
   toolPolicy: toolPolicyConfigSchema.optional(),
+  /** Whether an agent file's `permissionMode: bypassPermissions` may be used. */
+  allowBypassPermissions: z.boolean().optional(),
   tasks: z.strictObject({
     maxBackgroundTasks: z.number().int().min(1).max(1_000).optional(),
     maxContinuables: z.number().int().min(1).max(1_000).optional(),
@@ -153,6 +156,8 @@ export interface ErrandConfig {
   toolPolicy: ToolPolicyConfig | undefined;
   /** How long a tool call under `ask` waits for a decision (`ERRAND_APPROVAL_TIMEOUT_SECS`), ms. */
   approvalTimeoutMs: number;
+  /** Whether agent files may use `permissionMode: bypassPermissions` (`ERRAND_ALLOW_BYPASS_PERMISSIONS`; default false). */
+  allowBypassPermissions: boolean;
   tasks: TaskLimits;
   /**
    * The working root. API-started delegations and sessions of tenant `t` work in `<workingDir>/t` (made on
@@ -316,6 +321,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     throw new ConfigError(`ERRAND_ALLOW_RECIPE_MCP_SERVERS="${allowRecipeServers}" is not valid: use true or false`);
   }
   const commands = commandSettings(env, file.commands, providers, mcpServers);
+  const allowBypass = env.ERRAND_ALLOW_BYPASS_PERMISSIONS;
+  if (allowBypass !== undefined && allowBypass !== 'true' && allowBypass !== 'false') {
+    throw new ConfigError(`ERRAND_ALLOW_BYPASS_PERMISSIONS="${allowBypass}" is not valid: use true or false`);
+  }
   const secondsFromEnv = (name: string) => {
     const value = intFromEnv(env, name, 1, 31_536_000);
     return value === undefined ? undefined : value * 1_000;
@@ -345,6 +354,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     searchTextRegexDeadlineMs: intFromEnv(env, 'ERRAND_SEARCH_TEXT_REGEX_DEADLINE_MS', 100, 600_000) ?? searchTextRegexDeadlineMs,
     toolPolicy,
     approvalTimeoutMs: secondsFromEnv('ERRAND_APPROVAL_TIMEOUT_SECS') ?? defaultApprovalTimeoutMs,
+    allowBypassPermissions: allowBypass !== undefined ? allowBypass === 'true' : file.allowBypassPermissions ?? defaultAllowBypassPermissions,
     sessionMaxTurns: intFromEnv(env, 'ERRAND_SESSION_MAX_TURNS', 1, maxTurnsCeiling) ?? defaultSessionMaxTurns,
     sessionIdleTimeoutMs: secondsFromEnv('ERRAND_SESSION_IDLE_TIMEOUT_SECS') ?? tasks.sessionIdleTimeoutMs ?? defaultSessionIdleTimeoutMs,
     model: {

@@ -72,6 +72,7 @@ export function planningSettings(config: ErrandConfig, models: ModelRegistry, to
     availableToolsets: toolsets.names(),
     tasks: config.tasks,
     approvalTimeoutMs: config.approvalTimeoutMs,
+    allowBypassPermissions: config.allowBypassPermissions,
     mcp: {
       allowRecipeServers: config.tools.settings.allowRecipeServers ?? false,
       ...(config.tools.settings.recipeEnvKeys ? { recipeEnvKeys: config.tools.settings.recipeEnvKeys } : {}),

@@ -7,11 +7,13 @@ import type { DelegateRequest } from '../contracts/delegation';
 import type { SourceSnapshot } from '../contracts/source';
 import type { SourceSummary, SubagentInput, TaskLimits } from '../contracts/subagent';
 import { chooseMaxTurns, chooseModel, type ProviderChoice } from '../domain/model-precedence';
+import { recipeRetryPolicy } from '../domain/recipe-retry';
 import type { RecipeExtension } from '../domain/recipe-schema';
 import { preview } from '../domain/subagent-prompt';
 import { selectTools } from '../domain/tool-selection';
 import { renderSource } from '../sources/render-source';
 import type { SourceResolver } from '../sources/source-resolver';
+import { planRunOptions, type AgentRunFields } from './plan-run-options';
 
 /** What planning needs besides the request and the parent. */
 export interface PlanContext {
@@ -30,6 +32,8 @@ export interface PlanContext {
   mcp: { allowRecipeServers: boolean; recipeEnvKeys?: string[] };
   /** The worker's path rules, applied to `file` parameters like to tool paths (absent in the API). */
   paths?: PathRules;
+  /** Whether an agent's `permissionMode: bypassPermissions` may be used (`ERRAND_ALLOW_BYPASS_PERMISSIONS`; default no). */
+  allowBypassPermissions?: boolean;
 }
 
 /** A recipe server carried in a workflow input, re-validated before use (nothing starts on a forged config). */
@@ -92,7 +96,11 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
   let prompt: string | undefined;
   let recipeSettings: { provider?: string; model?: string; temperature?: number; maxTurns?: number; maxOutputTokens?: number } = {};
   let childRecipe: RunningRecipe | undefined;
-  let agentTools: { tools?: string[]; disallowedTools?: string[] } | undefined;
+  let agentTools: { tools?: string[]; disallowedTools?: string[]; mcpServerNames?: string[]; mcpServers?: RecipeExtension[] } | undefined;
+  // Claude Code agent fields that shape the run (SEMANTICS §5): see planRunOptions.
+  let agentRun: AgentRunFields | undefined;
+  let retry: SubagentInput['retry'];
+  let recipeOutputSchema: unknown;
   let recipeExtensions: RecipeExtension[] | null | undefined;
   let recipeToolPolicy: unknown;
 
@@ -103,6 +111,9 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     if (!resolved.ok) return { ok: false, message: resolved.message };
     snapshot = resolved.snapshot;
     warnings.push(...resolved.warnings);
+    if (snapshot.subRecipe?.sequentialWhenRepeated) {
+      warnings.push(`sub-recipe ${snapshot.name} asks for sequential_when_repeated, which errand does not honour: several delegate calls in one turn run in parallel; make them in separate turns to run them one after another`);
+    }
     const rendered = await renderSource(snapshot, request.parameters ?? {}, { workingDirectory: workingDir.path, ...(context.paths ? { paths: context.paths } : {}) });
     if (!rendered.ok) return { ok: false, message: `source "${snapshot.name}" cannot run with these parameters:\n- ${rendered.errors.join('\n- ')}` };
     if (snapshot.definition.type === 'agent') {
@@ -110,9 +121,19 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
       instructions = agent.instructions;
       prompt = request.instructions ?? agentDefaultPrompt;
       if (agent.model && !agent.inheritModel) recipeSettings.model = agent.model;
+      // An agent's maxTurns ranks where a recipe's settings.max_turns does.
+      if (agent.maxTurns !== undefined) recipeSettings.maxTurns = agent.maxTurns;
       agentTools = {
         ...(agent.tools ? { tools: agent.tools } : {}),
         ...(agent.disallowedTools ? { disallowedTools: agent.disallowedTools } : {}),
+        ...(agent.mcpServerNames ? { mcpServerNames: agent.mcpServerNames } : {}),
+        ...(agent.mcpServers ? { mcpServers: agent.mcpServers } : {}),
+      };
+      agentRun = {
+        file: `${snapshot.store.description}: ${snapshot.path}`,
+        ...(agent.permissionMode ? { permissionMode: agent.permissionMode } : {}),
+        ...(agent.background ? { background: true } : {}),
+        ...(agent.isolation ? { isolation: agent.isolation } : {}),
       };
     } else {
       const recipe = rendered.recipe;
@@ -130,7 +151,11 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
       // A recipe's own extensions are honoured within what the operator allows (goose issue 9949): see selectTools.
       recipeExtensions = recipe?.extensions;
       recipeToolPolicy = recipe?.['tool_policy'];
-      if (recipe) childRecipe = { snapshot, values: rendered.values };
+      if (recipe) {
+        childRecipe = { snapshot, values: rendered.values };
+        retry = recipeRetryPolicy(recipe);
+        recipeOutputSchema = recipe.response?.json_schema;
+      }
     }
   } else {
     prompt = request.instructions;
@@ -153,6 +178,10 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
   warnings.push(...selection.warnings);
   const toolsets = selection.toolsets;
   const toolFilter = selection.toolFilter;
+  const run = await planRunOptions({ request, agentRun, recipeOutputSchema, toolsets, workingDir: workingDir.path, allowBypass: context.allowBypassPermissions, recipeFile: snapshot ? `${snapshot.store.description}: ${snapshot.path}` : undefined });
+  if (!run.ok) return { ok: false, message: run.message };
+  warnings.push(...run.warnings);
+  const toolPolicy = [...selection.toolPolicy, ...(run.policyLayer ? [run.policyLayer] : [])];
 
   const route = chooseModel({
     providers: context.providers,
@@ -205,11 +234,14 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     activity: parent.activity,
     tasks: context.tasks,
     ...(childRecipe ? { recipe: childRecipe } : {}),
-    ...(selection.toolPolicy.length > 0 ? { toolPolicy: selection.toolPolicy } : {}),
+    ...(toolPolicy.length > 0 ? { toolPolicy } : {}),
     ...(selection.recipeServers.length > 0 ? { recipeServers: selection.recipeServers.map((server) => ({ declaredName: server.declaredName, config: { ...server.config } })) } : {}),
     approvalTimeoutMs: context.approvalTimeoutMs,
+    ...(retry ? { retry } : {}),
+    ...(run.outputSchema ? { outputSchema: run.outputSchema } : {}),
+    ...(run.isolation ? { isolation: run.isolation } : {}),
   };
-  return { ok: true, input, ...(source ? { source } : {}), warnings };
+  return { ok: true, input, ...(source ? { source } : {}), warnings, ...(agentRun?.background ? { forceBackground: true } : {}) };
 }
 
 /** A child's token budget: what it asked for, but never more than its parent has left (SEMANTICS §5). */

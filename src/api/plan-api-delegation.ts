@@ -16,6 +16,8 @@ export type PlanResult =
 
 /** The request field a planner message is about, for the problem document's field path. */
 function fieldOf(message: string, request: DelegateRequest): string {
+  if (/^output_schema/.test(message)) return 'output_schema';
+  if (/^isolation/.test(message)) return request.isolation ? 'isolation' : 'source';
   if (/^No source named|source "/.test(message)) return 'source';
   if (/working_dir/.test(message)) return 'working_dir';
   if (/^provider |no usable provider/.test(message)) return 'provider';
@@ -70,6 +72,7 @@ export async function planApiDelegation(
     availableToolsets: toolsets,
     tasks: config.tasks,
     approvalTimeoutMs: config.approvalTimeoutMs,
+    allowBypassPermissions: config.allowBypassPermissions,
     mcp: {
       allowRecipeServers: config.tools.settings.allowRecipeServers ?? false,
       ...(config.tools.settings.recipeEnvKeys ? { recipeEnvKeys: config.tools.settings.recipeEnvKeys } : {}),

@@ -53,8 +53,8 @@ function requestInit(method: string, options: { body?: unknown; headers?: Record
   return { method, headers, ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }) };
 }
 
-/** Talks to an API server over HTTP. */
-export function httpTransport(baseUrl: string, key: string | undefined): ApiTransport {
+/** Talks to an API server over HTTP. `foundIn` says where the URL came from (default `ERRAND_API_URL`), for messages. */
+export function httpTransport(baseUrl: string, key: string | undefined, foundIn = 'ERRAND_API_URL'): ApiTransport {
   const base = baseUrl.replace(/\/+$/, '');
   return {
     describe: base,
@@ -63,7 +63,7 @@ export function httpTransport(baseUrl: string, key: string | undefined): ApiTran
       try {
         response = await fetch(`${base}${path}`, requestInit(method, options, key));
       } catch (error) {
-        throw new Error(`cannot reach the errand API at ${base} (ERRAND_API_URL): ${error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error)}`);
+        throw new Error(`cannot reach the errand API at ${base} (${foundIn}): ${error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error)}`);
       }
       return readAnswer(response);
     },

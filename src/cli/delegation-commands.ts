@@ -12,7 +12,9 @@ import {
   type SubagentResultView,
 } from '../contracts/api';
 import { cliProgressPollMs } from '../contracts/limits';
+import type { JsonObject } from '../contracts/json';
 import { endedLine } from '../domain/delegation-texts';
+import { checkOutputSchema } from '../tools/output-schema';
 import { call } from './api-transport';
 import type { CliContext } from './cli-context';
 import { UsageError } from './cli-io';
@@ -65,9 +67,30 @@ const delegateOptions = {
   continuable: { type: 'boolean' },
   description: { type: 'string', short: 'd' },
   'token-budget': { type: 'string' },
+  'output-schema': { type: 'string' },
+  isolation: { type: 'string' },
   'idempotency-key': { type: 'string' },
   json: { type: 'boolean' },
 } as const;
+
+/** Reads `--output-schema <file>`: a JSON Schema (type object) in a JSON file; problems name the file. */
+function readOutputSchema(file: string): JsonObject {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`--output-schema ${file} cannot be read: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--output-schema ${file} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const checked = checkOutputSchema(value, 'output_schema');
+  if (!checked.ok) throw new UsageError(`--output-schema ${file}: ${checked.errors.join('; ')}`);
+  return checked.schema;
+}
 
 /** `errand delegate [instructions...] [flags]`. */
 export async function delegateCommand(argv: string[], context: CliContext): Promise<number> {
@@ -90,6 +113,8 @@ export async function delegateCommand(argv: string[], context: CliContext): Prom
       throw new UsageError(`--context-file ${file} cannot be read: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
+  const outputSchema = values['output-schema'] === undefined ? undefined : readOutputSchema(resolve(context.cwd, values['output-schema']));
+  if (values.isolation !== undefined && values.isolation !== 'worktree') throw new UsageError(`--isolation "${values.isolation}" is not valid: the only isolation is worktree`);
   const temperature = number('temperature', values.temperature, false);
   const maxTurns = number('max-turns', values['max-turns'], true);
   const tokenBudget = number('token-budget', values['token-budget'], true);
@@ -107,6 +132,8 @@ export async function delegateCommand(argv: string[], context: CliContext): Prom
     ...(values.continuable ? { continuable: true } : {}),
     ...(values.description ? { description: values.description } : {}),
     ...(tokenBudget === undefined ? {} : { token_budget: tokenBudget }),
+    ...(outputSchema === undefined ? {} : { output_schema: outputSchema }),
+    ...(values.isolation === 'worktree' ? { isolation: 'worktree' } : {}),
   };
   if (!body.instructions && !body.source) throw new UsageError('give instructions (as arguments) or --source, or both');
 

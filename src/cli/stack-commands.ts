@@ -15,6 +15,7 @@ import { createDemoModel, demoProviderConfig, demoProviderName } from '../llm/de
 import { checkWorkerEnvironment, createErrandWorker, createWorkerDependencies, runWorker } from '../worker';
 import type { CliContext } from './cli-context';
 import { UsageError } from './cli-io';
+import { processIsAlive, readDevStackState, removeDevStackState, writeDevStackState } from './dev-stack-state';
 
 /** `errand dev | worker | api`: the processes of an errand stack. */
 
@@ -80,6 +81,11 @@ export async function devCommand(argv: string[], context: CliContext): Promise<n
   if (baseEnv.ERRAND_RECIPE_PATH === undefined && existsSync(examples)) baseEnv.ERRAND_RECIPE_PATH = examples;
 
   const initial = loadConfig(baseEnv, context.cwd);
+  // One stack per data directory: they would share the Temporal database and the state file.
+  const existing = readDevStackState(initial.dataDir);
+  if (existing.kind === 'found' && existing.state.pid !== process.pid && processIsAlive(existing.state.pid)) {
+    throw new UsageError(`errand dev is already running for ${initial.dataDir} (pid ${existing.state.pid}, API ${existing.state.apiUrl}); stop it first, or use another ERRAND_DATA_DIR`);
+  }
   // Refused before anything starts: auth off (no keys) on an address other machines reach, or a sandbox
   // that cannot run here.
   const apiSettings = loadApiConfig(baseEnv, context.cwd, { localDefault: true });
@@ -132,6 +138,19 @@ export async function devCommand(argv: string[], context: CliContext): Promise<n
       await server.close();
       await deps.temporal.close();
     });
+    // Client commands in another terminal find this stack (and so its configuration) through this file.
+    const statePath = writeDevStackState(initial.dataDir, {
+      apiUrl: server.url,
+      pid: process.pid,
+      temporalAddress: devServer.address,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      startedAt: new Date().toISOString(),
+    });
+    stops.push(() => {
+      removeDevStackState(initial.dataDir, process.pid);
+      return Promise.resolve();
+    });
 
     const lines = [
       '',
@@ -145,11 +164,11 @@ export async function devCommand(argv: string[], context: CliContext): Promise<n
       ...(env.ERRAND_RECIPE_PATH ? [`  Recipes      ${env.ERRAND_RECIPE_PATH} (ERRAND_RECIPE_PATH) and the project folders`] : []),
       ...notes.map((note) => `  Note         ${note}`),
       '',
-      'Try it (in another terminal):',
-      `  export ERRAND_API_URL=${server.url}`,
-      '  node bin/errand.js delegate "List the files in this project and say what it is"',
+      'Try it (in another terminal, in this folder):',
+      '  node bin/errand.js delegate "Explain this project" --description first-try',
       '  node bin/errand.js sources',
       `  curl -s -X POST '${server.url}/v1/delegations?wait=20s' -H 'content-type: application/json' -d '{"instructions":"Say hello"}'`,
+      `The CLI finds this stack through ${statePath} (same data directory); from elsewhere, set ERRAND_API_URL=${server.url}.`,
       '',
       'Ctrl-C stops everything (the Temporal state is kept for next time).',
       '',

@@ -180,7 +180,14 @@ export interface PlanDelegationInput {
 
 /** The plan: a ready child input, or a message for the calling model that says what is wrong. */
 export type PlanDelegationOutput =
-  | { ok: true; input: SubagentInput; source?: SourceSummary; warnings: string[] }
+  | {
+      ok: true;
+      input: SubagentInput;
+      source?: SourceSummary;
+      warnings: string[];
+      /** The delegated agent says `background: true`: run it in the background whatever the call asked. */
+      forceBackground?: true;
+    }
   | { ok: false; message: string };
 
 /** The `load` listing for a workflow: sources it can see plus its background tasks. */

@@ -13,6 +13,10 @@ import type { SourceSnapshot } from './source';
 export interface ToolPolicyNarrowingWire {
   default?: 'allow' | 'ask' | 'deny';
   rules?: Record<string, 'allow' | 'ask' | 'deny'>;
+  /** An agent's `permissionMode: dontAsk`: a final `ask` is a `deny`. */
+  askBecomes?: 'deny';
+  /** An agent's `acceptEdits` / `bypassPermissions`: tools whose operator `ask` by default (no rule) becomes `allow`. */
+  allowOverDefaultAsk?: string[];
 }
 
 /**

@@ -21,6 +21,11 @@ export const delegateRequestSchema = z.strictObject({
   description: z.string().max(200).optional().describe('Short label for listings and the UI.'),
   token_budget: z.number().int().min(1).optional().describe('Token budget of this delegation and its descendants.'),
   max_output_tokens: z.number().int().min(1).max(1_000_000).optional().describe('Output-token limit of each of its model calls.'),
+  isolation: z.enum(['worktree'], { error: 'expected "worktree" (the only isolation there is)' }).optional().describe('"worktree": the subagent works in a new git worktree of the working directory, on a branch errand/<task id>.'),
+  output_schema: z
+    .record(z.string(), z.unknown(), { error: 'expected a JSON Schema object such as {"type": "object", "properties": {…}}' })
+    .optional()
+    .describe('JSON Schema (type object) of a structured result: the subagent answers through a final_output tool with these arguments.'),
 });
 
 /** A validated `delegate` request. */

@@ -31,6 +31,14 @@ export const maxStoreEntries = 10_000;
 export const listingDescriptionChars = 160;
 /** How many "did you mean" names a not-found answer offers. */
 export const maxNameSuggestions = 3;
+/** Time limit of one goose `retry` check command when the recipe sets no `timeout_seconds` (goose's default). */
+export const defaultRetryCheckTimeoutSeconds = 300;
+/** Time limit of a goose `retry` `on_failure` command when the recipe sets no `on_failure_timeout_seconds` (goose's default). */
+export const defaultRetryOnFailureTimeoutSeconds = 600;
+/** Largest output schema (`output_schema`, `response.json_schema`) accepted, in characters of JSON. */
+export const maxOutputSchemaChars = 64 * 1024;
+/** Whether an agent file's `permissionMode: bypassPermissions` may be used (`ERRAND_ALLOW_BYPASS_PERMISSIONS`). */
+export const defaultAllowBypassPermissions = false;
 
 // ---- model calls (owned by src/llm) ---------------------------------------------------------------
 // (llm section)
@@ -202,6 +210,10 @@ export const staticSummaryMaxChars = 200;
 export const defaultApiPort = 8787;
 /** How long one poll of the CLI's live progress line waits for the result, in milliseconds. */
 export const cliProgressPollMs = 1_000;
+/** File in the data directory where a running `errand dev` says where its API is (removed when it stops). */
+export const devStackStateFileName = 'dev-stack.json';
+/** How long a client command waits for the `errand dev` API it found to answer `/healthz`, in milliseconds. */
+export const devStackProbeTimeoutMs = 3_000;
 
 // ---- approvals ------------------------------------------------------------------------------------
 /** How long a tool call under an `ask` policy waits for a decision before it is denied (`ERRAND_APPROVAL_TIMEOUT_SECS`). */

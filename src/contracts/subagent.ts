@@ -2,6 +2,7 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { MessageRef, RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from './agent-wire';
 
 export type { MessageRef } from './agent-wire';
+import type { JsonObject } from './json';
 import type { ModelRoute, TokenUsage } from './model';
 
 /**
@@ -94,12 +95,39 @@ export interface SubagentInput {
   recipeServers?: RecipeServerWire[];
   /** How long a tool call waits for an approval before it counts as denied (ms). */
   approvalTimeoutMs?: number;
+  /** goose `retry` of the delegated recipe: checks to run after each answer, and how often to start again. */
+  retry?: RetryPolicy;
+  /**
+   * JSON Schema (an object schema, already checked) of the structured result: the input schema of the
+   * subagent's `final_output` tool (`output_schema` of the request, else the recipe's `response.json_schema`).
+   */
+  outputSchema?: JsonObject;
+  /** Work in a new git worktree of `workingDir` (agent `isolation: worktree` or `isolation` on the request). */
+  isolation?: 'worktree';
   /** State carried across continue-as-new; absent on the first run. */
   carried?: CarriedAgentState;
 }
 
 /** Who decides a tool call under `ask`: a person only, or a person or the delegating model (`toolPolicy.approvers`). */
 export type Approvers = 'human' | 'human-or-parent';
+
+/**
+ * A recipe's goose `retry` (SEMANTICS §5), with goose's defaults filled in: after the subagent answers,
+ * every check runs in its working directory; all pass → completed; otherwise `onFailure` runs and the
+ * subagent starts again from the recipe's instructions, up to `maxRetries` more times.
+ */
+export interface RetryPolicy {
+  /** Further attempts after the first (≥ 1). */
+  maxRetries: number;
+  /** Shell commands whose exit status 0 means the attempt succeeded, in order. */
+  checks: { type: 'shell'; command: string }[];
+  /** Shell command run after a failed attempt (cleanup), if any. */
+  onFailure?: string;
+  /** Time limit of one check command (seconds; goose's default 300). */
+  timeoutSeconds: number;
+  /** Time limit of the `onFailure` command (seconds; goose's default 600). */
+  onFailureTimeoutSeconds: number;
+}
 
 /** Limits of a workflow's background tasks (SEMANTICS §2). */
 export interface TaskLimits {

@@ -1,6 +1,9 @@
 import { z } from 'zod';
+import { maxTurnsCeiling } from '../contracts/limits';
+import { readAgentMcpServers } from './agent-mcp-servers';
+import { permissionModes, type PermissionMode } from './permission-mode';
 import { formatSchemaIssues } from './schema-issues';
-import { isRecord } from './recipe-schema';
+import { isRecord, recipeExtensionSchema, type RecipeExtension } from './recipe-schema';
 
 /**
  * Agent files: Markdown with YAML frontmatter (goose and Claude Code format). This module is pure: the
@@ -26,6 +29,18 @@ export interface AgentDefinition {
   tools?: string[];
   /** Tool deny-list (`disallowedTools`), when given. */
   disallowedTools?: string[];
+  /** Turn budget (`maxTurns`): ranks with a recipe's `settings.max_turns`. */
+  maxTurns?: number;
+  /** Claude Code permission mode (`permissionMode`), mapped to a tool-policy layer when planned. */
+  permissionMode?: PermissionMode;
+  /** `mcpServers` entries that name a server the operator configured (a toolset name). */
+  mcpServerNames?: string[];
+  /** `mcpServers` entries defined inline, converted to goose extensions (started only where the operator allows). */
+  mcpServers?: RecipeExtension[];
+  /** `background: true`: always delegated in the background. */
+  background?: boolean;
+  /** `isolation: worktree`: the subagent works in its own git worktree. */
+  isolation?: 'worktree';
   /** The Markdown body: the agent's instructions. */
   instructions: string;
 }
@@ -38,6 +53,12 @@ export const agentDefinitionSchema = z.object({
   inheritModel: z.boolean(),
   tools: z.array(z.string()).optional(),
   disallowedTools: z.array(z.string()).optional(),
+  maxTurns: z.number().int().min(1).max(maxTurnsCeiling).optional(),
+  permissionMode: z.enum(permissionModes).optional(),
+  mcpServerNames: z.array(z.string()).optional(),
+  mcpServers: z.array(recipeExtensionSchema).optional(),
+  background: z.boolean().optional(),
+  isolation: z.literal('worktree').optional(),
   instructions: z.string(),
 });
 
@@ -46,14 +67,61 @@ const toolList = z.union([
   z.array(z.string()),
 ], { error: 'expected a comma-separated string or a list of tool names' });
 
+const maxTurnsMessage = `expected a whole number from 1 to ${maxTurnsCeiling}`;
+const maxTurnsNumber = z.number({ error: maxTurnsMessage }).int({ error: maxTurnsMessage }).min(1, { error: maxTurnsMessage }).max(maxTurnsCeiling, { error: maxTurnsMessage });
+const maxTurnsField = z.union([
+  maxTurnsNumber,
+  // Read key by key (not strict YAML), a number arrives as text.
+  z.string().regex(/^\s*\d+\s*$/).transform((text) => Number(text)).pipe(maxTurnsNumber),
+], { error: maxTurnsMessage });
+
+const permissionModeField = z.string({ error: `expected one of ${permissionModes.join(', ')}` }).transform((text, context) => {
+  const mode = permissionModes.find((candidate) => candidate === text.trim());
+  if (mode !== undefined) return mode;
+  context.addIssue({
+    code: 'custom',
+    message: text.trim() === 'auto'
+      ? `auto (Claude Code's classifier-decided mode) is not supported; expected one of ${permissionModes.join(', ')}`
+      : `expected one of ${permissionModes.join(', ')}`,
+  });
+  return z.NEVER;
+});
+
+const booleanField = z.union([
+  z.boolean(),
+  z.enum(['true', 'false']).transform((text) => text === 'true'),
+], { error: 'expected true or false' });
+
 const frontmatterSchema = z.looseObject({
   name: z.string({ error: 'expected a string (the agent name is required)' }).trim().min(1, { error: 'expected a non-empty name' }),
   description: z.string({ error: 'expected a string' }).nullable().optional(),
   model: z.string({ error: 'expected a model name, an alias (sonnet, opus, haiku) or inherit' }).nullable().optional(),
   tools: toolList.nullable().optional(),
   disallowedTools: toolList.nullable().optional(),
+  maxTurns: maxTurnsField.nullable().optional(),
+  permissionMode: permissionModeField.nullable().optional(),
+  mcpServers: z.unknown().optional(),
+  background: booleanField.nullable().optional(),
+  isolation: z.string({ error: 'expected worktree' }).trim().pipe(z.literal('worktree', { error: 'expected worktree (the only isolation there is)' })).nullable().optional(),
 });
-const knownFrontmatterKeys = new Set(['name', 'description', 'model', 'tools', 'disallowedTools']);
+
+/** Frontmatter fields errand honours. */
+const honouredKeys = ['name', 'description', 'model', 'tools', 'disallowedTools', 'maxTurns', 'permissionMode', 'mcpServers', 'background', 'isolation'] as const;
+
+/** Fields Claude Code uses only for its own display: ignored without a word, as Claude Code's subagents ignore them. */
+const cosmeticKeys = ['color'] as const;
+
+/** Claude Code fields errand does not support, with what that means for a run (reported, never dropped silently). */
+export const unsupportedAgentFields: Readonly<Record<string, string>> = {
+  skills: 'Claude Code skills are not preloaded by errand; the agent runs without them',
+  hooks: 'Claude Code hooks are not run by errand; the agent runs without them',
+  memory: 'errand keeps no persistent agent memory; the agent runs without it',
+  effort: 'errand does not take a reasoning effort from agent files; the model runs at its default effort',
+  initialPrompt: 'Claude Code uses it only when the agent is the main session; a delegated agent runs without it',
+};
+
+/** Every frontmatter field name errand knows (honoured, cosmetic or reported as unsupported). */
+export const agentFrontmatterKeys: ReadonlySet<string> = new Set([...honouredKeys, ...cosmeticKeys, ...Object.keys(unsupportedAgentFields)]);
 
 /** Frontmatter text and body of a Markdown file, split at the `---` fences. */
 export interface FrontmatterSplit {
@@ -87,7 +155,8 @@ export interface AgentParseResult {
 }
 
 /**
- * Validates parsed frontmatter plus body as an agent. Unknown frontmatter keys are warned and ignored.
+ * Validates parsed frontmatter plus body as an agent. Unknown frontmatter keys are warned and ignored;
+ * Claude Code fields errand does not support (`skills`, `hooks`, `memory`, ...) are reported as such.
  * `model: inherit` sets `inheritModel`; a Claude alias is mapped through `aliases`; an alias with no
  * mapping is dropped with a warning (goose passes it on literally and the model call fails — issue 8496).
  */
@@ -95,12 +164,18 @@ export function parseAgentDocument(frontmatter: unknown, body: string, file: str
   if (!isRecord(frontmatter)) {
     return { errors: [`${file}: frontmatter: expected a YAML map with at least a name`], warnings: [] };
   }
-  const warnings = Object.keys(frontmatter)
-    .filter((key) => !knownFrontmatterKeys.has(key))
-    .map((key) => `${file}: ${key}: unknown frontmatter field, ignored`);
+  const warnings: string[] = [];
+  for (const key of Object.keys(frontmatter)) {
+    const unsupported = unsupportedAgentFields[key];
+    if (unsupported !== undefined) warnings.push(`${file}: ${key}: not supported by errand: ${unsupported}`);
+    else if (!agentFrontmatterKeys.has(key)) warnings.push(`${file}: ${key}: unknown frontmatter field, ignored`);
+  }
   const parsed = frontmatterSchema.safeParse(frontmatter);
   if (!parsed.success) return { errors: formatSchemaIssues(file, parsed.error.issues, frontmatter), warnings };
   const data = parsed.data;
+  const servers = data.mcpServers === undefined || data.mcpServers === null ? { names: [], servers: [], errors: [], warnings: [] } : readAgentMcpServers(data.mcpServers, file);
+  if (servers.errors.length > 0) return { errors: servers.errors, warnings };
+  warnings.push(...servers.warnings);
   const instructions = body.trim();
   if (instructions === '') warnings.push(`${file}: body: the agent has no instructions (empty Markdown body)`);
   const agent: AgentDefinition = { name: data.name, inheritModel: false, instructions };
@@ -117,5 +192,11 @@ export function parseAgentDocument(frontmatter: unknown, body: string, file: str
   }
   if (data.tools) agent.tools = data.tools;
   if (data.disallowedTools) agent.disallowedTools = data.disallowedTools;
+  if (typeof data.maxTurns === 'number') agent.maxTurns = data.maxTurns;
+  if (data.permissionMode) agent.permissionMode = data.permissionMode;
+  if (servers.names.length > 0) agent.mcpServerNames = servers.names;
+  if (servers.servers.length > 0) agent.mcpServers = servers.servers;
+  if (data.background === true) agent.background = true;
+  if (data.isolation) agent.isolation = data.isolation;
   return { agent, errors: [], warnings };
 }

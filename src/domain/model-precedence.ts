@@ -80,7 +80,7 @@ export function chooseModel(inputs: ModelChoiceInputs): ModelChoice {
   };
 }
 
-/** max_turns precedence: delegate > delegated recipe > parent recipe > configured (ERRAND_SUBAGENT_MAX_TURNS, default 25). */
+/** max_turns precedence: delegate > delegated recipe (or agent `maxTurns`) > parent recipe > configured (ERRAND_SUBAGENT_MAX_TURNS, default 25). */
 export function chooseMaxTurns(request: number | undefined, recipe: number | undefined, parentRecipe: number | undefined, configured: number): number {
   return request ?? recipe ?? parentRecipe ?? configured;
 }

@@ -94,6 +94,15 @@ export const subRecipeSchema = z.looseObject({
 /** A sub-recipe declaration after parsing. */
 export type SubRecipe = z.output<typeof subRecipeSchema>;
 
+/**
+ * One success check of `retry`: goose knows only shell checks (`type: shell`, also spelt `Shell`), each a
+ * command whose exit status 0 means the check passed.
+ */
+export const retryCheckSchema = z.looseObject({
+  type: z.enum(['shell', 'Shell'], { error: 'expected shell (the only check type goose knows)' }).transform((): 'shell' => 'shell'),
+  command: z.string({ error: 'expected the shell command to run (a string)' }).min(1, { error: 'expected a non-empty command' }),
+});
+
 /** The whole recipe (the inner object of a desktop-saved `{recipe: {...}}` file). */
 export const recipeSchema = z.looseObject({
   version: scalarString.default('1.0.0'),
@@ -123,14 +132,11 @@ export const recipeSchema = z.looseObject({
     .optional(),
   retry: z
     .looseObject({
-      max_retries: z.number({ error: 'expected a whole number' }).int().nonnegative(),
-      checks: z.array(
-        z.looseObject({ type: z.string({ error: 'expected a check type (shell)' }), command: z.string().optional() }),
-        { error: 'expected a list of checks' },
-      ),
-      timeout_seconds: z.number().int().nonnegative().nullable().optional(),
-      on_failure: z.string().nullable().optional(),
-      on_failure_timeout_seconds: z.number().int().nonnegative().nullable().optional(),
+      max_retries: z.number({ error: 'expected a whole number ≥ 1 (how many more attempts after the first)' }).int().min(1, { error: 'expected a whole number ≥ 1 (goose refuses 0)' }),
+      checks: z.array(retryCheckSchema, { error: 'expected a list of checks ({type: shell, command: …})' }),
+      timeout_seconds: z.number({ error: 'expected a whole number of seconds ≥ 1' }).int().min(1, { error: 'expected a whole number of seconds ≥ 1' }).nullable().optional(),
+      on_failure: z.string({ error: 'expected a shell command (a string)' }).nullable().optional(),
+      on_failure_timeout_seconds: z.number({ error: 'expected a whole number of seconds ≥ 1' }).int().min(1, { error: 'expected a whole number of seconds ≥ 1' }).nullable().optional(),
     })
     .nullable()
     .optional(),

@@ -10,7 +10,8 @@ import { matchesPattern, type ToolFilter } from '../tools/toolset-registry';
  *         ∩ the `extensions` argument (omitted = inherit, [] = none)
  *         ∩ the recipe's declared extensions (when it declares a list), recipe-declared MCP servers
  *           joining when the operator allows them
- *         ∩ the agent's `tools` allow-list − its `disallowedTools`
+ *         ∩ the agent's `tools` allow-list − its `disallowedTools`, the agent's inline `mcpServers`
+ *           joining like a recipe's servers
  *         (and within what the parent's own tool filter allowed).
  *
  * Every name that matches nothing is reported in `warnings`, for the calling model. No I/O; the only
@@ -51,8 +52,11 @@ export interface ToolSelectionInput {
   recipeToolPolicy?: unknown;
   /** A narrowing the `delegate` call asks for (validated by the caller's request schema). */
   requestToolPolicy?: ToolPolicyNarrowing;
-  /** The delegated agent's lists, as written in its file. */
-  agent?: { tools?: readonly string[]; disallowedTools?: readonly string[] };
+  /**
+   * The delegated agent's lists, as written in its file, and its `mcpServers`: names of servers
+   * configured elsewhere, and inline definitions (as goose extensions) that join like a recipe's servers.
+   */
+  agent?: { tools?: readonly string[]; disallowedTools?: readonly string[]; mcpServerNames?: readonly string[]; mcpServers?: readonly RecipeExtension[] };
   /** Operator settings. */
   operator: {
     /** Whether recipe-declared stdio / streamable_http servers may run. */
@@ -127,17 +131,40 @@ export function selectTools(input: ToolSelectionInput): ToolSelection {
     }
   }
 
-  // 2. The `extensions` argument: a subset of the parent's toolsets and the recipe's servers, by name.
+  // 1b. The agent's `mcpServers`: inline servers join (as a recipe's would, only where the operator allows
+  // them); names must be servers this delegation can already reach.
+  const agentServers: RecipeServer[] = [];
+  for (const extension of input.agent?.mcpServers ?? []) {
+    if (!input.operator.allowRecipeServers) {
+      warnings.push(`the agent's MCP server "${extension.name}" is not started: the operator does not allow MCP servers declared by recipes or agents (ERRAND_ALLOW_RECIPE_MCP_SERVERS)`);
+      continue;
+    }
+    const converted = recipeServerFromExtension(extension, input.operator.recipeEnvKeys ? { allowedEnvKeys: input.operator.recipeEnvKeys } : {});
+    if (!converted.ok) {
+      warnings.push(`the agent's ${converted.message}; the subagent runs without it`);
+      continue;
+    }
+    warnings.push(...converted.warnings.map((warning) => `the agent's ${warning}`));
+    agentServers.push(converted.server);
+  }
+  for (const name of input.agent?.mcpServerNames ?? []) {
+    if (!input.parent.toolsets.some((toolset) => toolset === name || declaredNameOf(toolset) === name)) {
+      warnings.push(`the agent's mcpServers entry "${name}" names no MCP server available here (available: ${input.parent.toolsets.join(', ') || 'none'}); the subagent runs without it`);
+    }
+  }
+
+  // 2. The `extensions` argument: a subset of the parent's toolsets and the declared servers, by name.
   let toolsets = recipeChoice ? input.parent.toolsets.filter((name) => recipeChoice.toolsets.includes(name)) : [...input.parent.toolsets];
-  let servers = recipeChoice?.servers ?? [];
+  const declaredServers = [...(recipeChoice?.servers ?? []), ...agentServers];
+  let servers = declaredServers;
   if (input.requested !== undefined) {
     const requested = input.requested;
     const known = (name: string): boolean =>
       input.parent.toolsets.some((toolset) => toolset === name || declaredNameOf(toolset) === name) ||
-      (recipeChoice?.servers ?? []).some((server) => server.config.name === name || server.declaredName === name);
+      declaredServers.some((server) => server.config.name === name || server.declaredName === name);
     const unknown = requested.filter((name) => !known(name));
     if (unknown.length > 0) {
-      const available = [...input.parent.toolsets, ...(recipeChoice?.servers ?? []).map((server) => server.declaredName)];
+      const available = [...input.parent.toolsets, ...declaredServers.map((server) => server.declaredName)];
       warnings.push(`extensions ${unknown.map((name) => `"${name}"`).join(', ')} are not available (available: ${available.join(', ') || 'none'}); the subagent runs without them`);
     }
     const wanted = (name: string, declared: string | undefined): boolean => requested.includes(name) || (declared !== undefined && requested.includes(declared));

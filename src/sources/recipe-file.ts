@@ -1,6 +1,7 @@
 import { checkParameterDeclarations } from '../domain/recipe-parameters';
 import { parseRecipeDocument } from '../domain/recipe-parse';
 import { type RecipeDefinition } from '../domain/recipe-schema';
+import { checkOutputSchema } from '../tools/output-schema';
 import { templateVariables } from './template-engine';
 import { parseYamlDocument } from './yaml-document';
 
@@ -26,6 +27,12 @@ export function readRecipeText(content: string, file: string): RecipeFileResult 
   if (!variables.ok) return { templateVariables: [], errors: [...parsed.errors, variables.error], warnings: parsed.warnings };
   if (!parsed.recipe) return { templateVariables: variables.variables, errors: parsed.errors, warnings: parsed.warnings };
   const errors = checkParameterDeclarations(parsed.recipe, variables.variables, file);
+  // The structured-output schema becomes a tool's input schema: check it as a JSON Schema of an object now.
+  const jsonSchema = parsed.recipe.response?.json_schema;
+  if (jsonSchema !== undefined) {
+    const checked = checkOutputSchema(jsonSchema, `${file}: response.json_schema`);
+    if (!checked.ok) errors.push(...checked.errors);
+  }
   return errors.length > 0
     ? { templateVariables: variables.variables, errors, warnings: parsed.warnings }
     : { recipe: parsed.recipe, templateVariables: variables.variables, errors, warnings: parsed.warnings };

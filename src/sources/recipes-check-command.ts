@@ -65,7 +65,8 @@ export async function recipesCheckCommand(argv: string[], io: { stdout: (s: stri
   return reports.every((report) => report.ok) ? 0 : 1;
 }
 
-async function collectFiles(folder: string): Promise<string[]> {
+/** Recipe and agent files under `folder`, recursively and sorted (skipping `node_modules` and `.git`). */
+export async function collectFiles(folder: string): Promise<string[]> {
   const found: string[] = [];
   const entries = await readdir(folder, { withFileTypes: true });
   for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {

@@ -66,8 +66,22 @@ export const toolPolicyNarrowingSchema = z.strictObject({
   default: toolPolicyDecisionSchema.optional(),
   rules: z.record(ruleKeySchema, toolPolicyDecisionSchema).optional(),
 });
-/** A parsed narrowing. */
-export type ToolPolicyNarrowing = z.output<typeof toolPolicyNarrowingSchema>;
+/**
+ * What an agent file's `permissionMode` adds to a layer (src/domain/permission-mode.ts). Never read from
+ * a recipe or a request (their schema above does not accept these keys): only planning sets them.
+ */
+export interface PermissionModeEffects {
+  /** `dontAsk`: a tool whose result would be `ask` is denied instead (nobody is there to answer). */
+  askBecomes?: 'deny';
+  /**
+   * `acceptEdits` / `bypassPermissions`: rule keys (names or patterns) of tools that run without asking
+   * where the operator's policy asks only through its `default`. An explicit operator rule still stands.
+   */
+  allowOverDefaultAsk?: string[];
+}
+
+/** A parsed narrowing, with the effects of a permission mode when planning added one. */
+export type ToolPolicyNarrowing = z.output<typeof toolPolicyNarrowingSchema> & PermissionModeEffects;
 
 /** The strictest of the decisions (allow for none). */
 export function strictest(decisions: readonly ToolPolicyDecision[]): ToolPolicyDecision {
@@ -109,19 +123,27 @@ export function layerDecision(layer: ToolPolicyNarrowing | ToolPolicyConfig, qua
 
 /**
  * The policy of one tool: the operator's decision, made stricter by each narrowing (deny > ask > allow).
- * No operator policy means `allow` before narrowings.
+ * No operator policy means `allow` before narrowings. Permission-mode effects apply around that: an
+ * operator `ask` that comes only from its `default` becomes `allow` for the tools a layer lists in
+ * `allowOverDefaultAsk`; and with `askBecomes: deny` in any layer, a final `ask` is a `deny`.
  */
 export function resolvePolicy(
   operator: ToolPolicyConfig | undefined,
   narrowings: readonly ToolPolicyNarrowing[],
   qualifiedToolName: string,
 ): ToolPolicyDecision {
-  const decisions: ToolPolicyDecision[] = [operator ? layerDecision(operator, qualifiedToolName) ?? 'allow' : 'allow'];
+  const byRule = operator ? ruleDecision(operator, qualifiedToolName) : undefined;
+  // An orchestration tool follows only rules that name or match it, never a default meant for toolsets.
+  let operatorDecision: ToolPolicyDecision = byRule ?? (isOrchestrationTool(qualifiedToolName) ? 'allow' : operator?.default ?? 'allow');
+  const relaxed = narrowings.some((layer) => (layer.allowOverDefaultAsk ?? []).some((key) => specificity(key, qualifiedToolName) !== undefined));
+  if (byRule === undefined && operatorDecision === 'ask' && relaxed) operatorDecision = 'allow';
+  const decisions: ToolPolicyDecision[] = [operatorDecision];
   for (const narrowing of narrowings) {
     const decision = layerDecision(narrowing, qualifiedToolName);
     if (decision !== undefined) decisions.push(decision);
   }
-  return strictest(decisions);
+  const result = strictest(decisions);
+  return result === 'ask' && narrowings.some((layer) => layer.askBecomes === 'deny') ? 'deny' : result;
 }
 
 /** Tool specs split by policy: what the model is offered, and which of those need an approval per call. */

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { freePort } from '../../src/dev/free-port';
@@ -13,7 +13,8 @@ import { temporalAddress } from '../support/temporal';
  * over HTTP (ERRAND_API_URL), straight to Temporal (no URL), and `errand dev` bringing up its own stack.
  */
 
-const bin = resolve(__dirname, '..', '..', 'bin', 'errand.js');
+const projectRoot = resolve(__dirname, '..', '..');
+const bin = join(projectRoot, 'bin', 'errand.js');
 
 interface Run {
   code: number | null;
@@ -134,6 +135,43 @@ describe('errand CLI over HTTP (ERRAND_API_URL)', () => {
   });
 });
 
+describe('errand delegate --output-schema and --isolation', () => {
+  it('sends a checked output schema in the request; a bad schema file or isolation is a usage error naming it', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'errand-cli-schema-'));
+    try {
+      const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] };
+      const files = { good: join(folder, 'result.json'), array: join(folder, 'array.json'), broken: join(folder, 'broken.json'), missing: join(folder, 'missing.json') };
+      writeFileSync(files.good, JSON.stringify(schema));
+      writeFileSync(files.array, '{"type": "array"}');
+      writeFileSync(files.broken, '{"type":');
+      const array = await runErrand(['delegate', 'x', '--output-schema', files.array], httpEnv, stack.workDir);
+      expect(array.code).toBe(2);
+      expect(array.stderr).toContain(`--output-schema ${files.array}: output_schema.type: expected "object"`);
+      const broken = await runErrand(['delegate', 'x', '--output-schema', files.broken], httpEnv, stack.workDir);
+      expect(broken.code).toBe(2);
+      expect(broken.stderr).toContain(`--output-schema ${files.broken} is not valid JSON`);
+      const missing = await runErrand(['delegate', 'x', '--output-schema', files.missing], httpEnv, stack.workDir);
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toContain(`--output-schema ${files.missing} cannot be read`);
+      const isolation = await runErrand(['delegate', 'x', '--isolation', 'docker'], httpEnv, stack.workDir);
+      expect(isolation.code).toBe(2);
+      expect(isolation.stderr).toContain('--isolation "docker" is not valid: the only isolation is worktree');
+
+      const started = await runErrand(['delegate', '--async', '--json', '--output-schema', files.good, 'structured please'], httpEnv, stack.workDir);
+      expect(started.code).toBe(0);
+      const { id } = startedSchema.parse(JSON.parse(started.stdout));
+      // The schema reached the subagent's workflow input, where the workflow reads it.
+      const history = await stack.client.workflow.getHandle(id).fetchHistory();
+      const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
+      const input = z.object({ outputSchema: z.unknown() }).parse(JSON.parse(Buffer.from(payload ?? new Uint8Array()).toString('utf8')));
+      expect(input.outputSchema).toEqual(schema);
+      await stack.client.workflow.getHandle(id).result();
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('errand CLI straight to Temporal (no ERRAND_API_URL)', () => {
   it('delegates, and peeks at the result', async () => {
     const run = await runErrand(['delegate', '--json', 'direct to temporal'], directEnv, stack.workDir);
@@ -147,9 +185,61 @@ describe('errand CLI straight to Temporal (no ERRAND_API_URL)', () => {
   });
 });
 
+/**
+ * The README's quick-start commands: the `sh` block after the `<!-- quick-start` marker, one command per
+ * line. The test runs exactly these lines, so the README and the behaviour cannot drift apart.
+ */
+function quickStartCommands(): string[] {
+  const readme = readFileSync(join(projectRoot, 'README.md'), 'utf8');
+  const marker = readme.indexOf('<!-- quick-start');
+  expect(marker).toBeGreaterThan(-1);
+  const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(marker));
+  const lines = (block?.[1] ?? '').split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'));
+  expect(lines.length).toBeGreaterThan(0);
+  return lines;
+}
+
+/** Runs one command line as a person would type it, in a shell in the repository folder. */
+function runShell(command: string, env: NodeJS.ProcessEnv): Promise<Run> {
+  return new Promise((resolveRun, reject) => {
+    const child = spawn('sh', ['-c', command], { env, cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.once('error', reject);
+    child.once('close', (code) => resolveRun({ code, stdout, stderr }));
+  });
+}
+
 describe('errand dev', () => {
   let child: ChildProcess | undefined;
-  let dataDir: string | undefined;
+  let dataDir = '';
+  let devEnv: NodeJS.ProcessEnv = {};
+  let banner = '';
+  const ports = { api: 0, temporal: 0, ui: 0 };
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'errand-dev-test-'));
+    [ports.api, ports.temporal, ports.ui] = [await freePort(), await freePort(), await freePort()];
+    devEnv = baseEnv({ ERRAND_DATA_DIR: dataDir, ERRAND_WORKING_DIR: stack.workDir, ERRAND_TEMPORAL_CLI: process.env.ERRAND_TEMPORAL_CLI, ERRAND_TOOLS_DIR: process.env.ERRAND_TOOLS_DIR });
+    const started = spawn(process.execPath, [bin, 'dev', '--port', String(ports.api), '--temporal-port', String(ports.temporal), '--ui-port', String(ports.ui)], {
+      env: devEnv,
+      cwd: stack.workDir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child = started;
+    let stderr = '';
+    started.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    await new Promise<void>((resolveReady, reject) => {
+      started.stdout.on('data', (chunk: Buffer) => {
+        banner += chunk.toString('utf8');
+        if (banner.includes('Ctrl-C stops everything')) resolveReady();
+      });
+      started.once('exit', (code) => reject(new Error(`errand dev exited early (${String(code)}):\n${banner}\n${stderr}`)));
+    });
+  }, 180_000);
+
   afterAll(async () => {
     if (child && child.exitCode === null) {
       const exited = new Promise((resolveExit) => child?.once('exit', resolveExit));
@@ -159,45 +249,65 @@ describe('errand dev', () => {
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('brings up the whole stack with the demo model and answers a delegation', { timeout: 180_000 }, async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'errand-dev-test-'));
-    const [apiPort, temporalPort, uiPort] = [await freePort(), await freePort(), await freePort()];
-    const env = baseEnv({ ERRAND_DATA_DIR: dataDir, ERRAND_WORKING_DIR: stack.workDir, ERRAND_TEMPORAL_CLI: process.env.ERRAND_TEMPORAL_CLI });
-    const started = spawn(process.execPath, [bin, 'dev', '--port', String(apiPort), '--temporal-port', String(temporalPort), '--ui-port', String(uiPort)], {
-      env,
-      cwd: stack.workDir,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child = started;
-    let stdout = '';
-    let stderr = '';
-    started.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    await new Promise<void>((resolveReady, reject) => {
-      started.stdout.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString('utf8');
-        if (stdout.includes('Ctrl-C stops everything')) resolveReady();
-      });
-      started.once('exit', (code) => reject(new Error(`errand dev exited early (${String(code)}):\n${stdout}\n${stderr}`)));
-    });
-    expect(stdout).toContain(`API          http://127.0.0.1:${apiPort}`);
-    expect(stdout).toContain(`Web UI       http://127.0.0.1:${uiPort}`);
-    expect(stdout).toContain('DEMO MODEL');
-    expect(stdout).toContain('examples/recipes (ERRAND_RECIPE_PATH)');
+  it('brings up the whole stack with the demo model and answers a delegation', async () => {
+    expect(banner).toContain(`API          http://127.0.0.1:${ports.api}`);
+    expect(banner).toContain(`Web UI       http://127.0.0.1:${ports.ui}`);
+    expect(banner).toContain('DEMO MODEL');
+    expect(banner).toContain('examples/recipes (ERRAND_RECIPE_PATH)');
+    expect(banner).toContain(`The CLI finds this stack through ${join(dataDir, 'dev-stack.json')}`);
 
-    const devEnv = baseEnv({ ERRAND_API_URL: `http://127.0.0.1:${apiPort}` });
-    const run = await runErrand(['delegate', '--json', 'Say what this project is'], devEnv, stack.workDir);
+    const apiEnv = baseEnv({ ERRAND_API_URL: `http://127.0.0.1:${ports.api}` });
+    const run = await runErrand(['delegate', '--json', 'Say what this project is'], apiEnv, stack.workDir);
     expect(run.code).toBe(0);
     const body = z.object({ result: z.object({ status: z.string(), output: z.string(), toolCalls: z.number() }) }).parse(JSON.parse(run.stdout));
     expect(body.result).toMatchObject({ status: 'completed', toolCalls: 1 });
     expect(body.result.output).toContain('[demo model]');
     expect(body.result.output).toContain('Say what this project is');
 
-    const sources = await runErrand(['sources'], devEnv, stack.workDir);
+    const sources = await runErrand(['sources'], apiEnv, stack.workDir);
     expect(sources.stdout).toMatch(/explain-project\s+recipe/);
     expect(sources.stdout).toMatch(/code-reviewer\s+agent/);
+  });
 
-    const exited = new Promise<number | null>((resolveExit) => started.once('exit', (code) => resolveExit(code)));
-    started.kill('SIGINT');
+  it("runs the README's quick start as written in a second terminal: no ERRAND_API_URL, the stack is found", { timeout: 120_000 }, async () => {
+    // A second terminal in the same folder: the same data directory, nothing else set.
+    const terminal = baseEnv({ ERRAND_DATA_DIR: dataDir, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}` });
+    const started: string[] = [];
+    for (const command of quickStartCommands()) {
+      const run = await runShell(command, terminal);
+      const what = `${command}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`;
+      expect(run.code, what).toBe(0);
+      expect(run.stderr, what).not.toMatch(/error|no usable provider|unknown source|ignored/i);
+      if (/\bdelegate\b/.test(command) && /--async\b/.test(command)) {
+        expect(run.stdout, what).toMatch(/^errand-[0-9a-f]{16}\n$/);
+        started.push(run.stdout.trim());
+      } else if (/\bdelegate\b/.test(command)) {
+        // The stack's demo model answered, not a provider error of the CLI's own configuration.
+        expect(run.stdout, what).toContain('[demo model]');
+        const task = /delegate\s+"([^"]+)"/.exec(command)?.[1];
+        if (task) expect(run.stdout, what).toContain(task);
+      } else if (/\blist\b/.test(command)) {
+        for (const id of started) expect(run.stdout, what).toContain(id);
+        expect(run.stdout, what).toMatch(/completed/);
+      }
+    }
+    // The quick start uses an example recipe of the stack's configuration.
+    expect(quickStartCommands().join('\n')).toMatch(/--source find-todos/);
+    expect(started.length).toBeGreaterThan(0);
+  });
+
+  it('refuses a second errand dev on the same data directory', async () => {
+    const second = await runErrand(['dev', '--port', '0', '--temporal-port', '0', '--ui-port', '0'], devEnv, stack.workDir);
+    expect(second.code).toBe(2);
+    expect(second.stderr).toContain(`errand dev is already running for ${dataDir} (pid ${child?.pid ?? 0}, API http://127.0.0.1:${ports.api})`);
+  });
+
+  it('stops on Ctrl-C and removes its state file', async () => {
+    const statePath = join(dataDir, 'dev-stack.json');
+    expect(existsSync(statePath)).toBe(true);
+    const exited = new Promise<number | null>((resolveExit) => child?.once('exit', (code) => resolveExit(code)));
+    child?.kill('SIGINT');
     expect(await exited).toBe(0);
+    expect(existsSync(statePath)).toBe(false);
   });
 });

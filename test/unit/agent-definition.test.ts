@@ -1,6 +1,8 @@
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { parseAgentDocument, splitFrontmatter } from '../../src/domain/agent-definition';
+import { agentFrontmatterKeys, parseAgentDocument, splitFrontmatter } from '../../src/domain/agent-definition';
+import { readAgentMcpServers } from '../../src/domain/agent-mcp-servers';
+import { readFrontmatter } from '../../src/sources/frontmatter';
 
 const aliases = { sonnet: 'claude-sonnet-4-5' };
 
@@ -10,10 +12,10 @@ describe('agent files', () => {
     expect(splitFrontmatter('no frontmatter')).toBeUndefined();
   });
 
-  it('reads Claude Code agents: comma tools, alias mapping, unknown keys warned', () => {
-    const result = parseAgentDocument({ name: 'reviewer', description: 'Reviews', model: 'sonnet', tools: 'Read, Grep,Glob', color: 'red' }, '\nReview carefully.\n', 'reviewer.md', aliases);
+  it('reads Claude Code agents: comma tools, alias mapping, color quietly ignored, unknown keys warned', () => {
+    const result = parseAgentDocument({ name: 'reviewer', description: 'Reviews', model: 'sonnet', tools: 'Read, Grep,Glob', color: 'red', colour: 'red' }, '\nReview carefully.\n', 'reviewer.md', aliases);
     expect(result.errors).toEqual([]);
-    expect(result.warnings).toEqual(['reviewer.md: color: unknown frontmatter field, ignored']);
+    expect(result.warnings).toEqual(['reviewer.md: colour: unknown frontmatter field, ignored']);
     expect(result.agent).toEqual({ name: 'reviewer', description: 'Reviews', model: 'claude-sonnet-4-5', inheritModel: false, tools: ['Read', 'Grep', 'Glob'], instructions: 'Review carefully.' });
   });
 
@@ -35,4 +37,86 @@ describe('agent files', () => {
       'x.md: tools: expected a comma-separated string or a list of tool names (got 5)',
     );
   });
+
+  it('reads maxTurns, permissionMode, background and isolation; bad values name the file, field and valid values', () => {
+    const full = parseAgentDocument({ name: 'a', maxTurns: 12, permissionMode: 'acceptEdits', background: true, isolation: 'worktree' }, 'Go.', 'a.md', aliases);
+    expect(full.agent).toMatchObject({ maxTurns: 12, permissionMode: 'acceptEdits', background: true, isolation: 'worktree' });
+    // Read key by key, numbers and booleans arrive as text.
+    expect(parseAgentDocument({ name: 'a', maxTurns: '7', background: 'false' }, 'Go.', 'a.md', aliases).agent).toMatchObject({ maxTurns: 7 });
+    expect(parseAgentDocument({ name: 'a', background: false }, 'Go.', 'a.md', aliases).agent?.background).toBeUndefined();
+    const errors = (frontmatter: Record<string, unknown>) => parseAgentDocument({ name: 'a', ...frontmatter }, 'Go.', 'a.md', aliases).errors;
+    expect(errors({ maxTurns: 0 })).toEqual(['a.md: maxTurns: expected a whole number from 1 to 10000 (got 0)']);
+    expect(errors({ maxTurns: 2.5 })).toEqual(['a.md: maxTurns: expected a whole number from 1 to 10000 (got 2.5)']);
+    expect(errors({ permissionMode: 'yolo' })).toEqual(['a.md: permissionMode: expected one of default, plan, acceptEdits, dontAsk, bypassPermissions (got "yolo")']);
+    expect(errors({ permissionMode: 'auto' })[0]).toContain("a.md: permissionMode: auto (Claude Code's classifier-decided mode) is not supported; expected one of default, plan");
+    expect(errors({ background: 'sometimes' })).toEqual(['a.md: background: expected true or false (got "sometimes")']);
+    expect(errors({ isolation: 'docker' })).toEqual(['a.md: isolation: expected worktree (the only isolation there is) (got "docker")']);
+  });
+
+  it('reports skills, hooks, memory, effort and initialPrompt as not supported, never dropping them silently', () => {
+    const result = parseAgentDocument({ name: 'a', skills: ['x'], hooks: {}, memory: 'project', effort: 'high', initialPrompt: 'hi' }, 'Go.', 'a.md', aliases);
+    expect(result.errors).toEqual([]);
+    expect(result.warnings.map((warning) => warning.split(': not supported by errand: ')[0])).toEqual(['a.md: skills', 'a.md: hooks', 'a.md: memory', 'a.md: effort', 'a.md: initialPrompt']);
+  });
+
+  it('reads mcpServers as names and inline definitions (list or map), reporting what cannot be carried over', () => {
+    const listed = readAgentMcpServers([
+      'github',
+      { jira: { command: 'npx', args: ['-y', 'jira', 3], env: { JIRA_TOKEN: '${JIRA_TOKEN}', PLAIN: 'x', RENAMED: '${OTHER}', MIXED: 'a-${B}' }, timeout: 5 } },
+      { docs: { type: 'http', url: 'https://mcp.example.com', headers: { Authorization: 'Bearer ${TOKEN}', 'X-Team': 'a' } } },
+      { old: { type: 'sse', url: 'https://mcp.example.com/sse' } },
+    ], 'a.md');
+    expect(listed.errors).toEqual([]);
+    expect(listed.names).toEqual(['github']);
+    expect(listed.servers).toEqual([
+      { type: 'stdio', name: 'jira', cmd: 'npx', args: ['-y', 'jira', '3'], envs: { PLAIN: 'x' }, env_keys: ['JIRA_TOKEN'] },
+      { type: 'streamable_http', name: 'docs', uri: 'https://mcp.example.com', headers: { 'X-Team': 'a' } },
+    ]);
+    expect(listed.warnings).toEqual([
+      'a.md: mcpServers[1].jira: timeout: unknown server field(s), ignored',
+      `a.md: mcpServers[1].jira: env.RENAMED: only KEY: \${KEY} (the worker's variable of the same name) can be passed; "\${OTHER}" is left out`,
+      `a.md: mcpServers[1].jira: env.MIXED: only KEY: \${KEY} (the worker's variable of the same name) can be passed; "a-\${B}" is left out`,
+      'a.md: mcpServers[2].docs: headers.Authorization: environment expansion is not supported in headers; the header is left out',
+      'a.md: mcpServers[3].old: type sse is not supported (errand speaks MCP over stdio and streamable HTTP); the server is not started',
+    ]);
+    const mapped = readAgentMcpServers({ fs: { command: 'mcp-fs' } }, 'b.md');
+    expect(mapped.servers).toEqual([{ type: 'stdio', name: 'fs', cmd: 'mcp-fs', args: [] }]);
+    expect(readAgentMcpServers('github, slack', 'c.md').names).toEqual(['github', 'slack']);
+    expect(readAgentMcpServers([5], 'd.md').errors).toEqual(['d.md: mcpServers[0]: expected the name of a configured MCP server or {name: definition}']);
+    expect(readAgentMcpServers([{ bad: { args: ['x'] } }], 'e.md').errors).toEqual(['e.md: mcpServers[0].bad: command: is required (expected the command to run (a string))']);
+    expect(parseAgentDocument({ name: 'a', mcpServers: [{ bad: 'text' }] }, 'Go.', 'a.md', aliases).errors).toEqual(['a.md: mcpServers[0].bad: expected a server definition (command and args, or type and url)']);
+  });
 });
+
+describe('frontmatter as Claude Code reads it', () => {
+  const read = (text: string) => readFrontmatter(text, 'x.md', agentFrontmatterKeys);
+
+  it('reads strict YAML with the YAML parser and no warning', () => {
+    expect(read('name: a\ndescription: "quoted: fine"\ntools:\n  - Read\n')).toEqual({ ok: true, value: { name: 'a', description: 'quoted: fine', tools: ['Read'] }, warnings: [] });
+  });
+
+  it('reads an unquoted ": " in a value as plain text, with a warning naming the file and key; other fields still parse as YAML', () => {
+    const result = read('name: a\ndescription: Use it when: the tests fail. Examples: <example>user: "fix it"</example>\ntools: [Read, Grep]\nmaxTurns: 3\n');
+    expect(result).toEqual({
+      ok: true,
+      value: { name: 'a', description: 'Use it when: the tests fail. Examples: <example>user: "fix it"</example>', tools: ['Read', 'Grep'], maxTurns: 3 },
+      warnings: [expect.stringMatching(/^x\.md: description: not valid YAML \(.+\); read as plain text up to the next field/)],
+    });
+  });
+
+  it('continues a value over indented and unindented lines, folding them as YAML folds plain text', () => {
+    const result = read('name: a\ndescription: First line: more\n  second line\n\nExamples:\n<example>\nuser: "hi"\n</example>\n# a comment\nmodel: inherit\n');
+    expect(result.ok && result.value).toEqual({ name: 'a', description: 'First line: more second line\nExamples: <example> user: "hi" </example>', model: 'inherit' });
+  });
+
+  it('starts a new field at a lower-case key outside an example, so unknown fields are still reported', () => {
+    const result = read('name: a\ndescription: one: two\nowner: team-a\n');
+    expect(result.ok && result.value).toEqual({ name: 'a', description: 'one: two', owner: 'team-a' });
+  });
+
+  it('refuses text before the first field and a field given twice, naming the file and line', () => {
+    expect(read('<b>oops</b>: x\nname: a\ndescription: a: b\n')).toEqual({ ok: false, error: 'x.md (frontmatter): line 1: expected a field ("key: value") at the top level' });
+    expect(read('name: a\ndescription: a: b\nname: b\n')).toEqual({ ok: false, error: 'x.md (frontmatter): line 3: name: the field is given twice; keep one' });
+  });
+});
+

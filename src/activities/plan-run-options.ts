@@ -1,0 +1,83 @@
+import type { ToolPolicyNarrowingWire } from '../contracts/activities';
+import type { DelegateRequest } from '../contracts/delegation';
+import { defaultAllowBypassPermissions } from '../contracts/limits';
+import type { SubagentInput } from '../contracts/subagent';
+import { permissionModeLayer, type PermissionMode } from '../domain/permission-mode';
+import { checkOutputSchema } from '../tools/output-schema';
+import { findGitWorkTree } from './git-work-tree';
+
+/** The fields of a Claude Code agent file that shape how its delegation runs (SEMANTICS §5). */
+export interface AgentRunFields {
+  /** The file, for messages (`<store>: <path>`). */
+  file: string;
+  permissionMode?: PermissionMode;
+  background?: boolean;
+  isolation?: 'worktree';
+}
+
+/** What {@link planRunOptions} needs. */
+export interface RunOptionsInput {
+  request: DelegateRequest;
+  agentRun: AgentRunFields | undefined;
+  /** The delegated recipe's `response.json_schema` as written, if any. */
+  recipeOutputSchema: unknown;
+  /** The recipe file, for messages. */
+  recipeFile: string | undefined;
+  /** The delegation's toolsets after selection. */
+  toolsets: readonly string[];
+  /** The confined working directory. */
+  workingDir: string;
+  allowBypass: boolean | undefined;
+}
+
+/** The run options of a delegation, or a message for the caller saying why it cannot start. */
+export type RunOptions =
+  | { ok: true; policyLayer?: ToolPolicyNarrowingWire; outputSchema?: SubagentInput['outputSchema']; isolation?: 'worktree'; warnings: string[] }
+  | { ok: false; message: string };
+
+/**
+ * The parts of a plan that come from the agent's permission mode and isolation and from output schemas:
+ * - `permissionMode` → one tool-policy layer (src/domain/permission-mode.ts); `bypassPermissions` without
+ *   the operator's consent is an error;
+ * - `output_schema` of the request, else the recipe's `response.json_schema`, checked as a JSON Schema
+ *   of an object;
+ * - `isolation: worktree` (request, else agent) needs the working directory to be inside a git work tree.
+ */
+export async function planRunOptions(input: RunOptionsInput): Promise<RunOptions> {
+  const warnings: string[] = [];
+  let policyLayer: ToolPolicyNarrowingWire | undefined;
+  if (input.agentRun?.permissionMode) {
+    const mode = permissionModeLayer(input.agentRun.permissionMode, {
+      toolsets: input.toolsets,
+      allowBypass: input.allowBypass ?? defaultAllowBypassPermissions,
+      where: input.agentRun.file,
+    });
+    if (!mode.ok) return { ok: false, message: mode.message };
+    policyLayer = mode.layer;
+    warnings.push(...mode.warnings);
+  }
+
+  let outputSchema: SubagentInput['outputSchema'];
+  if (input.request.output_schema !== undefined) {
+    const checked = checkOutputSchema(input.request.output_schema, 'output_schema');
+    if (!checked.ok) return { ok: false, message: checked.errors.join('; ') };
+    outputSchema = checked.schema;
+    if (input.recipeOutputSchema !== undefined) warnings.push("output_schema of this delegation replaces the recipe's response.json_schema");
+  } else if (input.recipeOutputSchema !== undefined) {
+    const checked = checkOutputSchema(input.recipeOutputSchema, `${input.recipeFile ? `${input.recipeFile}: ` : ''}response.json_schema`);
+    if (!checked.ok) return { ok: false, message: checked.errors.join('; ') };
+    outputSchema = checked.schema;
+  }
+
+  const isolation = input.request.isolation ?? input.agentRun?.isolation;
+  if (isolation === 'worktree' && (await findGitWorkTree(input.workingDir)) === undefined) {
+    return { ok: false, message: `isolation "worktree" needs a git repository, and the working directory ${input.workingDir} is not inside one` };
+  }
+  return {
+    ok: true,
+    ...(policyLayer ? { policyLayer } : {}),
+    ...(outputSchema ? { outputSchema } : {}),
+    ...(isolation ? { isolation } : {}),
+    warnings,
+  };
+}
