@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { LocalBlobStore, type BlobStore } from './activities/blob-store';
-import { S3BlobStore } from './activities/s3-blob-store';
+import type { BlobStore } from './activities/blob-store';
+import { createBlobStore } from './activities/blob-store-factory';
 import { ConversationStore } from './activities/conversation-store';
 import { createOrchestrationActivities } from './activities/orchestration-activities';
 import { createAgentLoopActivities } from './activities/agent-loop-activities';
@@ -87,7 +87,7 @@ export function createWorkerDependencies(
   options: { scripted?: Record<string, ChatModel>; env?: NodeJS.ProcessEnv; homeDirectory?: string } = {},
 ): WorkerDependencies {
   // Every worker of a deployment must see the same blobs: S3 there, a local folder on one machine.
-  const blobs: BlobStore = config.blobs ? new S3BlobStore(config.blobs) : new LocalBlobStore(join(config.dataDir, 'blobs'));
+  const blobs: BlobStore = createBlobStore(config);
   const models = createModelRegistry(config.providers, { env: options.env ?? process.env, ...(options.scripted ? { scripted: options.scripted } : {}) });
   const toolsets = createToolsetRegistryFromConfig({
     mcpServers: config.tools.mcpServers,

@@ -1,3 +1,4 @@
+import { inboundMessage } from '../../src/api/inbound-message';
 import { peekQuery, sendMessageUpdate, type SubagentPeek } from '../../src/contracts/subagent';
 import { benchSubagentInput, sleep, startErrandWorker, uniqueId, type Bench } from '../harness';
 import type { FigureResult } from '../figure';
@@ -46,7 +47,8 @@ export async function measureHistoryGrowth(bench: Bench, turns: number): Promise
       args: [benchSubagentInput(bench, prompt, { continuable: true, maxTurns: 10 })],
     });
     for (let turn = 1; turn <= turns; turn += 1) {
-      if (turn > 1) await handle.executeUpdate(sendMessageUpdate, { args: [{ message: filler(messageBytes, turn) }] });
+      // As the API sends it: a long message is stored first and goes by key (src/api/inbound-message.ts).
+      if (turn > 1) await handle.executeUpdate(sendMessageUpdate, { args: [await inboundMessage(bench.dependencies.blobs, filler(messageBytes, turn))] });
       // Wait for the answer: bounded, polling a query (queries add nothing to history).
       const deadline = Date.now() + 60_000;
       for (;;) {

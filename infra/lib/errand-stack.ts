@@ -40,8 +40,8 @@ export const workingRoot = `${sharedVolumePath}/work`;
 export const payloadPrefixes = {
   /** The worker's blob store: conversations, model responses. */
   worker: 'blobs/',
-  /** Payloads the API exchanges with workers (large request bodies and results it serves). */
-  api: 'api/',
+  /** Long messages the API stores for workers (by key; inside the workers' blob store, which reads them). */
+  api: 'blobs/inbound/',
 } as const;
 
 /** Key prefix of recipes in the recipe bucket (an S3 source store, SEMANTICS §1). */
@@ -233,7 +233,7 @@ export class ErrandStack extends Stack {
     const apiLogs = new LogGroup(this, 'ApiLogs', { retention, removalPolicy: RemovalPolicy.DESTROY });
     const accessLogs = new LogGroup(this, 'ApiAccessLogs', { retention, removalPolicy: RemovalPolicy.DESTROY });
     // An explicit role instead of the managed AWSLambdaBasicExecutionRole, whose log rights cover every group.
-    const apiRole = new Role(this, 'ApiFunctionRole', { assumedBy: new ServicePrincipal('lambda.amazonaws.com'), description: 'errand API: its log group, recipes, the api/ prefix, its secrets' });
+    const apiRole = new Role(this, 'ApiFunctionRole', { assumedBy: new ServicePrincipal('lambda.amazonaws.com'), description: 'errand API: its log group, recipes, the inbound messages of the payload bucket, its secrets' });
     apiRole.addToPolicy(new PolicyStatement({ sid: 'Logs', actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [apiLogs.logGroupArn] }));
     apiRole.addToPolicy(new PolicyStatement({ sid: 'RecipeObjects', actions: ['s3:GetObject', 's3:GetObjectVersion'], resources: [this.recipeBucket.arnForObjects('*')] }));
     apiRole.addToPolicy(new PolicyStatement({ sid: 'RecipeList', actions: ['s3:ListBucket'], resources: [this.recipeBucket.bucketArn] }));
@@ -272,7 +272,8 @@ export class ErrandStack extends Stack {
         // The workers' path: the API only joins tenant names onto it, it never looks at it.
         ERRAND_WORKING_DIR: workingRoot,
         ERRAND_BLOB_BUCKET: this.payloadBucket.bucketName,
-        ERRAND_BLOB_PREFIX: payloadPrefixes.api,
+        // The workers' store: the API writes only under its inbound/ keys (the role allows nothing else).
+        ERRAND_BLOB_PREFIX: payloadPrefixes.worker,
         NODE_OPTIONS: '--enable-source-maps',
       },
       bundling: {

@@ -160,6 +160,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
     },
 
     async modelTurn(input: ModelTurnInput): Promise<ModelTurnOutput> {
+      if (input.pending) await activities.appendMessages({ conversationId: input.conversationId, startSeq: input.pending.startSeq, messages: input.pending.messages });
       const key = outcomeKey('answers', input.conversationId, input.length);
       const info = modelInfo(deps.models, input);
       const maxOutputTokens = input.maxOutputTokens ?? info.maxOutputTokens ?? deps.defaultMaxOutputTokens;

@@ -130,7 +130,8 @@ export async function compactConversation(input: CompactConversationInput, deps:
   const stored = await deps.blobs.get(key);
   if (stored === undefined) {
     const previous = input.window ? await readSummary(deps.blobs, input.window.summaryKey) : undefined;
-    const result = await summarise(previous, messages.slice(summarisedUpTo, tailStart), deps);
+    const task = messages.slice(0, head).filter((message) => message.role === 'user').map((message) => message.content).join('\n');
+    const result = await summarise(task, previous, messages.slice(summarisedUpTo, tailStart), deps);
     usage = result.usage;
     const body = JSON.stringify({ text: result.text, head, tailStart, usage });
     try {
@@ -146,7 +147,7 @@ export async function compactConversation(input: CompactConversationInput, deps:
 }
 
 /** Folds the messages into the previous summary in chunks that each fit a share of the context window. */
-async function summarise(previous: string | undefined, messages: ChatMessage[], deps: CompactionDependencies): Promise<{ text: string; usage: TokenUsage }> {
+async function summarise(task: string, previous: string | undefined, messages: ChatMessage[], deps: CompactionDependencies): Promise<{ text: string; usage: TokenUsage }> {
   const chunkBudget = deps.contextWindow * compactionChunkShare;
   const maxOutputTokens = Math.max(64, Math.min(compactionSummaryMaxTokens, Math.floor(deps.contextWindow / 10)));
   let summary = previous;
@@ -167,6 +168,7 @@ async function summarise(previous: string | undefined, messages: ChatMessage[], 
       index += 1;
     }
     const prompt = [
+      `The agent's task (kept verbatim, do not summarise it):\n${task.length > compactionMessageMaxChars ? `${task.slice(0, compactionMessageMaxChars)}…` : task}\n`,
       summary ? `The summary so far:\n${summary}\n` : '',
       `The next part of the history:\n${chunk.join('\n')}`,
       '\nWrite the updated summary of everything above.',

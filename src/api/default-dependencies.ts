@@ -1,3 +1,4 @@
+import { createBlobStore } from '../activities/blob-store-factory';
 import { loadConfig, type ErrandConfig } from '../config';
 import { SourceResolver } from '../sources/source-resolver';
 import { createSearchStores } from '../sources/store-config';
@@ -53,8 +54,11 @@ export function createApiDependencies(options: ApiDependencyOptions = {}): ApiDe
   const config = options.config ?? loadConfig(env, cwd);
   const api = options.api ?? loadApiConfig(env, cwd, options.apiOptions);
   const temporal = options.temporal ?? lazyTemporalClient({ connection: config.temporal.connection, namespace: config.temporal.namespace });
+  // Long messages go by reference through the workers' blob store (in a deployment, its inbound/ prefix).
+  const blobs = createBlobStore(config);
   const delegations = new DelegationService({
     temporal,
+    blobs,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     startedBy: options.startedBy ?? 'errand HTTP API',
@@ -68,6 +72,6 @@ export function createApiDependencies(options: ApiDependencyOptions = {}): ApiDe
     temporal,
     sources: options.sources ?? resolver,
     plan: (request, caller) => planApiDelegation(request, caller, config, resolver, workingDirFor(caller.tenant)),
-    sessions: new SessionService(temporal, config, workingDirFor),
+    sessions: new SessionService(temporal, config, workingDirFor, blobs),
   };
 }

@@ -30,6 +30,8 @@ import { idempotentDelegationId, newDelegationId } from './delegation-ids';
 import { subagentStartOptions } from '../observability/start-options';
 import { ApiProblem, delegationNotFound, ProblemKind } from './problem';
 import type { TemporalClientProvider } from './temporal-client-provider';
+import type { BlobStore } from '../activities/blob-store';
+import { inboundMessage } from './inbound-message';
 
 /**
  * What the API does with Temporal: start a subagent workflow, describe, peek, wait for, cancel, message
@@ -51,6 +53,8 @@ export interface DelegationServiceOptions {
   /** Who starts workflows, for the static details (e.g. "HTTP API", "errand CLI"). */
   startedBy: string;
   peekTimeoutMs?: number;
+  /** Where long messages are stored so only their key passes through history (the workers' blob store). */
+  blobs?: BlobStore;
 }
 
 /** Arguments of {@link DelegationService.start}. */
@@ -285,7 +289,7 @@ export class DelegationService {
     if (facts.statusName !== 'RUNNING') throw ended(`delegation ${id} has ended (${summaryOf(facts).state}); messages go only to a running continuable delegation`);
     try {
       const update = await handle.startUpdate(sendMessageUpdate, {
-        args: [{ message }],
+        args: [await inboundMessage(this.options.blobs, message, { from: `api:${tenant}`, ...(updateId === undefined ? {} : { messageId: updateId }) })],
         waitForStage: WorkflowUpdateStage.ACCEPTED,
         ...(updateId === undefined ? {} : { updateId }),
       });
@@ -300,11 +304,7 @@ export class DelegationService {
         return { id, accepted: true, updateId: update.updateId };
       }
     } catch (error) {
-      if (error instanceof WorkflowUpdateFailedError) {
-        const cause = error.cause?.message ?? error.message;
-        const notContinuable = /no registered handler/i.test(cause);
-        throw ended(notContinuable ? `delegation ${id} is not continuable (start it with "continuable": true to send it messages)` : `the delegation refused the message: ${cause}`);
-      }
+      if (error instanceof WorkflowUpdateFailedError) throw ended(`the delegation refused the message: ${error.cause?.message ?? error.message}`);
       if (error instanceof WorkflowNotFoundError) throw ended(`delegation ${id} has ended; messages go only to a running continuable delegation`);
       throw error;
     }

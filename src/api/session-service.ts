@@ -15,6 +15,8 @@ import {
 } from '../contracts/subagent';
 import { sessionStartOptions } from '../observability/start-options';
 import { approversFor } from '../tools/tool-policy';
+import type { BlobStore } from '../activities/blob-store';
+import { inboundMessage } from './inbound-message';
 import { ApiProblem, ProblemKind } from './problem';
 import type { TemporalClientProvider } from './temporal-client-provider';
 
@@ -45,11 +47,14 @@ function updateRejection(error: unknown): string {
 export class SessionService {
   /**
    * @param workingDirFor where a tenant's sessions work (`<working root>/<tenant>`; see tenant-working-dir.ts).
+   * @param blobs the workers' blob store, for long messages (inline when absent).
    */
   constructor(
     private readonly temporal: TemporalClientProvider,
     private readonly config: ErrandConfig,
     private readonly workingDirFor: (tenant: string) => string,
+    /** Where long messages are stored so only their key passes through history. */
+    private readonly blobs?: BlobStore,
   ) {}
 
   /**
@@ -115,7 +120,7 @@ export class SessionService {
     const { handle, running } = await this.owned(tenant, id, 'session');
     if (!running) throw new ApiProblem(409, ProblemKind.conflict, 'The session has ended', { detail: `session ${id} takes no more messages` });
     try {
-      const result = await handle.executeUpdate(sendMessageUpdate, { args: [{ message }] });
+      const result = await handle.executeUpdate(sendMessageUpdate, { args: [await inboundMessage(this.blobs, message, { from: `api:${tenant}` })] });
       return { id, accepted: true, queuedTurns: result.queuedTurns };
     } catch (error) {
       throw new ApiProblem(409, ProblemKind.conflict, 'The message was not accepted', { detail: updateRejection(error) });

@@ -1,7 +1,7 @@
 import type { JsonObject } from './json';
-import type { ApprovalDecision, RecipeServerWire, RunningRecipe, TextPart, ToolPolicyNarrowingWire } from './agent-wire';
+import type { ApprovalDecision, MessageInput, RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from './agent-wire';
 import type { Approvers, ContextWindowState, SourceSummary, SubagentActivitySettings, SubagentInput, SubagentResult } from './subagent';
-import type { ChatMessage, FinishReason, ModelRoute, TokenUsage } from './model';
+import type { FinishReason, ModelRoute, TokenUsage } from './model';
 
 /**
  * Signatures of the activities workflows schedule. Workflows import only these types (never the
@@ -13,11 +13,6 @@ import type { ChatMessage, FinishReason, ModelRoute, TokenUsage } from './model'
  */
 
 
-/** A message to store: a ChatMessage whose content may be assembled from parts (so long texts stay out of history). */
-export type MessageInput =
-  | ChatMessage
-  | { role: 'user'; parts: TextPart[] }
-  | { role: 'tool'; toolCallId: string; toolName: string; parts: TextPart[]; isError?: boolean };
 
 /** Append messages at known sequence numbers (idempotent per sequence number; the first write wins). */
 export interface AppendMessagesInput {
@@ -71,6 +66,8 @@ export interface ModelTurnInput {
   note?: string;
   /** Output-token limit (delegate > recipe > agent); absent = the model entry's or the configured default. */
   maxOutputTokens?: number;
+  /** Messages to store at `startSeq` before the call (the user message or notices of this turn). */
+  pending?: { startSeq: number; messages: MessageInput[] };
   /** Compaction state: which older messages a summary stands for. */
   window?: ContextWindowState;
   /** Check the estimated prompt against the context window first, and ask for a compaction instead of calling when it is over. */
@@ -252,4 +249,4 @@ export interface OrchestrationActivities {
 /** Every activity a session or subagent workflow schedules. */
 export type AgentActivities = AgentLoopActivities & OrchestrationActivities;
 
-export type { ApprovalDecision, MessageRef, RecipeServerWire, RunningRecipe, TextPart, ToolPolicyNarrowingWire } from './agent-wire';
+export type { ApprovalDecision, MessageInput, MessageRef, RecipeServerWire, RunningRecipe, TextPart, ToolPolicyNarrowingWire } from './agent-wire';

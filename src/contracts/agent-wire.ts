@@ -1,4 +1,5 @@
 import type { JsonObject } from './json';
+import type { ChatMessage } from './model';
 import type { SourceSnapshot } from './source';
 
 /**
@@ -55,3 +56,9 @@ export interface MessageRef {
 
 /** Text given inline, or by reference to a stored message's text or a stored blob (read by the activity). */
 export type TextPart = string | { ref: MessageRef } | { blobKey: string };
+
+/** A message to store: a ChatMessage whose content may be assembled from parts (so long texts stay out of history). */
+export type MessageInput =
+  | ChatMessage
+  | { role: 'user'; parts: TextPart[] }
+  | { role: 'tool'; toolCallId: string; toolName: string; parts: TextPart[]; isError?: boolean };

@@ -121,7 +121,7 @@ export const s3ConditionalWriteRetryMs = 10 * 60_000;
 
 // ---- durable payloads -----------------------------------------------------------------------------
 /** Assistant text longer than this travels by reference (conversation store), not through history. */
-export const inlineTextLimit = 1_024;
+export const inlineTextLimit = 512;
 /** Length of argument and output previews shown by peek and kept in history. */
 export const previewLength = 400;
 /** Default upper bound of one model call (ms). */
@@ -150,6 +150,8 @@ export const transcriptEntries = 100;
 export const carriedTranscriptEntries = 20;
 /** Characters of one transcript entry kept in workflow state. */
 export const transcriptEntryLength = 4_000;
+/** Messages longer than this travel by reference: the caller stores them, history carries the key. */
+export const inboundMessageInlineChars = 256;
 /** Longest message accepted by sendMessage / a session message, in characters. */
 export const maxMessageLength = 100_000;
 /** Model calls one session message may cause (`ERRAND_SESSION_MAX_TURNS`). */

@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { MessageRef, RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from './agent-wire';
+import type { MessageInput, MessageRef, RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from './agent-wire';
 
 export type { MessageRef } from './agent-wire';
 import type { JsonObject } from './json';
@@ -207,6 +207,8 @@ export interface CarriedAgentState {
   lastActivityAt?: number;
   /** Compaction state of the conversation. */
   context?: ContextWindowState;
+  /** Messages with reserved sequence numbers not stored yet (the next model call stores them). */
+  pending?: { startSeq: number; messages: MessageInput[] };
   /** Turns used by the current run of a continuable subagent or session message. */
   runTurns: number;
   /** Where the loop was when it continued as new: mid-run between turns, or waiting for a message. */

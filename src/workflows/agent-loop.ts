@@ -69,7 +69,7 @@ export class AgentLoop {
       const crossed = agent.checkBudget();
       if (crossed) return { status: 'budget', diagnostic: crossed };
       agent.pruneTasks();
-      await this.flushNotices();
+      this.flushNotices();
       agent.turns += 1;
       agent.turnsThisRun += 1;
       const turn = agent.turnsThisRun;
@@ -124,7 +124,7 @@ export class AgentLoop {
   }
 
   /** Puts the notices that arrived into the conversation (one user message) and marks their results read. */
-  async flushNotices(): Promise<void> {
+  flushNotices(): void {
     const agent = this.agent;
     if (agent.pendingNotices.length === 0) return;
     const notices = agent.pendingNotices.splice(0);
@@ -134,7 +134,7 @@ export class AgentLoop {
       parts.push(notice.text);
       if (notice.outputRef) parts.push({ ref: notice.outputRef });
     });
-    await agent.append([{ role: 'user', parts }], `store ${notices.length} task notice(s)`);
+    agent.appendBeforeNextTurn([{ role: 'user', parts }]);
     const now = Date.now();
     for (const notice of notices) {
       const task = notice.taskId ? findTask(agent.registry, notice.taskId) : undefined;
@@ -175,12 +175,15 @@ export class AgentLoop {
           maxTurns: limit,
           ...(note ? { note } : {}),
           ...(options.maxOutputTokens !== undefined ? { maxOutputTokens: options.maxOutputTokens } : {}),
+          ...(agent.pending ? { pending: agent.pending } : {}),
           ...(agent.context ? { window: agent.context } : {}),
           checkContext,
           ...(agent.canDelegate ? { orchestrationTools: orchestrationToolsFor(options.approvers) } : {}),
           ...(options.toolPolicy ? { toolPolicy: options.toolPolicy } : {}),
           ...(options.recipeServers ? { recipeServers: options.recipeServers } : {}),
         }]));
+        // The call stored the pending messages before anything else.
+        agent.pending = undefined;
         if (!output.needsCompaction) return output;
         await this.compact(false);
         // Whatever the compaction achieved, the next attempt goes to the model; only the provider can say it is too long.
@@ -198,6 +201,7 @@ export class AgentLoop {
   /** Summarises older turns; returns false when there was nothing left to summarise. */
   private async compact(aggressive: boolean): Promise<boolean> {
     const agent = this.agent;
+    await agent.storePending();
     const output = await agent.busy(() => agent.activities.model.compactConversation.executeWithOptions({ summary: `compact context${aggressive ? ' (after overflow)' : ''}` }, [{
       workflowId: agent.options.workflowId,
       conversationId: agent.options.conversationId,

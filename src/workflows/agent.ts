@@ -1,4 +1,4 @@
-import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { condition, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type { MessageInput, RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from '../contracts/activities';
 import {
   carriedTranscriptEntries,
@@ -106,9 +106,17 @@ export class Agent {
   onBudgetCrossed: (() => void) | undefined;
   /** Called when something a parent or a person should see changed (an approval is now pending). */
   onChange: (() => void) | undefined;
+  /**
+   * Messages with reserved sequence numbers that are not stored yet: the next model call stores them
+   * first (one activity instead of two per turn), or {@link storePending} does before anything else reads
+   * the conversation.
+   */
+  pending: { startSeq: number; messages: MessageInput[] } | undefined;
   /** Model calls, tool calls and foreground children in flight: continue-as-new waits for none. */
   private inFlight = 0;
   private lastSearchAttributes = '';
+  private lastDetails = '';
+  private viewsDirty = false;
 
   constructor(options: AgentOptions, carried?: CarriedAgentState) {
     this.options = options;
@@ -134,6 +142,7 @@ export class Agent {
       this.transcript = carried.transcript;
       this.announcedApprovals = carried.announcedApprovals ?? [];
       this.context = carried.context;
+      this.pending = carried.pending;
     }
   }
 
@@ -154,6 +163,7 @@ export class Agent {
 
   /** Runs `work` counted as in flight (continue-as-new waits until nothing is). */
   async busy<T>(work: () => Promise<T>): Promise<T> {
+    this.flushViews();
     this.inFlight += 1;
     try {
       return await work();
@@ -194,15 +204,38 @@ export class Agent {
     expireTasks(this.registry, Date.now(), this.options.tasks.completedTaskTtlMs, maxTaskRecords);
   }
 
-  /** Appends messages to the conversation at the next sequence numbers. */
+  /** Appends messages to the conversation at the next sequence numbers (stores what is pending first). */
   async append(messages: MessageInput[], summary?: string): Promise<void> {
     if (messages.length === 0) return;
+    await this.storePending();
     const startSeq = this.length;
     await this.activities.store.appendMessages.executeWithOptions(
       { summary: summary ?? `store messages ${startSeq}–${startSeq + messages.length - 1}` },
       [{ conversationId: this.options.conversationId, startSeq, messages }],
     );
     this.length += messages.length;
+  }
+
+  /**
+   * Reserves the next sequence numbers for messages that the next model call stores (user messages and
+   * notices right before a turn): they cost no activity of their own.
+   */
+  appendBeforeNextTurn(messages: MessageInput[]): void {
+    if (messages.length === 0) return;
+    if (!this.pending) this.pending = { startSeq: this.length, messages: [] };
+    this.pending.messages.push(...messages);
+    this.length += messages.length;
+  }
+
+  /** Stores the pending messages now (before anything but a model call reads the conversation). */
+  async storePending(): Promise<void> {
+    const pending = this.pending;
+    if (!pending) return;
+    await this.activities.store.appendMessages.executeWithOptions(
+      { summary: `store messages ${pending.startSeq}–${pending.startSeq + pending.messages.length - 1}` },
+      [{ conversationId: this.options.conversationId, startSeq: pending.startSeq, messages: pending.messages }],
+    );
+    if (this.pending === pending) this.pending = undefined;
   }
 
   /** Records an entry of the bounded transcript. */
@@ -216,6 +249,16 @@ export class Agent {
     this.lastActivityAt = Date.now();
   }
 
+  /** Waits for `ready` (a `condition`), with the views written first. */
+  async waitFor(ready: () => boolean, timeoutMs?: number): Promise<boolean> {
+    this.flushViews();
+    if (timeoutMs === undefined) {
+      await condition(ready);
+      return true;
+    }
+    return condition(ready, timeoutMs);
+  }
+
   /** Sets the live state and mirrors it into the Web UI's views. */
   setState(state: SubagentState): void {
     this.state = state;
@@ -223,10 +266,19 @@ export class Agent {
   }
 
   /**
-   * Mirrors the state into search attributes (only when they changed: each upsert is a history event)
-   * and the current details the Web UI shows for a running workflow.
+   * Marks the views (search attributes, the Web UI's current details) as changed. They are written by
+   * {@link flushViews} where the workflow waits — before each activity and each wait — so several changes
+   * in one activation cost one upsert (each is a history event), and the views are current whenever the
+   * workflow is waiting for something.
    */
   updateViews(): void {
+    this.viewsDirty = true;
+  }
+
+  /** Writes the views if they changed (search attributes only when their values changed). */
+  flushViews(): void {
+    if (!this.viewsDirty) return;
+    this.viewsDirty = false;
     const attributes = `${this.state}|${this.turns}`;
     if (attributes !== this.lastSearchAttributes) {
       this.lastSearchAttributes = attributes;
@@ -235,13 +287,17 @@ export class Agent {
         { key: searchAttributes.turns, value: this.turns },
       ]);
     }
-    setCurrentDetails([
+    const details = [
       `**${this.state}** · turn ${this.turnsThisRun} of ${this.currentLimit} (total ${this.turns}) · ${this.toolCalls} tool calls`,
       this.lastToolCall ? `last tool: \`${this.lastToolCall.name}\` (turn ${this.lastToolCall.turn})` : 'no tool calls yet',
       `idle since ${new Date(this.lastActivityAt).toISOString()}`,
       this.context ? `context compacted ${this.context.compactions} time(s)` : '',
       this.registry.tasks.length > 0 ? `tasks: ${this.registry.tasks.map((task) => `${task.taskId} ${task.state}`).join(', ')}` : '',
-    ].filter(Boolean).join('\n'));
+    ].filter(Boolean).join('\n');
+    if (details !== this.lastDetails) {
+      this.lastDetails = details;
+      setCurrentDetails(details);
+    }
   }
 
   /** Validates a message for this agent (the sendMessage update's validator). Throws with the reason. */
@@ -272,13 +328,13 @@ export class Agent {
     return { accepted: true, queuedTurns: startsAtOnce ? 0 : this.pendingMessages.length };
   }
 
-  /** Takes the next queued message and appends it to the conversation as the next user turn. */
-  async appendNextMessage(): Promise<boolean> {
+  /** Takes the next queued message as the next user turn (stored by the next model call). */
+  appendNextMessage(): boolean {
     const message = this.pendingMessages.shift();
     if (!message) return false;
     this.touch();
     this.remember('user', message.text ?? message.preview);
-    await this.append([message.key !== undefined ? { role: 'user', parts: [{ blobKey: message.key }] } : { role: 'user', content: message.text ?? '' }], 'store user message');
+    this.appendBeforeNextTurn([message.key !== undefined ? { role: 'user', parts: [{ blobKey: message.key }] } : { role: 'user', content: message.text ?? '' }]);
     return true;
   }
 
@@ -330,6 +386,7 @@ export class Agent {
       runTurns: this.turnsThisRun,
       answers: this.answers,
       ...(this.context ? { context: this.context } : {}),
+      ...(this.pending ? { pending: this.pending } : {}),
       // Only the recent transcript travels: the whole conversation is in the conversation store.
       transcript: this.transcript.slice(-carriedTranscriptEntries),
     };

@@ -7,6 +7,7 @@ export interface ApprovalHost {
   readonly options: { workflowId: string; approvalTimeoutMs: number; approvers: 'human' | 'human-or-parent' };
   readonly state: SubagentState;
   setState(state: SubagentState): void;
+  flushViews(): void;
   onChange: (() => void) | undefined;
 }
 
@@ -32,6 +33,7 @@ export class Approvals {
     agent.setState('waiting_approval');
     agent.onChange?.();
     try {
+      agent.flushViews();
       const decided = await condition(() => this.decisions[id] !== undefined, timeoutMs);
       const decision = this.decisions[id];
       if (decided && decision) return decision;

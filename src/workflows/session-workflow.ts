@@ -14,6 +14,7 @@ import { Agent } from './agent';
 import { AgentLoop, type RunOutcome } from './agent-loop';
 import { registerAgentHandlers } from './agent-handlers';
 import { conversationIdOf, lastAssistantFullText } from './conversation';
+import { IdleAlarm } from './idle-alarm';
 import { TaskOrchestrator } from './task-orchestration';
 import { outcomeOfError } from './workflow-outcome';
 
@@ -49,6 +50,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
   const orchestrator = new TaskOrchestrator(agent);
   const loop = new AgentLoop(agent, orchestrator);
   const idleTimeoutMs = input.idleTimeoutMs ?? defaultSessionIdleTimeoutMs;
+  const idle = new IdleAlarm(() => agent.lastActivityAt, idleTimeoutMs);
   let cancelReason: string | undefined;
   let ended = false;
   let messages = 0;
@@ -77,9 +79,9 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
         if (input.initialMessage) agent.acceptMessage({ message: input.initialMessage }, true);
       }
       for (;;) {
-        const woke = await condition(() => agent.pendingMessages.length > 0 || agent.pendingNotices.length > 0, Math.max(1, agent.lastActivityAt + idleTimeoutMs - Date.now()));
-        if (!woke) {
-          if (Date.now() - agent.lastActivityAt < idleTimeoutMs) continue;
+        idle.arm();
+        await agent.waitFor(() => agent.pendingMessages.length > 0 || agent.pendingNotices.length > 0 || idle.expired());
+        if (agent.pendingMessages.length === 0 && agent.pendingNotices.length === 0) {
           return { status: 'idle' as const, diagnostic: `no message for ${Math.round(idleTimeoutMs / 1000)} s (the session idle timeout)` };
         }
         if (workflowInfo().continueAsNewSuggested && agent.idle) {
@@ -87,7 +89,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
           await continueAsNew<typeof sessionWorkflow>({ ...input, carried: agent.snapshot('waiting') });
         }
         agent.setState('running');
-        if (await agent.appendNextMessage()) messages += 1;
+        if (agent.appendNextMessage()) messages += 1;
         const run = await runOnce();
         if (run.status === 'budget') return run;
         agent.touch();
@@ -120,8 +122,10 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
 
   return CancellationScope.nonCancellable(async () => {
     ended = true;
+    await agent.storePending().catch(() => undefined);
     await loop.seal(outcome.status === 'cancelled' ? 'cancelled' : outcome.status === 'budget' ? 'budget' : 'failed').catch(() => undefined);
     agent.setState(outcome.status === 'idle' ? 'completed' : outcome.status);
+    agent.flushViews();
     await orchestrator.cancelAll(`its session ${info.workflowId} ended (${outcome.status})`);
     log.info('session ended', { status: outcome.status, turns: agent.turns });
     const status: SessionResult['status'] = outcome.status === 'cancelled' || outcome.status === 'idle' || outcome.status === 'budget' ? outcome.status : 'failed';

@@ -17,6 +17,7 @@ import { Agent } from './agent';
 import { AgentLoop, type RunOutcome } from './agent-loop';
 import { registerAgentHandlers } from './agent-handlers';
 import { conversationIdOf, lastAssistantFullText, lastTextRef } from './conversation';
+import { IdleAlarm } from './idle-alarm';
 import { TaskOrchestrator } from './task-orchestration';
 import { outcomeOfError } from './workflow-outcome';
 
@@ -57,6 +58,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   const loop = new AgentLoop(agent, orchestrator);
   const continuable = input.continuable === true;
   const idleTimeoutMs = input.idleTimeoutMs ?? defaultContinuableIdleTimeoutMs;
+  const idle = new IdleAlarm(() => agent.lastActivityAt, idleTimeoutMs);
   let ended = false;
   let cancelReason: string | undefined;
   const loopScope = new CancellationScope();
@@ -136,7 +138,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       // (A continuable one settles now: the notices wake it for another activation.)
       while (!continuable && run.status === 'completed' && promisedTasks() && agent.turnsThisRun < input.maxTurns) {
         agent.setState('waiting');
-        await condition(() => agent.pendingNotices.length > 0);
+        await agent.waitFor(() => agent.pendingNotices.length > 0);
         agent.setState('running');
         run = await loop.runTurns(input.maxTurns, { ...hooks, resume: true });
       }
@@ -177,17 +179,14 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
           await reportSettled(answer, false);
         }
         waiting = false;
-        const woke = await condition(() => agent.pendingMessages.length > 0 || agent.pendingNotices.length > 0, Math.max(1, agent.lastActivityAt + idleTimeoutMs - Date.now()));
-        if (!woke) {
-          if (Date.now() - agent.lastActivityAt < idleTimeoutMs) {
-            waiting = true;
-            continue;
-          }
+        idle.arm();
+        await agent.waitFor(() => agent.pendingMessages.length > 0 || agent.pendingNotices.length > 0 || idle.expired());
+        if (agent.pendingMessages.length === 0 && agent.pendingNotices.length === 0) {
           return { status: 'completed', diagnostic: `ended after ${Math.round(idleTimeoutMs / 1000)} s without a message (idle timeout)` };
         }
         await continueIfSuggested('waiting');
         agent.setState('running');
-        await agent.appendNextMessage();
+        agent.appendNextMessage();
       }
     });
   } catch (error) {
@@ -197,9 +196,11 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   // The end: runs to completion even when the run was cancelled.
   return CancellationScope.nonCancellable(async () => {
     ended = true;
+    await agent.storePending().catch(() => undefined);
     await loop.seal(outcome.status === 'cancelled' ? 'cancelled' : outcome.status === 'budget' ? 'budget' : 'failed').catch(() => undefined);
     const result = await resultOf(outcome, true);
     agent.setState(outcome.status);
+    agent.flushViews();
     await orchestrator.cancelAll(`its parent ${info.workflowId} ended (${outcome.status})`);
     await reportSettled(result, true);
     log.info('subagent ended', { status: outcome.status, turns: agent.turns, toolCalls: agent.toolCalls });

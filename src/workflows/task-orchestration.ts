@@ -147,7 +147,7 @@ export class TaskOrchestrator implements OrchestrationTools {
             `You will get a notice when it ${record.mode === 'continuable' ? 'answers' : 'ends'}; load with source "${record.taskId}" waits for it, peek: true shows progress, cancel: true stops it.${warnings}`,
         );
       }
-      await condition(() => !isLive(record) && record.result !== undefined);
+      await agent.waitFor(() => !isLive(record) && record.result !== undefined);
       const result = record.result;
       if (!result) return toolError('The subagent left no result.');
       markRead(record, Date.now());
@@ -344,7 +344,7 @@ export class TaskOrchestrator implements OrchestrationTools {
       if (args.cancel === true) return this.cancelTask(task);
       if (args.peek === true) return toolText(formatPeek(task.taskId, task.peek, task.state, Date.now()));
       const waitMs = options.tasks.waitTimeoutMs;
-      const settled = await condition(() => task.result !== undefined && !turnStates.includes(task.state), waitMs);
+      const settled = await agent.waitFor(() => task.result !== undefined && !turnStates.includes(task.state), waitMs);
       if (!settled || !task.result) return toolText(formatWaitTimeout(task.taskId, waitMs));
       if (!isLive(task)) markRead(task, Date.now());
       return { parts: formatTaskResultBlock(task.taskId, task.result), isError: false };
@@ -364,7 +364,7 @@ export class TaskOrchestrator implements OrchestrationTools {
       // Its workflow has closed already: its settlement is on the way (signal, watch or probe).
       if (!this.watched.has(task.taskId)) await this.probe();
     }
-    const settled = await condition(() => !isLive(task) && task.result !== undefined, cancelSettleWaitMs);
+    const settled = await this.agent.waitFor(() => !isLive(task) && task.result !== undefined, cancelSettleWaitMs);
     if (!settled || !task.result) return toolText(`Asked ${task.taskId} to cancel; it has not confirmed yet.`);
     markRead(task, Date.now());
     return { parts: formatTaskResultBlock(task.taskId, task.result), isError: false };

@@ -159,6 +159,23 @@ describe('POST /v1/delegations/{id}/messages', () => {
     await stack.request(path(id, '/cancel'), postJson({}));
   });
 
+  it('a long message goes by reference: the model gets it whole, workflow history never holds its body', async () => {
+    const { body } = await start({ instructions: 'first question', continuable: true });
+    const id = String(body.id);
+    await eventually(async () => ((await json(await stack.request(path(id)))).state === 'waiting' ? true : undefined));
+    const long = `a long follow-up ${'with many words '.repeat(200)}end`;
+    const callsBefore = stack.model.calls.length;
+    expect((await stack.request(path(id, '/messages'), postJson({ message: long }))).status).toBe(202);
+    const request = await eventually(async () => stack.model.requests.slice(callsBefore).find((call) => call.messages.some((message) => message.role === 'user' && message.content === long)));
+    expect(request).toBeDefined();
+    // Every payload of the history, decoded (payload data is base64 JSON).
+    const raw = JSON.stringify(await stack.client.workflow.getHandle(id).fetchHistory());
+    const history = [...raw.matchAll(/"data":"([A-Za-z0-9+/=]+)"/g)].map((match) => Buffer.from(match[1] ?? '', 'base64').toString('utf8')).join('\n');
+    expect(history).not.toContain('with many words with many words');
+    expect(history).toContain('inbound/');
+    await stack.request(path(id, '/cancel'), postJson({}));
+  });
+
   it('answers 409 for a delegation that is not continuable', async () => {
     const { body } = await start({ instructions: 'slow and not continuable' });
     const id = String(body.id);

@@ -154,7 +154,7 @@ describe('CDK synthesis', () => {
     expect(Object.keys(environment).filter((name) => /KEY|CERT|SECRET/.test(name) && name !== 'ERRAND_BLOB_PREFIX')).toEqual([]);
   });
 
-  test('the Lambda may read recipes, only the api/ prefix of the payload bucket, and only its secrets', () => {
+  test('the Lambda may read recipes, only the inbound-message prefix of the payload bucket, and only its secrets', () => {
     const payloadBucket = logicalId('AWS::S3::Bucket', 'Payloads');
     const statements = policyStatementsOfRole('ApiFunctionRole');
     const payloadStatements = statements.filter((statement) => JSON.stringify(statement.Resource).includes(payloadBucket));
@@ -192,7 +192,7 @@ describe('CDK synthesis', () => {
     expect(existsSync(join(outdir, directory, 'node_modules'))).toBe(false);
   });
 
-  test('the API and the workers agree on the working root, and model-run commands wait for a person by default', () => {
+  test('the API and the workers agree on the working root and the blob store, and model-run commands wait for a person by default', () => {
     const container = Object.values(template.findResources('AWS::ECS::TaskDefinition'))[0]?.Properties.ContainerDefinitions[0];
     const workerEnvironment = Object.fromEntries((container.Environment as { Name: string; Value: unknown }[]).map((variable) => [variable.Name, variable.Value]));
     const lambda = Object.values(template.findResources('AWS::Lambda::Function')).find((resource) => resource.Properties.Environment?.Variables?.ERRAND_SECRET_ENV !== undefined);
@@ -202,6 +202,9 @@ describe('CDK synthesis', () => {
     expect(String(workerEnvironment.ERRAND_WORKING_DIR).startsWith('/mnt/errand/')).toBe(true);
     // errand's own state is not inside the working root.
     expect(String(workerEnvironment.ERRAND_DATA_DIR).startsWith(`${String(workerEnvironment.ERRAND_WORKING_DIR)}/`)).toBe(false);
+    // Long messages the API stores by key are read by the workers: both use the same bucket and prefix.
+    expect(lambdaEnvironment.ERRAND_BLOB_PREFIX).toBe(workerEnvironment.ERRAND_BLOB_PREFIX);
+    expect(payloadPrefixes.api.startsWith(String(workerEnvironment.ERRAND_BLOB_PREFIX))).toBe(true);
     expect(JSON.parse(String(workerEnvironment.ERRAND_TOOL_POLICY))).toEqual({ default: 'allow', rules: { developer__run_command: 'ask' }, approvers: 'human' });
     expect(() => parseSettings({ temporalAddress: 'x:7233', temporalNamespace: 'x', toolPolicy: '{"default":"maybe"}' })).toThrow(/toolPolicy is not a valid tool policy: default: expected allow, ask or deny/);
   });

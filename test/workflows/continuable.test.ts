@@ -110,7 +110,8 @@ describe('continuable subagents', () => {
   });
 
   test('from a session: send_message delivers, and each answer arrives as a notice', async () => {
-    const child = scripts.add('chat-child', [{ text: 'child: hello' }, { text: 'child: the sum is 5' }]);
+    // The second answer takes a moment, so it reaches the session after the turn that sent the message.
+    const child = scripts.add('chat-child', [{ text: 'child: hello' }, { text: 'child: the sum is 5', delayMs: 1_500 }]);
     const session = scripts.add('chat', [
       { toolCalls: [{ name: 'delegate', arguments: { instructions: `Be my calculator ${child}`, continuable: true } }] },
       { text: 'calculator started' },
