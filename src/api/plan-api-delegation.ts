@@ -3,6 +3,7 @@ import type { DelegationParent } from '../contracts/activities';
 import type { DelegateRequest } from '../contracts/delegation';
 import type { SourceSummary, SubagentInput } from '../contracts/subagent';
 import { planDelegation } from '../activities/plan-delegation';
+import { modelIds } from '../llm/provider-config';
 import { developerToolsetName } from '../tools/developer-toolset';
 import type { SourceResolver } from '../sources/source-resolver';
 import type { ApiCaller } from './api-dependencies';
@@ -42,7 +43,7 @@ export async function planApiDelegation(request: DelegateRequest, caller: ApiCal
   };
   const plan = await planDelegation(request, parent, {
     resolver,
-    providers: config.providers.map((provider) => ({ name: provider.name, models: provider.models, ...(provider.defaultModel ? { defaultModel: provider.defaultModel } : {}) })),
+    providers: config.providers.map((provider) => ({ name: provider.name, models: modelIds(provider), ...(provider.defaultModel ? { defaultModel: provider.defaultModel } : {}) })),
     configuredDefault: config.defaultModel,
     override: {
       ...(config.subagent.providerOverride ? { provider: config.subagent.providerOverride } : {}),

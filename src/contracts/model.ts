@@ -47,6 +47,18 @@ export interface ModelRequest {
   route: ModelRoute;
   messages: ChatMessage[];
   tools: ToolSpec[];
+  /**
+   * Most tokens the answer may have; always sent to the provider (`max_tokens`). An answer that reaches it
+   * ends with finish reason `length`. The caller resolves it (delegation > recipe > agent > model entry >
+   * `ERRAND_MAX_OUTPUT_TOKENS`); a request without it is sent with `defaultMaxOutputTokens`.
+   */
+  maxOutputTokens?: number;
+  /**
+   * How hard a reasoning model should think: sent as `reasoning_effort` to OpenAI-compatible providers,
+   * and as a thinking budget (`anthropicThinkingBudgets`: low, medium, high) to Anthropic. Omitted: the
+   * provider's default (no extended thinking for Anthropic).
+   */
+  reasoningEffort?: string;
 }
 
 /** A chat model's answer. */

@@ -1,4 +1,7 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
+import { anthropicThinkingBudgets } from '../contracts/limits';
+import type { ModelRequest } from '../contracts/model';
+import { invalidModelRequestFailure } from './model-failures';
 import type { ChatModel } from './model-port';
 import { createSdkChatModel } from './sdk-chat-model';
 
@@ -13,6 +16,30 @@ export interface AnthropicSettings {
   requestTimeoutMs: number;
 }
 
+/** A reasoning effort Anthropic models take (one with a thinking budget). */
+export type AnthropicEffort = keyof typeof anthropicThinkingBudgets;
+
+/** True when `effort` has a thinking budget (`anthropicThinkingBudgets`). */
+export function isAnthropicEffort(effort: string): effort is AnthropicEffort {
+  return Object.hasOwn(anthropicThinkingBudgets, effort);
+}
+
+/**
+ * A request's reasoning effort as Anthropic extended thinking: `thinking: {type: enabled, budget_tokens}`
+ * with the budget of `anthropicThinkingBudgets`. The SDK adds the budget to `max_tokens`, so the answer
+ * keeps its whole `maxOutputTokens`. No effort: no thinking.
+ */
+function thinkingOptions(request: ModelRequest): { anthropic: { thinking: { type: 'enabled'; budgetTokens: number } } } | undefined {
+  const effort = request.reasoningEffort;
+  if (effort === undefined) return undefined;
+  if (!isAnthropicEffort(effort)) {
+    throw invalidModelRequestFailure(
+      `reasoning effort "${effort}" is not one Anthropic models take; use ${Object.keys(anthropicThinkingBudgets).join(', ')} (model ${request.route.provider}/${request.route.model})`,
+    );
+  }
+  return { anthropic: { thinking: { type: 'enabled', budgetTokens: anthropicThinkingBudgets[effort] } } };
+}
+
 /** Chat models of the Anthropic Messages API, through `@ai-sdk/anthropic`. */
 export function createAnthropicModels(settings: AnthropicSettings): (modelId: string) => ChatModel {
   const provider = createAnthropic({
@@ -23,5 +50,9 @@ export function createAnthropicModels(settings: AnthropicSettings): (modelId: st
   });
   // Anthropic takes system text only before the conversation: later system notices go as user text.
   return (modelId) =>
-    createSdkChatModel(provider.messages(modelId), { requestTimeoutMs: settings.requestTimeoutMs, lateSystemMessages: 'as-user' });
+    createSdkChatModel(provider.messages(modelId), {
+      requestTimeoutMs: settings.requestTimeoutMs,
+      lateSystemMessages: 'as-user',
+      providerOptions: thinkingOptions,
+    });
 }

@@ -5,7 +5,7 @@ import { WorkflowUpdateFailedError, type Client, type Connection } from '@tempor
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ChatMessage } from '../../src/contracts/model';
 import { cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery, type SubagentPeek, type SubagentResult, type TranscriptView } from '../../src/contracts/subagent';
-import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedOpenAIServer } from '../../src/llm/scripted-openai-server';
+import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
 import { ConversationScripts, notices, toolResults } from '../support/conversation-scripts';
 import { sessionInput, startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';

@@ -7,7 +7,7 @@ import type { ChatMessage } from '../../src/contracts/model';
 import { cancelSignal, peekQuery, type SubagentPeek, type SubagentResult } from '../../src/contracts/subagent';
 import { createScriptedModel, type ScriptedModel } from '../../src/llm/scripted-model';
 import type { ScriptStep } from '../../src/llm/scripted-step';
-import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../../src/llm/scripted-openai-server';
+import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
 import { subagentInput, startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
 
 /**

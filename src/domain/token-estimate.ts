@@ -1,0 +1,100 @@
+import type { ChatMessage, ToolSpec } from '../contracts/model';
+import {
+  estimateCharsPerToken,
+  estimateMessageOverheadTokens,
+  estimateRequestOverheadTokens,
+  estimateToolOverheadTokens,
+} from '../contracts/limits';
+
+/**
+ * The one token estimate of errand: compaction decides with it when a conversation is near the model's
+ * context window, and the scripted stand-in model (in process and over HTTP) checks its context window and
+ * output-token limit with it, so what the tests enforce is what errand plans with.
+ *
+ * It is a deliberately pessimistic character count, not a tokenizer (there is no tokenizer that fits
+ * every provider, and workflow code must stay pure): ASCII text counts `estimateCharsPerToken` characters
+ * per token, every other character (CJK, emoji, accented letters) a whole token, and each message, tool
+ * call and tool spec adds a few tokens of framing. Pure and deterministic: safe in workflow code.
+ */
+
+/** Estimated tokens of a piece of text. */
+export function estimateTextTokens(text: string): number {
+  let ascii = 0;
+  let other = 0;
+  for (const character of text) {
+    if (character.charCodeAt(0) < 0x80) ascii += 1;
+    else other += 1;
+  }
+  return Math.ceil(ascii / estimateCharsPerToken + other);
+}
+
+/**
+ * The longest prefix of `text` whose estimate is at most `maxTokens` tokens: what a model that stops at
+ * its output-token limit would have written of `text`.
+ */
+export function truncateToTokens(text: string, maxTokens: number): string {
+  if (estimateTextTokens(text) <= maxTokens) return text;
+  if (maxTokens <= 0) return '';
+  // Walk by code points so a surrogate pair is never split; the estimate only grows as the prefix does.
+  let ascii = 0;
+  let other = 0;
+  let end = 0;
+  for (const character of text) {
+    const isAscii = character.charCodeAt(0) < 0x80;
+    const nextAscii = ascii + (isAscii ? 1 : 0);
+    const nextOther = other + (isAscii ? 0 : 1);
+    if (Math.ceil(nextAscii / estimateCharsPerToken + nextOther) > maxTokens) break;
+    ascii = nextAscii;
+    other = nextOther;
+    end += character.length;
+  }
+  return text.slice(0, end);
+}
+
+/** Estimated tokens of one tool call as the model writes it (name, id and JSON arguments). */
+export function estimateToolCallTokens(call: { id: string; name: string; arguments: unknown }): number {
+  return estimateToolOverheadTokens + estimateTextTokens(call.id) + estimateTextTokens(call.name) + estimateTextTokens(JSON.stringify(call.arguments) ?? '');
+}
+
+/**
+ * Estimated tokens of one message. A tool result counts its content and call id, not its tool name:
+ * the vendors' wire formats do not carry the name, so an estimate made from a request body (the
+ * stand-in's) and one made from errand's own messages agree.
+ */
+export function estimateMessageTokens(message: ChatMessage): number {
+  switch (message.role) {
+    case 'system':
+    case 'user':
+      return estimateMessageOverheadTokens + estimateTextTokens(message.content);
+    case 'assistant':
+      return (
+        estimateMessageOverheadTokens +
+        estimateTextTokens(message.content) +
+        (message.toolCalls ?? []).reduce((sum, call) => sum + estimateToolCallTokens(call), 0)
+      );
+    case 'tool':
+      return estimateMessageOverheadTokens + estimateTextTokens(message.toolCallId) + estimateTextTokens(message.content);
+  }
+}
+
+/** Estimated tokens of one offered tool: name, description and input schema. */
+export function estimateToolSpecTokens(tool: ToolSpec): number {
+  return (
+    estimateToolOverheadTokens +
+    estimateTextTokens(tool.name) +
+    estimateTextTokens(tool.description) +
+    estimateTextTokens(JSON.stringify(tool.inputSchema))
+  );
+}
+
+/**
+ * Estimated prompt tokens of a model request: every message, every offered tool, and the request's own
+ * framing. A request fits a context window when this plus its output-token limit is at most the window.
+ */
+export function estimateTokens(messages: readonly ChatMessage[], tools: readonly ToolSpec[] = []): number {
+  return (
+    estimateRequestOverheadTokens +
+    messages.reduce((sum, message) => sum + estimateMessageTokens(message), 0) +
+    tools.reduce((sum, tool) => sum + estimateToolSpecTokens(tool), 0)
+  );
+}
