@@ -79,7 +79,10 @@ function versionOf(binary: string, args: string[]): string {
 /** A scratch folder next to the final one (same file system, so the final rename is atomic). */
 function scratchFolder(tool: ToolDefinition): string {
   mkdirSync(toolsDirectory(), { recursive: true });
-  return mkdtempSync(join(toolsDirectory(), `.${tool.name}-${tool.version}.partial-`));
+  const folder = mkdtempSync(join(toolsDirectory(), `.${tool.name}-${tool.version}.partial-`));
+  // mkdtemp makes the folder private; an installed tool is readable by everyone, like the others.
+  chmodSync(folder, 0o755);
+  return folder;
 }
 
 /** Moves a verified scratch folder into place; if another install got there first, keeps that one. */
