@@ -67,10 +67,12 @@ export function estimateMessageTokens(message: ChatMessage): number {
     case 'user':
       return estimateMessageOverheadTokens + estimateTextTokens(message.content);
     case 'assistant':
+      // Thinking sent back counts too (Anthropic); erring high where a provider drops it is the safe side.
       return (
         estimateMessageOverheadTokens +
         estimateTextTokens(message.content) +
-        (message.toolCalls ?? []).reduce((sum, call) => sum + estimateToolCallTokens(call), 0)
+        (message.toolCalls ?? []).reduce((sum, call) => sum + estimateToolCallTokens(call), 0) +
+        (message.reasoning ?? []).reduce((sum, block) => sum + estimateTextTokens(block.text), 0)
       );
     case 'tool':
       return estimateMessageOverheadTokens + estimateTextTokens(message.toolCallId) + estimateTextTokens(message.content);

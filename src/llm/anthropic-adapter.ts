@@ -28,6 +28,11 @@ export function isAnthropicEffort(effort: string): effort is AnthropicEffort {
  * A request's reasoning effort as Anthropic extended thinking: `thinking: {type: enabled, budget_tokens}`
  * with the budget of `anthropicThinkingBudgets`. The SDK adds the budget to `max_tokens`, so the answer
  * keeps its whole `maxOutputTokens`. No effort: no thinking.
+ *
+ * With thinking on, Anthropic requires the assistant turn whose tool calls the request answers to start
+ * with its thinking blocks (400 "a final `assistant` message must start with a thinking block"). When
+ * that turn was stored without them (it was made without thinking, or its thinking was not kept), this
+ * request goes without thinking instead: one turn thinks less, rather than the run failing.
  */
 function thinkingOptions(request: ModelRequest): { anthropic: { thinking: { type: 'enabled'; budgetTokens: number } } } | undefined {
   const effort = request.reasoningEffort;
@@ -37,7 +42,19 @@ function thinkingOptions(request: ModelRequest): { anthropic: { thinking: { type
       `reasoning effort "${effort}" is not one Anthropic models take; use ${Object.keys(anthropicThinkingBudgets).join(', ')} (model ${request.route.provider}/${request.route.model})`,
     );
   }
+  if (answersToolCallsWithoutThinking(request)) return undefined;
   return { anthropic: { thinking: { type: 'enabled', budgetTokens: anthropicThinkingBudgets[effort] } } };
+}
+
+/** True when the last assistant message has tool calls but no signed thinking to send back with them. */
+function answersToolCallsWithoutThinking(request: ModelRequest): boolean {
+  for (let index = request.messages.length - 1; index >= 0; index -= 1) {
+    const message = request.messages[index];
+    if (message?.role !== 'assistant') continue;
+    if ((message.toolCalls ?? []).length === 0) return false;
+    return !(message.reasoning ?? []).some((block) => block.signature !== undefined || block.redactedData !== undefined);
+  }
+  return false;
 }
 
 /** Chat models of the Anthropic Messages API, through `@ai-sdk/anthropic`. */
@@ -53,6 +70,7 @@ export function createAnthropicModels(settings: AnthropicSettings): (modelId: st
     createSdkChatModel(provider.messages(modelId), {
       requestTimeoutMs: settings.requestTimeoutMs,
       lateSystemMessages: 'as-user',
+      sendReasoning: true,
       providerOptions: thinkingOptions,
     });
 }

@@ -8,7 +8,7 @@ import { deepCopy } from './json-value';
 import { scriptExhaustedFailure } from './model-failures';
 import type { ChatModel, GenerateOptions } from './model-port';
 import { parseToolArguments } from './sdk-mapping';
-import { scriptedAnswer, type ScriptResponder, type ScriptStep } from './scripted-step';
+import { scriptedAnswer, scriptedSignature, type ScriptResponder, type ScriptStep } from './scripted-step';
 
 /** A request a scripted model received. */
 export interface RecordedModelCall {
@@ -154,7 +154,13 @@ export class ScriptedModel implements ChatModel {
         name: call.name,
         arguments: typeof call.arguments === 'string' ? parseToolArguments(call.arguments, call.name, call.id) : deepCopy(call.arguments),
       }));
-    return { text: answer.text, toolCalls, finishReason: answer.finishReason, usage: answer.usage };
+    return {
+      text: answer.text,
+      toolCalls,
+      finishReason: answer.finishReason,
+      usage: answer.usage,
+      ...(answer.reasoning === undefined ? {} : { reasoning: [{ text: answer.reasoning, signature: scriptedSignature(callIndex) }] }),
+    };
   }
 
   /** Streams the text through `onText` in pieces, and breaks off like a dropped connection when the step says so. */

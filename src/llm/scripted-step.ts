@@ -32,6 +32,11 @@ export interface ScriptStep {
   breakAfterChars?: number;
   /** Wait this long between the streamed pieces of the answer (an abort / a disconnect ends the wait). */
   chunkDelayMs?: number;
+  /**
+   * Extended thinking before the answer. Anthropic-style: it comes back as a signed thinking block, over
+   * HTTP only when the request enabled thinking.
+   */
+  reasoning?: string;
 }
 
 /** A scripted tool call. */
@@ -82,6 +87,7 @@ export const scriptStepSchema = z
     finishReason: z.enum(['stop', 'tool-calls', 'length', 'content-filter', 'error', 'other']).optional(),
     breakAfterChars: z.number().int().nonnegative().optional(),
     chunkDelayMs: z.number().int().nonnegative().optional(),
+    reasoning: z.string().optional(),
   })
   .strict();
 
@@ -93,7 +99,7 @@ export function parseScript(value: unknown, where: string): ScriptStep[] {
   const parsed = scriptSchema.safeParse(value);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
-    throw new Error(`${where}: not a valid model script (a list of steps {text?, toolCalls?, delayMs?, error?, usage?, finishReason?, breakAfterChars?, chunkDelayMs?}, or {steps: [...]}): ${problems}`);
+    throw new Error(`${where}: not a valid model script (a list of steps {text?, toolCalls?, delayMs?, error?, usage?, finishReason?, breakAfterChars?, chunkDelayMs?, reasoning?}, or {steps: [...]}): ${problems}`);
   }
   const steps = Array.isArray(parsed.data) ? parsed.data : parsed.data.steps;
   return steps.map((step) => toScriptStep(step));
@@ -137,6 +143,8 @@ export interface AnsweredToolCall {
 
 /** What a scripted model answers to one call, after the output-token limit is applied. */
 export interface ScriptedAnswer {
+  /** The step's thinking, when it scripts some (not counted against the output-token limit). */
+  reasoning?: string;
   text: string;
   toolCalls: AnsweredToolCall[];
   finishReason: FinishReason;
@@ -165,15 +173,17 @@ export function scriptedAnswer(step: ScriptStep, callId: (index: number) => stri
   const inputTokens = step.usage?.inputTokens ?? promptTokens;
   const textTokens = estimateTextTokens(text);
   const fullTokens = calls.reduce((sum, call) => sum + callTokens(call), textTokens);
+  const reasoning = step.reasoning === undefined || step.reasoning === '' ? {} : { reasoning: step.reasoning };
   if (fullTokens <= maxOutputTokens) {
     return {
+      ...reasoning,
       text,
       toolCalls: calls.map((call) => ({ ...call, complete: true })),
       finishReason: stepFinishReason(step),
       usage: { inputTokens, outputTokens: step.usage?.outputTokens ?? fullTokens },
     };
   }
-  const cut: ScriptedAnswer = { text: truncateToTokens(text, maxOutputTokens), toolCalls: [], finishReason: 'length', usage: { inputTokens, outputTokens: maxOutputTokens } };
+  const cut: ScriptedAnswer = { ...reasoning, text: truncateToTokens(text, maxOutputTokens), toolCalls: [], finishReason: 'length', usage: { inputTokens, outputTokens: maxOutputTokens } };
   let remaining = maxOutputTokens - textTokens;
   for (const call of calls) {
     if (remaining <= 0) break;
@@ -188,4 +198,9 @@ export function scriptedAnswer(step: ScriptStep, callId: (index: number) => stri
     break;
   }
   return cut;
+}
+
+/** The signature a scripted thinking block carries (opaque, like a real one). */
+export function scriptedSignature(callIndex: number): string {
+  return `scripted-signature-${callIndex}`;
 }

@@ -1,5 +1,5 @@
 import { APICallError, InvalidResponseDataError, type LanguageModelV3, type LanguageModelV3StreamPart, type SharedV3ProviderOptions } from '@ai-sdk/provider';
-import type { ModelRequest, ModelResponse } from '../contracts/model';
+import type { ModelRequest, ModelResponse, ReasoningBlock } from '../contracts/model';
 import { defaultMaxOutputTokens } from '../contracts/limits';
 import { abortErrorFor } from './abort-error';
 import { isJsonObject } from './json-value';
@@ -12,6 +12,8 @@ export interface SdkChatModelOptions {
   requestTimeoutMs: number;
   /** How this provider takes system messages after the start of the conversation. */
   lateSystemMessages?: LateSystemMessages;
+  /** Send stored thinking back to the provider (see `SdkPromptOptions.sendReasoning`). */
+  sendReasoning?: boolean;
   /**
    * The provider options of a request (reasoning effort, for example, is spelled differently by each
    * provider). May throw an ApplicationFailure for a request the provider cannot take.
@@ -42,7 +44,10 @@ export function createSdkChatModel(model: LanguageModelV3, options: SdkChatModel
       const abortSignal = callerSignal === undefined ? timeoutSignal : AbortSignal.any([callerSignal, timeoutSignal]);
       try {
         const { stream, response } = await model.doStream({
-          prompt: toSdkPrompt(request.messages, options.lateSystemMessages),
+          prompt: toSdkPrompt(request.messages, {
+            ...(options.lateSystemMessages === undefined ? {} : { lateSystemMessages: options.lateSystemMessages }),
+            ...(options.sendReasoning === undefined ? {} : { sendReasoning: options.sendReasoning }),
+          }),
           ...(request.tools.length > 0 ? { tools: toSdkTools(request.tools), toolChoice: { type: 'auto' } } : {}),
           ...(request.route.temperature === undefined ? {} : { temperature: request.route.temperature }),
           maxOutputTokens: request.maxOutputTokens ?? defaultMaxOutputTokens,
@@ -91,7 +96,8 @@ async function readAnswer(
     reader.cancel(abortSignal.reason).catch(() => undefined);
   };
   abortSignal.addEventListener('abort', onAbort, { once: true });
-  const answer: SdkAnswer = { text: '', toolCalls: [], finishReason: 'other', usage: { inputTokens: undefined, outputTokens: undefined } };
+  const answer: SdkAnswer = { text: '', toolCalls: [], finishReason: 'other', usage: { inputTokens: undefined, outputTokens: undefined }, reasoning: [] };
+  const thinking = new Map<string, ReasoningBlock>();
   let finished = false;
   try {
     for (;;) {
@@ -107,6 +113,22 @@ async function readAnswer(
           // Provider-executed tools (web search and the like) are not part of our wire model.
           if (part.providerExecuted !== true) answer.toolCalls.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: part.input });
           break;
+        case 'reasoning-start': {
+          const block: ReasoningBlock = { text: '' };
+          const redacted = anthropicMetadata(part.providerMetadata, 'redactedData');
+          if (redacted !== undefined) block.redactedData = redacted;
+          thinking.set(part.id, block);
+          answer.reasoning.push(block);
+          break;
+        }
+        case 'reasoning-delta': {
+          const block = thinking.get(part.id);
+          if (block === undefined) break;
+          block.text += part.delta;
+          const signature = anthropicMetadata(part.providerMetadata, 'signature');
+          if (signature !== undefined) block.signature = signature;
+          break;
+        }
         case 'finish':
           finished = true;
           answer.finishReason = part.finishReason.unified;
@@ -162,4 +184,13 @@ function statusOfStreamError(type: string): number {
 function headerValue(headers: Record<string, string | undefined> | undefined, name: string): string | undefined {
   for (const [key, value] of Object.entries(headers ?? {})) if (key.toLowerCase() === name) return value;
   return undefined;
+}
+
+/** A string the Anthropic provider put in a stream part's metadata (a thinking block's signature or redacted data). */
+function anthropicMetadata(metadata: unknown, key: 'signature' | 'redactedData'): string | undefined {
+  if (!isJsonObject(metadata)) return undefined;
+  const anthropic = metadata.anthropic;
+  if (!isJsonObject(anthropic)) return undefined;
+  const value = anthropic[key];
+  return typeof value === 'string' ? value : undefined;
 }

@@ -5,7 +5,7 @@ import type {
   LanguageModelV3Prompt,
   LanguageModelV3ToolResultPart,
 } from '@ai-sdk/provider';
-import type { ChatMessage, FinishReason, ModelResponse, ToolCall, ToolSpec } from '../contracts/model';
+import type { ChatMessage, FinishReason, ModelResponse, ReasoningBlock, ToolCall, ToolSpec } from '../contracts/model';
 import { isJsonObject, tryParseJson } from './json-value';
 import { modelBadResponseFailure } from './model-failures';
 
@@ -17,13 +17,23 @@ import { modelBadResponseFailure } from './model-failures';
 /** How a provider accepts system messages that come after the conversation has started. */
 export type LateSystemMessages = 'keep' | 'as-user';
 
-/**
- * Our messages as an AI SDK V3 prompt.
- *
- * @param lateSystemMessages `as-user` turns system messages that follow a user/assistant/tool message into
- *   user messages marked `[system]`, for providers that take system text only at the start (Anthropic).
- */
-export function toSdkPrompt(messages: ChatMessage[], lateSystemMessages: LateSystemMessages = 'keep'): LanguageModelV3Prompt {
+/** Provider-specific choices of the mapping. */
+export interface SdkPromptOptions {
+  /**
+   * `as-user` turns system messages that follow a user/assistant/tool message into user messages marked
+   * `[system]`, for providers that take system text only at the start (Anthropic). Default `keep`.
+   */
+  lateSystemMessages?: LateSystemMessages;
+  /**
+   * Send stored thinking back (Anthropic, whose thinking blocks carry signatures). Off for OpenAI-compatible
+   * providers: some (DeepSeek) reject `reasoning_content` in the input.
+   */
+  sendReasoning?: boolean;
+}
+
+/** Our messages as an AI SDK V3 prompt. */
+export function toSdkPrompt(messages: ChatMessage[], options: SdkPromptOptions = {}): LanguageModelV3Prompt {
+  const lateSystemMessages = options.lateSystemMessages ?? 'keep';
   const prompt: LanguageModelV3Prompt = [];
   let conversationStarted = false;
   for (const message of messages) {
@@ -42,6 +52,13 @@ export function toSdkPrompt(messages: ChatMessage[], lateSystemMessages: LateSys
       case 'assistant': {
         conversationStarted = true;
         const content: Extract<LanguageModelV3Message, { role: 'assistant' }>['content'] = [];
+        // Thinking goes first: Anthropic wants the turn to start with its thinking blocks.
+        if (options.sendReasoning === true) {
+          for (const block of message.reasoning ?? []) {
+            if (block.signature !== undefined) content.push({ type: 'reasoning', text: block.text, providerOptions: { anthropic: { signature: block.signature } } });
+            else if (block.redactedData !== undefined) content.push({ type: 'reasoning', text: '', providerOptions: { anthropic: { redactedData: block.redactedData } } });
+          }
+        }
         // Anthropic rejects text blocks that are empty or only whitespace ("text content blocks must be
         // non-empty"); such text carries nothing for any provider, so it is left out.
         if (message.content.trim() !== '') content.push({ type: 'text', text: message.content });
@@ -50,7 +67,7 @@ export function toSdkPrompt(messages: ChatMessage[], lateSystemMessages: LateSys
         }
         // An assistant turn that said nothing and called nothing is left out: an empty text block would be
         // rejected, and the turns around it stay in order (consecutive user turns are merged or accepted).
-        if (content.length > 0) prompt.push({ role: 'assistant', content });
+        if (content.some((part) => part.type !== 'reasoning')) prompt.push({ role: 'assistant', content });
         break;
       }
       case 'tool': {
@@ -112,6 +129,8 @@ export interface SdkAnswer {
   toolCalls: Array<{ toolCallId: string; toolName: string; input: string }>;
   finishReason: FinishReason;
   usage: { inputTokens: number | undefined; outputTokens: number | undefined };
+  /** Thinking blocks, in order. */
+  reasoning: ReasoningBlock[];
 }
 
 /**
@@ -130,10 +149,12 @@ export function toModelResponse(answer: SdkAnswer): ModelResponse {
     }
     toolCalls.push({ id: call.toolCallId, name: call.toolName, arguments: parseToolArguments(call.input, call.toolName, call.toolCallId) });
   }
+  const reasoning = answer.reasoning.filter((block) => block.text !== '' || block.signature !== undefined || block.redactedData !== undefined);
   return {
     text: answer.text,
     toolCalls,
     finishReason: answer.finishReason,
     usage: { inputTokens: answer.usage.inputTokens ?? 0, outputTokens: answer.usage.outputTokens ?? 0 },
+    ...(reasoning.length > 0 ? { reasoning } : {}),
   };
 }

@@ -230,4 +230,61 @@ describe('Anthropic adapter against the scripted server (Messages API)', () => {
     });
     expect(server.remainingSteps).toBe(1);
   });
+
+  it('returns signed thinking, sends it back first in the assistant turn, and keeps thinking on for the tool results', async () => {
+    const { model, route } = modelAgainst(server, 'anthropic');
+    server.enqueue(
+      { reasoning: 'The user wants a listing; list_directory does that.', toolCalls: [{ name: 'developer__list_directory', arguments: { path: '.' }, id: 'toolu_think' }] },
+      { text: 'Two files.' },
+    );
+    const first: ModelRequest = { ...simpleRequest(route, 'Look around', [listDirectoryTool]), reasoningEffort: 'low' };
+
+    const answer = await model.generate(first, {});
+    expect(answer.reasoning).toEqual([{ text: 'The user wants a listing; list_directory does that.', signature: 'scripted-signature-0' }]);
+    const followUp: ModelRequest = {
+      ...first,
+      messages: [
+        ...first.messages,
+        { role: 'assistant', content: answer.text, toolCalls: answer.toolCalls, ...(answer.reasoning ? { reasoning: answer.reasoning } : {}) },
+        { role: 'tool', toolCallId: 'toolu_think', toolName: 'developer__list_directory', content: 'a.txt\nb.txt' },
+      ],
+    };
+    expect((await model.generate(followUp, {})).text).toBe('Two files.');
+
+    expect(server.rejectedRequests).toEqual([]);
+    expect(server.requests[1]?.body).toMatchObject({
+      thinking: { type: 'enabled', budget_tokens: anthropicThinkingBudgets.low },
+      messages: [
+        { role: 'user' },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'The user wants a listing; list_directory does that.', signature: 'scripted-signature-0' },
+            { type: 'tool_use', id: 'toolu_think' },
+          ],
+        },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_think' }] },
+      ],
+    });
+  });
+
+  it('answers tool results without thinking when the calling turn kept none, instead of being refused', async () => {
+    const { model, route } = modelAgainst(server, 'anthropic');
+    server.enqueue({ text: 'Done without thinking.' });
+    const request: ModelRequest = {
+      route,
+      tools: [listDirectoryTool],
+      reasoningEffort: 'high',
+      messages: [
+        { role: 'system', content: 'You are a test.' },
+        { role: 'user', content: 'Look around' },
+        { role: 'assistant', content: '', toolCalls: [{ id: 'toolu_plain', name: 'developer__list_directory', arguments: { path: '.' } }] },
+        { role: 'tool', toolCallId: 'toolu_plain', toolName: 'developer__list_directory', content: 'a.txt' },
+      ],
+    };
+
+    expect((await model.generate(request, {})).text).toBe('Done without thinking.');
+    expect(server.requests[0]?.body).not.toHaveProperty('thinking');
+    expect(server.rejectedRequests).toEqual([]);
+  });
 });

@@ -36,6 +36,12 @@ describe('scripted in-process model', () => {
     expect(model.exhaustedCalls).toBe(0);
   });
 
+  it('returns scripted thinking as a signed reasoning block', async () => {
+    const model = new ScriptedModel([{ reasoning: 'Think first.', text: 'Then answer.' }, { text: 'No thinking.' }]);
+    expect((await model.generate(request('a'), {})).reasoning).toEqual([{ text: 'Think first.', signature: 'scripted-signature-0' }]);
+    expect(await model.generate(request('b'), {})).not.toHaveProperty('reasoning');
+  });
+
   it('estimates usage deterministically when the step gives none', async () => {
     const model = new ScriptedModel([{ text: 'abcdefgh' }, { text: 'abcdefgh' }]);
     const a = await model.generate(request('same'), {});

@@ -157,6 +157,19 @@ describe('scripted OpenAI-compatible server', () => {
         'messages.0.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_x. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.',
       ],
       [{ model: 'm', max_tokens: 1000, thinking: { type: 'enabled', budget_tokens: 2000 }, messages: [user] }, '`max_tokens` must be greater than `thinking.budget_tokens`.'],
+      [
+        {
+          model: 'm',
+          max_tokens: 3000,
+          thinking: { type: 'enabled', budget_tokens: 1024 },
+          messages: [
+            user,
+            { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'ls', input: {} }] },
+            { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'a.txt' }] },
+          ],
+        },
+        'messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`. When `thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`.',
+      ],
     ];
     for (const [body, message] of cases) {
       const response = await post('/messages', body);

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { JsonObject, JsonValue } from '../../src/contracts/json';
 import { defaultContextWindow, scriptedServerMaxBodyBytes } from '../../src/contracts/limits';
+import { estimateTextTokens } from '../../src/domain/token-estimate';
 import { deepCopy, isJsonObject, tryParseJson } from '../../src/llm/json-value';
 import { parseScript, scriptedAnswer, scriptExhaustedErrorCode, type ScriptResponder, type ScriptStep } from '../../src/llm/scripted-step';
 import { answerBody, answerEvents, type StreamEvent } from './vendor-answers';
@@ -195,9 +196,10 @@ export async function startScriptedOpenAIServer(options: ScriptedServerOptions =
       step,
       (index) => (api === 'messages' ? `toolu_${record.callIndex}_${index}` : `call_${record.callIndex}_${index}`),
       wanted.promptTokens,
-      wanted.maxOutputTokens,
+      // Thinking counts against Anthropic's max_tokens too: what it used is not left for the answer.
+      wanted.thinking && step.reasoning !== undefined ? Math.max(0, wanted.maxOutputTokens - estimateTextTokens(step.reasoning)) : wanted.maxOutputTokens,
     );
-    const context = { callIndex: record.callIndex, model: modelOf(body), created: Math.floor(record.receivedAt / 1000) };
+    const context = { callIndex: record.callIndex, model: modelOf(body), created: Math.floor(record.receivedAt / 1000), thinking: wanted.thinking };
     if (!wanted.stream) {
       if (step.breakAfterChars !== undefined) {
         // A connection that drops before the answer: the client sees no response at all.

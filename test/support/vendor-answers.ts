@@ -1,7 +1,7 @@
 import type { JsonObject } from '../../src/contracts/json';
 import type { FinishReason } from '../../src/contracts/model';
 import { tryParseJson } from '../../src/llm/json-value';
-import { rawArguments, type ScriptedAnswer } from '../../src/llm/scripted-step';
+import { rawArguments, scriptedSignature, type ScriptedAnswer } from '../../src/llm/scripted-step';
 import type { ScriptedApi } from './vendor-rules';
 
 /**
@@ -11,13 +11,6 @@ import type { ScriptedApi } from './vendor-rules';
  * carries, so the server can break a stream off after a given number of them.
  */
 
-/** Identity of one answer: ids, model name, creation time. */
-export interface AnswerContext {
-  callIndex: number;
-  model: string;
-  /** Seconds since the epoch. */
-  created: number;
-}
 
 /** One server-sent event, and the answer characters it carries. */
 export interface StreamEvent {
@@ -54,6 +47,15 @@ export function answerBody(api: ScriptedApi, answer: ScriptedAnswer, context: An
 /** The streamed answer of `api`, as its events in order. */
 export function answerEvents(api: ScriptedApi, answer: ScriptedAnswer, context: AnswerContext, options: { includeUsage: boolean; chunkChars: number }): StreamEvent[] {
   return api === 'chat-completions' ? chatCompletionChunks(answer, context, options) : anthropicEvents(answer, context, options.chunkChars);
+}
+
+/** Identity of one answer, and whether the request enabled thinking (only then does a thinking block come back). */
+export interface AnswerContext {
+  callIndex: number;
+  model: string;
+  /** Seconds since the epoch. */
+  created: number;
+  thinking: boolean;
 }
 
 function pieces(text: string, size: number): string[] {
@@ -126,6 +128,7 @@ function anthropicInput(call: ScriptedAnswer['toolCalls'][number]): JsonObject |
 
 function anthropicMessage(answer: ScriptedAnswer, context: AnswerContext): JsonObject {
   const content: JsonObject[] = [];
+  if (context.thinking && answer.reasoning !== undefined) content.push({ type: 'thinking', thinking: answer.reasoning, signature: scriptedSignature(context.callIndex) });
   if (answer.text !== '') content.push({ type: 'text', text: answer.text });
   // Anthropic cannot return half a tool call: a call the output-token limit cut short is not in the answer.
   for (const call of answer.toolCalls) if (call.complete) content.push({ type: 'tool_use', id: call.id, name: call.name, input: anthropicInput(call) });
@@ -162,6 +165,16 @@ function anthropicEvents(answer: ScriptedAnswer, context: AnswerContext, chunkCh
     { wire: event('ping', {}), answerChars: 0 },
   ];
   let index = 0;
+  if (context.thinking && answer.reasoning !== undefined) {
+    const blockIndex = index;
+    events.push({ wire: event('content_block_start', { index, content_block: { type: 'thinking', thinking: '' } }), answerChars: 0 });
+    for (const piece of pieces(answer.reasoning, chunkChars)) {
+      events.push({ wire: event('content_block_delta', { index: blockIndex, delta: { type: 'thinking_delta', thinking: piece } }), answerChars: 0 });
+    }
+    events.push({ wire: event('content_block_delta', { index: blockIndex, delta: { type: 'signature_delta', signature: scriptedSignature(context.callIndex) } }), answerChars: 0 });
+    events.push({ wire: event('content_block_stop', { index }), answerChars: 0 });
+    index += 1;
+  }
   if (answer.text !== '') {
     events.push({ wire: event('content_block_start', { index, content_block: { type: 'text', text: '' } }), answerChars: 0 });
     const blockIndex = index;

@@ -7,7 +7,8 @@ import { isJsonObject, tryParseJson } from '../../src/llm/json-value';
  * What the OpenAI Chat Completions and Anthropic Messages APIs check before they generate anything, checked
  * on the request bodies the scripted server receives, with the vendors' own status codes, error types and
  * wording. The rules are the ones errand's conversations meet in practice: tool-call/tool-result pairing,
- * Anthropic's roles and non-empty text, the output-token parameter, and the context window (prompt tokens
+ * Anthropic's roles and non-empty text, its thinking blocks when thinking is on, the output-token parameter
+ * and thinking budget, and the context window (prompt tokens
  * estimated with errand's shared `estimateTokens`, from the messages rebuilt out of the body).
  */
 
@@ -35,6 +36,8 @@ export interface VendorRequest {
   stream: boolean;
   /** OpenAI `stream_options.include_usage`. */
   includeUsage: boolean;
+  /** Anthropic extended thinking is enabled (`thinking.type: enabled`). */
+  thinking: boolean;
 }
 
 /** The outcome of checking a body: a rejection, or what the request asks for. */
@@ -148,7 +151,7 @@ function checkChatCompletions(body: JsonObject, contextWindow: number): VendorCh
     return reject(api, message, { code: 'context_length_exceeded', param: 'messages' });
   }
   const includeUsage = isJsonObject(body.stream_options) && body.stream_options.include_usage === true;
-  return { ok: true, request: { messages, tools, promptTokens, maxOutputTokens: requested ?? contextWindow - promptTokens, stream, includeUsage } };
+  return { ok: true, request: { messages, tools, promptTokens, maxOutputTokens: requested ?? contextWindow - promptTokens, stream, includeUsage, thinking: false } };
 }
 
 function unansweredOpenAI(index: number, ids: string[]): VendorCheck {
@@ -183,6 +186,7 @@ function checkMessages(body: JsonObject, contextWindow: number): VendorCheck {
   if (body.max_tokens === undefined || body.max_tokens === null) return reject(api, 'max_tokens: Field required');
   if (!positiveInteger(body.max_tokens)) return reject(api, 'max_tokens: Input should be greater than or equal to 1');
   const maxTokens = body.max_tokens;
+  const thinking = isJsonObject(body.thinking) && body.thinking.type === 'enabled';
   if (isJsonObject(body.thinking) && body.thinking.type === 'enabled') {
     const budget = body.thinking.budget_tokens;
     if (typeof budget !== 'number' || budget < 1024) return reject(api, 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024');
@@ -200,6 +204,7 @@ function checkMessages(body: JsonObject, contextWindow: number): VendorCheck {
 
   let previousRole: string | undefined;
   let previousToolUses: string[] = [];
+  let lastAssistant: { index: number; blocks: JsonObject[] } | undefined;
   for (const [index, raw] of rawMessages.entries()) {
     if (!isJsonObject(raw) || (raw.role !== 'user' && raw.role !== 'assistant')) {
       return reject(api, `messages.${index}.role: Input should be 'user' or 'assistant'`);
@@ -241,11 +246,24 @@ function checkMessages(body: JsonObject, contextWindow: number): VendorCheck {
         arguments: isJsonObject(block.input) ? block.input : {},
       }));
       const text = blocks.filter((block) => block.type === 'text').map((block) => (typeof block.text === 'string' ? block.text : '')).join('');
-      messages.push({ role: 'assistant', content: text, ...(toolCalls.length > 0 ? { toolCalls } : {}) });
+      const reasoning = blocks
+        .filter((block) => block.type === 'thinking' || block.type === 'redacted_thinking')
+        .map((block) => ({ text: typeof block.thinking === 'string' ? block.thinking : '' }));
+      messages.push({ role: 'assistant', content: text, ...(toolCalls.length > 0 ? { toolCalls } : {}), ...(reasoning.length > 0 ? { reasoning } : {}) });
+      lastAssistant = { index, blocks };
     }
     previousRole = raw.role;
   }
   if (previousToolUses.length > 0) return unansweredAnthropic(rawMessages.length - 1, previousToolUses);
+  if (thinking && lastAssistant !== undefined && lastAssistant.blocks.some((block) => block.type === 'tool_use')) {
+    const first = lastAssistant.blocks[0]?.type;
+    if (first !== 'thinking' && first !== 'redacted_thinking') {
+      return reject(
+        api,
+        `messages.${lastAssistant.index}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(first)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`.`,
+      );
+    }
+  }
 
   const tools: ToolSpec[] = (Array.isArray(body.tools) ? body.tools.filter(isJsonObject) : []).map((tool) => ({
     name: typeof tool.name === 'string' ? tool.name : '',
@@ -257,7 +275,7 @@ function checkMessages(body: JsonObject, contextWindow: number): VendorCheck {
   if (promptTokens + maxTokens > contextWindow) {
     return reject(api, `input length and \`max_tokens\` exceed context limit: ${promptTokens} + ${maxTokens} > ${contextWindow}, decrease input length or \`max_tokens\` and try again`);
   }
-  return { ok: true, request: { messages, tools, promptTokens, maxOutputTokens: maxTokens, stream: body.stream === true, includeUsage: true } };
+  return { ok: true, request: { messages, tools, promptTokens, maxOutputTokens: maxTokens, stream: body.stream === true, includeUsage: true, thinking } };
 }
 
 function unansweredAnthropic(index: number, ids: string[]): VendorCheck {
