@@ -22,9 +22,17 @@ export interface LlamaServerOptions {
    * output-token limit: the finish reason and the length of a generation become deterministic.
    */
   ignoreEos?: boolean;
+  /**
+   * Make the base model end its turn after a few words, with finish reason `stop`: a strong logit bias on
+   * Gemma's `<end_of_turn>` token (id 106). Left alone, the model writes until its output-token limit.
+   */
+  finishEarly?: boolean;
   /** CPU threads (`--threads`). Default 2. */
   threads?: number;
 }
+
+/** Gemma's `<end_of_turn>` token, and the logit bias that makes the base model end its turn within a few tokens. */
+const gemmaEndOfTurnBias = '106+15';
 
 /** A running llama.cpp server. */
 export interface LlamaServer {
@@ -77,6 +85,7 @@ export async function startLlamaServer(options: LlamaServerOptions = {}): Promis
     '--jinja', '--chat-template-file', templatePath,
     '--metrics', '--slots', '--no-webui',
     ...(options.ignoreEos === true ? ['--ignore-eos'] : []),
+    ...(options.finishEarly === true ? ['--logit-bias', gemmaEndOfTurnBias] : []),
   ];
   const log = createWriteStream(logPath);
   const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: folder });
