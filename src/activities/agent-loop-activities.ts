@@ -20,7 +20,7 @@ import { zeroUsage, type ChatMessage, type ModelResponse } from '../contracts/mo
 import { formatDenial } from '../domain/delegation-texts';
 import { orchestrationToolSpecs } from '../domain/orchestration-tools';
 import { preview } from '../domain/subagent-prompt';
-import { estimatePromptTokens } from '../domain/token-estimate';
+import { estimateTokens } from '../domain/token-estimate';
 import { classifyModelError } from '../llm/classify-model-error';
 import type { ModelRegistry } from '../llm/model-port';
 import { toolError } from '../tools/tool';
@@ -178,7 +178,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
           deps.toolsets.ensureRecipeServers(input.recipeServers?.map((server) => server.config) ?? []);
           const offered = applyToolPolicy([...orchestration, ...(await deps.toolsets.specsFor(input.toolsets, input.toolFilter))], deps.toolPolicy, input.toolPolicy ?? []).offered;
           if (input.checkContext) {
-            const estimatedTokens = estimatePromptTokens(messages, offered);
+            const estimatedTokens = estimateTokens(messages, offered);
             const thresholdTokens = compactionThreshold(info.contextWindow, maxOutputTokens, deps.compactAt);
             if (estimatedTokens > thresholdTokens) return { needsCompaction: { estimatedTokens, thresholdTokens, contextWindow: info.contextWindow } };
           }
@@ -193,6 +193,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
         role: 'assistant',
         content: response.text,
         ...(response.toolCalls.length > 0 ? { toolCalls: response.toolCalls } : {}),
+        ...(response.reasoning && response.reasoning.length > 0 ? { reasoning: response.reasoning } : {}),
       });
       return toModelTurnOutput(response, input, deps.toolPolicy, maxOutputTokens);
     },

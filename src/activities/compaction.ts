@@ -8,7 +8,7 @@ import {
 } from '../contracts/limits';
 import { addUsage, zeroUsage, type ChatMessage, type ModelRoute, type TokenUsage } from '../contracts/model';
 import type { ContextWindowState } from '../contracts/subagent';
-import { estimateMessageTokens, estimatePromptTokens } from '../domain/token-estimate';
+import { estimateMessageTokens, estimateTokens } from '../domain/token-estimate';
 import type { ChatModel } from '../llm/model-port';
 import { isBlobConflictError, type BlobStore } from './blob-store';
 import { conversationSegment, type ConversationStore } from './conversation-store';
@@ -107,7 +107,7 @@ export async function compactConversation(input: CompactConversationInput, deps:
   const head = input.window?.head ?? headLength(messages);
   const summarisedUpTo = input.window?.tailStart ?? head;
   const before = await windowedMessages(deps.conversations, deps.blobs, input.conversationId, input.length, input.window);
-  const tokensBefore = estimatePromptTokens(before);
+  const tokensBefore = estimateTokens(before);
 
   const tailBudget = deps.contextWindow * compactionTailShare * (input.aggressive ? 0.4 : 1);
   const cuts: number[] = [];
@@ -143,7 +143,7 @@ export async function compactConversation(input: CompactConversationInput, deps:
   }
   const window: ContextWindowState = { head, summaryKey: key, tailStart, compactions: (input.window?.compactions ?? 0) + 1 };
   const after = await windowedMessages(deps.conversations, deps.blobs, input.conversationId, input.length, window);
-  return { compacted: true, window, summarisedMessages: tailStart - summarisedUpTo, tokensBefore, tokensAfter: estimatePromptTokens(after), usage };
+  return { compacted: true, window, summarisedMessages: tailStart - summarisedUpTo, tokensBefore, tokensAfter: estimateTokens(after), usage };
 }
 
 /** Folds the messages into the previous summary in chunks that each fit a share of the context window. */
@@ -161,7 +161,7 @@ async function summarise(task: string, previous: string | undefined, messages: C
       const message = messages[index];
       if (!message) break;
       const text = render(message);
-      const cost = estimatePromptTokens([{ role: 'user', content: text }]);
+      const cost = estimateTokens([{ role: 'user', content: text }]);
       if (chunk.length > 0 && tokens + cost > chunkBudget) break;
       chunk.push(text);
       tokens += cost;

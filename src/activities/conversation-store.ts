@@ -91,7 +91,13 @@ const toolCallSchema = z.object({ id: z.string(), name: z.string(), arguments: z
 const chatMessageSchema: z.ZodType<ChatMessage> = z.discriminatedUnion('role', [
   z.object({ role: z.literal('system'), content: z.string() }),
   z.object({ role: z.literal('user'), content: z.string() }),
-  z.object({ role: z.literal('assistant'), content: z.string(), toolCalls: z.array(toolCallSchema).optional() }),
+  z.object({
+    role: z.literal('assistant'),
+    content: z.string(),
+    toolCalls: z.array(toolCallSchema).optional(),
+    // Extended thinking, kept so the Anthropic adapter can send it back with the tool results.
+    reasoning: z.array(z.object({ text: z.string(), signature: z.string().optional(), redactedData: z.string().optional() })).optional(),
+  }),
   z.object({ role: z.literal('tool'), toolCallId: z.string(), toolName: z.string(), content: z.string(), isError: z.boolean().optional() }),
 ]);
 

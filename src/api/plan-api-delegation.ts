@@ -4,6 +4,7 @@ import { approversFor } from '../tools/tool-policy';
 import type { DelegateRequest } from '../contracts/delegation';
 import type { SourceSummary, SubagentInput } from '../contracts/subagent';
 import { planDelegation } from '../activities/plan-delegation';
+import { modelIds } from '../llm/provider-config';
 import { developerToolsetName } from '../tools/developer-toolset';
 import type { SourceResolver } from '../sources/source-resolver';
 import type { ApiCaller } from './api-dependencies';
@@ -62,7 +63,7 @@ export async function planApiDelegation(
   };
   const plan = await planDelegation(planned, parent, {
     resolver,
-    providers: config.providers.map((provider) => ({ name: provider.name, models: provider.models, ...(provider.defaultModel ? { defaultModel: provider.defaultModel } : {}) })),
+    providers: config.providers.map((provider) => ({ name: provider.name, models: modelIds(provider), ...(provider.defaultModel ? { defaultModel: provider.defaultModel } : {}) })),
     configuredDefault: config.defaultModel,
     override: {
       ...(config.subagent.providerOverride ? { provider: config.subagent.providerOverride } : {}),

@@ -10,12 +10,16 @@ export const FailureType = {
   modelUnavailable: 'ModelUnavailable',
   /** Other 4xx (bad request, auth, unknown model): not retried; the run ends `failed`. */
   modelRequestRejected: 'ModelRequestRejected',
+  /**
+   * The prompt (plus the requested output tokens) does not fit the model's context window: OpenAI's
+   * `context_length_exceeded`, Anthropic's `prompt is too long`, llama.cpp's `exceed_context_size_error`.
+   * Not retried as is; the workflow compacts the conversation and tries once more.
+   */
+  modelContextOverflow: 'ModelContextOverflow',
   /** The provider answered something we cannot use (malformed tool call JSON etc.): not retried. */
   modelBadResponse: 'ModelBadResponse',
   /** A model route names a provider that is not configured. */
   modelNotConfigured: 'ModelNotConfigured',
-  /** The prompt is longer than the model's context window: the workflow compacts and retries once. */
-  modelContextOverflow: 'ModelContextOverflow',
   /** A toolset the run needs is not configured on this worker (e.g. an MCP server removed from config). */
   toolsetUnavailable: 'ToolsetUnavailable',
   /** The scripted model ran out of script: a test bug, never retried. */
@@ -32,9 +36,9 @@ export type FailureTypeName = (typeof FailureType)[keyof typeof FailureType];
 /** Failure types that must never be retried. */
 export const nonRetryableFailureTypes: readonly FailureTypeName[] = [
   FailureType.modelRequestRejected,
+  FailureType.modelContextOverflow,
   FailureType.modelBadResponse,
   FailureType.modelNotConfigured,
-  FailureType.modelContextOverflow,
   FailureType.toolsetUnavailable,
   FailureType.scriptExhausted,
   FailureType.invalidInput,

@@ -48,6 +48,37 @@ export const defaultModelRequestTimeoutMs = 300_000;
 export const maxModelRetryAfterMs = 600_000;
 /** Largest request body the scripted OpenAI-compatible test server accepts. */
 export const scriptedServerMaxBodyBytes = 16 * 1024 * 1024;
+/**
+ * Default context window of a model, in tokens (model entry `contextWindow` in the provider config): what
+ * errand assumes a model accepts as prompt plus answer when its entry does not say.
+ */
+export const defaultContextWindow = 128_000;
+/**
+ * Default output-token limit of one model call (`ERRAND_MAX_OUTPUT_TOKENS`; model entry `maxOutputTokens`
+ * and the delegation's `max_output_tokens` win). Always sent to the provider.
+ */
+export const defaultMaxOutputTokens = 8_192;
+/**
+ * Thinking budget, in tokens, sent to Anthropic for each reasoning effort (the model entry's
+ * `reasoningEfforts`). Anthropic's minimum budget is 1024. The budget comes on top of `maxOutputTokens`:
+ * the AI SDK sends `max_tokens = maxOutputTokens + budget`, so the answer itself keeps its full limit.
+ * OpenAI-compatible providers get the effort itself as `reasoning_effort`.
+ */
+export const anthropicThinkingBudgets = { low: 1_024, medium: 4_096, high: 16_384 } as const;
+
+// ---- token estimates (src/domain/token-estimate.ts) ------------------------------------------------
+/**
+ * Characters of ASCII text per estimated token. Real tokenizers give about 4 for English prose and about
+ * 3 to 3.5 for code and JSON; 3.5 errs on the side of counting too many, which is the safe side for a
+ * context window.
+ */
+export const estimateCharsPerToken = 3.5;
+/** Estimated tokens of a message's framing (role, separators), on top of its text. */
+export const estimateMessageOverheadTokens = 4;
+/** Estimated tokens of a tool call's or tool spec's framing (id, type, wrapper), on top of its text. */
+export const estimateToolOverheadTokens = 8;
+/** Estimated tokens every request adds (the reply's priming). */
+export const estimateRequestOverheadTokens = 3;
 
 // ---- tools (owned by src/tools) -------------------------------------------------------------------
 // (tools section)
@@ -171,11 +202,7 @@ export const recentMessageIdCount = 100;
 /** Child approvals remembered as announced to the model (each is announced once). */
 export const announcedApprovalCount = 200;
 
-// ---- output tokens and context window ------------------------------------------------------------
-/** Output-token limit of a model call when nothing else sets one (`ERRAND_MAX_OUTPUT_TOKENS`). */
-export const defaultMaxOutputTokens = 8_192;
-/** Context window of a model entry that names none, in tokens. */
-export const defaultContextWindow = 128_000;
+// ---- context compaction (defaultContextWindow and defaultMaxOutputTokens are in the llm section) ----
 /** Share of the context window at which the conversation is compacted before a model call (`ERRAND_COMPACT_AT`). */
 export const defaultCompactAt = 0.8;
 /** Share of the context window the verbatim recent turns may take after a compaction. */

@@ -19,11 +19,25 @@ export interface ToolCall {
   arguments: JsonObject;
 }
 
+/**
+ * One block of a model's extended thinking, kept as the provider gave it so it can be sent back: Anthropic
+ * requires the thinking blocks of the assistant turn whose tool calls are being answered, signature and all
+ * (otherwise thinking must be off for that request). `signature` and `redactedData` are opaque provider data.
+ */
+export interface ReasoningBlock {
+  /** The thinking text (empty for a redacted block). */
+  text: string;
+  /** Anthropic's signature of the block. */
+  signature?: string;
+  /** Anthropic's encrypted content of a redacted thinking block. */
+  redactedData?: string;
+}
+
 /** A message of a conversation, in our own provider-neutral shape. */
 export type ChatMessage =
   | { role: 'system'; content: string }
   | { role: 'user'; content: string }
-  | { role: 'assistant'; content: string; toolCalls?: ToolCall[] }
+  | { role: 'assistant'; content: string; toolCalls?: ToolCall[]; reasoning?: ReasoningBlock[] }
   | { role: 'tool'; toolCallId: string; toolName: string; content: string; isError?: boolean };
 
 /** A tool offered to the model: name, description and a JSON Schema (object) for its input. */
@@ -47,8 +61,18 @@ export interface ModelRequest {
   route: ModelRoute;
   messages: ChatMessage[];
   tools: ToolSpec[];
-  /** Output-token limit of this call (always sent to the provider). */
+  /**
+   * Most tokens the answer may have; always sent to the provider (`max_tokens`). An answer that reaches it
+   * ends with finish reason `length`. The caller resolves it (delegation > recipe > agent > model entry >
+   * `ERRAND_MAX_OUTPUT_TOKENS`); a request without it is sent with `defaultMaxOutputTokens`.
+   */
   maxOutputTokens?: number;
+  /**
+   * How hard a reasoning model should think: sent as `reasoning_effort` to OpenAI-compatible providers,
+   * and as a thinking budget (`anthropicThinkingBudgets`: low, medium, high) to Anthropic. Omitted: the
+   * provider's default (no extended thinking for Anthropic).
+   */
+  reasoningEffort?: string;
 }
 
 /** A chat model's answer. */
@@ -57,6 +81,12 @@ export interface ModelResponse {
   toolCalls: ToolCall[];
   finishReason: FinishReason;
   usage: TokenUsage;
+  /**
+   * The model's extended thinking, when it thought (a reasoning effort was sent). Store it with the
+   * assistant message (`reasoning`): the Anthropic adapter sends it back, and keeps thinking on for the
+   * requests that answer this message's tool calls only when it can.
+   */
+  reasoning?: ReasoningBlock[];
 }
 
 /** Adds two usages. */

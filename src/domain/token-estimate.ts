@@ -1,40 +1,102 @@
 import type { ChatMessage, ToolSpec } from '../contracts/model';
+import {
+  estimateCharsPerToken,
+  estimateMessageOverheadTokens,
+  estimateRequestOverheadTokens,
+  estimateToolOverheadTokens,
+} from '../contracts/limits';
 
 /**
- * A conservative estimate of how many tokens a prompt takes, without a tokenizer: UTF-8 bytes / 3,
- * rounded up (real tokenizers average 3.5–4.5 bytes per token for English and code), plus a small
- * overhead per message and tool. Both the compaction threshold and the strict stand-in use this one
- * estimator, so a conversation errand considers within bounds is within bounds for the stand-in too.
+ * The one token estimate of errand: compaction decides with it when a conversation is near the model's
+ * context window, and the scripted stand-in model (in process and over HTTP) checks its context window and
+ * output-token limit with it, so what the tests enforce is what errand plans with.
+ *
+ * It is a deliberately pessimistic character count, not a tokenizer (there is no tokenizer that fits
+ * every provider, and workflow code must stay pure): ASCII text counts `estimateCharsPerToken` characters
+ * per token, every other character (CJK, emoji, accented letters) a whole token, and each message, tool
+ * call and tool spec adds a few tokens of framing. Pure and deterministic: safe in workflow code.
  */
 
-const bytesPerToken = 3;
-const messageOverheadTokens = 4;
-const toolOverheadTokens = 8;
-
-/** Estimated tokens of one text. */
+/** Estimated tokens of a piece of text. */
 export function estimateTextTokens(text: string): number {
-  let bytes = 0;
-  for (let index = 0; index < text.length; index += 1) {
-    const code = text.charCodeAt(index);
-    bytes += code < 0x80 ? 1 : code < 0x800 ? 2 : 3;
+  let ascii = 0;
+  let other = 0;
+  for (const character of text) {
+    if (character.charCodeAt(0) < 0x80) ascii += 1;
+    else other += 1;
   }
-  return Math.ceil(bytes / bytesPerToken);
+  return Math.ceil(ascii / estimateCharsPerToken + other);
 }
 
-/** Estimated tokens of one message (content, tool calls and their arguments, framing). */
+/**
+ * The longest prefix of `text` whose estimate is at most `maxTokens` tokens: what a model that stops at
+ * its output-token limit would have written of `text`.
+ */
+export function truncateToTokens(text: string, maxTokens: number): string {
+  if (estimateTextTokens(text) <= maxTokens) return text;
+  if (maxTokens <= 0) return '';
+  // Walk by code points so a surrogate pair is never split; the estimate only grows as the prefix does.
+  let ascii = 0;
+  let other = 0;
+  let end = 0;
+  for (const character of text) {
+    const isAscii = character.charCodeAt(0) < 0x80;
+    const nextAscii = ascii + (isAscii ? 1 : 0);
+    const nextOther = other + (isAscii ? 0 : 1);
+    if (Math.ceil(nextAscii / estimateCharsPerToken + nextOther) > maxTokens) break;
+    ascii = nextAscii;
+    other = nextOther;
+    end += character.length;
+  }
+  return text.slice(0, end);
+}
+
+/** Estimated tokens of one tool call as the model writes it (name, id and JSON arguments). */
+export function estimateToolCallTokens(call: { id: string; name: string; arguments: unknown }): number {
+  return estimateToolOverheadTokens + estimateTextTokens(call.id) + estimateTextTokens(call.name) + estimateTextTokens(JSON.stringify(call.arguments) ?? '');
+}
+
+/**
+ * Estimated tokens of one message. A tool result counts its content and call id, not its tool name:
+ * the vendors' wire formats do not carry the name, so an estimate made from a request body (the
+ * stand-in's) and one made from errand's own messages agree.
+ */
 export function estimateMessageTokens(message: ChatMessage): number {
-  let tokens = messageOverheadTokens + estimateTextTokens(message.content);
-  if (message.role === 'assistant') {
-    for (const call of message.toolCalls ?? []) tokens += estimateTextTokens(call.name) + estimateTextTokens(JSON.stringify(call.arguments)) + messageOverheadTokens;
+  switch (message.role) {
+    case 'system':
+    case 'user':
+      return estimateMessageOverheadTokens + estimateTextTokens(message.content);
+    case 'assistant':
+      // Thinking sent back counts too (Anthropic); erring high where a provider drops it is the safe side.
+      return (
+        estimateMessageOverheadTokens +
+        estimateTextTokens(message.content) +
+        (message.toolCalls ?? []).reduce((sum, call) => sum + estimateToolCallTokens(call), 0) +
+        (message.reasoning ?? []).reduce((sum, block) => sum + estimateTextTokens(block.text), 0)
+      );
+    case 'tool':
+      return estimateMessageOverheadTokens + estimateTextTokens(message.toolCallId) + estimateTextTokens(message.content);
   }
-  if (message.role === 'tool') tokens += estimateTextTokens(message.toolName);
-  return tokens;
 }
 
-/** Estimated tokens of a prompt: its messages and the tool specs sent with it. */
-export function estimatePromptTokens(messages: readonly ChatMessage[], tools: readonly ToolSpec[] = []): number {
-  let tokens = 0;
-  for (const message of messages) tokens += estimateMessageTokens(message);
-  for (const tool of tools) tokens += toolOverheadTokens + estimateTextTokens(tool.name) + estimateTextTokens(tool.description) + estimateTextTokens(JSON.stringify(tool.inputSchema));
-  return tokens;
+/** Estimated tokens of one offered tool: name, description and input schema. */
+export function estimateToolSpecTokens(tool: ToolSpec): number {
+  return (
+    estimateToolOverheadTokens +
+    estimateTextTokens(tool.name) +
+    estimateTextTokens(tool.description) +
+    estimateTextTokens(JSON.stringify(tool.inputSchema))
+  );
+}
+
+/**
+ * Estimated prompt tokens of a model request: every message, every offered tool, and the request's own
+ * framing. A request fits a context window when this plus its output-token limit is at most the window.
+ */
+export function estimateTokens(messages: readonly ChatMessage[], tools: readonly ToolSpec[] = []): number {
+  return (
+    estimateRequestOverheadTokens +
+    messages.reduce((sum, message) => sum + estimateMessageTokens(message), 0) +
+    tools.reduce((sum, tool) => sum + estimateToolSpecTokens(tool), 0)
+  );
 }

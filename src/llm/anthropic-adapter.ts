@@ -1,4 +1,7 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
+import { anthropicThinkingBudgets } from '../contracts/limits';
+import type { ModelRequest } from '../contracts/model';
+import { invalidModelRequestFailure } from './model-failures';
 import type { ChatModel } from './model-port';
 import { createSdkChatModel } from './sdk-chat-model';
 
@@ -13,6 +16,47 @@ export interface AnthropicSettings {
   requestTimeoutMs: number;
 }
 
+/** A reasoning effort Anthropic models take (one with a thinking budget). */
+export type AnthropicEffort = keyof typeof anthropicThinkingBudgets;
+
+/** True when `effort` has a thinking budget (`anthropicThinkingBudgets`). */
+export function isAnthropicEffort(effort: string): effort is AnthropicEffort {
+  return Object.hasOwn(anthropicThinkingBudgets, effort);
+}
+
+/**
+ * A request's reasoning effort as Anthropic extended thinking: `thinking: {type: enabled, budget_tokens}`
+ * with the budget of `anthropicThinkingBudgets`. The SDK adds the budget to `max_tokens`, so the answer
+ * keeps its whole `maxOutputTokens`. No effort: no thinking.
+ *
+ * With thinking on, Anthropic requires the assistant turn whose tool calls the request answers to start
+ * with its thinking blocks (400 "a final `assistant` message must start with a thinking block"). When
+ * that turn was stored without them (it was made without thinking, or its thinking was not kept), this
+ * request goes without thinking instead: one turn thinks less, rather than the run failing.
+ */
+function thinkingOptions(request: ModelRequest): { anthropic: { thinking: { type: 'enabled'; budgetTokens: number } } } | undefined {
+  const effort = request.reasoningEffort;
+  if (effort === undefined) return undefined;
+  if (!isAnthropicEffort(effort)) {
+    throw invalidModelRequestFailure(
+      `reasoning effort "${effort}" is not one Anthropic models take; use ${Object.keys(anthropicThinkingBudgets).join(', ')} (model ${request.route.provider}/${request.route.model})`,
+    );
+  }
+  if (answersToolCallsWithoutThinking(request)) return undefined;
+  return { anthropic: { thinking: { type: 'enabled', budgetTokens: anthropicThinkingBudgets[effort] } } };
+}
+
+/** True when the last assistant message has tool calls but no signed thinking to send back with them. */
+function answersToolCallsWithoutThinking(request: ModelRequest): boolean {
+  for (let index = request.messages.length - 1; index >= 0; index -= 1) {
+    const message = request.messages[index];
+    if (message?.role !== 'assistant') continue;
+    if ((message.toolCalls ?? []).length === 0) return false;
+    return !(message.reasoning ?? []).some((block) => block.signature !== undefined || block.redactedData !== undefined);
+  }
+  return false;
+}
+
 /** Chat models of the Anthropic Messages API, through `@ai-sdk/anthropic`. */
 export function createAnthropicModels(settings: AnthropicSettings): (modelId: string) => ChatModel {
   const provider = createAnthropic({
@@ -23,5 +67,10 @@ export function createAnthropicModels(settings: AnthropicSettings): (modelId: st
   });
   // Anthropic takes system text only before the conversation: later system notices go as user text.
   return (modelId) =>
-    createSdkChatModel(provider.messages(modelId), { requestTimeoutMs: settings.requestTimeoutMs, lateSystemMessages: 'as-user' });
+    createSdkChatModel(provider.messages(modelId), {
+      requestTimeoutMs: settings.requestTimeoutMs,
+      lateSystemMessages: 'as-user',
+      sendReasoning: true,
+      providerOptions: thinkingOptions,
+    });
 }

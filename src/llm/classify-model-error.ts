@@ -59,8 +59,15 @@ const providerErrorBodySchema = z.object({
 
 const maxBodyInMessage = 500;
 
-/** Reads the provider's error message (and error type) from a response body. */
-function readProviderError(body: string | undefined): { message?: string; errorType?: string } {
+/** What a provider's error body says: its message, error type and error code. */
+interface ProviderError {
+  message?: string;
+  errorType?: string;
+  errorCode?: string;
+}
+
+/** Reads the provider's error message (and error type and code) from a response body. */
+function readProviderError(body: string | undefined): ProviderError {
   if (body === undefined || body.trim() === '') return {};
   let parsedBody: unknown;
   try {
@@ -72,8 +79,36 @@ function readProviderError(body: string | undefined): { message?: string; errorT
   if (!parsed.success) return {};
   const { error, message, detail } = parsed.data;
   if (typeof error === 'string') return { message: error };
-  const errorType = error?.type ?? (typeof error?.code === 'string' ? error.code : undefined);
-  return { message: error?.message ?? message ?? detail, errorType: errorType ?? undefined };
+  const errorCode = typeof error?.code === 'string' ? error.code : undefined;
+  const errorType = error?.type ?? errorCode;
+  return {
+    message: error?.message ?? message ?? detail,
+    ...(errorType === undefined || errorType === null ? {} : { errorType }),
+    ...(errorCode === undefined ? {} : { errorCode }),
+  };
+}
+
+/** Error types and codes that mean "the prompt does not fit the context window". */
+const contextOverflowCodes = new Set([
+  // OpenAI (`code`), and servers that copy it (vLLM, DeepSeek, OpenRouter, LiteLLM).
+  'context_length_exceeded',
+  // llama.cpp's server (`type`): "request (809 tokens) exceeds the available context size (512 tokens)".
+  'exceed_context_size_error',
+]);
+
+/**
+ * Messages of context-overflow errors from providers that give no distinct code: Anthropic ("prompt is too
+ * long: 208310 tokens > 200000 maximum"; "input length and `max_tokens` exceed context limit: …"), and
+ * OpenAI-compatible servers that phrase OpenAI's message without its code ("This model's maximum context
+ * length is 8192 tokens").
+ */
+const contextOverflowMessage = /prompt is too long|exceed context limit|maximum context length|exceeds the available context size|context length exceeded/i;
+
+/** True when a rejected request failed because it does not fit the model's context window. */
+function isContextOverflow(provider: ProviderError): boolean {
+  if (provider.errorCode !== undefined && contextOverflowCodes.has(provider.errorCode)) return true;
+  if (provider.errorType !== undefined && contextOverflowCodes.has(provider.errorType)) return true;
+  return provider.message !== undefined && contextOverflowMessage.test(provider.message);
 }
 
 const applicationFailureShape = z.object({
@@ -96,6 +131,17 @@ const networkErrorCodes = new Set([
   'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CLOSED',
 ]);
 
+/** The first network error code in an error's cause chain (undici nests them: TypeError "terminated" → SocketError). */
+function networkCodeIn(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth += 1) {
+    const coded = errorWithCode.safeParse(current);
+    if (coded.success && networkErrorCodes.has(coded.data.code)) return coded.data.code;
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return undefined;
+}
+
 function classifyApiCallError(error: APICallError): ModelErrorClassification {
   const status = error.statusCode;
   if (status === undefined) {
@@ -116,9 +162,18 @@ function classifyApiCallError(error: APICallError): ModelErrorClassification {
   if (status === 408 || status >= 500) {
     return { type: FailureType.modelUnavailable, message, retryable: true, status, ...withRetryAfter };
   }
+  if ((status === 400 || status === 413) && isContextOverflow(provider)) {
+    // The same request fails again, but a shorter one may not: the workflow compacts and retries once.
+    return { type: FailureType.modelContextOverflow, message, retryable: false, status };
+  }
   if (status >= 400) {
-    // Bad request, authentication, unknown model, context too long: the same request fails again.
+    // Bad request, authentication, unknown model: the same request fails again.
     return { type: FailureType.modelRequestRejected, message, retryable: false, status };
+  }
+  const dropped = networkCodeIn(error.cause);
+  if (dropped !== undefined) {
+    // The answer had begun (200) when the connection broke off: transport trouble, worth a retry.
+    return { type: FailureType.modelUnavailable, message: `the connection to the model provider broke off during the answer (${dropped}): ${error.message}`, retryable: true, status };
   }
   // A 2xx (or odd) status whose body the SDK could not read: "Invalid JSON response" and the like.
   return { type: FailureType.modelBadResponse, message: `${error.message} (HTTP ${status})`, retryable: false, status };
@@ -129,6 +184,8 @@ function classifyApiCallError(error: APICallError): ModelErrorClassification {
  *
  * - 429 → ModelRateLimited (retryable, with the provider's retry-after);
  * - 5xx, 408, timeouts and network errors → ModelUnavailable (retryable);
+ * - a 400 saying the prompt does not fit the context window (OpenAI `context_length_exceeded`, Anthropic
+ *   `prompt is too long`, llama.cpp `exceed_context_size_error`) → ModelContextOverflow (not retryable as is);
  * - other 4xx → ModelRequestRejected (not retryable; message = the provider's message);
  * - an abort → `modelCallAborted` (not retryable);
  * - responses that cannot be read → ModelBadResponse (not retryable);

@@ -21,3 +21,8 @@ export function modelBadResponseFailure(message: string): ApplicationFailure {
 export function scriptExhaustedFailure(message: string): ApplicationFailure {
   return ApplicationFailure.create({ type: FailureType.scriptExhausted, message, nonRetryable: true });
 }
+
+/** A model request asks for something the model cannot take (e.g. an unknown reasoning effort): never retried. */
+export function invalidModelRequestFailure(message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type: FailureType.invalidInput, message, nonRetryable: true });
+}

@@ -12,9 +12,15 @@ export interface GenerateOptions {
    * cancelled delegation stops paying for tokens at once.
    */
   abortSignal?: AbortSignal;
+  /**
+   * Called as the answer's text arrives (the call streams), with all the text so far. Called often — once
+   * per streamed piece; throttling (e.g. how often to heartbeat or update a progress line) is the caller's
+   * job. Not called for tool-call arguments. The final `ModelResponse` is the same with or without it.
+   */
+  onText?: (textSoFar: string) => void;
 }
 
-/** A chat model: one request in, one complete (non-streamed) response out. */
+/** A chat model: one request in, one complete response out (streamed underneath, see `onText`). */
 export interface ChatModel {
   /**
    * Sends the conversation and returns the model's answer. Rejects with an error that
@@ -46,23 +52,34 @@ export interface ProviderInfo {
   defaultModel?: string;
 }
 
-/** What errand must know of a model to keep its prompts and answers within bounds. */
+/** What errand knows about one configured model (its entry in the provider config, with defaults applied). */
 export interface ModelInfo {
-  /** Context window in tokens (model entry `contextWindow`, default 128000). */
+  provider: string;
+  /** The model id at the provider. */
+  model: string;
+  kind: ProviderKindName;
+  /** Tokens of prompt plus answer the model accepts (entry `contextWindow`, else `defaultContextWindow`). */
   contextWindow: number;
-  /** Output-token limit of the model entry, if it sets one. */
+  /**
+   * The entry's own output-token limit, when it sets one. It ranks below the delegation, recipe and agent
+   * and above `ERRAND_MAX_OUTPUT_TOKENS` (SEMANTICS §5), so the caller resolves the final value.
+   */
   maxOutputTokens?: number;
+  /** Reasoning efforts the model takes (empty: none; send no `reasoningEffort`). */
+  reasoningEfforts: string[];
+  /** The effort to send when a delegation names none. */
+  defaultReasoningEffort?: string;
 }
 
 /** Resolves model routes to chat models, and lists what is configured. */
 export interface ModelRegistry {
-  /** Limits of the model a route names (throws like `resolve` when it is not configured). */
-  modelInfo(route: ModelRoute): ModelInfo;
   /**
    * The chat model for a route. Throws a `ModelNotConfigured` failure when the provider is not configured
    * or the model is not on its allow-list.
    */
   resolve(route: ModelRoute): ChatModel;
+  /** What is configured about a route's model; throws like `resolve` for a route that is not allowed. */
+  modelInfo(route: ModelRoute): ModelInfo;
   /** The configured providers, in configured order. */
   providers(): ProviderInfo[];
 }

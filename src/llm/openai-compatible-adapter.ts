@@ -23,8 +23,15 @@ export function createOpenAICompatibleModels(settings: OpenAICompatibleSettings)
   const provider = createOpenAICompatible({
     name: settings.name,
     baseURL: settings.baseUrl,
+    // Ask for usage in the stream (`stream_options.include_usage`); without it OpenAI streams none.
+    includeUsage: true,
     ...(settings.apiKey === undefined ? {} : { apiKey: settings.apiKey }),
     ...(settings.headers === undefined ? {} : { headers: settings.headers }),
   });
-  return (modelId) => createSdkChatModel(provider.chatModel(modelId), { requestTimeoutMs: settings.requestTimeoutMs });
+  return (modelId) =>
+    createSdkChatModel(provider.chatModel(modelId), {
+      requestTimeoutMs: settings.requestTimeoutMs,
+      // `openaiCompatible` is the options key the SDK reads whatever the provider is called.
+      providerOptions: (request) => (request.reasoningEffort === undefined ? undefined : { openaiCompatible: { reasoningEffort: request.reasoningEffort } }),
+    });
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ModelRoute } from '../contracts/model';
-import { defaultContextWindow, defaultModelRequestTimeoutMs } from '../contracts/limits';
-import { createAnthropicModels } from './anthropic-adapter';
+import { anthropicThinkingBudgets, defaultContextWindow, defaultMaxOutputTokens, defaultModelRequestTimeoutMs } from '../contracts/limits';
+import { createAnthropicModels, isAnthropicEffort } from './anthropic-adapter';
 import { modelNotConfiguredFailure } from './model-failures';
 import { ProviderKind, type ChatModel, type ModelInfo, type ModelRegistry, type ProviderInfo } from './model-port';
 import { createOpenAICompatibleModels } from './openai-compatible-adapter';
@@ -13,6 +13,62 @@ import { createOpenAICompatibleModels } from './openai-compatible-adapter';
  */
 
 const headerName = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+// A refinement, not `.int()`: zod reports a failed `.int()` as a type mismatch, and a union of a string and
+// an entry would then hide it behind its own generic message instead of naming the field.
+const positiveTokens = (field: string, example: number) =>
+  z
+    .number({ error: `${field} must be a whole number of tokens, e.g. ${example}` })
+    .refine(Number.isInteger, `${field} must be a whole number of tokens, e.g. ${example}`)
+    .refine((value) => value > 0, `${field} must be positive, e.g. ${example}`);
+
+/**
+ * Schema of a model entry with settings: `{id, contextWindow?, maxOutputTokens?, reasoningEfforts?,
+ * defaultReasoningEffort?}`. A plain string entry is the same as `{id}`.
+ */
+export const modelEntrySchema = z
+  .object({
+    /** The model id at the provider. */
+    id: z.string({ error: 'id must be the model id at the provider, e.g. "gpt-4.1-mini"' }).min(1, 'id must not be empty'),
+    /** Tokens of prompt plus answer the model accepts. */
+    contextWindow: positiveTokens('contextWindow', defaultContextWindow).optional(),
+    /** Output-token limit of one call to this model (below a delegation's, a recipe's and an agent's). */
+    maxOutputTokens: positiveTokens('maxOutputTokens', defaultMaxOutputTokens).optional(),
+    /** Reasoning efforts the model takes, e.g. ["low", "medium", "high"]. */
+    reasoningEfforts: z.array(z.string().min(1, 'reasoningEfforts must not contain an empty name')).optional(),
+    /** The effort sent when a delegation names none; must be one of `reasoningEfforts`. */
+    defaultReasoningEffort: z.string().min(1).optional(),
+  })
+  .strict()
+  .superRefine((entry, context) => {
+    if (entry.defaultReasoningEffort !== undefined && !(entry.reasoningEfforts ?? []).includes(entry.defaultReasoningEffort)) {
+      context.addIssue({
+        code: 'custom',
+        path: ['defaultReasoningEffort'],
+        message: `defaultReasoningEffort "${entry.defaultReasoningEffort}" is not in reasoningEfforts (${(entry.reasoningEfforts ?? []).join(', ') || 'none are listed'})`,
+      });
+    }
+    if (entry.contextWindow !== undefined && entry.maxOutputTokens !== undefined && entry.maxOutputTokens >= entry.contextWindow) {
+      context.addIssue({
+        code: 'custom',
+        path: ['maxOutputTokens'],
+        message: `maxOutputTokens (${entry.maxOutputTokens}) must be smaller than contextWindow (${entry.contextWindow}), or nothing of the prompt would fit`,
+      });
+    }
+  });
+
+/** A model entry with settings. */
+export type ModelEntry = z.infer<typeof modelEntrySchema>;
+
+/** The model id of an entry (a plain string is its own id). */
+export function modelEntryId(entry: string | ModelEntry): string {
+  return typeof entry === 'string' ? entry : entry.id;
+}
+
+/** The model ids of a provider's allow-list, in configured order. */
+export function modelIds(config: Pick<ProviderConfig, 'models'>): string[] {
+  return config.models.map(modelEntryId);
+}
 
 /** Schema of one provider's configuration. */
 export const providerConfigSchema = z
@@ -31,8 +87,13 @@ export const providerConfigSchema = z
       .optional(),
     /** Extra HTTP headers sent with every request (e.g. OpenRouter's HTTP-Referer). */
     headers: z.record(z.string().regex(headerName, 'header names must be HTTP tokens'), z.string()).optional(),
-    /** The models a route may name at this provider (allow-list). */
-    models: z.array(z.string().min(1)).min(1, 'models must list at least one model id (the allow-list)'),
+    /**
+     * The models a route may name at this provider (allow-list): model ids, or entries with settings
+     * (`{id, contextWindow?, maxOutputTokens?, reasoningEfforts?, defaultReasoningEffort?}`).
+     */
+    models: z
+      .array(z.union([z.string().min(1, 'a model id must not be empty'), modelEntrySchema], { error: 'each model must be a model id or {id, contextWindow?, maxOutputTokens?, reasoningEfforts?, defaultReasoningEffort?}' }))
+      .min(1, 'models must list at least one model id (the allow-list)'),
     /** The model used when a route gives none; must be one of `models`. */
     defaultModel: z.string().min(1).optional(),
     /** Time limit of one HTTP request in milliseconds. */
@@ -40,11 +101,29 @@ export const providerConfigSchema = z
   })
   .strict()
   .superRefine((config, context) => {
-    if (config.defaultModel !== undefined && !config.models.includes(config.defaultModel)) {
+    const ids = config.models.map(modelEntryId);
+    if (config.defaultModel !== undefined && !ids.includes(config.defaultModel)) {
       context.addIssue({
         code: 'custom',
         path: ['defaultModel'],
-        message: `defaultModel "${config.defaultModel}" is not in models (${config.models.join(', ')})`,
+        message: `defaultModel "${config.defaultModel}" is not in models (${ids.join(', ')})`,
+      });
+    }
+    ids.forEach((id, index) => {
+      if (ids.indexOf(id) !== index) context.addIssue({ code: 'custom', path: ['models', index], message: `model "${id}" is listed twice` });
+    });
+    if (config.kind === ProviderKind.anthropic) {
+      config.models.forEach((entry, index) => {
+        if (typeof entry === 'string') return;
+        (entry.reasoningEfforts ?? []).forEach((effort, effortIndex) => {
+          if (!isAnthropicEffort(effort)) {
+            context.addIssue({
+              code: 'custom',
+              path: ['models', index, 'reasoningEfforts', effortIndex],
+              message: `reasoning effort "${effort}" has no thinking budget for kind anthropic; use ${Object.keys(anthropicThinkingBudgets).join(', ')}`,
+            });
+          }
+        });
       });
     }
     if (config.kind === ProviderKind.openaiCompatible && config.baseUrl === undefined) {
@@ -102,6 +181,8 @@ export const defaultAnthropicApiKeyEnv = 'ANTHROPIC_API_KEY';
 
 interface ConfiguredProvider {
   info: ProviderInfo;
+  /** Settings of the models listed as entries, by id. */
+  entries: Map<string, ModelEntry>;
   modelFor: (modelId: string) => ChatModel;
 }
 
@@ -128,17 +209,35 @@ export function createModelRegistry(providers: ProviderConfig[], options: ModelR
       ? 'no providers are configured'
       : `configured: ${[...configured.values()].map(({ info }) => `${info.name} (${info.models.join(', ')})`).join('; ')}`;
 
+  const allowedProvider = (route: ModelRoute): ConfiguredProvider => {
+    const provider = configured.get(route.provider);
+    if (provider === undefined) {
+      throw modelNotConfiguredFailure(`model provider "${route.provider}" is not configured; ${describeConfigured()}`);
+    }
+    if (!provider.info.models.includes(route.model)) {
+      throw modelNotConfiguredFailure(
+        `model "${route.model}" is not allowed for provider "${route.provider}"; allowed: ${provider.info.models.join(', ')}`,
+      );
+    }
+    return provider;
+  };
+
   return {
+    modelInfo(route: ModelRoute): ModelInfo {
+      const provider = allowedProvider(route);
+      const entry = provider.entries.get(route.model);
+      return {
+        provider: provider.info.name,
+        model: route.model,
+        kind: provider.info.kind,
+        contextWindow: entry?.contextWindow ?? defaultContextWindow,
+        ...(entry?.maxOutputTokens === undefined ? {} : { maxOutputTokens: entry.maxOutputTokens }),
+        reasoningEfforts: [...(entry?.reasoningEfforts ?? [])],
+        ...(entry?.defaultReasoningEffort === undefined ? {} : { defaultReasoningEffort: entry.defaultReasoningEffort }),
+      };
+    },
     resolve(route: ModelRoute): ChatModel {
-      const provider = configured.get(route.provider);
-      if (provider === undefined) {
-        throw modelNotConfiguredFailure(`model provider "${route.provider}" is not configured; ${describeConfigured()}`);
-      }
-      if (!provider.info.models.includes(route.model)) {
-        throw modelNotConfiguredFailure(
-          `model "${route.model}" is not allowed for provider "${route.provider}"; allowed: ${provider.info.models.join(', ')}`,
-        );
-      }
+      const provider = allowedProvider(route);
       const key = `${route.provider}\u0000${route.model}`;
       let model = resolved.get(key);
       if (model === undefined) {
@@ -150,18 +249,16 @@ export function createModelRegistry(providers: ProviderConfig[], options: ModelR
     providers(): ProviderInfo[] {
       return [...configured.values()].map(({ info }) => ({ ...info, models: [...info.models] }));
     },
-    modelInfo(route: ModelRoute): ModelInfo {
-      this.resolve(route);
-      return { contextWindow: defaultContextWindow };
-    },
   };
 }
 
 function configureProvider(config: ProviderConfig, options: ModelRegistryOptions): ConfiguredProvider {
+  const entries = new Map<string, ModelEntry>();
+  for (const entry of config.models) if (typeof entry !== 'string') entries.set(entry.id, entry);
   const info: ProviderInfo = {
     name: config.name,
     kind: config.kind,
-    models: [...config.models],
+    models: modelIds(config),
     ...(config.defaultModel === undefined ? {} : { defaultModel: config.defaultModel }),
   };
   const requestTimeoutMs = config.requestTimeoutMs ?? defaultModelRequestTimeoutMs;
@@ -177,7 +274,7 @@ function configureProvider(config: ProviderConfig, options: ModelRegistryOptions
             (supplied.length === 0 ? ' (none were)' : ` (supplied: ${supplied.join(', ')})`),
         );
       }
-      return { info, modelFor: () => model };
+      return { info, entries, modelFor: () => model };
     }
     case ProviderKind.openaiCompatible: {
       const apiKey = config.apiKeyEnv === undefined ? undefined : readApiKey(config, config.apiKeyEnv, options.env);
@@ -185,6 +282,7 @@ function configureProvider(config: ProviderConfig, options: ModelRegistryOptions
       if (config.baseUrl === undefined) throw modelNotConfiguredFailure(`provider "${config.name}": baseUrl is required for kind openai-compatible`);
       return {
         info,
+        entries,
         modelFor: createOpenAICompatibleModels({
           name: config.name,
           baseUrl: config.baseUrl,
@@ -198,6 +296,7 @@ function configureProvider(config: ProviderConfig, options: ModelRegistryOptions
       const apiKey = readApiKey(config, config.apiKeyEnv ?? defaultAnthropicApiKeyEnv, options.env);
       return {
         info,
+        entries,
         modelFor: createAnthropicModels({
           name: config.name,
           apiKey,

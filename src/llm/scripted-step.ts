@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import type { JsonObject, JsonValue } from '../contracts/json';
-import type { FinishReason, ModelRequest, TokenUsage } from '../contracts/model';
-import { isJsonValue } from './json-value';
+import type { JsonObject } from '../contracts/json';
+import type { FinishReason, TokenUsage } from '../contracts/model';
+import { estimateTextTokens, estimateToolCallTokens, truncateToTokens } from '../domain/token-estimate';
+import { isJsonValue, tryParseJson } from './json-value';
 
 /**
  * One step of a model script: what a scripted model (in process or over HTTP) answers to one call.
@@ -23,6 +24,19 @@ export interface ScriptStep {
   usage?: Partial<TokenUsage>;
   /** Finish reason; `tool-calls` when there are tool calls, otherwise `stop`, when omitted. */
   finishReason?: FinishReason;
+  /**
+   * Break the answer off, as a dropped connection does: once this many characters of the answer (its text,
+   * then its tool-call arguments) have been streamed, the connection is destroyed. A request that does not
+   * stream gets no answer at all. The in-process model fails the same way (a retryable network error).
+   */
+  breakAfterChars?: number;
+  /** Wait this long between the streamed pieces of the answer (an abort / a disconnect ends the wait). */
+  chunkDelayMs?: number;
+  /**
+   * Extended thinking before the answer. Anthropic-style: it comes back as a signed thinking block, over
+   * HTTP only when the request enabled thinking.
+   */
+  reasoning?: string;
 }
 
 /** A scripted tool call. */
@@ -71,6 +85,9 @@ export const scriptStepSchema = z
       .optional(),
     usage: z.object({ inputTokens: z.number().int().nonnegative(), outputTokens: z.number().int().nonnegative() }).partial().strict().optional(),
     finishReason: z.enum(['stop', 'tool-calls', 'length', 'content-filter', 'error', 'other']).optional(),
+    breakAfterChars: z.number().int().nonnegative().optional(),
+    chunkDelayMs: z.number().int().nonnegative().optional(),
+    reasoning: z.string().optional(),
   })
   .strict();
 
@@ -82,7 +99,7 @@ export function parseScript(value: unknown, where: string): ScriptStep[] {
   const parsed = scriptSchema.safeParse(value);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
-    throw new Error(`${where}: not a valid model script (a list of steps {text?, toolCalls?, delayMs?, error?, usage?, finishReason?}, or {steps: [...]}): ${problems}`);
+    throw new Error(`${where}: not a valid model script (a list of steps {text?, toolCalls?, delayMs?, error?, usage?, finishReason?, breakAfterChars?, chunkDelayMs?, reasoning?}, or {steps: [...]}): ${problems}`);
   }
   const steps = Array.isArray(parsed.data) ? parsed.data : parsed.data.steps;
   return steps.map((step) => toScriptStep(step));
@@ -115,11 +132,75 @@ export function stepFinishReason(step: ScriptStep): FinishReason {
   return step.finishReason ?? ((step.toolCalls?.length ?? 0) > 0 ? 'tool-calls' : 'stop');
 }
 
-/** Usage of a step: scripted values, or about one token per four characters of input and output. */
-export function stepUsage(step: ScriptStep, input: JsonValue | ModelRequest): TokenUsage {
-  const outputChars = (step.text?.length ?? 0) + (step.toolCalls ?? []).reduce((sum, call) => sum + call.name.length + rawArguments(call).length, 0);
-  return {
-    inputTokens: step.usage?.inputTokens ?? Math.ceil(JSON.stringify(input).length / 4),
-    outputTokens: step.usage?.outputTokens ?? Math.ceil(outputChars / 4),
-  };
+/** A scripted tool call with its id, and whether the output-token limit cut it short. */
+export interface AnsweredToolCall {
+  id: string;
+  name: string;
+  arguments: JsonObject | string;
+  /** False when the output-token limit cut the call's arguments short (they are then a raw, partial string). */
+  complete: boolean;
+}
+
+/** What a scripted model answers to one call, after the output-token limit is applied. */
+export interface ScriptedAnswer {
+  /** The step's thinking, when it scripts some (not counted against the output-token limit). */
+  reasoning?: string;
+  text: string;
+  toolCalls: AnsweredToolCall[];
+  finishReason: FinishReason;
+  usage: TokenUsage;
+}
+
+function callTokens(call: { id: string; name: string; arguments: JsonObject | string }): number {
+  // Raw arguments count as the JSON text they are; an object as the JSON text it is written as.
+  const args = typeof call.arguments === 'string' ? (tryParseJson(call.arguments) ?? call.arguments) : call.arguments;
+  return estimateToolCallTokens({ id: call.id, name: call.name, arguments: args });
+}
+
+/**
+ * The answer to a step, as a provider with an output-token limit gives it: when the scripted text and tool
+ * calls (estimated with the shared token estimate) exceed `maxOutputTokens`, the answer is cut there —
+ * the text to its longest prefix within the limit, then whole tool calls while they fit, then the raw
+ * arguments of one more call cut short (`complete: false`) — and it ends with finish reason `length` and
+ * usage reporting the limit. Otherwise the step's finish reason and usage (scripted, or estimated).
+ *
+ * @param callId the id of the call at an index, for calls the step gives no id
+ * @param promptTokens the estimated prompt tokens, reported as input usage unless the step scripts it
+ */
+export function scriptedAnswer(step: ScriptStep, callId: (index: number) => string, promptTokens: number, maxOutputTokens: number): ScriptedAnswer {
+  const text = step.text ?? '';
+  const calls = (step.toolCalls ?? []).map((call, index) => ({ id: call.id ?? callId(index), name: call.name, arguments: call.arguments }));
+  const inputTokens = step.usage?.inputTokens ?? promptTokens;
+  const textTokens = estimateTextTokens(text);
+  const fullTokens = calls.reduce((sum, call) => sum + callTokens(call), textTokens);
+  const reasoning = step.reasoning === undefined || step.reasoning === '' ? {} : { reasoning: step.reasoning };
+  if (fullTokens <= maxOutputTokens) {
+    return {
+      ...reasoning,
+      text,
+      toolCalls: calls.map((call) => ({ ...call, complete: true })),
+      finishReason: stepFinishReason(step),
+      usage: { inputTokens, outputTokens: step.usage?.outputTokens ?? fullTokens },
+    };
+  }
+  const cut: ScriptedAnswer = { ...reasoning, text: truncateToTokens(text, maxOutputTokens), toolCalls: [], finishReason: 'length', usage: { inputTokens, outputTokens: maxOutputTokens } };
+  let remaining = maxOutputTokens - textTokens;
+  for (const call of calls) {
+    if (remaining <= 0) break;
+    const cost = callTokens(call);
+    if (cost <= remaining) {
+      cut.toolCalls.push({ ...call, complete: true });
+      remaining -= cost;
+      continue;
+    }
+    const framing = callTokens({ ...call, arguments: '' });
+    cut.toolCalls.push({ ...call, arguments: truncateToTokens(rawArguments(call), Math.max(0, remaining - framing)), complete: false });
+    break;
+  }
+  return cut;
+}
+
+/** The signature a scripted thinking block carries (opaque, like a real one). */
+export function scriptedSignature(callIndex: number): string {
+  return `scripted-signature-${callIndex}`;
 }

@@ -1,8 +1,10 @@
-import type { LanguageModelV3 } from '@ai-sdk/provider';
-import type { ModelRequest, ModelResponse } from '../contracts/model';
+import { APICallError, InvalidResponseDataError, type LanguageModelV3, type LanguageModelV3StreamPart, type SharedV3ProviderOptions } from '@ai-sdk/provider';
+import type { ModelRequest, ModelResponse, ReasoningBlock } from '../contracts/model';
+import { defaultMaxOutputTokens } from '../contracts/limits';
 import { abortErrorFor } from './abort-error';
+import { isJsonObject } from './json-value';
 import type { ChatModel, GenerateOptions } from './model-port';
-import { fromSdkResult, toSdkPrompt, toSdkTools, type LateSystemMessages } from './sdk-mapping';
+import { toModelResponse, toSdkPrompt, toSdkTools, type LateSystemMessages, type SdkAnswer } from './sdk-mapping';
 
 /** Settings of a ChatModel built on an AI SDK provider model. */
 export interface SdkChatModelOptions {
@@ -10,33 +12,61 @@ export interface SdkChatModelOptions {
   requestTimeoutMs: number;
   /** How this provider takes system messages after the start of the conversation. */
   lateSystemMessages?: LateSystemMessages;
+  /** Send stored thinking back to the provider (see `SdkPromptOptions.sendReasoning`). */
+  sendReasoning?: boolean;
+  /**
+   * The provider options of a request (reasoning effort, for example, is spelled differently by each
+   * provider). May throw an ApplicationFailure for a request the provider cannot take.
+   */
+  providerOptions?: (request: ModelRequest) => SharedV3ProviderOptions | undefined;
 }
 
 /**
- * A ChatModel on top of an AI SDK provider model (`LanguageModelV3`).
+ * A ChatModel on top of an AI SDK provider model (`LanguageModelV3`), streaming.
  *
- * Why `doGenerate` and not `generateText` from `ai`: `generateText` adds what errand must not have or
- * does itself — its own retry loop (Temporal retries), tool execution and multi-step loops (the
- * workflow runs the loop), and tool-call repair / "invalid tool call" parts (we want a malformed
- * tool call classified as ModelBadResponse). The provider model's `doGenerate` is exactly one HTTP
- * request with the provider's own request/response mapping and error handling (APICallError), which
- * is the part we want from the SDK. No retries happen at this level, so `maxRetries: 0` is implied.
+ * Why the provider model's `doStream` and not `streamText` from `ai`: `streamText` adds what errand must
+ * not have or does itself — its own retry loop (Temporal retries), tool execution and multi-step loops
+ * (the workflow runs the loop), and tool-call repair / "invalid tool call" parts (we want a malformed
+ * tool call classified as ModelBadResponse). `doStream` is exactly one HTTP request with the provider's
+ * own request/response mapping and error handling (APICallError).
+ *
+ * Why stream at all: the text arrives while it is written (`onText`, for live progress), a long answer
+ * keeps the connection busy instead of idle (proxies cut idle connections), and an abort stops the
+ * generation at the provider at once (the connection closes; llama.cpp, for one, frees its slot).
  */
 export function createSdkChatModel(model: LanguageModelV3, options: SdkChatModelOptions): ChatModel {
   return {
     async generate(request: ModelRequest, generateOptions: GenerateOptions): Promise<ModelResponse> {
       const callerSignal = generateOptions.abortSignal;
       if (callerSignal?.aborted) throw abortErrorFor(callerSignal);
+      const providerOptions = options.providerOptions?.(request);
       const timeoutSignal = AbortSignal.timeout(options.requestTimeoutMs);
       const abortSignal = callerSignal === undefined ? timeoutSignal : AbortSignal.any([callerSignal, timeoutSignal]);
       try {
-        const result = await model.doGenerate({
-          prompt: toSdkPrompt(request.messages, options.lateSystemMessages),
+        const { stream, response } = await model.doStream({
+          prompt: toSdkPrompt(request.messages, {
+            ...(options.lateSystemMessages === undefined ? {} : { lateSystemMessages: options.lateSystemMessages }),
+            ...(options.sendReasoning === undefined ? {} : { sendReasoning: options.sendReasoning }),
+          }),
           ...(request.tools.length > 0 ? { tools: toSdkTools(request.tools), toolChoice: { type: 'auto' } } : {}),
           ...(request.route.temperature === undefined ? {} : { temperature: request.route.temperature }),
+          maxOutputTokens: request.maxOutputTokens ?? defaultMaxOutputTokens,
+          ...(providerOptions === undefined ? {} : { providerOptions }),
           abortSignal,
         });
-        return fromSdkResult(result);
+        // A 200 that is not an event stream (an HTML page from a proxy, say) holds no answer at all.
+        const contentType = headerValue(response?.headers, 'content-type');
+        if (contentType !== undefined && !contentType.includes('text/event-stream')) {
+          await stream.cancel().catch(() => undefined);
+          throw new APICallError({
+            message: `the model provider answered 200 with content-type "${contentType}", not an event stream`,
+            url: '(stream)',
+            requestBodyValues: {},
+            statusCode: 200,
+            isRetryable: false,
+          });
+        }
+        return toModelResponse(await readAnswer(stream, abortSignal, generateOptions.onText));
       } catch (error) {
         // The caller's abort wins over everything (it is why the request broke off); a fired timeout
         // becomes a TimeoutError, which classifies as ModelUnavailable (retryable).
@@ -50,4 +80,117 @@ export function createSdkChatModel(model: LanguageModelV3, options: SdkChatModel
       }
     },
   };
+}
+
+/**
+ * Reads a provider stream to its end, collecting the answer and reporting the text as it grows. An abort
+ * cancels the read at once (the provider's own abort handling is not relied on to end a pending read).
+ */
+async function readAnswer(
+  stream: ReadableStream<LanguageModelV3StreamPart>,
+  abortSignal: AbortSignal,
+  onText: ((textSoFar: string) => void) | undefined,
+): Promise<SdkAnswer> {
+  const reader = stream.getReader();
+  const onAbort = (): void => {
+    reader.cancel(abortSignal.reason).catch(() => undefined);
+  };
+  abortSignal.addEventListener('abort', onAbort, { once: true });
+  const answer: SdkAnswer = { text: '', toolCalls: [], finishReason: 'other', usage: { inputTokens: undefined, outputTokens: undefined }, reasoning: [] };
+  const thinking = new Map<string, ReasoningBlock>();
+  let finished = false;
+  try {
+    for (;;) {
+      const { done, value: part } = await reader.read();
+      if (done) break;
+      switch (part.type) {
+        case 'text-delta':
+          if (part.delta === '') break;
+          answer.text += part.delta;
+          onText?.(answer.text);
+          break;
+        case 'tool-call':
+          // Provider-executed tools (web search and the like) are not part of our wire model.
+          if (part.providerExecuted !== true) answer.toolCalls.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: part.input });
+          break;
+        case 'reasoning-start': {
+          const block: ReasoningBlock = { text: '' };
+          const redacted = anthropicMetadata(part.providerMetadata, 'redactedData');
+          if (redacted !== undefined) block.redactedData = redacted;
+          thinking.set(part.id, block);
+          answer.reasoning.push(block);
+          break;
+        }
+        case 'reasoning-delta': {
+          const block = thinking.get(part.id);
+          if (block === undefined) break;
+          block.text += part.delta;
+          const signature = anthropicMetadata(part.providerMetadata, 'signature');
+          if (signature !== undefined) block.signature = signature;
+          break;
+        }
+        case 'finish':
+          finished = true;
+          answer.finishReason = part.finishReason.unified;
+          answer.usage = { inputTokens: part.usage.inputTokens.total, outputTokens: part.usage.outputTokens.total };
+          break;
+        case 'error':
+          // A stream that just stopped (a proxy closing it cleanly) is transport trouble, not a bad answer.
+          if (InvalidResponseDataError.isInstance(part.error) && /without a finish reason/.test(part.error.message)) {
+            throw streamError({ message: part.error.message, type: 'incomplete_stream' });
+          }
+          throw streamError(part.error);
+        default:
+          // Reasoning, sources, files and metadata are not part of our wire model.
+          break;
+      }
+    }
+  } finally {
+    abortSignal.removeEventListener('abort', onAbort);
+  }
+  // A cancelled read ends like a finished stream; it must not pass for an answer.
+  if (abortSignal.aborted) throw abortErrorFor(abortSignal);
+  if (!finished) throw streamError({ message: 'the model stream ended without a finish event', type: 'incomplete_stream' });
+  return answer;
+}
+
+/**
+ * An error the provider reported inside the stream (an `error` event after the 200 answer began), as the
+ * APICallError the same error would have been before the stream started, so classification treats both
+ * alike: Anthropic's `overloaded_error` mid-stream is as retryable as a 529.
+ */
+function streamError(error: unknown): unknown {
+  if (error instanceof Error) return error;
+  const payload = isJsonObject(error) ? error : { message: String(error) };
+  const type = typeof payload.type === 'string' ? payload.type : typeof payload.code === 'string' ? payload.code : '';
+  const message = typeof payload.message === 'string' ? payload.message : JSON.stringify(payload);
+  return new APICallError({
+    message: `the model stream reported an error: ${message}`,
+    url: '(stream)',
+    requestBodyValues: {},
+    statusCode: statusOfStreamError(type),
+    responseBody: JSON.stringify({ error: { ...payload, message } }),
+  });
+}
+
+function statusOfStreamError(type: string): number {
+  if (/overloaded/.test(type)) return 529;
+  if (/rate_limit/.test(type)) return 429;
+  if (/invalid_request|context/.test(type)) return 400;
+  // api_error, server_error, an unknown type, or an incomplete stream: the provider's trouble, worth a retry.
+  return 500;
+}
+
+function headerValue(headers: Record<string, string | undefined> | undefined, name: string): string | undefined {
+  for (const [key, value] of Object.entries(headers ?? {})) if (key.toLowerCase() === name) return value;
+  return undefined;
+}
+
+/** A string the Anthropic provider put in a stream part's metadata (a thinking block's signature or redacted data). */
+function anthropicMetadata(metadata: unknown, key: 'signature' | 'redactedData'): string | undefined {
+  if (!isJsonObject(metadata)) return undefined;
+  const anthropic = metadata.anthropic;
+  if (!isJsonObject(anthropic)) return undefined;
+  const value = anthropic[key];
+  return typeof value === 'string' ? value : undefined;
 }

@@ -1,12 +1,11 @@
 import type {
   JSONSchema7,
   LanguageModelV3FunctionTool,
-  LanguageModelV3GenerateResult,
   LanguageModelV3Message,
   LanguageModelV3Prompt,
   LanguageModelV3ToolResultPart,
 } from '@ai-sdk/provider';
-import type { ChatMessage, FinishReason, ModelResponse, ToolCall, ToolSpec } from '../contracts/model';
+import type { ChatMessage, FinishReason, ModelResponse, ReasoningBlock, ToolCall, ToolSpec } from '../contracts/model';
 import { isJsonObject, tryParseJson } from './json-value';
 import { modelBadResponseFailure } from './model-failures';
 
@@ -18,13 +17,23 @@ import { modelBadResponseFailure } from './model-failures';
 /** How a provider accepts system messages that come after the conversation has started. */
 export type LateSystemMessages = 'keep' | 'as-user';
 
-/**
- * Our messages as an AI SDK V3 prompt.
- *
- * @param lateSystemMessages `as-user` turns system messages that follow a user/assistant/tool message into
- *   user messages marked `[system]`, for providers that take system text only at the start (Anthropic).
- */
-export function toSdkPrompt(messages: ChatMessage[], lateSystemMessages: LateSystemMessages = 'keep'): LanguageModelV3Prompt {
+/** Provider-specific choices of the mapping. */
+export interface SdkPromptOptions {
+  /**
+   * `as-user` turns system messages that follow a user/assistant/tool message into user messages marked
+   * `[system]`, for providers that take system text only at the start (Anthropic). Default `keep`.
+   */
+  lateSystemMessages?: LateSystemMessages;
+  /**
+   * Send stored thinking back (Anthropic, whose thinking blocks carry signatures). Off for OpenAI-compatible
+   * providers: some (DeepSeek) reject `reasoning_content` in the input.
+   */
+  sendReasoning?: boolean;
+}
+
+/** Our messages as an AI SDK V3 prompt. */
+export function toSdkPrompt(messages: ChatMessage[], options: SdkPromptOptions = {}): LanguageModelV3Prompt {
+  const lateSystemMessages = options.lateSystemMessages ?? 'keep';
   const prompt: LanguageModelV3Prompt = [];
   let conversationStarted = false;
   for (const message of messages) {
@@ -43,13 +52,22 @@ export function toSdkPrompt(messages: ChatMessage[], lateSystemMessages: LateSys
       case 'assistant': {
         conversationStarted = true;
         const content: Extract<LanguageModelV3Message, { role: 'assistant' }>['content'] = [];
-        if (message.content !== '') content.push({ type: 'text', text: message.content });
+        // Thinking goes first: Anthropic wants the turn to start with its thinking blocks.
+        if (options.sendReasoning === true) {
+          for (const block of message.reasoning ?? []) {
+            if (block.signature !== undefined) content.push({ type: 'reasoning', text: block.text, providerOptions: { anthropic: { signature: block.signature } } });
+            else if (block.redactedData !== undefined) content.push({ type: 'reasoning', text: '', providerOptions: { anthropic: { redactedData: block.redactedData } } });
+          }
+        }
+        // Anthropic rejects text blocks that are empty or only whitespace ("text content blocks must be
+        // non-empty"); such text carries nothing for any provider, so it is left out.
+        if (message.content.trim() !== '') content.push({ type: 'text', text: message.content });
         for (const call of message.toolCalls ?? []) {
           content.push({ type: 'tool-call', toolCallId: call.id, toolName: call.name, input: call.arguments });
         }
-        // Providers reject an assistant turn with no content at all; an empty text keeps the turn order.
-        if (content.length === 0) content.push({ type: 'text', text: '' });
-        prompt.push({ role: 'assistant', content });
+        // An assistant turn that said nothing and called nothing is left out: an empty text block would be
+        // rejected, and the turns around it stay in order (consecutive user turns are merged or accepted).
+        if (content.some((part) => part.type !== 'reasoning')) prompt.push({ role: 'assistant', content });
         break;
       }
       case 'tool': {
@@ -103,22 +121,40 @@ export function parseToolArguments(raw: string, toolName: string, toolCallId: st
   return parsed;
 }
 
-/** An AI SDK generate result as our ModelResponse. */
-export function fromSdkResult(result: LanguageModelV3GenerateResult): ModelResponse {
-  const texts: string[] = [];
+/** What a model call produced, collected from the AI SDK stream parts. */
+export interface SdkAnswer {
+  /** The answer text, in order. */
+  text: string;
+  /** Tool calls with their raw JSON arguments, in order. */
+  toolCalls: Array<{ toolCallId: string; toolName: string; input: string }>;
+  finishReason: FinishReason;
+  usage: { inputTokens: number | undefined; outputTokens: number | undefined };
+  /** Thinking blocks, in order. */
+  reasoning: ReasoningBlock[];
+}
+
+/**
+ * A collected answer as our ModelResponse. Tool-call arguments that are not a JSON object make the answer a
+ * bad response (ModelBadResponse) — unless the answer was cut off at the output-token limit (`length`):
+ * then an unfinished call is what the cut left behind, and it is dropped; the caller sees a truncated
+ * answer, not a malformed one.
+ */
+export function toModelResponse(answer: SdkAnswer): ModelResponse {
   const toolCalls: ToolCall[] = [];
-  for (const part of result.content) {
-    if (part.type === 'text') texts.push(part.text);
-    else if (part.type === 'tool-call' && part.providerExecuted !== true) {
-      toolCalls.push({ id: part.toolCallId, name: part.toolName, arguments: parseToolArguments(part.input, part.toolName, part.toolCallId) });
+  for (const call of answer.toolCalls) {
+    if (answer.finishReason === 'length') {
+      // Under the limit even empty arguments are a cut, not a call without arguments (that would be "{}").
+      const parsed = tryParseJson(call.input);
+      if (parsed === undefined || !isJsonObject(parsed)) continue;
     }
-    // Reasoning, sources, files and provider-executed tools are not part of our wire model.
+    toolCalls.push({ id: call.toolCallId, name: call.toolName, arguments: parseToolArguments(call.input, call.toolName, call.toolCallId) });
   }
-  const finishReason: FinishReason = result.finishReason.unified;
+  const reasoning = answer.reasoning.filter((block) => block.text !== '' || block.signature !== undefined || block.redactedData !== undefined);
   return {
-    text: texts.join(''),
+    text: answer.text,
     toolCalls,
-    finishReason,
-    usage: { inputTokens: result.usage.inputTokens.total ?? 0, outputTokens: result.usage.outputTokens.total ?? 0 },
+    finishReason: answer.finishReason,
+    usage: { inputTokens: answer.usage.inputTokens ?? 0, outputTokens: answer.usage.outputTokens ?? 0 },
+    ...(reasoning.length > 0 ? { reasoning } : {}),
   };
 }

@@ -7,7 +7,7 @@ import type { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { JsonValue } from '../../src/contracts/json';
 import type { SubagentResult } from '../../src/contracts/subagent';
-import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedOpenAIServer } from '../../src/llm/scripted-openai-server';
+import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { subagentInput, temporalAddress, testClient, uniqueTaskQueue } from '../support/temporal';
 

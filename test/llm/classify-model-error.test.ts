@@ -46,6 +46,32 @@ describe('classifyModelError', () => {
     expect(classifyModelError(apiError(undefined))).toMatchObject({ type: 'ModelUnavailable', retryable: true });
   });
 
+  it('recognises a prompt over the context window from each vendor as ModelContextOverflow, not retryable', () => {
+    const openai = '{"error":{"message":"This model\'s maximum context length is 8192 tokens. However, your messages resulted in 8227 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}';
+    const anthropic = '{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}';
+    const anthropicWithOutput = '{"type":"error","error":{"type":"invalid_request_error","message":"input length and `max_tokens` exceed context limit: 198981 + 21333 > 200000, decrease input length or `max_tokens` and try again"}}';
+    const llamaCpp = '{"error":{"code":400,"message":"request (809 tokens) exceeds the available context size (512 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":809,"n_ctx":512}}';
+    const vllm = '{"object":"error","message":"This model\'s maximum context length is 4096 tokens. However, you requested 5000 tokens.","type":"BadRequestError","code":400}';
+    for (const body of [openai, anthropic, anthropicWithOutput, llamaCpp, vllm]) {
+      expect(classifyModelError(apiError(400, body))).toMatchObject({ type: 'ModelContextOverflow', retryable: false, status: 400 });
+    }
+    expect(classifyModelError(apiError(400, anthropic)).message).toBe('prompt is too long: 208310 tokens > 200000 maximum');
+    expect(classifyModelError(apiError(400, '{"error":{"message":"tools: too many","type":"invalid_request_error"}}')).type).toBe('ModelRequestRejected');
+  });
+
+  it('treats a connection that broke off after the answer began (a 200) as retryable', () => {
+    const socket = Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' });
+    const broken = new APICallError({
+      message: 'Failed to process successful response',
+      url: 'http://x/v1/chat/completions',
+      requestBodyValues: {},
+      statusCode: 200,
+      cause: new TypeError('terminated', { cause: socket }),
+    });
+    expect(classifyModelError(broken)).toMatchObject({ type: 'ModelUnavailable', retryable: true, status: 200 });
+    expect(classifyModelError(apiError(200, '<html>'))).toMatchObject({ type: 'ModelBadResponse', retryable: false });
+  });
+
   it('recognises aborts and timeouts', () => {
     const controller = new AbortController();
     controller.abort();

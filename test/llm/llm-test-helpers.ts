@@ -2,7 +2,7 @@ import { expect } from 'vitest';
 import type { ModelRequest, ModelRoute, ToolSpec } from '../../src/contracts/model';
 import { createModelRegistry, type ProviderConfig } from '../../src/llm/provider-config';
 import type { ChatModel } from '../../src/llm/model-port';
-import type { ScriptedOpenAIServer } from '../../src/llm/scripted-openai-server';
+import type { ScriptedOpenAIServer } from '../support/scripted-openai-server';
 
 /** The API key tests put in the environment of a registry. */
 export const testApiKey = 'sk-test-key';

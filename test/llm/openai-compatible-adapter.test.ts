@@ -1,9 +1,11 @@
 import { createServer } from 'node:http';
 import { CancelledFailure } from '@temporalio/common';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { defaultMaxOutputTokens } from '../../src/contracts/limits';
 import type { ModelRequest } from '../../src/contracts/model';
+import { estimateTokens, truncateToTokens } from '../../src/domain/token-estimate';
 import { classifyModelError, modelCallAborted } from '../../src/llm/classify-model-error';
-import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../../src/llm/scripted-openai-server';
+import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
 import { listDirectoryTool, modelAgainst, readFileTool, rejectionOf, simpleRequest, testApiKey } from './llm-test-helpers';
 
 describe('OpenAI-compatible adapter against the scripted server', () => {
@@ -29,10 +31,14 @@ describe('OpenAI-compatible adapter against the scripted server', () => {
     expect(server.requests).toHaveLength(1);
     const [request] = server.requests;
     expect(request?.api).toBe('chat-completions');
+    expect(request?.streamed).toBe(true);
     expect(request?.headers.authorization).toBe(`Bearer ${testApiKey}`);
     expect(request?.headers['x-errand-test']).toBe('yes');
     expect(request?.body).toMatchObject({
       model: 'scripted-model-1',
+      stream: true,
+      stream_options: { include_usage: true },
+      max_tokens: defaultMaxOutputTokens,
       temperature: 0.2,
       messages: [
         { role: 'system', content: 'You are a test.' },
@@ -125,13 +131,13 @@ describe('OpenAI-compatible adapter against the scripted server', () => {
 
   it('classifies 400 as ModelRequestRejected with the provider message, not retryable', async () => {
     const { model, route } = modelAgainst(server, 'openai-compatible');
-    server.enqueue({ error: { status: 400, message: "This model's maximum context length is 8192 tokens." } });
+    server.enqueue({ error: { status: 400, message: "Invalid 'tools[0].function.name': string does not match pattern." } });
 
     const classification = classifyModelError(await rejectionOf(model.generate(simpleRequest(route), {})));
 
     expect(classification).toEqual({
       type: 'ModelRequestRejected',
-      message: "This model's maximum context length is 8192 tokens.",
+      message: "Invalid 'tools[0].function.name': string does not match pattern.",
       retryable: false,
       status: 400,
     });
@@ -251,5 +257,138 @@ describe('OpenAI-compatible adapter against the scripted server', () => {
 
     expect(classification.type).toBe('ModelUnavailable');
     expect(classification.retryable).toBe(true);
+  });
+
+  it('sends maxOutputTokens as max_tokens and reasoningEffort as reasoning_effort', async () => {
+    const { model, route } = modelAgainst(server, 'openai-compatible');
+    server.enqueue({ text: 'ok' });
+
+    await model.generate({ ...simpleRequest(route), maxOutputTokens: 321, reasoningEffort: 'high' }, {});
+
+    expect(server.requests[0]?.body).toMatchObject({ max_tokens: 321, reasoning_effort: 'high' });
+  });
+
+  it('streams the text through onText in pieces and returns the same response as the whole answer', async () => {
+    const { model, route } = modelAgainst(server, 'openai-compatible');
+    const text = 'Streaming works: every piece arrives in order, and the last one is the whole answer.';
+    server.enqueue({ text, toolCalls: [{ name: 'developer__read_file', arguments: { path: 'README.md' }, id: 'call_r' }] });
+    const seen: string[] = [];
+
+    const response = await model.generate(simpleRequest(route, 'Stream please', [readFileTool]), { onText: (soFar) => seen.push(soFar) });
+
+    expect(response).toMatchObject({ text, finishReason: 'tool-calls', toolCalls: [{ id: 'call_r', name: 'developer__read_file', arguments: { path: 'README.md' } }] });
+    expect(seen.length).toBeGreaterThan(1);
+    expect(seen.at(-1)).toBe(text);
+    for (const piece of seen) expect(text.startsWith(piece)).toBe(true);
+  });
+
+  it('comes back with finish reason length when the answer reaches max_tokens, dropping a call cut in half', async () => {
+    const { model, route } = modelAgainst(server, 'openai-compatible');
+    const text = 'This answer is far too long for the limit it was given, so the server cuts it. '.repeat(3);
+    server.enqueue({ text }, { text: 'tiny', toolCalls: [{ name: 'developer__read_file', arguments: { path: 'a-rather-long-file-name-that-does-not-fit.md' }, id: 'call_cut' }] });
+
+    const cut = await model.generate({ ...simpleRequest(route), maxOutputTokens: 12 }, {});
+    const cutCall = await model.generate({ ...simpleRequest(route, 'x', [readFileTool]), maxOutputTokens: 12 }, {});
+
+    expect(cut).toMatchObject({ text: truncateToTokens(text, 12), finishReason: 'length', toolCalls: [], usage: { outputTokens: 12 } });
+    expect(cutCall).toMatchObject({ text: 'tiny', finishReason: 'length', toolCalls: [] });
+  });
+
+  it('turns a stream broken off mid-answer into a retryable ModelUnavailable, and the retry succeeds', async () => {
+    const { model, route } = modelAgainst(server, 'openai-compatible');
+    const text = 'The first attempt of this answer is cut off by a dropped connection.';
+    server.enqueue({ text, breakAfterChars: 20 }, { text });
+    const seen: string[] = [];
+
+    const classification = classifyModelError(await rejectionOf(model.generate(simpleRequest(route), { onText: (soFar) => seen.push(soFar) })));
+    const retry = await model.generate(simpleRequest(route), {});
+
+    expect(classification).toMatchObject({ type: 'ModelUnavailable', retryable: true });
+    expect(seen.at(-1)).toBe(text.slice(0, 20));
+    expect(server.requests[0]?.broken).toBe(true);
+    expect(retry.text).toBe(text);
+  });
+
+  it('stops the stream at once when aborted after the first text, and the server sees the disconnect', async () => {
+    const { model, route } = modelAgainst(server, 'openai-compatible');
+    server.enqueue({ text: 'first piece, then a very long pause before the rest', chunkDelayMs: 30_000 });
+    const controller = new AbortController();
+    const seen: string[] = [];
+
+    const error = await rejectionOf(
+      model.generate(simpleRequest(route), {
+        abortSignal: controller.signal,
+        onText: (soFar) => {
+          seen.push(soFar);
+          controller.abort();
+        },
+      }),
+    );
+
+    expect(classifyModelError(error).type).toBe(modelCallAborted);
+    expect(seen).toHaveLength(1);
+    await server.waitFor((requests) => requests[0]?.aborted === true, 5_000, 'the server to notice the disconnect');
+  });
+
+  it('is rejected like OpenAI when a tool call has no result, without using a script step', async () => {
+    const { model, route } = modelAgainst(server, 'openai-compatible');
+    server.enqueue({ text: 'never sent' });
+    const request: ModelRequest = {
+      route,
+      tools: [listDirectoryTool],
+      messages: [
+        { role: 'system', content: 'You are a test.' },
+        { role: 'user', content: 'Look around' },
+        { role: 'assistant', content: '', toolCalls: [{ id: 'call_lost', name: 'developer__list_directory', arguments: { path: '.' } }] },
+        { role: 'user', content: 'Another message' },
+      ],
+    };
+
+    const classification = classifyModelError(await rejectionOf(model.generate(request, {})));
+
+    expect(classification).toEqual({
+      type: 'ModelRequestRejected',
+      message:
+        "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: call_lost",
+      retryable: false,
+      status: 400,
+    });
+    expect(server.rejectedRequests).toHaveLength(1);
+    expect(server.remainingSteps).toBe(1);
+  });
+
+  it('leaves an assistant turn that said nothing out of the request', async () => {
+    const { model, route } = modelAgainst(server, 'openai-compatible');
+    server.enqueue({ text: 'ok' });
+
+    await model.generate({ ...simpleRequest(route), messages: [...simpleRequest(route).messages, { role: 'assistant', content: '  ' }, { role: 'user', content: 'Hello?' }] }, {});
+
+    expect(server.requests[0]?.body).toMatchObject({
+      messages: [
+        { role: 'system', content: 'You are a test.' },
+        { role: 'user', content: 'Say hello' },
+        { role: 'user', content: 'Hello?' },
+      ],
+    });
+  });
+
+  it("answers a prompt over the context window with OpenAI's context_length_exceeded, classified ModelContextOverflow", async () => {
+    const { model, route } = modelAgainst(server, 'openai-compatible');
+    const request = { ...simpleRequest(route, 'word '.repeat(200)), maxOutputTokens: 100 };
+    const prompt = estimateTokens(request.messages);
+    server.setContextWindow(prompt + 99);
+    server.enqueue({ text: 'fits' });
+
+    const classification = classifyModelError(await rejectionOf(model.generate(request, {})));
+    server.setContextWindow(prompt + 100);
+    const fits = await model.generate(request, {});
+
+    expect(classification).toEqual({
+      type: 'ModelContextOverflow',
+      message: `This model's maximum context length is ${prompt + 99} tokens. However, you requested ${prompt + 100} tokens (${prompt} in the messages, 100 in the completion). Please reduce the length of the messages or completion.`,
+      retryable: false,
+      status: 400,
+    });
+    expect(fits.text).toBe('fits');
   });
 });

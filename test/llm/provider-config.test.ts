@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { classifyModelError } from '../../src/llm/classify-model-error';
-import { createModelRegistry, parseProviderConfigs, providerConfigSchema, type ProviderConfig } from '../../src/llm/provider-config';
+import { defaultContextWindow } from '../../src/contracts/limits';
+import { createModelRegistry, modelIds, parseProviderConfigs, providerConfigSchema, type ProviderConfig } from '../../src/llm/provider-config';
 import { ScriptedModel } from '../../src/llm/scripted-model';
 
 const openai: ProviderConfig = {
@@ -81,7 +82,7 @@ describe('model registry', () => {
 
   it('needs no key for an openai-compatible provider without apiKeyEnv (Ollama, llama.cpp)', () => {
     const registry = createModelRegistry([ollama], { env: {} });
-    expect(registry.resolve({ provider: 'ollama', model: 'qwen3:8b' })).toBeDefined();
+    expect(typeof registry.resolve({ provider: 'ollama', model: 'qwen3:8b' }).generate).toBe('function');
   });
 
   it('resolves scripted providers to the supplied model and fails clearly when none is supplied', () => {
@@ -99,5 +100,67 @@ describe('model registry', () => {
     const error = classifyModelError(thrown(() => createModelRegistry([{ ...openai, defaultModel: 'nope' }], { env })));
     expect(error.type).toBe('ModelNotConfigured');
     expect(error.message).toContain('providers[0.defaultModel]');
+  });
+});
+
+describe('model entries with settings', () => {
+  const env = { OPENAI_API_KEY: 'sk-test', ANTHROPIC_API_KEY: 'sk-ant-test' };
+  const withEntries: ProviderConfig = {
+    ...openai,
+    models: [
+      'gpt-4.1-mini',
+      { id: 'o4-mini', contextWindow: 200_000, maxOutputTokens: 32_000, reasoningEfforts: ['low', 'medium', 'high'], defaultReasoningEffort: 'medium' },
+      { id: 'small-local', contextWindow: 4_096 },
+    ],
+  };
+
+  it('accepts objects next to plain ids, and lists and resolves them by id', () => {
+    expect(parseProviderConfigs([withEntries], 'providers')).toEqual([withEntries]);
+    const registry = createModelRegistry([withEntries], { env });
+    expect(registry.providers()[0]?.models).toEqual(['gpt-4.1-mini', 'o4-mini', 'small-local']);
+    expect(typeof registry.resolve({ provider: 'openai', model: 'o4-mini' }).generate).toBe('function');
+    expect(modelIds(withEntries)).toEqual(['gpt-4.1-mini', 'o4-mini', 'small-local']);
+  });
+
+  it("exposes each model's settings through modelInfo, with the defaults from limits.ts for what an entry leaves out", () => {
+    const registry = createModelRegistry([withEntries], { env });
+    expect(registry.modelInfo({ provider: 'openai', model: 'o4-mini' })).toEqual({
+      provider: 'openai',
+      model: 'o4-mini',
+      kind: 'openai-compatible',
+      contextWindow: 200_000,
+      maxOutputTokens: 32_000,
+      reasoningEfforts: ['low', 'medium', 'high'],
+      defaultReasoningEffort: 'medium',
+    });
+    expect(registry.modelInfo({ provider: 'openai', model: 'gpt-4.1-mini' })).toEqual({
+      provider: 'openai',
+      model: 'gpt-4.1-mini',
+      kind: 'openai-compatible',
+      contextWindow: defaultContextWindow,
+      reasoningEfforts: [],
+    });
+    expect(registry.modelInfo({ provider: 'openai', model: 'small-local' }).contextWindow).toBe(4_096);
+    expect(classifyModelError(thrown(() => registry.modelInfo({ provider: 'openai', model: 'gpt-5' }))).type).toBe('ModelNotConfigured');
+  });
+
+  it('names the field and what would be valid when an entry is wrong', () => {
+    const bad = (entry: unknown, kind: ProviderConfig['kind'] = 'openai-compatible'): string =>
+      String(thrown(() => parseProviderConfigs([{ ...ollama, kind, models: [entry] }], 'ERRAND_PROVIDERS')));
+    expect(bad({ id: 'm', contextWindow: 0 })).toContain('ERRAND_PROVIDERS[0.models.0.contextWindow]: contextWindow must be positive, e.g. 128000');
+    expect(bad({ id: 'm', maxOutputTokens: 1.5 })).toContain('ERRAND_PROVIDERS[0.models.0.maxOutputTokens]: maxOutputTokens must be a whole number of tokens, e.g. 8192');
+    expect(bad({ id: 'm', contextWindow: 1000, maxOutputTokens: 1000 })).toContain('ERRAND_PROVIDERS[0.models.0.maxOutputTokens]: maxOutputTokens (1000) must be smaller than contextWindow (1000)');
+    expect(bad({ id: 'm', reasoningEfforts: ['low'], defaultReasoningEffort: 'high' })).toContain(
+      'ERRAND_PROVIDERS[0.models.0.defaultReasoningEffort]: defaultReasoningEffort "high" is not in reasoningEfforts (low)',
+    );
+    expect(bad({ id: 'm', contextWindows: 10 })).toContain('ERRAND_PROVIDERS[0.models.0]');
+    expect(bad({ id: 'm', reasoningEfforts: ['minimal'] }, 'anthropic')).toContain(
+      'ERRAND_PROVIDERS[0.models.0.reasoningEfforts.0]: reasoning effort "minimal" has no thinking budget for kind anthropic; use low, medium, high',
+    );
+    expect(String(thrown(() => parseProviderConfigs([{ ...ollama, models: ['m', { id: 'm' }] }], 'providers')))).toContain('providers[0.models.1]: model "m" is listed twice');
+  });
+
+  it('lets defaultModel name an entry by its id', () => {
+    expect(parseProviderConfigs([{ ...ollama, models: [{ id: 'qwen3:8b', contextWindow: 32_768 }], defaultModel: 'qwen3:8b' }], 'providers')[0]?.defaultModel).toBe('qwen3:8b');
   });
 });

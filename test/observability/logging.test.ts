@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import type { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { SubagentResult } from '../../src/contracts/subagent';
-import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../../src/llm/scripted-openai-server';
+import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
 import { subagentStartOptions } from '../../src/observability/start-options';
 import { subagentInput, temporalAddress, testClient, uniqueTaskQueue, workflowBundlePath } from '../support/temporal';
 

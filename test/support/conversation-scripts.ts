@@ -1,5 +1,5 @@
 import type { ChatMessage, ModelRequest } from '../../src/contracts/model';
-import { createScriptedModel, type ScriptedModel } from '../../src/llm/scripted-model';
+import { createScriptedModel, type ScriptedModel, type ScriptedModelOptions } from '../../src/llm/scripted-model';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 
 /** A conversation's script: a queue of steps, or a function of the request (undefined = exhausted). */
@@ -17,7 +17,7 @@ export class ConversationScripts {
   /** Requests per conversation name, in order. */
   readonly requests = new Map<string, ModelRequest[]>();
 
-  constructor() {
+  constructor(options: ScriptedModelOptions = {}) {
     this.model = createScriptedModel((request) => {
       const name = markerOf(request.messages);
       if (!name) return undefined;
@@ -29,7 +29,7 @@ export class ConversationScripts {
       this.requests.set(name, list);
       if (!script) return undefined;
       return typeof script === 'function' ? script(request, call) : script.shift();
-    });
+    }, options);
   }
 
   /** Registers a script and returns the marker to put into the conversation's first message. */

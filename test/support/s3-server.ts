@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdtempSync, writeFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { seaweedPath } from '../../src/dev/tool-paths';
+import { distinctFreePorts } from './free-port';
 
 /** A running S3-compatible server (SeaweedFS) for tests, with the credentials it accepts. */
 export interface S3TestServer {
@@ -18,34 +18,6 @@ export interface S3TestServer {
   startupMs: number;
   /** Stops the process this harness started (by pid) and removes its data folder. */
   stop(): Promise<void>;
-}
-
-/** Asks the kernel for a free loopback port (listen on 0, read it, close). */
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      if (address === null || typeof address === 'string') {
-        server.close();
-        reject(new Error('could not read the port of a probe socket'));
-        return;
-      }
-      const port = address.port;
-      server.close(() => resolvePort(port));
-    });
-  });
-}
-
-async function distinctFreePorts(count: number): Promise<number[]> {
-  const ports = new Set<number>();
-  // Bounded: each probe returns a fresh ephemeral port; collisions are rare.
-  for (let attempt = 0; ports.size < count && attempt < count * 20; attempt += 1) {
-    ports.add(await freePort());
-  }
-  if (ports.size < count) throw new Error(`could not find ${count} free loopback ports`);
-  return [...ports];
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));

@@ -91,7 +91,7 @@ export function subagentInput(overrides: Partial<SubagentInput> & Pick<SubagentI
 /** Options of {@link testDependencies}. */
 export interface TestDependencyOptions {
   /** In-process models by provider name (each also configured as a `scripted` provider with `models`). */
-  scripted?: Record<string, { model: ChatModel; models?: string[] }>;
+  scripted?: Record<string, { model: ChatModel; models?: ProviderConfig['models'] }>;
   /** Providers reached over HTTP (e.g. the scripted OpenAI-compatible server). */
   providers?: ProviderConfig[];
   /** Extra environment for configuration (ERRAND_*). */

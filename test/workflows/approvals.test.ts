@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { approvalUpdate, peekQuery, sendMessageUpdate, type SubagentPeek, type SubagentResult } from '../../src/contracts/subagent';
-import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../../src/llm/scripted-openai-server';
+import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
 import { ConversationScripts, notices, toolResults } from '../support/conversation-scripts';
 import { sessionInput, startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';

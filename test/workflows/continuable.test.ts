@@ -5,7 +5,7 @@ import { WorkflowUpdateFailedError, type Client, type Connection } from '@tempor
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ChatMessage } from '../../src/contracts/model';
 import { cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery, type SubagentPeek, type SubagentResult, type TranscriptView } from '../../src/contracts/subagent';
-import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedOpenAIServer } from '../../src/llm/scripted-openai-server';
+import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
 import { ConversationScripts, notices, toolResults } from '../support/conversation-scripts';
 import { sessionInput, startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
@@ -21,11 +21,13 @@ let connection: Connection;
 let worker: RunningWorker;
 let taskQueue: string;
 let workingDir: string;
-const scripts = new ConversationScripts();
+// A context window large enough that the 200-turn history test measures turns, not compactions.
+const contextWindow = 10_000_000;
+const scripts = new ConversationScripts({ contextWindow });
 
 beforeAll(async () => {
   ({ client, connection } = await testClient());
-  const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model } } });
+  const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model, models: [{ id: 'scripted-model', contextWindow }] } } });
   taskQueue = uniqueTaskQueue('continuable');
   worker = await startTestWorker(taskQueue, dependencies);
   workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-continuable-work-')));

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { sendMessageUpdate, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent';
-import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedOpenAIServer } from '../../src/llm/scripted-openai-server';
+import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
 import { sessionInput, testClient, uniqueTaskQueue } from '../support/temporal';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 

@@ -7,7 +7,7 @@ import type { ChatMessage } from '../../src/contracts/model';
 import { cancelSignal, peekQuery, type SubagentPeek, type SubagentResult } from '../../src/contracts/subagent';
 import { createScriptedModel, type ScriptedModel } from '../../src/llm/scripted-model';
 import type { ScriptStep } from '../../src/llm/scripted-step';
-import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../../src/llm/scripted-openai-server';
+import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
 import { subagentInput, startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
 
 /**
@@ -211,11 +211,12 @@ describe('subagent workflow', () => {
 
   test('a 400 fails fast with the provider message as diagnostic', async () => {
     server.reset();
-    server.enqueue({ error: { status: 400, message: 'context length exceeded for gpt-test' } });
+    // Not a context overflow (that one is ModelContextOverflow, which the workflow answers by compacting).
+    server.enqueue({ error: { status: 400, message: "Invalid 'tools[0].function.name': gpt-test rejects this tool name" } });
     const result = await run(`errand-400-${Date.now()}`, 'Bad request', { route: { provider: 'http', model: 'gpt-test' } });
     expect(result.status).toBe('failed');
     expect(result.diagnostic).toContain('ModelRequestRejected');
-    expect(result.diagnostic).toContain('context length exceeded for gpt-test');
+    expect(result.diagnostic).toContain("Invalid 'tools[0].function.name': gpt-test rejects this tool name");
     expect(server.requests).toHaveLength(1);
   });
 });

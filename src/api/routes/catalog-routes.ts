@@ -6,6 +6,7 @@ import type { ApiEnv } from '../api-env';
 import { ApiProblem, ProblemKind } from '../problem';
 import { mountRoute, sendJson } from '../route-spec';
 import { getSourceRoute, listModelsRoute, listSourcesRoute } from '../route-table';
+import { modelIds } from '../../llm/provider-config';
 
 /** Mounts `/v1/sources` and `/v1/models`: what can be delegated, and with which models. */
 export function mountCatalogRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
@@ -57,7 +58,7 @@ export function mountCatalogRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): vo
   mountRoute(app, listModelsRoute, async ({ c }) => {
     const { providers, defaultModel } = deps.config;
     return sendJson(c, modelsResponseSchema, 200, {
-      providers: providers.map((provider) => ({ provider: provider.name, kind: provider.kind, models: [...provider.models], defaultModel: provider.defaultModel ?? null })),
+      providers: providers.map((provider) => ({ provider: provider.name, kind: provider.kind, models: modelIds(provider), defaultModel: provider.defaultModel ?? null })),
       default: defaultModel ?? null,
     });
   });

@@ -1,34 +1,35 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { JsonObject, JsonValue } from '../contracts/json';
-import type { FinishReason } from '../contracts/model';
-import { scriptedServerMaxBodyBytes } from '../contracts/limits';
-import { deepCopy, isJsonObject, tryParseJson } from './json-value';
-import {
-  parseScript,
-  rawArguments,
-  scriptExhaustedErrorCode,
-  stepFinishReason,
-  stepUsage,
-  type ScriptResponder,
-  type ScriptStep,
-} from './scripted-step';
+import type { JsonObject, JsonValue } from '../../src/contracts/json';
+import { defaultContextWindow, scriptedServerMaxBodyBytes } from '../../src/contracts/limits';
+import { estimateTextTokens } from '../../src/domain/token-estimate';
+import { deepCopy, isJsonObject, tryParseJson } from '../../src/llm/json-value';
+import { parseScript, scriptedAnswer, scriptExhaustedErrorCode, type ScriptResponder, type ScriptStep } from '../../src/llm/scripted-step';
+import { answerBody, answerEvents, type StreamEvent } from './vendor-answers';
+import { checkVendorRequest, type ScriptedApi, type VendorRejection } from './vendor-rules';
+
+export type { ScriptedApi } from './vendor-rules';
 
 /**
  * A scripted model vendor over real HTTP, so tests exercise the real provider adapters (DESIGN.md,
- * Tests). It serves the OpenAI Chat Completions API (`POST /v1/chat/completions`, non-streaming — the
- * adapters never stream) and the Anthropic Messages API (`POST /v1/messages`) from one script, and
- * records every request. Scripted errors are real HTTP error statuses with the vendor's error body and
- * `retry-after` header; a delayed step holds the response open and notices a client disconnect.
- * An unscripted request is answered 400 with error type `script_exhausted` (non-retryable, classified as
- * ScriptExhausted) and recorded, so a test can assert that none happened.
+ * Tests). A test double: it lives under test/ and never ships. It serves the OpenAI Chat Completions API
+ * (`POST /v1/chat/completions`) and the Anthropic Messages API (`POST /v1/messages`) from one script,
+ * streamed (server-sent events in each vendor's format) or not, and records every request.
+ *
+ * It is as strict as the strictest real provider (`vendor-rules.ts`): a request the vendor would refuse —
+ * an unanswered tool call, a tool result for no call, Anthropic's role order and empty text, a missing
+ * `max_tokens`, a prompt over the context window — gets the vendor's 400 and error body, uses no script
+ * step, and is recorded with its `rejection`. An answer longer than the request's output-token limit is
+ * cut there and ends with `finish_reason: "length"` / `stop_reason: "max_tokens"`.
+ *
+ * Scripted errors are real HTTP error statuses with the vendor's error body and `retry-after` header; a
+ * delayed step holds the response open and notices a client disconnect; `breakAfterChars` drops the
+ * connection mid-answer. An unscripted request is answered 400 with error type `script_exhausted`
+ * (non-retryable, classified as ScriptExhausted) and recorded, so a test can assert that none happened.
  *
  * A control API lets another process drive it: `POST /__script` (a list of steps, or `{steps}`) enqueues,
  * `GET /__requests` returns the log, `POST /__reset` clears queue and log.
  */
-
-/** Which vendor API a request used. */
-export type ScriptedApi = 'chat-completions' | 'messages';
 
 /** One model API request the server received. */
 export interface RecordedRequest {
@@ -51,6 +52,12 @@ export interface RecordedRequest {
   aborted: boolean;
   /** True when the script had no step for this request. */
   exhausted: boolean;
+  /** True when the request streamed (`stream: true`). */
+  streamed: boolean;
+  /** Why the vendor would have refused the request, when it would have (no script step was used). */
+  rejection?: { type: string; message: string };
+  /** True when the server dropped the connection on purpose (`breakAfterChars`). */
+  broken: boolean;
 }
 
 /** Options of the scripted server. */
@@ -63,6 +70,10 @@ export interface ScriptedServerOptions {
   host?: string;
   /** Port; a free random port by default. */
   port?: number;
+  /** Context window the server enforces, in tokens estimated with `estimateTokens` (default `defaultContextWindow`). */
+  contextWindow?: number;
+  /** Characters of answer per streamed event (default 8). */
+  streamChunkChars?: number;
 }
 
 /** A running scripted server. */
@@ -74,29 +85,37 @@ export interface ScriptedOpenAIServer {
   enqueue(...steps: ScriptStep[]): void;
   /** Answers with a responder instead of the queue; `undefined` goes back to the queue. */
   setResponder(responder: ScriptResponder<RecordedRequest> | undefined): void;
+  /** Changes the context window enforced from the next request on (`reset` restores the initial one). */
+  setContextWindow(tokens: number): void;
   /** Every model API request, in arrival order (live array). */
   readonly requests: RecordedRequest[];
   /** Requests that found the script exhausted; a test asserts this is empty. */
   readonly exhaustedRequests: RecordedRequest[];
+  /** Requests the vendor would have refused; a test of a valid conversation asserts this is empty. */
+  readonly rejectedRequests: RecordedRequest[];
   /** Steps left in the queue. */
   readonly remainingSteps: number;
   /** Resolves when at least `count` requests have arrived; rejects after `timeoutMs`. */
   waitForRequests(count: number, timeoutMs?: number): Promise<RecordedRequest[]>;
   /** Resolves when `predicate` holds for the request log; rejects after `timeoutMs`. */
   waitFor(predicate: (requests: RecordedRequest[]) => boolean, timeoutMs?: number, what?: string): Promise<void>;
-  /** Clears queue, responder and log. */
+  /** Clears queue, responder and log, and restores the initial context window. */
   reset(): void;
   /** Stops listening and drops open connections. */
   close(): Promise<void>;
 }
 
 const defaultWaitMs = 10_000;
+const defaultStreamChunkChars = 8;
 
 /** Starts a scripted OpenAI-compatible (and Anthropic Messages) server on loopback. */
 export async function startScriptedOpenAIServer(options: ScriptedServerOptions = {}): Promise<ScriptedOpenAIServer> {
   const queue: ScriptStep[] = [...(options.steps ?? [])];
   let responder = options.responder;
   let scriptedCount = queue.length;
+  const initialContextWindow = options.contextWindow ?? defaultContextWindow;
+  let contextWindow = initialContextWindow;
+  const chunkChars = Math.max(1, options.streamChunkChars ?? defaultStreamChunkChars);
   const requests: RecordedRequest[] = [];
   const listeners = new Set<() => void>();
   const notify = (): void => {
@@ -117,6 +136,8 @@ export async function startScriptedOpenAIServer(options: ScriptedServerOptions =
       receivedAt: Date.now(),
       aborted: false,
       exhausted: false,
+      streamed: isJsonObject(body) && body.stream === true,
+      broken: false,
     };
     requests.push(record);
     let clientGone = false;
@@ -124,17 +145,30 @@ export async function startScriptedOpenAIServer(options: ScriptedServerOptions =
     response.on('close', () => {
       if (!response.writableFinished) {
         clientGone = true;
-        record.aborted = true;
+        record.aborted = !record.broken;
         wake?.();
       }
       record.finishedAt = Date.now();
       notify();
     });
     notify();
+    const hold = async (ms: number): Promise<void> => {
+      if (ms <= 0 || clientGone) return;
+      // A client disconnect ends the wait early (that is what aborts look like).
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    };
 
-    if (isJsonObject(body) && body.stream === true) {
-      record.status = 400;
-      sendError(response, api, 400, 'the scripted server does not stream: send "stream": false', 'invalid_request_error');
+    const check = checkVendorRequest(api, body, contextWindow);
+    if (!check.ok) {
+      record.status = check.rejection.status;
+      record.rejection = { type: check.rejection.type, message: check.rejection.message };
+      sendRejection(response, api, check.rejection);
       return;
     }
     const step = await nextStep(record);
@@ -144,29 +178,43 @@ export async function startScriptedOpenAIServer(options: ScriptedServerOptions =
       const message = responder
         ? `scripted server: the responder gave no step for request #${record.callIndex + 1} (script exhausted)`
         : `scripted server: script exhausted — ${scriptedCount} step(s) were scripted and request #${record.callIndex + 1} (${record.method} ${record.path}) has none`;
-      sendError(response, api, 400, message, scriptExhaustedErrorCode);
+      sendRejection(response, api, { status: 400, type: scriptExhaustedErrorCode, message, code: scriptExhaustedErrorCode, param: null });
       return;
     }
-    if (step.delayMs !== undefined && step.delayMs > 0 && !clientGone) {
-      // Hold the response open; a client disconnect ends the wait early (that is what aborts look like).
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, step.delayMs);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    }
+    await hold(step.delayMs ?? 0);
     const status = step.error?.status ?? 200;
     record.status = status;
     if (clientGone) return;
     if (step.error !== undefined) {
       const headers: Record<string, string> = {};
       if (step.error.retryAfterSeconds !== undefined) headers['retry-after'] = String(step.error.retryAfterSeconds);
-      sendError(response, api, step.error.status, step.error.message, errorTypeFor(api, step.error.status), headers);
+      sendRejection(response, api, { status: step.error.status, type: errorTypeFor(api, step.error.status), message: step.error.message, code: null, param: null }, headers);
       return;
     }
-    sendJson(response, 200, api === 'chat-completions' ? chatCompletion(step, record, body) : anthropicMessage(step, record, body));
+    const { request: wanted } = check;
+    const answer = scriptedAnswer(
+      step,
+      (index) => (api === 'messages' ? `toolu_${record.callIndex}_${index}` : `call_${record.callIndex}_${index}`),
+      wanted.promptTokens,
+      // Thinking counts against Anthropic's max_tokens too: what it used is not left for the answer.
+      wanted.thinking && step.reasoning !== undefined ? Math.max(0, wanted.maxOutputTokens - estimateTextTokens(step.reasoning)) : wanted.maxOutputTokens,
+    );
+    const context = { callIndex: record.callIndex, model: modelOf(body), created: Math.floor(record.receivedAt / 1000), thinking: wanted.thinking };
+    if (!wanted.stream) {
+      if (step.breakAfterChars !== undefined) {
+        // A connection that drops before the answer: the client sees no response at all.
+        record.broken = true;
+        response.destroy();
+        return;
+      }
+      sendJson(response, 200, answerBody(api, answer, context));
+      return;
+    }
+    const events = answerEvents(api, answer, context, { includeUsage: wanted.includeUsage, chunkChars });
+    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    await streamEvents(response, events, step, hold, () => clientGone, () => {
+      record.broken = true;
+    });
   };
 
   const handleControl = (path: string, request: IncomingMessage, response: ServerResponse, body: JsonValue | undefined): void => {
@@ -196,6 +244,7 @@ export async function startScriptedOpenAIServer(options: ScriptedServerOptions =
     requests.length = 0;
     scriptedCount = 0;
     responder = undefined;
+    contextWindow = initialContextWindow;
     notify();
   };
 
@@ -212,7 +261,7 @@ export async function startScriptedOpenAIServer(options: ScriptedServerOptions =
           request.method === 'POST' && path === '/v1/chat/completions' ? 'chat-completions' : request.method === 'POST' && path === '/v1/messages' ? 'messages' : undefined;
         if (api !== undefined) {
           if (body === undefined) {
-            sendError(response, api, 400, 'scripted server: the request has no JSON body', 'invalid_request_error');
+            sendRejection(response, api, { status: 400, type: 'invalid_request_error', message: 'scripted server: the request has no JSON body', code: null, param: null });
             return;
           }
           await handleModelRequest(api, request, response, body);
@@ -273,9 +322,15 @@ export async function startScriptedOpenAIServer(options: ScriptedServerOptions =
     setResponder(next: ScriptResponder<RecordedRequest> | undefined): void {
       responder = next;
     },
+    setContextWindow(tokens: number): void {
+      contextWindow = tokens;
+    },
     requests,
     get exhaustedRequests(): RecordedRequest[] {
       return requests.filter((record) => record.exhausted);
+    },
+    get rejectedRequests(): RecordedRequest[] {
+      return requests.filter((record) => record.rejection !== undefined);
     },
     get remainingSteps(): number {
       return queue.length;
@@ -294,6 +349,50 @@ export async function startScriptedOpenAIServer(options: ScriptedServerOptions =
       });
     },
   };
+}
+
+/**
+ * Writes a streamed answer's events, waiting `chunkDelayMs` between events that carry answer text, and
+ * drops the connection once `breakAfterChars` answer characters have gone out (after they reached the
+ * socket, so the client sees the text before the break).
+ */
+async function streamEvents(
+  response: ServerResponse,
+  events: StreamEvent[],
+  step: ScriptStep,
+  hold: (ms: number) => Promise<void>,
+  clientGone: () => boolean,
+  markBroken: () => void,
+): Promise<void> {
+  const total = events.reduce((sum, event) => sum + event.answerChars, 0);
+  const cut = step.breakAfterChars === undefined ? undefined : Math.min(step.breakAfterChars, total);
+  const breakAfter = (wire: string): void => {
+    markBroken();
+    response.write(wire, () => response.destroy());
+  };
+  if (cut === 0) {
+    // Nothing of the answer goes out: only the stream's opening event, then the drop.
+    breakAfter(events[0]?.wire ?? '');
+    return;
+  }
+  let sent = 0;
+  let carriedText = false;
+  for (const event of events) {
+    if (clientGone()) return;
+    if (event.answerChars > 0) {
+      if (carriedText) await hold(step.chunkDelayMs ?? 0);
+      if (clientGone()) return;
+      carriedText = true;
+      if (cut !== undefined && sent + event.answerChars >= cut) {
+        const take = cut - sent;
+        breakAfter(take === event.answerChars || event.partial === undefined ? event.wire : event.partial(take));
+        return;
+      }
+    }
+    sent += event.answerChars;
+    response.write(event.wire);
+  }
+  response.end();
 }
 
 // ---- HTTP helpers -----------------------------------------------------------------------------------
@@ -341,11 +440,16 @@ function notFound(request: IncomingMessage, response: ServerResponse): void {
   });
 }
 
-/** An error in the vendor's own format: OpenAI `{error: {message, type, code}}`, Anthropic `{type: 'error', error: {type, message}}`. */
-function sendError(response: ServerResponse, api: ScriptedApi, status: number, message: string, type: string, headers: Record<string, string> = {}): void {
+/**
+ * An error in the vendor's own format: OpenAI `{error: {message, type, param, code}}`, Anthropic
+ * `{type: 'error', error: {type, message}, request_id}`.
+ */
+function sendRejection(response: ServerResponse, api: ScriptedApi, rejection: VendorRejection, headers: Record<string, string> = {}): void {
   const body: JsonObject =
-    api === 'messages' ? { type: 'error', error: { type, message } } : { error: { message, type, code: type, param: null } };
-  sendJson(response, status, body, headers);
+    api === 'messages'
+      ? { type: 'error', error: { type: rejection.type, message: rejection.message }, request_id: 'req_scripted' }
+      : { error: { message: rejection.message, type: rejection.type, param: rejection.param ?? null, code: rejection.code ?? null } };
+  sendJson(response, rejection.status, body, headers);
 }
 
 function errorTypeFor(api: ScriptedApi, status: number): string {
@@ -363,76 +467,11 @@ function modelOf(body: JsonValue): string {
 }
 
 function recordToJson(record: RecordedRequest): JsonObject {
-  const { finishedAt, status, ...rest } = record;
-  return { ...rest, ...(finishedAt === undefined ? {} : { finishedAt }), ...(status === undefined ? {} : { status }) };
-}
-
-// ---- answers ------------------------------------------------------------------------------------------
-
-const openAIFinishReasons: Record<FinishReason, string> = {
-  stop: 'stop',
-  'tool-calls': 'tool_calls',
-  length: 'length',
-  'content-filter': 'content_filter',
-  error: 'error',
-  other: 'other',
-};
-
-function chatCompletion(step: ScriptStep, record: RecordedRequest, body: JsonValue): JsonObject {
-  const usage = stepUsage(step, body);
-  const toolCalls = (step.toolCalls ?? []).map((call, index): JsonObject => ({
-    id: call.id ?? `call_${record.callIndex}_${index}`,
-    type: 'function',
-    function: { name: call.name, arguments: rawArguments(call) },
-  }));
+  const { finishedAt, status, rejection, ...rest } = record;
   return {
-    id: `chatcmpl-scripted-${record.callIndex}`,
-    object: 'chat.completion',
-    created: Math.floor(record.receivedAt / 1000),
-    model: modelOf(body),
-    choices: [
-      {
-        index: 0,
-        message: {
-          role: 'assistant',
-          content: step.text ?? (toolCalls.length > 0 ? null : ''),
-          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
-        },
-        finish_reason: openAIFinishReasons[stepFinishReason(step)],
-      },
-    ],
-    usage: { prompt_tokens: usage.inputTokens, completion_tokens: usage.outputTokens, total_tokens: usage.inputTokens + usage.outputTokens },
-  };
-}
-
-const anthropicStopReasons: Record<FinishReason, string> = {
-  stop: 'end_turn',
-  'tool-calls': 'tool_use',
-  length: 'max_tokens',
-  'content-filter': 'refusal',
-  error: 'end_turn',
-  other: 'end_turn',
-};
-
-function anthropicMessage(step: ScriptStep, record: RecordedRequest, body: JsonValue): JsonObject {
-  const usage = stepUsage(step, body);
-  const content: JsonObject[] = [];
-  if (step.text !== undefined && step.text !== '') content.push({ type: 'text', text: step.text });
-  (step.toolCalls ?? []).forEach((call, index) => {
-    // The Messages API carries input as an object; raw (string) arguments are parsed when they can be,
-    // and otherwise sent as a string, which the adapter must reject as a bad response.
-    const parsed = typeof call.arguments === 'string' ? tryParseJson(call.arguments) : call.arguments;
-    content.push({ type: 'tool_use', id: call.id ?? `toolu_${record.callIndex}_${index}`, name: call.name, input: parsed ?? rawArguments(call) });
-  });
-  if (content.length === 0) content.push({ type: 'text', text: '' });
-  return {
-    id: `msg_scripted_${record.callIndex}`,
-    type: 'message',
-    role: 'assistant',
-    model: modelOf(body),
-    content,
-    stop_reason: anthropicStopReasons[stepFinishReason(step)],
-    stop_sequence: null,
-    usage: { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens },
+    ...rest,
+    ...(finishedAt === undefined ? {} : { finishedAt }),
+    ...(status === undefined ? {} : { status }),
+    ...(rejection === undefined ? {} : { rejection }),
   };
 }
