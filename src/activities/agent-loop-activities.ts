@@ -28,6 +28,7 @@ import { applyOrchestrationPolicy, applyToolPolicy, checkToolCall, resolvePolicy
 import type { WorkerToolsetRegistry } from '../tools/toolset-registry-factory';
 import { isBlobConflictError, type BlobStore } from './blob-store';
 import { compactConversation, windowedMessages } from './compaction';
+import { liveText, type LiveText } from '../contracts/live-text';
 import {
   conversationSegment,
   isConversationMessageConflictError,
@@ -55,10 +56,19 @@ function outcomeKey(kind: 'answers' | 'tool-results', conversationId: string, se
   return `outcomes/${kind}/${conversationSegment(conversationId)}/${seq}.json`;
 }
 
-/** Runs `work` while heartbeating, so a lost worker is noticed and a cancellation is delivered. */
-async function withHeartbeat<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+/**
+ * Runs `work` while heartbeating, so a lost worker is noticed and a cancellation is delivered. `details`
+ * (when given) is sent with each heartbeat: the text a model has written so far, which peek, the API and
+ * the Web UI show while the call runs. Heartbeat details cost no history, and losing them with a worker
+ * loses nothing: the final answer is stored as always.
+ */
+async function withHeartbeat<T>(work: (signal: AbortSignal) => Promise<T>, details?: () => LiveText | undefined): Promise<T> {
   const context = Context.current();
-  const timer = setInterval(() => context.heartbeat(), modelHeartbeatIntervalMs);
+  const timer = setInterval(() => {
+    const live = details?.();
+    if (live) context.heartbeat(live);
+    else context.heartbeat();
+  }, modelHeartbeatIntervalMs);
   try {
     return await work(context.cancellationSignal);
   } catch (error) {
@@ -174,6 +184,8 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
         // Orchestration tools fall under the same policy; `approve` only where the operator lets the parent decide.
         const orchestration = applyOrchestrationPolicy(deps.toolPolicy, input.toolPolicy ?? [], input.orchestrationTools ?? []).offered.map((name) => orchestrationToolSpecs[name]);
         // Listing tools may start an MCP server: it runs under the heartbeat like the model call.
+        let written = '';
+        const live = (): LiveText | undefined => (written.length > 0 ? liveText(written, input.turn) : undefined);
         const outcome = await withHeartbeat(async (abortSignal): Promise<{ response: ModelResponse } | { needsCompaction: NonNullable<ModelTurnOutput['needsCompaction']> }> => {
           deps.toolsets.ensureRecipeServers(input.recipeServers?.map((server) => server.config) ?? []);
           const offered = applyToolPolicy([...orchestration, ...(await deps.toolsets.specsFor(input.toolsets, input.toolFilter))], deps.toolPolicy, input.toolPolicy ?? []).offered;
@@ -182,8 +194,8 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
             const thresholdTokens = compactionThreshold(info.contextWindow, maxOutputTokens, deps.compactAt);
             if (estimatedTokens > thresholdTokens) return { needsCompaction: { estimatedTokens, thresholdTokens, contextWindow: info.contextWindow } };
           }
-          return { response: await model.generate({ route: input.route, messages, tools: offered, maxOutputTokens }, { abortSignal }) };
-        }).catch((error: unknown) => classifyAndThrow(error));
+          return { response: await model.generate({ route: input.route, messages, tools: offered, maxOutputTokens }, { abortSignal, onText: (text) => { written = text; } }) };
+        }, live).catch((error: unknown) => classifyAndThrow(error));
         if ('needsCompaction' in outcome) {
           return { text: '', textTruncated: false, toolCalls: [], finishReason: 'other', usage: zeroUsage, maxOutputTokens, needsCompaction: outcome.needsCompaction };
         }

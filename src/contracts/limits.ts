@@ -153,6 +153,8 @@ export const s3ConditionalWriteRetryMs = 10 * 60_000;
 // ---- durable payloads -----------------------------------------------------------------------------
 /** Assistant text longer than this travels by reference (conversation store), not through history. */
 export const inlineTextLimit = 512;
+/** Characters of a model call's text-so-far sent with its heartbeats (live output). */
+export const liveTextChars = 4_096;
 /** Length of argument and output previews shown by peek and kept in history. */
 export const previewLength = 400;
 /** Default upper bound of one model call (ms). */
