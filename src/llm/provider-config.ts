@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { ModelRoute } from '../contracts/model';
 import { defaultModelRequestTimeoutMs } from '../contracts/limits';
-import { createAnthropicModels } from './anthropic-adapter';
+import type { AnthropicSettings } from './anthropic-adapter';
 import { modelNotConfiguredFailure } from './model-failures';
 import { ProviderKind, type ChatModel, type ModelRegistry, type ProviderInfo } from './model-port';
-import { createOpenAICompatibleModels } from './openai-compatible-adapter';
+import type { OpenAICompatibleSettings } from './openai-compatible-adapter';
 
 /**
  * Configuration of the model providers errand may call, and the registry built from it. Strict (DESIGN.md convention 6): an unknown key
@@ -106,6 +106,24 @@ interface ConfiguredProvider {
 }
 
 /**
+ * Models of one provider whose adapter module (and with it the vendor's AI SDK) is loaded at the first
+ * model call, not when configuration is read: the CLI, the API and every process that only reads the
+ * provider list would otherwise spend a few hundred ms loading SDKs they never call.
+ */
+function lazyModels(load: () => Promise<(modelId: string) => ChatModel>): (modelId: string) => ChatModel {
+  let factory: Promise<(modelId: string) => ChatModel> | undefined;
+  return (modelId) => {
+    let model: Promise<ChatModel> | undefined;
+    return {
+      async generate(request, options) {
+        model ??= (factory ??= load()).then((create) => create(modelId));
+        return (await model).generate(request, options);
+      },
+    };
+  };
+}
+
+/**
  * Builds the model registry from provider configuration. Everything that can be checked without a
  * network call is checked here, once, so a worker with a broken configuration fails at start with a
  * message naming the setting, not at its first model call:
@@ -179,29 +197,25 @@ function configureProvider(config: ProviderConfig, options: ModelRegistryOptions
       const apiKey = config.apiKeyEnv === undefined ? undefined : readApiKey(config, config.apiKeyEnv, options.env);
       // The schema requires baseUrl for this kind; the check keeps the type narrow without a cast.
       if (config.baseUrl === undefined) throw modelNotConfiguredFailure(`provider "${config.name}": baseUrl is required for kind openai-compatible`);
-      return {
-        info,
-        modelFor: createOpenAICompatibleModels({
-          name: config.name,
-          baseUrl: config.baseUrl,
-          requestTimeoutMs,
-          ...(apiKey === undefined ? {} : { apiKey }),
-          ...headers,
-        }),
+      const settings: OpenAICompatibleSettings = {
+        name: config.name,
+        baseUrl: config.baseUrl,
+        requestTimeoutMs,
+        ...(apiKey === undefined ? {} : { apiKey }),
+        ...headers,
       };
+      return { info, modelFor: lazyModels(async () => (await import('./openai-compatible-adapter.js')).createOpenAICompatibleModels(settings)) };
     }
     case ProviderKind.anthropic: {
       const apiKey = readApiKey(config, config.apiKeyEnv ?? defaultAnthropicApiKeyEnv, options.env);
-      return {
-        info,
-        modelFor: createAnthropicModels({
-          name: config.name,
-          apiKey,
-          requestTimeoutMs,
-          ...(config.baseUrl === undefined ? {} : { baseUrl: config.baseUrl }),
-          ...headers,
-        }),
+      const settings: AnthropicSettings = {
+        name: config.name,
+        apiKey,
+        requestTimeoutMs,
+        ...(config.baseUrl === undefined ? {} : { baseUrl: config.baseUrl }),
+        ...headers,
       };
+      return { info, modelFor: lazyModels(async () => (await import('./anthropic-adapter.js')).createAnthropicModels(settings)) };
     }
   }
 }
