@@ -1,12 +1,38 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { testFilesUsingTemporal } from './test/support/test-tiers';
+
+/**
+ * Two projects, decided by what each test file imports (test/support/test-tiers.ts):
+ * - `temporal`: files that use the run's Temporal dev server (through test/support/temporal.ts). Its global
+ *   setup starts the server and bundles the workflow code once per run.
+ * - `unit`: every other file. No global setup, so `npx vitest run --project unit` (or one unit file) runs
+ *   in seconds without a server.
+ *
+ * Files run in parallel forks. Vitest's default is one fork per core minus one — a single fork on a 2-core
+ * machine, which ran the suite file after file. Most dev-server tests spend their time waiting (for
+ * Temporal, timers, child processes), so more forks than cores keeps both cores busy; each test uses its own
+ * task queue, data folder and ports, so files never share state.
+ */
+const temporalTests = testFilesUsingTemporal(__dirname);
+const forks = Math.max(3, availableParallelism() + 1);
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    maxWorkers: forks,
     reporters: ['default', './test/support/summary-reporter.ts'],
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: temporalTests },
+      },
+      {
+        extends: true,
+        test: { name: 'temporal', include: temporalTests, globalSetup: ['test/support/global-setup.ts'] },
+      },
+    ],
   },
 });

@@ -8,9 +8,17 @@ const overload =
 
 export const analysis: Record<string, string[]> = {
   'overhead-per-turn': [
+    'until errand started its dev servers with a higher transfer-queue poll rate (floor section), errand and the baseline alike waited 50 ms for every workflow or activity task, which hid errand\'s own cost (ratio 1.007 at 101 ms/turn). With the wait gone a bare turn costs ~31 ms here and errand\'s turn shows its own work on top: per turn two activities that read and write blobs (modelTurn 9 – 10 ms and runTool ~12 ms against ~4 ms for a no-op, scheduled → completed) and two workflow tasks ~3 ms heavier each. The ratio now measures errand, not the limiter.',
     'per turn errand runs the same two activities and two workflow tasks as the baseline, plus one UpsertWorkflowSearchAttributes event (src/workflows/agent-core.ts `updateSearchAttributes`, called after every model call) and larger payloads (activity summaries, inputs with route/toolsets, ~0.8 KB per turn against ~40 B for the baseline). Activity bodies add the conversation-store I/O: modelTurn reads the conversation and writes the answer twice (outcome blob + message), runTool reads the assistant message, writes the result twice.',
     'suggested (src/activities/subagent-activities.ts): write the model outcome once — the stored assistant message could serve as the idempotency record instead of a separate `outcomes/answers/...` blob — which removes one file write + rename per activity; the same for tool results.',
     overload,
+  ],
+  'floor-turn': [
+    'the bare turn is bound by CPU, not by a wait (floor section): two workflow tasks and two activities cost the server and the worker about as much CPU time as the turn takes. Only fewer workflow tasks per turn lower it — the tool call as a local activity measured 20 – 25 ms per turn.',
+  ],
+  'cli-peek': [
+    'the Temporal TypeScript client alone (a bundled script that only connects, describes and queries) takes most of it: @temporalio/proto builds the reflection of the whole Temporal API (~700 KB of descriptors) when it loads, and gRPC and protobufjs add ~700 KB more. errand adds zod (contracts), the API app and configuration; the AI and AWS SDKs are no longer loaded by peek.',
+    'with `errand dev` running, or ERRAND_API_URL set, peek is an HTTP call and loads no Temporal client.',
   ],
   throughput: [
     'each delegation runs one more workflow-task-heavy step than the bare workflow: per delegation 45 history events against 41, four UpsertWorkflowSearchAttributes (status and turns, kept current for the Web UI), larger payloads (~2.9 KB against ~110 B: activity summaries, inputs carrying route, toolsets and limits), and current details written on every workflow task. The workflow bundle is ~1.9 MB (zod is no longer in it; it was ~2.9 MB when a first run measured 0.76) against ~1.6 MB for the bare bundle.',

@@ -1,9 +1,9 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 
 /**
- * The bare-Temporal baseline: a workflow that does nothing but run `count` no-op activities one after
- * another. Bundled on its own and served on its own task queue, so errand's figures can be compared with
- * what Temporal itself costs on the same machine, server and worker settings.
+ * The bare-Temporal baseline: workflows that do nothing but run no-op activities. Bundled on their own and
+ * served on their own task queue, so errand's figures can be compared with what Temporal itself costs on
+ * the same machine, server and worker settings.
  */
 
 /** Activities the baseline schedules (implemented in baseline-activities.ts). */
@@ -16,6 +16,11 @@ const { noop } = proxyActivities<BaselineActivities>({
   retry: { maximumAttempts: 3 },
 });
 
+const local = proxyLocalActivities<BaselineActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 3 },
+});
+
 /** Runs `count` sequential no-op activities and returns how many ran. */
 export async function baselineSequentialWorkflow(count: number): Promise<number> {
   // Bounded by the caller's count, which the bench keeps small (<= a few hundred).
@@ -23,4 +28,27 @@ export async function baselineSequentialWorkflow(count: number): Promise<number>
     await noop({ seq });
   }
   return count;
+}
+
+/** Runs `count` sequential no-op local activities (recorded as markers, run inside the workflow task). */
+export async function baselineLocalSequentialWorkflow(count: number): Promise<number> {
+  // Bounded like baselineSequentialWorkflow.
+  for (let seq = 0; seq < count; seq += 1) {
+    await local.noop({ seq });
+  }
+  return count;
+}
+
+/**
+ * The shape of an agent turn on bare Temporal: a no-op activity standing in for the model call, then a
+ * second one standing in for the tool call — a normal activity, or a local activity when `localTool`.
+ * For the floor figure: what one turn costs, and what running the tool as a local activity saves.
+ */
+export async function baselineTurnsWorkflow(turns: number, localTool: boolean): Promise<number> {
+  // Bounded by the caller's count.
+  for (let seq = 0; seq < turns; seq += 1) {
+    await noop({ seq });
+    await (localTool ? local.noop({ seq }) : noop({ seq }));
+  }
+  return turns;
 }

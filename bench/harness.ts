@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -20,7 +20,7 @@ import { onCleanup, trackChildPid, untrackChildPid } from './cleanup';
 import { benchStep, openAIMessages } from './scripted-answers';
 
 /**
- * The bench's stack: one dev server (temp SQLite file, headless), workflow bundles built once, a Temporal
+ * The bench's stack: one dev server (SQLite file in a temp folder, headless, errand's dev-server settings), workflow bundles built once, a Temporal
  * client, the in-process scripted model, a scripted OpenAI-compatible HTTP server, and helpers to start
  * in-process workers and worker child processes. Everything registers its own cleanup.
  */
@@ -39,13 +39,14 @@ export const benchProviders = {
 export const benchModel = 'bench-model';
 
 /**
- * Where the temp folder (SQLite file, data directories) goes: `BENCH_TEMP_DIR`, else /dev/shm when it
- * exists, else the OS temp folder. tmpfs keeps the VM's disk-sync latency (tens of ms per SQLite commit on
- * this machine) from dominating every figure, so the figures compare errand with Temporal, not with the disk.
+ * Where the temp folder (SQLite file, data directories) goes: `BENCH_TEMP_DIR`, else the OS temp folder —
+ * on disk, as `errand dev` keeps its state, because that is what the figures are for. The dev server writes
+ * its SQLite file with WAL and synchronous=normal (src/dev/temporal-dev-server.ts), which on this kind of
+ * machine costs the same as tmpfs (bench/results.md, floor); errand's own blob writes pay the disk's fsync.
+ * `BENCH_TEMP_DIR=/dev/shm` measures without the disk.
  */
 export function benchTempRoot(): string {
-  if (process.env.BENCH_TEMP_DIR) return process.env.BENCH_TEMP_DIR;
-  return existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+  return process.env.BENCH_TEMP_DIR ?? tmpdir();
 }
 
 /** The running stack. */

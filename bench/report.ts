@@ -1,5 +1,6 @@
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
 import type { FigureResult } from './figure';
+import { floorSection } from './floor-findings';
 
 /** results.json. */
 export interface BenchResults {
@@ -68,7 +69,7 @@ export function markdownReport(results: BenchResults, conditions: RunConditions,
     '## How this was measured',
     '',
     `- Machine: ${machine.cores} cores (${machine.cpuModel}), ${machine.memoryGiB} GiB, Node ${machine.node}. Load average before the run ${conditions.loadBefore.join(' / ')}, after ${conditions.loadAfter.join(' / ')} (1/5/15 min); on a 2-core machine shared with other work, timings are noisy — compare ratios, not absolute times.`,
-    `- One Temporal dev server (\`startDevServer\`, headless) with its SQLite file in a temp folder under ${conditions.tempRoot} (tmpfs when available, so the VM's disk sync does not dominate), errand workers in the bench process with the in-process scripted model (answers at once), the bare-Temporal baseline (\`bench/baseline-workflows.ts\`, its own bundle and task queue) in the same process with the same default worker tuning.`,
+    `- One Temporal dev server (\`startDevServer\`, headless, errand's dev-server settings: see the floor section) with its SQLite file, and errand's data folder, in a temp folder under ${conditions.tempRoot} (on disk unless BENCH_TEMP_DIR names a tmpfs), errand workers in the bench process with the in-process scripted model (answers at once), the bare-Temporal baseline (\`bench/baseline-workflows.ts\`, its own bundle and task queue) in the same process with the same default worker tuning.`,
     '- The cancel, recovery and memory figures use the scripted OpenAI-compatible HTTP server through the real adapter; recovery and memory run the worker as a child process (`node --import tsx src/worker.ts`, configured by environment, prebuilt workflow bundle).',
     `- Repetitions, chosen to keep the whole run near ${Math.round(conditions.durationS / 60)} minutes on this machine (total ${Math.round(conditions.durationS)} s): ${conditions.repetitions.join('; ')}.`,
     '- Value = median of the runs (or the named percentile of the samples); min and max are over the same runs or samples.',
@@ -86,6 +87,7 @@ export function markdownReport(results: BenchResults, conditions: RunConditions,
     }
     parts.push('');
   });
+  parts.push(...floorSection(results.figures));
   parts.push('![History bytes per turn](history-growth.svg)', '');
   return parts.join('\n');
 }

@@ -5,6 +5,8 @@ import { cleanupAll, installCleanupHandlers } from './cleanup';
 import { notMeasured, type FigureResult } from './figure';
 import { measureApiLatency } from './figures/api-latency';
 import { measureCancelLatency } from './figures/cancel-latency';
+import { measureCli } from './figures/cli';
+import { measureFloor } from './figures/floor';
 import { measureHistoryGrowth, type HistorySeries } from './figures/history-growth';
 import { measureMemory } from './figures/memory';
 import { measureOverhead } from './figures/overhead';
@@ -33,6 +35,8 @@ const plan = {
   recoveryDelegations: 50,
   recoveryHeartbeatTimeoutMs: 5_000,
   memorySubagents: 500,
+  cliSamples: 15,
+  floorRuns: 5,
 };
 
 const repetitionText = [
@@ -43,6 +47,8 @@ const repetitionText = [
   `cancel: ${plan.cancelSamples} samples (+ ${plan.cancelWhatIfSamples} what-if)`,
   `recovery: ${plan.recoveryRuns} kills of ${plan.recoveryDelegations} delegations`,
   `memory: 5 RSS samples with ${plan.memorySubagents} subagents`,
+  `CLI: ${plan.cliSamples} runs of each command`,
+  `floor: ${plan.floorRuns} alternating runs per variant`,
 ];
 
 interface Collected {
@@ -53,6 +59,9 @@ interface Collected {
 type FigureRunner = (bench: Bench, collected: Collected) => Promise<void>;
 
 const figureRunners: Record<string, FigureRunner> = {
+  floor: async (bench, collected) => {
+    collected.figures.push(...(await measureFloor(bench, plan.floorRuns)));
+  },
   overhead: async (bench, collected) => {
     collected.figures.push(await measureOverhead(bench, plan.overheadRuns));
   },
@@ -81,6 +90,9 @@ const figureRunners: Record<string, FigureRunner> = {
   },
   memory: async (bench, collected) => {
     collected.figures.push(await measureMemory(bench, plan.memorySubagents));
+  },
+  cli: async (bench, collected) => {
+    collected.figures.push(...(await measureCli(bench, plan.cliSamples)));
   },
 };
 

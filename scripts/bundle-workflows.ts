@@ -11,11 +11,14 @@ import { bundleWorkflowCode } from '@temporalio/worker';
  *
  * Usage: `tsx scripts/bundle-workflows.ts [--out dist/workflow-bundle.js]`
  */
-async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { out: { type: 'string' } }, strict: true });
-  const root = resolve(__dirname, '..');
-  const out = resolve(values.out ?? resolve(root, 'dist', 'workflow-bundle.js'));
-  const started = Date.now();
+
+const root = resolve(__dirname, '..');
+
+/**
+ * Bundles src/workflows and writes the bundle to `out`; returns its size in bytes. The test run's global
+ * setup uses this too, so the tests run the very bundle a build makes.
+ */
+export async function bundleWorkflows(out: string): Promise<number> {
   const { code } = await bundleWorkflowCode({
     workflowsPath: resolve(root, 'src', 'workflows', 'index.ts'),
     // webpack's progress chatter is noise in a build log; warnings and errors still show.
@@ -30,10 +33,20 @@ async function main(): Promise<void> {
   });
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, code);
-  process.stdout.write(`bundle-workflows: wrote ${out} (${Math.round(code.length / 1024)} KiB) in ${Date.now() - started} ms\n`);
+  return code.length;
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`bundle-workflows: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exit(1);
-});
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { out: { type: 'string' } }, strict: true });
+  const out = resolve(values.out ?? resolve(root, 'dist', 'workflow-bundle.js'));
+  const started = Date.now();
+  const size = await bundleWorkflows(out);
+  process.stdout.write(`bundle-workflows: wrote ${out} (${Math.round(size / 1024)} KiB) in ${Date.now() - started} ms\n`);
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    process.stderr.write(`bundle-workflows: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  });
+}

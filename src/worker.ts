@@ -149,7 +149,9 @@ export function workflowSource(env: NodeJS.ProcessEnv = process.env): Pick<Worke
   const prebuilt = env.ERRAND_WORKFLOW_BUNDLE ?? join(projectRoot, 'dist', 'workflow-bundle.js');
   if (existsSync(prebuilt)) return { workflowBundle: { codePath: prebuilt } };
   if (env.ERRAND_WORKFLOW_BUNDLE) throw new Error(`ERRAND_WORKFLOW_BUNDLE=${env.ERRAND_WORKFLOW_BUNDLE} does not exist; run "npm run build" or unset it`);
-  return { workflowsPath: require.resolve('./workflows') };
+  // From the project root rather than this file: the bundled CLI (dist/cli-bundle/) runs this code too.
+  const sources = join(projectRoot, 'src', 'workflows', 'index.ts');
+  return { workflowsPath: existsSync(sources) ? sources : require.resolve('./workflows') };
 }
 
 /** Options of {@link createErrandWorker}. */

@@ -103,6 +103,11 @@ export async function call<S extends z.ZodType>(
   return { status: answer.status, body: parsed.data };
 }
 
+/** Whether `error` is an {@link ApiRequestError}, by marker (works across module copies). */
+export function isApiRequestError(error: unknown): error is ApiRequestError {
+  return typeof error === 'object' && error !== null && 'errandError' in error && error.errandError === 'ApiRequestError';
+}
+
 /** Human lines for an API error: title and detail, each field problem, suggestions. */
 export function describeApiError(error: ApiRequestError): string {
   const lines = [error.message];

@@ -1,10 +1,5 @@
-import { loadApiConfig, localTenant } from '../api/api-config';
-import { createApp } from '../api/app';
-import { createApiDependencies } from '../api/default-dependencies';
-import { loadConfig } from '../config';
-import { httpTransport, inProcessTransport, type ApiTransport } from './api-transport';
+import { httpTransport, type ApiAnswer, type ApiTransport } from './api-transport';
 import type { CliIo } from './cli-io';
-import { findDevStack } from './dev-stack-state';
 
 /**
  * What every client command gets: output streams and a lazily built API transport, chosen in this order:
@@ -23,27 +18,53 @@ export interface CliContext {
   close(): Promise<void>;
 }
 
+/**
+ * The in-process transport. The API app, its configuration and the Temporal client are loaded on the first
+ * request, not when the transport is made: commands that fail on their arguments, or talk HTTP, never pay
+ * for them.
+ */
+function inProcessApiTransport(env: NodeJS.ProcessEnv, cwd: string, onClose: (close: () => Promise<void>) => void): ApiTransport {
+  let loading: Promise<ApiTransport> | undefined;
+  const load = async (): Promise<ApiTransport> => {
+    const [{ loadApiConfig, localTenant }, { createApp }, { createApiDependencies }, { inProcessTransport }] = await Promise.all([
+      import('../api/api-config.js'),
+      import('../api/app.js'),
+      import('../api/default-dependencies.js'),
+      import('./api-transport.js'),
+    ]);
+    const loaded = loadApiConfig(env, cwd, { localDefault: true });
+    const api = { ...loaded, auth: { mode: 'off' as const, tenant: loaded.auth.mode === 'off' ? loaded.auth.tenant : (env.ERRAND_LOCAL_TENANT ?? localTenant) } };
+    const deps = createApiDependencies({ env, cwd, api, startedBy: 'errand CLI' });
+    onClose(() => deps.temporal.close());
+    const inner = inProcessTransport(createApp(deps, { requestLog: false }), `Temporal at ${deps.config.temporal.address} (in process; set ERRAND_API_URL to use an API server)`);
+    transport.describe = inner.describe;
+    return inner;
+  };
+  const transport: ApiTransport = {
+    describe: 'Temporal (in process; set ERRAND_API_URL to use an API server)',
+    async request(method, path, options): Promise<ApiAnswer> {
+      loading ??= load();
+      return (await loading).request(method, path, options);
+    },
+  };
+  return transport;
+}
+
 /** Builds the context of one CLI invocation. */
 export function createCliContext(io: CliIo, env: NodeJS.ProcessEnv, cwd: string): CliContext {
   let chosen: Promise<ApiTransport> | undefined;
   let resolved: ApiTransport | undefined;
   let close: () => Promise<void> = () => Promise.resolve();
 
-  const inProcess = (): ApiTransport => {
-    const loaded = loadApiConfig(env, cwd, { localDefault: true });
-    const api = { ...loaded, auth: { mode: 'off' as const, tenant: loaded.auth.mode === 'off' ? loaded.auth.tenant : (env.ERRAND_LOCAL_TENANT ?? localTenant) } };
-    const deps = createApiDependencies({ env, cwd, api, startedBy: 'errand CLI' });
-    close = () => deps.temporal.close();
-    return inProcessTransport(createApp(deps, { requestLog: false }), `Temporal at ${deps.config.temporal.address} (in process; set ERRAND_API_URL to use an API server)`);
-  };
-
   const choose = async (): Promise<ApiTransport> => {
     const url = env.ERRAND_API_URL;
     if (url) return httpTransport(url, env.ERRAND_API_KEY);
+    // Loaded here, not at start: commands that fail on their arguments, or talk HTTP, never pay for them.
+    const [{ loadConfig }, { findDevStack }] = await Promise.all([import('../config.js'), import('./dev-stack-state.js')]);
     const stack = await findDevStack(loadConfig(env, cwd).dataDir);
     if (stack.kind === 'alive') return httpTransport(stack.state.apiUrl, env.ERRAND_API_KEY, `the errand dev stack found in ${stack.path}`);
     if (stack.kind === 'ignored') io.stderr(`errand: ${stack.note}\n`);
-    return inProcess();
+    return inProcessApiTransport(env, cwd, (closer) => (close = closer));
   };
 
   // Commands take the transport synchronously; which one it is is decided on the first request.

@@ -6,10 +6,43 @@ import { searchAttributeDefinitions } from '../contracts/search-attributes';
 import { freePort } from './free-port';
 import { temporalCliPath } from './tool-paths';
 
+/**
+ * Dynamic config every dev server errand starts gets (a caller's `dynamicConfig` wins key by key). Why, with
+ * the numbers, in docs/decisions/ ("the floor") and bench/results.md:
+ *
+ * - `history.transferProcessorMaxPollRPS`: a history shard's transfer-queue reader may load new tasks at
+ *   most 20 times a second (burst 20). Every workflow task and every activity task that goes through
+ *   matching is such a task, and the dev server has a single shard, so once the burst is spent a workflow
+ *   that runs activities one after another waits for the limiter: 50 ms per activity, whatever the worker
+ *   or the disk. The reader loads only when told a task is there, so a higher cap costs nothing while idle.
+ */
+export const devServerDynamicConfig: Readonly<Record<string, string | number | boolean>> = {
+  'history.transferProcessorMaxPollRPS': 1_000,
+};
+
+/**
+ * SQLite pragmas of a dev server with a state file. With SQLite's defaults (rollback journal, synchronous =
+ * full) every commit waits for the disk to sync the journal and the file, tens of ms on a VM disk. WAL with
+ * synchronous = normal commits without waiting for the disk: the file stays consistent and survives a crash
+ * of the server process or of errand; only a power cut or OS crash can lose the last transactions — fine for
+ * a development server, whose production counterpart is a real cluster.
+ */
+export const devServerSqlitePragmas: Readonly<Record<string, string>> = {
+  journal_mode: 'wal',
+  synchronous: 'normal',
+};
+
 /** Options for a local Temporal dev server. */
 export interface DevServerOptions {
-  /** SQLite file that keeps the server's state across restarts. */
-  dbFile: string;
+  /** SQLite file that keeps the server's state across restarts; omitted, the state is in memory only. */
+  dbFile?: string;
+  /** SQLite pragmas over {@link devServerSqlitePragmas} (used only with `dbFile`). */
+  sqlitePragmas?: Record<string, string>;
+  /**
+   * Temporal's own settings: none of {@link devServerDynamicConfig} and {@link devServerSqlitePragmas}, only
+   * what the caller passes. For measuring what errand's settings change (the bench's floor figure).
+   */
+  stock?: boolean;
   /** File that receives the server's stdout and stderr. */
   logFile: string;
   /** gRPC port (random free port when omitted). */
@@ -20,7 +53,7 @@ export interface DevServerOptions {
   headless?: boolean;
   /** Interface to bind (default 127.0.0.1). */
   ip?: string;
-  /** Extra dynamic config values, e.g. `{ 'limit.historyCount.suggestContinueAsNew': 50 }`. */
+  /** Dynamic config values over {@link devServerDynamicConfig}, e.g. `{ 'limit.historyCount.suggestContinueAsNew': 50 }`. */
   dynamicConfig?: Record<string, string | number | boolean>;
   /** How long to wait for the server to answer (ms). */
   startTimeoutMs?: number;
@@ -34,7 +67,7 @@ export interface DevServer {
   uiUrl: string | undefined;
   port: number;
   uiPort: number | undefined;
-  dbFile: string;
+  dbFile: string | undefined;
   logFile: string;
   /** The server process id. */
   pid: number;
@@ -44,7 +77,8 @@ export interface DevServer {
 
 /**
  * Starts `temporal server start-dev` from the project-installed CLI with the project's search attributes
- * registered, its state in `dbFile`, and waits until the frontend answers.
+ * registered, its state in `dbFile` (in memory without one), errand's dynamic config and SQLite pragmas
+ * (unless `stock`), and waits until the frontend answers.
  */
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const binary = temporalCliPath();
@@ -58,19 +92,24 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     'server', 'start-dev',
     '--ip', ip,
     '--port', String(port),
-    '--db-filename', options.dbFile,
     '--http-port', String(await freePort(ip)),
     '--metrics-port', String(await freePort(ip)),
     '--log-format', 'json',
     '--log-level', 'warn',
   ];
+  if (options.dbFile !== undefined) {
+    args.push('--db-filename', options.dbFile);
+    const pragmas = { ...(options.stock ? {} : devServerSqlitePragmas), ...options.sqlitePragmas };
+    for (const [pragma, value] of Object.entries(pragmas)) args.push('--sqlite-pragma', `${pragma}=${value}`);
+  }
   if (uiPort === undefined) args.push('--headless');
   else args.push('--ui-port', String(uiPort));
   for (const attribute of searchAttributeDefinitions) args.push('--search-attribute', `${attribute.name}=${attribute.type}`);
-  for (const [key, value] of Object.entries(options.dynamicConfig ?? {})) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  const dynamicConfig = { ...(options.stock ? {} : devServerDynamicConfig), ...options.dynamicConfig };
+  for (const [key, value] of Object.entries(dynamicConfig)) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
 
   mkdirSync(dirname(options.logFile), { recursive: true });
-  mkdirSync(dirname(options.dbFile), { recursive: true });
+  if (options.dbFile !== undefined) mkdirSync(dirname(options.dbFile), { recursive: true });
   const log = createWriteStream(options.logFile, { flags: 'a' });
   const child: ChildProcess = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout?.pipe(log);

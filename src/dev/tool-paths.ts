@@ -1,4 +1,5 @@
-import { join, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 
 /**
  * The external programs and files errand's local stack and tests need, each from a pinned PyPI package.
@@ -106,8 +107,20 @@ export function isToolName(name: string): name is ToolName {
   return Object.hasOwn(tools, name);
 }
 
-/** The project root (two levels above this file, in source and in dist alike). */
-export const projectRoot = resolve(__dirname, '..', '..');
+/**
+ * The project root: the nearest folder above this file that holds package.json. Found rather than fixed at
+ * two levels up, because this code also runs from the bundled CLI, whose files sit at another depth
+ * (dist/cli-bundle/chunks/).
+ */
+export const projectRoot = findProjectRoot(__dirname);
+
+function findProjectRoot(start: string): string {
+  // Bounded by the depth of the path: each step goes one folder up until the filesystem root.
+  for (let directory = start; ; directory = dirname(directory)) {
+    if (existsSync(join(directory, 'package.json'))) return directory;
+    if (dirname(directory) === directory) return resolve(__dirname, '..', '..');
+  }
+}
 
 /**
  * The git-ignored folder that holds installed tools. `ERRAND_TOOLS_DIR` moves it (a shared cache on a

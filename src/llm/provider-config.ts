@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { ModelRoute } from '../contracts/model';
 import { anthropicThinkingBudgets, defaultContextWindow, defaultMaxOutputTokens, defaultModelRequestTimeoutMs } from '../contracts/limits';
-import { createAnthropicModels, isAnthropicEffort } from './anthropic-adapter';
+import type { AnthropicSettings } from './anthropic-adapter';
 import { modelNotConfiguredFailure } from './model-failures';
 import { ProviderKind, type ChatModel, type ModelInfo, type ModelRegistry, type ProviderInfo } from './model-port';
-import { createOpenAICompatibleModels } from './openai-compatible-adapter';
+import type { OpenAICompatibleSettings } from './openai-compatible-adapter';
 
 /**
  * Configuration of the model providers errand may call, and the registry built from it. Strict (DESIGN.md convention 6): an unknown key
@@ -116,7 +116,7 @@ export const providerConfigSchema = z
       config.models.forEach((entry, index) => {
         if (typeof entry === 'string') return;
         (entry.reasoningEfforts ?? []).forEach((effort, effortIndex) => {
-          if (!isAnthropicEffort(effort)) {
+          if (!Object.hasOwn(anthropicThinkingBudgets, effort)) {
             context.addIssue({
               code: 'custom',
               path: ['models', index, 'reasoningEfforts', effortIndex],
@@ -184,6 +184,24 @@ interface ConfiguredProvider {
   /** Settings of the models listed as entries, by id. */
   entries: Map<string, ModelEntry>;
   modelFor: (modelId: string) => ChatModel;
+}
+
+/**
+ * Models of one provider whose adapter module (and with it the vendor's AI SDK) is loaded at the first
+ * model call, not when configuration is read: the CLI, the API and every process that only reads the
+ * provider list would otherwise spend a few hundred ms loading SDKs they never call.
+ */
+function lazyModels(load: () => Promise<(modelId: string) => ChatModel>): (modelId: string) => ChatModel {
+  let factory: Promise<(modelId: string) => ChatModel> | undefined;
+  return (modelId) => {
+    let model: Promise<ChatModel> | undefined;
+    return {
+      async generate(request, options) {
+        model ??= (factory ??= load()).then((create) => create(modelId));
+        return (await model).generate(request, options);
+      },
+    };
+  };
 }
 
 /**
@@ -280,31 +298,25 @@ function configureProvider(config: ProviderConfig, options: ModelRegistryOptions
       const apiKey = config.apiKeyEnv === undefined ? undefined : readApiKey(config, config.apiKeyEnv, options.env);
       // The schema requires baseUrl for this kind; the check keeps the type narrow without a cast.
       if (config.baseUrl === undefined) throw modelNotConfiguredFailure(`provider "${config.name}": baseUrl is required for kind openai-compatible`);
-      return {
-        info,
-        entries,
-        modelFor: createOpenAICompatibleModels({
-          name: config.name,
-          baseUrl: config.baseUrl,
-          requestTimeoutMs,
-          ...(apiKey === undefined ? {} : { apiKey }),
-          ...headers,
-        }),
+      const settings: OpenAICompatibleSettings = {
+        name: config.name,
+        baseUrl: config.baseUrl,
+        requestTimeoutMs,
+        ...(apiKey === undefined ? {} : { apiKey }),
+        ...headers,
       };
+      return { info, entries, modelFor: lazyModels(async () => (await import('./openai-compatible-adapter.js')).createOpenAICompatibleModels(settings)) };
     }
     case ProviderKind.anthropic: {
       const apiKey = readApiKey(config, config.apiKeyEnv ?? defaultAnthropicApiKeyEnv, options.env);
-      return {
-        info,
-        entries,
-        modelFor: createAnthropicModels({
-          name: config.name,
-          apiKey,
-          requestTimeoutMs,
-          ...(config.baseUrl === undefined ? {} : { baseUrl: config.baseUrl }),
-          ...headers,
-        }),
+      const settings: AnthropicSettings = {
+        name: config.name,
+        apiKey,
+        requestTimeoutMs,
+        ...(config.baseUrl === undefined ? {} : { baseUrl: config.baseUrl }),
+        ...headers,
       };
+      return { info, entries, modelFor: lazyModels(async () => (await import('./anthropic-adapter.js')).createAnthropicModels(settings)) };
     }
   }
 }

@@ -1,4 +1,5 @@
-import { GetObjectCommand, ListObjectsV2Command, S3Client, S3ServiceException, type S3ClientConfig } from '@aws-sdk/client-s3';
+import type * as S3Sdk from '@aws-sdk/client-s3';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { maxS3ListPages, maxSourceFileBytes, maxStoreEntries } from '../contracts/limits';
 import { messageOf } from './directory-store';
 import { entryKindOf, formatBytes, type SourceStore, type StoreEntry, type StoreListing, type StoreReadResult } from './source-store';
@@ -31,7 +32,8 @@ interface CachedObject {
  */
 export class S3Store implements SourceStore {
   readonly id: string;
-  private readonly client: S3Client;
+  private client: Promise<S3Client> | undefined;
+  private readonly clientConfig: S3ClientConfig;
   private readonly bucket: string;
   private readonly prefix: string;
   private readonly cache = new Map<string, CachedObject>();
@@ -48,7 +50,18 @@ export class S3Store implements SourceStore {
     if (options.forcePathStyle !== undefined) config.forcePathStyle = options.forcePathStyle;
     // Fail fast: a store that is down is reported stale, not retried for long inside a listing.
     config.maxAttempts = 2;
-    this.client = options.client ?? new S3Client(config);
+    this.clientConfig = config;
+    if (options.client) this.client = Promise.resolve(options.client);
+  }
+
+  /**
+   * The AWS SDK (over a MB of code) is loaded at the first listing or read, not when the store is
+   * configured: every process that builds the source stores (API, CLI) would otherwise load it.
+   */
+  private async sdk(): Promise<{ client: S3Client; commands: typeof S3Sdk }> {
+    const commands = await import('@aws-sdk/client-s3');
+    this.client ??= Promise.resolve(new commands.S3Client(this.clientConfig));
+    return { client: await this.client, commands };
   }
 
   describe(): string {
@@ -64,11 +77,12 @@ export class S3Store implements SourceStore {
     const entries: StoreEntry[] = [];
     const problems: string[] = [];
     let token: string | undefined;
+    const { client, commands } = await this.sdk();
     for (let page = 0; page < maxS3ListPages; page += 1) {
       let response;
       try {
-        response = await this.client.send(
-          new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix, Delimiter: '/', ContinuationToken: token }),
+        response = await client.send(
+          new commands.ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix, Delimiter: '/', ContinuationToken: token }),
         );
       } catch (error) {
         throw new Error(`${this.describe()}: listing failed: ${describeS3Error(error)}`);
@@ -102,9 +116,10 @@ export class S3Store implements SourceStore {
     if (knownSize !== undefined && knownSize > maxSourceFileBytes) {
       throw new Error(`${this.describe()}: ${path}: refused: file is ${formatBytes(knownSize)}, over the ${formatBytes(maxSourceFileBytes)} limit for sources`);
     }
+    const { client, commands } = await this.sdk();
     try {
-      const response = await this.client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + path, IfNoneMatch: cached ? `"${cached.etag}"` : undefined }),
+      const response = await client.send(
+        new commands.GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + path, IfNoneMatch: cached ? `"${cached.etag}"` : undefined }),
       );
       const size = response.ContentLength ?? 0;
       if (size > maxSourceFileBytes) {
@@ -135,12 +150,17 @@ function unquote(etag: string): string {
   return etag.replace(/^"|"$/g, '');
 }
 
+/** An error answered by S3 (an S3ServiceException, recognised by shape so the SDK need not be loaded to check). */
+function isS3ServiceError(error: unknown): error is Error & { $metadata: { httpStatusCode?: number } } {
+  return error instanceof Error && '$metadata' in error && typeof error.$metadata === 'object' && error.$metadata !== null && '$fault' in error;
+}
+
 function isNotModified(error: unknown): boolean {
-  if (error instanceof S3ServiceException) return error.$metadata.httpStatusCode === 304;
+  if (isS3ServiceError(error)) return error.$metadata.httpStatusCode === 304;
   return typeof error === 'object' && error !== null && (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 304;
 }
 
 function describeS3Error(error: unknown): string {
-  if (error instanceof S3ServiceException) return `${error.name} (HTTP ${error.$metadata.httpStatusCode ?? '?'}): ${error.message}`;
+  if (isS3ServiceError(error)) return `${error.name} (HTTP ${error.$metadata.httpStatusCode ?? '?'}): ${error.message}`;
   return messageOf(error);
 }

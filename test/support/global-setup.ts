@@ -1,7 +1,7 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { bundleWorkflows } from '../../scripts/bundle-workflows';
 import { startDevServer, type DevServer } from '../../src/dev/temporal-dev-server';
 
 /**
@@ -23,26 +23,15 @@ export const testEnvironmentKeys = {
   workflowBundle: 'ERRAND_TEST_WORKFLOW_BUNDLE',
 } as const;
 
-const quietLogger = {
-  log: () => undefined,
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (message: string) => process.stderr.write(`workflow bundle: ${message}\n`),
-  error: (message: string) => process.stderr.write(`workflow bundle: ${message}\n`),
-};
-
 export async function setup(): Promise<void> {
   dataDirectory = mkdtempSync(join(tmpdir(), 'errand-test-temporal-'));
   const logFile = resolve(__dirname, '..', '..', 'test-artifacts', 'temporal-dev-server.log');
   rmSync(logFile, { force: true });
   const directory = dataDirectory;
-  // Bundle the workflow code once per run, while the server starts; every test worker loads this file.
-  const bundling = bundleWorkflowCode({ workflowsPath: resolve(__dirname, '..', '..', 'src', 'workflows', 'index.ts'), logger: quietLogger }).then(({ code }) => {
-    const path = join(directory, 'workflow-bundle.js');
-    writeFileSync(path, code);
-    return path;
-  });
+  // Bundle the workflow code once per run, while the server starts, the way `npm run build` does; every
+  // test worker (and the production-image test's image) loads this file.
+  const bundlePath = join(directory, 'workflow-bundle.js');
+  const bundling = bundleWorkflows(bundlePath).then(() => bundlePath);
   server = await startDevServer({ dbFile: join(dataDirectory, 'temporal.sqlite'), logFile });
   process.env[testEnvironmentKeys.workflowBundle] = await bundling;
   process.env[testEnvironmentKeys.address] = server.address;

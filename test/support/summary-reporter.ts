@@ -1,10 +1,21 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Reporter, TestModule } from 'vitest/node';
 
 /**
  * Prints one plain closing line, `errand: N passed, N failed[, N skipped]`, that CI reads, and where the
- * dev server's log is kept when something failed.
+ * dev server's log is kept when something failed. Also keeps when each test file ran and for how long in
+ * test-artifacts/test-durations.json and names the slowest files, so the suite's time can be profiled
+ * from any run (what runs in parallel, what waits) without a special reporter.
  */
 export default class SummaryReporter implements Reporter {
+  private readonly runStarted = Date.now();
+  private readonly started = new Map<string, number>();
+
+  onTestModuleStart(module: TestModule): void {
+    this.started.set(module.moduleId, Date.now());
+  }
+
   onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<unknown>): void {
     let passed = 0;
     let failed = 0;
@@ -19,7 +30,36 @@ export default class SummaryReporter implements Reporter {
       if (module.state() === 'failed' && [...module.children.allTests()].length === 0) failed += 1;
     }
     failed += unhandledErrors.length;
+    this.writeDurations(testModules);
     if (failed > 0) process.stdout.write('\nThe Temporal dev server log of this run is in test-artifacts/temporal-dev-server.log\n');
     process.stdout.write(`\nerrand: ${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}\n`);
   }
+
+  private writeDurations(testModules: ReadonlyArray<TestModule>): void {
+    const root = resolve(__dirname, '..', '..');
+    const files = testModules.map((module) => {
+      const diagnostic = module.diagnostic();
+      const startedAt = this.started.get(module.moduleId);
+      return {
+        file: module.relativeModuleId,
+        project: module.project.name,
+        // Seconds from the start of the run; the file's time in its fork = import + hooks and tests.
+        startS: startedAt === undefined ? null : round((startedAt - this.runStarted) / 1000),
+        importS: round(diagnostic.collectDuration / 1000),
+        testsS: round(diagnostic.duration / 1000),
+        tests: [...module.children.allTests()].length,
+      };
+    });
+    const totalS = round((Date.now() - this.runStarted) / 1000);
+    const directory = join(root, 'test-artifacts');
+    mkdirSync(directory, { recursive: true });
+    writeFileSync(join(directory, 'test-durations.json'), `${JSON.stringify({ totalS, files }, null, 2)}\n`);
+    const slowest = [...files].sort((a, b) => b.importS + b.testsS - (a.importS + a.testsS)).slice(0, 8);
+    process.stdout.write(`\nslowest test files (of ${files.length}; all in test-artifacts/test-durations.json):\n`);
+    for (const file of slowest) process.stdout.write(`  ${(file.importS + file.testsS).toFixed(1).padStart(6)} s  ${file.file}\n`);
+  }
+}
+
+function round(value: number): number {
+  return Math.round(value * 10) / 10;
 }

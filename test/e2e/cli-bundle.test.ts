@@ -1,0 +1,84 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../src/dev/free-port';
+import { temporalAddress } from '../support/temporal';
+
+/**
+ * The bundled CLI that `npm ci` builds (scripts/build-cli.ts): built here into a folder of its own, then run
+ * the way bin/errand.js runs it, for commands that load different chunks — the command table alone, the
+ * recipe checker (YAML, templates), the HTTP client, and the in-process API with the Temporal client. The
+ * other CLI tests run bin/errand.js, which uses the bundle only when it is fresh; this one always does.
+ */
+
+const run = promisify(execFile);
+const root = resolve(__dirname, '..', '..');
+let outdir: string;
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the bundle's entry like bin/errand.js does (import it, call runCli). */
+async function bundled(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
+  const script = 'import(process.argv[1]).then(async (cli) => { process.exitCode = await cli.runCli(process.argv.slice(2)); })';
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['-e', script, join(outdir, 'errand.mjs'), ...args], { cwd: root, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env } });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: failed.code ?? -1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
+  }
+}
+
+beforeAll(async () => {
+  // Under test-artifacts/ (two levels below the root, like dist/cli-bundle/) so the bundle finds the project.
+  mkdirSync(join(root, 'test-artifacts'), { recursive: true });
+  outdir = mkdtempSync(join(root, 'test-artifacts', 'cli-bundle-'));
+  await run(process.execPath, ['--import', 'tsx', join('scripts', 'build-cli.ts'), '--outdir', outdir], { cwd: root });
+}, 120_000);
+
+afterAll(() => {
+  if (outdir) rmSync(outdir, { recursive: true, force: true });
+});
+
+describe('the bundled CLI', () => {
+  it('is split into chunks: the entry holds the command table only', () => {
+    expect(existsSync(join(outdir, 'errand.mjs'))).toBe(true);
+    expect(readdirSync(join(outdir, 'chunks')).length).toBeGreaterThan(5);
+  });
+
+  it('prints the usage', async () => {
+    const help = await bundled(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('usage: errand <command>');
+    expect(help.stdout).toMatch(/^\s+peek\s+show a delegation's state/m);
+  });
+
+  it('checks recipes (YAML and templates load from their chunk)', async () => {
+    const checked = await bundled(['recipes', 'check', join(root, 'examples', 'recipes')]);
+    expect(checked.stderr).toBe('');
+    expect(checked.code).toBe(0);
+    expect(checked.stdout).toMatch(/3 file\(s\) checked, 0 failed/);
+  });
+
+  it('reports usage errors with exit 2 and an unreachable API with exit 1', async () => {
+    const usage = await bundled(['peek']);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('errand peek: usage: errand peek <delegation id>');
+    const port = await freePort();
+    const unreachable = await bundled(['peek', 'errand-0000000000000000'], { ERRAND_API_URL: `http://127.0.0.1:${port}` });
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr).toContain(`cannot reach the errand API at http://127.0.0.1:${port}`);
+  });
+
+  it('runs the API in process against Temporal: an unknown delegation is a 404', async () => {
+    const unknown = await bundled(['peek', 'errand-0000000000000000', '--json'], { ERRAND_TEMPORAL_ADDRESS: temporalAddress() });
+    expect(unknown.code).toBe(1);
+    expect(JSON.parse(unknown.stdout)).toMatchObject({ status: 404 });
+  });
+});
