@@ -20,6 +20,7 @@ import {
   formatSettlementNotice,
   formatTaskResultBlock,
   formatWaitTimeout,
+  forcedBackgroundReason,
 } from '../domain/delegation-texts';
 import { OrchestrationTool } from '../domain/orchestration-tools';
 import { preview } from '../domain/subagent-prompt';
@@ -133,6 +134,18 @@ export class TaskOrchestrator implements OrchestrationTools {
         removeTask(agent.registry, record.taskId);
         return toolError(`delegate was not started: ${plan.message}`);
       }
+      const forced = plan.forceBackground === true && record.mode === 'foreground';
+      if (forced) {
+        // The agent file says `background: true`: the task runs in the background whatever the call asked.
+        // Its slot is checked and taken with no await in between, so parallel calls are still counted exactly.
+        const full = admissionError(agent.registry, 'background', agent.options.tasks, defaultMaxContinuables);
+        if (full) {
+          removeTask(agent.registry, record.taskId);
+          return toolError(`delegate was not started: ${forcedBackgroundReason(plan.source?.name)}, and ${full}`);
+        }
+        record.mode = 'background';
+        agent.updateViews();
+      }
       const handle = await this.start(record, plan);
       if (typeof handle === 'string') {
         removeTask(agent.registry, record.taskId);
@@ -143,7 +156,8 @@ export class TaskOrchestrator implements OrchestrationTools {
       const warnings = plan.warnings.length > 0 ? `\nNote: ${plan.warnings.join('\nNote: ')}` : '';
       if (record.mode !== 'foreground') {
         return toolText(
-          `Started ${record.taskId} in the background${record.mode === 'continuable' ? ' (continuable: send_message keeps talking to it)' : ''}. ` +
+          `Started ${record.taskId} in the background${record.mode === 'continuable' ? ' (continuable: send_message keeps talking to it)' : ''}` +
+            `${forced ? `: ${forcedBackgroundReason(plan.source?.name)}, so this call does not wait for it` : ''}. ` +
             `You will get a notice when it ${record.mode === 'continuable' ? 'answers' : 'ends'}; load with source "${record.taskId}" waits for it, peek: true shows progress, cancel: true stops it.${warnings}`,
         );
       }
@@ -406,7 +420,7 @@ export class TaskOrchestrator implements OrchestrationTools {
         workflowId: task.workflowId,
         kind: 'message',
         message,
-        messageId: `${agent.options.conversationId}:${position.assistantSeq}:${position.index}`,
+        messageId: `${agent.conversationId}:${position.assistantSeq}:${position.index}`,
         from: `parent ${agent.options.workflowId}`,
       }]);
     } catch (error) {
@@ -441,7 +455,7 @@ export class TaskOrchestrator implements OrchestrationTools {
         decision,
         ...(typeof args.reason === 'string' ? { reason: args.reason } : {}),
         by: `parent ${agent.options.workflowId}`,
-        updateId: `${agent.options.conversationId}:${position.assistantSeq}:${position.index}`,
+        updateId: `${agent.conversationId}:${position.assistantSeq}:${position.index}`,
       }]);
     } catch (error) {
       delivered = { accepted: false as const, reason: errorText(error) };
