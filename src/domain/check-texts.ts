@@ -39,6 +39,11 @@ export function onFailureDiagnostic(attempt: number, failure: CheckFailure): str
   return `checks failed on attempt ${attempt}, and then ${failureText(failure)}; the subagent was not started again`;
 }
 
+/** The diagnostic of a run whose check was not run at all (the policy refused it, a person denied it): no retry can change that. */
+export function checkNotRunDiagnostic(failure: CheckFailure): string {
+  return `the checks could not run: ${checkName(failure)} ${failure.reason}`;
+}
+
 /** The transcript event when an attempt's checks failed and the subagent starts again. */
 export function retryEvent(attempt: number, attempts: number, failure: CheckFailure): string {
   return `[checks] attempt ${attempt} of ${attempts}: ${checkName(failure)} ${failure.reason}; starting again from the recipe's instructions`;

@@ -2,10 +2,16 @@ import type { ToolCallRef } from '../contracts/activities';
 import { checkActivityMarginMs, previewLength, toolNameSeparator } from '../contracts/limits';
 import type { RunCheckOutput } from '../contracts/run-activities';
 import type { CheckFailure, CheckSummary, RetryPolicy } from '../contracts/subagent';
-import { checksFailedDiagnostic, checkSummary, onFailureDiagnostic, retryEvent } from '../domain/check-texts';
+import { checkNotRunDiagnostic, checksFailedDiagnostic, checkSummary, onFailureDiagnostic, retryEvent } from '../domain/check-texts';
 import { preview } from '../domain/subagent-prompt';
 import type { Agent } from './agent';
 import type { RunOutcome } from './agent-loop';
+
+/** A check that did not pass: it ran and failed, or it was not run at all (refused or denied). */
+interface StepFailure {
+  failure: CheckFailure;
+  ran: boolean;
+}
 
 /** The tool whose policy a check falls under (a check is a shell command, like a `run_command` call). */
 const runCommandTool = `developer${toolNameSeparator}run_command`;
@@ -45,13 +51,16 @@ export class RetryChecks {
     let run = first;
     for (;;) {
       if (run.status !== 'completed') return run;
-      const failure = await this.runChecks();
+      const failed = await this.runChecks();
       const attempt = this.agent.attempt.number;
-      if (!failure) return { ...run, checks: { attempts: attempt, passed: true } };
+      if (!failed) return { ...run, checks: { attempts: attempt, passed: true } };
+      const failure = failed.failure;
       const checks: CheckSummary = { attempts: attempt, passed: false, lastFailure: failure };
+      // A check the policy or a person refused would be refused again: starting the subagent again cannot help.
+      if (!failed.ran) return { status: 'failed', diagnostic: checkNotRunDiagnostic(failure), checks };
       if (attempt >= this.attempts) return { status: 'failed', diagnostic: checksFailedDiagnostic(attempt, failure), checks };
       const cleanup = await this.runOnFailure();
-      if (cleanup) return { status: 'failed', diagnostic: onFailureDiagnostic(attempt, cleanup), checks: { ...checks, lastFailure: cleanup } };
+      if (cleanup) return { status: 'failed', diagnostic: onFailureDiagnostic(attempt, cleanup.failure), checks: { ...checks, lastFailure: cleanup.failure } };
       this.agent.remember('event', retryEvent(attempt, this.attempts, failure));
       this.agent.startAttempt();
       this.show('working');
@@ -60,7 +69,7 @@ export class RetryChecks {
   }
 
   /** Runs the checks in order; returns the first failure, or undefined when all pass. */
-  private async runChecks(): Promise<CheckFailure | undefined> {
+  private async runChecks(): Promise<StepFailure | undefined> {
     const checks = this.policy.checks;
     for (const [index, check] of checks.entries()) {
       const number = index + 1;
@@ -76,7 +85,7 @@ export class RetryChecks {
   }
 
   /** Runs `on_failure`, if the recipe has one; returns its failure (the run then ends), or undefined. */
-  private async runOnFailure(): Promise<CheckFailure | undefined> {
+  private async runOnFailure(): Promise<StepFailure | undefined> {
     const command = this.policy.onFailure;
     if (command === undefined) return undefined;
     this.show('running on_failure');
@@ -84,7 +93,7 @@ export class RetryChecks {
   }
 
   /** One check (`check` ≥ 1) or the `on_failure` command (`check` 0), with an approval first when the policy asks. */
-  private async runStep(check: number, command: string, timeoutSeconds: number): Promise<CheckFailure | undefined> {
+  private async runStep(check: number, command: string, timeoutSeconds: number): Promise<StepFailure | undefined> {
     const agent = this.agent;
     const request = {
       workflowId: agent.options.workflowId,
@@ -104,10 +113,13 @@ export class RetryChecks {
       output = await agent.busy(() => agent.activities.checks.runCheck.executeWithOptions(options, [{ ...request, approval }]));
     }
     if (!output.ran) {
-      const reason = 'refused' in output ? output.refused : 'it needs an approval';
-      return { check, command, exitCode: null, reason: `was not run: ${reason}`, outputPreview: '' };
+      const reason = `was not run: ${'refused' in output ? output.refused : 'it needs an approval'}`;
+      return { ran: false, failure: { check, command, exitCode: null, reason, outputPreview: '' } };
     }
     if (output.passed) return undefined;
-    return { check, command, exitCode: output.exitCode, reason: output.reason, outputPreview: output.outputPreview, ...(output.outputKey ? { outputKey: output.outputKey } : {}) };
+    return {
+      ran: true,
+      failure: { check, command, exitCode: output.exitCode, reason: output.reason, outputPreview: output.outputPreview, ...(output.outputKey ? { outputKey: output.outputKey } : {}) },
+    };
   }
 }
