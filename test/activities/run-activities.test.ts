@@ -7,7 +7,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { LocalBlobStore } from '../../src/activities/blob-store';
 import { createRunActivities, type RunActivityDependencies } from '../../src/activities/run-activities';
-import type { RunCheckInput } from '../../src/contracts/run-activities';
+import type { RunCheckInput, RunCheckOutput } from '../../src/contracts/run-activities';
 import { ensureBubblewrap } from '../support/bubblewrap';
 
 /**
@@ -58,7 +58,7 @@ describe('runCheck', () => {
   test('a long failing output is cut to its start and end; the whole of it is stored by key', async () => {
     const run = activities();
     const workingDir = fresh('errand-check-');
-    const output = await environment.run(() => run.runCheck(check(workingDir, 'seq 1 2000; exit 4')));
+    const output: RunCheckOutput = await environment.run(() => run.runCheck(check(workingDir, 'seq 1 2000; exit 4')));
     expect(output).toMatchObject({ ran: true, passed: false, exitCode: 4, reason: 'exited with code 4' });
     if (!output.ran) throw new Error('the check did not run');
     expect(output.outputPreview).toMatch(/^1\n2\n[\s\S]*\n\[… \d+ characters cut …\]\n[\s\S]*\n2000\n$/);
