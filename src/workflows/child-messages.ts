@@ -80,6 +80,7 @@ export async function approve(agent: Agent, args: JsonObject, position: CallPosi
   return toolText(`${decision === 'approve' ? 'Approved' : 'Denied'} ${approvalId} for ${task.taskId}.`);
 }
 
+/** `list_subagent_models`: the providers and models a delegation may use (asked of the worker's configuration). */
 export function listModels(agent: Agent, args: JsonObject): Promise<ToolOutcome> {
   return attempt('list_subagent_models', () => agent.activities.orchestration.listSubagentModels.executeWithOptions({ summary: 'list subagent models' }, [{
     ...(typeof args.provider === 'string' ? { provider: args.provider } : {}),

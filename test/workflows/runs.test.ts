@@ -160,6 +160,8 @@ describe('structured output', () => {
     const handle = await harness.startSession(workingDir, `structured ${session}`);
     const request = await until(async () => harness.scripts.of('structured-parent')[1], Boolean, 'the delegate result');
     expect(toolResult(request, 'delegate')?.content).toBe('{\n  "count": 2\n}');
+    const delegateSpec = harness.scripts.of('structured-parent')[0]?.tools.find((tool) => tool.name === 'delegate');
+    expect(Object.keys(Object(delegateSpec?.inputSchema.properties))).toEqual(expect.arrayContaining(['output_schema', 'isolation']));
     const childResult: SubagentResult = await harness.client.workflow.getHandle(`${handle.workflowId}/task-1`).result();
     expect(childResult.structured).toEqual({ count: 2 });
     await handle.cancel();
