@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -16,8 +17,9 @@ import { createErrandWorker, createWorkerDependencies } from '../src/worker';
 
 /**
  * Records workflow histories for the replay test (test/deploy/replay.test.ts): a plain subagent run, one
- * with tool calls, one that reaches max_turns, a cancelled one, and a session that delegates (the session
- * and its child). Each is run against a Temporal dev server with a scripted model and written as JSON to
+ * with tool calls, one that reaches max_turns, a cancelled one, a session that delegates (the session
+ * and its child), and runs shaped by their definitions: a recipe's checks with a retry, structured output
+ * through final_output, and a subagent in its own git worktree. Each is run against a Temporal dev server with a scripted model and written as JSON to
  * test/fixtures/histories/. Re-record after a deliberate, versioned change to workflow code (docs/deploy.md,
  * "Upgrades"), never to make a failing replay pass.
  *
@@ -162,6 +164,37 @@ async function main(): Promise<void> {
     await sessionHandle.result();
     await record('session-delegates', sessionId);
     await record('session-delegates-child', `${sessionId}/task-1`);
+
+    // 6. a recipe's checks (goose retry): the check fails, on_failure runs, the second attempt passes.
+    const checksId = `errand-record-checks-${stamp}`;
+    rmSync(join(workingDir, 'checked.txt'), { force: true });
+    const retry = { maxRetries: 1, checks: [{ type: 'shell' as const, command: 'test -f checked.txt' }], onFailure: 'touch checked.txt', timeoutSeconds: 60, onFailureTimeoutSeconds: 60 };
+    await client.workflow.execute('subagentWorkflow', { taskQueue, workflowId: checksId, args: [subagent(`Make the check pass ${script('checks', [{ text: 'first try' }, { text: 'second try' }])}`, { retry })] });
+    await record('subagent-checks', checksId);
+
+    // 7. structured output: an invalid final_output call, then a valid one.
+    const structuredId = `errand-record-structured-${stamp}`;
+    const outputSchema = { type: 'object', properties: { files: { type: 'integer' } }, required: ['files'] };
+    const structured = script('structured', [
+      { toolCalls: [{ id: 'out-1', name: 'final_output', arguments: { files: 'two' } }] },
+      { toolCalls: [{ id: 'out-2', name: 'final_output', arguments: { files: 2 } }] },
+    ]);
+    await client.workflow.execute('subagentWorkflow', { taskQueue, workflowId: structuredId, args: [subagent(`Count the files ${structured}`, { outputSchema })] });
+    await record('subagent-structured', structuredId);
+
+    // 8. isolation worktree: the subagent writes a file in its own worktree, which is kept.
+    const worktreeId = `errand-record-worktree-${stamp}`;
+    const repository = join(tmpdir(), 'errand-histories-repo');
+    rmSync(repository, { recursive: true, force: true });
+    mkdirSync(repository, { recursive: true });
+    const git = (args: string[]) => execFileSync('git', args, { cwd: repository, env: { ...process.env, GIT_AUTHOR_NAME: 'errand', GIT_AUTHOR_EMAIL: 'errand@example.invalid', GIT_COMMITTER_NAME: 'errand', GIT_COMMITTER_EMAIL: 'errand@example.invalid' } });
+    git(['init', '--quiet', '--initial-branch=main']);
+    writeFileSync(join(repository, 'readme.md'), '# recorded\n');
+    git(['add', '--all']);
+    git(['commit', '--quiet', '-m', 'initial']);
+    const isolated = script('worktree', [{ toolCalls: [{ id: 'write', name: 'developer__write_file', arguments: { path: 'notes.txt', content: 'notes\n' } }] }, { text: 'Wrote notes.txt.' }]);
+    await client.workflow.execute('subagentWorkflow', { taskQueue, workflowId: worktreeId, args: [subagent(`Take notes ${isolated}`, { workingDir: repository, isolation: 'worktree' })] });
+    await record('subagent-worktree', worktreeId);
   } finally {
     worker.shutdown();
     await running;

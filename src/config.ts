@@ -76,6 +76,8 @@ const fileSchema = z.strictObject({
   dataDir: z.string().min(1).optional(),
   /** Working root: each tenant's API-started delegations and sessions work in `<workingDir>/<tenant>`. */
   workingDir: z.string().min(1).optional(),
+  /** Where `isolation: worktree` puts worktrees: relative to the repository's top folder, or absolute. */
+  worktreeDir: z.string().min(1).optional(),
   commands: z.strictObject({
     env: z.array(envNameSchema).optional(),
     sandbox: z.enum([CommandSandbox.none, CommandSandbox.bwrap], { error: 'expected "none" or "bwrap"' }).optional(),
@@ -164,6 +166,12 @@ export interface ErrandConfig {
    * the worker when missing); with API auth off (one local user) in the root itself.
    */
   workingDir: string;
+  /**
+   * Where `isolation: worktree` puts a subagent's worktree (`ERRAND_WORKTREE_DIR`): relative to the
+   * repository's top folder (`../.errand-worktrees`) or absolute; undefined = inside the repository's git
+   * directory (`.git/errand-worktrees`), outside its work tree and inside the tenant's folder.
+   */
+  worktreeDir: string | undefined;
   /** How model-run commands run (environment allow-list, sandbox). */
   commands: CommandSettings;
   /** How long one search_text call may spend matching a regular expression (`ERRAND_SEARCH_TEXT_REGEX_DEADLINE_MS`), ms. */
@@ -350,6 +358,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
         }
       : undefined,
     workingDir: resolve(cwd, env.ERRAND_WORKING_DIR ?? file.workingDir ?? '.'),
+    // Kept as given: a relative value is resolved against each repository's top folder, on the worker.
+    worktreeDir: env.ERRAND_WORKTREE_DIR || file.worktreeDir || undefined,
     commands,
     searchTextRegexDeadlineMs: intFromEnv(env, 'ERRAND_SEARCH_TEXT_REGEX_DEADLINE_MS', 100, 600_000) ?? searchTextRegexDeadlineMs,
     toolPolicy,

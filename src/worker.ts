@@ -6,6 +6,7 @@ import { createBlobStore } from './activities/blob-store-factory';
 import { ConversationStore } from './activities/conversation-store';
 import { createOrchestrationActivities } from './activities/orchestration-activities';
 import { createAgentLoopActivities } from './activities/agent-loop-activities';
+import { createRunActivities } from './activities/run-activities';
 import { loadConfig, type ErrandConfig } from './config';
 import { installLogging, providerApiKeys } from './observability/logging';
 import { projectRoot } from './dev/tool-paths';
@@ -15,6 +16,7 @@ import type { ToolsetRegistry } from './tools/toolset-registry';
 import { createToolsetRegistryFromConfig, type WorkerToolsetRegistry } from './tools/toolset-registry-factory';
 import { checkSandbox, type CommandOptions } from './tools/command-environment';
 import type { DeveloperToolsetOptions } from './tools/developer-toolset';
+import type { PathRules } from './tools/confine-path';
 import type { ToolPolicyConfig } from './tools/tool-policy';
 import type { PlanContext } from './activities/plan-delegation';
 import { createSearchStores } from './sources/store-config';
@@ -35,6 +37,12 @@ export interface WorkerDependencies {
   defaultMaxOutputTokens: number;
   /** Share of the context window at which a conversation is compacted (`ERRAND_COMPACT_AT`). */
   compactAt: number;
+  /** How model commands run (environment allow-list, sandbox): recipe checks run the same way. */
+  commands: CommandOptions;
+  /** The worker's path rules (working root, errand's own folders): also where worktrees may go. */
+  paths: PathRules;
+  /** Where `isolation: worktree` puts worktrees (`ERRAND_WORKTREE_DIR`); absent: inside the repository's git directory. */
+  worktreeDir?: string;
 }
 
 /** Source resolvers, one per working directory, so each keeps its listing cache. */
@@ -107,6 +115,9 @@ export function createWorkerDependencies(
     ...(config.toolPolicy ? { toolPolicy: config.toolPolicy } : {}),
     defaultMaxOutputTokens: config.model.maxOutputTokens,
     compactAt: config.model.compactAt,
+    commands: commandOptions(config, options.env ?? process.env),
+    paths: developerToolsetOptions(config).paths ?? {},
+    ...(config.worktreeDir !== undefined ? { worktreeDir: config.worktreeDir } : {}),
   };
 }
 
@@ -172,7 +183,7 @@ export async function createErrandWorker(options: ErrandWorkerOptions): Promise<
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     ...(options.workflows ?? workflowSource()),
-    activities: { ...createAgentLoopActivities(options.dependencies), ...createOrchestrationActivities(options.dependencies) },
+    activities: { ...createAgentLoopActivities(options.dependencies), ...createOrchestrationActivities(options.dependencies), ...createRunActivities(options.dependencies) },
     // Cancellation reaches an activity only with a heartbeat's answer; the SDK otherwise throttles
     // heartbeats to 0.8 × the heartbeat timeout, which would delay a cancel by several seconds.
     maxHeartbeatThrottleInterval: '1s',

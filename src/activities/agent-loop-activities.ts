@@ -1,8 +1,8 @@
-import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type {
   AgentLoopActivities,
   AppendMessagesInput,
+  FinalOutputVerdict,
   CompactConversationInput,
   CompactConversationOutput,
   MessageInput,
@@ -15,9 +15,10 @@ import type {
   TextPart,
 } from '../contracts/activities';
 import { FailureType } from '../contracts/failures';
-import { inlineTextLimit, modelHeartbeatIntervalMs, previewLength } from '../contracts/limits';
+import { inlineTextLimit, previewLength } from '../contracts/limits';
 import { zeroUsage, type ChatMessage, type ModelResponse } from '../contracts/model';
 import { formatDenial } from '../domain/delegation-texts';
+import { finalOutputToolName } from '../domain/final-output';
 import { orchestrationToolSpecs } from '../domain/orchestration-tools';
 import { preview } from '../domain/subagent-prompt';
 import { estimateTokens } from '../domain/token-estimate';
@@ -29,6 +30,8 @@ import type { WorkerToolsetRegistry } from '../tools/toolset-registry-factory';
 import { isBlobConflictError, type BlobStore } from './blob-store';
 import { compactConversation, windowedMessages } from './compaction';
 import { liveText, type LiveText } from '../contracts/live-text';
+import { FinalOutputTools } from './final-output';
+import { parseStored, storeOutcome, withHeartbeat } from './stored-outcomes';
 import {
   conversationSegment,
   isConversationMessageConflictError,
@@ -54,55 +57,6 @@ export interface AgentLoopActivityDependencies {
 /** Blob key of the stored outcome of one model call or tool call. */
 function outcomeKey(kind: 'answers' | 'tool-results', conversationId: string, seq: number): string {
   return `outcomes/${kind}/${conversationSegment(conversationId)}/${seq}.json`;
-}
-
-/**
- * Runs `work` while heartbeating, so a lost worker is noticed and a cancellation is delivered. `details`
- * (when given) is sent with each heartbeat: the text a model has written so far, which peek, the API and
- * the Web UI show while the call runs. Heartbeat details cost no history, and losing them with a worker
- * loses nothing: the final answer is stored as always.
- */
-async function withHeartbeat<T>(work: (signal: AbortSignal) => Promise<T>, details?: () => LiveText | undefined): Promise<T> {
-  const context = Context.current();
-  const timer = setInterval(() => {
-    const live = details?.();
-    if (live) context.heartbeat(live);
-    else context.heartbeat();
-  }, modelHeartbeatIntervalMs);
-  try {
-    return await work(context.cancellationSignal);
-  } catch (error) {
-    if (context.cancellationSignal.aborted) throw new CancelledFailure('cancelled while running');
-    throw error;
-  } finally {
-    clearInterval(timer);
-  }
-}
-
-/** Parses a stored JSON outcome written by this module. */
-function parseStored<T>(text: string, key: string): T {
-  try {
-    return JSON.parse(text) as T; // written by this module with JSON.stringify of the same type
-  } catch (error) {
-    throw ApplicationFailure.create({ type: FailureType.blobMissing, message: `stored outcome ${key} is not valid JSON: ${String(error)}`, nonRetryable: true });
-  }
-}
-
-/**
- * Stores an outcome; the first writer wins. An attempt that timed out may still be running and store a
- * different answer than its retry: whichever stored first is the outcome, and the other reads it and
- * continues with it, so the conversation is appended byte for byte the same by both.
- */
-async function storeOutcome<T>(blobs: BlobStore, key: string, outcome: T): Promise<T> {
-  try {
-    await blobs.put(key, JSON.stringify(outcome));
-    return outcome;
-  } catch (error) {
-    if (!isBlobConflictError(error)) throw error;
-    const stored = await blobs.get(key);
-    if (stored === undefined) throw error;
-    return parseStored<T>(stored, key);
-  }
 }
 
 /** Appends a message unless one is stored at that seq already (the first writer wins). */
@@ -140,6 +94,7 @@ function classifyAndThrow(error: unknown): never {
  * so no finished turn is ever paid for or run twice.
  */
 export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): AgentLoopActivities {
+  const finalOutput = new FinalOutputTools(deps.blobs);
   /** Resolves text parts: inline text, a stored message's text, or a stored blob. */
   const resolveParts = async (parts: TextPart[]): Promise<string> => {
     const texts = await Promise.all(parts.map(async (part) => {
@@ -188,7 +143,9 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
         const live = (): LiveText | undefined => (written.length > 0 ? liveText(written, input.turn) : undefined);
         const outcome = await withHeartbeat(async (abortSignal): Promise<{ response: ModelResponse } | { needsCompaction: NonNullable<ModelTurnOutput['needsCompaction']> }> => {
           deps.toolsets.ensureRecipeServers(input.recipeServers?.map((server) => server.config) ?? []);
-          const offered = applyToolPolicy([...orchestration, ...(await deps.toolsets.specsFor(input.toolsets, input.toolFilter))], deps.toolPolicy, input.toolPolicy ?? []).offered;
+          const policed = applyToolPolicy([...orchestration, ...(await deps.toolsets.specsFor(input.toolsets, input.toolFilter))], deps.toolPolicy, input.toolPolicy ?? []).offered;
+          // final_output is how a structured-output run delivers its result, not a capability: no policy takes it away.
+          const offered = input.finalOutput ? [...policed, await finalOutput.spec(input.finalOutput.schemaKey)] : policed;
           if (input.checkContext) {
             const estimatedTokens = estimateTokens(messages, offered);
             const thresholdTokens = compactionThreshold(info.contextWindow, maxOutputTokens, deps.compactAt);
@@ -222,9 +179,12 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
         });
       }
       const stored = await deps.blobs.get(key);
-      let result: { content: string; isError: boolean };
+      let result: { content: string; isError: boolean; finalOutput?: FinalOutputVerdict };
       if (stored !== undefined) {
-        result = parseStored<{ content: string; isError: boolean }>(stored, key);
+        result = parseStored<{ content: string; isError: boolean; finalOutput?: FinalOutputVerdict }>(stored, key);
+      } else if (input.finalOutput && call.name === finalOutputToolName) {
+        // Validated here (ajv stays out of the workflow bundle); the verdict is stored with the result like any outcome.
+        result = await storeOutcome(deps.blobs, key, await finalOutput.check(input.finalOutput.schemaKey, call.arguments));
       } else {
         // The policy is checked again at run time: the model may call a tool it was not offered.
         const verdict = checkToolCall(deps.toolPolicy, input.toolPolicy ?? [], call.name, input.approval?.decision === 'approve');
@@ -248,7 +208,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
         content: result.content,
         ...(result.isError ? { isError: true } : {}),
       });
-      return { isError: result.isError, preview: preview(result.content, previewLength) };
+      return { isError: result.isError, preview: preview(result.content, previewLength), ...(result.finalOutput ? { finalOutput: result.finalOutput } : {}) };
     },
 
     async readMessageText(input: ReadMessageTextInput): Promise<string> {
@@ -302,7 +262,8 @@ function toModelTurnOutput(response: ModelResponse, input: ModelTurnInput, opera
     text: truncated ? preview(response.text, inlineTextLimit) : response.text,
     textTruncated: truncated,
     toolCalls: response.toolCalls.map((call) => {
-      const decision = resolvePolicy(operator, narrowings, call.name);
+      // The final_output tool is never under a policy (see modelTurn): no approval, no denial.
+      const decision = input.finalOutput && call.name === finalOutputToolName ? 'allow' : resolvePolicy(operator, narrowings, call.name);
       const handledByWorkflow = orchestration.includes(call.name);
       return {
         id: call.id,

@@ -14,6 +14,7 @@ import {
 import { cliProgressPollMs } from '../contracts/limits';
 import type { JsonObject } from '../contracts/json';
 import { endedLine } from '../domain/delegation-texts';
+import { worktreeLine } from '../domain/worktree-names';
 import { checkOutputSchema } from '../tools/output-schema';
 import { call } from './api-transport';
 import type { CliContext } from './cli-context';
@@ -40,10 +41,15 @@ function number(flag: string, value: string | undefined, integer: boolean): numb
   return parsed;
 }
 
-/** Prints a finished result: the output on stdout; for a run that did not complete, why on stderr first. */
+/**
+ * Prints a finished result: the output on stdout (a structured result as its JSON); for a run that did
+ * not complete, why on stderr first; where its worktree is, on stderr.
+ */
 function printResult(context: CliContext, id: string, result: SubagentResultView): number {
+  if (result.worktree) context.io.stderr(`errand: ${id}: ${worktreeLine(result.worktree)}\n`);
   if (result.status === 'completed') {
-    context.io.stdout(result.output.endsWith('\n') ? result.output : `${result.output}\n`);
+    const output = result.structured ? JSON.stringify(result.structured, null, 2) : result.output;
+    context.io.stdout(output.endsWith('\n') ? output : `${output}\n`);
     return 0;
   }
   context.io.stderr(`errand: ${id}: ${endedLine(result)}${result.diagnostic ? `\n${result.diagnostic}` : ''}\n`);
@@ -199,6 +205,7 @@ function formatStatus(status: DelegationStatus): string {
       `Last assistant text: ${peek.lastAssistantText ?? '(none)'}`,
     );
     if (peek.queuedMessages) lines.push(`Queued messages: ${peek.queuedMessages}`);
+    if (peek.retry) lines.push(`Checks: attempt ${peek.retry.attempt} of ${peek.retry.attempts}, ${peek.retry.state}`);
     for (const pending of peek.pendingApprovals ?? []) lines.push(`Waiting for approval: ${pending.tool} ${pending.argumentsPreview} (approval id ${pending.id})`);
   }
   else lines.push(`Peek: ${status.peekError ?? 'not available'}`);

@@ -78,10 +78,14 @@ export interface ModelTurnInput {
   toolPolicy?: ToolPolicyNarrowingWire[];
   /** Recipe-declared MCP servers among `toolsets`: registered by the worker before tools are listed. */
   recipeServers?: RecipeServerWire[];
+  /** Offer the `final_output` tool, whose input schema is the stored output schema (SEMANTICS §5). */
+  finalOutput?: FinalOutputTool;
 }
 
-
-
+/** The `final_output` tool of a structured-output run: its schema, stored once, by key. */
+export interface FinalOutputTool {
+  schemaKey: string;
+}
 
 /** A tool call as the workflow sees it: id, name and a short preview of the arguments. */
 export interface ToolCallRef {
@@ -127,6 +131,8 @@ export interface RunToolInput {
   recipeServers?: RecipeServerWire[];
   /** The decision on a call that needed approval. */
   approval?: ApprovalDecision;
+  /** Set for a `final_output` call: its arguments are validated against this stored schema. */
+  finalOutput?: FinalOutputTool;
 }
 
 /** What a tool call returns to the workflow. */
@@ -134,7 +140,12 @@ export interface RunToolOutput {
   isError: boolean;
   /** The start of the tool's output. */
   preview: string;
+  /** For a `final_output` call: the accepted value, or why it was not accepted. */
+  finalOutput?: FinalOutputVerdict;
 }
+
+/** The verdict on one `final_output` call. */
+export type FinalOutputVerdict = { valid: true; value: JsonObject } | { valid: false; errors: string[] };
 
 /** Read the full text of one stored message. */
 export interface ReadMessageTextInput {

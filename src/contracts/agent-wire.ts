@@ -62,3 +62,33 @@ export type MessageInput =
   | ChatMessage
   | { role: 'user'; parts: TextPart[] }
   | { role: 'tool'; toolCallId: string; toolName: string; parts: TextPart[]; isError?: boolean };
+
+/**
+ * A git worktree made for a subagent (`isolation: worktree`), as the workflow carries it: made once at
+ * the start (idempotent), removed at the end when nothing changed in it.
+ */
+export interface PreparedWorktree {
+  /** Absolute path of the new worktree's top folder. */
+  path: string;
+  /** Its branch, `errand/<task id>` (or `errand/<task id>-<n>` when that name was taken). */
+  branch: string;
+  /** The commit it started from (HEAD of the working directory's checkout). */
+  base: string;
+  /** Where the subagent works: the worktree, or the same subfolder of it the working directory was of its repository. */
+  workingDir: string;
+  /** The working directory the delegation was given, symlinks resolved (the result names the worktree relative to it). */
+  originalWorkingDir: string;
+  /** The top folder of the repository's work tree the worktree was made from (where git removes it). */
+  repository: string;
+  /** `workingDir` relative to `originalWorkingDir`: how results name it (never a server path). */
+  relativePath: string;
+}
+
+/** What became of a subagent's worktree at its end. */
+export interface WorktreeOutcome {
+  branch: string;
+  /** Where the subagent worked, relative to the working directory it was delegated with. */
+  path: string;
+  /** True when it holds changes (a diff, untracked files or new commits): worktree and branch stay. Otherwise both were removed. */
+  changed: boolean;
+}

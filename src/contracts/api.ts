@@ -89,6 +89,8 @@ export const peekSchema = z.object({
   toolCalls: z.number().int(),
   /** Context compactions so far. */
   compactions: z.number().int().optional(),
+  /** A recipe's checks (goose `retry`): which attempt, and what happens now (e.g. `check 1 failed`). */
+  retry: z.object({ attempt: z.number().int(), attempts: z.number().int(), state: z.string() }).optional(),
   lastToolCall: z.object({ name: z.string(), argumentsPreview: z.string(), turn: z.number().int() }).nullable(),
   lastAssistantText: z.string().nullable(),
   usage: tokenUsageSchema,
@@ -120,6 +122,23 @@ export const subagentResultSchema = z.object({
   outputRef: z.object({ conversationId: z.string(), seq: z.number().int() }).optional(),
   outputCut: z.boolean().optional(),
   diagnostic: z.string().optional(),
+  /** With an output schema (`output_schema`, a recipe's `response.json_schema`): the validated JSON of its `final_output` call. */
+  structured: z.record(z.string(), z.unknown()).optional(),
+  /** With `isolation: "worktree"`: its branch, its folder relative to the working directory, and whether it changed anything (if not, both were removed). */
+  worktree: z.object({ branch: z.string(), path: z.string(), changed: z.boolean() }).optional(),
+  /** A recipe's checks (goose `retry`): attempts that ran, whether the last passed, and the last failure (its output cut to a preview). */
+  checks: z.object({
+    attempts: z.number().int(),
+    passed: z.boolean(),
+    lastFailure: z.object({
+      /** 1-based check number; 0 for the `on_failure` command. */
+      check: z.number().int(),
+      command: z.string(),
+      exitCode: z.number().int().nullable(),
+      reason: z.string(),
+      outputPreview: z.string(),
+    }).optional(),
+  }).optional(),
   turns: z.number().int(),
   toolCalls: z.number().int(),
   usage: tokenUsageSchema,

@@ -28,6 +28,8 @@ export const FailureType = {
   invalidInput: 'InvalidInput',
   /** A blob referenced by a workflow is missing from the blob store. */
   blobMissing: 'BlobMissing',
+  /** The git worktree of `isolation: worktree` cannot be made (no commit yet, a setting that puts it in the wrong place). */
+  worktreeUnavailable: 'WorktreeUnavailable',
 } as const;
 
 /** One of the failure type names. */
@@ -43,4 +45,5 @@ export const nonRetryableFailureTypes: readonly FailureTypeName[] = [
   FailureType.scriptExhausted,
   FailureType.invalidInput,
   FailureType.blobMissing,
+  FailureType.worktreeUnavailable,
 ];

@@ -37,6 +37,21 @@ export const defaultRetryCheckTimeoutSeconds = 300;
 export const defaultRetryOnFailureTimeoutSeconds = 600;
 /** Largest output schema (`output_schema`, `response.json_schema`) accepted, in characters of JSON. */
 export const maxOutputSchemaChars = 64 * 1024;
+/** Characters of a failed check's output kept in the result's diagnostic (its start and end); the whole output is stored by reference. */
+export const checkOutputPreviewChars = 2_000;
+/** Time added to a check's own time limit for the activity that runs it (starting the process, storing the outcome), ms. */
+export const checkActivityMarginMs = 60_000;
+/** Invalid `final_output` calls one run may make before it ends `failed` (SEMANTICS §5). */
+export const maxInvalidFinalOutputs = 3;
+/** Largest structured result (`final_output` arguments) accepted, in characters of JSON. */
+export const maxStructuredOutputChars = 64 * 1024;
+/**
+ * Where `isolation: worktree` puts a subagent's git worktree when `ERRAND_WORKTREE_DIR` is not set: this
+ * folder inside the repository's git directory (outside its work tree, inside the tenant's folder).
+ */
+export const defaultWorktreeFolderName = 'errand-worktrees';
+/** Branch names `errand/<name>-<n>` tried when `errand/<name>` is taken in the repository by another delegation. */
+export const maxWorktreeBranchSuffix = 100;
 /** Whether an agent file's `permissionMode: bypassPermissions` may be used (`ERRAND_ALLOW_BYPASS_PERMISSIONS`). */
 export const defaultAllowBypassPermissions = false;
 

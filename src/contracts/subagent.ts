@@ -1,7 +1,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { MessageInput, MessageRef, RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from './agent-wire';
+import type { MessageInput, MessageRef, PreparedWorktree, RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire, WorktreeOutcome } from './agent-wire';
 
-export type { MessageRef } from './agent-wire';
+export type { MessageRef, PreparedWorktree, WorktreeOutcome } from './agent-wire';
 import type { JsonObject } from './json';
 import type { ModelRoute, TokenUsage } from './model';
 
@@ -18,7 +18,10 @@ export const EndStatus = {
   cancelled: 'cancelled',
   failed: 'failed',
   budget: 'budget',
-  /** The subagent's checks (recipe `retry`) or structured output were declined. */
+  /**
+   * Listed by SEMANTICS §5 and kept on the wire; nothing ends with it: failed recipe checks and invalid
+   * structured output end `failed`, as SEMANTICS §5 says.
+   */
   declined: 'declined',
 } as const;
 /** One of the end statuses. */
@@ -216,6 +219,47 @@ export interface CarriedAgentState {
   /** Results of earlier answers (continuable subagents). */
   answers: number;
   transcript: TranscriptEntry[];
+  /** The attempt of a recipe's `retry` this run is in, when past the first. */
+  attempt?: AttemptState;
+  /** Progress of the recipe's checks, for peek. */
+  retryView?: RetryView;
+  /** Structured output: the stored schema and this run's `final_output` calls. */
+  finalOutput?: FinalOutputState;
+  /** The subagent's git worktree (`isolation: worktree`). */
+  worktree?: PreparedWorktree;
+}
+
+/**
+ * One attempt of a recipe's `retry`: each starts a fresh conversation (system prompt and task), stored
+ * under its own conversation id, so the conversation stays valid and history per attempt stays flat.
+ */
+export interface AttemptState {
+  /** 1 for the first run, 2 for the first retry, and so on. */
+  number: number;
+  /** Messages in earlier attempts' conversations: keeps approval ids (`<workflow>:<message>:<call>`) unique across attempts. */
+  messageBase: number;
+}
+
+/** The recipe's checks (goose `retry`) as peek shows them. */
+export interface RetryView {
+  /** The attempt running or being checked (1 = the first run). */
+  attempt: number;
+  /** Attempts allowed: 1 + `maxRetries`. */
+  attempts: number;
+  /** What happens now or happened last, e.g. `working`, `running check 1 of 2`, `check 1 failed`, `running on_failure`, `checks passed`. */
+  state: string;
+}
+
+/** Where a structured-output run stands (SEMANTICS §5: `final_output`). */
+export interface FinalOutputState {
+  /** Blob key of the output schema (stored once at the start, so model calls carry a key, not the schema). */
+  schemaKey: string;
+  /** Invalid `final_output` calls in this run. */
+  invalidCalls: number;
+  /** Whether this run got its reminder after a plain answer. */
+  reminded: boolean;
+  /** The last validation errors, for the diagnostic. */
+  lastErrors?: string[];
 }
 
 /** One entry of the bounded transcript a session or continuable subagent keeps for queries. */
@@ -254,6 +298,8 @@ export interface SubagentPeek {
   toolCalls: number;
   /** Context compactions so far (older turns summarised to stay inside the model's context window). */
   compactions?: number;
+  /** The recipe's checks (goose `retry`): attempt and what happens now. */
+  retry?: RetryView;
   lastToolCall: ToolCallSummary | null;
   lastAssistantText: string | null;
   usage: TokenUsage;
@@ -274,10 +320,41 @@ export interface SubagentResult {
   outputCut?: boolean;
   /** Why it did not complete: the provider's message, the cancel reason, the limit reached. */
   diagnostic?: string;
+  /** The validated arguments of its `final_output` call, when it ran with an output schema and completed. */
+  structured?: JsonObject;
+  /** Its git worktree (`isolation: worktree`): kept with its branch when it changed something, removed otherwise. */
+  worktree?: WorktreeOutcome;
+  /** The recipe's checks (goose `retry`): how many attempts ran and the last failure. */
+  checks?: CheckSummary;
   turns: number;
   toolCalls: number;
   usage: TokenUsage;
   durationMs: number;
+}
+
+/** What the recipe's checks (goose `retry`) came to. */
+export interface CheckSummary {
+  /** Attempts that ran (1 = no retry was needed or allowed). */
+  attempts: number;
+  /** Whether the last attempt's checks all passed. */
+  passed: boolean;
+  /** The last check that failed, if any. */
+  lastFailure?: CheckFailure;
+}
+
+/** One failed check (or `on_failure` command). */
+export interface CheckFailure {
+  /** 1-based number of the check (0 for the `on_failure` command). */
+  check: number;
+  command: string;
+  /** Its exit code; null when it was killed (time limit) or could not start. */
+  exitCode: number | null;
+  /** Why it failed, in words: `exited with code 1`, `timed out after 300 s`, `was not run: …`. */
+  reason: string;
+  /** Its output, cut to its start and end when long. */
+  outputPreview: string;
+  /** Blob key of its whole output (as far as it was kept), when the preview is cut. */
+  outputKey?: string;
 }
 
 /** Input of the cancel signal. */

@@ -1,5 +1,7 @@
 import type { ApprovalDecision, TextPart } from '../contracts/agent-wire';
 import type { PendingApproval, SubagentPeek, SubagentResult } from '../contracts/subagent';
+import { checkName } from './check-texts';
+import { worktreeLine } from './worktree-names';
 
 /**
  * Texts the parent's model reads about its delegations (SEMANTICS §2, §5). Pure and deterministic (used
@@ -33,6 +35,23 @@ function outputTokenLimitOf(diagnostic: string | undefined): string {
   return /\((\d+) tokens\)/.exec(diagnostic ?? '')?.[1] ?? '?';
 }
 
+/** Why a delegation runs in the background although the call did not ask for it (agent `background: true`). */
+export function forcedBackgroundReason(source: string | undefined): string {
+  return `the agent ${source ? `"${source}" ` : ''}always runs in the background (background: true in its agent file)`;
+}
+
+/**
+ * What a result adds after its output: the line about its git worktree (`isolation: worktree`), and the
+ * whole output of a failed recipe check when the diagnostic holds only its start and end.
+ */
+function resultExtras(result: SubagentResult): TextPart[] {
+  const parts: TextPart[] = [];
+  const failure = result.checks?.passed === false ? result.checks.lastFailure : undefined;
+  if (failure?.outputKey) parts.push(`\nWhole output of ${checkName(failure)}:\n`, { blobKey: failure.outputKey });
+  if (result.worktree) parts.push(`\n${worktreeLine(result.worktree)}`);
+  return parts;
+}
+
 /** The output parts of a result: the inline text, or a reference to the stored whole text when it was cut. */
 export function outputParts(result: SubagentResult): TextPart[] {
   const text = result.status === 'completed' ? result.output : result.partialOutput;
@@ -46,11 +65,12 @@ export function outputParts(result: SubagentResult): TextPart[] {
  */
 export function formatForegroundResult(result: SubagentResult): { parts: TextPart[]; isError: boolean } {
   const output = outputParts(result);
-  if (result.status === 'completed') return { parts: output.length > 0 ? output : ['(The subagent gave an empty answer.)'], isError: false };
+  const extras = resultExtras(result);
+  if (result.status === 'completed') return { parts: [...(output.length > 0 ? output : ['(The subagent gave an empty answer.)']), ...extras], isError: false };
   const lines = [endedLine(result)];
   if (result.diagnostic) lines.push(`Diagnostic: ${result.diagnostic}`);
-  if (output.length === 0) return { parts: [[...lines, 'It produced no output.'].join('\n')], isError: true };
-  return { parts: [`${lines.join('\n')}\nPartial output:\n`, ...output], isError: true };
+  if (output.length === 0) return { parts: [[...lines, 'It produced no output.'].join('\n'), ...extras], isError: true };
+  return { parts: [`${lines.join('\n')}\nPartial output:\n`, ...output, ...extras], isError: true };
 }
 
 function seconds(ms: number): string {
@@ -71,7 +91,7 @@ export function formatTaskResultBlock(taskId: string, result: SubagentResult): T
   }
   const output = outputParts(result);
   lines.push('Output:');
-  return output.length > 0 ? [`${lines.join('\n')}\n`, ...output] : [`${lines.join('\n')}\n(none)`];
+  return [...(output.length > 0 ? [`${lines.join('\n')}\n`, ...output] : [`${lines.join('\n')}\n(none)`]), ...resultExtras(result)];
 }
 
 /** What `load(task_id, peek: true)` shows; durations are computed against `now` (the parent's clock). */
@@ -88,6 +108,7 @@ export function formatPeek(taskId: string, peek: SubagentPeek | undefined, state
     `Last assistant text: ${peek.lastAssistantText ?? '(none)'}`,
   ];
   if (peek.compactions) lines.push(`Context compactions: ${peek.compactions}`);
+  if (peek.retry) lines.push(`Checks: attempt ${peek.retry.attempt} of ${peek.retry.attempts}, ${peek.retry.state}`);
   if (peek.pendingApprovals && peek.pendingApprovals.length > 0) {
     lines.push(`Waiting for approval: ${peek.pendingApprovals.map((pending) => `${pending.tool} (${pending.id})`).join(', ')}`);
   }
@@ -113,6 +134,8 @@ export function formatSettlementNotice(taskId: string, result: SubagentResult, f
     : result.status === 'completed' ? 'answered and is waiting for your next send_message' : `stopped (${result.status}) and is waiting for your next send_message`;
   const lines = [`[task notice] Background task ${taskId} ${how}.`];
   if (result.status !== 'completed' && result.diagnostic) lines.push(`Diagnostic: ${result.diagnostic}`);
+  // The worktree line goes before the output: a notice can carry only one reference, and it goes last.
+  if (result.worktree) lines.push(worktreeLine(result.worktree));
   const output = outputParts(result);
   if (output.length === 0) return { text: [...lines, 'It left no final message.'].join('\n') };
   const [first] = output;

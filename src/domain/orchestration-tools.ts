@@ -67,6 +67,19 @@ export const orchestrationToolSpecs: Record<OrchestrationToolName, ToolSpec> = {
         description: { type: 'string', description: 'Short label for listings.' },
         token_budget: { type: 'integer', minimum: 1, description: 'Token budget of the subagent and its descendants.' },
         max_output_tokens: { type: 'integer', minimum: 1, description: 'Output-token limit of each of its model calls.' },
+        output_schema: {
+          type: 'object',
+          description:
+            'JSON Schema (with "type": "object") of a structured result: the subagent finishes by calling a final_output tool with ' +
+            'arguments that match it, and you get that JSON as its result. Replaces a recipe\'s response.json_schema.',
+        },
+        isolation: {
+          type: 'string',
+          enum: ['worktree'],
+          description:
+            '"worktree": the subagent works in a new git worktree of the working directory, on a branch errand/<task id>; ' +
+            'with no changes it is removed at the end, otherwise the result names the branch and the folder.',
+        },
       },
       additionalProperties: false,
     },

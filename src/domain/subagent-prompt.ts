@@ -1,3 +1,5 @@
+import { finalOutputPromptSection } from './final-output';
+
 /**
  * Pure text builders for a subagent's conversation. Used by workflow code: no I/O, deterministic.
  */
@@ -11,6 +13,10 @@ export interface SystemPromptParts {
   toolsets: string[];
   /** Whether the agent may delegate (load / delegate tools offered). */
   canDelegate?: boolean;
+  /** It finishes by calling `final_output` (structured output). */
+  finalOutput?: boolean;
+  /** It works in a git worktree on this branch (`isolation: worktree`). */
+  worktreeBranch?: string;
 }
 
 /** Builds the system prompt of a subagent. */
@@ -21,11 +27,18 @@ export function buildSubagentSystemPrompt(parts: SystemPromptParts): string {
     `Your working directory is ${parts.workingDir}. You have at most ${parts.maxTurns} turns (model calls).`,
     parts.toolsets.length > 0 ? `Toolsets available to you: ${parts.toolsets.join(', ')}.` : 'You have no tools: answer from what you know.',
   ];
+  if (parts.worktreeBranch) {
+    sections.push(
+      `Your working directory is in a git worktree of its own, on branch ${parts.worktreeBranch}: your changes stay apart from the main ` +
+        'checkout, and they are kept (committed or not) for the delegating agent to review.',
+    );
+  }
   if (parts.canDelegate) {
     sections.push('You may delegate parts of the work with the `delegate` tool; `load` lists what can be delegated and your background tasks.');
   }
   if (parts.instructions && parts.instructions.trim().length > 0) sections.push(`# Instructions\n\n${parts.instructions.trim()}`);
   if (parts.context && parts.context.trim().length > 0) sections.push(`# Reference material\n\n${parts.context.trim()}`);
+  if (parts.finalOutput) sections.push(finalOutputPromptSection);
   return sections.join('\n\n');
 }
 
@@ -33,12 +46,14 @@ export function buildSubagentSystemPrompt(parts: SystemPromptParts): string {
  * The reminder a subagent gets once it has used more than half of its turns (SEMANTICS §3), or
  * undefined before that.
  */
-export function turnBudgetNote(turn: number, maxTurns: number): string | undefined {
+export function turnBudgetNote(turn: number, maxTurns: number, finalOutput = false): string | undefined {
   const used = turn - 1;
   if (used * 2 <= maxTurns) return undefined;
   const left = maxTurns - used;
   if (left <= 1) {
-    return `Turn budget: this is your last turn (${turn} of ${maxTurns}). Give your final answer now; tool calls will not be run.`;
+    return finalOutput
+      ? `Turn budget: this is your last turn (${turn} of ${maxTurns}). Call final_output with your result now; other tool calls will not be run.`
+      : `Turn budget: this is your last turn (${turn} of ${maxTurns}). Give your final answer now; tool calls will not be run.`;
   }
   return `Turn budget: you have used ${used} of ${maxTurns} turns; ${left} remain, including this one. Plan to finish in time.`;
 }

@@ -142,12 +142,16 @@ export function expireTasks(registry: TaskRegistry, now: number, ttlMs: number, 
   return dropped;
 }
 
-/** A result slimmed for carrying: outputs cut to `previewChars`, the whole text left at `outputRef`. */
+/**
+ * A result slimmed for carrying: outputs cut to `previewChars`, the whole text left at `outputRef` (for a
+ * structured result that text is its JSON, so the `structured` copy goes too).
+ */
 export function slimResult(result: SubagentResult, previewChars: number): SubagentResult {
   const long = result.output.length > previewChars || result.partialOutput.length > previewChars;
   if (!long || !result.outputRef) return result;
+  const { structured: _structured, ...rest } = result;
   return {
-    ...result,
+    ...rest,
     output: preview(result.output, previewChars),
     partialOutput: preview(result.partialOutput, previewChars),
     outputCut: true,

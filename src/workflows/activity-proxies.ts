@@ -1,5 +1,6 @@
 import { ActivityCancellationType, proxyActivities, type ActivityInterfaceFor } from '@temporalio/workflow';
 import type { AgentLoopActivities, OrchestrationActivities } from '../contracts/activities';
+import type { RunActivities } from '../contracts/run-activities';
 import { nonRetryableFailureTypes } from '../contracts/failures';
 import type { SubagentActivitySettings } from '../contracts/subagent';
 
@@ -13,6 +14,10 @@ export interface AgentActivityProxies {
   store: ActivityInterfaceFor<AgentLoopActivities>;
   /** Sources, planning, model listing and talking to children. */
   orchestration: ActivityInterfaceFor<OrchestrationActivities>;
+  /** The stored output schema and the worktree's git commands: short, retried. */
+  run: ActivityInterfaceFor<RunActivities>;
+  /** A recipe's checks: heartbeat, cancellable; each call sets its own time limit from the check's. */
+  checks: ActivityInterfaceFor<RunActivities>;
 }
 
 /** Failure types that no retry can fix. */
@@ -43,6 +48,17 @@ export function createActivityProxies(settings: SubagentActivitySettings): Agent
       startToCloseTimeout: 10 * 60_000,
       heartbeatTimeout: 60_000,
       retry: { initialInterval: 500, maximumAttempts: 10, nonRetryableErrorTypes },
+    }),
+    run: proxyActivities<RunActivities>({
+      // A worktree of a large repository takes a while to check out; each git command has its own limit.
+      startToCloseTimeout: 10 * 60_000,
+      retry: { initialInterval: 500, maximumAttempts: 5, nonRetryableErrorTypes },
+    }),
+    checks: proxyActivities<RunActivities>({
+      startToCloseTimeout: settings.toolCallTimeoutMs,
+      heartbeatTimeout: settings.modelHeartbeatTimeoutMs,
+      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+      retry: { initialInterval: 1_000, maximumAttempts: 3, nonRetryableErrorTypes },
     }),
   };
 }

@@ -1,10 +1,12 @@
 import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
-import type { ModelTurnOutput, TextPart, ToolCallRef } from '../contracts/activities';
+import type { FinalOutputVerdict, ModelTurnOutput, TextPart, ToolCallRef } from '../contracts/activities';
 import { FailureType } from '../contracts/failures';
-import { previewLength } from '../contracts/limits';
+import type { JsonObject } from '../contracts/json';
+import { inlineTextLimit, maxInvalidFinalOutputs, previewLength } from '../contracts/limits';
 import { addUsage } from '../contracts/model';
-import type { EndStatus } from '../contracts/subagent';
+import type { CheckSummary, EndStatus } from '../contracts/subagent';
 import { formatDenial, notRunReason, type NotRunCause } from '../domain/delegation-texts';
+import { didNotCallFinalOutput, finalOutputReminder, finalOutputToolName, structuredText, tooManyInvalidFinalOutputs } from '../domain/final-output';
 import { isOrchestrationTool } from '../domain/orchestration-tools';
 import { preview, turnBudgetNote } from '../domain/subagent-prompt';
 import { findTask, markRead } from '../domain/task-registry';
@@ -14,6 +16,10 @@ import type { Agent } from './agent';
 export interface RunOutcome {
   status: EndStatus;
   diagnostic?: string;
+  /** The accepted `final_output` arguments of a structured-output run that completed. */
+  structured?: JsonObject;
+  /** What the recipe's checks came to (goose `retry`). */
+  checks?: CheckSummary;
 }
 
 /** What a tool call returned: text parts (long texts by reference) and whether it is an error. */
@@ -62,7 +68,11 @@ export class AgentLoop {
   /** Runs model turns until the run ends; throws on cancellation and on activity failures (the caller classifies them). */
   async runTurns(limit: number, hooks: RunHooks = {}): Promise<RunOutcome> {
     const agent = this.agent;
-    if (!hooks.resume) agent.turnsThisRun = 0;
+    if (!hooks.resume) {
+      agent.turnsThisRun = 0;
+      // Each run (an activation, an attempt) delivers its own final_output, with its own reminder and invalid calls.
+      if (agent.finalOutput) agent.finalOutput = { schemaKey: agent.finalOutput.schemaKey, invalidCalls: 0, reminded: false };
+    }
     agent.currentLimit = limit;
     for (;;) {
       await hooks.beforeTurn?.();
@@ -96,14 +106,59 @@ export class AgentLoop {
         await this.sealNow(assistantSeq, calls, 'budget');
         return { status: 'budget', diagnostic: over };
       }
-      if (calls.length === 0) return { status: 'completed' };
-      if (turn >= limit) {
-        await this.sealNow(assistantSeq, calls, 'turn-limit');
-        return { status: 'max_turns', diagnostic: `reached its turn limit (${limit} turns) before giving a final answer` };
+      const finalOutput = agent.finalOutput;
+      if (calls.length === 0) {
+        if (!finalOutput) return { status: 'completed' };
+        // A structured-output run finishes only through final_output: a plain answer gets one reminder.
+        if (finalOutput.reminded || turn >= limit) return { status: 'failed', diagnostic: didNotCallFinalOutput(finalOutput.reminded) };
+        finalOutput.reminded = true;
+        await agent.append([{ role: 'user', content: finalOutputReminder }], 'store final_output reminder');
+        continue;
       }
-      await this.runToolCalls(calls, assistantSeq);
+      const delivers = (call: ToolCallRef) => finalOutput !== undefined && call.name === finalOutputToolName;
+      if (turn >= limit) {
+        if (!calls.some(delivers)) {
+          await this.sealNow(assistantSeq, calls, 'turn-limit');
+          return { status: 'max_turns', diagnostic: `reached its turn limit (${limit} turns) before giving a final answer` };
+        }
+        // On its last turn a structured-output run may still deliver: its final_output calls run, the others do not.
+        const verdicts = await this.runToolCalls(calls, assistantSeq, delivers);
+        await this.seal('turn-limit');
+        const ended = await this.settleFinalOutput(verdicts);
+        return ended ?? { status: 'max_turns', diagnostic: `reached its turn limit (${limit} turns) without an accepted final_output call` };
+      }
+      const ended = await this.settleFinalOutput(await this.runToolCalls(calls, assistantSeq));
+      if (ended) return ended;
       agent.touch();
     }
+  }
+
+  /**
+   * After a turn's tool calls: an accepted final_output call ends the run `completed`, with its JSON stored
+   * as the run's last assistant message (so the result's text and reference work as for any answer); too
+   * many rejected calls end it `failed`. Undefined: the run goes on.
+   */
+  private async settleFinalOutput(verdicts: (FinalOutputVerdict | undefined)[]): Promise<RunOutcome | undefined> {
+    const agent = this.agent;
+    const state = agent.finalOutput;
+    if (!state) return undefined;
+    const accepted = verdicts.find((verdict): verdict is Extract<FinalOutputVerdict, { valid: true }> => verdict?.valid === true);
+    if (accepted) {
+      const text = structuredText(accepted.value);
+      const seq = agent.length;
+      await agent.append([{ role: 'assistant', content: text }], 'store final output');
+      const truncated = text.length > inlineTextLimit;
+      agent.lastText = { seq, text: truncated ? preview(text, inlineTextLimit) : text, truncated };
+      agent.lastAssistantText = preview(text, previewLength);
+      return { status: 'completed', structured: accepted.value };
+    }
+    const rejected = verdicts.filter((verdict): verdict is Extract<FinalOutputVerdict, { valid: false }> => verdict?.valid === false);
+    const last = rejected[rejected.length - 1];
+    if (!last) return undefined;
+    state.invalidCalls += rejected.length;
+    state.lastErrors = last.errors;
+    if (state.invalidCalls < maxInvalidFinalOutputs) return undefined;
+    return { status: 'failed', diagnostic: tooManyInvalidFinalOutputs(state.invalidCalls, last.errors) };
   }
 
   /**
@@ -115,7 +170,7 @@ export class AgentLoop {
     this.open = undefined;
     if (!open || open.pending.length === 0) return;
     await this.agent.activities.store.sealToolCalls.executeWithOptions({ summary: `store ${open.pending.length} not-run result(s)` }, [{
-      conversationId: this.agent.options.conversationId,
+      conversationId: this.agent.conversationId,
       assistantSeq: open.assistantSeq,
       firstResultSeq: open.firstResultSeq,
       callIndexes: open.pending,
@@ -161,12 +216,12 @@ export class AgentLoop {
     const options = agent.options;
     let checkContext = true;
     let overflowRetried = false;
-    const note = turnBudgetNote(turn, limit);
+    const note = turnBudgetNote(turn, limit, agent.finalOutput !== undefined);
     for (let attempt = 0; attempt < 3; attempt += 1) {
       try {
         const output = await agent.busy(() => agent.activities.model.modelTurn.executeWithOptions({ summary: `model ${agent.modelName} · turn ${agent.turns}` }, [{
           workflowId: options.workflowId,
-          conversationId: options.conversationId,
+          conversationId: agent.conversationId,
           length: agent.length,
           route: options.route,
           toolsets: options.toolsets,
@@ -181,6 +236,7 @@ export class AgentLoop {
           ...(agent.canDelegate ? { orchestrationTools: orchestrationToolsFor(options.approvers) } : {}),
           ...(options.toolPolicy ? { toolPolicy: options.toolPolicy } : {}),
           ...(options.recipeServers ? { recipeServers: options.recipeServers } : {}),
+          ...(agent.finalOutput ? { finalOutput: { schemaKey: agent.finalOutput.schemaKey } } : {}),
         }]));
         // The call stored the pending messages before anything else.
         agent.pending = undefined;
@@ -204,7 +260,7 @@ export class AgentLoop {
     await agent.storePending();
     const output = await agent.busy(() => agent.activities.model.compactConversation.executeWithOptions({ summary: `compact context${aggressive ? ' (after overflow)' : ''}` }, [{
       workflowId: agent.options.workflowId,
-      conversationId: agent.options.conversationId,
+      conversationId: agent.conversationId,
       length: agent.length,
       route: agent.options.route,
       ...(agent.context ? { window: agent.context } : {}),
@@ -221,8 +277,11 @@ export class AgentLoop {
     return true;
   }
 
-  /** Runs all tool calls of one answer in parallel; their results are stored in call order. */
-  private async runToolCalls(calls: ToolCallRef[], assistantSeq: number): Promise<void> {
+  /**
+   * Runs the tool calls of one answer in parallel (all, or those `runs` picks; the others stay open for
+   * {@link seal}); their results are stored in call order. Returns the final_output verdicts by call index.
+   */
+  private async runToolCalls(calls: ToolCallRef[], assistantSeq: number, runs: (call: ToolCallRef) => boolean = () => true): Promise<(FinalOutputVerdict | undefined)[]> {
     const agent = this.agent;
     const firstResultSeq = agent.length;
     agent.length += calls.length;
@@ -234,9 +293,12 @@ export class AgentLoop {
     const done = (index: number) => {
       open.pending = open.pending.filter((pending) => pending !== index);
     };
+    const verdicts: (FinalOutputVerdict | undefined)[] = calls.map(() => undefined);
     await agent.busy(() => Promise.all(calls.map(async (call, index) => {
+      if (!runs(call)) return;
       const resultSeq = firstResultSeq + index;
-      const approval = call.needsApproval ? await agent.approvals.await(call, assistantSeq, index) : undefined;
+      // Approval ids count messages across a recipe's retry attempts, so no two calls of one workflow share one.
+      const approval = call.needsApproval ? await agent.approvals.await(call, agent.attempt.messageBase + assistantSeq, index) : undefined;
       if (call.denied !== undefined || (approval?.decision === 'deny' && isOrchestrationTool(call.name))) {
         const text = call.denied ?? formatDenial(call.name, approval ?? { decision: 'deny', by: 'policy' });
         await this.storeResult(resultSeq, call, { parts: [text], isError: true });
@@ -249,9 +311,10 @@ export class AgentLoop {
         done(index);
         return;
       }
-      await agent.activities.tools.runTool.executeWithOptions({ summary: `tool ${call.name}${approval ? ` (${approval.decision === 'approve' ? 'approved' : 'denied'})` : ''}` }, [{
+      const delivers = agent.finalOutput !== undefined && call.name === finalOutputToolName;
+      const ran = await agent.activities.tools.runTool.executeWithOptions({ summary: `tool ${call.name}${approval ? ` (${approval.decision === 'approve' ? 'approved' : 'denied'})` : ''}` }, [{
         workflowId: agent.options.workflowId,
-        conversationId: agent.options.conversationId,
+        conversationId: agent.conversationId,
         assistantSeq,
         callIndex: index,
         resultSeq,
@@ -261,15 +324,18 @@ export class AgentLoop {
         ...(agent.options.toolPolicy ? { toolPolicy: agent.options.toolPolicy } : {}),
         ...(agent.options.recipeServers ? { recipeServers: agent.options.recipeServers } : {}),
         ...(approval ? { approval } : {}),
+        ...(delivers && agent.finalOutput ? { finalOutput: { schemaKey: agent.finalOutput.schemaKey } } : {}),
       }]);
+      verdicts[index] = ran.finalOutput;
       done(index);
     })));
-    if (this.open === open) this.open = undefined;
+    if (this.open === open && open.pending.length === 0) this.open = undefined;
+    return verdicts;
   }
 
   private async storeResult(resultSeq: number, call: ToolCallRef, outcome: ToolOutcome): Promise<void> {
     await this.agent.activities.store.appendMessages.executeWithOptions({ summary: `store ${call.name} result` }, [{
-      conversationId: this.agent.options.conversationId,
+      conversationId: this.agent.conversationId,
       startSeq: resultSeq,
       messages: [{ role: 'tool', toolCallId: call.id, toolName: call.name, parts: outcome.parts, ...(outcome.isError ? { isError: true } : {}) }],
     }]);

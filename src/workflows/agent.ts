@@ -13,7 +13,11 @@ import { addUsage, zeroUsage, type ModelRoute, type TokenUsage } from '../contra
 import { searchAttributes } from '../contracts/search-attributes';
 import type {
   Approvers,
+  AttemptState,
   CarriedAgentState,
+  FinalOutputState,
+  PreparedWorktree,
+  RetryView,
   ContextWindowState,
   PendingNotice,
   QueuedMessage,
@@ -35,7 +39,11 @@ import { Approvals } from './approvals';
 export interface AgentOptions {
   kind: 'session' | 'subagent';
   workflowId: string;
-  /** Key of this workflow's conversation in the blob store (workflow id and first run id, stable across continue-as-new). */
+  /**
+   * Key of this workflow's conversation in the blob store (workflow id and first run id, stable across
+   * continue-as-new). A recipe's retry attempts after the first get conversations of their own (see
+   * {@link Agent.conversationId}).
+   */
   conversationId: string;
   label: string;
   route: ModelRoute;
@@ -112,6 +120,14 @@ export class Agent {
    * the conversation.
    */
   pending: { startSeq: number; messages: MessageInput[] } | undefined;
+  /** The attempt of a recipe's `retry` (each has a conversation of its own). */
+  attempt: AttemptState = { number: 1, messageBase: 0 };
+  /** The recipe's checks as peek shows them. */
+  retryView: RetryView | undefined;
+  /** Structured output: the stored schema and this run's `final_output` calls. */
+  finalOutput: FinalOutputState | undefined;
+  /** The git worktree this agent works in (`isolation: worktree`). */
+  worktree: PreparedWorktree | undefined;
   /** Model calls, tool calls and foreground children in flight: continue-as-new waits for none. */
   private inFlight = 0;
   private lastSearchAttributes = '';
@@ -143,7 +159,34 @@ export class Agent {
       this.announcedApprovals = carried.announcedApprovals ?? [];
       this.context = carried.context;
       this.pending = carried.pending;
+      if (carried.attempt) this.attempt = carried.attempt;
+      this.retryView = carried.retryView;
+      this.finalOutput = carried.finalOutput;
+      if (carried.worktree) this.workIn(carried.worktree);
     }
+  }
+
+  /** The conversation of the current attempt: the workflow's own for the first, `<id>~attempt-<n>` for retries. */
+  get conversationId(): string {
+    return this.attempt.number <= 1 ? this.options.conversationId : `${this.options.conversationId}~attempt-${this.attempt.number}`;
+  }
+
+  /** Tools work in the worktree from now on (`isolation: worktree`). */
+  workIn(worktree: PreparedWorktree): void {
+    this.worktree = worktree;
+    this.options.workingDir = worktree.workingDir;
+  }
+
+  /**
+   * Starts the next attempt of a recipe's `retry`: an empty conversation of its own (the caller stores the
+   * system prompt and the task), a fresh context window and fresh structured-output counters.
+   */
+  startAttempt(): void {
+    this.attempt = { number: this.attempt.number + 1, messageBase: this.attempt.messageBase + this.length };
+    this.length = 0;
+    this.context = undefined;
+    this.lastText = undefined;
+    if (this.finalOutput) this.finalOutput = { schemaKey: this.finalOutput.schemaKey, invalidCalls: 0, reminded: false };
   }
 
   /** `provider/model` of this workflow's route. */
@@ -211,7 +254,7 @@ export class Agent {
     const startSeq = this.length;
     await this.activities.store.appendMessages.executeWithOptions(
       { summary: summary ?? `store messages ${startSeq}–${startSeq + messages.length - 1}` },
-      [{ conversationId: this.options.conversationId, startSeq, messages }],
+      [{ conversationId: this.conversationId, startSeq, messages }],
     );
     this.length += messages.length;
   }
@@ -292,6 +335,7 @@ export class Agent {
       this.lastToolCall ? `last tool: \`${this.lastToolCall.name}\` (turn ${this.lastToolCall.turn})` : 'no tool calls yet',
       `idle since ${new Date(this.lastActivityAt).toISOString()}`,
       this.context ? `context compacted ${this.context.compactions} time(s)` : '',
+      this.retryView ? `checks: attempt ${this.retryView.attempt} of ${this.retryView.attempts}, ${this.retryView.state}` : '',
       this.registry.tasks.length > 0 ? `tasks: ${this.registry.tasks.map((task) => `${task.taskId} ${task.state}`).join(', ')}` : '',
     ].filter(Boolean).join('\n');
     if (details !== this.lastDetails) {
@@ -350,6 +394,7 @@ export class Agent {
       maxTurns,
       toolCalls: this.toolCalls,
       ...(this.context ? { compactions: this.context.compactions } : {}),
+      ...(this.retryView ? { retry: this.retryView } : {}),
       lastToolCall: this.lastToolCall,
       lastAssistantText: this.lastAssistantText,
       usage: this.usage,
@@ -387,6 +432,10 @@ export class Agent {
       answers: this.answers,
       ...(this.context ? { context: this.context } : {}),
       ...(this.pending ? { pending: this.pending } : {}),
+      ...(this.attempt.number > 1 ? { attempt: this.attempt } : {}),
+      ...(this.retryView ? { retryView: this.retryView } : {}),
+      ...(this.finalOutput ? { finalOutput: this.finalOutput } : {}),
+      ...(this.worktree ? { worktree: this.worktree } : {}),
       // Only the recent transcript travels: the whole conversation is in the conversation store.
       transcript: this.transcript.slice(-carriedTranscriptEntries),
     };

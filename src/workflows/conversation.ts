@@ -13,7 +13,7 @@ export function conversationIdOf(info: Pick<WorkflowInfo, 'workflowId' | 'firstE
 
 /** Where the last assistant text is stored, if there is one. */
 export function lastTextRef(agent: Agent): MessageRef | undefined {
-  return agent.lastText ? { conversationId: agent.options.conversationId, seq: agent.lastText.seq } : undefined;
+  return agent.lastText ? { conversationId: agent.conversationId, seq: agent.lastText.seq } : undefined;
 }
 
 /**
@@ -25,7 +25,7 @@ export async function lastAssistantFullText(agent: Agent): Promise<string> {
   if (!last) return '';
   if (!last.truncated) return last.text;
   try {
-    return await agent.activities.store.readMessageText.executeWithOptions({ summary: `read message ${last.seq}` }, [{ conversationId: agent.options.conversationId, seq: last.seq }]);
+    return await agent.activities.store.readMessageText.executeWithOptions({ summary: `read message ${last.seq}` }, [{ conversationId: agent.conversationId, seq: last.seq }]);
   } catch {
     return `${last.text}\n[the rest of this message could not be read from the blob store]`;
   }

@@ -18,8 +18,10 @@ import { AgentLoop, type RunOutcome } from './agent-loop';
 import { registerAgentHandlers } from './agent-handlers';
 import { conversationIdOf, lastAssistantFullText, lastTextRef } from './conversation';
 import { IdleAlarm } from './idle-alarm';
+import { RetryChecks } from './retry-checks';
 import { TaskOrchestrator } from './task-orchestration';
 import { outcomeOfError } from './workflow-outcome';
+import { finishWorktree, prepareRun } from './run-preparation';
 
 /**
  * One delegation: the agent loop until a final answer, `max_turns`, the token budget, a cut-off answer,
@@ -56,6 +58,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   }, input.carried);
   const orchestrator = new TaskOrchestrator(agent);
   const loop = new AgentLoop(agent, orchestrator);
+  const retry = input.retry ? new RetryChecks(agent, input.retry) : undefined;
   const continuable = input.continuable === true;
   const idleTimeoutMs = input.idleTimeoutMs ?? defaultContinuableIdleTimeoutMs;
   const idle = new IdleAlarm(() => agent.lastActivityAt, idleTimeoutMs);
@@ -90,10 +93,11 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   agent.onChange = reportProgress;
   const reportSettled = async (result: SubagentResult, final: boolean) => {
     if (!parent) return;
-    // The parent's copy carries a preview and a reference; the whole text stays in the conversation store.
+    // The parent's copy carries a preview and a reference; the whole text (a structured result's JSON too) stays in the conversation store.
+    const { structured, ...rest } = result;
     const slim: SubagentResult = result.output.length > inlineTextLimit || result.partialOutput.length > inlineTextLimit
-      ? { ...result, output: preview(result.output, inlineTextLimit), partialOutput: preview(result.partialOutput, inlineTextLimit), outputCut: result.outputRef !== undefined }
-      : result;
+      ? { ...rest, output: preview(result.output, inlineTextLimit), partialOutput: preview(result.partialOutput, inlineTextLimit), outputCut: result.outputRef !== undefined }
+      : { ...rest, ...(structured ? { structured } : {}) };
     try {
       await CancellationScope.nonCancellable(() => parent.signal(childSettledSignal, { taskId, result: slim, final, totalUsage: agent.totalUsage() }));
     } catch (error) {
@@ -113,6 +117,8 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       ...(ref ? { outputRef: ref } : {}),
       ...(agent.lastText?.truncated && !fullText ? { outputCut: true } : {}),
       ...(outcome.diagnostic ? { diagnostic: outcome.diagnostic } : {}),
+      ...(completed && outcome.structured ? { structured: outcome.structured } : {}),
+      ...(outcome.checks ? { checks: outcome.checks } : {}),
       turns: agent.turns,
       toolCalls: agent.toolCalls,
       usage: agent.usage,
@@ -127,20 +133,48 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   /** Tasks this subagent promised a notice for: background (not continuable) tasks still running. */
   const promisedTasks = () => agent.registry.tasks.some((task) => task.mode === 'background' && isLive(task));
 
+  /** The system prompt and the task: the start of the conversation (of each attempt of a recipe's retry). */
+  const startConversation = async (): Promise<void> => {
+    const system = buildSubagentSystemPrompt({
+      ...input.system,
+      workingDir: agent.options.workingDir,
+      maxTurns: input.maxTurns,
+      toolsets: input.toolsets,
+      canDelegate: agent.canDelegate,
+      ...(agent.finalOutput ? { finalOutput: true } : {}),
+      ...(agent.worktree ? { worktreeBranch: agent.worktree.branch } : {}),
+    });
+    agent.remember('user', input.prompt);
+    await agent.append([{ role: 'system', content: system }, { role: 'user', content: input.prompt }], 'store system prompt and task');
+  };
+
+  /** Turns until the run answers or ends. */
+  const turns = async (resume: boolean): Promise<RunOutcome> => {
+    const hooks = { onTurn: reportProgress, beforeTurn: () => continueIfSuggested('running') };
+    let run = await loop.runTurns(input.maxTurns, { ...hooks, resume });
+    // A subagent that answers while its own background tasks run waits for their notices and takes
+    // them into account (within its turn limit), instead of cancelling work it said would report back.
+    // (A continuable one settles now: the notices wake it for another activation.)
+    while (!continuable && run.status === 'completed' && promisedTasks() && agent.turnsThisRun < input.maxTurns) {
+      agent.setState('waiting');
+      await agent.waitFor(() => agent.pendingNotices.length > 0);
+      agent.setState('running');
+      run = await loop.runTurns(input.maxTurns, { ...hooks, resume: true });
+    }
+    return run;
+  };
+
   /** One activation: turns until the run ends; a continuable one turns a failure into its status and carries on. */
   const activate = async (resume: boolean): Promise<RunOutcome> => {
-    const hooks = { onTurn: reportProgress, beforeTurn: () => continueIfSuggested('running') };
     let run: RunOutcome;
     try {
-      run = await loop.runTurns(input.maxTurns, { ...hooks, resume });
-      // A subagent that answers while its own background tasks run waits for their notices and takes
-      // them into account (within its turn limit), instead of cancelling work it said would report back.
-      // (A continuable one settles now: the notices wake it for another activation.)
-      while (!continuable && run.status === 'completed' && promisedTasks() && agent.turnsThisRun < input.maxTurns) {
-        agent.setState('waiting');
-        await agent.waitFor(() => agent.pendingNotices.length > 0);
-        agent.setState('running');
-        run = await loop.runTurns(input.maxTurns, { ...hooks, resume: true });
+      run = await turns(resume);
+      // A recipe's checks judge the delegated task: the run (or a continuable's first activation).
+      if (retry && agent.answers === 0) {
+        run = await retry.afterAnswer(run, async () => {
+          await startConversation();
+          return turns(false);
+        });
       }
     } catch (error) {
       if (!continuable || isCancellation(error)) throw error;
@@ -155,15 +189,9 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     outcome = await loopScope.run(async (): Promise<RunOutcome> => {
       let resume = input.carried?.phase === 'running';
       if (!input.carried) {
-        const system = buildSubagentSystemPrompt({
-          ...input.system,
-          workingDir: input.workingDir,
-          maxTurns: input.maxTurns,
-          toolsets: input.toolsets,
-          canDelegate: agent.canDelegate,
-        });
-        agent.remember('user', input.prompt);
-        await agent.append([{ role: 'system', content: system }, { role: 'user', content: input.prompt }], 'store system prompt and task');
+        await prepareRun(agent, input, input.parent?.taskId ?? info.workflowId);
+        retry?.show('working');
+        await startConversation();
       }
       let waiting = input.carried?.phase === 'waiting';
       for (;;) {
@@ -198,10 +226,12 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     ended = true;
     await agent.storePending().catch(() => undefined);
     await loop.seal(outcome.status === 'cancelled' ? 'cancelled' : outcome.status === 'budget' ? 'budget' : 'failed').catch(() => undefined);
-    const result = await resultOf(outcome, true);
+    const ran = await resultOf(outcome, true);
     agent.setState(outcome.status);
     agent.flushViews();
     await orchestrator.cancelAll(`its parent ${info.workflowId} ended (${outcome.status})`);
+    const worktree = agent.worktree ? await finishWorktree(agent) : undefined;
+    const result: SubagentResult = worktree ? { ...ran, worktree } : ran;
     await reportSettled(result, true);
     log.info('subagent ended', { status: outcome.status, turns: agent.turns, toolCalls: agent.toolCalls });
     return result;

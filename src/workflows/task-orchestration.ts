@@ -20,6 +20,7 @@ import {
   formatSettlementNotice,
   formatTaskResultBlock,
   formatWaitTimeout,
+  forcedBackgroundReason,
 } from '../domain/delegation-texts';
 import { OrchestrationTool } from '../domain/orchestration-tools';
 import { preview } from '../domain/subagent-prompt';
@@ -36,35 +37,12 @@ import {
 } from '../domain/task-registry';
 import type { Agent } from './agent';
 import type { OrchestrationTools, ToolOutcome } from './agent-loop';
+import { approve, listModels, sendMessage, type CallPosition } from './child-messages';
+import { attempt, errorText, toolError, toolText } from './tool-outcomes';
 
-/** Where a tool call sits in the conversation (it makes ids that stay the same when a workflow task is replayed). */
-export interface CallPosition {
-  assistantSeq: number;
-  index: number;
-}
+export type { CallPosition } from './child-messages';
 
 const turnStates: readonly TaskRecord['state'][] = ['starting', 'running', 'waiting_approval'];
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-function toolError(text: string): ToolOutcome {
-  return { parts: [text], isError: true };
-}
-
-function toolText(text: string): ToolOutcome {
-  return { parts: [text], isError: false };
-}
-
-/** Runs an activity-backed step; a failure becomes a tool error for the calling model, never a workflow failure. */
-async function attempt(what: string, work: () => Promise<string>): Promise<ToolOutcome> {
-  try {
-    return toolText(await work());
-  } catch (error) {
-    return toolError(`${what} failed: ${errorText(error)}`);
-  }
-}
 
 /**
  * The orchestration tools of a delegating agent and the tracking of its children (SEMANTICS §2, §5):
@@ -89,11 +67,11 @@ export class TaskOrchestrator implements OrchestrationTools {
       case OrchestrationTool.load:
         return this.load(args);
       case OrchestrationTool.sendMessage:
-        return this.sendMessage(args, position);
+        return sendMessage(this.agent, args, position);
       case OrchestrationTool.approve:
-        return this.approve(args, position);
+        return approve(this.agent, args, position);
       case OrchestrationTool.listSubagentModels:
-        return this.listModels(args);
+        return listModels(this.agent, args);
       default:
         return toolError(`Unknown tool "${call.name}".`);
     }
@@ -133,6 +111,18 @@ export class TaskOrchestrator implements OrchestrationTools {
         removeTask(agent.registry, record.taskId);
         return toolError(`delegate was not started: ${plan.message}`);
       }
+      const forced = plan.forceBackground === true && record.mode === 'foreground';
+      if (forced) {
+        // The agent file says `background: true`: the task runs in the background whatever the call asked.
+        // Its slot is checked and taken with no await in between, so parallel calls are still counted exactly.
+        const full = admissionError(agent.registry, 'background', agent.options.tasks, defaultMaxContinuables);
+        if (full) {
+          removeTask(agent.registry, record.taskId);
+          return toolError(`delegate was not started: ${forcedBackgroundReason(plan.source?.name)}, and ${full}`);
+        }
+        record.mode = 'background';
+        agent.updateViews();
+      }
       const handle = await this.start(record, plan);
       if (typeof handle === 'string') {
         removeTask(agent.registry, record.taskId);
@@ -143,7 +133,8 @@ export class TaskOrchestrator implements OrchestrationTools {
       const warnings = plan.warnings.length > 0 ? `\nNote: ${plan.warnings.join('\nNote: ')}` : '';
       if (record.mode !== 'foreground') {
         return toolText(
-          `Started ${record.taskId} in the background${record.mode === 'continuable' ? ' (continuable: send_message keeps talking to it)' : ''}. ` +
+          `Started ${record.taskId} in the background${record.mode === 'continuable' ? ' (continuable: send_message keeps talking to it)' : ''}` +
+            `${forced ? `: ${forcedBackgroundReason(plan.source?.name)}, so this call does not wait for it` : ''}. ` +
             `You will get a notice when it ${record.mode === 'continuable' ? 'answers' : 'ends'}; load with source "${record.taskId}" waits for it, peek: true shows progress, cancel: true stops it.${warnings}`,
         );
       }
@@ -380,80 +371,5 @@ export class TaskOrchestrator implements OrchestrationTools {
         // It ended in the meantime; nothing more to cancel.
       }
     }));
-  }
-
-  // ---- send_message, approve, list_subagent_models -------------------------------------------------
-
-  /** `send_message` to a continuable task: confirmed only once the child has accepted it (its update returned). */
-  private async sendMessage(args: JsonObject, position: CallPosition): Promise<ToolOutcome> {
-    const agent = this.agent;
-    const taskId = typeof args.task_id === 'string' ? args.task_id : undefined;
-    const message = typeof args.message === 'string' ? args.message : undefined;
-    if (!taskId || !message || message.trim().length === 0) return toolError('send_message needs `task_id` and a non-empty `message`.');
-    const task = findTask(agent.registry, taskId);
-    if (!task) {
-      const known = agent.registry.tasks.filter((candidate) => candidate.mode === 'continuable' && isLive(candidate)).map((candidate) => candidate.taskId);
-      return toolError(`Message not delivered: ${taskId} is not one of your tasks.${known.length > 0 ? ` Your continuable tasks: ${known.join(', ')}.` : ''}`);
-    }
-    if (task.mode !== 'continuable') return toolError(`Message not delivered: ${taskId} is not continuable (delegate with continuable: true to keep talking to a subagent).`);
-    if (!isLive(task)) return toolError(`Message not delivered: ${taskId} has ended (${task.state}).`);
-    const before = { state: task.state, settledAt: task.settledAt };
-    // Marked running before the delivery, so an answer that arrives before the update returns is not taken as stale.
-    task.state = 'running';
-    let delivered;
-    try {
-      delivered = await agent.activities.orchestration.deliverToChild.executeWithOptions({ summary: `message to ${taskId}` }, [{
-        workflowId: task.workflowId,
-        kind: 'message',
-        message,
-        messageId: `${agent.options.conversationId}:${position.assistantSeq}:${position.index}`,
-        from: `parent ${agent.options.workflowId}`,
-      }]);
-    } catch (error) {
-      delivered = { accepted: false as const, reason: errorText(error) };
-    }
-    if (!delivered.accepted) {
-      if (task.state === 'running' && task.settledAt === before.settledAt) task.state = before.state;
-      return toolError(`Message not delivered to ${taskId}: ${delivered.reason}`);
-    }
-    agent.updateViews();
-    return toolText(`Message delivered to ${taskId}. Its answer will arrive as a task notice.`);
-  }
-
-  /** `approve`: decide a tool call one of this workflow's tasks waits on (only where the operator lets the parent decide). */
-  private async approve(args: JsonObject, position: CallPosition): Promise<ToolOutcome> {
-    const agent = this.agent;
-    if (agent.options.approvers !== 'human-or-parent') {
-      return toolError('Approvals of your tasks are decided by a person (the operator set approvers to "human"); you cannot approve or deny them.');
-    }
-    const approvalId = typeof args.approval_id === 'string' ? args.approval_id : undefined;
-    const decision = args.decision === 'approve' || args.decision === 'deny' ? args.decision : undefined;
-    if (!approvalId || !decision) return toolError('approve needs `approval_id` and `decision` ("approve" or "deny").');
-    const task = agent.registry.tasks.find((candidate) => approvalId.startsWith(`${candidate.workflowId}:`));
-    const pending = task?.peek?.pendingApprovals?.some((entry) => entry.id === approvalId);
-    if (!task || !pending) return toolError(`No approval "${approvalId}" is pending in your tasks.`);
-    let delivered;
-    try {
-      delivered = await agent.activities.orchestration.deliverToChild.executeWithOptions({ summary: `${decision} ${approvalId}` }, [{
-        workflowId: task.workflowId,
-        kind: 'approval',
-        approvalId,
-        decision,
-        ...(typeof args.reason === 'string' ? { reason: args.reason } : {}),
-        by: `parent ${agent.options.workflowId}`,
-        updateId: `${agent.options.conversationId}:${position.assistantSeq}:${position.index}`,
-      }]);
-    } catch (error) {
-      delivered = { accepted: false as const, reason: errorText(error) };
-    }
-    if (!delivered.accepted) return toolError(`The decision on ${approvalId} was not applied: ${delivered.reason}`);
-    return toolText(`${decision === 'approve' ? 'Approved' : 'Denied'} ${approvalId} for ${task.taskId}.`);
-  }
-
-  private listModels(args: JsonObject): Promise<ToolOutcome> {
-    return attempt('list_subagent_models', () => this.agent.activities.orchestration.listSubagentModels.executeWithOptions({ summary: 'list subagent models' }, [{
-      ...(typeof args.provider === 'string' ? { provider: args.provider } : {}),
-      ...(typeof args.model === 'string' ? { model: args.model } : {}),
-    }]));
   }
 }

@@ -33,11 +33,15 @@ export const keys = { acme: 'test-key-acme-0123456789', globex: 'test-key-globex
  * - `take a moment`: answers after 2.5 s;
  * - `use a tool`: lists the working directory, then answers;
  * - `write a file`: writes from-api.txt (a tool under `ask` when the policy says so), then answers;
+ * - with a `final_output` tool offered (an output schema): calls it with `{"answer": "forty-two"}`;
  * - anything else: answers `done: <task>` at once.
  */
 export function scriptedAnswer(request: ModelRequest): ScriptStep {
   const task = request.messages.find((message) => message.role === 'user')?.content ?? '';
   const toolResults = request.messages.filter((message) => message.role === 'tool').length;
+  if (request.tools.some((tool) => tool.name === 'final_output') && toolResults === 0) {
+    return { toolCalls: [{ name: 'final_output', arguments: { answer: 'forty-two' } }] };
+  }
   if (task.includes('slow')) return { text: 'thinking slowly', delayMs: 60_000 };
   if (task.includes('take a moment')) return { text: `done: ${task}`, delayMs: 2_500 };
   if (task.includes('write a file') && toolResults === 0) {

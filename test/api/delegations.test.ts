@@ -1,5 +1,12 @@
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { httpTransport } from '../../src/cli/api-transport';
+import type { CliContext } from '../../src/cli/cli-context';
+import { delegateCommand, resultCommand } from '../../src/cli/delegation-commands';
 import { eventually, json, keys, listItems, postJson, startApiStack, type ApiStack } from './api-harness';
 
 /** Every /v1/delegations route over real HTTP: Node server, dev server, in-process worker, scripted model. */
@@ -268,5 +275,53 @@ describe('POST /v1/delegations from a source', () => {
     const missing = await start({ source: 'deploy' });
     expect(missing.status).toBe(422);
     expect(JSON.stringify(missing.body)).toMatch(/service/);
+  });
+});
+
+describe('structured results and worktrees through the API and the CLI', () => {
+  const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false };
+
+  function cli(): { context: CliContext; stdout: string[]; stderr: string[] } {
+    const stdout: string[] = [];
+    const stderr: string[] = [];
+    const io = { stdout: (text: string) => void stdout.push(text), stderr: (text: string) => void stderr.push(text), interactive: false };
+    return { context: { io, env: {}, cwd: stack.workDir, transport: () => httpTransport(stack.url, keys.acme), close: () => Promise.resolve() }, stdout, stderr };
+  }
+
+  it('output_schema: result.structured holds the validated JSON; errand delegate and errand result print it with --json', async () => {
+    const { body } = await start({ instructions: 'give a structured answer', output_schema: schema }, '?wait=15s');
+    expect(body).toMatchObject({ state: 'completed', result: { status: 'completed', structured: { answer: 'forty-two' }, output: '{\n  "answer": "forty-two"\n}' } });
+
+    const schemaFile = join(mkdtempSync(join(tmpdir(), 'errand-schema-')), 'schema.json');
+    writeFileSync(schemaFile, JSON.stringify(schema));
+    const delegated = cli();
+    expect(await delegateCommand(['answer in structure', '--output-schema', schemaFile, '--json'], delegated.context)).toBe(0);
+    expect(JSON.parse(delegated.stdout.join(''))).toMatchObject({ done: true, result: { structured: { answer: 'forty-two' } } });
+    const read = cli();
+    expect(await resultCommand([String(body.id), '--json'], read.context)).toBe(0);
+    expect(JSON.parse(read.stdout.join(''))).toMatchObject({ done: true, result: { structured: { answer: 'forty-two' } } });
+    const plain = cli();
+    expect(await resultCommand([String(body.id)], plain.context)).toBe(0);
+    expect(plain.stdout.join('')).toBe('{\n  "answer": "forty-two"\n}\n');
+  });
+
+  it('isolation worktree: result.worktree names the branch errand/<id> and the folder, relative to the working directory', async () => {
+    const repo = join(stack.workDir, 'acme', 'repo');
+    mkdirSync(repo, { recursive: true });
+    const git = (args: string[]) => execFileSync('git', args, { cwd: repo, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.invalid' } });
+    git(['init', '--quiet', '--initial-branch=main']);
+    writeFileSync(join(repo, 'README.md'), '# repo\n');
+    git(['add', '--all']);
+    git(['commit', '--quiet', '-m', 'initial']);
+    const { body } = await start({ instructions: 'write a file please', isolation: 'worktree', working_dir: 'repo' }, '?wait=15s');
+    const id = String(body.id);
+    expect(body).toMatchObject({ state: 'completed', result: { worktree: { branch: `errand/${id}`, changed: true } } });
+    const worktree = (body.result as { worktree: { path: string } }).worktree;
+    expect(worktree.path).toMatch(/^\.git\/errand-worktrees\//);
+    expect(readFileSync(join(repo, worktree.path, 'from-api.txt'), 'utf8')).toBe('written via the API');
+    expect(git(['status', '--porcelain'])).toBe('');
+    const shown = cli();
+    expect(await resultCommand([id], shown.context)).toBe(0);
+    expect(shown.stderr.join('')).toContain(`errand: ${id}: Worktree: the changes are on branch errand/${id}, in ${worktree.path}`);
   });
 });

@@ -34,9 +34,12 @@ describe('replay of recorded histories', () => {
       'session-delegates-child.json',
       'session-delegates.json',
       'subagent-cancelled.json',
+      'subagent-checks.json',
       'subagent-max-turns.json',
       'subagent-plain.json',
+      'subagent-structured.json',
       'subagent-tool-calls.json',
+      'subagent-worktree.json',
     ]));
     for (const name of files) expect(readFileSync(join(folder, name)).length, name).toBeLessThan(200 * 1024);
   });

@@ -43,23 +43,68 @@ export function createRunCommandTool(options: CommandOptions = {}, paths: PathRu
       (options.sandbox ? ` It runs in a sandbox: only the working directory is writable${options.sandbox.network ? '' : ', and there is no network'}.` : ''),
     schema,
     async run(args, context) {
-      const confined = await confinePath(context.workingDir, '.', paths);
-      if (!confined.ok) return toolError(confined.message);
       if (context.abortSignal.aborted) return toolError('run_command was cancelled before it started');
-      const env = commandEnvironment(options);
-      const invocation: Invocation = options.sandbox
-        ? bwrapInvocation(options.sandbox, confined.absolutePath, args.command, env)
-        : { file: '/bin/sh', args: ['-c', args.command] };
-      return runInProcessGroup(invocation, env, confined.absolutePath, args.timeout_ms ?? runCommandDefaultTimeoutMs, context.abortSignal);
+      const outcome = await runShellCommand(args.command, { workingDir: context.workingDir, timeoutMs: args.timeout_ms ?? runCommandDefaultTimeoutMs, abortSignal: context.abortSignal }, options, paths);
+      return commandResult(outcome);
     },
   });
+}
+
+/** How a shell command ended. */
+export interface CommandOutcome {
+  /** Why it could not run at all (the working directory was refused, the sandbox did not start). */
+  refused?: string;
+  /** Its exit code; null when it was killed or did not start. */
+  exitCode: number | null;
+  /** The signal that killed it, when one did. */
+  signal: string | null;
+  /** Set when errand stopped it: its time limit passed, or the call was cancelled. */
+  stoppedBy?: 'timeout' | 'cancel';
+  /** stdout and stderr interleaved, capped (start and end kept). */
+  output: string;
+  timeoutMs: number;
+}
+
+/** Where and how long a command runs. */
+export interface CommandRun {
+  /** The working directory; confined like every tool path. */
+  workingDir: string;
+  timeoutMs: number;
+  abortSignal: AbortSignal;
+}
+
+/**
+ * Runs `/bin/sh -c command` exactly as `run_command` does: in the confined working directory, with the
+ * allow-listed environment, in the bubblewrap sandbox when one is configured, as the leader of its own
+ * process group (stopped whole at its time limit or on cancellation). Used by `run_command` and by a
+ * recipe's checks (goose `retry`), so both run under the same rules.
+ */
+export async function runShellCommand(command: string, run: CommandRun, options: CommandOptions = {}, paths: PathRules = {}): Promise<CommandOutcome> {
+  const confined = await confinePath(run.workingDir, '.', paths);
+  if (!confined.ok) return { refused: confined.message, exitCode: null, signal: null, output: '', timeoutMs: run.timeoutMs };
+  const env = commandEnvironment(options);
+  const invocation: Invocation = options.sandbox
+    ? bwrapInvocation(options.sandbox, confined.absolutePath, command, env)
+    : { file: '/bin/sh', args: ['-c', command] };
+  return runInProcessGroup(invocation, env, confined.absolutePath, run.timeoutMs, run.abortSignal);
+}
+
+/** The tool result `run_command` gives for an outcome. */
+function commandResult(outcome: CommandOutcome): ToolResult {
+  if (outcome.refused !== undefined) return toolError(outcome.refused);
+  const body = outcome.output.length > 0 ? `\n${outcome.output}` : '\n(no output)';
+  if (outcome.stoppedBy === 'timeout') return toolError(`Command timed out after ${outcome.timeoutMs} ms and was killed (with its process group).${body}`);
+  if (outcome.stoppedBy === 'cancel') return toolError(`Command was cancelled and killed (with its process group).${body}`);
+  if (outcome.exitCode === 0) return { content: `Exit code: 0${body}`, isError: false };
+  if (outcome.exitCode !== null) return toolError(`Exit code: ${outcome.exitCode}${body}`);
+  return toolError(`Command was killed by signal ${outcome.signal ?? 'unknown'}.${body}`);
 }
 
 /** `run_command` with the allow-listed environment and no sandbox (tests, the plain registry). */
 export const runCommandTool: Tool = createRunCommandTool();
 
-function runInProcessGroup(invocation: Invocation, env: Record<string, string>, cwd: string, timeoutMs: number, abortSignal: AbortSignal): Promise<ToolResult> {
-  return new Promise<ToolResult>((resolve) => {
+function runInProcessGroup(invocation: Invocation, env: Record<string, string>, cwd: string, timeoutMs: number, abortSignal: AbortSignal): Promise<CommandOutcome> {
+  return new Promise<CommandOutcome>((resolve) => {
     const output = new HeadTailBuffer(toolOutputMaxChars);
     const child = spawn(invocation.file, invocation.args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let stoppedBy: 'timeout' | 'cancel' | undefined;
@@ -86,7 +131,7 @@ function runInProcessGroup(invocation: Invocation, env: Record<string, string>, 
     const timer = setTimeout(() => stop('timeout'), timeoutMs);
     abortSignal.addEventListener('abort', onAbort, { once: true });
 
-    const finish = (result: ToolResult): void => {
+    const finish = (result: CommandOutcome): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -96,24 +141,18 @@ function runInProcessGroup(invocation: Invocation, env: Record<string, string>, 
       resolve(result);
     };
     const report = (): void => {
-      const text = output.toString();
-      const body = text.length > 0 ? `\n${text}` : '\n(no output)';
-      if (stoppedBy === 'timeout') {
-        finish(toolError(`Command timed out after ${timeoutMs} ms and was killed (with its process group).${body}`));
-      } else if (stoppedBy === 'cancel') {
-        finish(toolError(`Command was cancelled and killed (with its process group).${body}`));
-      } else if (exit?.code === 0) {
-        finish({ content: `Exit code: 0${body}`, isError: false });
-      } else if (exit?.code !== null && exit?.code !== undefined) {
-        finish(toolError(`Exit code: ${exit.code}${body}`));
-      } else {
-        finish(toolError(`Command was killed by signal ${exit?.signal ?? 'unknown'}.${body}`));
-      }
+      finish({
+        exitCode: stoppedBy === undefined ? exit?.code ?? null : null,
+        signal: exit?.signal ?? null,
+        ...(stoppedBy !== undefined ? { stoppedBy } : {}),
+        output: output.toString(),
+        timeoutMs,
+      });
     };
 
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => output.append(chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => output.append(chunk));
-    child.on('error', (error) => finish(toolError(`Could not start ${invocation.file === 'bwrap' ? 'the sandbox (bwrap)' : '/bin/sh'}: ${error.message}`)));
+    child.on('error', (error) => finish({ refused: `Could not start ${invocation.file === 'bwrap' ? 'the sandbox (bwrap)' : '/bin/sh'}: ${error.message}`, exitCode: null, signal: null, output: '', timeoutMs }));
     child.on('exit', (code, signal) => {
       exit = { code, signal };
       // Background processes the command left behind would keep the pipes (and this call) open: stop them.
