@@ -182,6 +182,8 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
       let result: { content: string; isError: boolean; finalOutput?: FinalOutputVerdict };
       if (stored !== undefined) {
         result = parseStored<{ content: string; isError: boolean; finalOutput?: FinalOutputVerdict }>(stored, key);
+      } else if (call.invalidArguments !== undefined) {
+        result = await storeOutcome(deps.blobs, key, toolError(invalidArgumentsText(call.name, call.invalidArguments)));
       } else if (input.finalOutput && call.name === finalOutputToolName) {
         // Validated here (ajv stays out of the workflow bundle); the verdict is stored with the result like any outcome.
         result = await storeOutcome(deps.blobs, key, await finalOutput.check(input.finalOutput.schemaKey, call.arguments));
@@ -273,6 +275,7 @@ function toModelTurnOutput(response: ModelResponse, input: ModelTurnInput, opera
         ...(handledByWorkflow ? { arguments: call.arguments } : {}),
         ...(decision === 'ask' ? { needsApproval: true as const } : {}),
         ...(handledByWorkflow && decision === 'deny' ? { denied: `The tool ${call.name} is not allowed by policy.` } : {}),
+        ...(handledByWorkflow && decision !== 'deny' && call.invalidArguments !== undefined ? { denied: invalidArgumentsText(call.name, call.invalidArguments) } : {}),
       };
     }),
     finishReason: response.finishReason,
@@ -318,4 +321,9 @@ function modelInfo(models: ModelRegistry, input: { route: ModelTurnInput['route'
  */
 export function compactionThreshold(contextWindow: number, maxOutputTokens: number, compactAt: number): number {
   return Math.floor(Math.min(compactAt * contextWindow, contextWindow - Math.min(maxOutputTokens, contextWindow / 2)));
+}
+
+/** The tool result of a call whose arguments were not a JSON object: what was wrong, so the model can call again. */
+function invalidArgumentsText(tool: string, raw: string): string {
+  return `The call of ${tool} was not run: its arguments are not a JSON object (${raw.length === 0 ? 'empty' : `got ${raw}`}). Call ${tool} again with a JSON object that matches its input schema.`;
 }

@@ -85,7 +85,7 @@ const jsonValueSchema: z.ZodType<JsonValue> = z.lazy(() =>
   z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(jsonValueSchema), z.record(z.string(), jsonValueSchema)]),
 );
 
-const toolCallSchema = z.object({ id: z.string(), name: z.string(), arguments: z.record(z.string(), jsonValueSchema) });
+const toolCallSchema = z.object({ id: z.string(), name: z.string(), arguments: z.record(z.string(), jsonValueSchema), invalidArguments: z.string().optional() });
 
 /** Shape of a stored ChatMessage (contracts/model.ts); stored data is checked on the way back in. */
 const chatMessageSchema: z.ZodType<ChatMessage> = z.discriminatedUnion('role', [

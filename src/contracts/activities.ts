@@ -96,7 +96,10 @@ export interface ToolCallRef {
   arguments?: JsonObject;
   /** The tool's policy is `ask`: the call waits for an approval before it runs. */
   needsApproval?: true;
-  /** The policy denies the call (an orchestration tool): the workflow stores this as its error result. */
+  /**
+   * An orchestration call the workflow must not run (the policy denies it, or its arguments were not a
+   * JSON object): the workflow stores this text as its error result instead.
+   */
   denied?: string;
 }
 

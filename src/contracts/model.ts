@@ -16,7 +16,13 @@ export interface ModelRoute {
 export interface ToolCall {
   id: string;
   name: string;
+  /** The arguments; `{}` when the model's were not a JSON object (see `invalidArguments`). */
   arguments: JsonObject;
+  /**
+   * The model's raw arguments (cut to a preview) when they were not a JSON object: the call is answered
+   * with a tool error that says so, and the run continues (SEMANTICS §5).
+   */
+  invalidArguments?: string;
 }
 
 /**

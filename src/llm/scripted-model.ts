@@ -152,7 +152,7 @@ export class ScriptedModel implements ChatModel {
       .map((call) => ({
         id: call.id,
         name: call.name,
-        arguments: typeof call.arguments === 'string' ? parseToolArguments(call.arguments, call.name, call.id) : deepCopy(call.arguments),
+        ...(typeof call.arguments === 'string' ? parseToolArguments(call.arguments) : { arguments: deepCopy(call.arguments) }),
       }));
     return {
       text: answer.text,

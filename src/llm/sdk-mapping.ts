@@ -7,7 +7,6 @@ import type {
 } from '@ai-sdk/provider';
 import type { ChatMessage, FinishReason, ModelResponse, ReasoningBlock, ToolCall, ToolSpec } from '../contracts/model';
 import { isJsonObject, tryParseJson } from './json-value';
-import { modelBadResponseFailure } from './model-failures';
 
 /**
  * Mapping between our provider-neutral wire types and the AI SDK's provider-level (V3) types.
@@ -107,18 +106,17 @@ function toJsonSchema7(schema: ToolSpec['inputSchema']): JSONSchema7 {
   return result;
 }
 
-/** Parses a tool call's raw JSON arguments into an object; a bad response otherwise. */
-export function parseToolArguments(raw: string, toolName: string, toolCallId: string): ToolCall['arguments'] {
+/**
+ * Parses a tool call's raw JSON arguments. Arguments that are not a JSON object do not fail the answer:
+ * the call keeps `{}` and the raw text as `invalidArguments`, and is answered with a tool error that says
+ * so (SEMANTICS §5), so the model can call again.
+ */
+export function parseToolArguments(raw: string): Pick<ToolCall, 'arguments' | 'invalidArguments'> {
   // Some servers send "" for a call without arguments.
-  if (raw.trim() === '') return {};
+  if (raw.trim() === '') return { arguments: {} };
   const parsed = tryParseJson(raw);
-  if (parsed === undefined || !isJsonObject(parsed)) {
-    const snippet = raw.length > 200 ? `${raw.slice(0, 200)}…` : raw;
-    throw modelBadResponseFailure(
-      `the model called tool "${toolName}" (call ${toolCallId}) with arguments that are not a JSON object: ${snippet}`,
-    );
-  }
-  return parsed;
+  if (parsed === undefined || !isJsonObject(parsed)) return { arguments: {}, invalidArguments: raw.length > 500 ? `${raw.slice(0, 500)}…` : raw };
+  return { arguments: parsed };
 }
 
 /** What a model call produced, collected from the AI SDK stream parts. */
@@ -147,7 +145,7 @@ export function toModelResponse(answer: SdkAnswer): ModelResponse {
       const parsed = tryParseJson(call.input);
       if (parsed === undefined || !isJsonObject(parsed)) continue;
     }
-    toolCalls.push({ id: call.toolCallId, name: call.toolName, arguments: parseToolArguments(call.input, call.toolName, call.toolCallId) });
+    toolCalls.push({ id: call.toolCallId, name: call.toolName, ...parseToolArguments(call.input) });
   }
   const reasoning = answer.reasoning.filter((block) => block.text !== '' || block.signature !== undefined || block.redactedData !== undefined);
   return {

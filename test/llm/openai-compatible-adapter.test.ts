@@ -218,15 +218,13 @@ describe('OpenAI-compatible adapter against the scripted server', () => {
     expect(server.exhaustedRequests[0]?.callIndex).toBe(1);
   });
 
-  it('classifies tool-call arguments that are not a JSON object as ModelBadResponse', async () => {
+  it('keeps a tool call whose arguments are not a JSON object, marked invalid (the run answers it with a tool error)', async () => {
     const { model, route } = modelAgainst(server, 'openai-compatible');
     server.enqueue({ toolCalls: [{ name: 'developer__list_directory', arguments: '{"path": ".', id: 'call_x' }] });
 
-    const classification = classifyModelError(await rejectionOf(model.generate(simpleRequest(route, 'x', [listDirectoryTool]), {})));
+    const response = await model.generate(simpleRequest(route, 'x', [listDirectoryTool]), {});
 
-    expect(classification.type).toBe('ModelBadResponse');
-    expect(classification.retryable).toBe(false);
-    expect(classification.message).toContain('developer__list_directory');
+    expect(response.toolCalls).toEqual([{ id: 'call_x', name: 'developer__list_directory', arguments: {}, invalidArguments: '{"path": ".' }]);
   });
 
   it('classifies a 200 response that is not JSON as ModelBadResponse', async () => {

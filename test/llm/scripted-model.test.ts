@@ -109,9 +109,10 @@ describe('scripted in-process model', () => {
     });
   });
 
-  it('classifies malformed raw tool arguments as ModelBadResponse', async () => {
+  it('keeps a call whose raw arguments are not a JSON object, with {} and the raw text marked invalid', async () => {
     const model = new ScriptedModel([{ toolCalls: [{ name: 'read', arguments: '[1, 2]' }] }]);
-    expect(classifyModelError(await rejectionOf(model.generate(request('a'), {}))).type).toBe('ModelBadResponse');
+    const response = await model.generate(request('a'), {});
+    expect(response.toolCalls).toEqual([expect.objectContaining({ name: 'read', arguments: {}, invalidArguments: '[1, 2]' })]);
   });
 
   it('records a rejection instead of answering when the request is invalid, and keeps the step for the next call', async () => {
