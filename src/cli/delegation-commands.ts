@@ -66,6 +66,7 @@ const delegateOptions = {
   model: { type: 'string', short: 'm' },
   temperature: { type: 'string' },
   'max-turns': { type: 'string' },
+  'max-output-tokens': { type: 'string' },
   context: { type: 'string' },
   'context-file': { type: 'string' },
   'working-dir': { type: 'string', short: 'C' },
@@ -124,6 +125,7 @@ export async function delegateCommand(argv: string[], context: CliContext): Prom
   const temperature = number('temperature', values.temperature, false);
   const maxTurns = number('max-turns', values['max-turns'], true);
   const tokenBudget = number('token-budget', values['token-budget'], true);
+  const maxOutputTokens = number('max-output-tokens', values['max-output-tokens'], true);
   const body = {
     ...(instructions ? { instructions } : {}),
     ...(values.source ? { source: values.source } : {}),
@@ -138,6 +140,7 @@ export async function delegateCommand(argv: string[], context: CliContext): Prom
     ...(values.continuable ? { continuable: true } : {}),
     ...(values.description ? { description: values.description } : {}),
     ...(tokenBudget === undefined ? {} : { token_budget: tokenBudget }),
+    ...(maxOutputTokens === undefined ? {} : { max_output_tokens: maxOutputTokens }),
     ...(outputSchema === undefined ? {} : { output_schema: outputSchema }),
     ...(values.isolation === 'worktree' ? { isolation: 'worktree' } : {}),
   };

@@ -135,7 +135,7 @@ describe('errand CLI over HTTP (ERRAND_API_URL)', () => {
   });
 });
 
-describe('errand delegate --output-schema and --isolation', () => {
+describe('errand delegate --output-schema, --max-output-tokens and --isolation', () => {
   it('sends a checked output schema in the request; a bad schema file or isolation is a usage error naming it', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'errand-cli-schema-'));
     try {
@@ -157,14 +157,18 @@ describe('errand delegate --output-schema and --isolation', () => {
       expect(isolation.code).toBe(2);
       expect(isolation.stderr).toContain('--isolation "docker" is not valid: the only isolation is worktree');
 
-      const started = await runErrand(['delegate', '--async', '--json', '--output-schema', files.good, 'structured please'], httpEnv, stack.workDir);
+      const badLimit = await runErrand(['delegate', 'x', '--max-output-tokens', 'lots'], httpEnv, stack.workDir);
+      expect(badLimit.code).toBe(2);
+      expect(badLimit.stderr).toContain('--max-output-tokens');
+      const started = await runErrand(['delegate', '--async', '--json', '--output-schema', files.good, '--max-output-tokens', '2000', 'structured please'], httpEnv, stack.workDir);
       expect(started.code).toBe(0);
       const { id } = startedSchema.parse(JSON.parse(started.stdout));
       // The schema reached the subagent's workflow input, where the workflow reads it.
       const history = await stack.client.workflow.getHandle(id).fetchHistory();
       const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
-      const input = z.object({ outputSchema: z.unknown() }).parse(JSON.parse(Buffer.from(payload ?? new Uint8Array()).toString('utf8')));
+      const input = z.object({ outputSchema: z.unknown(), maxOutputTokens: z.number() }).parse(JSON.parse(Buffer.from(payload ?? new Uint8Array()).toString('utf8')));
       expect(input.outputSchema).toEqual(schema);
+      expect(input.maxOutputTokens).toBe(2000);
       await stack.client.workflow.getHandle(id).result();
     } finally {
       rmSync(folder, { recursive: true, force: true });
