@@ -1,7 +1,7 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, test } from 'vitest';
 import { createAgentLoopActivities } from '../../src/activities/agent-loop-activities';
-import type { ModelTurnInput } from '../../src/contracts/activities';
+import type { ModelTurnInput, ModelTurnOutput } from '../../src/contracts/activities';
 import { createScriptedModel } from '../../src/llm/scripted-model';
 import { testDependencies } from '../support/temporal';
 
@@ -33,7 +33,7 @@ describe('two concurrent attempts of one model turn', () => {
       turn: 1,
       maxTurns: 5,
     };
-    const attempt = () => new MockActivityEnvironment().run(activities.modelTurn, input);
+    const attempt = (): Promise<ModelTurnOutput> => new MockActivityEnvironment().run(activities.modelTurn, input);
     const first = attempt();
     await new Promise((resolveWait) => setTimeout(resolveWait, 50));
     const second = attempt();
@@ -44,7 +44,7 @@ describe('two concurrent attempts of one model turn', () => {
     const stored = await dependencies.conversations.read(conversationId, 3);
     expect(stored[2]).toEqual({ role: 'assistant', content: 'early answer' });
     // A third attempt (a later retry) calls nothing and returns the same.
-    const again = await new MockActivityEnvironment().run(activities.modelTurn, input);
+    const again = await attempt();
     expect(again.text).toBe('early answer');
     expect(calls).toBe(2);
   });
