@@ -33,6 +33,7 @@ export default tseslint.config(
             { group: ['@aws-sdk/*'], message: 'No AWS SDK in workflow code: use an activity.' },
             { group: ['ai', '@ai-sdk/*'], message: 'No AI SDK in workflow code: model calls are activities.' },
             { group: ['yaml'], message: 'No yaml in workflow code: sources arrive parsed in the input snapshot.' },
+            { group: ['zod', 'ajv'], message: 'No validation libraries in workflow code: activities validate, workflows get checked JSON.' },
             { group: ['fs', 'fs/*', 'node:*'], message: 'No Node builtins in workflow code.' },
             { group: ['**/activities/**', '**/sources/**', '**/llm/**', '**/tools/**', '**/api/**', '**/config', '**/dev/**'], message: 'Workflow code may import only @temporalio/workflow, contracts/ and domain/.' },
             { group: ['@temporalio/client', '@temporalio/worker', '@temporalio/activity', '@temporalio/testing'], message: 'Workflow code may use only @temporalio/workflow.' },
@@ -40,6 +41,40 @@ export default tseslint.config(
         },
       ],
       'no-restricted-globals': ['error', 'setInterval', 'setImmediate', 'process', 'require'],
+    },
+  },
+  {
+    // domain/ is pure logic that workflows may use: no I/O, and nothing from the zones that do I/O.
+    files: ['src/domain/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins.map((name) => ({ name, message: 'domain/ is pure: no Node builtins (do I/O in activities/, sources/ or tools/).' })),
+          patterns: [
+            { group: ['fs', 'fs/*', 'node:*'], message: 'domain/ is pure: no Node builtins.' },
+            { group: ['@aws-sdk/*', 'ai', '@ai-sdk/*', 'yaml', '@temporalio/*'], message: 'domain/ is pure logic: no SDKs.' },
+            { group: ['**/activities/**', '**/sources/**', '**/llm/**', '**/tools/**', '**/api/**', '**/cli/**', '**/workflows/**', '**/config', '**/dev/**'], message: 'domain/ may import only contracts/ and domain/.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // contracts/ is the bottom layer: wire types, message definitions, schemas and limits.
+    files: ['src/contracts/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins.map((name) => ({ name, message: 'contracts/ holds wire types and schemas only: no Node builtins.' })),
+          patterns: [
+            { group: ['fs', 'fs/*', 'node:*'], message: 'contracts/ holds wire types and schemas only: no Node builtins.' },
+            { group: ['@aws-sdk/*', 'ai', '@ai-sdk/*', 'yaml', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'], message: 'contracts/ holds wire types and schemas only: no SDKs.' },
+            { group: ['**/domain/**', '**/activities/**', '**/sources/**', '**/llm/**', '**/tools/**', '**/api/**', '**/cli/**', '**/workflows/**', '**/config', '**/dev/**'], message: 'contracts/ may import only contracts/ (it is what every other zone builds on).' },
+          ],
+        },
+      ],
     },
   },
 );

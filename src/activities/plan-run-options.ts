@@ -2,7 +2,7 @@ import type { ToolPolicyNarrowingWire } from '../contracts/activities';
 import type { DelegateRequest } from '../contracts/delegation';
 import { defaultAllowBypassPermissions } from '../contracts/limits';
 import type { SubagentInput } from '../contracts/subagent';
-import { permissionModeLayer, type PermissionMode } from '../domain/permission-mode';
+import { permissionModeLayer, type PermissionMode } from '../tools/permission-mode';
 import { checkOutputSchema } from '../tools/output-schema';
 import { findGitWorkTree } from './git-work-tree';
 

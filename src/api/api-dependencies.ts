@@ -1,18 +1,12 @@
 import type { ErrandConfig } from '../config';
-import type { DelegateRequest } from '../contracts/delegation';
 import type { ResolveResult, SourceListingResult } from '../sources/source-resolver';
 import type { ApiConfig } from './api-config';
 import type { DelegationService } from './delegation-service';
 import type { SessionService } from './session-service';
-import type { PlanResult } from './plan-api-delegation';
+import type { PlanDelegationFunction } from './planning-types';
 
-/** The caller of an API-started delegation: a tenant at depth 0, with no parent. */
-export interface ApiCaller {
-  tenant: string;
-}
+export type { ApiCaller, PlanDelegationFunction } from './planning-types';
 
-/** Turns a validated request into a subagent input (the planner, bound to config, sources and working dir). */
-export type PlanDelegationFunction = (request: DelegateRequest, caller: ApiCaller) => Promise<PlanResult>;
 
 /** Source listing and lookup (a `SourceResolver` fits). */
 export interface SourceLookup {

@@ -8,9 +8,7 @@ import {
   WorkflowUpdateFailedError,
   WorkflowUpdateStage,
 } from '@temporalio/client';
-import { CancelledFailure, type TypedSearchAttributes } from '@temporalio/common';
-import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes';
-import { optionalTsToDate } from '@temporalio/common/lib/time';
+import { CancelledFailure, defaultPayloadConverter, TypedSearchAttributes, type Payload, type SearchAttributePair } from '@temporalio/common';
 import { z } from 'zod';
 import {
   peekSchema,
@@ -340,9 +338,9 @@ export class DelegationService {
         workflowId: raw.execution?.workflowId ?? '',
         runId: raw.execution?.runId ?? '',
         statusName: executionStatusNames[raw.status ?? 0] ?? 'UNKNOWN',
-        startTime: optionalTsToDate(raw.startTime),
-        closeTime: optionalTsToDate(raw.closeTime),
-        attributes: decodeTypedSearchAttributes(raw.searchAttributes?.indexedFields),
+        startTime: timestampToDate(raw.startTime),
+        closeTime: timestampToDate(raw.closeTime),
+        attributes: decodeErrandAttributes(raw.searchAttributes?.indexedFields as Record<string, Payload> | null | undefined),
       }),
     );
     const token = response.nextPageToken;
@@ -420,4 +418,23 @@ export class DelegationService {
       clearTimeout(timer);
     }
   }
+}
+
+/** A protobuf timestamp of a raw visibility answer as a Date (the client's public API takes no raw answers). */
+function timestampToDate(ts: { seconds?: number | Long | string | null; nanos?: number | null } | null | undefined): Date | undefined {
+  if (!ts || ts.seconds === undefined || ts.seconds === null) return undefined;
+  return new Date(Number(ts.seconds) * 1_000 + Math.floor((ts.nanos ?? 0) / 1_000_000));
+}
+
+/** errand's search attributes out of a raw visibility answer (only the keys errand defines). */
+function decodeErrandAttributes(fields: Record<string, Payload> | null | undefined): TypedSearchAttributes {
+  const pairs: SearchAttributePair[] = [];
+  for (const key of Object.values(searchAttributes)) {
+    const payload = fields?.[key.name];
+    if (!payload) continue;
+    const value: unknown = defaultPayloadConverter.fromPayload(payload);
+    if (key.type === 'INT' && typeof value === 'number') pairs.push({ key, value } as SearchAttributePair);
+    else if (key.type === 'KEYWORD' && typeof value === 'string') pairs.push({ key, value } as SearchAttributePair);
+  }
+  return new TypedSearchAttributes(pairs);
 }

@@ -2,18 +2,14 @@ import type { ErrandConfig } from '../config';
 import type { DelegationParent } from '../contracts/activities';
 import { approversFor } from '../tools/tool-policy';
 import type { DelegateRequest } from '../contracts/delegation';
-import type { SourceSummary, SubagentInput } from '../contracts/subagent';
 import { planDelegation } from '../activities/plan-delegation';
 import { modelIds } from '../llm/provider-config';
 import { developerToolsetName } from '../tools/developer-toolset';
 import type { SourceResolver } from '../sources/source-resolver';
-import type { ApiCaller } from './api-dependencies';
+import type { ApiCaller, PlanResult } from './planning-types';
 import { joinRequestedWorkingDir } from './tenant-working-dir';
 
-/** Outcome of planning an API-started delegation. */
-export type PlanResult =
-  | { ok: true; input: SubagentInput; source?: SourceSummary; warnings: string[] }
-  | { ok: false; errors: { field: string; message: string }[]; suggestions?: string[] };
+export type { PlanResult } from './planning-types';
 
 /** The request field a planner message is about, for the problem document's field path. */
 function fieldOf(message: string, request: DelegateRequest): string {

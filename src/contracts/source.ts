@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { agentDefinitionSchema } from '../domain/agent-definition';
-import { recipeParameterSchema, recipeSchema } from '../domain/recipe-schema';
+import { agentDefinitionSchema } from './agent-definition';
+import { recipeParameterSchema, recipeSchema } from './recipe-schema';
 
 /**
  * Wire types for sources (SEMANTICS §1 "Snapshots"): a resolved source is copied into the workflow input

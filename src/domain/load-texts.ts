@@ -1,6 +1,6 @@
 import { listingDescriptionChars } from '../contracts/limits';
 import { type SourceKind, type SourceSnapshot } from '../contracts/source';
-import { type RecipeParameter } from './recipe-schema';
+import { type RecipeParameter } from '../contracts/recipe-schema';
 import { requiredParameterKeys } from './recipe-parameters';
 
 /**

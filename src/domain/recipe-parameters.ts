@@ -1,4 +1,4 @@
-import { type RecipeDefinition, type RecipeParameter } from './recipe-schema';
+import { type RecipeDefinition, type RecipeParameter } from '../contracts/recipe-schema';
 
 /** The variable every recipe template may use without declaring it: the recipe's folder. */
 export const builtInRecipeDirVariable = 'recipe_dir';

@@ -1,5 +1,5 @@
-import { formatSchemaIssues } from './schema-issues';
-import { isRecord, recipeSchema, unknownRecipeKeys, type RecipeDefinition } from './recipe-schema';
+import { formatSchemaIssues } from '../contracts/schema-issues';
+import { isRecord, recipeSchema, unknownRecipeKeys, type RecipeDefinition } from '../contracts/recipe-schema';
 
 /** Outcome of reading a recipe object: the recipe when valid, plus every error and warning found. */
 export interface RecipeParseResult {

@@ -1,6 +1,6 @@
 import { defaultRetryCheckTimeoutSeconds, defaultRetryOnFailureTimeoutSeconds } from '../contracts/limits';
 import type { RetryPolicy } from '../contracts/subagent';
-import type { RecipeDefinition } from './recipe-schema';
+import type { RecipeDefinition } from '../contracts/recipe-schema';
 
 /**
  * A recipe's goose `retry` as the typed policy a subagent input carries, with goose's default time

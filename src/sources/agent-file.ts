@@ -1,4 +1,4 @@
-import { agentFrontmatterKeys, parseAgentDocument, splitFrontmatter, type AgentParseResult, type ModelAliasTable } from '../domain/agent-definition';
+import { agentFrontmatterKeys, parseAgentDocument, splitFrontmatter, type AgentParseResult, type ModelAliasTable } from '../contracts/agent-definition';
 import { readFrontmatter } from './frontmatter';
 
 /**

@@ -1,5 +1,5 @@
 import { parse, YAMLParseError } from 'yaml';
-import { isRecord } from '../domain/recipe-schema';
+import { isRecord } from '../contracts/recipe-schema';
 import { parseYamlDocument } from './yaml-document';
 
 /**

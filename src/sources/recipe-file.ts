@@ -1,6 +1,6 @@
 import { checkParameterDeclarations } from '../domain/recipe-parameters';
 import { parseRecipeDocument } from '../domain/recipe-parse';
-import { type RecipeDefinition } from '../domain/recipe-schema';
+import { type RecipeDefinition } from '../contracts/recipe-schema';
 import { checkOutputSchema } from '../tools/output-schema';
 import { templateVariables } from './template-engine';
 import { parseYamlDocument } from './yaml-document';

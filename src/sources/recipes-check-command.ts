@@ -3,7 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { maxSourceFileBytes } from '../contracts/limits';
 import { builtInRecipeDirVariable } from '../domain/recipe-parameters';
 import { parseRecipeDocument } from '../domain/recipe-parse';
-import { type RecipeDefinition, type RecipeParameter } from '../domain/recipe-schema';
+import { type RecipeDefinition, type RecipeParameter } from '../contracts/recipe-schema';
 import { readAgentText } from './agent-file';
 import { messageOf } from './directory-store';
 import { readRecipeText } from './recipe-file';

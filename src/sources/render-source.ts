@@ -4,7 +4,7 @@ import { readConfined } from '../tools/open-confined';
 import { type SourceSnapshot } from '../contracts/source';
 import { builtInRecipeDirVariable, resolveParameterValues, type ParameterInput } from '../domain/recipe-parameters';
 import { parseRecipeDocument } from '../domain/recipe-parse';
-import { type RecipeDefinition } from '../domain/recipe-schema';
+import { type RecipeDefinition } from '../contracts/recipe-schema';
 import { messageOf } from './directory-store';
 import { formatBytes } from './source-store';
 import { renderTemplate } from './template-engine';

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { sourceListingTtlMs } from '../contracts/limits';
-import { type AgentDefinition, type ModelAliasTable } from '../domain/agent-definition';
+import { type AgentDefinition, type ModelAliasTable } from '../contracts/agent-definition';
 import { requiredParameterKeys } from '../domain/recipe-parameters';
-import { type RecipeDefinition } from '../domain/recipe-schema';
+import { type RecipeDefinition } from '../contracts/recipe-schema';
 import { readAgentText } from './agent-file';
 import { messageOf } from './directory-store';
 import { readRecipeText } from './recipe-file';

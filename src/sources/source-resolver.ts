@@ -1,10 +1,10 @@
 import { isAbsolute, posix, relative } from 'node:path';
 import { type SourceSnapshot } from '../contracts/source';
-import { type ModelAliasTable } from '../domain/agent-definition';
+import { type ModelAliasTable } from '../contracts/agent-definition';
 import { formatSourceListing, formatSourceNotFound, type BackgroundTaskSummary, type SourceListingItem } from '../domain/load-texts';
 import { suggestNames } from '../domain/name-suggestions';
 import { requiredParameterKeys } from '../domain/recipe-parameters';
-import { type SubRecipe } from '../domain/recipe-schema';
+import { type SubRecipe } from '../contracts/recipe-schema';
 import { DirectoryStore, messageOf } from './directory-store';
 import { parseSource, SourceCatalog, type CatalogSource, type CatalogStore, type StoreStatus } from './source-catalog';
 import { type SourceStore } from './source-store';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { RecipeExtension } from '../domain/recipe-schema';
+import type { RecipeExtension } from '../contracts/recipe-schema';
 import { isValidToolsetName } from './tool-name';
 
 /**

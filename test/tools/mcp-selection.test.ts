@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { intersectAllowLists, selectTools, type ToolSelectionInput } from '../../src/domain/tool-selection';
-import type { RecipeExtension } from '../../src/domain/recipe-schema';
+import { intersectAllowLists, selectTools, type ToolSelectionInput } from '../../src/tools/tool-selection';
+import type { RecipeExtension } from '../../src/contracts/recipe-schema';
 import { recipeServerFromExtension, type RecipeServer } from '../../src/tools/mcp-config';
 
 const parent = { toolsets: ['developer', 'github', 'search'] };

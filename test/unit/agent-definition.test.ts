@@ -1,7 +1,7 @@
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { agentFrontmatterKeys, parseAgentDocument, splitFrontmatter } from '../../src/domain/agent-definition';
-import { readAgentMcpServers } from '../../src/domain/agent-mcp-servers';
+import { agentFrontmatterKeys, parseAgentDocument, splitFrontmatter } from '../../src/contracts/agent-definition';
+import { readAgentMcpServers } from '../../src/contracts/agent-mcp-servers';
 import { readFrontmatter } from '../../src/sources/frontmatter';
 
 const aliases = { sonnet: 'claude-sonnet-4-5' };

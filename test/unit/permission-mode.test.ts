@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { permissionModeLayer, permissionModes, type PermissionMode } from '../../src/domain/permission-mode';
+import { permissionModeLayer, permissionModes, type PermissionMode } from '../../src/tools/permission-mode';
 import { applyToolPolicy, checkToolCall, resolvePolicy, toolPolicyConfigSchema, toolPolicyNarrowingSchema, type ToolPolicyNarrowing } from '../../src/tools/tool-policy';
 
 /**

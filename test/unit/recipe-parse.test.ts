@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseRecipeDocument } from '../../src/domain/recipe-parse';
 import { checkParameterDeclarations, requiredParameterKeys, resolveParameterValues } from '../../src/domain/recipe-parameters';
-import { type RecipeParameter } from '../../src/domain/recipe-schema';
+import { type RecipeParameter } from '../../src/contracts/recipe-schema';
 
 const base = { title: 'Deploy', description: 'Deploys things', instructions: 'Deploy {{ target }}' };
 

@@ -1,9 +1,13 @@
 import { z } from 'zod';
-import { maxTurnsCeiling } from '../contracts/limits';
+import { maxTurnsCeiling } from './limits';
 import { readAgentMcpServers } from './agent-mcp-servers';
-import { permissionModes, type PermissionMode } from './permission-mode';
 import { formatSchemaIssues } from './schema-issues';
 import { isRecord, recipeExtensionSchema, type RecipeExtension } from './recipe-schema';
+
+/** Claude Code's permission modes that errand accepts in an agent file (what each means: tools/permission-mode.ts). */
+export const permissionModes = ['default', 'plan', 'acceptEdits', 'dontAsk', 'bypassPermissions'] as const;
+/** One permission mode. */
+export type PermissionMode = (typeof permissionModes)[number];
 
 /**
  * Agent files: Markdown with YAML frontmatter (goose and Claude Code format). This module is pure: the

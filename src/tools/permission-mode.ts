@@ -1,4 +1,5 @@
-import type { ToolPolicyNarrowing } from '../tools/tool-policy';
+import { permissionModes, type PermissionMode } from '../contracts/agent-definition';
+import type { ToolPolicyNarrowing } from './tool-policy';
 
 /**
  * Claude Code's permission modes (an agent file's `permissionMode`) as errand tool-policy layers. Pure.
@@ -13,10 +14,7 @@ import type { ToolPolicyNarrowing } from '../tools/tool-policy';
  *   allows it (`ERRAND_ALLOW_BYPASS_PERMISSIONS`), otherwise planning fails with a clear message.
  */
 
-/** The modes errand accepts. */
-export const permissionModes = ['default', 'plan', 'acceptEdits', 'dontAsk', 'bypassPermissions'] as const;
-/** One permission mode. */
-export type PermissionMode = (typeof permissionModes)[number];
+export { permissionModes, type PermissionMode };
 
 /** The developer tools that only read: what `plan` leaves. */
 export const readOnlyDeveloperTools = ['developer__read_file', 'developer__list_directory', 'developer__search_text'] as const;

@@ -1,7 +1,7 @@
-import type { RecipeExtension } from './recipe-schema';
-import { recipeServerFromExtension, type RecipeServer } from '../tools/mcp-config';
-import { toolPolicyNarrowingSchema, type ToolPolicyNarrowing } from '../tools/tool-policy';
-import { matchesPattern, type ToolFilter } from '../tools/toolset-registry';
+import type { RecipeExtension } from '../contracts/recipe-schema';
+import { recipeServerFromExtension, type RecipeServer } from './mcp-config';
+import { toolPolicyNarrowingSchema, type ToolPolicyNarrowing } from './tool-policy';
+import { matchesPattern, type ToolFilter } from './toolset-registry';
 
 /**
  * Which tools a delegation gets (SEMANTICS §2), as one pure function:

@@ -1,0 +1,15 @@
+import type { DelegateRequest } from '../contracts/delegation';
+import type { SourceSummary, SubagentInput } from '../contracts/subagent';
+
+/** The caller of an API-started delegation: a tenant at depth 0, with no parent. */
+export interface ApiCaller {
+  tenant: string;
+}
+
+/** Outcome of planning an API-started delegation. */
+export type PlanResult =
+  | { ok: true; input: SubagentInput; source?: SourceSummary; warnings: string[] }
+  | { ok: false; errors: { field: string; message: string }[]; suggestions?: string[] };
+
+/** Turns a validated request into a subagent input (the planner, bound to config, sources and working dir). */
+export type PlanDelegationFunction = (request: DelegateRequest, caller: ApiCaller) => Promise<PlanResult>;
