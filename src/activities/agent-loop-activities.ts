@@ -27,6 +27,7 @@ import type { ModelRegistry } from '../llm/model-port';
 import { toolError } from '../tools/tool';
 import { applyOrchestrationPolicy, applyToolPolicy, checkToolCall, resolvePolicy, type ToolPolicyConfig } from '../tools/tool-policy';
 import type { WorkerToolsetRegistry } from '../tools/toolset-registry-factory';
+import { isToolsetRegistryError } from '../tools/toolset-registry';
 import { isBlobConflictError, type BlobStore } from './blob-store';
 import { compactConversation, windowedMessages } from './compaction';
 import { liveText, type LiveText } from '../contracts/live-text';
@@ -79,6 +80,9 @@ function withNote(messages: ChatMessage[], note: string | undefined): ChatMessag
 
 function classifyAndThrow(error: unknown): never {
   if (error instanceof CancelledFailure) throw error;
+  // A toolset this run needs is not configured here (an MCP server removed from config, a recipe server the
+  // operator does not allow): a configuration problem, not the model's, and no retry fixes it (review m18).
+  if (isToolsetRegistryError(error)) throw ApplicationFailure.create({ type: FailureType.toolsetUnavailable, message: error.message, nonRetryable: true });
   const failure = classifyModelError(error);
   throw ApplicationFailure.create({
     type: failure.type,

@@ -30,6 +30,11 @@ export class ToolsetRegistryError extends Error {
   }
 }
 
+/** Whether `error` is a ToolsetRegistryError, by marker. */
+export function isToolsetRegistryError(error: unknown): error is ToolsetRegistryError {
+  return typeof error === 'object' && error !== null && 'errandError' in error && error.errandError === 'ToolsetRegistryError';
+}
+
 /**
  * The toolsets a worker knows, by name. The built-in `developer` toolset is registered by
  * `createToolsetRegistry`; other toolsets (MCP servers) are added with `register`.

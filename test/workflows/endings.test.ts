@@ -91,6 +91,20 @@ describe('malformed tool calls', () => {
   });
 });
 
+describe('a toolset this worker does not have', () => {
+  test('fails the run at once as ToolsetUnavailable, not as a model error retried six times', async () => {
+    const marker = scripts.add('no-toolset', [{ text: 'never asked' }]);
+    const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId: nextId('no-toolset'), args: [subagentInput({ prompt: `look ${marker}`, workingDir, toolsets: ['developer', 'removed-server'] })] });
+    const result: SubagentResult = await handle.result();
+    expect(result.status).toBe('failed');
+    expect(result.diagnostic).toMatch(/^ToolsetUnavailable: unknown toolset "removed-server"/);
+    expect(scripts.of('no-toolset')).toEqual([]);
+    const history = await handle.fetchHistory();
+    const attempts = (history.events ?? []).filter((event) => event.activityTaskStartedEventAttributes).map((event) => event.activityTaskStartedEventAttributes?.attempt ?? 1);
+    expect(Math.max(...attempts)).toBe(1);
+  });
+});
+
 describe('an answer cut off at the output-token limit', () => {
   test('ends truncated, and the delegating model reads why on the first line', async () => {
     const child = scripts.add('cut-child', [{ text: `A long answer ${'that goes on and on '.repeat(40)}` }]);
