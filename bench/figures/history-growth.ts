@@ -1,4 +1,4 @@
-import { inboundMessage } from '../../src/api/inbound-message';
+import { inboundMessage } from '../../src/activities/inbound-message';
 import { peekQuery, sendMessageUpdate, type SubagentPeek } from '../../src/contracts/subagent';
 import { benchSubagentInput, sleep, startErrandWorker, uniqueId, type Bench } from '../harness';
 import type { FigureResult } from '../figure';

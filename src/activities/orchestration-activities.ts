@@ -11,7 +11,10 @@ import type {
   PlanDelegationOutput,
   ProbeChildrenInput,
 } from '../contracts/activities';
+import { orchestrationHeartbeatIntervalMs } from '../contracts/limits';
 import { approvalUpdate, sendMessageUpdate, type SubagentResult } from '../contracts/subagent';
+import type { BlobStore } from './blob-store';
+import { inboundMessage } from './inbound-message';
 import { delegateRequestSchema } from '../contracts/delegation';
 import { formatSourceContent } from '../domain/load-texts';
 import type { ModelRegistry } from '../llm/model-port';
@@ -27,6 +30,8 @@ export interface OrchestrationDependencies {
   planning: Omit<PlanContext, 'resolver'>;
   /** A Temporal client for talking to children; by default the worker's own (the activity context's). */
   client?: () => Client;
+  /** Where long messages to children are stored so only their key passes through history. */
+  blobs?: BlobStore;
 }
 
 /** Formats the `list_subagent_models` answer. */
@@ -48,7 +53,7 @@ export function formatModelList(models: ModelRegistry, defaultRoute: { provider:
 
 /** Builds the activities behind `load`, `delegate` planning and `list_subagent_models`. */
 export function createOrchestrationActivities(deps: OrchestrationDependencies): OrchestrationActivities {
-  return {
+  const activities: OrchestrationActivities = {
     async planDelegation(input: PlanDelegationInput): Promise<PlanDelegationOutput> {
       const parsed = delegateRequestSchema.safeParse(input.request);
       if (!parsed.success) {
@@ -73,11 +78,31 @@ export function createOrchestrationActivities(deps: OrchestrationDependencies): 
       return formatModelList(deps.models, deps.planning.configuredDefault, filter);
     },
     async deliverToChild(input: DeliverToChildInput): Promise<DeliverToChildOutput> {
-      return deliverToChild(deps.client?.() ?? Context.current().client, input);
+      return deliverToChild(deps.client?.() ?? Context.current().client, input, deps.blobs);
     },
     async probeChildren(input: ProbeChildrenInput): Promise<ClosedChild[]> {
       return probeChildren(deps.client?.() ?? Context.current().client, input);
     },
+  };
+  // Planning may clone a git-synced store and listing may sync one (several git commands): every
+  // orchestration activity heartbeats, so a lost worker is noticed within the heartbeat timeout while a
+  // slow but live one is not cut off.
+  const beating = <A, R>(work: (input: A) => Promise<R>) => async (input: A): Promise<R> => {
+    const context = Context.current();
+    const timer = setInterval(() => context.heartbeat(), orchestrationHeartbeatIntervalMs);
+    try {
+      return await work(input);
+    } finally {
+      clearInterval(timer);
+    }
+  };
+  return {
+    planDelegation: beating(activities.planDelegation),
+    loadListing: beating(activities.loadListing),
+    loadSource: beating(activities.loadSource),
+    listSubagentModels: beating(activities.listSubagentModels),
+    deliverToChild: beating(activities.deliverToChild),
+    probeChildren: beating(activities.probeChildren),
   };
 }
 
@@ -86,11 +111,13 @@ export function createOrchestrationActivities(deps: OrchestrationDependencies): 
  * child accepted it. The update id makes a retried activity deliver once; a refusal by the child's
  * validator (not continuable, ended, nothing pending) or a closed workflow is an answer, not an error.
  */
-export async function deliverToChild(client: Client, input: DeliverToChildInput): Promise<DeliverToChildOutput> {
+export async function deliverToChild(client: Client, input: DeliverToChildInput, blobs?: BlobStore): Promise<DeliverToChildOutput> {
   const handle = client.workflow.getHandle(input.workflowId);
   try {
     if (input.kind === 'message') {
-      const result = await handle.executeUpdate(sendMessageUpdate, { args: [{ message: input.message, messageId: input.messageId, from: input.from }], updateId: input.messageId });
+      // A long message goes by key: the child's history never holds its body.
+      const message = await inboundMessage(blobs, input.message, { messageId: input.messageId, from: input.from });
+      const result = await handle.executeUpdate(sendMessageUpdate, { args: [message], updateId: input.messageId });
       return { accepted: true, queuedTurns: result.queuedTurns };
     }
     await handle.executeUpdate(approvalUpdate, {

@@ -29,7 +29,7 @@ import { subagentStartOptions } from '../observability/start-options';
 import { ApiProblem, delegationNotFound, ProblemKind } from './problem';
 import type { TemporalClientProvider } from './temporal-client-provider';
 import type { BlobStore } from '../activities/blob-store';
-import { inboundMessage } from './inbound-message';
+import { inboundMessage } from '../activities/inbound-message';
 
 /**
  * What the API does with Temporal: start a subagent workflow, describe, peek, wait for, cancel, message

@@ -16,7 +16,7 @@ import {
 import { sessionStartOptions } from '../observability/start-options';
 import { approversFor } from '../tools/tool-policy';
 import type { BlobStore } from '../activities/blob-store';
-import { inboundMessage } from './inbound-message';
+import { inboundMessage } from '../activities/inbound-message';
 import { ApiProblem, ProblemKind } from './problem';
 import type { TemporalClientProvider } from './temporal-client-provider';
 

@@ -23,6 +23,12 @@ export const sourceListingTtlMs = 60_000;
 export const gitSyncIntervalMs = 60_000;
 /** Time limit of one git command (clone, fetch, checkout). */
 export const gitCommandTimeoutMs = 120_000;
+/** How long a sync waits for another process's lock on the same checkout before it fails. */
+export const fileLockWaitMs = 10 * 60_000;
+/** A lock file older than this was left by a process that died, and is broken. */
+export const fileLockStaleMs = 15 * 60_000;
+/** How often a waiting sync looks at the lock again. */
+export const fileLockPollMs = 200;
 /** Bound on ListObjectsV2 pages read for one S3 listing (1000 keys each). */
 export const maxS3ListPages = 100;
 /** Bound on entries one store may list. */
@@ -176,6 +182,8 @@ export const previewLength = 400;
 export const defaultModelCallTimeoutMs = 10 * 60_000;
 /** Default heartbeat timeout of a model call (ms): how soon a dead worker's call is retried elsewhere. */
 export const defaultModelHeartbeatTimeoutMs = 10_000;
+/** How often sources, planning and child messages heartbeat (ms; their heartbeat timeout is 60 s). */
+export const orchestrationHeartbeatIntervalMs = 5_000;
 /** How often a model call heartbeats (ms); must be well under the heartbeat timeout. */
 export const modelHeartbeatIntervalMs = 1_000;
 /** Default upper bound of one tool call (ms). */

@@ -4,6 +4,7 @@ import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gitCommandTimeoutMs, gitSyncIntervalMs } from '../contracts/limits';
 import { DirectoryStore, messageOf } from './directory-store';
+import { withFileLock } from './file-lock';
 import { type SourceStore, type StoreListing, type StoreListOptions, type StoreReadResult } from './source-store';
 
 /** Configuration of a git-synced store. */
@@ -57,6 +58,9 @@ export class GitStore implements SourceStore {
     return this.directory.folderOf(path);
   }
 
+  /** The sync in progress, shared by overlapping callers. */
+  private syncing: Promise<string> | undefined;
+
   /** The commit SHA of the checkout, once synced. */
   get commit(): string | undefined {
     return this.sha;
@@ -76,8 +80,19 @@ export class GitStore implements SourceStore {
     return this.directory.read(path);
   }
 
-  /** Clones (first time) or fetches `ref`, and checks it out. Throws with git's message on failure. */
-  async sync(): Promise<string> {
+  /**
+   * Clones (first time) or fetches `ref`, and checks it out. Throws with git's message on failure. Calls
+   * that overlap share one sync (parallel delegations plan at once), and a lock file in the cache folder
+   * keeps workers that share it (one volume, several processes) from running git in the same checkout at once.
+   */
+  sync(): Promise<string> {
+    this.syncing ??= withFileLock(`${this.checkout}.lock`, () => this.syncNow()).finally(() => {
+      this.syncing = undefined;
+    });
+    return this.syncing;
+  }
+
+  private async syncNow(): Promise<string> {
     const started = (this.options.now ?? Date.now)();
     if (!(await isDirectory(join(this.checkout, '.git')))) {
       await mkdir(this.checkout, { recursive: true });

@@ -74,6 +74,8 @@ export interface SourceCatalogOptions {
  * with the error in its status.
  */
 export class SourceCatalog {
+  /** Listings in progress, by store (and whether they refresh), shared by overlapping callers. */
+  private readonly listing = new Map<string, Promise<StoreState | undefined>>();
   private readonly stores: CatalogStore[];
   private readonly options: SourceCatalogOptions;
   private readonly states = new Map<string, StoreState>();
@@ -115,7 +117,21 @@ export class SourceCatalog {
     return { sources, shadowed, problems, stores };
   }
 
-  private async storeState(entry: CatalogStore, refresh: boolean): Promise<StoreState | undefined> {
+  /**
+   * One store's listing, from the cache while it is fresh. Overlapping calls for one store share one
+   * listing (several delegations planned at once must not list, or sync a git checkout, side by side).
+   */
+  private storeState(entry: CatalogStore, refresh: boolean): Promise<StoreState | undefined> {
+    const key = `${entry.store.id}\u0000${refresh ? 'refresh' : ''}`;
+    let listing = this.listing.get(key);
+    if (!listing) {
+      listing = this.listStore(entry, refresh).finally(() => this.listing.delete(key));
+      this.listing.set(key, listing);
+    }
+    return listing;
+  }
+
+  private async listStore(entry: CatalogStore, refresh: boolean): Promise<StoreState | undefined> {
     const { store } = entry;
     const now = (this.options.now ?? Date.now)();
     const cached = this.states.get(store.id);

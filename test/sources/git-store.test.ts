@@ -57,4 +57,22 @@ describe('git-synced store', () => {
     expect(listing.stores[0]).toMatchObject({ stale: false });
     expect(listing.problems[0]).toMatch(/^git file:.* @ main: git fetch failed/);
   });
+
+  it('overlapping syncs share one git run, and two stores on one cache folder (two workers) never collide', async () => {
+    const repository = createGitRepository({ 'recipes/deploy.yaml': recipeText('deploy v1') });
+    const cacheDirectory = mkdtempSync(join(tmpdir(), 'errand-git-cache-'));
+    const options = { url: repository.url, ref: 'main', subfolder: 'recipes', cacheDirectory };
+    const store = new GitStore(options);
+    // Five delegations planned at once in one worker: one sync.
+    const shas = await Promise.all(Array.from({ length: 5 }, () => store.sync()));
+    expect(new Set(shas).size).toBe(1);
+    // Two workers sharing the cache volume sync the same checkout at the same time, again and again.
+    const other = new GitStore(options);
+    repository.commitAndPush({ 'recipes/deploy.yaml': recipeText('deploy v2') }, 'v2');
+    const results = await Promise.allSettled(Array.from({ length: 6 }, (_, index) => (index % 2 === 0 ? store : other).sync()));
+    expect(results.filter((result) => result.status === 'rejected')).toEqual([]);
+    const listing = await new SourceResolver({ stores: [{ store: other }], aliases: {} }).list({ refresh: true });
+    expect(listing.items.map((item) => item.description)).toEqual(['deploy v2']);
+    expect(listing.problems).toEqual([]);
+  });
 });
