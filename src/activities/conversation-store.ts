@@ -323,7 +323,7 @@ function chunkBody(raws: string[]): string {
 }
 
 /**
- * A conversation id as one key segment. Characters outside `[A-Za-z0-9_-]` (and a leading `.`) become
+ * A conversation id as one key segment. Characters outside `[A-Za-z0-9_.-]` (and a leading `.`) become
  * `+` and two hex digits per UTF-8 byte; `+` itself is escaped, so distinct ids never share a segment.
  */
 export function conversationSegment(conversationId: string): string {
