@@ -10,10 +10,13 @@ import type {
   PlanDelegationInput,
   PlanDelegationOutput,
   ProbeChildrenInput,
+  ReadLiveTextInput,
 } from '../contracts/activities';
+import type { LiveText } from '../contracts/live-text';
 import { approvalUpdate, sendMessageUpdate, type SubagentResult } from '../contracts/subagent';
 import { delegateRequestSchema } from '../contracts/delegation';
 import { formatSourceContent } from '../domain/load-texts';
+import { readLiveText } from '../observability/live-text-reader';
 import type { ModelRegistry } from '../llm/model-port';
 import type { SourceResolver } from '../sources/source-resolver';
 import { planDelegation, type PlanContext } from './plan-delegation';
@@ -77,6 +80,9 @@ export function createOrchestrationActivities(deps: OrchestrationDependencies): 
     },
     async probeChildren(input: ProbeChildrenInput): Promise<ClosedChild[]> {
       return probeChildren(deps.client?.() ?? Context.current().client, input);
+    },
+    async readLiveText(input: ReadLiveTextInput): Promise<LiveText | null> {
+      return (await readLiveText(deps.client?.() ?? Context.current().client, input.workflowId)) ?? null;
     },
   };
 }
