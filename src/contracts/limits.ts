@@ -264,6 +264,8 @@ export const defaultApiPort = 8787;
  * little faster shows each piece soon after it arrives, and a result that arrives ends the wait at once.
  */
 export const cliProgressPollMs = 400;
+/** Lines of the model's text-so-far the CLI's live view shows under its progress line on a terminal (the last ones). */
+export const cliLiveTextLines = 6;
 /** How often the event stream (`GET /v1/delegations/{id}/events`) looks at the delegation, in milliseconds. */
 export const eventStreamPollMs = 400;
 /** How often the event stream sends a comment line when nothing happens, so proxies keep the connection open (ms). */
