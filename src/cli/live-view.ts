@@ -102,6 +102,7 @@ export class LiveView {
  * and an escape sequence must not move the cursor, retitle the window or hide what follows.
  */
 export function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex -- removing control characters is what this does
   return text.replace(/\r\n?/g, '\n').replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '').replace(/\t/g, '  ');
 }
 
