@@ -26,7 +26,7 @@ const commands: Record<string, CommandEntry> = {
   worker: { summary: 'run a worker on the configured task queue [--demo]', load: async () => (await import('./cli/stack-commands.js')).workerCommand },
   api: { summary: 'run the HTTP API server (ERRAND_API_KEYS, or ERRAND_API_AUTH=off for local use)', load: async () => (await import('./cli/stack-commands.js')).apiCommand },
   delegate: { summary: 'start a subagent and wait with live progress: errand delegate "task" [--source s] [-p k=v] [--async] …', load: async () => (await import('./cli/delegation-commands.js')).delegateCommand },
-  peek: { summary: 'show a delegation\'s state and progress without waiting', load: async () => (await import('./cli/delegation-commands.js')).peekCommand },
+  peek: { summary: 'show a delegation\'s state and progress without waiting; --follow watches it write until it ends', load: async () => (await import('./cli/delegation-commands.js')).peekCommand },
   result: { summary: 'print a delegation\'s result [--wait 30s] (exit 3 while it runs)', load: async () => (await import('./cli/delegation-commands.js')).resultCommand },
   cancel: { summary: 'cancel a delegation [--reason text]', load: async () => (await import('./cli/delegation-commands.js')).cancelCommand },
   send: { summary: 'send a message to a continuable delegation', load: async () => (await import('./cli/delegation-commands.js')).sendCommand },

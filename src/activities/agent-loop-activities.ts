@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type {
   AgentLoopActivities,
@@ -144,7 +145,9 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
         const orchestration = applyOrchestrationPolicy(deps.toolPolicy, input.toolPolicy ?? [], input.orchestrationTools ?? []).offered.map((name) => orchestrationToolSpecs[name]);
         // Listing tools may start an MCP server: it runs under the heartbeat like the model call.
         let written = '';
-        const live = (): LiveText | undefined => (written.length > 0 ? liveText(written, input.turn) : undefined);
+        // The attempt goes with the text: Temporal keeps an attempt's heartbeat details for the next one.
+        const attempt = Context.current().info.attempt;
+        const live = (): LiveText | undefined => (written.length > 0 ? liveText(written, input.totalTurn ?? input.turn, attempt) : undefined);
         const outcome = await withHeartbeat(async (abortSignal): Promise<{ response: ModelResponse } | { needsCompaction: NonNullable<ModelTurnOutput['needsCompaction']> }> => {
           deps.toolsets.ensureRecipeServers(input.recipeServers?.map((server) => server.config) ?? []);
           const policed = applyToolPolicy([...orchestration, ...(await deps.toolsets.specsFor(input.toolsets, input.toolFilter))], deps.toolPolicy, input.toolPolicy ?? []).offered;

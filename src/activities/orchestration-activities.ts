@@ -10,13 +10,16 @@ import type {
   PlanDelegationInput,
   PlanDelegationOutput,
   ProbeChildrenInput,
+  ReadLiveTextInput,
 } from '../contracts/activities';
 import { orchestrationHeartbeatIntervalMs } from '../contracts/limits';
+import type { LiveText } from '../contracts/live-text';
 import { approvalUpdate, sendMessageUpdate, type SubagentResult } from '../contracts/subagent';
 import type { BlobStore } from './blob-store';
 import { inboundMessage } from './inbound-message';
 import { delegateRequestSchema } from '../contracts/delegation';
 import { formatSourceContent } from '../domain/load-texts';
+import { readLiveText } from '../observability/live-text-reader';
 import type { ModelRegistry } from '../llm/model-port';
 import type { SourceResolver } from '../sources/source-resolver';
 import { planDelegation, type PlanContext } from './plan-delegation';
@@ -83,6 +86,9 @@ export function createOrchestrationActivities(deps: OrchestrationDependencies): 
     async probeChildren(input: ProbeChildrenInput): Promise<ClosedChild[]> {
       return probeChildren(deps.client?.() ?? Context.current().client, input);
     },
+    async readLiveText(input: ReadLiveTextInput): Promise<LiveText | null> {
+      return (await readLiveText(deps.client?.() ?? Context.current().client, input.workflowId)) ?? null;
+    },
   };
   // Planning may clone a git-synced store and listing may sync one (several git commands): every
   // orchestration activity heartbeats, so a lost worker is noticed within the heartbeat timeout while a
@@ -103,6 +109,7 @@ export function createOrchestrationActivities(deps: OrchestrationDependencies): 
     listSubagentModels: beating(activities.listSubagentModels),
     deliverToChild: beating(activities.deliverToChild),
     probeChildren: beating(activities.probeChildren),
+    readLiveText: beating(activities.readLiveText),
   };
 }
 

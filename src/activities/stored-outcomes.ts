@@ -26,7 +26,12 @@ export async function withHeartbeat<T>(work: (signal: AbortSignal) => Promise<T>
   try {
     return await work(context.cancellationSignal);
   } catch (error) {
-    if (context.cancellationSignal.aborted) throw new CancelledFailure('cancelled while running');
+    if (context.cancellationSignal.aborted) {
+      // The text written so far goes with the cancellation, so a run cancelled mid-answer can report it
+      // as its partial output (it is bounded: the last few KB).
+      const live = details?.();
+      throw live ? new CancelledFailure('cancelled while the model was writing', [live]) : new CancelledFailure('cancelled while running');
+    }
     throw error;
   } finally {
     clearInterval(timer);

@@ -3,6 +3,7 @@ import {
   type Client,
   WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
+  type WorkflowExecutionDescription,
   type WorkflowHandle,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
@@ -30,6 +31,7 @@ import { ApiProblem, delegationNotFound, ProblemKind } from './problem';
 import type { TemporalClientProvider } from './temporal-client-provider';
 import type { BlobStore } from '../activities/blob-store';
 import { inboundMessage } from '../activities/inbound-message';
+import { currentLiveText, livePartial } from '../observability/live-text-reader';
 
 /**
  * What the API does with Temporal: start a subagent workflow, describe, peek, wait for, cancel, message
@@ -70,7 +72,7 @@ const requestMemoSchema = z.object({ fingerprint: z.string(), nonce: z.string() 
 const memoKey = 'errandRequest';
 
 /** The facts of one execution the API shows, from a describe or a visibility listing. */
-interface ExecutionFacts {
+export interface ExecutionFacts {
   workflowId: string;
   runId: string;
   statusName: string;
@@ -185,6 +187,15 @@ function isGrpcStatus(error: unknown, code: number): boolean {
   return typeof error === 'object' && error !== null && 'code' in error && error.code === code;
 }
 
+/** A delegation of the asking tenant, as described. */
+export interface OwnedDelegation {
+  client: Client;
+  handle: WorkflowHandle;
+  facts: ExecutionFacts;
+  summary: string | null;
+  description: WorkflowExecutionDescription;
+}
+
 /** Temporal operations of the API, tenant-scoped. */
 export class DelegationService {
   private readonly options: DelegationServiceOptions;
@@ -236,8 +247,8 @@ export class DelegationService {
 
   /** Status of a delegation: search attributes, Temporal status, summary and a live peek. */
   async status(tenant: string, id: string): Promise<DelegationStatus> {
-    const { client, handle, facts, summary } = await this.describeOwned(tenant, id);
-    const peek = await this.peek(client, handle);
+    const { client, handle, facts, summary, description } = await this.describeOwned(tenant, id);
+    const peek = await this.peek(client, handle, description);
     return { ...summaryOf(facts), summary, ...peek };
   }
 
@@ -251,15 +262,15 @@ export class DelegationService {
    * The result, waiting up to `waitMs` for a running delegation. Not done in time: the state and a peek.
    */
   async result(tenant: string, id: string, waitMs: number): Promise<ResultResponse> {
-    const { client, handle, facts } = await this.describeOwned(tenant, id);
+    const { client, handle, facts, description } = await this.describeOwned(tenant, id);
     const running = facts.statusName === 'RUNNING';
     if (!running || waitMs > 0) {
       const result = await this.awaitResult(client, handle, facts, running ? waitMs : peekQueryTimeoutMs);
       if (result) return { id, done: true, result };
     }
-    const latest = running && waitMs > 0 ? (await this.describeOwned(tenant, id)).facts : facts;
-    const peek = await this.peek(client, handle);
-    return { id, done: false, state: summaryOf(latest).state, ...peek };
+    const latest = running && waitMs > 0 ? await this.describeOwned(tenant, id) : { facts, description };
+    const peek = await this.peek(client, handle, latest.description);
+    return { id, done: false, state: summaryOf(latest.facts).state, ...peek };
   }
 
   /** Sends the cancel signal to a running delegation; an ended one is left as it is. */
@@ -348,7 +359,7 @@ export class DelegationService {
   }
 
   /** Describes a workflow and checks it is a subagent of this tenant; anything else is 404. */
-  private async describeOwned(tenant: string, id: string): Promise<{ client: Client; handle: WorkflowHandle; facts: ExecutionFacts; summary: string | null }> {
+  async describeOwned(tenant: string, id: string): Promise<OwnedDelegation> {
     const client = await this.options.temporal.get();
     const handle = client.workflow.getHandle(id);
     let description;
@@ -368,11 +379,14 @@ export class DelegationService {
       closeTime: description.closeTime,
       attributes,
     };
-    return { client, handle, facts, summary: (await description.staticSummary()) ?? null };
+    return { client, handle, facts, summary: (await description.staticSummary()) ?? null, description };
   }
 
-  /** Peek with a deadline: a closed workflow is answered by a worker replaying it, which may be absent. */
-  private async peek(client: Client, handle: WorkflowHandle): Promise<{ peek: PeekView | null; peekError?: string }> {
+  /**
+   * Peek with a deadline: a closed workflow is answered by a worker replaying it, which may be absent.
+   * While a model call streams, the text it has written so far is added as `partial` (see {@link currentLiveText}).
+   */
+  async peek(client: Client, handle: WorkflowHandle, description?: WorkflowExecutionDescription): Promise<{ peek: PeekView | null; peekError?: string }> {
     const timeoutMs = this.options.peekTimeoutMs ?? peekQueryTimeoutMs;
     try {
       const answer: unknown = await client.withDeadline(Date.now() + timeoutMs, () => handle.query(peekQuery));
@@ -380,7 +394,8 @@ export class DelegationService {
       if (!parsed.success) return { peek: null, peekError: `the peek answer has an unexpected shape: ${parsed.error.issues[0]?.message ?? ''}` };
       // Durations are computed here, with the wall clock: a query's own clock stands still between workflow tasks.
       const now = Date.now();
-      return { peek: { ...parsed.data, elapsedMs: Math.max(0, now - parsed.data.startedAt), idleMs: Math.max(0, now - parsed.data.lastActivityAt) } };
+      const live = description ? await currentLiveText(client, handle, description) : undefined;
+      return { peek: { ...parsed.data, elapsedMs: Math.max(0, now - parsed.data.startedAt), idleMs: Math.max(0, now - parsed.data.lastActivityAt), ...(live ? { partial: livePartial(live) } : {}) } };
     } catch (error) {
       return { peek: null, peekError: `no peek: ${errorMessage(error)}` };
     }

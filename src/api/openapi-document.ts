@@ -48,8 +48,10 @@ function operation(spec: RouteSpec): JsonSchema {
   ];
   const responses: Record<string, JsonSchema> = {};
   for (const [status, response] of Object.entries(spec.responses)) {
-    responses[status] = response.schema
-      ? { description: response.description, content: { 'application/json': { schema: jsonSchema(response.schema, 'output') } } }
+    responses[status] = response.empty
+      ? { description: response.description }
+      : response.schema
+      ? { description: response.description, content: { [response.contentType ?? 'application/json']: { schema: jsonSchema(response.schema, 'output') } } }
       : { description: response.description, content: { [problemContentType]: { schema: { $ref: '#/components/schemas/Problem' } } } };
   }
   if (!responses['500']) {

@@ -27,6 +27,8 @@ export const ProblemKind = {
   conflict: 'conflict',
   methodNotAllowed: 'method-not-allowed',
   unavailable: 'temporal-unavailable',
+  /** The route exists but this deployment cannot serve it (the event stream behind API Gateway + Lambda). */
+  notAvailableHere: 'not-available-here',
   internal: 'internal-error',
 } as const;
 /** One problem kind. */

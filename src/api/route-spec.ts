@@ -16,8 +16,12 @@ export type HttpMethod = 'get' | 'post';
 /** One documented answer. */
 export interface ResponseSpec {
   description: string;
-  /** JSON body schema; omitted for problem answers (they use the shared problem schema). */
+  /** Body schema; omitted for problem answers (they use the shared problem schema). */
   schema?: z.ZodType;
+  /** Media type of the body when it is not JSON (e.g. `text/event-stream`). */
+  contentType?: string;
+  /** An answer without a body (e.g. 204). */
+  empty?: true;
 }
 
 /** A documented request header. */

@@ -116,6 +116,41 @@ export const getDelegationResultRoute = defineRoute({
   },
 });
 
+/** `GET /v1/delegations/{id}/events`. */
+export const delegationEventsRoute = defineRoute({
+  method: 'get',
+  path: '/v1/delegations/{id}/events',
+  operationId: 'streamDelegationEvents',
+  summary: 'Live events (server-sent events)',
+  description:
+    'A `text/event-stream` of what the delegation does, each event with JSON data: `state` ({state}), `turn` ({turn, maxTurns}: a model ' +
+    'call started), `tool` ({name, argumentsPreview, turn, toolCalls}: the last of its new tool calls), `text` ({turn, attempt, delta, ' +
+    'chars, restart?, gap?}: text the model is writing now; `restart` means a retried call starts its text again), `queued` ' +
+    '({queuedMessages}), and `settled` (the result, as `GET …/result` returns it), after which the stream ends. A new connection ' +
+    'first describes the current state. Comment lines keep idle connections open; the stream closes after the server\'s longest wait ' +
+    '(ERRAND_API_MAX_WAIT_MS) and the client reconnects with `Last-Event-ID` to continue where it was. Node server only: behind API ' +
+    'Gateway + Lambda it answers 501 (responses are buffered there); poll `GET /v1/delegations/{id}` instead, whose peek has the same text as `partial`.',
+  tag: 'delegations',
+  authenticated: true,
+  params: delegationPathSchema,
+  query: emptyQuerySchema,
+  headers: {
+    'Last-Event-ID': {
+      schema: z.string().max(200).optional(),
+      description: 'The id of the last event received: a reconnecting client gets only what is newer. An id that is not one of ours starts from the current state.',
+    },
+  },
+  responses: {
+    200: { description: 'The event stream.', schema: z.string(), contentType: 'text/event-stream' },
+    204: { description: 'The stream already ended with `settled` (Last-Event-ID `settled`): nothing more will come.', empty: true },
+    400: badRequest,
+    401: unauthorized,
+    404: notFound,
+    501: { description: 'Served by the Lambda behind API Gateway, which buffers responses: poll `GET /v1/delegations/{id}` (peek, with `partial`) instead.' },
+    503: unavailable,
+  },
+});
+
 /** `POST /v1/delegations/{id}/cancel`. */
 export const cancelDelegationRoute = defineRoute({
   method: 'post',
@@ -244,6 +279,7 @@ export const apiRoutes: readonly RouteSpec[] = [
   listDelegationsRoute,
   getDelegationRoute,
   getDelegationResultRoute,
+  delegationEventsRoute,
   cancelDelegationRoute,
   sendMessageRoute,
   ...sessionRoutes,

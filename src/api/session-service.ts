@@ -14,6 +14,7 @@ import {
   type TranscriptView,
 } from '../contracts/subagent';
 import { sessionStartOptions } from '../observability/start-options';
+import { livePartial, readLiveText } from '../observability/live-text-reader';
 import { approversFor } from '../tools/tool-policy';
 import type { BlobStore } from '../activities/blob-store';
 import { inboundMessage } from '../activities/inbound-message';
@@ -110,9 +111,11 @@ export class SessionService {
 
   /** The session's state, transcript and tasks. */
   async get(tenant: string, id: string): Promise<{ id: string; running: boolean; transcript: TranscriptView; peek: Record<string, unknown> }> {
-    const { handle, running } = await this.owned(tenant, id, 'session');
+    const { client, handle, running } = await this.owned(tenant, id, 'session');
     const [transcript, peek] = await Promise.all([handle.query(transcriptQuery), handle.query(peekQuery)]);
-    return { id, running, transcript, peek: { ...peek } };
+    // Described after the queries, so a turn that ended in between shows its answer, not its partial text.
+    const live = running ? await readLiveText(client, id).catch(() => undefined) : undefined;
+    return { id, running, transcript, peek: { ...peek, ...(live ? { partial: livePartial(live) } : {}) } };
   }
 
   /** Sends a user message; answers once the session has durably accepted it. */

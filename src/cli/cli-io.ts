@@ -4,6 +4,8 @@ export interface CliIo {
   stderr(text: string): void;
   /** True when stderr is a terminal (live progress lines redraw in place). */
   interactive: boolean;
+  /** Width of that terminal in characters, when known (the live view wraps the model's text to it). */
+  readonly columns?: number;
 }
 
 /** The process's own streams. */
@@ -11,6 +13,10 @@ export const processIo: CliIo = {
   stdout: (text) => void process.stdout.write(text),
   stderr: (text) => void process.stderr.write(text),
   interactive: process.stderr.isTTY === true,
+  // Read on each use: the terminal may be resized while a command waits.
+  get columns() {
+    return process.stderr.columns;
+  },
 };
 
 /** Thrown for a command line that cannot be run; exits 2 with the usage. */

@@ -14,12 +14,13 @@ import {
 import { cliProgressPollMs } from '../contracts/limits';
 import type { JsonObject } from '../contracts/json';
 import { endedLine } from '../domain/delegation-texts';
+import { liveEvents, type LiveCursor } from '../domain/live-events';
 import { worktreeLine } from '../domain/worktree-names';
 import { checkOutputSchema } from '../tools/output-schema';
 import { call } from './api-transport';
 import type { CliContext } from './cli-context';
 import { UsageError } from './cli-io';
-import { ProgressLine } from './progress-line';
+import { LiveView } from './live-view';
 
 /** `errand delegate|peek|result|cancel|send|list`: delegations through the API. */
 
@@ -159,8 +160,8 @@ export async function delegateCommand(argv: string[], context: CliContext): Prom
     return 0;
   }
 
-  // Wait with a live progress line; Ctrl-C cancels the delegation (once) and keeps waiting for what it produced.
-  const progress = new ProgressLine(context.io);
+  // Wait with the live view (progress and the text being written); Ctrl-C cancels the delegation (once) and keeps waiting for what it produced.
+  const progress = new LiveView(context.io);
   let cancelling = false;
   const onInterrupt = () => {
     if (cancelling) process.exit(130);
@@ -215,15 +216,63 @@ function formatStatus(status: DelegationStatus): string {
   return lines.join('\n');
 }
 
-/** `errand peek <id>`: state and progress, never waits. */
+/** `errand peek <id> [--follow]`: state and progress, never waits; with `--follow`, watches it until it ends. */
 export async function peekCommand(argv: string[], context: CliContext): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, options: { json: { type: 'boolean' } }, allowPositionals: true, strict: true });
+  const { values, positionals } = parseArgs({ args: argv, options: { json: { type: 'boolean' }, follow: { type: 'boolean', short: 'f' } }, allowPositionals: true, strict: true });
   const [id] = positionals;
-  if (!id || positionals.length > 1) throw new UsageError('usage: errand peek <delegation id> [--json]');
+  if (!id || positionals.length > 1) throw new UsageError('usage: errand peek <delegation id> [--follow] [--json]');
+  if (values.follow) return follow(id, context, values.json === true);
   const { body } = await call(context.transport(), 'GET', idPath(id), delegationStatusSchema);
   if (values.json) json(context, body);
   else context.io.stdout(`${formatStatus(body)}\n`);
   return 0;
+}
+
+/**
+ * `errand peek <id> --follow`: the live view (progress, and the text as the model writes it) until the
+ * delegation settles, then its result as `errand result` prints it (exit 0, or 1 when it did not complete).
+ * It stops with exit 3 (still running) when a continuable delegation answered and waits for a message, or
+ * at Ctrl-C, which only stops watching (`errand cancel` stops the delegation). With `--json` it prints the
+ * event stream's events as JSON lines instead (`{"event": "text", "data": {…}}`), `settled` last.
+ */
+async function follow(id: string, context: CliContext, asJson: boolean): Promise<number> {
+  const transport = context.transport();
+  const view = new LiveView(context.io);
+  let told: LiveCursor | undefined;
+  let stopped = false;
+  const onInterrupt = () => {
+    if (stopped) process.exit(130);
+    stopped = true;
+  };
+  process.on('SIGINT', onInterrupt);
+  try {
+    while (!stopped) {
+      const { body: outcome } = await call(transport, 'GET', idPath(id, `/result?wait=${cliProgressPollMs}ms`), resultResponseSchema);
+      if (outcome.done) {
+        view.finish();
+        if (!asJson) return printResult(context, id, outcome.result);
+        context.io.stdout(`${JSON.stringify({ event: 'settled', data: outcome.result })}\n`);
+        return outcome.result.status === 'completed' ? 0 : exitNotCompleted;
+      }
+      if (asJson) {
+        const look = liveEvents(told, { state: outcome.state, peek: outcome.peek });
+        told = look.cursor;
+        for (const event of look.events) context.io.stdout(`${JSON.stringify(event)}\n`);
+      } else {
+        view.update(id, outcome.state, outcome.peek);
+      }
+      if (outcome.state === 'waiting') {
+        view.finish();
+        context.io.stderr(`${id} answered and waits for a message (continuable): "errand send ${id} <message>" continues it\n`);
+        return exitStillRunning;
+      }
+    }
+    view.finish();
+    context.io.stderr(`stopped following ${id}; it keeps running ("errand cancel ${id}" stops it)\n`);
+    return exitStillRunning;
+  } finally {
+    process.off('SIGINT', onInterrupt);
+  }
 }
 
 /** `errand result <id> [--wait 30s]`: the result, or exit 3 while it still runs. */

@@ -1,4 +1,5 @@
 import type { JsonObject } from './json';
+import type { LiveText } from './live-text';
 import type { ApprovalDecision, MessageInput, RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from './agent-wire';
 import type { Approvers, ContextWindowState, SourceSummary, SubagentActivitySettings, SubagentInput, SubagentResult } from './subagent';
 import type { FinishReason, ModelRoute, TokenUsage } from './model';
@@ -60,8 +61,11 @@ export interface ModelTurnInput {
   route: ModelRoute;
   toolsets: string[];
   toolFilter?: { allow?: string[]; deny?: string[] };
+  /** The turn of this run (an activation, an attempt of a recipe's checks), counted against `maxTurns`. */
   turn: number;
   maxTurns: number;
+  /** The workflow's turns so far, this one included (peek's `turns`): what the text-so-far is labelled with. */
+  totalTurn?: number;
   /** A transient note for this call only (e.g. the turn budget reminder); not stored. */
   note?: string;
   /** Output-token limit (delegate > recipe > agent); absent = the model entry's or the configured default. */
@@ -239,6 +243,11 @@ export interface ClosedChild {
   diagnostic?: string;
 }
 
+/** Read the text a child's model call has written so far (for the parent's `load(task_id, peek: true)`). */
+export interface ReadLiveTextInput {
+  workflowId: string;
+}
+
 /** The agent loop's activities: conversation, model calls and tool calls. */
 export interface AgentLoopActivities {
   appendMessages(input: AppendMessagesInput): Promise<void>;
@@ -258,6 +267,8 @@ export interface OrchestrationActivities {
   deliverToChild(input: DeliverToChildInput): Promise<DeliverToChildOutput>;
   /** Closed children among those asked about (running ones are left out). */
   probeChildren(input: ProbeChildrenInput): Promise<ClosedChild[]>;
+  /** The child's text-so-far from its pending model call's heartbeat details; null when it is not writing. */
+  readLiveText(input: ReadLiveTextInput): Promise<LiveText | null>;
 }
 
 /** Every activity a session or subagent workflow schedules. */

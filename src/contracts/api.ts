@@ -71,6 +71,23 @@ export const delegationStateSchema = z.enum(delegationStates);
 
 const tokenUsageSchema = z.object({ inputTokens: z.number(), outputTokens: z.number() });
 
+/**
+ * The text the model is writing now (the turn in flight), from the heartbeat details of the pending model
+ * call: partial, replaced by the turn's answer when it is complete. Added by the API (a query cannot see it).
+ */
+export const livePartialSchema = z.object({
+  /** The end of the text written so far in this model call (at most 4096 characters). */
+  text: z.string(),
+  /** Characters written so far in this call: more than `text` holds when its start was cut. */
+  chars: z.number().int(),
+  /** The turn the call belongs to (as `turns` counts). */
+  turn: z.number().int(),
+  /** The model call's attempt: a stream that broke off is retried, and the retry writes its text from the start. */
+  attempt: z.number().int().optional(),
+});
+/** The text the model is writing now. */
+export type LivePartial = z.infer<typeof livePartialSchema>;
+
 /** What peek shows (the `peek` query of the subagent workflow). */
 export const peekSchema = z.object({
   workflowId: z.string(),
@@ -99,6 +116,8 @@ export const peekSchema = z.object({
   tasks: z.array(z.object({ taskId: z.string(), state: z.string(), description: z.string(), turns: z.number().int() })).optional(),
   /** Messages queued for a continuable subagent. */
   queuedMessages: z.number().int().optional(),
+  /** The text the model is writing now, while a model call streams (API answers only; marked partial). */
+  partial: livePartialSchema.optional(),
   /** Its tool calls that wait for an approval (decide them with `POST /v1/approvals/{id}`). */
   pendingApprovals: z.array(z.object({
     id: z.string(),

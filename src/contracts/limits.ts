@@ -176,6 +176,10 @@ export const s3ConditionalWriteRetryMs = 10 * 60_000;
 export const inlineTextLimit = 512;
 /** Characters of a model call's text-so-far sent with its heartbeats (live output). */
 export const liveTextChars = 4_096;
+/** Characters of a task's text-so-far that `load(task_id, peek: true)` shows the delegating model (the end of it). */
+export const peekLiveTextChars = 1_000;
+/** How long the parent's `load(peek)` gives the activity that reads a child's text-so-far; past it, peek shows none. */
+export const liveTextReadTimeoutMs = 5_000;
 /** Length of argument and output previews shown by peek and kept in history. */
 export const previewLength = 400;
 /** Default upper bound of one model call (ms). */
@@ -262,8 +266,26 @@ export const summaryInstructionWords = 12;
 export const staticSummaryMaxChars = 200;
 /** Default port of the local API server (`ERRAND_API_PORT`). */
 export const defaultApiPort = 8787;
-/** How long one poll of the CLI's live progress line waits for the result, in milliseconds. */
-export const cliProgressPollMs = 1_000;
+/**
+ * How long one poll of the CLI's live view (`errand delegate`, `errand peek --follow`) waits for the result,
+ * in milliseconds: the text-so-far reaches the server with heartbeats about once a second, so polling a
+ * little faster shows each piece soon after it arrives, and a result that arrives ends the wait at once.
+ */
+export const cliProgressPollMs = 400;
+/** Lines of the model's text-so-far the CLI's live view shows under its progress line on a terminal (the last ones). */
+export const cliLiveTextLines = 6;
+/** How often the event stream (`GET /v1/delegations/{id}/events`) looks at the delegation, in milliseconds. */
+export const eventStreamPollMs = 400;
+/** How often the event stream sends a comment line when nothing happens, so proxies keep the connection open (ms). */
+export const eventStreamKeepAliveMs = 15_000;
+/** The reconnect delay the event stream asks clients to use (the SSE `retry:` field), in milliseconds. */
+export const eventStreamRetryMs = 1_000;
+/**
+ * Shortest life of one event stream connection, in milliseconds. A stream lives as long as the API's
+ * longest wait (`ERRAND_API_MAX_WAIT_MS`), but at least this, so a wait of 0 does not make clients reconnect
+ * after every look.
+ */
+export const eventStreamMinLifetimeMs = 5_000;
 /** File in the data directory where a running `errand dev` says where its API is (removed when it stops). */
 export const devStackStateFileName = 'dev-stack.json';
 /** How long a client command waits for the `errand dev` API it found to answer `/healthz`, in milliseconds. */

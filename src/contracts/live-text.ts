@@ -12,17 +12,34 @@ export interface LiveText {
   chars: number;
   /** The turn of the run this call belongs to. */
   turn: number;
+  /**
+   * The activity attempt that wrote it. Temporal keeps an attempt's heartbeat details for the next attempt,
+   * so a reader compares this with the pending activity's attempt: details of an earlier attempt (a stream
+   * that broke off and is being retried) are not the text being written now.
+   */
+  attempt?: number;
 }
 
-/** The heartbeat details for `text` written so far in `turn`: its last characters. */
-export function liveText(text: string, turn: number): LiveText {
-  return { partialText: text.length > liveTextChars ? text.slice(-liveTextChars) : text, chars: text.length, turn };
+/** The heartbeat details for `text` written so far in `turn` by activity attempt `attempt`: its last characters. */
+export function liveText(text: string, turn: number, attempt?: number): LiveText {
+  return {
+    partialText: text.length > liveTextChars ? text.slice(-liveTextChars) : text,
+    chars: text.length,
+    turn,
+    ...(attempt === undefined ? {} : { attempt }),
+  };
 }
 
 /** Reads heartbeat details back (they come from an activity of ours, but through a data converter). */
 export function asLiveText(value: unknown): LiveText | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
-  const { partialText, chars, turn } = value as Record<string, unknown>;
+  const { partialText, chars, turn, attempt } = value as Record<string, unknown>;
   if (typeof partialText !== 'string' || typeof chars !== 'number' || typeof turn !== 'number') return undefined;
-  return { partialText, chars, turn };
+  if (attempt !== undefined && typeof attempt !== 'number') return undefined;
+  return { partialText, chars, turn, ...(typeof attempt === 'number' ? { attempt } : {}) };
+}
+
+/** The text of `live` as a reader shows it: marked with a leading ellipsis when its start was cut. */
+export function liveTextShown(live: Pick<LiveText, 'partialText' | 'chars'>): string {
+  return live.chars > live.partialText.length ? `…${live.partialText}` : live.partialText;
 }

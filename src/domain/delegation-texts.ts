@@ -1,4 +1,6 @@
 import type { ApprovalDecision, TextPart } from '../contracts/agent-wire';
+import { peekLiveTextChars } from '../contracts/limits';
+import type { LiveText } from '../contracts/live-text';
 import type { PendingApproval, SubagentPeek, SubagentResult } from '../contracts/subagent';
 import { checkName } from './check-texts';
 import { worktreeLine } from './worktree-names';
@@ -94,9 +96,21 @@ export function formatTaskResultBlock(taskId: string, result: SubagentResult): T
   return [...(output.length > 0 ? [`${lines.join('\n')}\n`, ...output] : [`${lines.join('\n')}\n(none)`]), ...resultExtras(result)];
 }
 
-/** What `load(task_id, peek: true)` shows; durations are computed against `now` (the parent's clock). */
-export function formatPeek(taskId: string, peek: SubagentPeek | undefined, state: string, now: number): string {
-  if (!peek) return `Task: ${taskId}\nState: ${state}\nNo progress reported yet.`;
+/**
+ * What `load(task_id, peek: true)` shows; durations are computed against `now` (the parent's clock).
+ * `live` is the text the task's model call has written so far (its turn in flight), shown as partial:
+ * the end of it, at most {@link peekLiveTextChars} characters.
+ */
+export function formatPeek(taskId: string, peek: SubagentPeek | undefined, state: string, now: number, live?: LiveText): string {
+  const lines = peek ? progressLines(taskId, peek, state, now) : [`Task: ${taskId}`, `State: ${state}`, 'No progress reported yet.'];
+  if (live) {
+    const cut = live.chars > peekLiveTextChars || live.partialText.length > peekLiveTextChars;
+    lines.push(`Writing now (partial, turn ${live.turn}): ${cut ? '…' : ''}${live.partialText.slice(-peekLiveTextChars)}`);
+  }
+  return lines.join('\n');
+}
+
+function progressLines(taskId: string, peek: SubagentPeek, state: string, now: number): string[] {
   const lines = [
     `Task: ${taskId}`,
     `State: ${state}`,
@@ -112,7 +126,7 @@ export function formatPeek(taskId: string, peek: SubagentPeek | undefined, state
   if (peek.pendingApprovals && peek.pendingApprovals.length > 0) {
     lines.push(`Waiting for approval: ${peek.pendingApprovals.map((pending) => `${pending.tool} (${pending.id})`).join(', ')}`);
   }
-  return lines.join('\n');
+  return lines;
 }
 
 /** The answer when waiting for a task timed out: it keeps running. */

@@ -1,8 +1,9 @@
-import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancelledFailure } from '@temporalio/workflow';
 import type { FinalOutputVerdict, ModelTurnOutput, TextPart, ToolCallRef } from '../contracts/activities';
 import { FailureType } from '../contracts/failures';
 import type { JsonObject } from '../contracts/json';
 import { inlineTextLimit, maxInvalidFinalOutputs, previewLength } from '../contracts/limits';
+import { asLiveText, type LiveText } from '../contracts/live-text';
 import { addUsage } from '../contracts/model';
 import type { CheckSummary, EndStatus } from '../contracts/subagent';
 import { formatDenial, notRunReason, type NotRunCause } from '../domain/delegation-texts';
@@ -59,6 +60,11 @@ interface OpenCalls {
  */
 export class AgentLoop {
   private open: OpenCalls | undefined;
+  /**
+   * What the model had written when its call was cancelled mid-answer (the activity sends it with the
+   * cancellation): the partial output of a run cancelled while the model wrote. Cleared by each model call.
+   */
+  interrupted: LiveText | undefined;
 
   constructor(
     private readonly agent: Agent,
@@ -217,6 +223,7 @@ export class AgentLoop {
     let checkContext = true;
     let overflowRetried = false;
     const note = turnBudgetNote(turn, limit, agent.finalOutput !== undefined);
+    this.interrupted = undefined;
     for (let attempt = 0; attempt < 3; attempt += 1) {
       try {
         const output = await agent.busy(() => agent.activities.model.modelTurn.executeWithOptions({ summary: `model ${agent.modelName} · turn ${agent.turns}` }, [{
@@ -228,6 +235,7 @@ export class AgentLoop {
           ...(options.toolFilter ? { toolFilter: options.toolFilter } : {}),
           turn,
           maxTurns: limit,
+          totalTurn: agent.turns,
           ...(note ? { note } : {}),
           ...(options.maxOutputTokens !== undefined ? { maxOutputTokens: options.maxOutputTokens } : {}),
           ...(agent.pending ? { pending: agent.pending } : {}),
@@ -245,6 +253,7 @@ export class AgentLoop {
         // Whatever the compaction achieved, the next attempt goes to the model; only the provider can say it is too long.
         checkContext = false;
       } catch (error) {
+        this.interrupted = writtenBeforeCancel(error);
         if (!isContextOverflow(error) || overflowRetried) throw error;
         overflowRetried = true;
         checkContext = false;
@@ -351,4 +360,10 @@ function orchestrationToolsFor(approvers: string): string[] {
 /** Whether a model call failed because the prompt was longer than the model's context window. */
 function isContextOverflow(error: unknown): boolean {
   return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === FailureType.modelContextOverflow;
+}
+
+/** The text a cancelled model call had written, when it sent one with its cancellation. */
+function writtenBeforeCancel(error: unknown): LiveText | undefined {
+  const cancelled = error instanceof ActivityFailure ? error.cause : error;
+  return cancelled instanceof CancelledFailure ? asLiveText(cancelled.details[0]) : undefined;
 }

@@ -1,4 +1,8 @@
+import { patched } from '@temporalio/workflow';
 import type { JsonObject } from '../contracts/json';
+import { liveTextReadTimeoutMs } from '../contracts/limits';
+import type { LiveText } from '../contracts/live-text';
+import type { TaskRecord } from '../contracts/subagent';
 import { findTask, isLive } from '../domain/task-registry';
 import type { Agent } from './agent';
 import type { ToolOutcome } from './agent-loop';
@@ -6,7 +10,8 @@ import { attempt, errorText, toolError, toolText } from './tool-outcomes';
 
 /**
  * The orchestration tools that talk to a task that is already running (SEMANTICS §2, §5): `send_message`
- * and `approve` deliver by update, so delivery is confirmed; `list_subagent_models` asks the worker.
+ * and `approve` deliver by update, so delivery is confirmed; `list_subagent_models` asks the worker;
+ * `load(peek)` reads what a task is writing now.
  * Every failure is a tool error for the calling model.
  */
 
@@ -86,4 +91,26 @@ export function listModels(agent: Agent, args: JsonObject): Promise<ToolOutcome>
     ...(typeof args.provider === 'string' ? { provider: args.provider } : {}),
     ...(typeof args.model === 'string' ? { model: args.model } : {}),
   }]));
+}
+
+/** Patch id of `load(peek)` reading a task's text-so-far (an activity that older histories do not have). */
+const livePeekPatch = 'load-peek-live-text';
+
+/**
+ * The text a running task's model call has written so far, for `load(task_id, peek: true)`. A workflow
+ * cannot read another workflow's pending activities, so an activity asks Temporal; peek must neither fail
+ * nor wait because of it, so it gets one short attempt and any failure means no partial text. Patched:
+ * workflows that peeked before this existed replay without the activity.
+ */
+export async function liveTextOf(agent: Agent, task: TaskRecord): Promise<LiveText | undefined> {
+  if (!patched(livePeekPatch)) return undefined;
+  try {
+    const live = await agent.activities.orchestration.readLiveText.executeWithOptions(
+      { summary: `read what ${task.taskId} is writing`, startToCloseTimeout: liveTextReadTimeoutMs, retry: { maximumAttempts: 1 } },
+      [{ workflowId: task.workflowId }],
+    );
+    return live ?? undefined;
+  } catch {
+    return undefined;
+  }
 }

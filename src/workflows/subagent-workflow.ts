@@ -9,6 +9,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { defaultApprovalTimeoutMs, defaultContinuableIdleTimeoutMs, inlineTextLimit } from '../contracts/limits';
+import { liveTextShown } from '../contracts/live-text';
 import { childProgressSignal, childSettledSignal, type SubagentInput, type SubagentResult } from '../contracts/subagent';
 import { buildSubagentSystemPrompt, preview } from '../domain/subagent-prompt';
 import { isLive } from '../domain/task-registry';
@@ -107,15 +108,17 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   /** The result of a run (or activation); the whole text is read back by reference only when `fullText`. */
   const resultOf = async (outcome: RunOutcome, fullText: boolean): Promise<SubagentResult> => {
     const text = fullText ? await lastAssistantFullText(agent) : agent.lastText?.text ?? '';
-    const ref = lastTextRef(agent);
     const completed = outcome.status === 'completed';
+    // Cancelled while the model wrote: what it had written is the partial output (no stored message holds it).
+    const interrupted = outcome.status === 'cancelled' ? loop.interrupted : undefined;
+    const ref = interrupted ? undefined : lastTextRef(agent);
     return {
       workflowId: info.workflowId,
       status: outcome.status,
       output: completed ? text : '',
-      partialOutput: completed ? '' : text,
+      partialOutput: completed ? '' : interrupted ? liveTextShown(interrupted) : text,
       ...(ref ? { outputRef: ref } : {}),
-      ...(agent.lastText?.truncated && !fullText ? { outputCut: true } : {}),
+      ...(agent.lastText?.truncated && !fullText && !interrupted ? { outputCut: true } : {}),
       ...(outcome.diagnostic ? { diagnostic: outcome.diagnostic } : {}),
       ...(completed && outcome.structured ? { structured: outcome.structured } : {}),
       ...(outcome.checks ? { checks: outcome.checks } : {}),

@@ -37,7 +37,7 @@ import {
 } from '../domain/task-registry';
 import type { Agent } from './agent';
 import type { OrchestrationTools, ToolOutcome } from './agent-loop';
-import { approve, listModels, sendMessage, type CallPosition } from './child-messages';
+import { approve, listModels, liveTextOf, sendMessage, type CallPosition } from './child-messages';
 import { attempt, errorText, toolError, toolText } from './tool-outcomes';
 
 export type { CallPosition } from './child-messages';
@@ -333,7 +333,10 @@ export class TaskOrchestrator implements OrchestrationTools {
     const task = findTask(agent.registry, source);
     if (task) {
       if (args.cancel === true) return this.cancelTask(task);
-      if (args.peek === true) return toolText(formatPeek(task.taskId, task.peek, task.state, Date.now()));
+      if (args.peek === true) {
+        const live = turnStates.includes(task.state) ? await liveTextOf(agent, task) : undefined;
+        return toolText(formatPeek(task.taskId, task.peek, task.state, Date.now(), live));
+      }
       const waitMs = options.tasks.waitTimeoutMs;
       const settled = await agent.waitFor(() => task.result !== undefined && !turnStates.includes(task.state), waitMs);
       if (!settled || !task.result) return toolText(formatWaitTimeout(task.taskId, waitMs));

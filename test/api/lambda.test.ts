@@ -110,6 +110,21 @@ describe('Lambda handler (API Gateway HTTP API, payload 2.0)', () => {
     });
   }
 
+  it('answers the event stream route with 501 and says to poll peek (API Gateway buffers responses)', async () => {
+    const started = await handler(event('POST', '/v1/delegations', { body: JSON.stringify({ instructions: 'answer via lambda' }) }));
+    const id = z.object({ id: z.string() }).parse(JSON.parse(started.body)).id;
+    const streamed = await handler(event('GET', `/v1/delegations/${id}/events`));
+    const anonymous = await handler(event('GET', `/v1/delegations/${id}/events`, { key: null }));
+
+    expect(streamed.statusCode).toBe(501);
+    expect(String(('headers' in streamed && streamed.headers?.['content-type']) || '')).toMatch(/^application\/problem\+json/);
+    const problem = z.object({ type: z.string(), detail: z.string() }).parse(JSON.parse(streamed.body));
+    expect(problem.type).toBe('urn:errand:problem:not-available-here');
+    expect(problem.detail).toContain(`poll GET /v1/delegations/${id}`);
+    expect(problem.detail).toContain('`partial`');
+    expect(anonymous.statusCode).toBe(401);
+  });
+
   it('starts, peeks, waits for and cancels a delegation through Lambda events', async () => {
     const started = await handler(event('POST', '/v1/delegations', { body: JSON.stringify({ instructions: 'slow work via lambda' }) }));
     expect(started.statusCode).toBe(201);

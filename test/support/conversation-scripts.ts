@@ -2,8 +2,11 @@ import type { ChatMessage, ModelRequest } from '../../src/contracts/model';
 import { createScriptedModel, type ScriptedModel, type ScriptedModelOptions } from '../../src/llm/scripted-model';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 
-/** A conversation's script: a queue of steps, or a function of the request (undefined = exhausted). */
-export type ConversationScript = ScriptStep[] | ((request: ModelRequest, call: number) => ScriptStep | undefined);
+/**
+ * A conversation's script: a queue of steps, or a function of the request (undefined = exhausted); the
+ * function may wait for something to happen elsewhere before it answers (the model call then takes that long).
+ */
+export type ConversationScript = ScriptStep[] | ((request: ModelRequest, call: number) => ScriptStep | undefined | Promise<ScriptStep | undefined>);
 
 /**
  * One in-process scripted model that serves many conversations at once (a session and its children):

@@ -51,8 +51,8 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
-/** Starts an in-process worker on `taskQueue` with the given dependencies. */
-export async function startTestWorker(taskQueue: string, dependencies: WorkerDependencies, address: string = temporalAddress()): Promise<RunningWorker> {
+/** Starts an in-process worker on `taskQueue` with the given dependencies (`identity`: what the Web UI shows as its worker). */
+export async function startTestWorker(taskQueue: string, dependencies: WorkerDependencies, address: string = temporalAddress(), identity?: string): Promise<RunningWorker> {
   const connection = await NativeConnection.connect({ address });
   const worker = await createErrandWorker({
     connection,
@@ -60,7 +60,7 @@ export async function startTestWorker(taskQueue: string, dependencies: WorkerDep
     taskQueue,
     dependencies,
     workflows: { workflowBundle: { codePath: workflowBundlePath() } },
-    tuning: { shutdownGraceTime: '2s' },
+    tuning: { shutdownGraceTime: '2s', ...(identity ? { identity } : {}) },
   });
   const running = worker.run();
   return {

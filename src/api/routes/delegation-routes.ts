@@ -15,6 +15,7 @@ import { ApiProblem, ProblemKind } from '../problem';
 import { mountRoute, sendJson } from '../route-spec';
 import {
   cancelDelegationRoute,
+  delegationEventsRoute,
   getDelegationResultRoute,
   getDelegationRoute,
   listDelegationsRoute,
@@ -22,6 +23,8 @@ import {
   startDelegationRoute,
 } from '../route-table';
 import { waitMilliseconds } from '../wait-duration';
+import { delegationEventStream, eventStreamNotAvailable, servedByLambda } from '../delegation-event-stream';
+import { eventStreamMinLifetimeMs } from '../../contracts/limits';
 
 /** Links of a delegation, relative to the API root. */
 function links(id: string): { self: string; result: string } {
@@ -83,6 +86,17 @@ export function mountDelegationRoutes(app: Hono<ApiEnv>, deps: ApiDependencies):
   mountRoute(app, getDelegationResultRoute, async ({ params, query, tenant, c }) => {
     const outcome = await delegations.result(tenant, params.id, waitMilliseconds(query.wait, deps.api.maxWaitMs));
     return sendJson(c, resultResponseSchema, outcome.done ? 200 : 202, outcome);
+  });
+
+  mountRoute(app, delegationEventsRoute, async ({ params, headers, tenant, c }) => {
+    if (servedByLambda(c)) throw eventStreamNotAvailable(params.id);
+    return delegationEventStream(c, {
+      delegations,
+      tenant,
+      id: params.id,
+      lastEventId: headers['Last-Event-ID'],
+      lifetimeMs: Math.max(deps.api.maxWaitMs, eventStreamMinLifetimeMs),
+    });
   });
 
   mountRoute(app, cancelDelegationRoute, async ({ params, body, tenant, c }) => {

@@ -28,6 +28,7 @@ const sessionResponseSchema = z.object({
   id: z.string(),
   running: z.boolean(),
   transcript: z.object({ state: z.string(), entries: z.array(transcriptEntrySchema), queuedMessages: z.number() }),
+  /** The session's peek; `partial` is the text its model is writing now, while a model call streams. */
   peek: z.record(z.string(), z.unknown()),
 });
 const sessionMessageResponseSchema = z.object({ id: z.string(), accepted: z.literal(true), queuedTurns: z.number() });
