@@ -13,6 +13,7 @@ import {
   type SubagentPeek,
   type TranscriptView,
 } from '../contracts/subagent';
+import { withDefaultEffort } from '../llm/provider-config';
 import { sessionStartOptions } from '../observability/start-options';
 import { approversFor } from '../tools/tool-policy';
 import type { BlobStore } from '../activities/blob-store';
@@ -70,7 +71,8 @@ export class SessionService {
     }
     const input: SessionInput = {
       label: request.label ?? 'API session',
-      route: defaultModel,
+      // A session thinks as hard as its model's entry says by default (its defaultReasoningEffort).
+      route: withDefaultEffort(this.config.providers, defaultModel),
       toolsets: ['developer', ...this.config.tools.mcpServers.map((server) => server.name)],
       workingDir: this.workingDirFor(tenant),
       system: { ...(request.instructions ? { instructions: request.instructions } : {}), ...(request.context ? { context: request.context } : {}) },

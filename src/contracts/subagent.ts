@@ -61,9 +61,15 @@ export interface SubagentInput {
   label: string;
   /** The task: the first user message. */
   prompt: string;
-  /** System prompt parts: the agent's or recipe's instructions, and reference context. */
-  system: { instructions?: string; context?: string };
+  /** System prompt parts: the agent's or recipe's instructions, reference context, and the delegation's persona. */
+  system: { instructions?: string; context?: string; persona?: string };
   route: ModelRoute;
+  /**
+   * A fork (`fork: true`): the parent's conversation up to its last completed turn, by reference. The
+   * subagent's own conversation then starts with its task (`prompt`) and no system prompt of its own: the
+   * model sees the parent's messages, then the task (decision 0010).
+   */
+  fork?: ConversationPrefix;
   /** Toolset names the subagent may use (e.g. `developer`). */
   toolsets: string[];
   /** Tool allow/deny lists (qualified or plain names) applied within those toolsets. */
@@ -186,6 +192,21 @@ export interface ContextWindowState {
   tailStart: number;
   /** How many compactions this conversation has had. */
   compactions: number;
+}
+
+/**
+ * The start of another conversation that a conversation continues, by reference (a fork's parent turns):
+ * what that conversation's model saw of its messages `0..length-1` — with its compaction state, and its own
+ * prefix when it is a fork itself. Never copied: the model-call activity reads it from the store.
+ */
+export interface ConversationPrefix {
+  conversationId: string;
+  /** Messages `0..length-1` of that conversation (it ends with a completed turn). */
+  length: number;
+  /** Its compaction state when the fork was made. */
+  window?: ContextWindowState;
+  /** Its own prefix, when that conversation is a fork too. */
+  prefix?: ConversationPrefix;
 }
 
 /** Everything a workflow's agent loop carries into its next run (continue-as-new). */
