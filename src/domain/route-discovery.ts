@@ -63,7 +63,7 @@ function listProviders(catalog: readonly CatalogProvider[], context: DiscoveryCo
   const lines = ['Providers a delegation may use:'];
   for (const provider of catalog) {
     const count = `${provider.models.length} model${provider.models.length === 1 ? '' : 's'}`;
-    lines.push(`- ${provider.name} (${provider.kind}): ${count}, default model ${provider.defaultModel ?? provider.models[0]?.id ?? '(none)'}`);
+    lines.push(`- ${provider.name} (${provider.kind}): ${count}, ${provider.defaultModel ? `default model ${provider.defaultModel}` : 'no default model (name one)'}`);
   }
   if (context.defaultRoute) lines.push(`A delegation that names no route runs on ${context.defaultRoute.provider}/${context.defaultRoute.model}.`);
   lines.push('Next: list_subagent_models(provider) lists a provider\'s models; list_subagent_models(provider, model) a model\'s reasoning efforts. Pass provider, model and reasoning_effort to delegate to choose a route.');
@@ -71,7 +71,7 @@ function listProviders(catalog: readonly CatalogProvider[], context: DiscoveryCo
 }
 
 function listModels(provider: CatalogProvider, context: DiscoveryContext): string {
-  const defaultId = provider.defaultModel ?? provider.models[0]?.id;
+  const defaultId = provider.defaultModel;
   const lines = [`Models of provider ${provider.name} (${provider.kind}):`];
   for (const model of provider.models) {
     const marks = [
