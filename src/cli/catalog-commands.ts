@@ -34,7 +34,7 @@ export async function sourcesCommand(argv: string[], context: CliContext): Promi
   return 0;
 }
 
-/** `errand models [provider]`: the model allow-list, with each model's context window and reasoning efforts. */
+/** `errand models [provider]`: the model allow-list, with the reasoning efforts of models that take any (`--json`: every setting). */
 export async function modelsCommand(argv: string[], context: CliContext): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, options: { json: { type: 'boolean' } }, allowPositionals: true, strict: true });
   if (positionals.length > 1) throw new UsageError('usage: errand models [provider] [--json]');
@@ -49,8 +49,7 @@ export async function modelsCommand(argv: string[], context: CliContext): Promis
     for (const model of entry.entries) {
       const isDefault = body.default?.provider === entry.provider && body.default.model === model.id;
       const efforts = model.reasoningEfforts.map((effort) => (effort === model.defaultReasoningEffort ? `${effort} (default)` : effort)).join(', ');
-      const details = [`context ${model.contextWindow}`, ...(model.maxOutputTokens !== null ? [`output ${model.maxOutputTokens}`] : []), ...(efforts ? [`efforts: ${efforts}`] : [])].join(' · ');
-      context.io.stdout(`${entry.provider}/${model.id}${isDefault ? '  (default)' : ''}  ${details}\n`);
+      context.io.stdout(`${entry.provider}/${model.id}${isDefault ? '  (default)' : ''}${efforts ? `  efforts: ${efforts}` : ''}\n`);
     }
   }
   return 0;

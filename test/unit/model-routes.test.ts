@@ -2,6 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { delegateRequestSchema } from '../../src/contracts/delegation';
 import { maxPersonaChars } from '../../src/contracts/limits';
 import { forkRefusal, forkRoute } from '../../src/domain/fork-rules';
+import { orchestrationToolSpecs } from '../../src/domain/orchestration-tools';
 import { chooseModel, chooseReasoningEffort, type ModelChoiceInputs, type ProviderChoice } from '../../src/domain/model-precedence';
 import { formatRouteDiscovery, type CatalogProvider } from '../../src/domain/route-discovery';
 import { buildForkTask, buildSubagentSystemPrompt } from '../../src/domain/subagent-prompt';
@@ -156,6 +157,14 @@ describe('fork rules', () => {
     expect(forkRefusal({ instructions: 'x', fork: true }, { ...context, override: { model: 'o-think' } })).toBeUndefined();
     expect(forkRefusal({ source: 'deploy', fork: true }, context)).toMatch(/^fork cannot be combined with source/);
     expect(forkRefusal({ instructions: 'x', fork: true, persona: 'p', context: 'c' }, context)).toMatch(/^fork cannot be combined with persona or context: a fork keeps your system prompt unchanged/);
+  });
+});
+
+describe('the delegate tool the model sees', () => {
+  test('offers exactly the fields the request schema takes (reasoning_effort, persona and fork among them)', () => {
+    const offered = Object.keys((orchestrationToolSpecs.delegate.inputSchema as { properties: Record<string, unknown> }).properties).sort();
+    expect(offered).toEqual(Object.keys(delegateRequestSchema.shape).sort());
+    expect(offered).toEqual(expect.arrayContaining(['reasoning_effort', 'persona', 'fork']));
   });
 });
 
