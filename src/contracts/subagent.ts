@@ -1,7 +1,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { MessageInput, MessageRef, PreparedWorktree, RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire, WorktreeOutcome } from './agent-wire';
+import type { ContextWindowState, ConversationPrefix, MessageInput, MessageRef, PreparedWorktree, RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire, WorktreeOutcome } from './agent-wire';
 
-export type { MessageRef, PreparedWorktree, WorktreeOutcome } from './agent-wire';
+export type { ContextWindowState, ConversationPrefix, MessageRef, PreparedWorktree, WorktreeOutcome } from './agent-wire';
 import type { JsonObject } from './json';
 import type { ModelRoute, TokenUsage } from './model';
 
@@ -180,33 +180,6 @@ export interface PendingNotice {
   taskId?: string;
   /** The task's full output by reference, appended after `text` when the inline output was cut. */
   outputRef?: MessageRef;
-}
-
-/** Where older turns of a conversation were summarised (context compaction). */
-export interface ContextWindowState {
-  /** Messages `0..head-1` (system prompt and task) are always sent verbatim. */
-  head: number;
-  /** Blob key of the summary that stands for messages `head..tailStart-1`. */
-  summaryKey: string;
-  /** Messages from here on are sent verbatim. */
-  tailStart: number;
-  /** How many compactions this conversation has had. */
-  compactions: number;
-}
-
-/**
- * The start of another conversation that a conversation continues, by reference (a fork's parent turns):
- * what that conversation's model saw of its messages `0..length-1` — with its compaction state, and its own
- * prefix when it is a fork itself. Never copied: the model-call activity reads it from the store.
- */
-export interface ConversationPrefix {
-  conversationId: string;
-  /** Messages `0..length-1` of that conversation (it ends with a completed turn). */
-  length: number;
-  /** Its compaction state when the fork was made. */
-  window?: ContextWindowState;
-  /** Its own prefix, when that conversation is a fork too. */
-  prefix?: ConversationPrefix;
 }
 
 /** Everything a workflow's agent loop carries into its next run (continue-as-new). */
