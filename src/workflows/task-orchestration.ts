@@ -189,7 +189,8 @@ export class TaskOrchestrator implements OrchestrationTools {
           staticSummary: record.description,
           staticDetails: [
             `source: ${plan.source ? `${plan.source.kind} ${plan.source.name} @ ${plan.source.version}` : 'ad hoc'}`,
-            `model: ${input.route.provider}/${input.route.model}`,
+            `model: ${input.route.provider}/${input.route.model}${input.route.reasoningEffort ? ` (reasoning effort ${input.route.reasoningEffort})` : ''}`,
+            ...(input.fork ? [`fork of: ${options.workflowId} (its first ${input.fork.length} messages)`] : []),
             `max turns: ${input.maxTurns}`,
             `parent: ${options.workflowId}`,
           ].join('\n'),

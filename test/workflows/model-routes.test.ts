@@ -285,6 +285,10 @@ describe('fork', () => {
     const started = (await client.workflow.getHandle(forkId).fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
     const input = JSON.parse(Buffer.from(started ?? new Uint8Array()).toString('utf8')) as SubagentInput;
     expect(input.fork).toEqual({ conversationId: `${handle.workflowId}@${handle.firstExecutionRunId}`, length: 4 });
+    // The Web UI says what the child is: a fork, on the parent's route and effort.
+    const details = await (await client.workflow.getHandle(forkId).describe()).staticDetails();
+    expect(details).toContain('model: scripted/thinker (reasoning effort low)');
+    expect(details).toContain(`fork of: ${handle.workflowId} (its first 4 messages)`);
     expect(scripts.model.rejectedCalls).toEqual([]);
     await handle.cancel();
   });
