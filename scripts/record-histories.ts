@@ -19,7 +19,8 @@ import { createErrandWorker, createWorkerDependencies } from '../src/worker';
  * Records workflow histories for the replay test (test/deploy/replay.test.ts): a plain subagent run, one
  * with tool calls, one that reaches max_turns, a cancelled one, a session that delegates (the session
  * and its child), and runs shaped by their definitions: a recipe's checks with a retry, structured output
- * through final_output, and a subagent in its own git worktree. Each is run against a Temporal dev server with a scripted model and written as JSON to
+ * through final_output, a subagent in its own git worktree, and a session that forks (the session and its
+ * fork, which starts from the session's turns by reference). Each is run against a Temporal dev server with a scripted model and written as JSON to
  * test/fixtures/histories/. Re-record after a deliberate, versioned change to workflow code (docs/deploy.md,
  * "Upgrades"), never to make a failing replay pass.
  *
@@ -30,9 +31,14 @@ import { createErrandWorker, createWorkerDependencies } from '../src/worker';
 const identity = 'errand-record-histories';
 const activity: SubagentActivitySettings = { modelCallTimeoutMs: 60_000, modelHeartbeatTimeoutMs: 5_000, toolCallTimeoutMs: 30_000, modelMaximumAttempts: 3 };
 
-/** Scripts by marker: each conversation names its script with `[script:<name>]` in its first user message. */
+/**
+ * Scripts by marker: each conversation names its script with `[script:<name>]` in its first user message;
+ * a fork, whose first user message is its parent's, with `[fork-script:<name>]` in its task.
+ */
 const scripts = new Map<string, ScriptStep[]>();
 function markerOf(messages: ChatMessage[]): string | undefined {
+  const forks = messages.flatMap((message) => (message.role === 'user' ? [...message.content.matchAll(/\[fork-script:([A-Za-z0-9_-]+)\]/g)].map((match) => match[1]) : []));
+  if (forks.length > 0) return forks[forks.length - 1];
   const first = messages.find((message) => message.role === 'user');
   return first?.role === 'user' ? /\[script:([A-Za-z0-9_-]+)\]/.exec(first.content)?.[1] : undefined;
 }
@@ -195,6 +201,25 @@ async function main(): Promise<void> {
     const isolated = script('worktree', [{ toolCalls: [{ id: 'write', name: 'developer__write_file', arguments: { path: 'notes.txt', content: 'notes\n' } }] }, { text: 'Wrote notes.txt.' }]);
     await client.workflow.execute('subagentWorkflow', { taskQueue, workflowId: worktreeId, args: [subagent(`Take notes ${isolated}`, { workingDir: repository, isolation: 'worktree' })] });
     await record('subagent-worktree', worktreeId);
+
+    // 9. fork: a session looks around, then forks a subagent that starts from its turns (by reference).
+    const forkSessionId = `errand-record-fork-${stamp}`;
+    script('fork-child', [{ text: 'The fork read the listing: docs and notes.txt.' }]);
+    const forking = script('fork', [
+      { toolCalls: [{ id: 'look', name: 'developer__list_directory', arguments: { path: '.' } }] },
+      { toolCalls: [{ id: 'fork-1', name: 'delegate', arguments: { fork: true, instructions: '[fork-script:fork-child] Say what the listing holds.', description: 'fork' } }] },
+      { text: 'The fork answered.' },
+    ]);
+    const forkHandle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: forkSessionId, args: [{ ...sessionInput, label: 'recorded fork' }] });
+    await forkHandle.executeUpdate(sendMessageUpdate, { args: [{ message: `Look, then fork ${forking}` }] });
+    await waitUntil('the forking session reply', async () => {
+      const view = await forkHandle.query(transcriptQuery);
+      return view.state === 'waiting' && view.entries.some((entry) => entry.role === 'assistant');
+    });
+    await forkHandle.signal(cancelSignal, { reason: 'recording done' });
+    await forkHandle.result();
+    await record('session-forks', forkSessionId);
+    await record('session-forks-child', `${forkSessionId}/task-1`);
   } finally {
     worker.shutdown();
     await running;

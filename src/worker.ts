@@ -11,7 +11,7 @@ import { loadConfig, type ErrandConfig } from './config';
 import { installLogging, providerApiKeys } from './observability/logging';
 import { projectRoot } from './dev/tool-paths';
 import type { ChatModel, ModelRegistry } from './llm/model-port';
-import { createModelRegistry } from './llm/provider-config';
+import { createModelRegistry, providerChoices } from './llm/provider-config';
 import type { ToolsetRegistry } from './tools/toolset-registry';
 import { createToolsetRegistryFromConfig, type WorkerToolsetRegistry } from './tools/toolset-registry-factory';
 import { checkSandbox, type CommandOptions } from './tools/command-environment';
@@ -68,9 +68,9 @@ export function createResolverCache(config: ErrandConfig, homeDirectory?: string
 }
 
 /** Planning settings from configuration. */
-export function planningSettings(config: ErrandConfig, models: ModelRegistry, toolsets: ToolsetRegistry): Omit<PlanContext, 'resolver'> {
+export function planningSettings(config: ErrandConfig, _models: ModelRegistry, toolsets: ToolsetRegistry): Omit<PlanContext, 'resolver'> {
   return {
-    providers: models.providers(),
+    providers: providerChoices(config.providers),
     configuredDefault: config.defaultModel,
     override: {
       ...(config.subagent.providerOverride ? { provider: config.subagent.providerOverride } : {}),

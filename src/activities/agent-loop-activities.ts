@@ -24,7 +24,7 @@ import { orchestrationToolSpecs } from '../domain/orchestration-tools';
 import { preview } from '../domain/subagent-prompt';
 import { estimateTokens } from '../domain/token-estimate';
 import { classifyModelError } from '../llm/classify-model-error';
-import type { ModelRegistry } from '../llm/model-port';
+import type { ModelInfo, ModelRegistry } from '../llm/model-port';
 import { toolError } from '../tools/tool';
 import { applyOrchestrationPolicy, applyToolPolicy, checkToolCall, resolvePolicy, type ToolPolicyConfig } from '../tools/tool-policy';
 import type { WorkerToolsetRegistry } from '../tools/toolset-registry-factory';
@@ -133,6 +133,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
       if (input.pending) await activities.appendMessages({ conversationId: input.conversationId, startSeq: input.pending.startSeq, messages: input.pending.messages });
       const key = outcomeKey('answers', input.conversationId, input.length);
       const info = modelInfo(deps.models, input);
+      checkReasoningEffort(info, input.route.reasoningEffort);
       const maxOutputTokens = input.maxOutputTokens ?? info.maxOutputTokens ?? deps.defaultMaxOutputTokens;
       const stored = await deps.blobs.get(key);
       let response: ModelResponse;
@@ -140,7 +141,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
         response = parseStored<ModelResponse>(stored, key);
       } else {
         const model = resolveModel(deps.models, input);
-        const messages = withNote(await windowedMessages(deps.conversations, deps.blobs, input.conversationId, input.length, input.window), input.note);
+        const messages = withNote(await windowedMessages(deps.conversations, deps.blobs, input.conversationId, input.length, input.window, input.prefix), input.note);
         // Orchestration tools fall under the same policy; `approve` only where the operator lets the parent decide.
         const orchestration = applyOrchestrationPolicy(deps.toolPolicy, input.toolPolicy ?? [], input.orchestrationTools ?? []).offered.map((name) => orchestrationToolSpecs[name]);
         // Listing tools may start an MCP server: it runs under the heartbeat like the model call.
@@ -158,7 +159,13 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
             const thresholdTokens = compactionThreshold(info.contextWindow, maxOutputTokens, deps.compactAt);
             if (estimatedTokens > thresholdTokens) return { needsCompaction: { estimatedTokens, thresholdTokens, contextWindow: info.contextWindow } };
           }
-          return { response: await model.generate({ route: input.route, messages, tools: offered, maxOutputTokens }, { abortSignal, onText: (text) => { written = text; } }) };
+          const reasoningEffort = input.route.reasoningEffort;
+          return {
+            response: await model.generate(
+              { route: input.route, messages, tools: offered, maxOutputTokens, ...(reasoningEffort !== undefined ? { reasoningEffort } : {}) },
+              { abortSignal, onText: (text) => { written = text; } },
+            ),
+          };
         }, live).catch((error: unknown) => classifyAndThrow(error));
         if ('needsCompaction' in outcome) {
           return { text: '', textTruncated: false, toolCalls: [], finishReason: 'other', usage: zeroUsage, maxOutputTokens, needsCompaction: outcome.needsCompaction };
@@ -320,6 +327,23 @@ function modelInfo(models: ModelRegistry, input: { route: ModelTurnInput['route'
   } catch (error) {
     throw ApplicationFailure.create({ type: FailureType.modelNotConfigured, message: error instanceof Error ? error.message : String(error), nonRetryable: true });
   }
+}
+
+/**
+ * A route's effort must be one its model's entry lists. Planning only makes such routes; a route given
+ * directly (a session or subagent input started by hand) is checked here, so it fails once with a clear
+ * message instead of as a provider's 400 after retries.
+ */
+function checkReasoningEffort(info: ModelInfo, effort: string | undefined): void {
+  if (effort === undefined || info.reasoningEfforts.includes(effort)) return;
+  throw ApplicationFailure.create({
+    type: FailureType.modelNotConfigured,
+    message:
+      info.reasoningEfforts.length === 0
+        ? `reasoning effort "${effort}" cannot be sent: model ${info.provider}/${info.model} takes none (its provider entry lists no reasoningEfforts)`
+        : `reasoning effort "${effort}" is not one model ${info.provider}/${info.model} takes; valid: ${info.reasoningEfforts.join(', ')}`,
+    nonRetryable: true,
+  });
 }
 
 /**

@@ -7,7 +7,7 @@ import {
   compactionTailShare,
 } from '../contracts/limits';
 import { addUsage, zeroUsage, type ChatMessage, type ModelRoute, type TokenUsage } from '../contracts/model';
-import type { ContextWindowState } from '../contracts/subagent';
+import type { ContextWindowState, ConversationPrefix } from '../contracts/subagent';
 import { estimateMessageTokens, estimateTokens } from '../domain/token-estimate';
 import type { ChatModel } from '../llm/model-port';
 import { isBlobConflictError, type BlobStore } from './blob-store';
@@ -42,13 +42,25 @@ function summaryBlock(text: string): string {
 /**
  * The messages a model call sees: all of them, or — after a compaction — the head (system prompt and
  * task, with the summary added to the task's message so roles keep alternating), then the verbatim tail.
+ * A fork's conversation continues another one (`prefix`): the model first sees what the parent's model saw
+ * of the parent's turns (read from the parent's stored messages, with the parent's compaction state), then
+ * the fork's own messages. The prefix is never summarised by the fork's compaction (decision 0011).
  */
-export async function windowedMessages(conversations: ConversationStore, blobs: BlobStore, conversationId: string, length: number, window: ContextWindowState | undefined): Promise<ChatMessage[]> {
-  if (!window) return conversations.read(conversationId, length);
+export async function windowedMessages(
+  conversations: ConversationStore,
+  blobs: BlobStore,
+  conversationId: string,
+  length: number,
+  window: ContextWindowState | undefined,
+  prefix?: ConversationPrefix,
+): Promise<ChatMessage[]> {
+  // Recursion is bounded by the delegation depth: a fork of a fork is one level deeper each time.
+  const before = prefix ? await windowedMessages(conversations, blobs, prefix.conversationId, prefix.length, prefix.window, prefix.prefix) : [];
+  if (!window) return [...before, ...(await conversations.read(conversationId, length))];
   const head = await conversations.readRange(conversationId, 0, window.head);
   const summary = await readSummary(blobs, window.summaryKey);
   const tail = await conversations.readRange(conversationId, window.tailStart, length - window.tailStart);
-  return [...withSummary(head, summary), ...tail];
+  return [...before, ...withSummary(head, summary), ...tail];
 }
 
 /** The head with the summary appended to its last user message (or added as a user message). */
@@ -58,7 +70,7 @@ function withSummary(head: ChatMessage[], summary: string): ChatMessage[] {
   return [...head, { role: 'user', content: summaryBlock(summary) }];
 }
 
-/** Where the verbatim head ends: after the first user message (the task). */
+/** Where the verbatim head ends: after the first user message (the task; in a fork, its own task after the parent's turns). */
 function headLength(messages: ChatMessage[]): number {
   const firstUser = messages.findIndex((message) => message.role === 'user');
   return firstUser < 0 ? Math.min(1, messages.length) : firstUser + 1;
@@ -106,7 +118,7 @@ export async function compactConversation(input: CompactConversationInput, deps:
   const messages = await deps.conversations.read(input.conversationId, input.length);
   const head = input.window?.head ?? headLength(messages);
   const summarisedUpTo = input.window?.tailStart ?? head;
-  const before = await windowedMessages(deps.conversations, deps.blobs, input.conversationId, input.length, input.window);
+  const before = await windowedMessages(deps.conversations, deps.blobs, input.conversationId, input.length, input.window, input.prefix);
   const tokensBefore = estimateTokens(before);
 
   const tailBudget = deps.contextWindow * compactionTailShare * (input.aggressive ? 0.4 : 1);
@@ -142,7 +154,7 @@ export async function compactConversation(input: CompactConversationInput, deps:
     }
   }
   const window: ContextWindowState = { head, summaryKey: key, tailStart, compactions: (input.window?.compactions ?? 0) + 1 };
-  const after = await windowedMessages(deps.conversations, deps.blobs, input.conversationId, input.length, window);
+  const after = await windowedMessages(deps.conversations, deps.blobs, input.conversationId, input.length, window, input.prefix);
   return { compacted: true, window, summarisedMessages: tailStart - summarisedUpTo, tokensBefore, tokensAfter: estimateTokens(after), usage };
 }
 

@@ -12,7 +12,7 @@ import type {
   ProbeChildrenInput,
   ReadLiveTextInput,
 } from '../contracts/activities';
-import { orchestrationHeartbeatIntervalMs } from '../contracts/limits';
+import { orchestrationHeartbeatIntervalMs, defaultMaxOutputTokens as limitsDefaultMaxOutputTokens } from '../contracts/limits';
 import type { LiveText } from '../contracts/live-text';
 import { approvalUpdate, sendMessageUpdate, type SubagentResult } from '../contracts/subagent';
 import type { BlobStore } from './blob-store';
@@ -20,6 +20,7 @@ import { inboundMessage } from './inbound-message';
 import { delegateRequestSchema } from '../contracts/delegation';
 import { formatSourceContent } from '../domain/load-texts';
 import { readLiveText } from '../observability/live-text-reader';
+import { formatRouteDiscovery, type CatalogProvider } from '../domain/route-discovery';
 import type { ModelRegistry } from '../llm/model-port';
 import type { SourceResolver } from '../sources/source-resolver';
 import { planDelegation, type PlanContext } from './plan-delegation';
@@ -35,23 +36,26 @@ export interface OrchestrationDependencies {
   client?: () => Client;
   /** Where long messages to children are stored so only their key passes through history. */
   blobs?: BlobStore;
+  /** `ERRAND_MAX_OUTPUT_TOKENS`, shown for models whose entry sets no output limit. */
+  defaultMaxOutputTokens?: number;
 }
 
-/** Formats the `list_subagent_models` answer. */
-export function formatModelList(models: ModelRegistry, defaultRoute: { provider: string; model: string } | undefined, filter: { provider?: string; model?: string }): string {
-  const providers = models.providers().filter((provider) => !filter.provider || provider.name === filter.provider);
-  if (providers.length === 0) {
-    return filter.provider ? `No provider named "${filter.provider}" is configured. Configured: ${models.providers().map((p) => p.name).join(', ') || '(none)'}.` : 'No providers are configured.';
-  }
-  const lines = ['Models a delegation may use (provider: models):'];
-  for (const provider of providers) {
-    const names = provider.models
-      .filter((model) => !filter.model || model.toLowerCase().includes(filter.model.toLowerCase()))
-      .map((model) => (defaultRoute?.provider === provider.name && defaultRoute.model === model ? `${model} (default)` : model));
-    lines.push(`- ${provider.name} (${provider.kind}): ${names.length > 0 ? names.join(', ') : '(no match)'}`);
-  }
-  lines.push('Pass `provider` and `model` to delegate to choose one; a model without a provider must belong to the default provider.');
-  return lines.join('\n');
+/** The route catalog of a model registry: its providers and each allowed model's settings, defaults applied. */
+export function registryCatalog(models: ModelRegistry): CatalogProvider[] {
+  return models.providers().map((provider) => ({
+    name: provider.name,
+    kind: provider.kind,
+    ...(provider.defaultModel === undefined ? {} : { defaultModel: provider.defaultModel }),
+    models: provider.models.map((model) => {
+      const { provider: _provider, model: id, kind: _kind, ...settings } = models.modelInfo({ provider: provider.name, model });
+      return { id, ...settings };
+    }),
+  }));
+}
+
+/** Formats the `list_subagent_models` answer: providers, a provider's models, or a model's efforts (SEMANTICS §5). */
+export function formatModelList(models: ModelRegistry, defaultRoute: { provider: string; model: string } | undefined, filter: { provider?: string; model?: string }, defaultMaxOutputTokens: number = limitsDefaultMaxOutputTokens): string {
+  return formatRouteDiscovery(registryCatalog(models), { ...(defaultRoute ? { defaultRoute } : {}), defaultMaxOutputTokens }, filter);
 }
 
 /** Builds the activities behind `load`, `delegate` planning and `list_subagent_models`. */
@@ -78,7 +82,7 @@ export function createOrchestrationActivities(deps: OrchestrationDependencies): 
       return formatSourceContent(resolved.snapshot);
     },
     async listSubagentModels(filter: { provider?: string; model?: string }): Promise<string> {
-      return formatModelList(deps.models, deps.planning.configuredDefault, filter);
+      return formatModelList(deps.models, deps.planning.configuredDefault, filter, deps.defaultMaxOutputTokens);
     },
     async deliverToChild(input: DeliverToChildInput): Promise<DeliverToChildOutput> {
       return deliverToChild(deps.client?.() ?? Context.current().client, input, deps.blobs);

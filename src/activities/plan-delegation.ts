@@ -6,6 +6,7 @@ import { mcpServerConfigSchema, type RecipeServer } from '../tools/mcp-config';
 import type { DelegateRequest } from '../contracts/delegation';
 import type { SourceSnapshot } from '../contracts/source';
 import type { SourceSummary, SubagentInput, TaskLimits } from '../contracts/subagent';
+import { forkRefusal, forkRoute } from '../domain/fork-rules';
 import { chooseMaxTurns, chooseModel, type ProviderChoice } from '../domain/model-precedence';
 import { recipeRetryPolicy } from '../domain/recipe-retry';
 import type { RecipeExtension } from '../contracts/recipe-schema';
@@ -87,6 +88,10 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
   if (parent.childDepth > parent.maxDepth) {
     return { ok: false, message: `the child would be at depth ${parent.childDepth} but the depth limit is ${parent.maxDepth}` };
   }
+  if (request.fork) {
+    const refused = forkRefusal(request, { hasConversation: parent.conversation !== undefined, parentRoute: parent.route, override: context.override });
+    if (refused) return { ok: false, message: refused };
+  }
 
   const workingDir = await confineWorkingDir(parent.workingDir, request.working_dir);
   if (!workingDir.ok) return { ok: false, message: workingDir.message };
@@ -94,7 +99,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
   let snapshot: SourceSnapshot | undefined;
   let instructions: string | undefined;
   let prompt: string | undefined;
-  let recipeSettings: { provider?: string; model?: string; temperature?: number; maxTurns?: number; maxOutputTokens?: number } = {};
+  let recipeSettings: { provider?: string; model?: string; temperature?: number; maxTurns?: number; maxOutputTokens?: number; reasoningEffort?: string } = {};
   let childRecipe: RunningRecipe | undefined;
   let agentTools: { tools?: string[]; disallowedTools?: string[]; mcpServerNames?: string[]; mcpServers?: RecipeExtension[] } | undefined;
   // Claude Code agent fields that shape the run (SEMANTICS §5): see planRunOptions.
@@ -147,6 +152,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
         ...(typeof settings?.temperature === 'number' ? { temperature: settings.temperature } : {}),
         ...(typeof settings?.max_turns === 'number' ? { maxTurns: settings.max_turns } : {}),
         ...(typeof settings?.max_output_tokens === 'number' ? { maxOutputTokens: settings.max_output_tokens } : {}),
+        ...(typeof settings?.reasoning_effort === 'string' ? { reasoningEffort: settings.reasoning_effort } : {}),
       };
       // A recipe's own extensions are honoured within what the operator allows (goose issue 9949): see selectTools.
       recipeExtensions = recipe?.extensions;
@@ -183,23 +189,28 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
   warnings.push(...run.warnings);
   const toolPolicy = [...selection.toolPolicy, ...(run.policyLayer ? [run.policyLayer] : [])];
 
-  const route = chooseModel({
-    providers: context.providers,
-    override: context.override,
-    request: {
-      ...(request.provider ? { provider: request.provider } : {}),
-      ...(request.model ? { model: request.model } : {}),
-      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-    },
-    recipe: {
-      ...(recipeSettings.provider ? { provider: recipeSettings.provider } : {}),
-      ...(recipeSettings.model && snapshot?.definition.type !== 'agent' ? { model: recipeSettings.model } : {}),
-      ...(recipeSettings.temperature !== undefined ? { temperature: recipeSettings.temperature } : {}),
-    },
-    ...(snapshot?.definition.type === 'agent' && recipeSettings.model ? { agentModel: recipeSettings.model } : {}),
-    ...(context.configuredDefault ? { configuredDefault: context.configuredDefault } : {}),
-    parent: parent.route,
-  });
+  // A fork keeps the parent's route as it is (forkRefusal turned away anything that would change it).
+  const route = request.fork
+    ? { ok: true as const, route: forkRoute(parent.route, request.temperature), warnings: [] }
+    : chooseModel({
+        providers: context.providers,
+        override: context.override,
+        request: {
+          ...(request.provider ? { provider: request.provider } : {}),
+          ...(request.model ? { model: request.model } : {}),
+          ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+          ...(request.reasoning_effort !== undefined ? { reasoningEffort: request.reasoning_effort } : {}),
+        },
+        recipe: {
+          ...(recipeSettings.provider ? { provider: recipeSettings.provider } : {}),
+          ...(recipeSettings.model && snapshot?.definition.type !== 'agent' ? { model: recipeSettings.model } : {}),
+          ...(recipeSettings.temperature !== undefined ? { temperature: recipeSettings.temperature } : {}),
+          ...(recipeSettings.reasoningEffort !== undefined ? { reasoningEffort: recipeSettings.reasoningEffort } : {}),
+        },
+        ...(snapshot?.definition.type === 'agent' && recipeSettings.model ? { agentModel: recipeSettings.model } : {}),
+        ...(context.configuredDefault ? { configuredDefault: context.configuredDefault } : {}),
+        parent: parent.route,
+      });
   if (!route.ok) return { ok: false, message: route.message };
   warnings.push(...route.warnings);
 
@@ -215,8 +226,10 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     system: {
       ...(instructions ? { instructions } : {}),
       ...(request.context ? { context: request.context } : {}),
+      ...(request.persona ? { persona: request.persona } : {}),
     },
     route: route.route,
+    ...(request.fork && parent.conversation ? { fork: parent.conversation } : {}),
     toolsets,
     ...(toolFilter ? { toolFilter } : {}),
     maxTurns,

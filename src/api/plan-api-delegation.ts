@@ -3,7 +3,7 @@ import type { DelegationParent } from '../contracts/activities';
 import { approversFor } from '../tools/tool-policy';
 import type { DelegateRequest } from '../contracts/delegation';
 import { planDelegation } from '../activities/plan-delegation';
-import { modelIds } from '../llm/provider-config';
+import { providerChoices } from '../llm/provider-config';
 import { developerToolsetName } from '../tools/developer-toolset';
 import type { SourceResolver } from '../sources/source-resolver';
 import type { ApiCaller, PlanResult } from './planning-types';
@@ -14,6 +14,8 @@ export type { PlanResult } from './planning-types';
 /** The request field a planner message is about, for the problem document's field path. */
 function fieldOf(message: string, request: DelegateRequest): string {
   if (/^output_schema/.test(message)) return 'output_schema';
+  if (/^fork/.test(message)) return 'fork';
+  if (/^reasoning_effort/.test(message)) return 'reasoning_effort';
   if (/^isolation/.test(message)) return request.isolation ? 'isolation' : 'source';
   if (/^No source named|source "/.test(message)) return 'source';
   if (/working_dir/.test(message)) return 'working_dir';
@@ -59,7 +61,7 @@ export async function planApiDelegation(
   };
   const plan = await planDelegation(planned, parent, {
     resolver,
-    providers: config.providers.map((provider) => ({ name: provider.name, models: modelIds(provider), ...(provider.defaultModel ? { defaultModel: provider.defaultModel } : {}) })),
+    providers: providerChoices(config.providers),
     configuredDefault: config.defaultModel,
     override: {
       ...(config.subagent.providerOverride ? { provider: config.subagent.providerOverride } : {}),

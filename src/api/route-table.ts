@@ -10,6 +10,7 @@ import {
   idempotencyKeySchema,
   listDelegationsQuerySchema,
   listDelegationsResponseSchema,
+  listModelsQuerySchema,
   listSourcesQuerySchema,
   listSourcesResponseSchema,
   modelsResponseSchema,
@@ -239,12 +240,17 @@ export const listModelsRoute = defineRoute({
   path: '/v1/models',
   operationId: 'listModels',
   summary: 'Allowed models',
-  description: 'The providers and models a delegation may choose, and the default.',
+  description: 'The providers and models a delegation may choose (with context window, output limit and reasoning efforts), and the default.',
   tag: 'models',
   authenticated: true,
   params: emptyPathSchema,
-  query: emptyQuerySchema,
-  responses: { 200: { description: 'The allow-list.', schema: modelsResponseSchema }, 400: badRequest, 401: unauthorized },
+  query: listModelsQuerySchema,
+  responses: {
+    200: { description: 'The allow-list.', schema: modelsResponseSchema },
+    400: badRequest,
+    401: unauthorized,
+    404: { description: 'No provider of that name; `suggestions` lists close names.' },
+  },
 });
 
 /** `GET /healthz`. */

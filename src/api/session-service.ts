@@ -13,6 +13,7 @@ import {
   type SubagentPeek,
   type TranscriptView,
 } from '../contracts/subagent';
+import { withDefaultEffort } from '../llm/provider-config';
 import { sessionStartOptions } from '../observability/start-options';
 import { livePartial, readLiveText } from '../observability/live-text-reader';
 import { approversFor } from '../tools/tool-policy';
@@ -71,7 +72,8 @@ export class SessionService {
     }
     const input: SessionInput = {
       label: request.label ?? 'API session',
-      route: defaultModel,
+      // A session thinks as hard as its model's entry says by default (its defaultReasoningEffort).
+      route: withDefaultEffort(this.config.providers, defaultModel),
       toolsets: ['developer', ...this.config.tools.mcpServers.map((server) => server.name)],
       workingDir: this.workingDirFor(tenant),
       system: { ...(request.instructions ? { instructions: request.instructions } : {}), ...(request.context ? { context: request.context } : {}) },

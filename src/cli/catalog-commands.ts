@@ -34,19 +34,22 @@ export async function sourcesCommand(argv: string[], context: CliContext): Promi
   return 0;
 }
 
-/** `errand models`: the model allow-list. */
+/** `errand models [provider]`: the model allow-list, with the reasoning efforts of models that take any (`--json`: every setting). */
 export async function modelsCommand(argv: string[], context: CliContext): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { json: { type: 'boolean' } }, allowPositionals: false, strict: true });
-  const { body } = await call(context.transport(), 'GET', '/v1/models', modelsResponseSchema);
+  const { values, positionals } = parseArgs({ args: argv, options: { json: { type: 'boolean' } }, allowPositionals: true, strict: true });
+  if (positionals.length > 1) throw new UsageError('usage: errand models [provider] [--json]');
+  const [provider] = positionals;
+  const { body } = await call(context.transport(), 'GET', `/v1/models${provider ? `?provider=${encodeURIComponent(provider)}` : ''}`, modelsResponseSchema);
   if (values.json) {
     context.io.stdout(`${JSON.stringify(body, null, 2)}\n`);
     return 0;
   }
   if (body.providers.length === 0) context.io.stdout('no providers are configured (ERRAND_PROVIDERS)\n');
-  for (const provider of body.providers) {
-    for (const model of provider.models) {
-      const isDefault = body.default?.provider === provider.provider && body.default.model === model;
-      context.io.stdout(`${provider.provider}/${model}${isDefault ? '  (default)' : ''}\n`);
+  for (const entry of body.providers) {
+    for (const model of entry.entries) {
+      const isDefault = body.default?.provider === entry.provider && body.default.model === model.id;
+      const efforts = model.reasoningEfforts.map((effort) => (effort === model.defaultReasoningEffort ? `${effort} (default)` : effort)).join(', ');
+      context.io.stdout(`${entry.provider}/${model.id}${isDefault ? '  (default)' : ''}${efforts ? `  efforts: ${efforts}` : ''}\n`);
     }
   }
   return 0;

@@ -1,7 +1,7 @@
 import type { JsonObject } from './json';
 import type { LiveText } from './live-text';
 import type { ApprovalDecision, MessageInput, RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from './agent-wire';
-import type { Approvers, ContextWindowState, SourceSummary, SubagentActivitySettings, SubagentInput, SubagentResult } from './subagent';
+import type { Approvers, ContextWindowState, ConversationPrefix, SourceSummary, SubagentActivitySettings, SubagentInput, SubagentResult } from './subagent';
 import type { FinishReason, ModelRoute, TokenUsage } from './model';
 
 /**
@@ -43,6 +43,8 @@ export interface CompactConversationInput {
   route: ModelRoute;
   /** The current compaction state, if the conversation was compacted before. */
   window?: ContextWindowState;
+  /** Another conversation's turns this one continues (a fork): kept verbatim, like the head. */
+  prefix?: ConversationPrefix;
   /** Keep fewer recent turns than usual (after the provider said the prompt was too long). */
   aggressive?: boolean;
 }
@@ -74,6 +76,8 @@ export interface ModelTurnInput {
   pending?: { startSeq: number; messages: MessageInput[] };
   /** Compaction state: which older messages a summary stands for. */
   window?: ContextWindowState;
+  /** Another conversation's turns this one continues (a fork): the model sees them before messages `0..length-1`. */
+  prefix?: ConversationPrefix;
   /** Check the estimated prompt against the context window first, and ask for a compaction instead of calling when it is over. */
   checkContext?: boolean;
   /** Orchestration tools (load, delegate, ...) to offer besides the toolsets; handled by the workflow. */
@@ -184,6 +188,11 @@ export interface DelegationParent {
   remainingBudget?: number;
   /** Who may decide the child's own children's approvals (inherited). */
   approvers?: Approvers;
+  /**
+   * The parent's conversation up to its last completed turn (before the assistant message whose
+   * `delegate` call is being planned), given only when that call asks for `fork: true`.
+   */
+  conversation?: ConversationPrefix;
 }
 
 /** Plan a delegation: resolve its source, render and validate it, apply precedence rules. */

@@ -92,3 +92,30 @@ export interface WorktreeOutcome {
   /** True when it holds changes (a diff, untracked files or new commits): worktree and branch stay. Otherwise both were removed. */
   changed: boolean;
 }
+
+/** Where older turns of a conversation were summarised (context compaction). */
+export interface ContextWindowState {
+  /** Messages `0..head-1` (system prompt and task) are always sent verbatim. */
+  head: number;
+  /** Blob key of the summary that stands for messages `head..tailStart-1`. */
+  summaryKey: string;
+  /** Messages from here on are sent verbatim. */
+  tailStart: number;
+  /** How many compactions this conversation has had. */
+  compactions: number;
+}
+
+/**
+ * The start of another conversation that a conversation continues, by reference (a fork's parent turns):
+ * what that conversation's model saw of its messages `0..length-1` — with its compaction state, and its own
+ * prefix when it is a fork itself. Never copied: the model-call activity reads it from the store.
+ */
+export interface ConversationPrefix {
+  conversationId: string;
+  /** Messages `0..length-1` of that conversation (it ends with a completed turn). */
+  length: number;
+  /** Its compaction state when the fork was made. */
+  window?: ContextWindowState;
+  /** Its own prefix, when that conversation is a fork too. */
+  prefix?: ConversationPrefix;
+}

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { maxTurnsCeiling } from './limits';
+import { maxPersonaChars, maxTurnsCeiling } from './limits';
 
 /**
  * The `delegate` request, shared by the session's `delegate` tool and `POST /v1/delegations`
@@ -13,6 +13,21 @@ export const delegateRequestSchema = z.strictObject({
   provider: z.string().min(1).optional(),
   model: z.string().min(1).optional(),
   temperature: z.number().min(0).max(2).optional(),
+  reasoning_effort: z
+    .string()
+    .min(1, 'reasoning_effort must name an effort, e.g. "high"')
+    .optional()
+    .describe('How hard a reasoning model thinks, e.g. "low" or "high": one of the efforts its provider entry lists (list_subagent_models(provider, model)). Omit: the model\'s default, or the parent\'s effort when the model is the parent\'s.'),
+  persona: z
+    .string()
+    .min(1, 'persona must not be empty')
+    .max(maxPersonaChars, `persona must be at most ${maxPersonaChars} characters: a persona says who the subagent is in a few paragraphs; put reference material into context`)
+    .optional()
+    .describe('Who the subagent is (role, voice, standards): a "# Persona" section of its own system prompt, apart from instructions and context.'),
+  fork: z
+    .boolean()
+    .optional()
+    .describe("Start the subagent from the delegating agent's conversation so far (its completed turns, by reference), with instructions as its task. Keeps the parent's provider, model and reasoning effort; one-shot."),
   max_turns: z.number().int().min(1).max(maxTurnsCeiling).optional(),
   context: z.string().optional().describe('Reference material put into the subagent system prompt.'),
   working_dir: z.string().min(1).optional().describe('Working directory, inside the parent working directory.'),

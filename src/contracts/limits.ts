@@ -60,6 +60,11 @@ export const defaultWorktreeFolderName = 'errand-worktrees';
 export const maxWorktreeBranchSuffix = 100;
 /** Whether an agent file's `permissionMode: bypassPermissions` may be used (`ERRAND_ALLOW_BYPASS_PERMISSIONS`). */
 export const defaultAllowBypassPermissions = false;
+/**
+ * Longest `persona` of a delegation, in characters: a persona says who the subagent is (role, voice,
+ * standards) in a few paragraphs; reference material belongs in `context`, which has no such limit.
+ */
+export const maxPersonaChars = 4_000;
 
 // ---- model calls (owned by src/llm) ---------------------------------------------------------------
 // (llm section)

@@ -10,6 +10,12 @@ export interface ModelRoute {
   provider: string;
   model: string;
   temperature?: number;
+  /**
+   * The reasoning effort every call on this route sends (`ModelRequest.reasoningEffort`), one of the
+   * efforts the model's entry lists. Resolved once, when the route is chosen (src/domain/model-precedence.ts);
+   * absent: none is sent.
+   */
+  reasoningEffort?: string;
 }
 
 /** One tool call the model asked for. `arguments` is the parsed JSON object the model produced. */

@@ -119,6 +119,8 @@ export const recipeSchema = z.looseObject({
       max_turns: z.number({ error: 'expected a whole number ≥ 1' }).int().positive().nullable().optional(),
       /** errand's own setting: output-token limit of each model call. */
       max_output_tokens: z.number({ error: 'expected a whole number ≥ 1' }).int().positive().nullable().optional(),
+      /** errand's own setting: the reasoning effort of each model call (one the chosen model's entry lists). */
+      reasoning_effort: z.string({ error: 'expected an effort name such as "high"' }).min(1, { error: 'expected an effort name such as "high"' }).nullable().optional(),
     })
     .nullable()
     .optional(),

@@ -1,7 +1,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { MessageInput, MessageRef, PreparedWorktree, RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire, WorktreeOutcome } from './agent-wire';
+import type { ContextWindowState, ConversationPrefix, MessageInput, MessageRef, PreparedWorktree, RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire, WorktreeOutcome } from './agent-wire';
 
-export type { MessageRef, PreparedWorktree, WorktreeOutcome } from './agent-wire';
+export type { ContextWindowState, ConversationPrefix, MessageRef, PreparedWorktree, WorktreeOutcome } from './agent-wire';
 import type { JsonObject } from './json';
 import type { ModelRoute, TokenUsage } from './model';
 
@@ -61,9 +61,15 @@ export interface SubagentInput {
   label: string;
   /** The task: the first user message. */
   prompt: string;
-  /** System prompt parts: the agent's or recipe's instructions, and reference context. */
-  system: { instructions?: string; context?: string };
+  /** System prompt parts: the agent's or recipe's instructions, reference context, and the delegation's persona. */
+  system: { instructions?: string; context?: string; persona?: string };
   route: ModelRoute;
+  /**
+   * A fork (`fork: true`): the parent's conversation up to its last completed turn, by reference. The
+   * subagent's own conversation then starts with its task (`prompt`) and no system prompt of its own: the
+   * model sees the parent's messages, then the task (decision 0011).
+   */
+  fork?: ConversationPrefix;
   /** Toolset names the subagent may use (e.g. `developer`). */
   toolsets: string[];
   /** Tool allow/deny lists (qualified or plain names) applied within those toolsets. */
@@ -174,18 +180,6 @@ export interface PendingNotice {
   taskId?: string;
   /** The task's full output by reference, appended after `text` when the inline output was cut. */
   outputRef?: MessageRef;
-}
-
-/** Where older turns of a conversation were summarised (context compaction). */
-export interface ContextWindowState {
-  /** Messages `0..head-1` (system prompt and task) are always sent verbatim. */
-  head: number;
-  /** Blob key of the summary that stands for messages `head..tailStart-1`. */
-  summaryKey: string;
-  /** Messages from here on are sent verbatim. */
-  tailStart: number;
-  /** How many compactions this conversation has had. */
-  compactions: number;
 }
 
 /** Everything a workflow's agent loop carries into its next run (continue-as-new). */

@@ -1,14 +1,23 @@
 import type { ModelRoute } from '../contracts/model';
 
 /**
- * Provider / model / temperature / max_turns precedence for a delegation (SEMANTICS §3). Pure.
+ * Provider / model / temperature / reasoning effort / max_turns precedence for a delegation (SEMANTICS §3,
+ * §5 "Model routes"). Pure.
  */
+
+/** The reasoning efforts one model takes (its provider entry's `reasoningEfforts`), and its default. */
+export interface ModelEfforts {
+  efforts: readonly string[];
+  default?: string;
+}
 
 /** A configured provider as precedence needs it: its name and allow-list. */
 export interface ProviderChoice {
   name: string;
   models: readonly string[];
   defaultModel?: string;
+  /** Reasoning efforts by model id; a model not listed takes none. */
+  efforts?: Readonly<Record<string, ModelEfforts>>;
 }
 
 /** Everything that may choose a delegation's model, from strongest to weakest. */
@@ -16,10 +25,10 @@ export interface ModelChoiceInputs {
   providers: readonly ProviderChoice[];
   /** `ERRAND_SUBAGENT_PROVIDER` / `ERRAND_SUBAGENT_MODEL`: the operator's override. */
   override: { provider?: string; model?: string };
-  /** `delegate` fields (must be on the allow-list). */
-  request: { provider?: string; model?: string; temperature?: number };
+  /** `delegate` fields (must be on the allow-list; an effort must be one the chosen model takes). */
+  request: { provider?: string; model?: string; temperature?: number; reasoningEffort?: string };
   /** The delegated recipe's `settings`. */
-  recipe: { provider?: string; model?: string; temperature?: number };
+  recipe: { provider?: string; model?: string; temperature?: number; reasoningEffort?: string };
   /** The delegated agent file's `model` (after alias mapping; `inherit` arrives as undefined). */
   agentModel?: string;
   /** The configured default route. */
@@ -67,7 +76,11 @@ export function chooseModel(inputs: ModelChoiceInputs): ModelChoice {
     if (candidate.model === undefined) continue;
     if (provider.models.includes(candidate.model)) {
       const temperature = inputs.request.temperature ?? inputs.recipe.temperature ?? inputs.parent.temperature;
-      return { ok: true, route: { provider: provider.name, model: candidate.model, ...(temperature !== undefined ? { temperature } : {}) }, warnings };
+      const route: ModelRoute = { provider: provider.name, model: candidate.model, ...(temperature !== undefined ? { temperature } : {}) };
+      const effort = chooseReasoningEffort({ route, efforts: provider.efforts?.[candidate.model], request: inputs.request.reasoningEffort, recipe: inputs.recipe.reasoningEffort, parent: inputs.parent });
+      if (!effort.ok) return effort;
+      warnings.push(...effort.warnings);
+      return { ok: true, route: { ...route, ...(effort.effort !== undefined ? { reasoningEffort: effort.effort } : {}) }, warnings };
     }
     if (candidate.strict) {
       return { ok: false, message: `${candidate.what} "${candidate.model}" is not one of provider "${provider.name}"'s models (${provider.models.join(', ')})` };
@@ -78,6 +91,63 @@ export function chooseModel(inputs: ModelChoiceInputs): ModelChoice {
     ok: false,
     message: `no model could be chosen for provider "${provider.name}": set ERRAND_DEFAULT_MODEL (e.g. "${provider.name}/${provider.models[0] ?? 'model'}") or the provider's defaultModel`,
   };
+}
+
+/** What {@link chooseReasoningEffort} weighs. */
+export interface EffortChoiceInputs {
+  /** The chosen route (provider and model). */
+  route: Pick<ModelRoute, 'provider' | 'model'>;
+  /** What the chosen model takes; undefined: no efforts. */
+  efforts: ModelEfforts | undefined;
+  /** `delegate`'s `reasoning_effort`. */
+  request?: string;
+  /** The delegated recipe's `settings.reasoning_effort`. */
+  recipe?: string;
+  /** The delegating workflow's route (its effort is kept only on the same provider and model). */
+  parent: ModelRoute;
+}
+
+/** The chosen effort (none: send none), or an error for the calling model. */
+export type EffortChoice = { ok: true; effort?: string; warnings: string[] } | { ok: false; message: string };
+
+/** "low, medium (default), high", or what to say when a model takes none. */
+export function describeEfforts(efforts: ModelEfforts | undefined): string {
+  const list = efforts?.efforts ?? [];
+  if (list.length === 0) return 'none (its provider entry lists no reasoningEfforts)';
+  return list.map((effort) => (effort === efforts?.default ? `${effort} (default)` : effort)).join(', ');
+}
+
+/**
+ * Reasoning effort precedence (SEMANTICS §5 "Model routes"): `delegate` > the recipe's settings > the
+ * parent's effort when the child keeps the parent's provider and model > the model's default > none.
+ * A route that changes provider or model without naming an effort gets the new model's default, never the
+ * parent's: another model may not take that effort at all. An effort named by `delegate` that the model
+ * does not take is an error naming the valid ones; a recipe's is a warning and is not used (a recipe is
+ * written once and runs on whatever model the operator and the caller choose, like its goose_model).
+ */
+export function chooseReasoningEffort(inputs: EffortChoiceInputs): EffortChoice {
+  const valid = inputs.efforts?.efforts ?? [];
+  const name = `${inputs.route.provider}/${inputs.route.model}`;
+  const warnings: string[] = [];
+  if (inputs.request !== undefined) {
+    if (valid.includes(inputs.request)) return { ok: true, effort: inputs.request, warnings };
+    return {
+      ok: false,
+      message:
+        valid.length === 0
+          ? `reasoning_effort "${inputs.request}" cannot be used: model ${name} takes no reasoning effort (its provider entry lists no reasoningEfforts); leave reasoning_effort out (see list_subagent_models)`
+          : `reasoning_effort "${inputs.request}" is not one model ${name} takes; valid efforts: ${describeEfforts(inputs.efforts)} (see list_subagent_models("${inputs.route.provider}", "${inputs.route.model}"))`,
+    };
+  }
+  if (inputs.recipe !== undefined) {
+    if (valid.includes(inputs.recipe)) return { ok: true, effort: inputs.recipe, warnings };
+    warnings.push(`the recipe's reasoning_effort "${inputs.recipe}" is not one model ${name} takes (valid: ${describeEfforts(inputs.efforts)}); it was not used`);
+  }
+  const sameModel = inputs.parent.provider === inputs.route.provider && inputs.parent.model === inputs.route.model;
+  if (sameModel && inputs.parent.reasoningEffort !== undefined && valid.includes(inputs.parent.reasoningEffort)) {
+    return { ok: true, effort: inputs.parent.reasoningEffort, warnings };
+  }
+  return { ok: true, ...(inputs.efforts?.default !== undefined ? { effort: inputs.efforts.default } : {}), warnings };
 }
 
 /** max_turns precedence: delegate > delegated recipe (or agent `maxTurns`) > parent recipe > configured (ERRAND_SUBAGENT_MAX_TURNS, default 25). */

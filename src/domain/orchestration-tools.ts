@@ -1,3 +1,4 @@
+import { maxPersonaChars } from '../contracts/limits';
 import type { ToolSpec } from '../contracts/model';
 
 /**
@@ -48,6 +49,7 @@ export const orchestrationToolSpecs: Record<OrchestrationToolName, ToolSpec> = {
       'Hand a task to a subagent that works on its own and returns its final answer. Give `instructions` (ad hoc), ' +
       'a `source` (recipe, subrecipe or agent, with `parameters`), or both. Set `async: true` to run it in the ' +
       'background and get a task id at once; `continuable: true` keeps it available for `send_message` after it answers. ' +
+      '`fork: true` starts it from this conversation so far, with `instructions` as its task. ' +
       'Several delegate calls in one turn run in parallel.',
     inputSchema: {
       type: 'object',
@@ -56,9 +58,27 @@ export const orchestrationToolSpecs: Record<OrchestrationToolName, ToolSpec> = {
         source: { type: 'string', description: 'Name of a recipe, subrecipe or agent.' },
         parameters: { type: 'object', description: 'Recipe parameters (only with source).', additionalProperties: { type: ['string', 'number', 'boolean'] } },
         extensions: { type: 'array', items: { type: 'string' }, description: 'Toolsets for the subagent: omit to inherit yours, [] for none.' },
-        provider: { type: 'string' },
-        model: { type: 'string' },
+        provider: { type: 'string', description: 'Provider to run it on (list_subagent_models lists them). Omit: the default route.' },
+        model: { type: 'string', description: "Model at that provider (list_subagent_models(provider) lists them)." },
         temperature: { type: 'number', minimum: 0, maximum: 2 },
+        reasoning_effort: {
+          type: 'string',
+          description:
+            'How hard a reasoning model thinks, e.g. "low" or "high": one of the efforts list_subagent_models(provider, model) lists. ' +
+            "Omit: the model's default (your own effort when it runs on your model).",
+        },
+        persona: {
+          type: 'string',
+          maxLength: maxPersonaChars,
+          description: 'Who the subagent is (role, voice, standards): a section of its own system prompt, kept apart from instructions and context.',
+        },
+        fork: {
+          type: 'boolean',
+          description:
+            'Start the subagent from this conversation so far (your completed turns, shared by reference, not copied), with instructions as its task. ' +
+            "It keeps your provider, model and reasoning effort (so the provider's prompt cache applies), answers once (not continuable), " +
+            'and takes no source, persona or context.',
+        },
         max_turns: { type: 'integer', minimum: 1, description: 'Model calls the subagent may make.' },
         context: { type: 'string', description: 'Reference material for the subagent, kept apart from the task.' },
         working_dir: { type: 'string', description: 'Working directory inside yours.' },
@@ -110,10 +130,16 @@ export const orchestrationToolSpecs: Record<OrchestrationToolName, ToolSpec> = {
   },
   list_subagent_models: {
     name: 'list_subagent_models',
-    description: 'List the providers and models a delegation may use, and which one is the default.',
+    description:
+      'Discover the routes a delegation may take, one level at a time. No arguments: the providers (kind, default model, number of ' +
+      'models). With `provider`: its models (context window, output-token limit, reasoning efforts; the default marked). With ' +
+      '`provider` and `model`: the reasoning efforts that model takes, the default marked.',
     inputSchema: {
       type: 'object',
-      properties: { provider: { type: 'string' }, model: { type: 'string' } },
+      properties: {
+        provider: { type: 'string', description: 'A provider name: list its models.' },
+        model: { type: 'string', description: 'A model of that provider: list its reasoning efforts.' },
+      },
       additionalProperties: false,
     },
   },

@@ -8,6 +8,8 @@ import { finalOutputPromptSection } from './final-output';
 export interface SystemPromptParts {
   instructions?: string;
   context?: string;
+  /** Who the subagent is (`persona` on `delegate`): a section of its own, apart from instructions and context. */
+  persona?: string;
   workingDir: string;
   maxTurns: number;
   toolsets: string[];
@@ -36,9 +38,43 @@ export function buildSubagentSystemPrompt(parts: SystemPromptParts): string {
   if (parts.canDelegate) {
     sections.push('You may delegate parts of the work with the `delegate` tool; `load` lists what can be delegated and your background tasks.');
   }
+  if (parts.persona && parts.persona.trim().length > 0) sections.push(`# Persona\n\n${parts.persona.trim()}`);
   if (parts.instructions && parts.instructions.trim().length > 0) sections.push(`# Instructions\n\n${parts.instructions.trim()}`);
   if (parts.context && parts.context.trim().length > 0) sections.push(`# Reference material\n\n${parts.context.trim()}`);
   if (parts.finalOutput) sections.push(finalOutputPromptSection);
+  return sections.join('\n\n');
+}
+
+/** Parts of a fork's first message (a fork has no system prompt of its own: it continues its parent's). */
+export interface ForkTaskParts {
+  /** The fork's task (`instructions` of the `delegate` call). */
+  task: string;
+  maxTurns: number;
+  workingDir: string;
+  toolsets: string[];
+  /** Whether the fork may delegate itself. */
+  canDelegate: boolean;
+  finalOutput?: boolean;
+  worktreeBranch?: string;
+}
+
+/**
+ * The first message of a fork: what changed for the model (it is now a subagent with a task of its own,
+ * its final message is all its parent sees, its limits and tools), then the task. It is a user message
+ * after the parent's turns, so the parent's system prompt stays the same and the provider's prompt cache
+ * of the conversation applies.
+ */
+export function buildForkTask(parts: ForkTaskParts): string {
+  const lines = [
+    '[errand] You are now a fork of this conversation: a subagent that starts from everything above and works on the task below on ' +
+      'its own. Whoever you were talking to does not see your messages: your final answer, which must stand alone, is all the ' +
+      'delegating agent will get.',
+    `You have at most ${parts.maxTurns} turns (model calls). Your working directory is ${parts.workingDir}.`,
+    parts.toolsets.length > 0 ? `Toolsets available to you now: ${parts.toolsets.join(', ')}.` : 'You have no toolsets now: answer from what you know.',
+    parts.canDelegate ? 'You may delegate parts of the work with the `delegate` tool.' : 'You cannot delegate any further.',
+  ];
+  if (parts.worktreeBranch) lines.push(`Your working directory is a git worktree of its own, on branch ${parts.worktreeBranch}; your changes are kept there for review.`);
+  const sections = [lines.join('\n'), ...(parts.finalOutput ? [finalOutputPromptSection] : []), `# Your task\n\n${parts.task.trim()}`];
   return sections.join('\n\n');
 }
 

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { ModelRoute } from '../contracts/model';
 import { anthropicThinkingBudgets, defaultContextWindow, defaultMaxOutputTokens, defaultModelRequestTimeoutMs } from '../contracts/limits';
+import type { ModelEfforts, ProviderChoice } from '../domain/model-precedence';
+import type { CatalogModel, CatalogProvider } from '../domain/route-discovery';
 import type { AnthropicSettings } from './anthropic-adapter';
 import { modelNotConfiguredFailure } from './model-failures';
 import { ProviderKind, type ChatModel, type ModelInfo, type ModelRegistry, type ProviderInfo } from './model-port';
@@ -68,6 +70,65 @@ export function modelEntryId(entry: string | ModelEntry): string {
 /** The model ids of a provider's allow-list, in configured order. */
 export function modelIds(config: Pick<ProviderConfig, 'models'>): string[] {
   return config.models.map(modelEntryId);
+}
+
+/**
+ * What errand knows about one model entry, with its defaults applied (the context window): what
+ * `ModelRegistry.modelInfo`, `list_subagent_models` and `GET /v1/models` all say about it.
+ */
+export function catalogModel(entry: string | ModelEntry): CatalogModel {
+  if (typeof entry === 'string') return { id: entry, contextWindow: defaultContextWindow, reasoningEfforts: [] };
+  return {
+    id: entry.id,
+    contextWindow: entry.contextWindow ?? defaultContextWindow,
+    ...(entry.maxOutputTokens === undefined ? {} : { maxOutputTokens: entry.maxOutputTokens }),
+    reasoningEfforts: [...(entry.reasoningEfforts ?? [])],
+    ...(entry.defaultReasoningEffort === undefined ? {} : { defaultReasoningEffort: entry.defaultReasoningEffort }),
+  };
+}
+
+/** The route catalog of a provider list: every allowed model with its settings (SEMANTICS §5 "Model routes"). */
+export function routeCatalog(configs: readonly ProviderConfig[]): CatalogProvider[] {
+  return configs.map((config) => ({
+    name: config.name,
+    kind: config.kind,
+    ...(config.defaultModel === undefined ? {} : { defaultModel: config.defaultModel }),
+    models: config.models.map(catalogModel),
+  }));
+}
+
+/** The reasoning efforts of one configured model (none for a plain id or an entry that lists none). */
+export function modelEfforts(config: Pick<ProviderConfig, 'models'>, modelId: string): ModelEfforts | undefined {
+  const entry = config.models.find((candidate) => modelEntryId(candidate) === modelId);
+  if (entry === undefined || typeof entry === 'string' || (entry.reasoningEfforts ?? []).length === 0) return undefined;
+  return { efforts: [...(entry.reasoningEfforts ?? [])], ...(entry.defaultReasoningEffort !== undefined ? { default: entry.defaultReasoningEffort } : {}) };
+}
+
+/** The providers as model precedence weighs them: names, allow-lists, default models and efforts. */
+export function providerChoices(configs: readonly ProviderConfig[]): ProviderChoice[] {
+  return configs.map((config) => {
+    const efforts = Object.fromEntries(modelIds(config).flatMap((id) => {
+      const found = modelEfforts(config, id);
+      return found ? [[id, found] as const] : [];
+    }));
+    return {
+      name: config.name,
+      models: modelIds(config),
+      ...(config.defaultModel ? { defaultModel: config.defaultModel } : {}),
+      ...(Object.keys(efforts).length > 0 ? { efforts } : {}),
+    };
+  });
+}
+
+/**
+ * A configured route with its model's default reasoning effort (a session's route: the configured default
+ * model, which thinks as hard as its entry says unless something names an effort).
+ */
+export function withDefaultEffort(configs: readonly ProviderConfig[], route: ModelRoute): ModelRoute {
+  if (route.reasoningEffort !== undefined) return route;
+  const config = configs.find((candidate) => candidate.name === route.provider);
+  const effort = config ? modelEfforts(config, route.model)?.default : undefined;
+  return effort === undefined ? route : { ...route, reasoningEffort: effort };
 }
 
 /** Schema of one provider's configuration. */
@@ -243,16 +304,8 @@ export function createModelRegistry(providers: ProviderConfig[], options: ModelR
   return {
     modelInfo(route: ModelRoute): ModelInfo {
       const provider = allowedProvider(route);
-      const entry = provider.entries.get(route.model);
-      return {
-        provider: provider.info.name,
-        model: route.model,
-        kind: provider.info.kind,
-        contextWindow: entry?.contextWindow ?? defaultContextWindow,
-        ...(entry?.maxOutputTokens === undefined ? {} : { maxOutputTokens: entry.maxOutputTokens }),
-        reasoningEfforts: [...(entry?.reasoningEfforts ?? [])],
-        ...(entry?.defaultReasoningEffort === undefined ? {} : { defaultReasoningEffort: entry.defaultReasoningEffort }),
-      };
+      const { id, ...settings } = catalogModel(provider.entries.get(route.model) ?? route.model);
+      return { provider: provider.info.name, model: id, kind: provider.info.kind, ...settings, reasoningEfforts: [...settings.reasoningEfforts] };
     },
     resolve(route: ModelRoute): ChatModel {
       const provider = allowedProvider(route);

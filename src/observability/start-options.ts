@@ -118,7 +118,7 @@ function sourceLine(source: SourceSummary | undefined): string {
 }
 
 function modelLine(route: ModelRoute): string {
-  return `**Model:** \`${modelName(route)}\`${route.temperature === undefined ? '' : ` · temperature ${route.temperature}`}`;
+  return `**Model:** \`${modelName(route)}\`${route.reasoningEffort === undefined ? '' : ` · reasoning effort ${route.reasoningEffort}`}${route.temperature === undefined ? '' : ` · temperature ${route.temperature}`}`;
 }
 
 function toolsetsLine(toolsets: string[]): string {

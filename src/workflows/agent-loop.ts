@@ -240,6 +240,7 @@ export class AgentLoop {
           ...(options.maxOutputTokens !== undefined ? { maxOutputTokens: options.maxOutputTokens } : {}),
           ...(agent.pending ? { pending: agent.pending } : {}),
           ...(agent.context ? { window: agent.context } : {}),
+          ...(options.prefix ? { prefix: options.prefix } : {}),
           checkContext,
           ...(agent.canDelegate ? { orchestrationTools: orchestrationToolsFor(options.approvers) } : {}),
           ...(options.toolPolicy ? { toolPolicy: options.toolPolicy } : {}),
@@ -273,6 +274,7 @@ export class AgentLoop {
       length: agent.length,
       route: agent.options.route,
       ...(agent.context ? { window: agent.context } : {}),
+      ...(agent.options.prefix ? { prefix: agent.options.prefix } : {}),
       ...(aggressive ? { aggressive: true } : {}),
     }]));
     agent.usage = addUsage(agent.usage, output.usage);

@@ -19,6 +19,7 @@ import type {
   PreparedWorktree,
   RetryView,
   ContextWindowState,
+  ConversationPrefix,
   PendingNotice,
   QueuedMessage,
   SendMessageInput,
@@ -45,6 +46,8 @@ export interface AgentOptions {
    * {@link Agent.conversationId}).
    */
   conversationId: string;
+  /** Another conversation's turns this one continues (a fork), by reference: the model sees them first. */
+  prefix?: ConversationPrefix;
   label: string;
   route: ModelRoute;
   toolsets: string[];

@@ -1,5 +1,5 @@
 import type { WorkflowInfo } from '@temporalio/workflow';
-import type { MessageRef } from '../contracts/subagent';
+import type { ConversationPrefix, MessageRef } from '../contracts/subagent';
 import type { Agent } from './agent';
 
 /**
@@ -29,4 +29,19 @@ export async function lastAssistantFullText(agent: Agent): Promise<string> {
   } catch {
     return `${last.text}\n[the rest of this message could not be read from the blob store]`;
   }
+}
+
+/**
+ * What a fork made by the `delegate` call in the assistant message at `assistantSeq` starts from: this
+ * conversation's messages before that message — so every turn in it is complete (each tool call answered)
+ * and neither the forking call nor its sibling calls are in it — as this agent's model saw them (its
+ * compaction state, its own prefix when it is a fork too). A reference: nothing is copied.
+ */
+export function forkReference(agent: Agent, assistantSeq: number): ConversationPrefix {
+  return {
+    conversationId: agent.conversationId,
+    length: assistantSeq,
+    ...(agent.context ? { window: agent.context } : {}),
+    ...(agent.options.prefix ? { prefix: agent.options.prefix } : {}),
+  };
 }

@@ -11,7 +11,7 @@ import {
 import { defaultApprovalTimeoutMs, defaultContinuableIdleTimeoutMs, inlineTextLimit } from '../contracts/limits';
 import { liveTextShown } from '../contracts/live-text';
 import { childProgressSignal, childSettledSignal, type SubagentInput, type SubagentResult } from '../contracts/subagent';
-import { buildSubagentSystemPrompt, preview } from '../domain/subagent-prompt';
+import { buildForkTask, buildSubagentSystemPrompt, preview } from '../domain/subagent-prompt';
 import { isLive } from '../domain/task-registry';
 import { defaultTaskLimits } from '../domain/task-limits';
 import { Agent } from './agent';
@@ -38,6 +38,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     kind: 'subagent',
     workflowId: info.workflowId,
     conversationId: conversationIdOf(info),
+    ...(input.fork ? { prefix: input.fork } : {}),
     label: input.label,
     route: input.route,
     toolsets: input.toolsets,
@@ -138,6 +139,21 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
 
   /** The system prompt and the task: the start of the conversation (of each attempt of a recipe's retry). */
   const startConversation = async (): Promise<void> => {
+    if (input.fork) {
+      // A fork continues its parent's conversation (by reference, system prompt included): its own starts with its task.
+      const task = buildForkTask({
+        task: input.prompt,
+        maxTurns: input.maxTurns,
+        workingDir: agent.options.workingDir,
+        toolsets: input.toolsets,
+        canDelegate: agent.canDelegate,
+        ...(agent.finalOutput ? { finalOutput: true } : {}),
+        ...(agent.worktree ? { worktreeBranch: agent.worktree.branch } : {}),
+      });
+      agent.remember('user', input.prompt);
+      await agent.append([{ role: 'user', content: task }], 'store the fork\'s task');
+      return;
+    }
     const system = buildSubagentSystemPrompt({
       ...input.system,
       workingDir: agent.options.workingDir,

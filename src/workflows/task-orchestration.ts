@@ -38,6 +38,7 @@ import {
 import type { Agent } from './agent';
 import type { OrchestrationTools, ToolOutcome } from './agent-loop';
 import { approve, listModels, liveTextOf, sendMessage, type CallPosition } from './child-messages';
+import { forkReference } from './conversation';
 import { attempt, errorText, toolError, toolText } from './tool-outcomes';
 
 export type { CallPosition } from './child-messages';
@@ -63,7 +64,7 @@ export class TaskOrchestrator implements OrchestrationTools {
     const args: JsonObject = call.arguments ?? {};
     switch (call.name) {
       case OrchestrationTool.delegate:
-        return this.delegate(args);
+        return this.delegate(args, position);
       case OrchestrationTool.load:
         return this.load(args);
       case OrchestrationTool.sendMessage:
@@ -80,7 +81,7 @@ export class TaskOrchestrator implements OrchestrationTools {
   // ---- delegate ------------------------------------------------------------------------------------
 
   /** `delegate`: validate, plan (activity), start a child workflow; wait for it unless it runs in the background. */
-  private async delegate(args: JsonObject): Promise<ToolOutcome> {
+  private async delegate(args: JsonObject, position: CallPosition): Promise<ToolOutcome> {
     const agent = this.agent;
     // Full validation (zod, strict) happens in the planning activity; here only what decides the bookkeeping.
     const instructions = typeof args.instructions === 'string' && args.instructions.length > 0 ? args.instructions : undefined;
@@ -102,7 +103,7 @@ export class TaskOrchestrator implements OrchestrationTools {
     return agent.busy(async () => {
       let plan: PlanDelegationOutput;
       try {
-        plan = await this.plan(record, args);
+        plan = await this.plan(record, args, position);
       } catch (error) {
         removeTask(agent.registry, record.taskId);
         return toolError(`delegate was not started: planning failed: ${errorText(error)}`);
@@ -147,7 +148,7 @@ export class TaskOrchestrator implements OrchestrationTools {
     });
   }
 
-  private plan(record: TaskRecord, args: JsonObject): Promise<PlanDelegationOutput> {
+  private plan(record: TaskRecord, args: JsonObject, position: CallPosition): Promise<PlanDelegationOutput> {
     const options = this.agent.options;
     const remaining = this.agent.remainingBudget();
     return this.agent.activities.orchestration.planDelegation.executeWithOptions({ summary: `plan ${record.taskId}: ${record.description}` }, [{
@@ -168,6 +169,8 @@ export class TaskOrchestrator implements OrchestrationTools {
         ...(remaining !== undefined ? { remainingBudget: remaining } : {}),
         approvers: options.approvers,
         activity: options.activity,
+        // Only a fork needs the conversation (by reference): other plans stay as small as before.
+        ...(args.fork === true ? { conversation: forkReference(this.agent, position.assistantSeq) } : {}),
       },
     }]);
   }
@@ -186,7 +189,8 @@ export class TaskOrchestrator implements OrchestrationTools {
           staticSummary: record.description,
           staticDetails: [
             `source: ${plan.source ? `${plan.source.kind} ${plan.source.name} @ ${plan.source.version}` : 'ad hoc'}`,
-            `model: ${input.route.provider}/${input.route.model}`,
+            `model: ${input.route.provider}/${input.route.model}${input.route.reasoningEffort ? ` (reasoning effort ${input.route.reasoningEffort})` : ''}`,
+            ...(input.fork ? [`fork of: ${options.workflowId} (its first ${input.fork.length} messages)`] : []),
             `max turns: ${input.maxTurns}`,
             `parent: ${options.workflowId}`,
           ].join('\n'),

@@ -33,6 +33,8 @@ describe('replay of recorded histories', () => {
     expect(files).toEqual(expect.arrayContaining([
       'session-delegates-child.json',
       'session-delegates.json',
+      'session-forks-child.json',
+      'session-forks.json',
       'subagent-cancelled.json',
       'subagent-checks.json',
       'subagent-max-turns.json',

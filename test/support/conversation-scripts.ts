@@ -47,8 +47,15 @@ export class ConversationScripts {
   }
 }
 
-/** The marker of a conversation: in its first user message. */
+/**
+ * The marker of a conversation: in its first user message — except for a fork, whose first user message
+ * is its parent's: a fork names its script with `[fork-script:<name>]` in its task (the last one wins,
+ * so a fork of a fork is told apart from its parent).
+ */
 export function markerOf(messages: ChatMessage[]): string | undefined {
+  const forks = messages.flatMap((message) => (message.role === 'user' ? [...message.content.matchAll(/\[fork-script:([A-Za-z0-9_-]+)\]/g)].map((match) => match[1]) : []));
+  const fork = forks[forks.length - 1];
+  if (fork !== undefined) return fork;
   const first = messages.find((message) => message.role === 'user');
   return first?.role === 'user' ? /\[script:([A-Za-z0-9_-]+)\]/.exec(first.content)?.[1] : undefined;
 }

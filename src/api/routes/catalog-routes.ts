@@ -6,7 +6,8 @@ import type { ApiEnv } from '../api-env';
 import { ApiProblem, ProblemKind } from '../problem';
 import { mountRoute, sendJson } from '../route-spec';
 import { getSourceRoute, listModelsRoute, listSourcesRoute } from '../route-table';
-import { modelIds } from '../../llm/provider-config';
+import { suggestNames } from '../../domain/name-suggestions';
+import { routeCatalog } from '../../llm/provider-config';
 
 /** Mounts `/v1/sources` and `/v1/models`: what can be delegated, and with which models. */
 export function mountCatalogRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
@@ -55,10 +56,33 @@ export function mountCatalogRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): vo
     });
   });
 
-  mountRoute(app, listModelsRoute, async ({ c }) => {
+  mountRoute(app, listModelsRoute, async ({ query, c }) => {
     const { providers, defaultModel } = deps.config;
+    // The same catalog list_subagent_models reads (src/domain/route-discovery.ts), so the two agree.
+    const catalog = routeCatalog(providers);
+    const chosen = query.provider === undefined ? catalog : catalog.filter((provider) => provider.name === query.provider);
+    if (query.provider !== undefined && chosen.length === 0) {
+      const suggestions = suggestNames(query.provider, catalog.map((provider) => provider.name));
+      throw new ApiProblem(404, ProblemKind.notFound, 'Unknown provider', {
+        detail: `no provider named "${query.provider}" is configured; configured: ${catalog.map((provider) => provider.name).join(', ') || '(none)'}`,
+        suggestions,
+        errors: [{ in: 'query', field: 'provider', message: suggestions.length > 0 ? `no provider named "${query.provider}"; did you mean ${suggestions.join(', ')}?` : `no provider named "${query.provider}"` }],
+      });
+    }
     return sendJson(c, modelsResponseSchema, 200, {
-      providers: providers.map((provider) => ({ provider: provider.name, kind: provider.kind, models: modelIds(provider), defaultModel: provider.defaultModel ?? null })),
+      providers: chosen.map((provider) => ({
+        provider: provider.name,
+        kind: provider.kind,
+        models: provider.models.map((model) => model.id),
+        defaultModel: provider.defaultModel ?? null,
+        entries: provider.models.map((model) => ({
+          id: model.id,
+          contextWindow: model.contextWindow,
+          maxOutputTokens: model.maxOutputTokens ?? null,
+          reasoningEfforts: [...model.reasoningEfforts],
+          defaultReasoningEffort: model.defaultReasoningEffort ?? null,
+        })),
+      })),
       default: defaultModel ?? null,
     });
   });
