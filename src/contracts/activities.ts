@@ -98,6 +98,11 @@ export interface ToolCallRef {
   needsApproval?: true;
   /** The policy denies the call (an orchestration tool): the workflow stores this as its error result. */
   denied?: string;
+  /**
+   * A fast built-in file tool (read, write, list, search): the workflow runs it as a local activity, inside
+   * the workflow task that received the answer, instead of a workflow task and an activity task of its own.
+   */
+  local?: true;
 }
 
 /** What a model call returns to the workflow. */

@@ -134,7 +134,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   const promisedTasks = () => agent.registry.tasks.some((task) => task.mode === 'background' && isLive(task));
 
   /** The system prompt and the task: the start of the conversation (of each attempt of a recipe's retry). */
-  const startConversation = async (): Promise<void> => {
+  const startConversation = (): void => {
     const system = buildSubagentSystemPrompt({
       ...input.system,
       workingDir: agent.options.workingDir,
@@ -145,7 +145,8 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       ...(agent.worktree ? { worktreeBranch: agent.worktree.branch } : {}),
     });
     agent.remember('user', input.prompt);
-    await agent.append([{ role: 'system', content: system }, { role: 'user', content: input.prompt }], 'store system prompt and task');
+    // Stored by the first model call (no activity of its own).
+    agent.appendBeforeNextTurn([{ role: 'system', content: system }, { role: 'user', content: input.prompt }]);
   };
 
   /** Turns until the run answers or ends. */
@@ -171,8 +172,8 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       run = await turns(resume);
       // A recipe's checks judge the delegated task: the run (or a continuable's first activation).
       if (retry && agent.answers === 0) {
-        run = await retry.afterAnswer(run, async () => {
-          await startConversation();
+        run = await retry.afterAnswer(run, () => {
+          startConversation();
           return turns(false);
         });
       }
@@ -191,7 +192,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       if (!input.carried) {
         await prepareRun(agent, input, input.parent?.taskId ?? info.workflowId);
         retry?.show('working');
-        await startConversation();
+        startConversation();
       }
       let waiting = input.carried?.phase === 'waiting';
       for (;;) {
@@ -228,7 +229,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     await loop.seal(outcome.status === 'cancelled' ? 'cancelled' : outcome.status === 'budget' ? 'budget' : 'failed').catch(() => undefined);
     const ran = await resultOf(outcome, true);
     agent.setState(outcome.status);
-    agent.flushViews();
+    agent.flushViews(true);
     await orchestrator.cancelAll(`its parent ${info.workflowId} ended (${outcome.status})`);
     const worktree = agent.worktree ? await finishWorktree(agent) : undefined;
     const result: SubagentResult = worktree ? { ...ran, worktree } : ran;
