@@ -17,7 +17,8 @@ import type {
 } from '../contracts/activities';
 import { FailureType } from '../contracts/failures';
 import { inlineTextLimit, previewLength } from '../contracts/limits';
-import { zeroUsage, type ChatMessage, type ModelResponse } from '../contracts/model';
+import { zeroUsage, type ChatMessage, type FinishReason, type ModelResponse, type TokenUsage } from '../contracts/model';
+import type { JsonObject } from '../contracts/json';
 import { formatDenial } from '../domain/delegation-texts';
 import { finalOutputToolName } from '../domain/final-output';
 import { orchestrationToolSpecs } from '../domain/orchestration-tools';
@@ -26,6 +27,8 @@ import { estimateTokens } from '../domain/token-estimate';
 import { classifyModelError } from '../llm/classify-model-error';
 import type { ModelInfo, ModelRegistry } from '../llm/model-port';
 import { toolError } from '../tools/tool';
+import { developerToolsetName } from '../tools/developer-toolset';
+import { qualifyToolName } from '../tools/tool-name';
 import { applyOrchestrationPolicy, applyToolPolicy, checkToolCall, resolvePolicy, type ToolPolicyConfig } from '../tools/tool-policy';
 import type { WorkerToolsetRegistry } from '../tools/toolset-registry-factory';
 import { isToolsetRegistryError } from '../tools/toolset-registry';
@@ -33,9 +36,8 @@ import { isBlobConflictError, type BlobStore } from './blob-store';
 import { compactConversation, windowedMessages } from './compaction';
 import { liveText, type LiveText } from '../contracts/live-text';
 import { FinalOutputTools } from './final-output';
-import { parseStored, storeOutcome, withHeartbeat } from './stored-outcomes';
+import { withHeartbeat } from './stored-outcomes';
 import {
-  conversationSegment,
   isConversationMessageConflictError,
   isConversationMessageMissingError,
   type ConversationStore,
@@ -56,9 +58,28 @@ export interface AgentLoopActivityDependencies {
   compactAt: number;
 }
 
-/** Blob key of the stored outcome of one model call or tool call. */
-function outcomeKey(kind: 'answers' | 'tool-results', conversationId: string, seq: number): string {
-  return `outcomes/${kind}/${conversationSegment(conversationId)}/${seq}.json`;
+/** A tool call's result as it is stored and returned (the final_output verdict only for final_output calls). */
+interface ToolResultOutcome {
+  content: string;
+  isError: boolean;
+  finalOutput?: FinalOutputVerdict;
+}
+
+/**
+ * Stores a message that is an activity's outcome, with what the message itself does not hold (`outcome`),
+ * in one blob: the first writer wins. An attempt that timed out may still be running and store a
+ * different answer than its retry; whichever stored first is the outcome, and the other continues with it.
+ */
+async function storeFirstWins(conversations: ConversationStore, conversationId: string, seq: number, message: ChatMessage, outcome?: JsonObject): Promise<{ message: ChatMessage; outcome?: JsonObject }> {
+  try {
+    await conversations.append(conversationId, seq, message, outcome);
+    return { message, ...(outcome ? { outcome } : {}) };
+  } catch (error) {
+    if (!isConversationMessageConflictError(error)) throw error;
+    const stored = await conversations.readStored(conversationId, seq);
+    if (!stored) throw error;
+    return stored;
+  }
 }
 
 /** Appends a message unless one is stored at that seq already (the first writer wins). */
@@ -68,6 +89,65 @@ async function appendFirstWins(conversations: ConversationStore, conversationId:
   } catch (error) {
     if (!isConversationMessageConflictError(error)) throw error;
   }
+}
+
+function storedOutcomeFailure(conversationId: string, seq: number, what: string): ApplicationFailure {
+  return ApplicationFailure.create({ type: FailureType.blobMissing, message: `message ${seq} of conversation ${conversationId} is not ${what}`, nonRetryable: true });
+}
+
+/** The model's answer as stored at `seq` (the assistant message and, in `outcome`, usage and finish reason). */
+function storedAnswer(stored: { message: ChatMessage; outcome?: JsonObject }, conversationId: string, seq: number): ModelResponse {
+  const { message, outcome } = stored;
+  if (message.role !== 'assistant') throw storedOutcomeFailure(conversationId, seq, 'a model answer');
+  const usage = outcome?.usage;
+  const finishReason = outcome?.finishReason;
+  return {
+    text: message.content,
+    toolCalls: message.toolCalls ?? [],
+    finishReason: typeof finishReason === 'string' && isFinishReason(finishReason) ? finishReason : 'stop',
+    usage: isUsage(usage) ? { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens } : zeroUsage,
+    ...(message.reasoning && message.reasoning.length > 0 ? { reasoning: message.reasoning } : {}),
+  };
+}
+
+/** A tool call's result as stored at `seq` (the tool message and, for final_output, the verdict). */
+function storedToolResult(stored: { message: ChatMessage; outcome?: JsonObject }, conversationId: string, seq: number): ToolResultOutcome {
+  const { message, outcome } = stored;
+  if (message.role !== 'tool') throw storedOutcomeFailure(conversationId, seq, 'a tool result');
+  const verdict = outcome?.finalOutput;
+  return {
+    content: message.content,
+    isError: message.isError === true,
+    // Written by this module from a FinalOutputVerdict (JSON), read back unchanged.
+    ...(typeof verdict === 'object' && verdict !== null && !Array.isArray(verdict) ? { finalOutput: verdict as unknown as FinalOutputVerdict } : {}),
+  };
+}
+
+const finishReasons: readonly string[] = ['stop', 'tool-calls', 'length', 'content-filter', 'error', 'other'] satisfies FinishReason[];
+function isFinishReason(value: string): value is FinishReason {
+  return finishReasons.includes(value);
+}
+
+function isUsage(value: unknown): value is TokenUsage {
+  return typeof value === 'object' && value !== null && 'inputTokens' in value && 'outputTokens' in value && typeof value.inputTokens === 'number' && typeof value.outputTokens === 'number';
+}
+
+/**
+ * Built-in tools that only touch the working directory's files and finish quickly: the workflow runs them
+ * as local activities (inside the workflow task that received the model's answer, one workflow task less
+ * per turn). run_command (long, needs heartbeats and cancellation) and MCP tools stay normal activities.
+ */
+const fastBuiltInTools: ReadonlySet<string> = new Set(['read_file', 'write_file', 'list_directory', 'search_text'].map((name) => qualifyToolName(developerToolsetName, name)));
+
+/**
+ * Whether an earlier attempt of this activity may have run: any retry, and every run of a local activity
+ * (a local activity starts again at attempt 1 when its workflow task is retried). A first attempt of a
+ * normal activity skips the look-up (a read, or an S3 request, per call); if an outcome was stored anyway,
+ * the first write still wins (see storeFirstWins).
+ */
+function mayHaveRun(): boolean {
+  const info = Context.current().info;
+  return info.isLocal || info.attempt > 1;
 }
 
 /** The transient note (turn budget) for this call only: added to the last user or tool message, never stored. */
@@ -131,14 +211,14 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
 
     async modelTurn(input: ModelTurnInput): Promise<ModelTurnOutput> {
       if (input.pending) await activities.appendMessages({ conversationId: input.conversationId, startSeq: input.pending.startSeq, messages: input.pending.messages });
-      const key = outcomeKey('answers', input.conversationId, input.length);
       const info = modelInfo(deps.models, input);
       checkReasoningEffort(info, input.route.reasoningEffort);
       const maxOutputTokens = input.maxOutputTokens ?? info.maxOutputTokens ?? deps.defaultMaxOutputTokens;
-      const stored = await deps.blobs.get(key);
+      // The answer stored at `length` is this call's outcome: a retry finds it and never calls the model again.
+      const stored = mayHaveRun() ? await deps.conversations.readStored(input.conversationId, input.length) : undefined;
       let response: ModelResponse;
       if (stored !== undefined) {
-        response = parseStored<ModelResponse>(stored, key);
+        response = storedAnswer(stored, input.conversationId, input.length);
       } else {
         const model = resolveModel(deps.models, input);
         const messages = withNote(await windowedMessages(deps.conversations, deps.blobs, input.conversationId, input.length, input.window, input.prefix), input.note);
@@ -170,19 +250,19 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
         if ('needsCompaction' in outcome) {
           return { text: '', textTruncated: false, toolCalls: [], finishReason: 'other', usage: zeroUsage, maxOutputTokens, needsCompaction: outcome.needsCompaction };
         }
-        response = await storeOutcome(deps.blobs, key, outcome.response);
+        const answer = outcome.response;
+        const winner = await storeFirstWins(deps.conversations, input.conversationId, input.length, {
+          role: 'assistant',
+          content: answer.text,
+          ...(answer.toolCalls.length > 0 ? { toolCalls: answer.toolCalls } : {}),
+          ...(answer.reasoning && answer.reasoning.length > 0 ? { reasoning: answer.reasoning } : {}),
+        }, { usage: { ...answer.usage }, finishReason: answer.finishReason });
+        response = storedAnswer(winner, input.conversationId, input.length);
       }
-      await appendFirstWins(deps.conversations, input.conversationId, input.length, {
-        role: 'assistant',
-        content: response.text,
-        ...(response.toolCalls.length > 0 ? { toolCalls: response.toolCalls } : {}),
-        ...(response.reasoning && response.reasoning.length > 0 ? { reasoning: response.reasoning } : {}),
-      });
       return toModelTurnOutput(response, input, deps.toolPolicy, maxOutputTokens);
     },
 
     async runTool(input: RunToolInput): Promise<RunToolOutput> {
-      const key = outcomeKey('tool-results', input.conversationId, input.resultSeq);
       const [assistant] = await deps.conversations.readRange(input.conversationId, input.assistantSeq, 1);
       const call = assistant?.role === 'assistant' ? assistant.toolCalls?.[input.callIndex] : undefined;
       if (!call) {
@@ -192,38 +272,41 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
           nonRetryable: true,
         });
       }
-      const stored = await deps.blobs.get(key);
-      let result: { content: string; isError: boolean; finalOutput?: FinalOutputVerdict };
+      // The result stored at `resultSeq` is this call's outcome: a retry finds it and never runs the tool again.
+      const stored = mayHaveRun() ? await deps.conversations.readStored(input.conversationId, input.resultSeq) : undefined;
+      let result: ToolResultOutcome;
       if (stored !== undefined) {
-        result = parseStored<{ content: string; isError: boolean; finalOutput?: FinalOutputVerdict }>(stored, key);
-      } else if (call.invalidArguments !== undefined) {
-        result = await storeOutcome(deps.blobs, key, toolError(invalidArgumentsText(call.name, call.invalidArguments)));
-      } else if (input.finalOutput && call.name === finalOutputToolName) {
-        // Validated here (ajv stays out of the workflow bundle); the verdict is stored with the result like any outcome.
-        result = await storeOutcome(deps.blobs, key, await finalOutput.check(input.finalOutput.schemaKey, call.arguments));
+        result = storedToolResult(stored, input.conversationId, input.resultSeq);
       } else {
-        // The policy is checked again at run time: the model may call a tool it was not offered.
-        const verdict = checkToolCall(deps.toolPolicy, input.toolPolicy ?? [], call.name, input.approval?.decision === 'approve');
-        if (!verdict.run) {
-          result = toolError(input.approval?.decision === 'deny' ? formatDenial(call.name, input.approval) : verdict.message);
+        if (call.invalidArguments !== undefined) {
+          result = toolError(invalidArgumentsText(call.name, call.invalidArguments));
+        } else if (input.finalOutput && call.name === finalOutputToolName) {
+          // Validated here (ajv stays out of the workflow bundle); the verdict is stored with the result like any outcome.
+          result = await finalOutput.check(input.finalOutput.schemaKey, call.arguments);
         } else {
-          deps.toolsets.ensureRecipeServers(input.recipeServers?.map((server) => server.config) ?? []);
-          result = await withHeartbeat((abortSignal) =>
-            deps.toolsets.call(call.name, call.arguments, { workingDir: input.workingDir, abortSignal }, {
-              toolsetNames: input.toolsets,
-              ...(input.toolFilter ? { filter: input.toolFilter } : {}),
-            }),
-          );
+          // The policy is checked again at run time: the model may call a tool it was not offered.
+          const verdict = checkToolCall(deps.toolPolicy, input.toolPolicy ?? [], call.name, input.approval?.decision === 'approve');
+          if (!verdict.run) {
+            result = toolError(input.approval?.decision === 'deny' ? formatDenial(call.name, input.approval) : verdict.message);
+          } else {
+            deps.toolsets.ensureRecipeServers(input.recipeServers?.map((server) => server.config) ?? []);
+            result = await withHeartbeat((abortSignal) =>
+              deps.toolsets.call(call.name, call.arguments, { workingDir: input.workingDir, abortSignal }, {
+                toolsetNames: input.toolsets,
+                ...(input.toolFilter ? { filter: input.toolFilter } : {}),
+              }),
+            );
+          }
         }
-        result = await storeOutcome(deps.blobs, key, result);
+        const winner = await storeFirstWins(deps.conversations, input.conversationId, input.resultSeq, {
+          role: 'tool',
+          toolCallId: call.id,
+          toolName: call.name,
+          content: result.content,
+          ...(result.isError ? { isError: true } : {}),
+        }, result.finalOutput ? { finalOutput: { ...result.finalOutput } } : undefined);
+        result = storedToolResult(winner, input.conversationId, input.resultSeq);
       }
-      await appendFirstWins(deps.conversations, input.conversationId, input.resultSeq, {
-        role: 'tool',
-        toolCallId: call.id,
-        toolName: call.name,
-        content: result.content,
-        ...(result.isError ? { isError: true } : {}),
-      });
       return { isError: result.isError, preview: preview(result.content, previewLength), ...(result.finalOutput ? { finalOutput: result.finalOutput } : {}) };
     },
 
@@ -290,6 +373,7 @@ function toModelTurnOutput(response: ModelResponse, input: ModelTurnInput, opera
         ...(decision === 'ask' ? { needsApproval: true as const } : {}),
         ...(handledByWorkflow && decision === 'deny' ? { denied: `The tool ${call.name} is not allowed by policy.` } : {}),
         ...(handledByWorkflow && decision !== 'deny' && call.invalidArguments !== undefined ? { denied: invalidArgumentsText(call.name, call.invalidArguments) } : {}),
+        ...(!handledByWorkflow && fastBuiltInTools.has(call.name) ? { local: true as const } : {}),
       };
     }),
     finishReason: response.finishReason,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
+import { constants, statSync } from 'node:fs';
 import { copyFile, link, mkdir, open, readFile, readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { blobKeyMaxLength, blobListMaxKeys } from '../contracts/limits';
@@ -107,17 +107,19 @@ export function validateBlobPrefix(prefix: string): void {
  * Unlike S3, a directory cannot hold both a blob `a/b` and a blob `a/b/c`; errand's keys never need both.
  */
 export class LocalBlobStore implements BlobStore {
+  /** Directories this store made or found (a put then skips its mkdir). */
+  private readonly directories = new Set<string>();
+
   constructor(private readonly root: string) {}
 
   async put(key: string, body: string): Promise<void> {
     validateBlobKey(key);
     const file = this.fileOf(key);
-    const existing = await readIfExists(file);
-    if (existing !== undefined) return assertSameBody(key, existing, body);
     const directory = path.dirname(file);
-    await mkdir(directory, { recursive: true });
-    const temp = path.join(directory, `.tmp-${path.basename(file)}-${randomBytes(6).toString('hex')}`);
-    const handle = await open(temp, 'wx');
+    tempCounter += 1;
+    const temp = path.join(directory, `.tmp-${path.basename(file)}-${tempPrefix}-${tempCounter}`);
+    // Most puts write a new key: no read first. A key that exists is found by the link below (EEXIST).
+    const handle = await this.createTemp(directory, temp);
     try {
       await handle.writeFile(body, 'utf8');
       await handle.sync();
@@ -145,9 +147,29 @@ export class LocalBlobStore implements BlobStore {
     await syncDirectory(directory);
   }
 
+  /** Creates the temp file, making its directory when it is not known to exist. */
+  private async createTemp(directory: string, temp: string) {
+    if (!this.directories.has(directory)) {
+      await mkdir(directory, { recursive: true });
+      this.directories.add(directory);
+    }
+    try {
+      return await open(temp, 'wx');
+    } catch (error) {
+      if (errnoCode(error) !== 'ENOENT') throw error;
+      // The directory was removed behind this store's back: make it again.
+      await mkdir(directory, { recursive: true });
+      return open(temp, 'wx');
+    }
+  }
+
   async get(key: string): Promise<string | undefined> {
     validateBlobKey(key);
-    return readIfExists(this.fileOf(key));
+    const file = this.fileOf(key);
+    // A miss is common (is this outcome stored yet?): a stat that returns nothing is much cheaper than a
+    // failed open, which builds an error with a stack trace.
+    if (statSync(file, { throwIfNoEntry: false }) === undefined) return undefined;
+    return readIfExists(file);
   }
 
   async list(prefix: string): Promise<string[]> {
@@ -181,6 +203,10 @@ export class LocalBlobStore implements BlobStore {
     return path.join(this.root, ...splitKey(key));
   }
 }
+
+/** Temp file names: unique per process (random prefix) and per put (counter). */
+const tempPrefix = `${process.pid}-${randomBytes(4).toString('hex')}`;
+let tempCounter = 0;
 
 /** Flushes a directory's entries (a new name) to disk; where a directory cannot be opened for that, nothing to do. */
 async function syncDirectory(directory: string): Promise<void> {

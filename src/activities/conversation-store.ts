@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { JsonValue } from '../contracts/json';
+import type { JsonObject, JsonValue } from '../contracts/json';
 import {
   conversationCacheEntries,
   conversationCacheMaxChars,
@@ -134,13 +134,14 @@ export class ConversationStore {
    * Stores `message` as message `seq`. Idempotent: the same message again is a no-op (activity retries).
    * A different message at a taken seq throws ConversationMessageConflictError.
    */
-  async append(conversationId: string, seq: number, message: ChatMessage): Promise<void> {
+  async append(conversationId: string, seq: number, message: ChatMessage, outcome?: JsonObject): Promise<void> {
     assertSeq('seq', seq);
     const parsed = chatMessageSchema.safeParse(message);
     if (!parsed.success) {
       throw new ConversationMessageInvalidError(`message ${seq} of conversation ${JSON.stringify(conversationId)} is not a valid chat message: ${z.prettifyError(parsed.error)}`);
     }
-    const raw = canonicalJson(parsed.data);
+    // The outcome travels in the same blob (one write per step, decision 0002); readers of messages never see it.
+    const raw = canonicalJson(outcome ? { ...parsed.data, outcome } : parsed.data);
     try {
       await this.blobs.put(messageKey(conversationId, seq), raw);
     } catch (error) {
@@ -151,6 +152,22 @@ export class ConversationStore {
     const cached = this.cache.get(conversationId) ?? (seq === 0 ? [] : undefined);
     if (cached !== undefined && cached.length === seq) this.extendCache(conversationId, cached, [raw]);
     if ((seq + 1) % this.chunkSize === 0) await this.sealChunkIfComplete(conversationId, Math.floor(seq / this.chunkSize));
+  }
+
+  /**
+   * Message `seq` with the outcome an activity stored with it, or undefined when it is not stored yet: how
+   * a retried activity finds the work an earlier attempt finished.
+   */
+  async readStored(conversationId: string, seq: number): Promise<{ message: ChatMessage; outcome?: JsonObject } | undefined> {
+    assertSeq('seq', seq);
+    const cached = this.cache.get(conversationId);
+    // Every message is written alone before any chunk holds it, so one single read finds it.
+    const raw = cached !== undefined && cached.length > seq ? cached[seq] : await this.blobs.get(messageKey(conversationId, seq));
+    if (raw === undefined) return undefined;
+    const message = parseMessage(raw, conversationId, seq);
+    const stored: unknown = JSON.parse(raw);
+    const outcome = typeof stored === 'object' && stored !== null && 'outcome' in stored ? stored.outcome : undefined;
+    return { message, ...(isJsonObject(outcome) ? { outcome } : {}) };
   }
 
   /** Messages 0..count-1. Throws ConversationMessageMissingError naming the first missing seq. */
@@ -164,7 +181,8 @@ export class ConversationStore {
     assertSeq('count', count);
     const end = start + count;
     const raws = await this.readRaw(conversationId, start, end);
-    return raws.map((raw, index) => parseMessage(raw, conversationId, start + index));
+    // Every raw here was validated once, when it was written or loaded (see readRaw): parse it only.
+    return raws.map(trustedMessage);
   }
 
   /** Canonical JSON of messages start..end-1, from the cache where possible. */
@@ -177,12 +195,12 @@ export class ConversationStore {
     }
     // Contiguous with the cached prefix: read only the rest and extend the prefix.
     if (start <= cached.length) {
-      const loaded = await this.load(conversationId, cached.length, end, start, end);
+      const loaded = validated(await this.load(conversationId, cached.length, end, start, end), conversationId, cached.length);
       const current = this.cache.get(conversationId) ?? [];
       if (current.length === cached.length) this.extendCache(conversationId, current, loaded);
       return [...cached, ...loaded].slice(start, end);
     }
-    return this.load(conversationId, start, end, start, end);
+    return validated(await this.load(conversationId, start, end, start, end), conversationId, start);
   }
 
   /** Reads messages from..to-1 from the blob store, using chunk blobs where they can save reads. */
@@ -214,11 +232,11 @@ export class ConversationStore {
     const chunkStart = chunkIndex * this.chunkSize;
     const sealed = await this.blobs.get(chunkKey(conversationId, chunkIndex));
     if (sealed !== undefined) {
-      const parsed: unknown = JSON.parse(sealed);
+      const parsed = parseJson(sealed);
       if (!Array.isArray(parsed) || parsed.length !== this.chunkSize) {
         throw new ConversationMessageInvalidError(`chunk ${chunkIndex} of conversation ${JSON.stringify(conversationId)} does not hold ${this.chunkSize} messages`);
       }
-      return parsed.slice(from - chunkStart, to - chunkStart).map((message: unknown) => canonicalJson(toJsonValue(message)));
+      return parsed.slice(from - chunkStart, to - chunkStart).map((message: JsonValue) => canonicalJson(message));
     }
     const raws = await this.loadSingles(conversationId, from, to, askedStart, askedEnd);
     if (from === chunkStart && to === chunkStart + this.chunkSize) {
@@ -288,6 +306,19 @@ function assertSeq(name: string, value: number): void {
   }
 }
 
+/** Checks raws read from the blob store (messages from..): each becomes trusted once it passed. */
+function validated(raws: string[], conversationId: string, from: number): string[] {
+  raws.forEach((raw, index) => parseMessage(raw, conversationId, from + index));
+  return raws;
+}
+
+/** A message from a raw that passed the schema before (written by append, or checked when loaded). */
+function trustedMessage(raw: string): ChatMessage {
+  const parsed = JSON.parse(raw) as ChatMessage & { outcome?: unknown };
+  delete parsed.outcome;
+  return parsed;
+}
+
 function parseMessage(raw: string, conversationId: string, seq: number): ChatMessage {
   const parsed = chatMessageSchema.safeParse(JSON.parse(raw));
   if (!parsed.success) {
@@ -296,13 +327,19 @@ function parseMessage(raw: string, conversationId: string, seq: number): ChatMes
   return parsed.data;
 }
 
-function toJsonValue(value: unknown): JsonValue {
-  return jsonValueSchema.parse(value);
+function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** JSON text parsed: a JSON value by construction (JSON.parse makes nothing else). */
+function parseJson(text: string): JsonValue {
+  return JSON.parse(text) as JsonValue;
 }
 
 /** JSON with object keys sorted at every level and undefined properties dropped. */
-function canonicalJson(value: JsonValue | ChatMessage): string {
-  return JSON.stringify(sortKeys(toJsonValue(JSON.parse(JSON.stringify(value)))));
+function canonicalJson(value: JsonValue | ChatMessage | (ChatMessage & { outcome: JsonObject })): string {
+  // The round trip drops undefined properties; what it parses is JSON by construction.
+  return JSON.stringify(sortKeys(parseJson(JSON.stringify(value))));
 }
 
 function sortKeys(value: JsonValue): JsonValue {

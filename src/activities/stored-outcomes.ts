@@ -18,7 +18,8 @@ import { isBlobConflictError, type BlobStore } from './blob-store';
  */
 export async function withHeartbeat<T>(work: (signal: AbortSignal) => Promise<T>, details?: () => LiveText | undefined): Promise<T> {
   const context = Context.current();
-  const timer = setInterval(() => {
+  // A local activity has no heartbeats (its workflow task is kept alive instead); cancellation still reaches it.
+  const timer = context.info.isLocal ? undefined : setInterval(() => {
     const live = details?.();
     if (live) context.heartbeat(live);
     else context.heartbeat();

@@ -109,6 +109,11 @@ export interface ToolCallRef {
    * JSON object): the workflow stores this text as its error result instead.
    */
   denied?: string;
+  /**
+   * A fast built-in file tool (read, write, list, search): the workflow runs it as a local activity, inside
+   * the workflow task that received the answer, instead of a workflow task and an activity task of its own.
+   */
+  local?: true;
 }
 
 /** What a model call returns to the workflow. */

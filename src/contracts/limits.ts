@@ -164,7 +164,7 @@ export const blobListMaxKeys = 100_000;
 /** Messages per conversation chunk blob: a read of n messages needs about n / this many blob reads. */
 export const conversationChunkSize = 50;
 /** Conversations kept in the in-process LRU cache of read messages (entries are immutable, so caching is safe). */
-export const conversationCacheEntries = 64;
+export const conversationCacheEntries = 1_024;
 /** Total characters of messages the conversation cache may hold across all conversations. */
 export const conversationCacheMaxChars = 64 * 1024 * 1024;
 /** Blob reads a conversation read issues at once. */
@@ -187,6 +187,11 @@ export const peekLiveTextChars = 1_000;
 export const liveTextReadTimeoutMs = 5_000;
 /** Length of argument and output previews shown by peek and kept in history. */
 export const previewLength = 400;
+/**
+ * Least time between two search-attribute upserts of a workflow (ms): status and turns shown by the Web UI
+ * and the listings are at most this much behind (a change within the interval is written when it ends).
+ */
+export const viewsUpsertIntervalMs = 1_000;
 /** Default upper bound of one model call (ms). */
 export const defaultModelCallTimeoutMs = 10 * 60_000;
 /** Default heartbeat timeout of a model call (ms): how soon a dead worker's call is retried elsewhere. */
@@ -197,6 +202,13 @@ export const orchestrationHeartbeatIntervalMs = 5_000;
 export const modelHeartbeatIntervalMs = 1_000;
 /** Default upper bound of one tool call (ms). */
 export const defaultToolCallTimeoutMs = 5 * 60_000;
+/**
+ * Upper bound of a fast built-in tool call run as a local activity (ms): the workflow task stays open (the
+ * SDK heartbeats it) while it runs. File tools take milliseconds; a search of a large tree seconds.
+ */
+export const localToolCallTimeoutMs = 2 * 60_000;
+/** Upper bound of one conversation store read or write (a local activity), ms. */
+export const storeCallTimeoutMs = 60_000;
 /** Default attempts for retryable model failures. */
 export const defaultModelMaximumAttempts = 6;
 

@@ -131,7 +131,8 @@ export class ScriptedModel implements ChatModel {
       throw rejection(this.name, message, 'messages', 'context_length_exceeded');
     }
 
-    const step = this.responder ? await this.responder(deepCopy(request), callIndex) : this.queue.shift();
+    // The copy keeps a recorded request as it was sent; without recording there is nothing to protect.
+    const step = this.responder ? await this.responder(this.record ? deepCopy(request) : request, callIndex) : this.queue.shift();
     if (step === undefined) {
       record.exhausted = true;
       throw scriptExhaustedFailure(

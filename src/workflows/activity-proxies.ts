@@ -1,7 +1,8 @@
-import { ActivityCancellationType, proxyActivities, type ActivityInterfaceFor } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities, proxyLocalActivities, type ActivityInterfaceFor, type LocalActivityInterfaceFor } from '@temporalio/workflow';
 import type { AgentLoopActivities, OrchestrationActivities } from '../contracts/activities';
 import type { RunActivities } from '../contracts/run-activities';
 import { nonRetryableFailureTypes } from '../contracts/failures';
+import { localToolCallTimeoutMs, storeCallTimeoutMs } from '../contracts/limits';
 import type { SubagentActivitySettings } from '../contracts/subagent';
 
 /** The activity proxies of one agent workflow, each with the timeouts and retries its kind of work needs. */
@@ -10,8 +11,18 @@ export interface AgentActivityProxies {
   model: ActivityInterfaceFor<AgentLoopActivities>;
   /** Tool calls: heartbeat; retried only when the worker was lost (tool errors are results). */
   tools: ActivityInterfaceFor<AgentLoopActivities>;
-  /** Conversation store reads and writes: short, retried. */
-  store: ActivityInterfaceFor<AgentLoopActivities>;
+  /**
+   * Fast built-in file tools (`ToolCallRef.local`) as local activities: run by the worker inside the
+   * workflow task that received the model's answer, recorded as a marker — no workflow task and no
+   * activity task of their own. They store their result by key like any tool call, so a retry (or a
+   * replay after a lost worker) finds it.
+   */
+  localTools: LocalActivityInterfaceFor<AgentLoopActivities>;
+  /**
+   * Conversation store reads and writes as local activities: a few blob reads and writes each, idempotent
+   * per sequence number (the first write wins), so re-running one after a lost workflow task is harmless.
+   */
+  store: LocalActivityInterfaceFor<AgentLoopActivities>;
   /** Sources, planning, model listing and talking to children. */
   orchestration: ActivityInterfaceFor<OrchestrationActivities>;
   /** The stored output schema and the worktree's git commands: short, retried. */
@@ -39,8 +50,13 @@ export function createActivityProxies(settings: SubagentActivitySettings): Agent
       cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
       retry: { initialInterval: 1_000, maximumAttempts: 3, nonRetryableErrorTypes },
     }),
-    store: proxyActivities<AgentLoopActivities>({
-      startToCloseTimeout: 60_000,
+    localTools: proxyLocalActivities<AgentLoopActivities>({
+      startToCloseTimeout: Math.min(settings.toolCallTimeoutMs, localToolCallTimeoutMs),
+      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+      retry: { initialInterval: 1_000, maximumAttempts: 3, nonRetryableErrorTypes },
+    }),
+    store: proxyLocalActivities<AgentLoopActivities>({
+      startToCloseTimeout: storeCallTimeoutMs,
       retry: { initialInterval: 500, maximumAttempts: 10, nonRetryableErrorTypes },
     }),
     orchestration: proxyActivities<OrchestrationActivities>({

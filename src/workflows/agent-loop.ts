@@ -323,7 +323,8 @@ export class AgentLoop {
         return;
       }
       const delivers = agent.finalOutput !== undefined && call.name === finalOutputToolName;
-      const ran = await agent.activities.tools.runTool.executeWithOptions({ summary: `tool ${call.name}${approval ? ` (${approval.decision === 'approve' ? 'approved' : 'denied'})` : ''}` }, [{
+      const tools = call.local ? agent.activities.localTools : agent.activities.tools;
+      const ran = await tools.runTool.executeWithOptions({ summary: `tool ${call.name}${approval ? ` (${approval.decision === 'approve' ? 'approved' : 'denied'})` : ''}` }, [{
         workflowId: agent.options.workflowId,
         conversationId: agent.conversationId,
         assistantSeq,

@@ -1,4 +1,4 @@
-import { condition, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { CancellationScope, condition, setCurrentDetails, sleep, upsertSearchAttributes } from '@temporalio/workflow';
 import type { MessageInput, RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from '../contracts/activities';
 import {
   carriedTranscriptEntries,
@@ -8,6 +8,7 @@ import {
   recentMessageIdCount,
   transcriptEntries,
   transcriptEntryLength,
+  viewsUpsertIntervalMs,
 } from '../contracts/limits';
 import { addUsage, zeroUsage, type ModelRoute, type TokenUsage } from '../contracts/model';
 import { searchAttributes } from '../contracts/search-attributes';
@@ -134,6 +135,10 @@ export class Agent {
   /** Model calls, tool calls and foreground children in flight: continue-as-new waits for none. */
   private inFlight = 0;
   private lastSearchAttributes = '';
+  /** Workflow time of the last search-attribute upsert. */
+  private lastUpsertAt = Number.NEGATIVE_INFINITY;
+  /** A timer that writes search attributes held back by the interval is running. */
+  private upsertDeferred = false;
   private lastDetails = '';
   private viewsDirty = false;
 
@@ -279,7 +284,7 @@ export class Agent {
     if (!pending) return;
     await this.activities.store.appendMessages.executeWithOptions(
       { summary: `store messages ${pending.startSeq}–${pending.startSeq + pending.messages.length - 1}` },
-      [{ conversationId: this.options.conversationId, startSeq: pending.startSeq, messages: pending.messages }],
+      [{ conversationId: this.conversationId, startSeq: pending.startSeq, messages: pending.messages }],
     );
     if (this.pending === pending) this.pending = undefined;
   }
@@ -321,17 +326,29 @@ export class Agent {
     this.viewsDirty = true;
   }
 
-  /** Writes the views if they changed (search attributes only when their values changed). */
-  flushViews(): void {
-    if (!this.viewsDirty) return;
+  /**
+   * Writes the views if they changed. The current details cost no history and are written at once. Search
+   * attributes (a history event and a visibility write each) are written at most once per
+   * `viewsUpsertIntervalMs`: a change within the interval is written by a timer when it ends, so the Web
+   * UI and listings are never more than that behind, and a run of fast turns costs about one upsert per
+   * second instead of one per turn. `force` writes them now (the end of the workflow).
+   */
+  flushViews(force = false): void {
+    if (!this.viewsDirty && !force) return;
     this.viewsDirty = false;
     const attributes = `${this.state}|${this.turns}`;
     if (attributes !== this.lastSearchAttributes) {
-      this.lastSearchAttributes = attributes;
-      upsertSearchAttributes([
-        { key: searchAttributes.status, value: this.state },
-        { key: searchAttributes.turns, value: this.turns },
-      ]);
+      const now = Date.now();
+      if (force || now - this.lastUpsertAt >= viewsUpsertIntervalMs) {
+        this.lastSearchAttributes = attributes;
+        this.lastUpsertAt = now;
+        upsertSearchAttributes([
+          { key: searchAttributes.status, value: this.state },
+          { key: searchAttributes.turns, value: this.turns },
+        ]);
+      } else {
+        this.deferUpsert(this.lastUpsertAt + viewsUpsertIntervalMs - now);
+      }
     }
     const details = [
       `**${this.state}** · turn ${this.turnsThisRun} of ${this.currentLimit} (total ${this.turns}) · ${this.toolCalls} tool calls`,
@@ -345,6 +362,17 @@ export class Agent {
       this.lastDetails = details;
       setCurrentDetails(details);
     }
+  }
+
+  /** Writes the search attributes when the interval has passed (one timer at a time; not cancelled with a run). */
+  private deferUpsert(delayMs: number): void {
+    if (this.upsertDeferred) return;
+    this.upsertDeferred = true;
+    void CancellationScope.nonCancellable(() => sleep(Math.max(1, delayMs))).then(() => {
+      this.upsertDeferred = false;
+      this.viewsDirty = true;
+      this.flushViews();
+    }).catch(() => undefined); // the workflow ended or was evicted meanwhile
   }
 
   /** Validates a message for this agent (the sendMessage update's validator). Throws with the reason. */

@@ -75,7 +75,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
   try {
     outcome = await loopScope.run(async () => {
       if (!input.carried) {
-        await agent.append([{ role: 'system', content: buildSessionSystemPrompt({ ...input.system, workingDir: input.workingDir, toolsets: input.toolsets, canDelegate: agent.canDelegate }) }]);
+        // Stored by the first model call (no activity of its own).
+        agent.appendBeforeNextTurn([{ role: 'system', content: buildSessionSystemPrompt({ ...input.system, workingDir: input.workingDir, toolsets: input.toolsets, canDelegate: agent.canDelegate }) }]);
         if (input.initialMessage) agent.acceptMessage({ message: input.initialMessage }, true);
       }
       for (;;) {
@@ -125,7 +126,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
     await agent.storePending().catch(() => undefined);
     await loop.seal(outcome.status === 'cancelled' ? 'cancelled' : outcome.status === 'budget' ? 'budget' : 'failed').catch(() => undefined);
     agent.setState(outcome.status === 'idle' ? 'completed' : outcome.status);
-    agent.flushViews();
+    agent.flushViews(true);
     await orchestrator.cancelAll(`its session ${info.workflowId} ended (${outcome.status})`);
     log.info('session ended', { status: outcome.status, turns: agent.turns });
     const status: SessionResult['status'] = outcome.status === 'cancelled' || outcome.status === 'idle' || outcome.status === 'budget' ? outcome.status : 'failed';

@@ -138,7 +138,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   const promisedTasks = () => agent.registry.tasks.some((task) => task.mode === 'background' && isLive(task));
 
   /** The system prompt and the task: the start of the conversation (of each attempt of a recipe's retry). */
-  const startConversation = async (): Promise<void> => {
+  const startConversation = (): void => {
     if (input.fork) {
       // A fork continues its parent's conversation (by reference, system prompt included): its own starts with its task.
       const task = buildForkTask({
@@ -151,7 +151,8 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
         ...(agent.worktree ? { worktreeBranch: agent.worktree.branch } : {}),
       });
       agent.remember('user', input.prompt);
-      await agent.append([{ role: 'user', content: task }], 'store the fork\'s task');
+      // Stored by the first model call (no activity of its own).
+      agent.appendBeforeNextTurn([{ role: 'user', content: task }]);
       return;
     }
     const system = buildSubagentSystemPrompt({
@@ -164,7 +165,8 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       ...(agent.worktree ? { worktreeBranch: agent.worktree.branch } : {}),
     });
     agent.remember('user', input.prompt);
-    await agent.append([{ role: 'system', content: system }, { role: 'user', content: input.prompt }], 'store system prompt and task');
+    // Stored by the first model call (no activity of its own).
+    agent.appendBeforeNextTurn([{ role: 'system', content: system }, { role: 'user', content: input.prompt }]);
   };
 
   /** Turns until the run answers or ends. */
@@ -190,8 +192,8 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       run = await turns(resume);
       // A recipe's checks judge the delegated task: the run (or a continuable's first activation).
       if (retry && agent.answers === 0) {
-        run = await retry.afterAnswer(run, async () => {
-          await startConversation();
+        run = await retry.afterAnswer(run, () => {
+          startConversation();
           return turns(false);
         });
       }
@@ -210,7 +212,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       if (!input.carried) {
         await prepareRun(agent, input, input.parent?.taskId ?? info.workflowId);
         retry?.show('working');
-        await startConversation();
+        startConversation();
       }
       let waiting = input.carried?.phase === 'waiting';
       for (;;) {
@@ -247,7 +249,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     await loop.seal(outcome.status === 'cancelled' ? 'cancelled' : outcome.status === 'budget' ? 'budget' : 'failed').catch(() => undefined);
     const ran = await resultOf(outcome, true);
     agent.setState(outcome.status);
-    agent.flushViews();
+    agent.flushViews(true);
     await orchestrator.cancelAll(`its parent ${info.workflowId} ended (${outcome.status})`);
     const worktree = agent.worktree ? await finishWorktree(agent) : undefined;
     const result: SubagentResult = worktree ? { ...ran, worktree } : ran;
