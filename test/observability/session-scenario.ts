@@ -136,18 +136,24 @@ export async function pollUntil(check: () => Promise<boolean>, options: { timeou
 export interface ScheduledActivity {
   activityType: string;
   summary: string | undefined;
+  /** Run as a local activity (recorded as a marker). */
+  local?: true;
 }
 
 /** The activities a workflow scheduled, read from its history, with their user-metadata summaries decoded. */
 export async function scheduledActivities(handle: WorkflowHandle): Promise<ScheduledActivity[]> {
   const history = await handle.fetchHistory();
-  return (history.events ?? [])
-    .filter((event) => event.activityTaskScheduledEventAttributes)
-    .map((event) => {
-      const payload = event.userMetadata?.summary;
-      return {
-        activityType: event.activityTaskScheduledEventAttributes?.activityType?.name ?? '',
-        summary: payload ? defaultPayloadConverter.fromPayload<string>(payload) : undefined,
-      };
-    });
+  return (history.events ?? []).flatMap((event) => {
+    const payload = event.userMetadata?.summary;
+    const summary = payload ? defaultPayloadConverter.fromPayload<string>(payload) : undefined;
+    if (event.activityTaskScheduledEventAttributes) {
+      return [{ activityType: event.activityTaskScheduledEventAttributes.activityType?.name ?? '', summary }];
+    }
+    // A local activity is recorded as a marker whose data names its type.
+    const marker = event.markerRecordedEventAttributes;
+    const data = marker?.markerName === 'core_local_activity' ? marker.details?.data?.payloads?.[0] : undefined;
+    if (!data) return [];
+    const recorded = defaultPayloadConverter.fromPayload<{ activity_type?: string }>(data);
+    return [{ activityType: recorded.activity_type ?? '', summary, local: true as const }];
+  });
 }

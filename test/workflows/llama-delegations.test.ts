@@ -88,7 +88,8 @@ describe('delegations against llama.cpp', () => {
 
   test('a conversation that outgrows the context window is compacted by the model and goes on', async () => {
     const handle = await start('You keep a diary of short notes. Acknowledge each note briefly.', 'llama', { continuable: true });
-    const waitTurn = (turns: number) => until(() => handle.query(peekQuery) as Promise<SubagentPeek>, (peek) => peek.turns >= turns && peek.state === 'waiting', `turn ${turns}`);
+    // A turn that compacts first makes two model calls; with the rest of the suite on both cores that takes minutes.
+    const waitTurn = (turns: number) => until(() => handle.query(peekQuery) as Promise<SubagentPeek>, (peek) => peek.turns >= turns && peek.state === 'waiting', `turn ${turns}`, 300_000);
     await waitTurn(1);
     let turn = 1;
     let peek: SubagentPeek = await handle.query(peekQuery);
@@ -107,7 +108,7 @@ describe('delegations against llama.cpp', () => {
     expect(transcript.entries.some((entry) => entry.role === 'event' && entry.text.startsWith('[failed]'))).toBe(false);
     await handle.signal(cancelSignal, { reason: 'test done' });
     await handle.result();
-  }, 600_000);
+  }, 1_200_000);
 
   test("a task that cannot fit the window fails with the server's words", async () => {
     const handle = await start(`Summarise this: ${'The quick brown fox jumps over the lazy dog. '.repeat(300)}`, 'llama');
