@@ -214,6 +214,10 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
   if (!route.ok) return { ok: false, message: route.message };
   warnings.push(...route.warnings);
 
+  // A request lowers the operator's limit, never raises it (SEMANTICS §5 "Tenants and secrets"): a model asks like the API does.
+  if (request.max_turns !== undefined && request.max_turns > context.configuredMaxTurns) {
+    return { ok: false, message: `max_turns ${request.max_turns} is above this server's limit of ${context.configuredMaxTurns} turns per subagent (ERRAND_SUBAGENT_MAX_TURNS); ask for at most ${context.configuredMaxTurns}, or leave max_turns out.` };
+  }
   const parentRecipeMaxTurns = parent.recipe?.snapshot.definition.type === 'recipe' ? parent.recipe.snapshot.definition.recipe.settings?.max_turns ?? undefined : undefined;
   const maxTurns = chooseMaxTurns(request.max_turns, recipeSettings.maxTurns, parentRecipeMaxTurns, context.configuredMaxTurns);
 

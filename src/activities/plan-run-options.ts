@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { ToolPolicyNarrowingWire } from '../contracts/activities';
 import type { DelegateRequest } from '../contracts/delegation';
 import { defaultAllowBypassPermissions } from '../contracts/limits';
@@ -70,8 +71,10 @@ export async function planRunOptions(input: RunOptionsInput): Promise<RunOptions
   }
 
   const isolation = input.request.isolation ?? input.agentRun?.isolation;
-  if (isolation === 'worktree' && (await findGitWorkTree(input.workingDir)) === undefined) {
-    return { ok: false, message: `isolation "worktree" needs a git repository, and the working directory ${input.workingDir} is not inside one` };
+  // Checked where the working directory is on this disk (a worker, or an API beside its workers); an API
+  // elsewhere (a serverless function) leaves it to the worker's worktree step, which reports the same.
+  if (isolation === 'worktree' && existsSync(input.workingDir) && (await findGitWorkTree(input.workingDir)) === undefined) {
+    return { ok: false, message: 'isolation "worktree" needs a git repository, and the working directory is not inside one' };
   }
   return {
     ok: true,

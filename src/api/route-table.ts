@@ -25,11 +25,22 @@ import {
 } from '../contracts/api';
 import { delegateRequestSchema } from '../contracts/delegation';
 import { defineRoute, type ResponseSpec, type RouteSpec } from './route-spec';
-import { sessionRoutes } from './routes/session-routes';
+import {
+  approvalBodySchema,
+  approvalPathSchema,
+  approvalResponseSchema,
+  approvalsResponseSchema,
+  cancelSessionBodySchema,
+  cancelSessionResponseSchema,
+  sessionMessageResponseSchema,
+  sessionResponseSchema,
+  startSessionBodySchema,
+  startSessionResponseSchema,
+} from '../contracts/session-api';
 
 /**
  * Every route of the API, as contracts. Handlers are mounted against these specs (src/api/routes/) and
- * `GET /openapi.json` is generated from them. A new route (e.g. sessions) is a spec here plus a handler.
+ * `GET /openapi.json` is generated from them. A new route is a spec here (its bodies in contracts/) plus a handler in routes/.
  */
 
 const unauthorized: ResponseSpec = { description: 'Missing or invalid API key.' };
@@ -38,6 +49,8 @@ const notFound: ResponseSpec = { description: 'No such delegation for this API k
 const tooLarge: ResponseSpec = { description: 'The request body is larger than the configured limit.' };
 const unsupported: ResponseSpec = { description: 'The body is not application/json.' };
 const unavailable: ResponseSpec = { description: 'Temporal cannot be reached.' };
+const sessionNotFound: ResponseSpec = { description: "No such session or approval for this API key (other tenants' are not visible)." };
+const sessionConflict: ResponseSpec = { description: 'The workflow refused it: the session has ended, or the approval is no longer pending.' };
 const optionalIdempotencyKey = idempotencyKeySchema.optional();
 
 /** `POST /v1/delegations`. */
@@ -200,6 +213,53 @@ export const sendMessageRoute = defineRoute({
   },
 });
 
+/** `POST /v1/sessions`. */
+export const startSessionRoute = defineRoute({
+  method: 'post', path: '/v1/sessions', operationId: 'startSession', summary: 'Start a parent session',
+  description: 'Starts a session whose model can load and delegate; messages arrive with POST /v1/sessions/{id}/messages.',
+  tag: 'sessions', authenticated: true, params: emptyPathSchema, query: emptyQuerySchema,
+  body: { schema: startSessionBodySchema, required: true, description: 'Session settings and an optional first message.' },
+  responses: { 201: { description: 'The session started.', schema: startSessionResponseSchema }, 400: badRequest, 401: unauthorized, 422: { description: "No model is configured, or maxDepth / maxTurnsPerMessage is over the operator's limit." } },
+});
+/** `GET /v1/sessions/{id}`. */
+export const getSessionRoute = defineRoute({
+  method: 'get', path: '/v1/sessions/{id}', operationId: 'getSession', summary: 'Read a session',
+  description: 'The transcript (bounded), state, and background tasks of a session.',
+  tag: 'sessions', authenticated: true, params: delegationPathSchema, query: emptyQuerySchema,
+  responses: { 200: { description: 'The session.', schema: sessionResponseSchema }, 400: badRequest, 401: unauthorized, 404: sessionNotFound },
+});
+/** `POST /v1/sessions/{id}/messages`. */
+export const sendSessionMessageRoute = defineRoute({
+  method: 'post', path: '/v1/sessions/{id}/messages', operationId: 'sendSessionMessage', summary: 'Send a message to a session',
+  description: 'Answers 202 once the session has durably accepted the message; the reply appears in the transcript.',
+  tag: 'sessions', authenticated: true, params: delegationPathSchema, query: emptyQuerySchema,
+  body: { schema: sendMessageBodySchema, required: true, description: 'The message.' },
+  responses: { 202: { description: 'Accepted.', schema: sessionMessageResponseSchema }, 400: badRequest, 401: unauthorized, 404: sessionNotFound, 409: sessionConflict },
+});
+/** `POST /v1/sessions/{id}/cancel`. */
+export const cancelSessionRoute = defineRoute({
+  method: 'post', path: '/v1/sessions/{id}/cancel', operationId: 'cancelSession', summary: 'Cancel a session',
+  description: 'Ends the session and cancels every task under it. Answers 202 once the cancel is recorded; the session then ends `cancelled`.',
+  tag: 'sessions', authenticated: true, params: delegationPathSchema, query: emptyQuerySchema,
+  body: { schema: cancelSessionBodySchema, required: false, description: 'An optional reason.' },
+  responses: { 202: { description: 'The cancel is recorded.', schema: cancelSessionResponseSchema }, 400: badRequest, 401: unauthorized, 404: sessionNotFound, 409: sessionConflict },
+});
+/** `GET /v1/approvals`. */
+export const listApprovalsRoute = defineRoute({
+  method: 'get', path: '/v1/approvals', operationId: 'listApprovals', summary: 'Tool calls waiting for approval',
+  description: "The tenant's tool calls under an `ask` policy that wait for a decision.",
+  tag: 'approvals', authenticated: true, params: emptyPathSchema, query: emptyQuerySchema,
+  responses: { 200: { description: 'Pending approvals, oldest first.', schema: approvalsResponseSchema }, 401: unauthorized },
+});
+/** `POST /v1/approvals/{id}`. */
+export const decideApprovalRoute = defineRoute({
+  method: 'post', path: '/v1/approvals/{id}', operationId: 'decideApproval', summary: 'Approve or deny a tool call',
+  description: 'The subagent continues with the tool result, or with the denial (and its reason).',
+  tag: 'approvals', authenticated: true, params: approvalPathSchema, query: emptyQuerySchema,
+  body: { schema: approvalBodySchema, required: true, description: 'The decision.' },
+  responses: { 200: { description: 'Recorded.', schema: approvalResponseSchema }, 400: badRequest, 401: unauthorized, 404: sessionNotFound, 409: sessionConflict },
+});
+
 /** `GET /v1/sources`. */
 export const listSourcesRoute = defineRoute({
   method: 'get',
@@ -288,7 +348,12 @@ export const apiRoutes: readonly RouteSpec[] = [
   delegationEventsRoute,
   cancelDelegationRoute,
   sendMessageRoute,
-  ...sessionRoutes,
+  startSessionRoute,
+  getSessionRoute,
+  sendSessionMessageRoute,
+  cancelSessionRoute,
+  listApprovalsRoute,
+  decideApprovalRoute,
   listSourcesRoute,
   getSourceRoute,
   listModelsRoute,

@@ -183,7 +183,7 @@ export const idempotencyKeySchema = z
 export const delegationSummarySchema = z.object({
   id: z.string(),
   runId: z.string(),
-  /** `subagent` (sessions come later). */
+  /** `subagent` or `session`. */
   kind: z.string(),
   state: delegationStateSchema,
   /** Temporal's own execution status (RUNNING, COMPLETED, FAILED, CANCELLED, TERMINATED, TIMED_OUT…). */

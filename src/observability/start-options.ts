@@ -1,5 +1,5 @@
 import type { SearchAttributePair } from '@temporalio/common';
-import { staticSummaryMaxChars, summaryInstructionWords } from '../contracts/limits';
+import { staticSummaryMaxChars, summaryInstructionWords, workflowTaskTimeoutMs } from '../contracts/limits';
 import type { ModelRoute } from '../contracts/model';
 import { searchAttributes } from '../contracts/search-attributes';
 import type { SessionInput } from '../contracts/session';
@@ -8,7 +8,7 @@ import type { SourceSummary, SubagentInput } from '../contracts/subagent';
 /**
  * What the Temporal Web UI shows for a workflow errand starts from outside a workflow (the API or the
  * CLI): a one-line static summary, Markdown static details and the errand search attributes
- * (DESIGN.md convention 10). Children started by a workflow get theirs in `agent-core.ts`; this is the
+ * (DESIGN.md convention 10). Children started by a workflow get theirs in `workflows/task-orchestration.ts`; this is the
  * top-level counterpart, so both kinds of start look alike in the UI and in visibility queries.
  */
 
@@ -29,6 +29,8 @@ export interface TopLevelStartIds {
  * `client.workflow.start(...)` next to `taskQueue`, `workflowId` and `args`.
  */
 export interface TopLevelStartOptions {
+  /** errand's workflow task timeout (`workflowTaskTimeoutMs`): how soon a lost worker's task goes elsewhere. */
+  workflowTaskTimeout: number;
   staticSummary: string;
   staticDetails: string;
   typedSearchAttributes: SearchAttributePair[];
@@ -57,6 +59,7 @@ export function subagentStartOptions(input: SubagentInput, ids: TopLevelStartIds
     ...commonLines(ids, tenant),
   ];
   return {
+    workflowTaskTimeout: workflowTaskTimeoutMs,
     staticSummary: summaryLine(prefix, input.prompt || input.system.instructions || ''),
     staticDetails: details.join('  \n'),
     typedSearchAttributes: [
@@ -94,6 +97,7 @@ export function sessionStartOptions(input: SessionInput, ids: TopLevelStartIds):
     ...commonLines(ids, tenant),
   ];
   return {
+    workflowTaskTimeout: workflowTaskTimeoutMs,
     staticSummary: summaryLine(prefix, input.initialMessage ?? input.system.instructions ?? ''),
     staticDetails: details.join('  \n'),
     typedSearchAttributes: [

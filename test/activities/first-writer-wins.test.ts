@@ -44,7 +44,7 @@ describe('two concurrent attempts of one model turn', () => {
     const stored = await dependencies.conversations.read(conversationId, 3);
     expect(stored[2]).toEqual({ role: 'assistant', content: 'early answer' });
     // A third attempt (a later retry) calls nothing and returns the same.
-    const again = await new MockActivityEnvironment({ attempt: 3 }).run(activities.modelTurn, input);
+    const again: ModelTurnOutput = await new MockActivityEnvironment({ attempt: 3 }).run(activities.modelTurn, input);
     expect(again.text).toBe('early answer');
     expect(calls).toBe(2);
   });

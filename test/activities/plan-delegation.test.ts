@@ -202,6 +202,16 @@ describe('precedence (SEMANTICS §3)', () => {
     expect(chooseMaxTurns(undefined, undefined, undefined, 25)).toBe(25);
   });
 
+  test("a delegate's max_turns may lower the operator's limit, never raise it", async () => {
+    const lower = await plan({ instructions: 'x', max_turns: 10 }, {}, { configuredMaxTurns: 11 });
+    expect(lower.ok && lower.input.maxTurns).toBe(10);
+    const higher = await plan({ instructions: 'x', max_turns: 500 }, {}, { configuredMaxTurns: 11 });
+    expect(higher).toEqual({
+      ok: false,
+      message: "max_turns 500 is above this server's limit of 11 turns per subagent (ERRAND_SUBAGENT_MAX_TURNS); ask for at most 11, or leave max_turns out.",
+    });
+  });
+
   test('model: operator override > delegate > recipe > agent > configured default > parent', async () => {
     const parentRoute = { provider: 'openai', model: 'gpt-b' };
     const base = { providers, override: {}, request: {}, recipe: {}, parent: parentRoute };

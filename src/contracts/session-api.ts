@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { maxDepthCeiling, maxMessageLength } from './limits';
+
+/** Request and response bodies of the session and approval routes (`/v1/sessions`, `/v1/approvals`). */
+
+/** Body of `POST /v1/sessions`. */
+export const startSessionBodySchema = z.strictObject({
+  label: z.string().min(1).max(200).optional().describe('Short label for listings and the Web UI.'),
+  instructions: z.string().max(maxMessageLength).optional().describe('System instructions for the session.'),
+  context: z.string().max(maxMessageLength).optional().describe('Reference material for the session.'),
+  message: z.string().min(1).max(maxMessageLength).optional().describe('A first message, run at once.'),
+  maxTurnsPerMessage: z.number().int().min(1).max(1_000).optional().describe("Model calls one message may cause; at most the operator's limit (ERRAND_SESSION_MAX_TURNS), else 422."),
+  maxDepth: z.number().int().min(1).max(maxDepthCeiling).optional().describe("Depth limit of its delegations (1: subagents cannot delegate); at most the operator's limit (ERRAND_MAX_DEPTH), else 422."),
+});
+export const startSessionResponseSchema = z.object({ id: z.string(), runId: z.string(), links: z.object({ self: z.string(), messages: z.string() }) });
+export const transcriptEntrySchema = z.object({ role: z.enum(['user', 'assistant', 'notice', 'event']), text: z.string(), at: z.number() });
+export const sessionResponseSchema = z.object({
+  id: z.string(),
+  running: z.boolean(),
+  transcript: z.object({ state: z.string(), entries: z.array(transcriptEntrySchema), queuedMessages: z.number() }),
+  /** The session's peek; `partial` is the text its model is writing now, while a model call streams. */
+  peek: z.record(z.string(), z.unknown()),
+});
+export const sessionMessageResponseSchema = z.object({ id: z.string(), accepted: z.literal(true), queuedTurns: z.number() });
+export const approvalSchema = z.object({ id: z.string(), workflowId: z.string(), tool: z.string(), argumentsPreview: z.string(), requestedAt: z.number(), expiresAt: z.number() });
+export const approvalsResponseSchema = z.object({ approvals: z.array(approvalSchema) });
+export const approvalPathSchema = z.strictObject({ id: z.string().min(1).max(1_200).describe('Approval id: `<workflow id>:<message>:<call>`.') });
+export const approvalBodySchema = z.strictObject({
+  decision: z.enum(['approve', 'deny']),
+  reason: z.string().max(2_000).optional().describe('Shown to the subagent with a denial.'),
+});
+export const approvalResponseSchema = z.object({ id: z.string(), decision: z.enum(['approve', 'deny']) });
+
+export const cancelSessionBodySchema = z.strictObject({ reason: z.string().max(2_000).optional().describe('Why; shown in the session and its tasks.') });
+export const cancelSessionResponseSchema = z.object({ id: z.string(), cancelling: z.literal(true) });
