@@ -8,6 +8,7 @@ import { createOrchestrationActivities } from './activities/orchestration-activi
 import { createAgentLoopActivities } from './activities/agent-loop-activities';
 import { createRunActivities } from './activities/run-activities';
 import { loadConfig, type ErrandConfig } from './config';
+import { defaultMaxCachedWorkflows, heartbeatThrottleMs } from './contracts/limits';
 import { installLogging, providerApiKeys } from './observability/logging';
 import { projectRoot } from './dev/tool-paths';
 import type { ChatModel, ModelRegistry } from './llm/model-port';
@@ -186,8 +187,10 @@ export async function createErrandWorker(options: ErrandWorkerOptions): Promise<
     activities: { ...createAgentLoopActivities(options.dependencies), ...createOrchestrationActivities(options.dependencies), ...createRunActivities(options.dependencies) },
     // Cancellation reaches an activity only with a heartbeat's answer; the SDK otherwise throttles
     // heartbeats to 0.8 × the heartbeat timeout, which would delay a cancel by several seconds.
-    maxHeartbeatThrottleInterval: '1s',
-    defaultHeartbeatThrottleInterval: '1s',
+    maxHeartbeatThrottleInterval: heartbeatThrottleMs,
+    defaultHeartbeatThrottleInterval: heartbeatThrottleMs,
+    // Bounded, so memory does not grow with the number of waiting subagents; evicted ones replay on wake.
+    maxCachedWorkflows: defaultMaxCachedWorkflows,
     // A workflow task sent to a worker that died waits this long on its sticky queue before another
     // worker gets it (the SDK default is 10 s); a live worker answers in milliseconds.
     stickyQueueScheduleToStartTimeout: '3s',

@@ -198,8 +198,33 @@ export const defaultModelCallTimeoutMs = 10 * 60_000;
 export const defaultModelHeartbeatTimeoutMs = 10_000;
 /** How often sources, planning and child messages heartbeat (ms; their heartbeat timeout is 60 s). */
 export const orchestrationHeartbeatIntervalMs = 5_000;
-/** How often a model call heartbeats (ms); must be well under the heartbeat timeout. */
-export const modelHeartbeatIntervalMs = 1_000;
+/**
+ * How often a model or tool call heartbeats (ms); must be well under the heartbeat timeout. A cancel
+ * reaches a running activity only with the answer to a heartbeat, so this bounds cancel latency (decision
+ * 0012): 250 ms keeps a cancel under half a second, at four small heartbeat calls a second per running call.
+ */
+export const modelHeartbeatIntervalMs = 250;
+/**
+ * Least time between two heartbeats the worker sends to the server (ms; worker options
+ * `maxHeartbeatThrottleInterval` and `defaultHeartbeatThrottleInterval`). The SDK would otherwise hold
+ * heartbeats back to 0.8 × the heartbeat timeout, which would delay a cancel by seconds.
+ */
+export const heartbeatThrottleMs = 250;
+/**
+ * Workflow task timeout of every errand workflow (ms; Temporal's default is 10 s). When a worker dies in
+ * the middle of a workflow task, the task goes to another worker only after this; kept at or under the
+ * model heartbeat timeout so a lost worker's workflows come back as soon as its model calls do (decision
+ * 0012). errand's workflow tasks take milliseconds; a local activity longer than this keeps its task alive
+ * by heartbeating it (the SDK does that at 80 % of this timeout).
+ */
+export const workflowTaskTimeoutMs = 5_000;
+/**
+ * Workflows a worker keeps in its cache by default (`ERRAND_WORKER_MAX_CACHED_WORKFLOWS`). A cached
+ * waiting workflow holds about 0.5 MB; one evicted from the cache is replayed from its history when it
+ * wakes (a message, a child's result). 500 keeps a worker's memory well under 1 GB however many
+ * subagents wait on it (decision 0012).
+ */
+export const defaultMaxCachedWorkflows = 500;
 /** Default upper bound of one tool call (ms). */
 export const defaultToolCallTimeoutMs = 5 * 60_000;
 /**

@@ -9,7 +9,7 @@ import {
 } from '@temporalio/workflow';
 import type { ClosedChild, PlanDelegationOutput, ToolCallRef } from '../contracts/activities';
 import type { JsonObject } from '../contracts/json';
-import { announcedApprovalCount, cancelSettleWaitMs, childProbeIntervalMs, defaultMaxContinuables } from '../contracts/limits';
+import { announcedApprovalCount, cancelSettleWaitMs, childProbeIntervalMs, defaultMaxContinuables, workflowTaskTimeoutMs } from '../contracts/limits';
 import { zeroUsage, type TokenUsage } from '../contracts/model';
 import { searchAttributes } from '../contracts/search-attributes';
 import { cancelSignal, type ChildProgressInput, type ChildSettledInput, type SubagentResult, type TaskRecord } from '../contracts/subagent';
@@ -186,6 +186,8 @@ export class TaskOrchestrator implements OrchestrationTools {
           args: [input],
           // Background children outlive the parent's continue-as-new; cancellation is explicit (cancelAll).
           parentClosePolicy: ParentClosePolicy.ABANDON,
+          // Like a top-level start: a task lost with its worker goes elsewhere after this (decision 0012).
+          workflowTaskTimeout: workflowTaskTimeoutMs,
           staticSummary: record.description,
           staticDetails: [
             `source: ${plan.source ? `${plan.source.kind} ${plan.source.name} @ ${plan.source.version}` : 'ad hoc'}`,
