@@ -4,9 +4,7 @@ import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeF
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
-import { createOrchestrationActivities } from '../src/activities/orchestration-activities';
-import { createAgentLoopActivities } from '../src/activities/agent-loop-activities';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { loadConfig, type ErrandConfig } from '../src/config';
 import type { SubagentInput } from '../src/contracts/subagent';
 import { startDevServer, type DevServer } from '../src/dev/temporal-dev-server';
@@ -197,22 +195,6 @@ export function startErrandWorker(bench: Bench, taskQueue: string): Promise<InPr
     dependencies: bench.dependencies,
     workflows: { workflowBundle: { codePath: bench.errandBundle } },
     tuning: { shutdownGraceTime: '2s' },
-  }), bench.server.address);
-}
-
-/**
- * An errand worker built like `createErrandWorker` but with extra worker options, for what-if measurements
- * of a suggested change (e.g. heartbeat throttling) without editing errand's code.
- */
-export function startErrandWorkerWith(bench: Bench, taskQueue: string, extra: Partial<WorkerOptions>): Promise<InProcessWorker> {
-  return runInProcess(`errand worker (variant) ${taskQueue}`, (connection) => Worker.create({
-    connection,
-    namespace: 'default',
-    taskQueue,
-    workflowBundle: { codePath: bench.errandBundle },
-    activities: { ...createAgentLoopActivities(bench.dependencies), ...createOrchestrationActivities(bench.dependencies) },
-    shutdownGraceTime: '2s',
-    ...extra,
   }), bench.server.address);
 }
 

@@ -130,8 +130,10 @@ export function formatCounts(counts: Record<string, number>, divisor = 1): strin
 }
 
 /** Timeouts and retries across several workflows: what a recovery waited for. */
-export async function timeoutProfile(client: Client, workflowIds: readonly string[]): Promise<{ workflowTaskTimeouts: number; activityTimeouts: Record<string, number>; activityRetries: Record<string, number> }> {
+export async function timeoutProfile(client: Client, workflowIds: readonly string[]): Promise<{ workflowTaskTimeouts: number; workflowTaskTimeoutKinds: Record<string, number>; workflowTaskTimeoutSeconds: string[]; activityTimeouts: Record<string, number>; activityRetries: Record<string, number> }> {
   let workflowTaskTimeouts = 0;
+  const workflowTaskTimeoutKinds: Record<string, number> = {};
+  const taskTimeouts = new Set<string>();
   const activityTimeouts: Record<string, number> = {};
   const activityRetries: Record<string, number> = {};
   for (const workflowId of workflowIds) {
@@ -139,7 +141,13 @@ export async function timeoutProfile(client: Client, workflowIds: readonly strin
     const types = new Map<number, string>();
     for (const event of history.events ?? []) {
       const { kind, attributes } = eventKind(event);
-      if (kind === 'workflowTaskTimedOut') workflowTaskTimeouts += 1;
+      if (kind === 'workflowTaskTimedOut') {
+        workflowTaskTimeouts += 1;
+        // 1 = start-to-close (the task was running on the lost worker), 2 = schedule-to-start (its sticky queue).
+        const type = numberOf(attributes.timeoutType) === 2 ? 'schedule-to-start' : numberOf(attributes.timeoutType) === 1 ? 'start-to-close' : `type ${String(attributes.timeoutType)}`;
+        workflowTaskTimeoutKinds[type] = (workflowTaskTimeoutKinds[type] ?? 0) + 1;
+      }
+      if (kind === 'workflowExecutionStarted') taskTimeouts.add(String(numberOf((attributes.workflowTaskTimeout as { seconds?: unknown } | undefined)?.seconds)));
       if (kind === 'activityTaskScheduled') {
         const activityType = attributes.activityType;
         types.set(numberOf(event.eventId), typeof activityType === 'object' && activityType !== null && 'name' in activityType && typeof activityType.name === 'string' ? activityType.name : 'unknown');
@@ -154,5 +162,5 @@ export async function timeoutProfile(client: Client, workflowIds: readonly strin
       }
     }
   }
-  return { workflowTaskTimeouts, activityTimeouts, activityRetries };
+  return { workflowTaskTimeouts, workflowTaskTimeoutKinds, workflowTaskTimeoutSeconds: [...taskTimeouts], activityTimeouts, activityRetries };
 }

@@ -19,34 +19,55 @@ import { loadAverages, machineFacts, markdownReport, markdownTable, type BenchRe
 /**
  * `npm run bench`: starts its own dev server and workers, measures the seven figures of issue 10, and
  * writes bench/results.json, bench/results.md and bench/history-growth.svg. Repetition counts are chosen
- * so the whole run stays near 10 minutes on a 2-core machine. `tsx bench/run.ts overhead cancel` runs
- * only the named figures (and writes nothing), for working on one of them.
+ * so the whole run stays near 15 minutes on a 2-core machine (starting 5,000 subagents for the memory figure
+ * is a few of them). `tsx bench/run.ts overhead cancel` runs only the named figures (and writes nothing),
+ * for working on one of them; `BENCH_QUICK=1` runs everything with few repetitions and writes nothing.
  */
 
-const plan = {
+const fullPlan = {
   overheadRuns: 4,
   throughputDelegations: 200,
   throughputRuns: 2,
   historyTurns: 500,
   apiSamples: 100,
-  cancelSamples: 8,
-  cancelWhatIfSamples: 6,
+  cancelSamples: 20,
   recoveryRuns: 2,
   recoveryDelegations: 50,
   recoveryHeartbeatTimeoutMs: 5_000,
-  memorySubagents: 500,
+  memorySubagents: 5_000,
+  memoryWakeSamples: 20,
   cliSamples: 15,
   floorRuns: 5,
 };
+
+/** `BENCH_QUICK=1`: a smoke run with few repetitions, to check the bench works end to end (figures mean little). */
+const quickPlan: typeof fullPlan = {
+  overheadRuns: 1,
+  throughputDelegations: 20,
+  throughputRuns: 1,
+  historyTurns: 30,
+  apiSamples: 10,
+  cancelSamples: 3,
+  recoveryRuns: 1,
+  recoveryDelegations: 5,
+  recoveryHeartbeatTimeoutMs: 5_000,
+  memorySubagents: 100,
+  memoryWakeSamples: 3,
+  cliSamples: 2,
+  floorRuns: 1,
+};
+
+const quick = process.env.BENCH_QUICK === '1';
+const plan = quick ? quickPlan : fullPlan;
 
 const repetitionText = [
   `overhead: ${plan.overheadRuns} interleaved runs each after a warm-up`,
   `throughput: ${plan.throughputRuns} bursts of ${plan.throughputDelegations} each`,
   `history: one subagent of ${plan.historyTurns} turns, 10-turn windows`,
   `API: ${plan.apiSamples} requests each`,
-  `cancel: ${plan.cancelSamples} samples (+ ${plan.cancelWhatIfSamples} what-if)`,
+  `cancel: ${plan.cancelSamples} samples`,
   `recovery: ${plan.recoveryRuns} kills of ${plan.recoveryDelegations} delegations`,
-  `memory: 5 RSS samples with ${plan.memorySubagents} subagents`,
+  `memory: 5 RSS samples with ${plan.memorySubagents} waiting subagents, ${plan.memoryWakeSamples} wake-ups`,
   `CLI: ${plan.cliSamples} runs of each command`,
   `floor: ${plan.floorRuns} alternating runs per variant`,
 ];
@@ -83,13 +104,13 @@ const figureRunners: Record<string, FigureRunner> = {
     }
   },
   cancel: async (bench, collected) => {
-    collected.figures.push(await measureCancelLatency(bench, plan.cancelSamples, plan.cancelWhatIfSamples));
+    collected.figures.push(await measureCancelLatency(bench, plan.cancelSamples));
   },
   recovery: async (bench, collected) => {
     collected.figures.push(...(await measureRecovery(bench, plan.recoveryRuns, plan.recoveryDelegations, plan.recoveryHeartbeatTimeoutMs)));
   },
   memory: async (bench, collected) => {
-    collected.figures.push(await measureMemory(bench, plan.memorySubagents));
+    collected.figures.push(...(await measureMemory(bench, plan.memorySubagents, plan.memoryWakeSamples)));
   },
   cli: async (bench, collected) => {
     collected.figures.push(...(await measureCli(bench, plan.cliSamples)));
@@ -122,8 +143,8 @@ async function main(): Promise<void> {
   }
   const results: BenchResults = { date: new Date().toISOString(), machine: machineFacts(), figures: collected.figures };
   const table = markdownTable(results.figures);
-  if (selected.length > 0) {
-    process.stdout.write(`\n${table}\n\n${JSON.stringify(results.figures, null, 2)}\n(partial run: nothing written)\n`);
+  if (selected.length > 0 || quick) {
+    process.stdout.write(`\n${table}\n\n${JSON.stringify(results.figures, null, 2)}\n(${quick ? 'quick' : 'partial'} run: nothing written)\n`);
     return;
   }
   const benchDir = join(projectRoot, 'bench');

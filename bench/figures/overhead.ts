@@ -11,6 +11,8 @@ import { round, summarize } from '../stats';
  */
 const turns = 50;
 const baselineActivities = 100;
+/** Issue target: errand's orchestration cost per turn on the dev server with durable on-disk state. */
+const targetMsPerTurn = 30;
 
 export async function measureOverhead(bench: Bench, repetitions: number): Promise<FigureResult> {
   const errandQueue = uniqueId('bench-overhead-errand');
@@ -77,8 +79,10 @@ export async function measureOverhead(bench: Bench, repetitions: number): Promis
     max: round(errand.max),
     baseline: round(baseline.median),
     ratio: round(ratio, 3),
-    target: 'ratio <= 1.25',
-    met: ratio <= 1.25,
+    // The issue's target is errand's own orchestration cost per turn: the model answers at once and the tool
+    // takes a millisecond, so the wall time per turn is that cost. The ratio to the bare turn is reported.
+    target: `<= ${targetMsPerTurn} ms/turn (ratio to bare reported)`,
+    met: errand.median <= targetMsPerTurn,
     runs: repetitions,
     notes,
   };

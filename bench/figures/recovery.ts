@@ -1,6 +1,10 @@
 import { join } from 'node:path';
 import type { RecordedRequest } from '../../test/support/scripted-openai-server';
-import { benchModel, benchProviders, benchSubagentInput, mapLimit, spawnWorkerChild, uniqueId, waitUntil, type Bench, type ChildWorker } from '../harness';
+import { createBlobStore } from '../../src/activities/blob-store-factory';
+import { ConversationStore } from '../../src/activities/conversation-store';
+import { subagentStartOptions } from '../../src/observability/start-options';
+import { restartRepeats, storedAnswers, type RestartRepeats } from '../restart-accounting';
+import { benchModel, benchProviders, benchSubagentInput, mapLimit, sleep, spawnWorkerChild, uniqueId, waitUntil, type Bench, type ChildWorker } from '../harness';
 import type { FigureResult } from '../figure';
 import { formatCounts, timeoutProfile } from '../history-profile';
 import { benchMarker, markerOf, openAIMessages } from '../scripted-answers';
@@ -10,8 +14,10 @@ import { round, summarize } from '../stats';
  * Figure 6, recovery: `delegations` subagents run on a worker child process (`src/worker.ts` via tsx,
  * configured by environment, model = scripted HTTP server with every answer held 300 ms so calls are in
  * flight). Once each has answered twice, the worker is SIGKILLed and a new one is spawned at once. Measured:
- * time from the new worker's spawn until every delegation has had a model call answered again, and how
- * many completed turns were repeated (a non-aborted request for a conversation length already answered).
+ * time from the new worker's spawn until every delegation has had a model call answered again, and the
+ * model calls asked again after the restart, split into (a) answers already stored and (b) calls in flight
+ * at the kill (bench/restart-accounting.ts). Delegations start with the API's start options (errand's
+ * workflow task timeout included), so a lost workflow task comes back as a delegation's would.
  */
 const modelDelayMs = 300;
 const turnsPerDelegation = 80;
@@ -19,8 +25,9 @@ const turnsPerDelegation = 80;
 interface RecoveryRun {
   recoveryMs: number;
   bootMs: number;
-  repeats: number;
-  aborted: number;
+  repeats: RestartRepeats;
+  /** Whether the store was read before the new worker polled (so "stored before the kill" is exact). */
+  storeReadBeforePoll: boolean;
   /** Per delegation: ms from spawn to its first answered call. */
   perDelegation: number[];
   /** What the histories show: timeouts and retries. */
@@ -37,21 +44,22 @@ export async function measureRecovery(bench: Bench, repetitions: number, delegat
   const childOptions = (generation: number) => ({ name: `recovery-worker-${generation}`, taskQueue, dataDir, modelHeartbeatTimeoutMs: heartbeatTimeoutMs });
   let worker: ChildWorker = spawnWorkerChild(bench, childOptions(0));
   const runs: RecoveryRun[] = [];
+  const conversations = new ConversationStore(createBlobStore({ dataDir, blobs: undefined }));
   try {
     await worker.ready;
     for (let rep = 0; rep < repetitions; rep += 1) {
       const tags = Array.from({ length: delegations }, (_, index) => `r${rep}-${index}-${uniqueId('d')}`);
       const tagSet = new Set(tags);
       const activity = { ...bench.config.subagent.activity, modelHeartbeatTimeoutMs: heartbeatTimeoutMs };
-      const handles = await mapLimit(tags, 25, (tag) => bench.client.workflow.start('subagentWorkflow', {
-        taskQueue,
-        workflowId: `bench-recovery-${tag}`,
-        args: [benchSubagentInput(bench, `Keep working. ${benchMarker({ recovery: tag, turns: turnsPerDelegation, delay: modelDelayMs })}`, {
+      const handles = await mapLimit(tags, 25, (tag) => {
+        const workflowId = `bench-recovery-${tag}`;
+        const input = benchSubagentInput(bench, `Keep working. ${benchMarker({ recovery: tag, turns: turnsPerDelegation, delay: modelDelayMs })}`, {
           route: { provider: benchProviders.http, model: benchModel },
           maxTurns: turnsPerDelegation,
           activity,
-        })],
-      }));
+        });
+        return bench.client.workflow.start('subagentWorkflow', { taskQueue, workflowId, args: [input], ...subagentStartOptions(input, { workflowId, startedBy: 'bench' }) });
+      });
       const answered = (since: number) => {
         const counts = new Map<string, number>();
         for (const record of bench.http.requests) {
@@ -68,8 +76,14 @@ export async function measureRecovery(bench: Bench, repetitions: number, delegat
 
       worker.kill('SIGKILL');
       await worker.exited;
+      const killedAt = Date.now();
       worker = spawnWorkerChild(bench, childOptions(rep + 1));
       const spawnedAt = worker.spawnedAt;
+      // What was stored before the kill: read while no worker runs (the new one boots for seconds first).
+      let polling = false;
+      void worker.ready.then(() => { polling = true; }, () => undefined);
+      const stored = await storedAnswers(conversations, handles.map((handle, index) => ({ tag: tags[index] ?? '', conversationId: `${handle.workflowId}@${handle.firstExecutionRunId}` })));
+      const storeReadBeforePoll = !polling;
       const firstAnswer = new Map<string, number>();
       await waitUntil(() => {
         for (const record of bench.http.requests) {
@@ -80,29 +94,17 @@ export async function measureRecovery(bench: Bench, repetitions: number, delegat
         return firstAnswer.size === tags.length;
       }, 180_000, `every delegation to make progress after the restart (rep ${rep + 1})`, 50);
       const readyAt = await worker.ready;
-
-      // Repeats: per delegation, a non-aborted request for a conversation length that was already answered.
-      let repeats = 0;
-      let aborted = 0;
-      const answeredLengths = new Map<string, Set<number>>();
-      for (const record of bench.http.requests) {
+      // Let calls retried after the first answers (slow retries) show up before counting.
+      await sleep(2_000);
+      const repeats = restartRepeats(bench.http.requests, (record) => {
         const tag = tagOf(record);
-        if (tag === undefined || !tagSet.has(tag)) continue;
-        if (record.aborted) {
-          aborted += 1;
-          continue;
-        }
-        const length = openAIMessages(record.body).length;
-        const seen = answeredLengths.get(tag) ?? new Set<number>();
-        if (seen.has(length)) repeats += 1;
-        seen.add(length);
-        answeredLengths.set(tag, seen);
-      }
+        return tag !== undefined && tagSet.has(tag) ? tag : undefined;
+      }, stored, killedAt);
       const perDelegation = [...firstAnswer.values()].map((at) => at - spawnedAt);
       // Workflow history (pending activities were retried in the meantime; the timeouts are already recorded).
       const profile = await timeoutProfile(bench.client, handles.map((handle) => handle.workflowId));
-      const timeouts = `workflow task timeouts ${profile.workflowTaskTimeouts}; activity timeouts ${formatCounts(profile.activityTimeouts) || 'none'}; activity retries ${formatCounts(profile.activityRetries) || 'none'}`;
-      runs.push({ recoveryMs: Math.max(...perDelegation), bootMs: readyAt - spawnedAt, repeats, aborted, perDelegation, timeouts });
+      const timeouts = `workflow task timeouts ${profile.workflowTaskTimeouts} (${formatCounts(profile.workflowTaskTimeoutKinds)}; workflow task timeout ${profile.workflowTaskTimeoutSeconds.join('/')} s); activity timeouts ${formatCounts(profile.activityTimeouts) || 'none'}; activity retries ${formatCounts(profile.activityRetries) || 'none'}`;
+      runs.push({ recoveryMs: Math.max(...perDelegation), bootMs: readyAt - spawnedAt, repeats, storeReadBeforePoll, perDelegation, timeouts });
       await Promise.all(handles.map((handle) => handle.terminate('bench: recovery measured').catch(() => undefined)));
     }
   } finally {
@@ -111,7 +113,11 @@ export async function measureRecovery(bench: Bench, repetitions: number, delegat
   }
   const recovery = summarize(runs.map((run) => run.recoveryMs / 1000));
   const boot = summarize(runs.map((run) => run.bootMs / 1000));
-  const repeats = runs.reduce((sum, run) => sum + run.repeats, 0);
+  const storedAsked = runs.reduce((sum, run) => sum + run.repeats.storedAsked, 0);
+  const inFlightAsked = runs.reduce((sum, run) => sum + run.repeats.inFlightAsked, 0);
+  const inFlightDelegations = runs.reduce((sum, run) => sum + run.repeats.inFlightDelegations, 0);
+  const maxPerDelegation = Math.max(...runs.map((run) => run.repeats.maxInFlightAskedPerDelegation));
+  const exact = runs.every((run) => run.storeReadBeforePoll);
   const budget = heartbeatTimeoutMs / 1000 + 2;
   const spread = runs.map((run) => {
     const per = summarize(run.perDelegation.map((ms) => ms / 1000));
@@ -132,21 +138,40 @@ export async function measureRecovery(bench: Bench, repetitions: number, delegat
         `${repetitions} kills; heartbeat timeout ${heartbeatTimeoutMs} ms (input and ERRAND_MODEL_HEARTBEAT_TIMEOUT_MS); model answers held ${modelDelayMs} ms; the new worker is spawned right after the old one died.`,
         `worker boot (spawn → polling, node --import tsx, prebuilt bundle): median ${round(boot.median)} s (min ${round(boot.min)}, max ${round(boot.max)}).`,
         `per-delegation time to first answer after spawn, by run: ${spread.join('; ')}.`,
-        `model requests aborted by the kills: ${runs.map((run) => run.aborted).join(', ')}.`,
+        `model requests in flight at the kills (server saw them aborted): ${runs.map((run) => run.repeats.abortedAtKill).join(', ')}.`,
         `histories of the ${delegations} delegations, by run: ${runs.map((run) => run.timeouts).join(' | ')}.`,
       ],
     },
     {
-      id: 'recovery-repeated-turns',
-      description: 'Completed model turns repeated after the worker was killed (all runs)',
-      value: repeats,
-      unit: 'turns',
-      min: Math.min(...runs.map((run) => run.repeats)),
-      max: Math.max(...runs.map((run) => run.repeats)),
+      id: 'recovery-repeated-stored-calls',
+      description: '(a) Model calls asked again after the kill whose answer had already been stored (all runs)',
+      value: storedAsked,
+      unit: 'calls',
+      min: Math.min(...runs.map((run) => run.repeats.storedAsked)),
+      max: Math.max(...runs.map((run) => run.repeats.storedAsked)),
       target: '= 0',
-      met: repeats === 0,
+      met: storedAsked === 0,
       runs: repetitions,
-      notes: ['a repeat = a non-aborted request of a delegation whose conversation length had already been answered.'],
+      notes: [
+        'a model call = (delegation, position: the number of answers already in the request). Stored = the answer with its outcome in the conversation store, read after the old worker died and before the new one polled' + (exact ? '' : ' (NOT in every run: the new worker polled before the read finished, so a call it answered quickly could count as stored)') + '.',
+        'counted: requests the scripted server received after the kill for a stored position.',
+      ],
+    },
+    {
+      id: 'recovery-repeated-in-flight-calls',
+      description: '(b) Model calls in flight at the kill and asked again (all runs), vs delegations with a call in flight',
+      value: inFlightAsked,
+      unit: 'calls',
+      min: Math.min(...runs.map((run) => run.repeats.inFlightAsked)),
+      max: Math.max(...runs.map((run) => run.repeats.inFlightAsked)),
+      baseline: inFlightDelegations,
+      target: '<= 1 per delegation with a call in flight',
+      met: inFlightAsked <= inFlightDelegations && maxPerDelegation <= 1,
+      runs: repetitions,
+      notes: [
+        `baseline = delegations with a call in flight at the kill (asked before it, not stored): ${runs.map((run) => run.repeats.inFlightDelegations).join(', ')} by run; asked again: ${runs.map((run) => run.repeats.inFlightAsked).join(', ')}; most for one delegation ${maxPerDelegation}.`,
+        'a call in flight is one the server received before the kill whose answer was not stored: aborted by the kill, or answered but not yet stored by the dead worker. Its retry asks once more; that is the price of not storing half an answer.',
+      ],
     },
   ];
 }
