@@ -46,6 +46,7 @@ function usage(): string {
     '',
     ...Object.entries(commands).map(([name, command]) => `  ${name.padEnd(width)}  ${command.summary}`),
     '',
+    'errand <command> --help shows a command\'s options.',
     'Client commands use ERRAND_API_URL (+ ERRAND_API_KEY) when set, otherwise Temporal directly (ERRAND_TEMPORAL_ADDRESS, ERRAND_TASK_QUEUE).',
   ].join('\n');
 }
@@ -71,6 +72,12 @@ export async function runCli(argv: string[], io: CliIo = processIo, env: NodeJS.
   if (!command) {
     io.stderr(`errand: unknown command "${name}"\n${usage()}\n`);
     return 2;
+  }
+  const options = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest;
+  if (options.includes('--help') || options.includes('-h')) {
+    const { commandHelp } = await import('./cli/command-help.js');
+    io.stdout(`${commandHelp[name] ?? `usage: errand ${name}`}\n`);
+    return 0;
   }
   const [run, { createCliContext }] = await Promise.all([command.load(), import('./cli/cli-context.js')]);
   const context = createCliContext(io, env, cwd);

@@ -58,7 +58,7 @@ function printResult(context: CliContext, id: string, result: SubagentResultView
   return exitNotCompleted;
 }
 
-const delegateOptions = {
+export const delegateOptions = {
   source: { type: 'string', short: 's' },
   param: { type: 'string', short: 'p', multiple: true },
   extension: { type: 'string', short: 'e', multiple: true },
