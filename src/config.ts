@@ -27,6 +27,7 @@ import {
 import type { SubagentActivitySettings, TaskLimits } from './contracts/subagent';
 import { storeConfigSchema, type StoreConfig } from './sources/store-config';
 import { temporalConnectionOptions, type TemporalConnectOptions } from './temporal-connection';
+import { temporalHttpUrl } from './temporal-http-url';
 import { mcpServerListSchema, mcpSettingsSchema, type McpServerConfig, type McpSettings } from './tools/mcp-config';
 import { toolPolicyConfigSchema, type ToolPolicyConfig } from './tools/tool-policy';
 import { defaultAnthropicApiKeyEnv, modelIds, providerConfigSchema, type ProviderConfig } from './llm/provider-config';
@@ -70,6 +71,7 @@ const fileSchema = z.strictObject({
     address: z.string().min(1).optional(),
     namespace: z.string().min(1).optional(),
     taskQueue: z.string().min(1).optional(),
+    httpUrl: z.string().min(1).optional(),
   }).optional(),
   providers: z.array(providerConfigSchema).optional(),
   defaultModel: z.strictObject({ provider: z.string().min(1), model: z.string().min(1) }).optional(),
@@ -122,7 +124,7 @@ export interface ErrandConfig {
    * Where Temporal is: `ERRAND_TEMPORAL_*` > `TEMPORAL_*` > the `temporal.toml` profile > the config file >
    * the local dev server. `connection` carries TLS / API key for Temporal Cloud or a secured cluster.
    */
-  temporal: { address: string; namespace: string; taskQueue: string; connection: TemporalConnectOptions; summary: string };
+  temporal: { address: string; namespace: string; taskQueue: string; connection: TemporalConnectOptions; summary: string; httpUrl?: string };
   providers: ProviderConfig[];
   /** The model a delegation uses when nothing else chooses one; undefined when none is configured. */
   defaultModel: { provider: string; model: string } | undefined;
@@ -278,11 +280,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
 
   const subagent = file.subagent ?? {};
   let temporal: ReturnType<typeof temporalConnectionOptions>;
+  let httpUrl: string | undefined;
   try {
     temporal = temporalConnectionOptions(env, {
       ...(file.temporal?.address ? { address: file.temporal.address } : {}),
       ...(file.temporal?.namespace ? { namespace: file.temporal.namespace } : {}),
     });
+    httpUrl = temporalHttpUrl(env, file.temporal?.httpUrl, temporal.connection);
   } catch (error) {
     throw new ConfigError(error instanceof Error ? error.message : String(error));
   }
@@ -344,6 +348,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
       taskQueue: env.ERRAND_TASK_QUEUE ?? file.temporal?.taskQueue ?? 'errand',
       connection: temporal.connection,
       summary: temporal.summary,
+      ...(httpUrl ? { httpUrl } : {}),
     },
     providers,
     defaultModel,

@@ -69,19 +69,24 @@ export async function measureCli(bench: Bench, samples: number): Promise<FigureR
     ERRAND_DEFAULT_MODEL: `${benchProviders.inProcess}/${benchModel}`,
     ERRAND_DATA_DIR: join(bench.tempDir, 'data-cli'),
     ERRAND_WORKING_DIR: bench.workingDir,
+    // Peek reads through Temporal's HTTP API (decision 0013); the gRPC fallback is measured beside it.
+    ERRAND_TEMPORAL_HTTP_URL: bench.server.httpUrl,
   };
+  const { ERRAND_TEMPORAL_HTTP_URL: _httpUrl, ...grpcEnv } = env;
   // The same delegations through an API server (auth off: tenant "local", as the in-process CLI uses).
   const deps = createApiDependencies({ env: { ...env, ERRAND_API_AUTH: 'off' } });
   onCleanup('CLI figure API Temporal connection', () => deps.temporal.close());
   const api = await startApiServer(createApp(deps, { requestLog: false }), { host: '127.0.0.1', port: 0 });
   const unregisterApi = onCleanup('CLI figure API server', () => api.close());
   const errand = (args: string[]) => timed(process.execPath, [join('bin', 'errand.js'), ...args], env);
+  const errandGrpc = (args: string[]) => timed(process.execPath, [join('bin', 'errand.js'), ...args], grpcEnv);
   const errandHttp = (args: string[]) => timed(process.execPath, [join('bin', 'errand.js'), ...args], { ...env, ERRAND_API_URL: api.url });
   const temporal = (args: string[]) => timed(temporalCliPath(), args, env);
   const helpMs: number[] = [];
   const temporalHelpMs: number[] = [];
   const peekMs: number[] = [];
   const peekHttpMs: number[] = [];
+  const peekGrpcMs: number[] = [];
   const describeMs: number[] = [];
   let helpRss: number[] = [];
   let temporalHelpRss: number[] = [];
@@ -109,6 +114,9 @@ export async function measureCli(bench: Bench, samples: number): Promise<FigureR
       const overHttp = await errandHttp(['peek', id]);
       expectOk('errand peek over HTTP', overHttp, new RegExp(id));
       peekHttpMs.push(overHttp.ms);
+      const overGrpc = await errandGrpc(['peek', id]);
+      expectOk('errand peek over gRPC', overGrpc, new RegExp(id));
+      peekGrpcMs.push(overGrpc.ms);
       describeMs.push((await temporal(describeArgs)).ms);
     }
     helpRss = [await peakRssMb(process.execPath, [join('bin', 'errand.js'), '--help'], env), await peakRssMb(process.execPath, [join('bin', 'errand.js'), '--help'], env), await peakRssMb(process.execPath, [join('bin', 'errand.js'), '--help'], env)];
@@ -125,6 +133,7 @@ export async function measureCli(bench: Bench, samples: number): Promise<FigureR
   const peek = summarize(peekMs);
   const describe = summarize(describeMs);
   const peekHttp = summarize(peekHttpMs);
+  const peekGrpc = summarize(peekGrpcMs);
   const mb = (values: number[]) => round(summarize(values).median, 1);
   const common = [
     `${samples} runs of each, interleaved, after one warm-up each; wall time from spawn to exit of a fresh process; \`node bin/errand.js\` runs the bundle (${build.stdout.trim().replace(/^build-cli: /, '')}).`,
@@ -147,7 +156,7 @@ export async function measureCli(bench: Bench, samples: number): Promise<FigureR
     },
     {
       id: 'cli-peek',
-      description: '`errand peek <id>` (straight to Temporal, in process) wall time vs `temporal workflow describe`',
+      description: '`errand peek <id>` (straight to Temporal through its HTTP API, ERRAND_TEMPORAL_HTTP_URL) wall time vs `temporal workflow describe`',
       value: round(peek.median, 1),
       unit: 'ms',
       min: round(peek.min, 1),
@@ -159,7 +168,8 @@ export async function measureCli(bench: Bench, samples: number): Promise<FigureR
       runs: samples,
       notes: [
         ...common,
-        `peek loads the API app, its configuration and the Temporal client, connects, and reads the delegation (describe + peek query), like the API would; describe min–max ${round(describe.min, 1)}–${round(describe.max, 1)} ms.`,
+        `peek loads its configuration and reads the delegation with two fetch requests to Temporal's HTTP API (describe + peek query), no Temporal client; describe min–max ${round(describe.min, 1)}–${round(describe.max, 1)} ms.`,
+        `without ERRAND_TEMPORAL_HTTP_URL (the in-process API with the Temporal gRPC client): median ${round(peekGrpc.median, 1)} ms (min ${round(peekGrpc.min, 1)}, max ${round(peekGrpc.max, 1)}).`,
         `the same peek through an API server (ERRAND_API_URL; no Temporal client in the CLI process): median ${round(peekHttp.median, 1)} ms (min ${round(peekHttp.min, 1)}, max ${round(peekHttp.max, 1)}).`,
         `peak RSS (median of 3): errand peek ${mb(peekRss)} MB.`,
       ],

@@ -20,12 +20,14 @@ import {
   type PeekView,
   type ResultResponse,
   type SubagentResultView,
-  delegationStates,
 } from '../contracts/api';
 import { defaultListPageSize, peekQueryTimeoutMs } from '../contracts/limits';
 import { searchAttributes } from '../contracts/search-attributes';
 import { cancelSignal, peekQuery, sendMessageUpdate, type SourceSummary, type SubagentInput, type SubagentResult } from '../contracts/subagent';
+import { isOwnedSubagent, summarizeExecution, type ErrandAttributeValues } from './delegation-facts';
 import { idempotentDelegationId, newDelegationId } from './delegation-ids';
+
+export { deriveState } from './delegation-facts';
 import { subagentStartOptions } from '../observability/start-options';
 import { ApiProblem, delegationNotFound, ProblemKind } from './problem';
 import type { TemporalClientProvider } from './temporal-client-provider';
@@ -81,42 +83,21 @@ export interface ExecutionFacts {
   attributes: TypedSearchAttributes;
 }
 
-const delegationStateSet: ReadonlySet<string> = new Set(delegationStates);
-const isDelegationState = (value: unknown): value is DelegationSummary['state'] => typeof value === 'string' && delegationStateSet.has(value);
-
-/**
- * The delegation state: the workflow's own ErrandStatus while it runs or after it returned, but Temporal's
- * status when the run ended without returning (terminated, timed out, cancelled from outside, failed).
- */
-export function deriveState(temporalStatus: string, errandStatus: unknown): DelegationSummary['state'] {
-  switch (temporalStatus) {
-    case 'RUNNING':
-    case 'CONTINUED_AS_NEW':
-      return errandStatus === 'waiting' || errandStatus === 'waiting_approval' ? errandStatus : 'running';
-    case 'COMPLETED':
-      return isDelegationState(errandStatus) && errandStatus !== 'running' && errandStatus !== 'waiting' && errandStatus !== 'waiting_approval' ? errandStatus : 'completed';
-    case 'CANCELLED':
-      return 'cancelled';
-    default:
-      return 'failed';
-  }
+/** errand's search attribute values out of the SDK's typed search attributes. */
+function attributeValues(attributes: TypedSearchAttributes): ErrandAttributeValues {
+  return {
+    kind: attributes.get(searchAttributes.kind),
+    source: attributes.get(searchAttributes.source),
+    parent: attributes.get(searchAttributes.parent),
+    status: attributes.get(searchAttributes.status),
+    tenant: attributes.get(searchAttributes.tenant),
+    model: attributes.get(searchAttributes.model),
+    turns: attributes.get(searchAttributes.turns),
+  };
 }
 
 function summaryOf(facts: ExecutionFacts): DelegationSummary {
-  const attributes = facts.attributes;
-  return {
-    id: facts.workflowId,
-    runId: facts.runId,
-    kind: attributes.get(searchAttributes.kind) ?? 'subagent',
-    state: deriveState(facts.statusName, attributes.get(searchAttributes.status)),
-    temporalStatus: facts.statusName,
-    source: attributes.get(searchAttributes.source) ?? null,
-    parent: attributes.get(searchAttributes.parent) ?? null,
-    model: attributes.get(searchAttributes.model) ?? null,
-    turns: attributes.get(searchAttributes.turns) ?? 0,
-    startedAt: (facts.startTime ?? new Date(0)).toISOString(),
-    closedAt: facts.closeTime ? facts.closeTime.toISOString() : null,
-  };
+  return summarizeExecution(facts, attributeValues(facts.attributes));
 }
 
 /** Temporal's execution status enum (temporal.api.enums.v1.WorkflowExecutionStatus) by number. */
@@ -370,7 +351,7 @@ export class DelegationService {
       throw error;
     }
     const attributes = description.typedSearchAttributes;
-    if (attributes.get(searchAttributes.tenant) !== tenant || attributes.get(searchAttributes.kind) !== 'subagent') throw delegationNotFound(id);
+    if (!isOwnedSubagent(attributeValues(attributes), tenant)) throw delegationNotFound(id);
     const facts: ExecutionFacts = {
       workflowId: description.workflowId,
       runId: description.runId,

@@ -1,4 +1,5 @@
 import { httpTransport, type ApiAnswer, type ApiTransport } from './api-transport';
+import type { ApiConfig } from '../api/api-config';
 import type { CliIo } from './cli-io';
 
 /**
@@ -7,7 +8,8 @@ import type { CliIo } from './cli-io';
  * 2. a running `errand dev` of the same data directory (its state file, see dev-stack-state.ts): the CLI
  *    talks to that stack's API, so it uses the stack's configuration (demo model, example recipes);
  * 3. otherwise it runs the API app in process against the Temporal server of its own configuration, as
- *    tenant `local` (`ERRAND_LOCAL_TENANT` changes it).
+ *    tenant `local` (`ERRAND_LOCAL_TENANT` changes it). With `ERRAND_TEMPORAL_HTTP_URL` set, `peek` reads
+ *    through Temporal's HTTP API instead, without loading the Temporal client (temporal-http-peek.ts).
  */
 export interface CliContext {
   io: CliIo;
@@ -33,7 +35,7 @@ function inProcessApiTransport(env: NodeJS.ProcessEnv, cwd: string, onClose: (cl
       import('./api-transport.js'),
     ]);
     const loaded = loadApiConfig(env, cwd, { localDefault: true });
-    const api = { ...loaded, auth: { mode: 'off' as const, tenant: loaded.auth.mode === 'off' ? loaded.auth.tenant : (env.ERRAND_LOCAL_TENANT ?? localTenant) } };
+    const api = { ...loaded, auth: { mode: 'off' as const, tenant: cliTenant(loaded, env, localTenant) } };
     const deps = createApiDependencies({ env, cwd, api, startedBy: 'errand CLI' });
     onClose(() => deps.temporal.close());
     const inner = inProcessTransport(createApp(deps, { requestLog: false }), `Temporal at ${deps.config.temporal.address} (in process; set ERRAND_API_URL to use an API server)`);
@@ -50,6 +52,11 @@ function inProcessApiTransport(env: NodeJS.ProcessEnv, cwd: string, onClose: (cl
   return transport;
 }
 
+/** The tenant the in-process CLI acts as: the local tenant of auth `off`, else `ERRAND_LOCAL_TENANT` or `local`. */
+function cliTenant(loaded: ApiConfig, env: NodeJS.ProcessEnv, localTenant: string): string {
+  return loaded.auth.mode === 'off' ? loaded.auth.tenant : (env.ERRAND_LOCAL_TENANT ?? localTenant);
+}
+
 /** Builds the context of one CLI invocation. */
 export function createCliContext(io: CliIo, env: NodeJS.ProcessEnv, cwd: string): CliContext {
   let chosen: Promise<ApiTransport> | undefined;
@@ -61,10 +68,16 @@ export function createCliContext(io: CliIo, env: NodeJS.ProcessEnv, cwd: string)
     if (url) return httpTransport(url, env.ERRAND_API_KEY);
     // Loaded here, not at start: commands that fail on their arguments, or talk HTTP, never pay for them.
     const [{ loadConfig }, { findDevStack }] = await Promise.all([import('../config.js'), import('./dev-stack-state.js')]);
-    const stack = await findDevStack(loadConfig(env, cwd).dataDir);
+    const config = loadConfig(env, cwd);
+    const stack = await findDevStack(config.dataDir);
     if (stack.kind === 'alive') return httpTransport(stack.state.apiUrl, env.ERRAND_API_KEY, `the errand dev stack found in ${stack.path}`);
     if (stack.kind === 'ignored') io.stderr(`errand: ${stack.note}\n`);
-    return inProcessApiTransport(env, cwd, (closer) => (close = closer));
+    const inProcess = inProcessApiTransport(env, cwd, (closer) => (close = closer));
+    const { httpUrl, namespace, connection } = config.temporal;
+    if (httpUrl === undefined) return inProcess;
+    const [{ loadApiConfig, localTenant }, { temporalHttpPeekTransport }] = await Promise.all([import('../api/api-config.js'), import('./temporal-http-peek.js')]);
+    const headers: Record<string, string> = { ...connection.metadata, ...(connection.apiKey === undefined ? {} : { authorization: `Bearer ${connection.apiKey}` }) };
+    return temporalHttpPeekTransport({ baseUrl: httpUrl, namespace, tenant: cliTenant(loadApiConfig(env, cwd, { localDefault: true }), env, localTenant), headers }, inProcess);
   };
 
   // Commands take the transport synchronously; which one it is is decided on the first request.

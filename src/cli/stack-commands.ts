@@ -22,6 +22,8 @@ import { processIsAlive, readDevStackState, removeDevStackState, writeDevStackSt
 /** Default local ports: Temporal's usual gRPC and Web UI ports, so the Temporal CLI finds the server. */
 const defaultTemporalPort = 7233;
 const defaultUiPort = 8233;
+/** Temporal's usual HTTP API port (`temporal server start-dev`'s default), for `ERRAND_TEMPORAL_HTTP_URL`. */
+const defaultTemporalHttpPort = 7243;
 
 async function portIsFree(host: string, port: number): Promise<boolean> {
   return new Promise((resolveCheck) => {
@@ -66,6 +68,7 @@ export async function devCommand(argv: string[], context: CliContext): Promise<n
       port: { type: 'string' },
       'temporal-port': { type: 'string' },
       'ui-port': { type: 'string' },
+      'temporal-http-port': { type: 'string' },
       host: { type: 'string' },
       headless: { type: 'boolean' },
     },
@@ -96,6 +99,7 @@ export async function devCommand(argv: string[], context: CliContext): Promise<n
   }
   await checkWorkerEnvironment(initial, baseEnv);
   const temporalPort = await choosePort(host, port('temporal-port', values['temporal-port']), defaultTemporalPort, notes, 'Temporal dev server');
+  const temporalHttpPort = await choosePort(host, port('temporal-http-port', values['temporal-http-port']), defaultTemporalHttpPort, notes, 'Temporal HTTP API');
   const uiPort = values.headless ? undefined : await choosePort(host, port('ui-port', values['ui-port']), defaultUiPort, notes, 'Temporal Web UI');
   const apiPort = await choosePort(host, port('port', values.port ?? baseEnv.ERRAND_API_PORT), defaultApiPort, notes, 'API server');
 
@@ -105,6 +109,7 @@ export async function devCommand(argv: string[], context: CliContext): Promise<n
     logFile: join(initial.dataDir, 'temporal', 'dev-server.log'),
     ip: host,
     ...(temporalPort === undefined ? {} : { port: temporalPort }),
+    ...(temporalHttpPort === undefined ? {} : { httpPort: temporalHttpPort }),
     ...(uiPort === undefined ? {} : { uiPort }),
     ...(values.headless ? { headless: true } : {}),
   });
@@ -157,6 +162,7 @@ export async function devCommand(argv: string[], context: CliContext): Promise<n
       'errand dev is running:',
       `  API          ${server.url}   (OpenAPI: ${server.url}/openapi.json)`,
       `  Temporal     ${devServer.address}   namespace ${config.temporal.namespace}, task queue "${config.temporal.taskQueue}"`,
+      `  HTTP gateway ${devServer.httpUrl}   (Temporal's HTTP API; ERRAND_TEMPORAL_HTTP_URL makes errand peek fast where this stack's API is not used)`,
       `  Web UI       ${devServer.uiUrl ?? '(headless)'}`,
       `  Auth         ${api.auth.mode === 'off' ? `off: every request runs as tenant "${api.auth.tenant}" (local development only)` : `${api.auth.keys.length} API key(s)`}`,
       `  Model        ${demo ? 'DEMO MODEL — no LLM provider is configured; answers are canned. Set ERRAND_PROVIDERS (and ERRAND_DEFAULT_MODEL) for real work.' : `${config.defaultModel ? `${config.defaultModel.provider}/${config.defaultModel.model}` : '(no default)'} (${config.providers.map((provider) => provider.name).join(', ')})`}`,

@@ -1,3 +1,4 @@
+import type { LivePartial } from './api';
 import { liveTextChars } from './limits';
 
 /**
@@ -42,4 +43,9 @@ export function asLiveText(value: unknown): LiveText | undefined {
 /** The text of `live` as a reader shows it: marked with a leading ellipsis when its start was cut. */
 export function liveTextShown(live: Pick<LiveText, 'partialText' | 'chars'>): string {
   return live.chars > live.partialText.length ? `…${live.partialText}` : live.partialText;
+}
+
+/** The API's form of the text-so-far (`peek.partial`). */
+export function livePartial(live: LiveText): LivePartial {
+  return { text: live.partialText, chars: live.chars, turn: live.turn, ...(live.attempt === undefined ? {} : { attempt: live.attempt }) };
 }

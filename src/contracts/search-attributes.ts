@@ -1,4 +1,5 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { searchAttributeNames } from './wire-names';
 
 /**
  * Search attributes errand sets on every workflow so the Temporal Web UI and visibility queries can
@@ -7,19 +8,19 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
  */
 export const searchAttributes = {
   /** `session` or `subagent`. */
-  kind: defineSearchAttributeKey('ErrandKind', SearchAttributeType.KEYWORD),
+  kind: defineSearchAttributeKey(searchAttributeNames.kind, SearchAttributeType.KEYWORD),
   /** Source name (recipe / agent / subrecipe) or `ad-hoc`. */
-  source: defineSearchAttributeKey('ErrandSource', SearchAttributeType.KEYWORD),
+  source: defineSearchAttributeKey(searchAttributeNames.source, SearchAttributeType.KEYWORD),
   /** Workflow id of the parent session or subagent, if any. */
-  parent: defineSearchAttributeKey('ErrandParent', SearchAttributeType.KEYWORD),
+  parent: defineSearchAttributeKey(searchAttributeNames.parent, SearchAttributeType.KEYWORD),
   /** running / waiting / completed / max_turns / cancelled / failed / budget. */
-  status: defineSearchAttributeKey('ErrandStatus', SearchAttributeType.KEYWORD),
+  status: defineSearchAttributeKey(searchAttributeNames.status, SearchAttributeType.KEYWORD),
   /** Tenant of the API key that started it. */
-  tenant: defineSearchAttributeKey('ErrandTenant', SearchAttributeType.KEYWORD),
+  tenant: defineSearchAttributeKey(searchAttributeNames.tenant, SearchAttributeType.KEYWORD),
   /** `provider/model` of the route in use. */
-  model: defineSearchAttributeKey('ErrandModel', SearchAttributeType.KEYWORD),
+  model: defineSearchAttributeKey(searchAttributeNames.model, SearchAttributeType.KEYWORD),
   /** Model calls made so far. */
-  turns: defineSearchAttributeKey('ErrandTurns', SearchAttributeType.INT),
+  turns: defineSearchAttributeKey(searchAttributeNames.turns, SearchAttributeType.INT),
 } as const;
 
 /** Name → Temporal type, as the `--search-attribute` flags of `temporal server start-dev` want them. */

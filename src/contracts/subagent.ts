@@ -4,6 +4,7 @@ import type { ContextWindowState, ConversationPrefix, MessageInput, MessageRef, 
 export type { ContextWindowState, ConversationPrefix, MessageRef, PreparedWorktree, WorktreeOutcome } from './agent-wire';
 import type { JsonObject } from './json';
 import type { ModelRoute, TokenUsage } from './model';
+import { peekQueryName } from './wire-names';
 
 /**
  * Wire types and message definitions of the subagent workflow (one delegation). JSON only.
@@ -357,7 +358,7 @@ export interface CancelInput {
 }
 
 /** Peek at a subagent: state, counters, last tool call and text. Never blocks. */
-export const peekQuery = defineQuery<SubagentPeek>('peek');
+export const peekQuery = defineQuery<SubagentPeek>(peekQueryName);
 /** Ask a subagent to stop: in-flight model and tool calls are cancelled, the run ends `cancelled`. */
 export const cancelSignal = defineSignal<[CancelInput]>('cancel');
 

@@ -47,6 +47,8 @@ export interface DevServerOptions {
   logFile: string;
   /** gRPC port (random free port when omitted). */
   port?: number;
+  /** HTTP API port (random free port when omitted). */
+  httpPort?: number;
   /** Web UI port (random free port when omitted); ignored when `headless`. */
   uiPort?: number;
   /** Disable the Web UI. */
@@ -65,7 +67,10 @@ export interface DevServer {
   address: string;
   /** Web UI URL, if the UI is on. */
   uiUrl: string | undefined;
+  /** Temporal's HTTP API (the frontend's JSON gateway), for `ERRAND_TEMPORAL_HTTP_URL`. */
+  httpUrl: string;
   port: number;
+  httpPort: number;
   uiPort: number | undefined;
   dbFile: string | undefined;
   logFile: string;
@@ -88,11 +93,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const ip = options.ip ?? '127.0.0.1';
   const port = options.port ?? (await freePort(ip));
   const uiPort = options.headless ? undefined : (options.uiPort ?? (await freePort(ip)));
+  const httpPort = options.httpPort ?? (await freePort(ip));
   const args = [
     'server', 'start-dev',
     '--ip', ip,
     '--port', String(port),
-    '--http-port', String(await freePort(ip)),
+    '--http-port', String(httpPort),
     '--metrics-port', String(await freePort(ip)),
     '--log-format', 'json',
     '--log-level', 'warn',
@@ -148,7 +154,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   return {
     address,
     uiUrl: uiPort === undefined ? undefined : `http://${ip}:${uiPort}`,
+    httpUrl: `http://${ip.includes(':') ? `[${ip}]` : ip}:${httpPort}`,
     port,
+    httpPort,
     uiPort,
     dbFile: options.dbFile,
     logFile: options.logFile,

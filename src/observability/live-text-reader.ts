@@ -1,7 +1,6 @@
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
 import type { LoadedDataConverter } from '@temporalio/common';
 import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
-import type { LivePartial } from '../contracts/api';
 import { asLiveText, type LiveText } from '../contracts/live-text';
 
 /**
@@ -69,7 +68,4 @@ export async function currentLiveText(client: Client, handle: WorkflowHandle, de
   }
 }
 
-/** The API's form of the text-so-far (`peek.partial`). */
-export function livePartial(live: LiveText): LivePartial {
-  return { text: live.partialText, chars: live.chars, turn: live.turn, ...(live.attempt === undefined ? {} : { attempt: live.attempt }) };
-}
+export { livePartial } from '../contracts/live-text';

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/dev/free-port';
-import { temporalAddress } from '../support/temporal';
+import { temporalAddress, temporalHttpUrl } from '../support/temporal';
 
 /**
  * The bundled CLI that `npm ci` builds (scripts/build-cli.ts): built here into a folder of its own, then run
@@ -80,5 +80,12 @@ describe('the bundled CLI', () => {
     const unknown = await bundled(['peek', 'errand-0000000000000000', '--json'], { ERRAND_TEMPORAL_ADDRESS: temporalAddress() });
     expect(unknown.code).toBe(1);
     expect(JSON.parse(unknown.stdout)).toMatchObject({ status: 404 });
+  });
+
+  it('peeks through Temporal\'s HTTP API without the gRPC client: an unreachable gRPC address does not matter', async () => {
+    const nobody = `127.0.0.1:${await freePort()}`;
+    const unknown = await bundled(['peek', 'errand-0000000000000000', '--json'], { ERRAND_TEMPORAL_ADDRESS: nobody, ERRAND_TEMPORAL_HTTP_URL: temporalHttpUrl() });
+    expect(unknown.code).toBe(1);
+    expect(JSON.parse(unknown.stdout)).toMatchObject({ status: 404, title: 'No such delegation' });
   });
 });

@@ -221,13 +221,13 @@ describe('errand dev', () => {
   let dataDir = '';
   let devEnv: NodeJS.ProcessEnv = {};
   let banner = '';
-  const ports = { api: 0, temporal: 0, ui: 0 };
+  const ports = { api: 0, temporal: 0, ui: 0, http: 0 };
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'errand-dev-test-'));
-    [ports.api, ports.temporal, ports.ui] = [await freePort(), await freePort(), await freePort()];
+    [ports.api, ports.temporal, ports.ui, ports.http] = [await freePort(), await freePort(), await freePort(), await freePort()];
     devEnv = baseEnv({ ERRAND_DATA_DIR: dataDir, ERRAND_WORKING_DIR: stack.workDir, ERRAND_TEMPORAL_CLI: process.env.ERRAND_TEMPORAL_CLI, ERRAND_TOOLS_DIR: process.env.ERRAND_TOOLS_DIR });
-    const started = spawn(process.execPath, [bin, 'dev', '--port', String(ports.api), '--temporal-port', String(ports.temporal), '--ui-port', String(ports.ui)], {
+    const started = spawn(process.execPath, [bin, 'dev', '--port', String(ports.api), '--temporal-port', String(ports.temporal), '--ui-port', String(ports.ui), '--temporal-http-port', String(ports.http)], {
       env: devEnv,
       cwd: stack.workDir,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -256,6 +256,7 @@ describe('errand dev', () => {
   it('brings up the whole stack with the demo model and answers a delegation', async () => {
     expect(banner).toContain(`API          http://127.0.0.1:${ports.api}`);
     expect(banner).toContain(`Web UI       http://127.0.0.1:${ports.ui}`);
+    expect(banner).toContain(`HTTP gateway http://127.0.0.1:${ports.http}`);
     expect(banner).toContain('DEMO MODEL');
     expect(banner).toContain('examples/recipes (ERRAND_RECIPE_PATH)');
     expect(banner).toContain(`The CLI finds this stack through ${join(dataDir, 'dev-stack.json')}`);

@@ -19,6 +19,7 @@ let dataDirectory: string | undefined;
 export const testEnvironmentKeys = {
   address: 'ERRAND_TEST_TEMPORAL_ADDRESS',
   uiUrl: 'ERRAND_TEST_TEMPORAL_UI_URL',
+  httpUrl: 'ERRAND_TEST_TEMPORAL_HTTP_URL',
   logFile: 'ERRAND_TEST_TEMPORAL_LOG',
   workflowBundle: 'ERRAND_TEST_WORKFLOW_BUNDLE',
 } as const;
@@ -36,6 +37,7 @@ export async function setup(): Promise<void> {
   process.env[testEnvironmentKeys.workflowBundle] = await bundling;
   process.env[testEnvironmentKeys.address] = server.address;
   process.env[testEnvironmentKeys.uiUrl] = server.uiUrl ?? '';
+  process.env[testEnvironmentKeys.httpUrl] = server.httpUrl;
   process.env[testEnvironmentKeys.logFile] = logFile;
 }
 

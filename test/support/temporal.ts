@@ -18,6 +18,13 @@ export function temporalAddress(): string {
   return address;
 }
 
+/** Temporal's HTTP API of the run's dev server (the frontend's JSON gateway). */
+export function temporalHttpUrl(): string {
+  const url = process.env.ERRAND_TEST_TEMPORAL_HTTP_URL;
+  if (!url) throw new Error('ERRAND_TEST_TEMPORAL_HTTP_URL is not set: run tests through vitest (global setup starts the dev server)');
+  return url;
+}
+
 /** Path of the workflow bundle built once per run by global-setup.ts. */
 export function workflowBundlePath(): string {
   const path = process.env.ERRAND_TEST_WORKFLOW_BUNDLE;

@@ -1,0 +1,250 @@
+import { isOwnedSubagent, summarizeExecution, type ErrandAttributeValues, type ExecutionBasics } from '../api/delegation-facts';
+import { delegationNotFound, problemDocument } from '../api/problem';
+import { delegationPathSchema, peekSchema, type DelegationStatus, type PeekView } from '../contracts/api';
+import { peekQueryTimeoutMs } from '../contracts/limits';
+import { asLiveText, livePartial, type LiveText } from '../contracts/live-text';
+import { peekQueryName, searchAttributeNames } from '../contracts/wire-names';
+import type { ApiAnswer, ApiTransport } from './api-transport';
+
+/**
+ * `errand peek` over Temporal's HTTP API (its frontend's JSON gateway) instead of the Temporal client: a
+ * describe and the peek query as two plain `fetch` requests, so the CLI loads neither Temporal's protobuf
+ * definitions nor gRPC (most of a second of start-up). It answers `GET /v1/delegations/{id}` exactly as the
+ * API does in process — same tenant check, same 404, the facts run through the same pure code
+ * (src/api/delegation-facts.ts) — and hands every other request to the in-process transport. Used when
+ * `ERRAND_TEMPORAL_HTTP_URL` (or `temporal.httpUrl`) is set; decision 0013.
+ */
+
+/** Where and as whom the light peek reads. */
+export interface TemporalHttpPeekOptions {
+  /** Temporal's HTTP API, without a trailing slash. */
+  baseUrl: string;
+  namespace: string;
+  /** The tenant the CLI acts as: a delegation of another tenant is not found, as in the API. */
+  tenant: string;
+  /** Sent with every request (API key, `TEMPORAL_GRPC_META_*`). */
+  headers?: Record<string, string>;
+  peekTimeoutMs?: number;
+}
+
+/** A Temporal error answer (google.rpc.Status as JSON). */
+class TemporalHttpError extends Error {
+  readonly code: number | undefined;
+  constructor(message: string, code: number | undefined) {
+    super(message);
+    this.name = 'TemporalHttpError';
+    this.code = code;
+  }
+}
+
+/** gRPC status code NOT_FOUND. */
+const notFoundCode = 5;
+
+/** The TypeScript SDK's status names (`status.name` of a describe), from the enum names of the JSON. */
+function statusName(value: unknown): string {
+  const name = typeof value === 'string' ? value.replace(/^WORKFLOW_EXECUTION_STATUS_/, '') : 'UNKNOWN';
+  return name === 'CANCELED' ? 'CANCELLED' : name;
+}
+
+/** An RFC 3339 time as the SDK reads a protobuf timestamp: whole milliseconds, the rest cut off. */
+function timestamp(value: unknown): Date | undefined {
+  if (typeof value !== 'string') return undefined;
+  const match = /^(.*T\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$/.exec(value);
+  if (!match) return undefined;
+  const date = new Date(`${match[1]}.${(match[2] ?? '').padEnd(3, '0').slice(0, 3)}${match[3]}`);
+  return Number.isNaN(date.getTime()) || date.getTime() <= 0 ? undefined : date;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * One payload's value. The gateway shows a `json/plain` payload as its JSON value ("shorthand"); others,
+ * and search attributes, keep the raw form `{metadata: {encoding: <base64>}, data: <base64>}`.
+ */
+export function payloadValue(payload: unknown): unknown {
+  if (!isRecord(payload) || !isRecord(payload.metadata) || typeof payload.metadata.encoding !== 'string') return payload;
+  const encoding = Buffer.from(payload.metadata.encoding, 'base64').toString('utf8');
+  const data = typeof payload.data === 'string' ? Buffer.from(payload.data, 'base64').toString('utf8') : '';
+  if (encoding === 'binary/null') return null;
+  if (encoding === 'json/plain') return JSON.parse(data) as unknown;
+  throw new Error(`a payload with encoding "${encoding}", which errand does not write`);
+}
+
+/** The values of a Payloads message: an array in shorthand, `{payloads: [...]}` raw. */
+function payloadValues(payloads: unknown): unknown[] {
+  const list = Array.isArray(payloads) ? payloads : isRecord(payloads) && Array.isArray(payloads.payloads) ? payloads.payloads : [];
+  return list.map(payloadValue);
+}
+
+function attributeValues(fields: unknown): ErrandAttributeValues {
+  const read = (name: string): unknown => {
+    if (!isRecord(fields) || fields[name] === undefined) return undefined;
+    try {
+      return payloadValue(fields[name]);
+    } catch {
+      return undefined;
+    }
+  };
+  const keyword = (name: string) => {
+    const value = read(name);
+    return typeof value === 'string' ? value : undefined;
+  };
+  const turns = read(searchAttributeNames.turns);
+  return {
+    kind: keyword(searchAttributeNames.kind),
+    source: keyword(searchAttributeNames.source),
+    parent: keyword(searchAttributeNames.parent),
+    status: keyword(searchAttributeNames.status),
+    tenant: keyword(searchAttributeNames.tenant),
+    model: keyword(searchAttributeNames.model),
+    turns: typeof turns === 'number' ? turns : undefined,
+  };
+}
+
+/** The text-so-far of the pending model call (as src/observability/live-text-reader.ts reads it from the SDK's describe). */
+function pendingLiveText(description: Record<string, unknown>): LiveText | undefined {
+  const pending = Array.isArray(description.pendingActivities) ? description.pendingActivities : [];
+  for (const activity of pending) {
+    if (!isRecord(activity) || !isRecord(activity.activityType) || activity.activityType.name !== 'modelTurn') continue;
+    let values: unknown[];
+    try {
+      values = payloadValues(activity.heartbeatDetails);
+    } catch {
+      continue;
+    }
+    if (values.length === 0) continue;
+    const live = asLiveText(values[values.length - 1]);
+    if (!live) continue;
+    const attempt = typeof activity.attempt === 'number' ? activity.attempt : undefined;
+    if (live.attempt !== undefined && attempt !== undefined && live.attempt !== attempt) continue;
+    return { ...live, ...(attempt === undefined ? {} : { attempt }) };
+  }
+  return undefined;
+}
+
+/** Reads one delegation's status through Temporal's HTTP API. */
+export class TemporalHttpPeek {
+  private readonly options: TemporalHttpPeekOptions;
+
+  constructor(options: TemporalHttpPeekOptions) {
+    this.options = options;
+  }
+
+  private async send(path: string, init: { method: 'GET' | 'POST'; body?: unknown; timeoutMs?: number }): Promise<Record<string, unknown>> {
+    const url = `${this.options.baseUrl}/api/v1/namespaces/${encodeURIComponent(this.options.namespace)}${path}`;
+    const headers: Record<string, string> = { ...this.options.headers, accept: 'application/json' };
+    if (init.body !== undefined) headers['content-type'] = 'application/json';
+    // The deadline goes to the server too (grpc-gateway reads Grpc-Timeout), so it gives up when we do.
+    if (init.timeoutMs !== undefined) headers['grpc-timeout'] = `${init.timeoutMs}m`;
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: init.method,
+        headers,
+        ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+        ...(init.timeoutMs === undefined ? {} : { signal: AbortSignal.timeout(init.timeoutMs + 1_000) }),
+      });
+    } catch (error) {
+      if (error instanceof Error && error.name === 'TimeoutError') throw new TemporalHttpError(`no answer within ${init.timeoutMs} ms`, undefined);
+      const cause = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
+      throw new Error(`cannot reach Temporal's HTTP API at ${this.options.baseUrl} (ERRAND_TEMPORAL_HTTP_URL): ${cause}`);
+    }
+    const text = await response.text();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    if (response.ok && isRecord(body)) return body;
+    if (isRecord(body) && typeof body.code === 'number') throw new TemporalHttpError(typeof body.message === 'string' ? body.message : `code ${body.code}`, body.code);
+    throw new Error(`${this.options.baseUrl} (ERRAND_TEMPORAL_HTTP_URL) answered ${response.status} with no Temporal answer: is it the HTTP port of Temporal's frontend? ${text.slice(0, 200)}`);
+  }
+
+  private describe(id: string): Promise<Record<string, unknown>> {
+    return this.send(`/workflows/${encodeURIComponent(id)}`, { method: 'GET' });
+  }
+
+  /** The peek query with its deadline: a closed workflow is answered by a worker replaying it, which may be absent. */
+  private async peek(id: string, description: Record<string, unknown>): Promise<{ peek: PeekView | null; peekError?: string }> {
+    const timeoutMs = this.options.peekTimeoutMs ?? peekQueryTimeoutMs;
+    try {
+      const answer = await this.send(`/workflows/${encodeURIComponent(id)}/query/${peekQueryName}`, { method: 'POST', body: { query: { queryType: peekQueryName } }, timeoutMs });
+      if (answer.queryRejected !== undefined && answer.queryRejected !== null) return { peek: null, peekError: 'no peek: the query was rejected' };
+      const parsed = peekSchema.safeParse(payloadValues(answer.queryResult)[0]);
+      if (!parsed.success) return { peek: null, peekError: `the peek answer has an unexpected shape: ${parsed.error.issues[0]?.message ?? ''}` };
+      const now = Date.now();
+      const live = await this.currentLiveText(id, description);
+      return { peek: { ...parsed.data, elapsedMs: Math.max(0, now - parsed.data.startedAt), idleMs: Math.max(0, now - parsed.data.lastActivityAt), ...(live ? { partial: livePartial(live) } : {}) } };
+    } catch (error) {
+      if (!(error instanceof TemporalHttpError)) throw error;
+      return { peek: null, peekError: `no peek: ${error.message}` };
+    }
+  }
+
+  /** Like `currentLiveText`: described again only when the first describe showed text, so a finished turn's partial text is not shown beside its answer. */
+  private async currentLiveText(id: string, description: Record<string, unknown>): Promise<LiveText | undefined> {
+    try {
+      if (!pendingLiveText(description)) return undefined;
+      return pendingLiveText(await this.describe(id));
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** `GET /v1/delegations/{id}` as the API answers it: 200 with the status, or 404 for a delegation this tenant cannot see. */
+  async status(id: string, path: string): Promise<ApiAnswer> {
+    let description: Record<string, unknown>;
+    try {
+      description = await this.describe(id);
+    } catch (error) {
+      if (error instanceof TemporalHttpError && error.code === notFoundCode) return { status: 404, body: problemDocument(delegationNotFound(id), path) };
+      throw error;
+    }
+    const info = isRecord(description.workflowExecutionInfo) ? description.workflowExecutionInfo : {};
+    const values = attributeValues(isRecord(info.searchAttributes) ? info.searchAttributes.indexedFields : undefined);
+    if (!isOwnedSubagent(values, this.options.tenant)) return { status: 404, body: problemDocument(delegationNotFound(id), path) };
+    const execution = isRecord(info.execution) ? info.execution : {};
+    const basics: ExecutionBasics = {
+      workflowId: typeof execution.workflowId === 'string' ? execution.workflowId : id,
+      runId: typeof execution.runId === 'string' ? execution.runId : '',
+      statusName: statusName(info.status),
+      startTime: timestamp(info.startTime),
+      closeTime: timestamp(info.closeTime),
+    };
+    const config = isRecord(description.executionConfig) ? description.executionConfig : {};
+    const metadata = isRecord(config.userMetadata) ? config.userMetadata : {};
+    let summary: unknown;
+    try {
+      summary = metadata.summary === undefined ? undefined : payloadValue(metadata.summary);
+    } catch {
+      summary = undefined;
+    }
+    // A closed workflow has no model call writing (the API reads live text only while it runs).
+    const peek = await this.peek(id, basics.statusName === 'RUNNING' ? description : {});
+    const status: DelegationStatus = { ...summarizeExecution(basics, values), summary: typeof summary === 'string' ? summary : null, ...peek };
+    return { status: 200, body: status };
+  }
+}
+
+/** The path of `GET /v1/delegations/{id}` (what `errand peek` asks), with the id. */
+const statusPath = /^\/v1\/delegations\/([^/?#]+)$/;
+
+/** A transport that answers `GET /v1/delegations/{id}` through Temporal's HTTP API and sends everything else to `fallback`. */
+export function temporalHttpPeekTransport(options: TemporalHttpPeekOptions, fallback: ApiTransport): ApiTransport {
+  const peek = new TemporalHttpPeek(options);
+  return {
+    get describe() {
+      return `${fallback.describe}; peek through Temporal's HTTP API at ${options.baseUrl}`;
+    },
+    async request(method, path, requestOptions) {
+      const match = method === 'GET' ? statusPath.exec(path) : null;
+      const id = match?.[1] === undefined ? undefined : decodeURIComponent(match[1]);
+      // An id the API would refuse goes to the in-process API, which answers its 400.
+      if (id !== undefined && delegationPathSchema.safeParse({ id }).success) return peek.status(id, path);
+      return fallback.request(method, path, requestOptions);
+    },
+  };
+}

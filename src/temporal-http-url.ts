@@ -1,0 +1,50 @@
+import type { TemporalConnectOptions } from './temporal-connection';
+
+/**
+ * The address of Temporal's HTTP API (the frontend's JSON gateway: `temporal server start-dev --http-port`,
+ * or a cluster's `frontend.httpPort`), set with `ERRAND_TEMPORAL_HTTP_URL` or `temporal.httpUrl` in the
+ * config file. With it, `errand peek` reads a delegation with two plain HTTP requests instead of loading the
+ * Temporal client (its protobuf definitions and gRPC alone take most of a second to load); without it,
+ * peek uses the gRPC client like every other command. Decision 0013.
+ */
+
+/** Thrown for a bad HTTP address; the message names the setting. */
+export class TemporalHttpUrlError extends Error {
+  readonly errandError = 'TemporalHttpUrlError';
+  constructor(message: string) {
+    super(message);
+    this.name = 'TemporalHttpUrlError';
+  }
+}
+
+/**
+ * Validates the HTTP address against the gRPC connection it stands beside: credentials go only over
+ * https, and what fetch cannot present here (an mTLS client certificate, a private CA) is refused rather
+ * than failing on the first peek. Returns the URL without a trailing slash, or undefined when not set.
+ */
+export function temporalHttpUrl(env: NodeJS.ProcessEnv, fileValue: string | undefined, connection: TemporalConnectOptions): string | undefined {
+  const fromEnv = env.ERRAND_TEMPORAL_HTTP_URL?.trim();
+  const setting = fromEnv ? 'ERRAND_TEMPORAL_HTTP_URL' : 'temporal.httpUrl in ERRAND_CONFIG';
+  const value = fromEnv || fileValue?.trim();
+  if (!value) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new TemporalHttpUrlError(`${setting}="${value}" is not a URL: use the address of Temporal's HTTP API, e.g. "http://127.0.0.1:7243"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TemporalHttpUrlError(`${setting}="${value}" must be an http:// or https:// URL`);
+  if (url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+    throw new TemporalHttpUrlError(`${setting}="${value}" must have no query, fragment or credentials: only scheme, host, port and an optional path prefix`);
+  }
+  const tls = typeof connection.tls === 'object' ? connection.tls : undefined;
+  if (tls?.clientCertPair || tls?.serverRootCACertificate) {
+    throw new TemporalHttpUrlError(
+      `${setting} is set, but the Temporal connection uses ${tls.clientCertPair ? 'an mTLS client certificate' : 'a private CA certificate'}, which the HTTP client cannot present: unset ${setting} (peek then uses the gRPC client)`,
+    );
+  }
+  if (connection.apiKey !== undefined && url.protocol !== 'https:') {
+    throw new TemporalHttpUrlError(`${setting}="${value}" is plain http, but a Temporal API key is configured: credentials are only ever sent over TLS; use https://`);
+  }
+  return url.href.replace(/\/+$/, '');
+}
