@@ -1,5 +1,5 @@
 import { tsToMs } from '@temporalio/common/lib/time';
-import { cancelSignal } from '../../src/contracts/subagent';
+import { cancelSignal } from '../../src/contracts/subagent-messages';
 import { heartbeatThrottleMs, modelHeartbeatIntervalMs } from '../../src/contracts/limits';
 import { benchModel, benchProviders, benchSubagentInput, sleep, startErrandWorker, uniqueId, type Bench, type InProcessWorker } from '../harness';
 import type { FigureResult } from '../figure';

@@ -1,5 +1,6 @@
 import { inboundMessage } from '../../src/activities/inbound-message';
-import { peekQuery, sendMessageUpdate, type SubagentPeek } from '../../src/contracts/subagent';
+import { peekQuery, sendMessageUpdate } from '../../src/contracts/subagent-messages';
+import type { SubagentPeek } from '../../src/contracts/subagent-result';
 import { benchSubagentInput, sleep, startErrandWorker, uniqueId, type Bench } from '../harness';
 import type { FigureResult } from '../figure';
 import { formatCounts, historySize, profileHistory } from '../history-profile';

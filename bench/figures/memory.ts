@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { defaultMaxCachedWorkflows } from '../../src/contracts/limits';
-import { sendMessageUpdate } from '../../src/contracts/subagent';
+import { sendMessageUpdate } from '../../src/contracts/subagent-messages';
 import { subagentStartOptions } from '../../src/observability/start-options';
 import { benchModel, benchProviders, benchSubagentInput, mapLimit, sleep, spawnWorkerChild, uniqueId, waitUntil, type Bench } from '../harness';
 import type { FigureResult } from '../figure';

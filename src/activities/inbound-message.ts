@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { BlobStore } from '../activities/blob-store';
 import { inboundMessageInlineChars } from '../contracts/limits';
-import type { SendMessageInput } from '../contracts/subagent';
+import type { SendMessageInput } from '../contracts/subagent-messages';
 
 /**
  * A message for a session or continuable subagent, ready for the `sendMessage` update. A long message is

@@ -14,7 +14,8 @@ import type {
 } from '../contracts/activities';
 import { orchestrationHeartbeatIntervalMs, defaultMaxOutputTokens as limitsDefaultMaxOutputTokens } from '../contracts/limits';
 import type { LiveText } from '../contracts/live-text';
-import { approvalUpdate, sendMessageUpdate, type SubagentResult } from '../contracts/subagent';
+import { approvalUpdate, sendMessageUpdate } from '../contracts/subagent-messages';
+import type { SubagentResult } from '../contracts/subagent-result';
 import type { BlobStore } from './blob-store';
 import { inboundMessage } from './inbound-message';
 import { delegateRequestSchema } from '../contracts/delegation';

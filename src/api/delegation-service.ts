@@ -23,7 +23,9 @@ import {
 } from '../contracts/api';
 import { defaultListPageSize, peekQueryTimeoutMs } from '../contracts/limits';
 import { searchAttributes } from '../contracts/search-attributes';
-import { cancelSignal, peekQuery, sendMessageUpdate, type SourceSummary, type SubagentInput, type SubagentResult } from '../contracts/subagent';
+import { cancelSignal, peekQuery, sendMessageUpdate } from '../contracts/subagent-messages';
+import type { SourceSummary, SubagentInput } from '../contracts/subagent';
+import type { SubagentResult } from '../contracts/subagent-result';
 import { isOwnedSubagent, summarizeExecution, type ErrandAttributeValues } from './delegation-facts';
 import { idempotentDelegationId, newDelegationId } from './delegation-ids';
 

@@ -10,9 +10,9 @@ import {
   sendMessageUpdate,
   transcriptQuery,
   type PendingApproval,
-  type SubagentPeek,
   type TranscriptView,
-} from '../contracts/subagent';
+} from '../contracts/subagent-messages';
+import type { SubagentPeek } from '../contracts/subagent-result';
 import { withDefaultEffort } from '../llm/provider-config';
 import { sessionStartOptions } from '../observability/start-options';
 import { livePartial, readLiveText } from '../observability/live-text-reader';

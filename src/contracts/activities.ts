@@ -1,7 +1,8 @@
 import type { JsonObject } from './json';
 import type { LiveText } from './live-text';
 import type { ApprovalDecision, MessageInput, RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from './agent-wire';
-import type { Approvers, ContextWindowState, ConversationPrefix, SourceSummary, SubagentActivitySettings, SubagentInput, SubagentResult } from './subagent';
+import type { Approvers, ContextWindowState, ConversationPrefix, SourceSummary, SubagentActivitySettings, SubagentInput } from './subagent';
+import type { SubagentResult } from './subagent-result';
 import type { FinishReason, ModelRoute, TokenUsage } from './model';
 
 /**

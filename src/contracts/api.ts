@@ -62,7 +62,7 @@ export const emptyQuerySchema = z.strictObject({});
 /** No path parameters. */
 export const emptyPathSchema = z.strictObject({});
 
-// ---- subagent state, peek and result (mirrors contracts/subagent.ts) ------------------------------
+// ---- subagent state, peek and result (mirrors contracts/subagent-result.ts) -----------------------
 
 /** Live or final state of a delegation. */
 export const delegationStates = ['running', 'waiting_approval', 'waiting', 'completed', 'truncated', 'max_turns', 'cancelled', 'failed', 'budget', 'declined'] as const;

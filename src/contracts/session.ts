@@ -1,6 +1,7 @@
 import type { RunningRecipe } from './agent-wire';
 import type { ModelRoute } from './model';
-import type { Approvers, CarriedAgentState, SubagentActivitySettings, TaskLimits } from './subagent';
+import type { Approvers, SubagentActivitySettings, TaskLimits } from './subagent';
+import type { CarriedAgentState } from './carried-agent-state';
 
 /**
  * Input of a session workflow: a conversation with a model whose tools are `load`, `delegate`,

@@ -1,7 +1,7 @@
 /**
  * Names Temporal knows errand's workflows by — the search attributes and the peek query — with no SDK
  * import, for code that talks to Temporal without the SDK (the CLI's light peek over Temporal's HTTP API).
- * `search-attributes.ts` and `subagent.ts` define the SDK's keys and messages from these names.
+ * `search-attributes.ts` and `subagent-messages.ts` define the SDK's keys and messages from these names.
  */
 
 /** errand's search attribute names, by the field of {@link ErrandAttributeValues} (src/api/delegation-facts.ts) they fill. */

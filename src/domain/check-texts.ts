@@ -1,4 +1,4 @@
-import type { CheckFailure } from '../contracts/subagent';
+import type { CheckFailure } from '../contracts/subagent-result';
 
 /**
  * Texts about a recipe's checks (goose `retry`, SEMANTICS §5): activity summaries, what peek shows, and

@@ -1,7 +1,8 @@
 import type { ApprovalDecision, TextPart } from '../contracts/agent-wire';
 import { peekLiveTextChars } from '../contracts/limits';
 import type { LiveText } from '../contracts/live-text';
-import type { PendingApproval, SubagentPeek, SubagentResult } from '../contracts/subagent';
+import type { PendingApproval } from '../contracts/subagent-messages';
+import type { SubagentPeek, SubagentResult } from '../contracts/subagent-result';
 import { checkName } from './check-texts';
 import { worktreeLine } from './worktree-names';
 

@@ -1,5 +1,7 @@
 import type { TokenUsage } from '../contracts/model';
-import type { SubagentPeek, SubagentResult, TaskLimits, TaskRecord, TaskState } from '../contracts/subagent';
+import type { SubagentPeek, SubagentResult } from '../contracts/subagent-result';
+import type { TaskLimits } from '../contracts/subagent';
+import type { TaskRecord, TaskState } from '../contracts/carried-agent-state';
 import { preview } from './subagent-prompt';
 
 /**

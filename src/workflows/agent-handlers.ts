@@ -8,7 +8,7 @@ import {
   sendMessageUpdate,
   transcriptQuery,
   type SendMessageInput,
-} from '../contracts/subagent';
+} from '../contracts/subagent-messages';
 import type { Agent } from './agent';
 import type { TaskOrchestrator } from './task-orchestration';
 

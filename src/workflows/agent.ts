@@ -14,24 +14,23 @@ import { addUsage, zeroUsage, type ModelRoute, type TokenUsage } from '../contra
 import { searchAttributes } from '../contracts/search-attributes';
 import type {
   Approvers,
+  PreparedWorktree,
+  ContextWindowState,
+  ConversationPrefix,
+  SubagentActivitySettings,
+  SubagentState,
+  TaskLimits,
+} from '../contracts/subagent';
+import type {
   AttemptState,
   CarriedAgentState,
   FinalOutputState,
-  PreparedWorktree,
-  RetryView,
-  ContextWindowState,
-  ConversationPrefix,
   PendingNotice,
   QueuedMessage,
-  SendMessageInput,
-  SendMessageResult,
-  SubagentActivitySettings,
-  SubagentPeek,
-  SubagentState,
-  TaskLimits,
-  ToolCallSummary,
   TranscriptEntry,
-} from '../contracts/subagent';
+} from '../contracts/carried-agent-state';
+import type { RetryView, SubagentPeek, ToolCallSummary } from '../contracts/subagent-result';
+import type { SendMessageInput, SendMessageResult } from '../contracts/subagent-messages';
 import { preview } from '../domain/subagent-prompt';
 import { carriedRegistry, emptyRegistry, expireTasks, type TaskRegistry } from '../domain/task-registry';
 import { createActivityProxies, type AgentActivityProxies } from './activity-proxies';

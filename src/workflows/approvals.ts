@@ -1,6 +1,7 @@
 import { condition } from '@temporalio/workflow';
 import type { ApprovalDecision, ToolCallRef } from '../contracts/activities';
-import type { ApprovalInput, PendingApproval, SubagentState } from '../contracts/subagent';
+import type { ApprovalInput, PendingApproval } from '../contracts/subagent-messages';
+import type { SubagentState } from '../contracts/subagent';
 
 /** What approvals need of the agent they belong to. */
 export interface ApprovalHost {

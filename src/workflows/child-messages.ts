@@ -2,7 +2,7 @@ import { patched } from '@temporalio/workflow';
 import type { JsonObject } from '../contracts/json';
 import { liveTextReadTimeoutMs } from '../contracts/limits';
 import type { LiveText } from '../contracts/live-text';
-import type { TaskRecord } from '../contracts/subagent';
+import type { TaskRecord } from '../contracts/carried-agent-state';
 import { findTask, isLive } from '../domain/task-registry';
 import type { Agent } from './agent';
 import type { ToolOutcome } from './agent-loop';

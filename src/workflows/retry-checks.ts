@@ -1,7 +1,8 @@
 import type { ToolCallRef } from '../contracts/activities';
 import { checkActivityMarginMs, previewLength, toolNameSeparator } from '../contracts/limits';
 import type { RunCheckOutput } from '../contracts/run-activities';
-import type { CheckFailure, CheckSummary, RetryPolicy } from '../contracts/subagent';
+import type { CheckFailure, CheckSummary } from '../contracts/subagent-result';
+import type { RetryPolicy } from '../contracts/subagent';
 import { checkNotRunDiagnostic, checksFailedDiagnostic, checkSummary, onFailureDiagnostic, retryEvent } from '../domain/check-texts';
 import { preview } from '../domain/subagent-prompt';
 import type { Agent } from './agent';

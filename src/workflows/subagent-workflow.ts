@@ -10,7 +10,9 @@ import {
 } from '@temporalio/workflow';
 import { defaultApprovalTimeoutMs, defaultContinuableIdleTimeoutMs, inlineTextLimit } from '../contracts/limits';
 import { liveTextShown } from '../contracts/live-text';
-import { childProgressSignal, childSettledSignal, type SubagentInput, type SubagentResult } from '../contracts/subagent';
+import { childProgressSignal, childSettledSignal } from '../contracts/subagent-messages';
+import type { SubagentInput } from '../contracts/subagent';
+import type { SubagentResult } from '../contracts/subagent-result';
 import { buildForkTask, buildSubagentSystemPrompt, preview } from '../domain/subagent-prompt';
 import { isLive } from '../domain/task-registry';
 import { defaultTaskLimits } from '../domain/task-limits';

@@ -12,7 +12,9 @@ import type { JsonObject } from '../contracts/json';
 import { announcedApprovalCount, cancelSettleWaitMs, childProbeIntervalMs, defaultMaxContinuables, workflowTaskTimeoutMs } from '../contracts/limits';
 import { zeroUsage, type TokenUsage } from '../contracts/model';
 import { searchAttributes } from '../contracts/search-attributes';
-import { cancelSignal, type ChildProgressInput, type ChildSettledInput, type SubagentResult, type TaskRecord } from '../contracts/subagent';
+import { cancelSignal, type ChildProgressInput, type ChildSettledInput } from '../contracts/subagent-messages';
+import type { SubagentResult } from '../contracts/subagent-result';
+import type { TaskRecord } from '../contracts/carried-agent-state';
 import {
   formatApprovalNotice,
   formatForegroundResult,

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import type { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { JsonValue } from '../../src/contracts/json';
-import type { SubagentResult } from '../../src/contracts/subagent';
+import type { SubagentResult } from '../../src/contracts/subagent-result';
 import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { subagentInput, temporalAddress, testClient, uniqueTaskQueue, workflowBundlePath } from '../support/temporal';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { SubagentResult } from '../../src/contracts/subagent';
+import type { SubagentResult } from '../../src/contracts/subagent-result';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
 import { subagentStartOptions } from '../../src/observability/start-options';
 import { subagentInput, temporalAddress, testClient, uniqueTaskQueue, workflowBundlePath } from '../support/temporal';

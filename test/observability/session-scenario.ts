@@ -5,7 +5,7 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { ModelRequest } from '../../src/contracts/model';
 import type { SessionInput } from '../../src/contracts/session';
-import { sendMessageUpdate, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent';
+import { sendMessageUpdate, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent-messages';
 import { defaultTaskLimits } from '../../src/domain/task-limits';
 import { createScriptedModel, type ScriptedModel } from '../../src/llm/scripted-model';
 import type { ScriptStep } from '../../src/llm/scripted-step';

@@ -4,7 +4,7 @@ import type { CliIo } from '../../src/cli/cli-io';
 import type { PeekView } from '../../src/contracts/api';
 import { liveTextChars, peekLiveTextChars } from '../../src/contracts/limits';
 import { asLiveText, liveText, liveTextShown } from '../../src/contracts/live-text';
-import type { SubagentPeek } from '../../src/contracts/subagent';
+import type { SubagentPeek } from '../../src/contracts/subagent-result';
 import { formatPeek } from '../../src/domain/delegation-texts';
 import { decodeCursor, encodeCursor, liveEvents, type LiveCursor } from '../../src/domain/live-events';
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import type { SubagentResult } from '../../src/contracts/subagent';
+import type { SubagentResult } from '../../src/contracts/subagent-result';
 import { checksFailedDiagnostic, checkSummary } from '../../src/domain/check-texts';
 import { formatForegroundResult, formatSettlementNotice } from '../../src/domain/delegation-texts';
 import { slimResult } from '../../src/domain/task-registry';

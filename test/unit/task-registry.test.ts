@@ -1,5 +1,7 @@
 import { describe, expect, test } from 'vitest';
-import type { SubagentResult, TaskLimits, TaskRecord } from '../../src/contracts/subagent';
+import type { SubagentResult } from '../../src/contracts/subagent-result';
+import type { TaskLimits } from '../../src/contracts/subagent';
+import type { TaskRecord } from '../../src/contracts/carried-agent-state';
 import {
   addTask,
   admissionError,

@@ -10,10 +10,9 @@ import {
   peekQuery,
   sendMessageUpdate,
   transcriptQuery,
-  type SubagentPeek,
-  type SubagentResult,
   type TranscriptView,
-} from '../../src/contracts/subagent';
+} from '../../src/contracts/subagent-messages';
+import type { SubagentPeek, SubagentResult } from '../../src/contracts/subagent-result';
 import { ConversationScripts, notices, toolResults } from '../support/conversation-scripts';
 import { sessionInput, startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
 

@@ -6,7 +6,7 @@ import type { WorkerDependencies } from '../../src/worker';
 import { ConversationScripts, toolResults } from '../support/conversation-scripts';
 import { freshFolder, until } from '../support/run-harness';
 import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
-import { sendMessageUpdate } from '../../src/contracts/subagent';
+import { sendMessageUpdate } from '../../src/contracts/subagent-messages';
 
 /**
  * The parent's `load(task_id, peek: true)` shows what a background task's model is writing now, read by

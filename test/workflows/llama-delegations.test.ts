@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery, type SubagentInput, type SubagentPeek, type SubagentResult, type TranscriptView } from '../../src/contracts/subagent';
+import { cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent-messages';
+import type { SubagentInput } from '../../src/contracts/subagent';
+import type { SubagentPeek, SubagentResult } from '../../src/contracts/subagent-result';
 import { startLlamaServer, type LlamaServer } from '../support/llama-server';
 import { startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
 
@@ -95,7 +97,7 @@ describe('delegations against llama.cpp', () => {
     let peek: SubagentPeek = await handle.query(peekQuery);
     while ((peek.compactions ?? 0) === 0 && turn < 40) {
       turn += 1;
-      await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `Note ${turn}: ${'Today the harbour was calm, the boats came in early and the market was busy. '.repeat(3)}` }] });
+      await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `Note ${turn}: ${'Today the harbour was calm, the boats came in early and the market was busy. '.repeat(8)}` }] });
       peek = await waitTurn(turn);
     }
     expect(peek.compactions ?? 0).toBeGreaterThanOrEqual(1);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ChatMessage } from '../../src/contracts/model';
-import type { SubagentResult } from '../../src/contracts/subagent';
+import type { SubagentResult } from '../../src/contracts/subagent-result';
 import { createScriptedModel, type ScriptedModel } from '../../src/llm/scripted-model';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { createToolsetRegistryFromConfig, type WorkerToolsetRegistry } from '../../src/tools/toolset-registry-factory';

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { sendMessageUpdate, type SubagentResult } from '../../src/contracts/subagent';
+import { sendMessageUpdate } from '../../src/contracts/subagent-messages';
+import type { SubagentResult } from '../../src/contracts/subagent-result';
 import { ConversationScripts, toolResults } from '../support/conversation-scripts';
 import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
 

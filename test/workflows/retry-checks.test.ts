@@ -1,7 +1,9 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { approvalUpdate, peekQuery, type RetryPolicy, type SubagentPeek, type SubagentResult } from '../../src/contracts/subagent';
+import { approvalUpdate, peekQuery } from '../../src/contracts/subagent-messages';
+import type { RetryPolicy } from '../../src/contracts/subagent';
+import type { SubagentPeek, SubagentResult } from '../../src/contracts/subagent-result';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { scheduledActivities } from '../observability/session-scenario';
 import { freshFolder, startRunHarness, toolResult, until, type RunHarness } from '../support/run-harness';

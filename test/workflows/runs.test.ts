@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { JsonObject } from '../../src/contracts/json';
 import type { ChatMessage } from '../../src/contracts/model';
-import type { SubagentResult } from '../../src/contracts/subagent';
+import type { SubagentResult } from '../../src/contracts/subagent-result';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { notices, toolResults } from '../support/conversation-scripts';
 import { freshFolder, startRunHarness, toolResult, until, type RunHarness } from '../support/run-harness';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { sendMessageUpdate, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent';
+import { sendMessageUpdate, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent-messages';
 import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
 import { sessionInput, testClient, uniqueTaskQueue } from '../support/temporal';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { SubagentResult } from '../../src/contracts/subagent';
+import type { SubagentResult } from '../../src/contracts/subagent-result';
 import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
 import { subagentInput, testClient, uniqueTaskQueue } from '../support/temporal';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';

@@ -1,0 +1,119 @@
+import type { ContextWindowState, MessageInput, MessageRef, PreparedWorktree } from './agent-wire';
+import type { TokenUsage } from './model';
+import type { SubagentState } from './subagent';
+import type { RetryView, SubagentPeek, SubagentResult, ToolCallSummary } from './subagent-result';
+
+/**
+ * The state a session's or subagent's agent loop keeps and carries across continue-as-new: its tasks,
+ * queued notices and messages, attempts, structured-output progress and bounded transcript. JSON only.
+ */
+
+/** The state of a task as its parent tracks it. */
+export type TaskState = 'starting' | SubagentState;
+
+/** One delegation a workflow started, as it tracks it. JSON only (carried across continue-as-new). */
+export interface TaskRecord {
+  taskId: string;
+  workflowId: string;
+  description: string;
+  mode: 'foreground' | 'background' | 'continuable';
+  state: TaskState;
+  startedAt: number;
+  /** When its last run (or activation) settled. */
+  settledAt?: number;
+  /** When its final result was first read (by `load`, a foreground wait or a notice); the TTL counts from here. */
+  readAt?: number;
+  peek?: SubagentPeek;
+  /** The last settled result; carried records hold previews and a blob reference, never whole outputs. */
+  result?: SubagentResult;
+  totalUsage: TokenUsage;
+}
+
+/** A notice waiting to be put into the conversation before the next model call. */
+export interface PendingNotice {
+  text: string;
+  /** The task it is about; its result counts as read once the notice is in the conversation. */
+  taskId?: string;
+  /** The task's full output by reference, appended after `text` when the inline output was cut. */
+  outputRef?: MessageRef;
+}
+
+/** Everything a workflow's agent loop carries into its next run (continue-as-new). */
+export interface CarriedAgentState {
+  startedAt: number;
+  length: number;
+  turns: number;
+  toolCalls: number;
+  usage: TokenUsage;
+  lastToolCall: ToolCallSummary | null;
+  lastAssistantText: string | null;
+  lastText?: { seq: number; text: string; truncated: boolean };
+  tasks: TaskRecord[];
+  /** Child approvals already announced to the model. */
+  announcedApprovals?: string[];
+  nextTaskNumber: number;
+  pendingNotices: PendingNotice[];
+  pendingMessages: QueuedMessage[];
+  /** Ids of the latest accepted messages, so a retried delivery is not queued twice (also across continue-as-new). */
+  recentMessageIds?: string[];
+  /** When the workflow last did something (turn, message); idle timeouts count from here. */
+  lastActivityAt?: number;
+  /** Compaction state of the conversation. */
+  context?: ContextWindowState;
+  /** Messages with reserved sequence numbers not stored yet (the next model call stores them). */
+  pending?: { startSeq: number; messages: MessageInput[] };
+  /** Turns used by the current run of a continuable subagent or session message. */
+  runTurns: number;
+  /** Where the loop was when it continued as new: mid-run between turns, or waiting for a message. */
+  phase: 'running' | 'waiting';
+  /** Results of earlier answers (continuable subagents). */
+  answers: number;
+  transcript: TranscriptEntry[];
+  /** The attempt of a recipe's `retry` this run is in, when past the first. */
+  attempt?: AttemptState;
+  /** Progress of the recipe's checks, for peek. */
+  retryView?: RetryView;
+  /** Structured output: the stored schema and this run's `final_output` calls. */
+  finalOutput?: FinalOutputState;
+  /** The subagent's git worktree (`isolation: worktree`). */
+  worktree?: PreparedWorktree;
+}
+
+/**
+ * One attempt of a recipe's `retry`: each starts a fresh conversation (system prompt and task), stored
+ * under its own conversation id, so the conversation stays valid and history per attempt stays flat.
+ */
+export interface AttemptState {
+  /** 1 for the first run, 2 for the first retry, and so on. */
+  number: number;
+  /** Messages in earlier attempts' conversations: keeps approval ids (`<workflow>:<message>:<call>`) unique across attempts. */
+  messageBase: number;
+}
+
+/** Where a structured-output run stands (SEMANTICS §5: `final_output`). */
+export interface FinalOutputState {
+  /** Blob key of the output schema (stored once at the start, so model calls carry a key, not the schema). */
+  schemaKey: string;
+  /** Invalid `final_output` calls in this run. */
+  invalidCalls: number;
+  /** Whether this run got its reminder after a plain answer. */
+  reminded: boolean;
+  /** The last validation errors, for the diagnostic. */
+  lastErrors?: string[];
+}
+
+/** One entry of the bounded transcript a session or continuable subagent keeps for queries. */
+export interface TranscriptEntry {
+  /** `event`: something errand did (a compaction, a failed run), not a message. */
+  role: 'user' | 'assistant' | 'notice' | 'event';
+  text: string;
+  at: number;
+}
+
+/** A message accepted by a session or continuable subagent, waiting for its turn. */
+export interface QueuedMessage {
+  text?: string;
+  key?: string;
+  /** Short preview for the transcript and the Web UI. */
+  preview: string;
+}
