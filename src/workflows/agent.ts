@@ -1,26 +1,8 @@
-import { CancellationScope, condition, setCurrentDetails, sleep, upsertSearchAttributes } from '@temporalio/workflow';
-import type { MessageInput, RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from '../contracts/activities';
-import {
-  carriedTranscriptEntries,
-  maxMessageLength,
-  maxTaskRecords,
-  previewLength,
-  recentMessageIdCount,
-  transcriptEntries,
-  transcriptEntryLength,
-  viewsUpsertIntervalMs,
-} from '../contracts/limits';
-import { addUsage, zeroUsage, type ModelRoute, type TokenUsage } from '../contracts/model';
-import { searchAttributes } from '../contracts/search-attributes';
-import type {
-  Approvers,
-  PreparedWorktree,
-  ContextWindowState,
-  ConversationPrefix,
-  SubagentActivitySettings,
-  SubagentState,
-  TaskLimits,
-} from '../contracts/subagent';
+import { condition } from '@temporalio/workflow';
+import type { MessageInput } from '../contracts/activities';
+import { maxTaskRecords, transcriptEntries, transcriptEntryLength } from '../contracts/limits';
+import { addUsage, zeroUsage, type TokenUsage } from '../contracts/model';
+import type { PreparedWorktree, ContextWindowState, SubagentState } from '../contracts/subagent';
 import type {
   AttemptState,
   CarriedAgentState,
@@ -32,55 +14,20 @@ import type {
 import type { RetryView, SubagentPeek, ToolCallSummary } from '../contracts/subagent-result';
 import type { SendMessageInput, SendMessageResult } from '../contracts/subagent-messages';
 import { preview } from '../domain/subagent-prompt';
-import { carriedRegistry, emptyRegistry, expireTasks, type TaskRegistry } from '../domain/task-registry';
+import { emptyRegistry, expireTasks, type TaskRegistry } from '../domain/task-registry';
 import { createActivityProxies, type AgentActivityProxies } from './activity-proxies';
+import { acceptMessage, validateMessage } from './agent-messages';
+import type { AgentOptions } from './agent-options';
+import { carriedAgentState, peekAgent } from './agent-snapshot';
+import { AgentViews } from './agent-views';
 import { Approvals } from './approvals';
-
-/** What a session or subagent workflow configures its agent with. */
-export interface AgentOptions {
-  kind: 'session' | 'subagent';
-  workflowId: string;
-  /**
-   * Key of this workflow's conversation in the blob store (workflow id and first run id, stable across
-   * continue-as-new). A recipe's retry attempts after the first get conversations of their own (see
-   * {@link Agent.conversationId}).
-   */
-  conversationId: string;
-  /** Another conversation's turns this one continues (a fork), by reference: the model sees them first. */
-  prefix?: ConversationPrefix;
-  label: string;
-  route: ModelRoute;
-  toolsets: string[];
-  toolFilter?: { allow?: string[]; deny?: string[] };
-  workingDir: string;
-  /** 0 for a session, 1 for its children, and so on. */
-  depth: number;
-  maxDepth: number;
-  activity: SubagentActivitySettings;
-  tasks: TaskLimits;
-  recipe?: RunningRecipe;
-  tenant?: string;
-  /** Token budget of this workflow and its descendants. */
-  tokenBudget?: number;
-  /** Output-token limit of each model call, if the delegation or recipe set one. */
-  maxOutputTokens?: number;
-  /** Narrowings of the operator's tool policy (recipe, delegation). */
-  toolPolicy?: ToolPolicyNarrowingWire[];
-  /** MCP servers its recipe declared. */
-  recipeServers?: RecipeServerWire[];
-  /** How long a tool call under `ask` waits for a decision before it is denied (ms). */
-  approvalTimeoutMs: number;
-  /** Who may decide its children's approvals. */
-  approvers: Approvers;
-  /** Wall clock at the start of this run. */
-  now: number;
-}
 
 /**
  * The state of one agent (a session or a subagent): its conversation's length and compaction state,
  * counters, queued messages and notices, the bounded transcript, its tasks, and the views that show them
  * (peek, search attributes, the Web UI's current details). Workflow code: deterministic, no I/O; the
- * conversation itself lives in the conversation store and is written through activities.
+ * conversation itself lives in the conversation store and is written through activities. The views are
+ * written by {@link AgentViews}; the peek view and the carried state are built in `agent-snapshot.ts`.
  */
 export class Agent {
   readonly options: AgentOptions;
@@ -133,13 +80,8 @@ export class Agent {
   worktree: PreparedWorktree | undefined;
   /** Model calls, tool calls and foreground children in flight: continue-as-new waits for none. */
   private inFlight = 0;
-  private lastSearchAttributes = '';
-  /** Workflow time of the last search-attribute upsert. */
-  private lastUpsertAt = Number.NEGATIVE_INFINITY;
-  /** A timer that writes search attributes held back by the interval is running. */
-  private upsertDeferred = false;
-  private lastDetails = '';
-  private viewsDirty = false;
+  /** Search attributes and the Web UI's current details, written where the workflow waits. */
+  private readonly views: AgentViews = new AgentViews(this);
 
   constructor(options: AgentOptions, carried?: CarriedAgentState) {
     this.options = options;
@@ -322,84 +264,25 @@ export class Agent {
    * workflow is waiting for something.
    */
   updateViews(): void {
-    this.viewsDirty = true;
+    this.views.markDirty();
   }
 
   /**
-   * Writes the views if they changed. The current details cost no history and are written at once. Search
-   * attributes (a history event and a visibility write each) are written at most once per
-   * `viewsUpsertIntervalMs`: a change within the interval is written by a timer when it ends, so the Web
-   * UI and listings are never more than that behind, and a run of fast turns costs about one upsert per
-   * second instead of one per turn. `force` writes them now (the end of the workflow).
+   * Writes the views if they changed (search attributes at most once per `viewsUpsertIntervalMs`, see
+   * {@link AgentViews.flush}). `force` writes them now (the end of the workflow).
    */
   flushViews(force = false): void {
-    if (!this.viewsDirty && !force) return;
-    this.viewsDirty = false;
-    const attributes = `${this.state}|${this.turns}`;
-    if (attributes !== this.lastSearchAttributes) {
-      const now = Date.now();
-      if (force || now - this.lastUpsertAt >= viewsUpsertIntervalMs) {
-        this.lastSearchAttributes = attributes;
-        this.lastUpsertAt = now;
-        upsertSearchAttributes([
-          { key: searchAttributes.status, value: this.state },
-          { key: searchAttributes.turns, value: this.turns },
-        ]);
-      } else {
-        this.deferUpsert(this.lastUpsertAt + viewsUpsertIntervalMs - now);
-      }
-    }
-    const details = [
-      `**${this.state}** · turn ${this.turnsThisRun} of ${this.currentLimit} (total ${this.turns}) · ${this.toolCalls} tool calls`,
-      this.lastToolCall ? `last tool: \`${this.lastToolCall.name}\` (turn ${this.lastToolCall.turn})` : 'no tool calls yet',
-      `idle since ${new Date(this.lastActivityAt).toISOString()}`,
-      this.context ? `context compacted ${this.context.compactions} time(s)` : '',
-      this.retryView ? `checks: attempt ${this.retryView.attempt} of ${this.retryView.attempts}, ${this.retryView.state}` : '',
-      this.registry.tasks.length > 0 ? `tasks: ${this.registry.tasks.map((task) => `${task.taskId} ${task.state}`).join(', ')}` : '',
-    ].filter(Boolean).join('\n');
-    if (details !== this.lastDetails) {
-      this.lastDetails = details;
-      setCurrentDetails(details);
-    }
-  }
-
-  /** Writes the search attributes when the interval has passed (one timer at a time; not cancelled with a run). */
-  private deferUpsert(delayMs: number): void {
-    if (this.upsertDeferred) return;
-    this.upsertDeferred = true;
-    void CancellationScope.nonCancellable(() => sleep(Math.max(1, delayMs))).then(() => {
-      this.upsertDeferred = false;
-      this.viewsDirty = true;
-      this.flushViews();
-    }).catch(() => undefined); // the workflow ended or was evicted meanwhile
+    this.views.flush(force);
   }
 
   /** Validates a message for this agent (the sendMessage update's validator). Throws with the reason. */
   validateMessage(input: SendMessageInput): void {
-    const hasText = typeof input?.message === 'string';
-    const hasKey = typeof input?.messageKey === 'string';
-    if (hasText === hasKey) throw new Error('give the message as `message` (text) or `messageKey` (a stored message), not both and not neither');
-    if (hasText && (input.message ?? '').trim().length === 0) throw new Error('message must be a non-empty string');
-    const length = hasText ? (input.message ?? '').length : (input.messageChars ?? 0);
-    if (length > maxMessageLength) throw new Error(`message is ${length} characters; the limit is ${maxMessageLength}`);
+    validateMessage(input);
   }
 
   /** Queues an accepted message (dropping a repeated delivery of the same message id). */
   acceptMessage(input: SendMessageInput, startsAtOnce: boolean): SendMessageResult {
-    if (input.messageId !== undefined && this.recentMessageIds.includes(input.messageId)) {
-      return { accepted: true, queuedTurns: this.pendingMessages.length, duplicate: true };
-    }
-    if (input.messageId !== undefined) {
-      this.recentMessageIds.push(input.messageId);
-      if (this.recentMessageIds.length > recentMessageIdCount) this.recentMessageIds.splice(0, this.recentMessageIds.length - recentMessageIdCount);
-    }
-    const text = input.message;
-    this.pendingMessages.push({
-      ...(text !== undefined ? { text } : {}),
-      ...(input.messageKey !== undefined ? { key: input.messageKey } : {}),
-      preview: text !== undefined ? preview(text, previewLength) : `(stored message, ${input.messageChars ?? 0} characters)`,
-    });
-    return { accepted: true, queuedTurns: startsAtOnce ? 0 : this.pendingMessages.length };
+    return acceptMessage(this, input, startsAtOnce);
   }
 
   /** Takes the next queued message as the next user turn (stored by the next model call). */
@@ -414,60 +297,11 @@ export class Agent {
 
   /** Peek view of this workflow. Durations are left to the reader (a query's clock stands still). */
   peek(maxTurns: number): SubagentPeek {
-    return {
-      workflowId: this.options.workflowId,
-      label: this.options.label,
-      state: this.state,
-      startedAt: this.startedAt,
-      lastActivityAt: this.lastActivityAt,
-      turns: this.turns,
-      maxTurns,
-      toolCalls: this.toolCalls,
-      ...(this.context ? { compactions: this.context.compactions } : {}),
-      ...(this.retryView ? { retry: this.retryView } : {}),
-      lastToolCall: this.lastToolCall,
-      lastAssistantText: this.lastAssistantText,
-      usage: this.usage,
-      model: this.modelName,
-      ...(this.registry.tasks.length > 0
-        ? { tasks: this.registry.tasks.map((task) => ({ taskId: task.taskId, state: task.state, description: task.description, turns: task.peek?.turns ?? task.result?.turns ?? 0 })) }
-        : {}),
-      ...(this.pendingMessages.length > 0 ? { queuedMessages: this.pendingMessages.length } : {}),
-      ...(this.approvals.pending.length > 0 ? { pendingApprovals: this.approvals.pending } : {}),
-    };
+    return peekAgent(this, maxTurns);
   }
 
   /** State to carry into the next run (continue-as-new): previews and references, never whole outputs. */
   snapshot(phase: CarriedAgentState['phase']): CarriedAgentState {
-    this.pruneTasks();
-    const registry = carriedRegistry(this.registry, previewLength);
-    return {
-      phase,
-      startedAt: this.startedAt,
-      lastActivityAt: this.lastActivityAt,
-      length: this.length,
-      turns: this.turns,
-      toolCalls: this.toolCalls,
-      usage: this.usage,
-      lastToolCall: this.lastToolCall,
-      lastAssistantText: this.lastAssistantText,
-      ...(this.lastText ? { lastText: this.lastText } : {}),
-      tasks: registry.tasks,
-      nextTaskNumber: registry.nextTaskNumber,
-      announcedApprovals: this.announcedApprovals,
-      pendingNotices: this.pendingNotices,
-      pendingMessages: this.pendingMessages,
-      recentMessageIds: this.recentMessageIds,
-      runTurns: this.turnsThisRun,
-      answers: this.answers,
-      ...(this.context ? { context: this.context } : {}),
-      ...(this.pending ? { pending: this.pending } : {}),
-      ...(this.attempt.number > 1 ? { attempt: this.attempt } : {}),
-      ...(this.retryView ? { retryView: this.retryView } : {}),
-      ...(this.finalOutput ? { finalOutput: this.finalOutput } : {}),
-      ...(this.worktree ? { worktree: this.worktree } : {}),
-      // Only the recent transcript travels: the whole conversation is in the conversation store.
-      transcript: this.transcript.slice(-carriedTranscriptEntries),
-    };
+    return carriedAgentState(this, phase);
   }
 }

@@ -1,0 +1,43 @@
+import type { RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from '../contracts/activities';
+import type { ModelRoute } from '../contracts/model';
+import type { Approvers, ConversationPrefix, SubagentActivitySettings, TaskLimits } from '../contracts/subagent';
+
+/** What a session or subagent workflow configures its agent with. */
+export interface AgentOptions {
+  kind: 'session' | 'subagent';
+  workflowId: string;
+  /**
+   * Key of this workflow's conversation in the blob store (workflow id and first run id, stable across
+   * continue-as-new). A recipe's retry attempts after the first get conversations of their own (see
+   * `Agent.conversationId`).
+   */
+  conversationId: string;
+  /** Another conversation's turns this one continues (a fork), by reference: the model sees them first. */
+  prefix?: ConversationPrefix;
+  label: string;
+  route: ModelRoute;
+  toolsets: string[];
+  toolFilter?: { allow?: string[]; deny?: string[] };
+  workingDir: string;
+  /** 0 for a session, 1 for its children, and so on. */
+  depth: number;
+  maxDepth: number;
+  activity: SubagentActivitySettings;
+  tasks: TaskLimits;
+  recipe?: RunningRecipe;
+  tenant?: string;
+  /** Token budget of this workflow and its descendants. */
+  tokenBudget?: number;
+  /** Output-token limit of each model call, if the delegation or recipe set one. */
+  maxOutputTokens?: number;
+  /** Narrowings of the operator's tool policy (recipe, delegation). */
+  toolPolicy?: ToolPolicyNarrowingWire[];
+  /** MCP servers its recipe declared. */
+  recipeServers?: RecipeServerWire[];
+  /** How long a tool call under `ask` waits for a decision before it is denied (ms). */
+  approvalTimeoutMs: number;
+  /** Who may decide its children's approvals. */
+  approvers: Approvers;
+  /** Wall clock at the start of this run. */
+  now: number;
+}
