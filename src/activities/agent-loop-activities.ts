@@ -1,9 +1,8 @@
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure } from '@temporalio/common';
 import type {
   AgentLoopActivities,
   AppendMessagesInput,
-  FinalOutputVerdict,
   CompactConversationInput,
   CompactConversationOutput,
   MessageInput,
@@ -16,32 +15,26 @@ import type {
   TextPart,
 } from '../contracts/activities';
 import { FailureType } from '../contracts/failures';
-import { inlineTextLimit, previewLength } from '../contracts/limits';
-import { zeroUsage, type ChatMessage, type FinishReason, type ModelResponse, type TokenUsage } from '../contracts/model';
-import type { JsonObject } from '../contracts/json';
+import { previewLength } from '../contracts/limits';
+import { zeroUsage, type ChatMessage, type ModelResponse } from '../contracts/model';
 import { formatDenial } from '../domain/delegation-texts';
 import { finalOutputToolName } from '../domain/final-output';
 import { orchestrationToolSpecs } from '../domain/orchestration-tools';
 import { preview } from '../domain/subagent-prompt';
 import { estimateTokens } from '../domain/token-estimate';
-import { classifyModelError } from '../llm/classify-model-error';
-import type { ModelInfo, ModelRegistry } from '../llm/model-port';
+import type { ModelRegistry } from '../llm/model-port';
 import { toolError } from '../tools/tool';
-import { developerToolsetName } from '../tools/developer-toolset';
-import { qualifyToolName } from '../tools/tool-name';
-import { applyOrchestrationPolicy, applyToolPolicy, checkToolCall, resolvePolicy, type ToolPolicyConfig } from '../tools/tool-policy';
+import { applyOrchestrationPolicy, applyToolPolicy, checkToolCall, type ToolPolicyConfig } from '../tools/tool-policy';
 import type { WorkerToolsetRegistry } from '../tools/toolset-registry-factory';
-import { isToolsetRegistryError } from '../tools/toolset-registry';
-import { isBlobConflictError, type BlobStore } from './blob-store';
+import { checkReasoningEffort, classifyAndThrow, classifyStoreErrors, modelInfo, resolveModel } from './agent-loop-failures';
+import type { BlobStore } from './blob-store';
 import { compactConversation, windowedMessages } from './compaction';
 import { liveText, type LiveText } from '../contracts/live-text';
 import { FinalOutputTools } from './final-output';
+import { appendFirstWins, mayHaveRun, storedAnswer, storedToolResult, storeFirstWins, type ToolResultOutcome } from './first-writer-wins';
+import { invalidArgumentsText, toModelTurnOutput } from './model-turn-output';
 import { withHeartbeat } from './stored-outcomes';
-import {
-  isConversationMessageConflictError,
-  isConversationMessageMissingError,
-  type ConversationStore,
-} from './conversation-store';
+import type { ConversationStore } from './conversation-store';
 
 /** What the agent-loop activities need; injected so tests and the worker choose the real parts. */
 export interface AgentLoopActivityDependencies {
@@ -58,98 +51,6 @@ export interface AgentLoopActivityDependencies {
   compactAt: number;
 }
 
-/** A tool call's result as it is stored and returned (the final_output verdict only for final_output calls). */
-interface ToolResultOutcome {
-  content: string;
-  isError: boolean;
-  finalOutput?: FinalOutputVerdict;
-}
-
-/**
- * Stores a message that is an activity's outcome, with what the message itself does not hold (`outcome`),
- * in one blob: the first writer wins. An attempt that timed out may still be running and store a
- * different answer than its retry; whichever stored first is the outcome, and the other continues with it.
- */
-async function storeFirstWins(conversations: ConversationStore, conversationId: string, seq: number, message: ChatMessage, outcome?: JsonObject): Promise<{ message: ChatMessage; outcome?: JsonObject }> {
-  try {
-    await conversations.append(conversationId, seq, message, outcome);
-    return { message, ...(outcome ? { outcome } : {}) };
-  } catch (error) {
-    if (!isConversationMessageConflictError(error)) throw error;
-    const stored = await conversations.readStored(conversationId, seq);
-    if (!stored) throw error;
-    return stored;
-  }
-}
-
-/** Appends a message unless one is stored at that seq already (the first writer wins). */
-async function appendFirstWins(conversations: ConversationStore, conversationId: string, seq: number, message: ChatMessage): Promise<void> {
-  try {
-    await conversations.append(conversationId, seq, message);
-  } catch (error) {
-    if (!isConversationMessageConflictError(error)) throw error;
-  }
-}
-
-function storedOutcomeFailure(conversationId: string, seq: number, what: string): ApplicationFailure {
-  return ApplicationFailure.create({ type: FailureType.blobMissing, message: `message ${seq} of conversation ${conversationId} is not ${what}`, nonRetryable: true });
-}
-
-/** The model's answer as stored at `seq` (the assistant message and, in `outcome`, usage and finish reason). */
-function storedAnswer(stored: { message: ChatMessage; outcome?: JsonObject }, conversationId: string, seq: number): ModelResponse {
-  const { message, outcome } = stored;
-  if (message.role !== 'assistant') throw storedOutcomeFailure(conversationId, seq, 'a model answer');
-  const usage = outcome?.usage;
-  const finishReason = outcome?.finishReason;
-  return {
-    text: message.content,
-    toolCalls: message.toolCalls ?? [],
-    finishReason: typeof finishReason === 'string' && isFinishReason(finishReason) ? finishReason : 'stop',
-    usage: isUsage(usage) ? { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens } : zeroUsage,
-    ...(message.reasoning && message.reasoning.length > 0 ? { reasoning: message.reasoning } : {}),
-  };
-}
-
-/** A tool call's result as stored at `seq` (the tool message and, for final_output, the verdict). */
-function storedToolResult(stored: { message: ChatMessage; outcome?: JsonObject }, conversationId: string, seq: number): ToolResultOutcome {
-  const { message, outcome } = stored;
-  if (message.role !== 'tool') throw storedOutcomeFailure(conversationId, seq, 'a tool result');
-  const verdict = outcome?.finalOutput;
-  return {
-    content: message.content,
-    isError: message.isError === true,
-    // Written by this module from a FinalOutputVerdict (JSON), read back unchanged.
-    ...(typeof verdict === 'object' && verdict !== null && !Array.isArray(verdict) ? { finalOutput: verdict as unknown as FinalOutputVerdict } : {}),
-  };
-}
-
-const finishReasons: readonly string[] = ['stop', 'tool-calls', 'length', 'content-filter', 'error', 'other'] satisfies FinishReason[];
-function isFinishReason(value: string): value is FinishReason {
-  return finishReasons.includes(value);
-}
-
-function isUsage(value: unknown): value is TokenUsage {
-  return typeof value === 'object' && value !== null && 'inputTokens' in value && 'outputTokens' in value && typeof value.inputTokens === 'number' && typeof value.outputTokens === 'number';
-}
-
-/**
- * Built-in tools that only touch the working directory's files and finish quickly: the workflow runs them
- * as local activities (inside the workflow task that received the model's answer, one workflow task less
- * per turn). run_command (long, needs heartbeats and cancellation) and MCP tools stay normal activities.
- */
-const fastBuiltInTools: ReadonlySet<string> = new Set(['read_file', 'write_file', 'list_directory', 'search_text'].map((name) => qualifyToolName(developerToolsetName, name)));
-
-/**
- * Whether an earlier attempt of this activity may have run: any retry, and every run of a local activity
- * (a local activity starts again at attempt 1 when its workflow task is retried). A first attempt of a
- * normal activity skips the look-up (a read, or an S3 request, per call); if an outcome was stored anyway,
- * the first write still wins (see storeFirstWins).
- */
-function mayHaveRun(): boolean {
-  const info = Context.current().info;
-  return info.isLocal || info.attempt > 1;
-}
-
 /** The transient note (turn budget) for this call only: added to the last user or tool message, never stored. */
 function withNote(messages: ChatMessage[], note: string | undefined): ChatMessage[] {
   if (!note) return messages;
@@ -157,20 +58,6 @@ function withNote(messages: ChatMessage[], note: string | undefined): ChatMessag
   const marked = `[errand] ${note}`;
   if (last && (last.role === 'user' || last.role === 'tool')) return [...messages.slice(0, -1), { ...last, content: `${last.content}\n\n${marked}` }];
   return [...messages, { role: 'user', content: marked }];
-}
-
-function classifyAndThrow(error: unknown): never {
-  if (error instanceof CancelledFailure) throw error;
-  // A toolset this run needs is not configured here (an MCP server removed from config, a recipe server the
-  // operator does not allow): a configuration problem, not the model's, and no retry fixes it (review m18).
-  if (isToolsetRegistryError(error)) throw ApplicationFailure.create({ type: FailureType.toolsetUnavailable, message: error.message, nonRetryable: true });
-  const failure = classifyModelError(error);
-  throw ApplicationFailure.create({
-    type: failure.type,
-    message: failure.message,
-    nonRetryable: !failure.retryable,
-    ...(failure.retryAfterMs !== undefined ? { nextRetryDelay: failure.retryAfterMs } : {}),
-  });
 }
 
 /**
@@ -352,93 +239,10 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
   };
 }
 
-/** What the workflow sees of an answer: previews, plus full arguments for the tools it runs itself. */
-function toModelTurnOutput(response: ModelResponse, input: ModelTurnInput, operator: ToolPolicyConfig | undefined, maxOutputTokens: number): ModelTurnOutput {
-  const orchestration = input.orchestrationTools ?? [];
-  const narrowings = input.toolPolicy ?? [];
-  const truncated = response.text.length > inlineTextLimit;
-  return {
-    text: truncated ? preview(response.text, inlineTextLimit) : response.text,
-    textTruncated: truncated,
-    toolCalls: response.toolCalls.map((call) => {
-      // The final_output tool is never under a policy (see modelTurn): no approval, no denial.
-      const decision = input.finalOutput && call.name === finalOutputToolName ? 'allow' : resolvePolicy(operator, narrowings, call.name);
-      const handledByWorkflow = orchestration.includes(call.name);
-      return {
-        id: call.id,
-        name: call.name,
-        argumentsPreview: preview(JSON.stringify(call.arguments), previewLength),
-        // The workflow handles orchestration tools itself, so it needs their full arguments.
-        ...(handledByWorkflow ? { arguments: call.arguments } : {}),
-        ...(decision === 'ask' ? { needsApproval: true as const } : {}),
-        ...(handledByWorkflow && decision === 'deny' ? { denied: `The tool ${call.name} is not allowed by policy.` } : {}),
-        ...(handledByWorkflow && decision !== 'deny' && call.invalidArguments !== undefined ? { denied: invalidArgumentsText(call.name, call.invalidArguments) } : {}),
-        ...(!handledByWorkflow && fastBuiltInTools.has(call.name) ? { local: true as const } : {}),
-      };
-    }),
-    finishReason: response.finishReason,
-    usage: response.usage,
-    maxOutputTokens,
-  };
-}
-
-/**
- * A missing or conflicting conversation entry is a broken invariant, not a passing fault: it is made a
- * non-retryable failure with a clear message instead of being retried until the activity times out.
- */
-async function classifyStoreErrors<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (isConversationMessageMissingError(error) || isConversationMessageConflictError(error) || isBlobConflictError(error)) {
-      throw ApplicationFailure.create({ type: FailureType.blobMissing, message: error.message, nonRetryable: true });
-    }
-    throw error;
-  }
-}
-
-function resolveModel(models: ModelRegistry, input: { route: ModelTurnInput['route'] }) {
-  try {
-    return models.resolve(input.route);
-  } catch (error) {
-    throw ApplicationFailure.create({ type: FailureType.modelNotConfigured, message: error instanceof Error ? error.message : String(error), nonRetryable: true });
-  }
-}
-
-function modelInfo(models: ModelRegistry, input: { route: ModelTurnInput['route'] }) {
-  try {
-    return models.modelInfo(input.route);
-  } catch (error) {
-    throw ApplicationFailure.create({ type: FailureType.modelNotConfigured, message: error instanceof Error ? error.message : String(error), nonRetryable: true });
-  }
-}
-
-/**
- * A route's effort must be one its model's entry lists. Planning only makes such routes; a route given
- * directly (a session or subagent input started by hand) is checked here, so it fails once with a clear
- * message instead of as a provider's 400 after retries.
- */
-function checkReasoningEffort(info: ModelInfo, effort: string | undefined): void {
-  if (effort === undefined || info.reasoningEfforts.includes(effort)) return;
-  throw ApplicationFailure.create({
-    type: FailureType.modelNotConfigured,
-    message:
-      info.reasoningEfforts.length === 0
-        ? `reasoning effort "${effort}" cannot be sent: model ${info.provider}/${info.model} takes none (its provider entry lists no reasoningEfforts)`
-        : `reasoning effort "${effort}" is not one model ${info.provider}/${info.model} takes; valid: ${info.reasoningEfforts.join(', ')}`,
-    nonRetryable: true,
-  });
-}
-
 /**
  * The prompt size (estimated tokens) above which a conversation is compacted before a call: the
  * configured share of the context window, and never so much that the answer's tokens would not fit.
  */
 export function compactionThreshold(contextWindow: number, maxOutputTokens: number, compactAt: number): number {
   return Math.floor(Math.min(compactAt * contextWindow, contextWindow - Math.min(maxOutputTokens, contextWindow / 2)));
-}
-
-/** The tool result of a call whose arguments were not a JSON object: what was wrong, so the model can call again. */
-function invalidArgumentsText(tool: string, raw: string): string {
-  return `The call of ${tool} was not run: its arguments are not a JSON object (${raw.length === 0 ? 'empty' : `got ${raw}`}). Call ${tool} again with a JSON object that matches its input schema.`;
 }
