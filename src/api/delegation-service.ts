@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import {
   type Client,
   WorkflowExecutionAlreadyStartedError,
@@ -9,7 +9,7 @@ import {
   WorkflowUpdateFailedError,
   WorkflowUpdateStage,
 } from '@temporalio/client';
-import { CancelledFailure, defaultPayloadConverter, TypedSearchAttributes, type Payload, type SearchAttributePair } from '@temporalio/common';
+import { CancelledFailure } from '@temporalio/common';
 import { z } from 'zod';
 import {
   peekSchema,
@@ -21,12 +21,15 @@ import {
   type ResultResponse,
   type SubagentResultView,
 } from '../contracts/api';
-import { defaultListPageSize, peekQueryTimeoutMs } from '../contracts/limits';
+import { peekQueryTimeoutMs } from '../contracts/limits';
 import { searchAttributes } from '../contracts/search-attributes';
 import { cancelSignal, peekQuery, sendMessageUpdate } from '../contracts/subagent-messages';
 import type { SourceSummary, SubagentInput } from '../contracts/subagent';
 import type { SubagentResult } from '../contracts/subagent-result';
-import { isOwnedSubagent, summarizeExecution, type ErrandAttributeValues } from './delegation-facts';
+import { isOwnedSubagent } from './delegation-facts';
+import { listDelegations, type ListDelegationsFilters } from './delegation-listing';
+import { attributeValues, summaryOf, type ExecutionFacts } from './execution-facts';
+import { isGrpcStatus } from './grpc-status';
 import { idempotentDelegationId, newDelegationId } from './delegation-ids';
 
 export { deriveState } from './delegation-facts';
@@ -75,99 +78,8 @@ export interface StartDelegationArguments {
 const requestMemoSchema = z.object({ fingerprint: z.string(), nonce: z.string() });
 const memoKey = 'errandRequest';
 
-/** The facts of one execution the API shows, from a describe or a visibility listing. */
-export interface ExecutionFacts {
-  workflowId: string;
-  runId: string;
-  statusName: string;
-  startTime: Date | undefined;
-  closeTime: Date | undefined;
-  attributes: TypedSearchAttributes;
-}
-
-/** errand's search attribute values out of the SDK's typed search attributes. */
-function attributeValues(attributes: TypedSearchAttributes): ErrandAttributeValues {
-  return {
-    kind: attributes.get(searchAttributes.kind),
-    source: attributes.get(searchAttributes.source),
-    parent: attributes.get(searchAttributes.parent),
-    status: attributes.get(searchAttributes.status),
-    tenant: attributes.get(searchAttributes.tenant),
-    model: attributes.get(searchAttributes.model),
-    turns: attributes.get(searchAttributes.turns),
-  };
-}
-
-function summaryOf(facts: ExecutionFacts): DelegationSummary {
-  return summarizeExecution(facts, attributeValues(facts.attributes));
-}
-
-/** Temporal's execution status enum (temporal.api.enums.v1.WorkflowExecutionStatus) by number. */
-const executionStatusNames: Record<number, string> = {
-  1: 'RUNNING',
-  2: 'COMPLETED',
-  3: 'FAILED',
-  4: 'CANCELLED',
-  5: 'TERMINATED',
-  6: 'CONTINUED_AS_NEW',
-  7: 'TIMED_OUT',
-};
-
-/** Visibility query clauses of a state filter (Temporal's ExecutionStatus covers runs that did not return). */
-function stateClause(state: DelegationSummary['state']): string {
-  switch (state) {
-    case 'running':
-    case 'waiting':
-      return `${searchAttributes.status.name} = '${state}' AND ExecutionStatus = 'Running'`;
-    case 'failed':
-      return `(${searchAttributes.status.name} = 'failed' OR ExecutionStatus IN ('Failed', 'Terminated', 'TimedOut'))`;
-    case 'cancelled':
-      return `(${searchAttributes.status.name} = 'cancelled' OR ExecutionStatus = 'Canceled')`;
-    default:
-      return `${searchAttributes.status.name} = '${state}' AND ExecutionStatus = 'Completed'`;
-  }
-}
-
-function badPageToken(): ApiProblem {
-  return new ApiProblem(400, ProblemKind.invalidRequest, 'The request is not valid', {
-    detail: 'query pageToken: not a page token of this listing',
-    errors: [{ in: 'query', field: 'pageToken', message: 'not a page token of this listing; pass the nextPageToken of the previous page unchanged, with the same filters' }],
-  });
-}
-
-const pageTokenSchema = z.object({ v: z.literal(1), scope: z.string(), server: z.string() });
-
-/** Hash of a visibility query: a page token is valid only for the query (tenant and filters) that issued it. */
-function queryScope(query: string): string {
-  return createHash('sha256').update(query, 'utf8').digest('hex').slice(0, 16);
-}
-
-/**
- * Our page token wraps Temporal's with the scope of its query, so a token from another listing, another
- * tenant, or no listing at all is a 400 here instead of an opaque server error.
- */
-function encodePageToken(serverToken: Uint8Array, query: string): string {
-  return Buffer.from(JSON.stringify({ v: 1, scope: queryScope(query), server: Buffer.from(serverToken).toString('base64') }), 'utf8').toString('base64url');
-}
-
-function decodePageToken(token: string, query: string): Buffer {
-  let json: unknown;
-  try {
-    json = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-  } catch {
-    throw badPageToken();
-  }
-  const parsed = pageTokenSchema.safeParse(json);
-  if (!parsed.success || parsed.data.scope !== queryScope(query)) throw badPageToken();
-  return Buffer.from(parsed.data.server, 'base64');
-}
-
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-function isGrpcStatus(error: unknown, code: number): boolean {
-  return typeof error === 'object' && error !== null && 'code' in error && error.code === code;
 }
 
 /** A delegation of the asking tenant, as described. */
@@ -303,42 +215,8 @@ export class DelegationService {
   }
 
   /** Lists the tenant's delegations with a visibility query on the search attributes, one page at a time. */
-  async list(
-    tenant: string,
-    filters: { status?: DelegationSummary['state']; source?: string; parent?: string; pageSize?: number; pageToken?: string },
-  ): Promise<ListDelegationsResponse> {
-    const client = await this.options.temporal.get();
-    // Values are interpolated only after their schemas restricted them to characters that need no escaping.
-    const clauses = [`${searchAttributes.kind.name} = 'subagent'`, `${searchAttributes.tenant.name} = '${tenant}'`];
-    if (filters.status) clauses.push(stateClause(filters.status));
-    if (filters.source) clauses.push(`${searchAttributes.source.name} = '${filters.source}'`);
-    if (filters.parent) clauses.push(`${searchAttributes.parent.name} = '${filters.parent}'`);
-    const query = clauses.join(' AND ');
-    let response;
-    try {
-      response = await client.workflowService.listWorkflowExecutions({
-        namespace: this.options.namespace,
-        query,
-        pageSize: filters.pageSize ?? defaultListPageSize,
-        ...(filters.pageToken ? { nextPageToken: decodePageToken(filters.pageToken, query) } : {}),
-      });
-    } catch (error) {
-      // INVALID_ARGUMENT here can only come from a page token the server does not accept.
-      if (filters.pageToken && isGrpcStatus(error, 3)) throw badPageToken();
-      throw error;
-    }
-    const items = response.executions.map((raw) =>
-      summaryOf({
-        workflowId: raw.execution?.workflowId ?? '',
-        runId: raw.execution?.runId ?? '',
-        statusName: executionStatusNames[raw.status ?? 0] ?? 'UNKNOWN',
-        startTime: timestampToDate(raw.startTime),
-        closeTime: timestampToDate(raw.closeTime),
-        attributes: decodeErrandAttributes(raw.searchAttributes?.indexedFields as Record<string, Payload> | null | undefined),
-      }),
-    );
-    const token = response.nextPageToken;
-    return { items, nextPageToken: token && token.length > 0 ? encodePageToken(token, query) : null };
+  async list(tenant: string, filters: ListDelegationsFilters): Promise<ListDelegationsResponse> {
+    return listDelegations(await this.options.temporal.get(), this.options.namespace, tenant, filters);
   }
 
   /** Describes a workflow and checks it is a subagent of this tenant; anything else is 404. */
@@ -416,23 +294,4 @@ export class DelegationService {
       clearTimeout(timer);
     }
   }
-}
-
-/** A protobuf timestamp of a raw visibility answer as a Date (the client's public API takes no raw answers). */
-function timestampToDate(ts: { seconds?: number | Long | string | null; nanos?: number | null } | null | undefined): Date | undefined {
-  if (!ts || ts.seconds === undefined || ts.seconds === null) return undefined;
-  return new Date(Number(ts.seconds) * 1_000 + Math.floor((ts.nanos ?? 0) / 1_000_000));
-}
-
-/** errand's search attributes out of a raw visibility answer (only the keys errand defines). */
-function decodeErrandAttributes(fields: Record<string, Payload> | null | undefined): TypedSearchAttributes {
-  const pairs: SearchAttributePair[] = [];
-  for (const key of Object.values(searchAttributes)) {
-    const payload = fields?.[key.name];
-    if (!payload) continue;
-    const value: unknown = defaultPayloadConverter.fromPayload(payload);
-    if (key.type === 'INT' && typeof value === 'number') pairs.push({ key, value } as SearchAttributePair);
-    else if (key.type === 'KEYWORD' && typeof value === 'string') pairs.push({ key, value } as SearchAttributePair);
-  }
-  return new TypedSearchAttributes(pairs);
 }
