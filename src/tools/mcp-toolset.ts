@@ -1,7 +1,5 @@
-import type { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonObject, JsonValue } from '../contracts/json';
@@ -13,7 +11,9 @@ import {
   mcpStderrTailChars,
   type McpServerConfig,
 } from './mcp-config';
-import { capOutput } from './output-cap';
+import { convertCallResult } from './mcp-call-result';
+import { modelSafeToolName, uniqueName } from './mcp-tool-names';
+import { createMcpTransport } from './mcp-transport';
 import { toolError, type Tool, type ToolContext, type ToolResult, type Toolset } from './tool';
 
 /** Options of {@link McpToolset}. */
@@ -228,7 +228,9 @@ export class McpToolset implements Toolset {
   private async open(): Promise<Connection> {
     this.starts += 1;
     this.stderrTail = '';
-    const transport = this.createTransport();
+    const transport = createMcpTransport(this.config, this.options.env ?? process.env, (text) => {
+      this.stderrTail = (this.stderrTail + text).slice(-mcpStderrTailChars);
+    });
     const client = new Client({ name: this.options.clientName ?? 'errand', version: '0.1.0' }, { capabilities: {} });
     const connection: Connection = { client, transport, closed: false };
     client.onclose = () => {
@@ -255,32 +257,6 @@ export class McpToolset implements Toolset {
     this.current = connection;
     this.lastError = undefined;
     return connection;
-  }
-
-  private createTransport(): Transport {
-    const config = this.config;
-    if (config.type === 'streamable_http') {
-      return new StreamableHTTPClientTransport(new URL(config.url), config.headers ? { requestInit: { headers: config.headers } } : {});
-    }
-    const source = this.options.env ?? process.env;
-    const passed: Record<string, string> = {};
-    for (const key of config.envFrom ?? []) {
-      const value = source[key];
-      if (value !== undefined) passed[key] = value;
-    }
-    const transport = new StdioClientTransport({
-      command: config.command,
-      args: config.args,
-      // The SDK adds a safe default environment (PATH, HOME, ...) under these.
-      env: { ...passed, ...config.env },
-      ...(config.cwd ? { cwd: config.cwd } : {}),
-      stderr: 'pipe',
-    });
-    // Keep the tail of stderr: it says why a server failed to start or died.
-    (transport.stderr as Readable | null)?.on('data', (chunk: Buffer) => {
-      this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-mcpStderrTailChars);
-    });
-    return transport;
   }
 
   /**
@@ -336,61 +312,6 @@ export class McpToolset implements Toolset {
       if (!cursor) break;
     }
     return tools;
-  }
-}
-
-/**
- * MCP allows `.` and other characters in tool names; model providers accept only `[A-Za-z0-9_-]`. The
- * model sees the safe form; calls go to the server under the original name.
- */
-export function modelSafeToolName(name: string): string {
-  const safe = name.replace(/[^A-Za-z0-9_-]/g, '_');
-  return safe.length > 0 ? safe : 'tool';
-}
-
-function uniqueName(name: string, used: Set<string>): string {
-  let candidate = name;
-  for (let suffix = 2; used.has(candidate); suffix += 1) candidate = `${name}_${suffix}`;
-  used.add(candidate);
-  return candidate;
-}
-
-/** A call result as the text the model reads: text parts as they are, other parts described. */
-export function convertCallResult(result: Record<string, unknown>): ToolResult {
-  const isError = result['isError'] === true;
-  const content = Array.isArray(result['content']) ? result['content'] : undefined;
-  let text: string;
-  if (content === undefined) {
-    // Servers on the 2024-10-07 protocol answer with `toolResult`.
-    text = JSON.stringify(result['toolResult'] ?? result['structuredContent'] ?? null);
-  } else {
-    const parts = content.map(describeContentPart);
-    if (parts.length === 0 && result['structuredContent'] !== undefined) parts.push(JSON.stringify(result['structuredContent']));
-    text = parts.join('\n');
-  }
-  return { content: capOutput(text), isError };
-}
-
-function describeContentPart(part: unknown): string {
-  if (part === null || typeof part !== 'object') return String(part);
-  const record = part as Record<string, unknown>;
-  switch (record['type']) {
-    case 'text':
-      return typeof record['text'] === 'string' ? record['text'] : '';
-    case 'image':
-    case 'audio': {
-      const data = typeof record['data'] === 'string' ? record['data'] : '';
-      return `[${String(record['type'])} ${String(record['mimeType'] ?? '')}, ${Math.floor((data.length * 3) / 4)} bytes, not shown]`;
-    }
-    case 'resource_link':
-      return `[resource link: ${String(record['uri'] ?? '')}${typeof record['name'] === 'string' ? ` (${record['name']})` : ''}]`;
-    case 'resource': {
-      const resource = record['resource'] as Record<string, unknown> | undefined;
-      if (resource && typeof resource['text'] === 'string') return resource['text'];
-      return `[resource ${String(resource?.['uri'] ?? '')}${resource?.['mimeType'] ? ` (${String(resource['mimeType'])})` : ''}, binary, not shown]`;
-    }
-    default:
-      return JSON.stringify(part);
   }
 }
 

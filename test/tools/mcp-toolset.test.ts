@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { recipeServerFromExtension } from '../../src/tools/mcp-config';
-import { convertCallResult } from '../../src/tools/mcp-toolset';
+import { convertCallResult } from '../../src/tools/mcp-call-result';
 import { createToolsetRegistryFromConfig, type WorkerToolsetRegistry } from '../../src/tools/toolset-registry-factory';
 import { echoServerConfig } from '../fixtures/mcp/fixture-paths';
 import { startHttpEchoServer, type HttpEchoServer } from '../fixtures/mcp/http-echo-server';
