@@ -1,6 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import {
   defaultMaxDepth,
@@ -26,66 +24,42 @@ import {
 } from './contracts/limits';
 import type { SubagentActivitySettings, TaskLimits } from './contracts/subagent';
 import { storeConfigSchema, type StoreConfig } from './sources/store-config';
-import { temporalConnectionOptions, type TemporalConnectOptions } from './temporal-connection';
-import { temporalHttpUrl } from './temporal-http-url';
+import {
+  ConfigError,
+  dataDirFileSchema,
+  dataDirSetting,
+  formatIssues,
+  readConfigFile,
+  temporalFileSchema,
+  temporalSettings,
+  type TemporalSettings,
+} from './client-config';
+import { commandSettings, commandsFileSchema, type CommandSettings } from './command-settings';
 import { mcpServerListSchema, mcpSettingsSchema, type McpServerConfig, type McpSettings } from './tools/mcp-config';
 import { toolPolicyConfigSchema, type ToolPolicyConfig } from './tools/tool-policy';
-import { defaultAnthropicApiKeyEnv, modelIds, providerConfigSchema, type ProviderConfig } from './llm/provider-config';
+import { modelIds, providerConfigSchema, type ProviderConfig } from './llm/provider-config';
 
 /**
  * errand's configuration, parsed once into a typed object (DESIGN.md convention 8). Sources, in order of
  * precedence: environment variables, then the JSON file named by `ERRAND_CONFIG`, then defaults. Every
- * error names the setting and how to set it.
+ * error names the setting and how to set it. The settings client commands need (Temporal, the data
+ * directory) are read by client-config.ts, which this builds on; model-run command settings by
+ * command-settings.ts.
  */
 
-/** Thrown for a bad setting; the message names the setting and what would be valid. */
-export class ConfigError extends Error {
-  readonly errandError = 'ConfigError';
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
-  }
-}
-
-const envNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'expected an environment variable name' });
-
-/** Sandboxes model-run commands can run in (`ERRAND_SANDBOX`). */
-export const CommandSandbox = { none: 'none', bwrap: 'bwrap' } as const;
-/** One of {@link CommandSandbox}. */
-export type CommandSandbox = (typeof CommandSandbox)[keyof typeof CommandSandbox];
-
-/** How model-run commands (`run_command`) are run (`commands` in the file, `ERRAND_COMMAND_ENV`, `ERRAND_SANDBOX*`). */
-export interface CommandSettings {
-  /** Worker environment variables passed to commands besides PATH, HOME, LANG and TMPDIR. */
-  env: string[];
-  /** `bwrap`: every command runs in a bubblewrap sandbox; `none`: as a plain child process. */
-  sandbox: CommandSandbox;
-  /** Whether a sandboxed command may use the network (default false: its own empty network namespace). */
-  network: boolean;
-  /** Extra absolute paths a sandboxed command sees read-only (a toolchain outside the system folders). */
-  readOnlyPaths: string[];
-}
+export { ConfigError, defaultDataDir, type ClientConfig, loadClientConfig } from './client-config';
+export { CommandSandbox, type CommandSettings } from './command-settings';
 
 const fileSchema = z.strictObject({
-  temporal: z.strictObject({
-    address: z.string().min(1).optional(),
-    namespace: z.string().min(1).optional(),
-    taskQueue: z.string().min(1).optional(),
-    httpUrl: z.string().min(1).optional(),
-  }).optional(),
+  temporal: temporalFileSchema.optional(),
   providers: z.array(providerConfigSchema).optional(),
   defaultModel: z.strictObject({ provider: z.string().min(1), model: z.string().min(1) }).optional(),
-  dataDir: z.string().min(1).optional(),
+  dataDir: dataDirFileSchema.optional(),
   /** Working root: each tenant's API-started delegations and sessions work in `<workingDir>/<tenant>`. */
   workingDir: z.string().min(1).optional(),
   /** Where `isolation: worktree` puts worktrees: relative to the repository's top folder, or absolute. */
   worktreeDir: z.string().min(1).optional(),
-  commands: z.strictObject({
-    env: z.array(envNameSchema).optional(),
-    sandbox: z.enum([CommandSandbox.none, CommandSandbox.bwrap], { error: 'expected "none" or "bwrap"' }).optional(),
-    network: z.boolean().optional(),
-    readOnlyPaths: z.array(z.string().min(1)).optional(),
-  }).optional(),
+  commands: commandsFileSchema.optional(),
   /** Configured source stores, in search order. */
   stores: z.array(storeConfigSchema).optional(),
   /** Claude Code agent model aliases (`sonnet`, `opus`, `haiku`) → `model` or `provider/model`. */
@@ -124,7 +98,7 @@ export interface ErrandConfig {
    * Where Temporal is: `ERRAND_TEMPORAL_*` > `TEMPORAL_*` > the `temporal.toml` profile > the config file >
    * the local dev server. `connection` carries TLS / API key for Temporal Cloud or a secured cluster.
    */
-  temporal: { address: string; namespace: string; taskQueue: string; connection: TemporalConnectOptions; summary: string; httpUrl?: string };
+  temporal: TemporalSettings;
   providers: ProviderConfig[];
   /** The model a delegation uses when nothing else chooses one; undefined when none is configured. */
   defaultModel: { provider: string; model: string } | undefined;
@@ -212,32 +186,9 @@ function shareFromEnv(env: NodeJS.ProcessEnv, name: string): number | undefined 
   return value;
 }
 
-function formatIssues(error: z.ZodError, where: string): string {
-  return error.issues.map((issue) => `${where}: ${issue.path.length > 0 ? issue.path.join('.') : '(top level)'}: ${issue.message}`).join('\n');
-}
-
 /** Reads and validates the configuration from the environment (and the file it names). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): ErrandConfig {
-  let file: z.infer<typeof fileSchema> = {};
-  const configPath = env.ERRAND_CONFIG;
-  if (configPath) {
-    const absolute = resolve(cwd, configPath);
-    let text: string;
-    try {
-      text = readFileSync(absolute, 'utf8');
-    } catch (error) {
-      throw new ConfigError(`ERRAND_CONFIG points to ${absolute}, which cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch (error) {
-      throw new ConfigError(`${absolute} (ERRAND_CONFIG) is not valid JSON: ${String(error)}`);
-    }
-    const parsed = fileSchema.safeParse(json);
-    if (!parsed.success) throw new ConfigError(`invalid configuration file\n${formatIssues(parsed.error, absolute)}`);
-    file = parsed.data;
-  }
+  const file = readConfigFile(env, cwd, fileSchema);
 
   let providers = file.providers ?? [];
   if (env.ERRAND_PROVIDERS) {
@@ -279,18 +230,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
   }
 
   const subagent = file.subagent ?? {};
-  let temporal: ReturnType<typeof temporalConnectionOptions>;
-  let httpUrl: string | undefined;
-  try {
-    temporal = temporalConnectionOptions(env, {
-      ...(file.temporal?.address ? { address: file.temporal.address } : {}),
-      ...(file.temporal?.namespace ? { namespace: file.temporal.namespace } : {}),
-    });
-    httpUrl = temporalHttpUrl(env, file.temporal?.httpUrl, temporal.connection);
-  } catch (error) {
-    throw new ConfigError(error instanceof Error ? error.message : String(error));
-  }
-  const dataDir = resolve(cwd, env.ERRAND_DATA_DIR ?? file.dataDir ?? defaultDataDir(env));
+  const temporal = temporalSettings(env, file.temporal);
+  const dataDir = dataDirSetting(env, cwd, file.dataDir);
   let stores: StoreConfig[] = file.stores ?? [];
   if (env.ERRAND_STORES) {
     let json: unknown;
@@ -342,14 +283,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     return value === undefined ? undefined : value * 1_000;
   };
   return {
-    temporal: {
-      address: temporal.connection.address,
-      namespace: temporal.namespace,
-      taskQueue: env.ERRAND_TASK_QUEUE ?? file.temporal?.taskQueue ?? 'errand',
-      connection: temporal.connection,
-      summary: temporal.summary,
-      ...(httpUrl ? { httpUrl } : {}),
-    },
+    temporal,
     providers,
     defaultModel,
     dataDir,
@@ -410,98 +344,4 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
       modelOverride: env.ERRAND_SUBAGENT_MODEL || undefined,
     },
   };
-}
-
-/**
- * errand's default state folder: `$XDG_STATE_HOME/errand`, else `~/.local/state/errand` (the XDG base
- * directory rules). Never the current directory: that is where the model works by default, and the blob
- * store and the dev server's database must stay out of its reach.
- */
-export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
-  const xdg = env.XDG_STATE_HOME;
-  if (xdg !== undefined && xdg !== '' && isAbsolute(xdg)) return join(xdg, 'errand');
-  return join(env.HOME && isAbsolute(env.HOME) ? env.HOME : homedir(), '.local', 'state', 'errand');
-}
-
-/** Names of variables errand itself reads credentials from: never passed to model-run commands. */
-const credentialVariables = [
-  'TEMPORAL_API_KEY',
-  'TEMPORAL_TLS_CLIENT_KEY_DATA',
-  'TEMPORAL_TLS_CLIENT_KEY_PATH',
-  'TEMPORAL_TLS_CLIENT_CERT_DATA',
-  'TEMPORAL_TLS_CLIENT_CERT_PATH',
-  'ERRAND_API_KEYS',
-  'ERRAND_API_KEYS_FILE',
-  'ERRAND_SECRET_ENV',
-  'AWS_ACCESS_KEY_ID',
-  'AWS_SECRET_ACCESS_KEY',
-  'AWS_SESSION_TOKEN',
-  'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
-  'AWS_CONTAINER_CREDENTIALS_FULL_URI',
-  'AWS_CONTAINER_AUTHORIZATION_TOKEN',
-  'AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE',
-  'AWS_WEB_IDENTITY_TOKEN_FILE',
-  'AWS_PROFILE',
-];
-
-/** A name that reads like a credential (the logger's secret pattern, plus "credential"). */
-const credentialLikeName = /key|token|secret|password|authorization|credential/i;
-
-/**
- * The command settings. An environment variable named in `ERRAND_COMMAND_ENV` that holds (or looks like)
- * a credential is an error, not a silent drop: model-run commands never get credentials, and an operator
- * who listed one should learn that at start.
- */
-function commandSettings(
-  env: NodeJS.ProcessEnv,
-  file: { env?: string[] | undefined; sandbox?: CommandSandbox | undefined; network?: boolean | undefined; readOnlyPaths?: string[] | undefined } | undefined,
-  providers: readonly ProviderConfig[],
-  mcpServers: readonly McpServerConfig[],
-): CommandSettings {
-  let names = file?.env ?? [];
-  let source = 'commands.env (ERRAND_CONFIG)';
-  const listed = env.ERRAND_COMMAND_ENV;
-  if (listed !== undefined && listed.trim() !== '') {
-    names = listed.split(',').map((name) => name.trim()).filter((name) => name !== '');
-    source = 'ERRAND_COMMAND_ENV';
-    const invalid = names.filter((name) => !envNameSchema.safeParse(name).success);
-    if (invalid.length > 0) throw new ConfigError(`${source}="${listed}" is not valid: ${invalid.map((name) => `"${name}"`).join(', ')} ${invalid.length === 1 ? 'is not an environment variable name' : 'are not environment variable names'}; use a comma-separated list such as "LC_ALL,NODE_OPTIONS"`);
-  }
-  const credentials = new Set([
-    ...credentialVariables,
-    ...providers.map((provider) => provider.apiKeyEnv ?? (provider.kind === 'anthropic' ? defaultAnthropicApiKeyEnv : undefined)).filter((name): name is string => name !== undefined),
-    ...mcpServers.flatMap((server) => (server.type === 'stdio' ? server.envFrom ?? [] : [])),
-  ]);
-  const refused = names.filter((name) => credentials.has(name) || credentialLikeName.test(name));
-  if (refused.length > 0) {
-    throw new ConfigError(`${source} lists ${refused.join(', ')}, which ${refused.length === 1 ? 'holds or looks like a credential' : 'hold or look like credentials'}: model-run commands never get credentials; remove ${refused.length === 1 ? 'it' : 'them'} (give a tool that needs a credential to an MCP server's envFrom instead)`);
-  }
-
-  let sandbox: CommandSandbox = file?.sandbox ?? CommandSandbox.none;
-  const sandboxSetting = env.ERRAND_SANDBOX;
-  if (sandboxSetting !== undefined && sandboxSetting !== '') {
-    if (sandboxSetting !== CommandSandbox.none && sandboxSetting !== CommandSandbox.bwrap) {
-      throw new ConfigError(`ERRAND_SANDBOX="${sandboxSetting}" is not valid: use "bwrap" (run every model command in a bubblewrap sandbox) or "none"`);
-    }
-    sandbox = sandboxSetting;
-  }
-  let network = file?.network ?? false;
-  const networkSetting = env.ERRAND_SANDBOX_NETWORK;
-  if (networkSetting !== undefined && networkSetting !== '') {
-    if (networkSetting !== 'true' && networkSetting !== 'false') throw new ConfigError(`ERRAND_SANDBOX_NETWORK="${networkSetting}" is not valid: use true (sandboxed commands may use the network) or false (the default)`);
-    network = networkSetting === 'true';
-  }
-  let readOnlyPaths = file?.readOnlyPaths ?? [];
-  let pathsSource = 'commands.readOnlyPaths (ERRAND_CONFIG)';
-  const pathsSetting = env.ERRAND_SANDBOX_READ_ONLY_PATHS;
-  if (pathsSetting !== undefined && pathsSetting.trim() !== '') {
-    readOnlyPaths = pathsSetting.split(':').map((path) => path.trim()).filter((path) => path !== '');
-    pathsSource = 'ERRAND_SANDBOX_READ_ONLY_PATHS';
-  }
-  const relative = readOnlyPaths.filter((path) => !isAbsolute(path));
-  if (relative.length > 0) throw new ConfigError(`${pathsSource}: ${relative.map((path) => `"${path}"`).join(', ')} ${relative.length === 1 ? 'is' : 'are'} not absolute; give absolute paths, ":"-separated (e.g. "/opt/toolchain:/usr/local/go")`);
-  if (sandbox === CommandSandbox.none && (network || readOnlyPaths.length > 0)) {
-    throw new ConfigError(`${network ? 'ERRAND_SANDBOX_NETWORK' : pathsSource} only applies to sandboxed commands, but ERRAND_SANDBOX is not "bwrap"; set ERRAND_SANDBOX=bwrap or remove it`);
-  }
-  return { env: [...new Set(names)], sandbox, network, readOnlyPaths };
 }

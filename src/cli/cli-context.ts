@@ -67,8 +67,9 @@ export function createCliContext(io: CliIo, env: NodeJS.ProcessEnv, cwd: string)
     const url = env.ERRAND_API_URL;
     if (url) return httpTransport(url, env.ERRAND_API_KEY);
     // Loaded here, not at start: commands that fail on their arguments, or talk HTTP, never pay for them.
-    const [{ loadConfig }, { findDevStack }] = await Promise.all([import('../config.js'), import('./dev-stack-state.js')]);
-    const config = loadConfig(env, cwd);
+    // client-config, not config: the full configuration loads the tool policy, stores and providers too.
+    const [{ loadClientConfig }, { findDevStack }] = await Promise.all([import('../client-config.js'), import('./dev-stack-state.js')]);
+    const config = loadClientConfig(env, cwd);
     const stack = await findDevStack(config.dataDir);
     if (stack.kind === 'alive') return httpTransport(stack.state.apiUrl, env.ERRAND_API_KEY, `the errand dev stack found in ${stack.path}`);
     if (stack.kind === 'ignored') io.stderr(`errand: ${stack.note}\n`);

@@ -16,7 +16,6 @@ import type { JsonObject } from '../contracts/json';
 import { endedLine } from '../domain/delegation-texts';
 import { liveEvents, type LiveCursor } from '../domain/live-events';
 import { worktreeLine } from '../domain/worktree-names';
-import { checkOutputSchema } from '../tools/output-schema';
 import { call } from './api-transport';
 import type { CliContext } from './cli-context';
 import { UsageError } from './cli-io';
@@ -83,8 +82,12 @@ export const delegateOptions = {
   json: { type: 'boolean' },
 } as const;
 
-/** Reads `--output-schema <file>`: a JSON Schema (type object) in a JSON file; problems name the file. */
-function readOutputSchema(file: string): JsonObject {
+/**
+ * Reads `--output-schema <file>`: a JSON Schema (type object) in a JSON file; problems name the file. The
+ * schema checker (ajv) is loaded here, not with the module: peek, status and the other commands here never
+ * need it.
+ */
+async function readOutputSchema(file: string): Promise<JsonObject> {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -97,6 +100,7 @@ function readOutputSchema(file: string): JsonObject {
   } catch (error) {
     throw new UsageError(`--output-schema ${file} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
   }
+  const { checkOutputSchema } = await import('../tools/output-schema.js');
   const checked = checkOutputSchema(value, 'output_schema');
   if (!checked.ok) throw new UsageError(`--output-schema ${file}: ${checked.errors.join('; ')}`);
   return checked.schema;
@@ -123,7 +127,7 @@ export async function delegateCommand(argv: string[], context: CliContext): Prom
       throw new UsageError(`--context-file ${file} cannot be read: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
-  const outputSchema = values['output-schema'] === undefined ? undefined : readOutputSchema(resolve(context.cwd, values['output-schema']));
+  const outputSchema = values['output-schema'] === undefined ? undefined : await readOutputSchema(resolve(context.cwd, values['output-schema']));
   if (values.isolation !== undefined && values.isolation !== 'worktree') throw new UsageError(`--isolation "${values.isolation}" is not valid: the only isolation is worktree`);
   const temperature = number('temperature', values.temperature, false);
   const maxTurns = number('max-turns', values['max-turns'], true);
