@@ -33,6 +33,12 @@ export interface PlanContext {
   mcp: { allowRecipeServers: boolean; recipeEnvKeys?: string[] };
   /** The worker's path rules, applied to `file` parameters like to tool paths (absent in the API). */
   paths?: PathRules;
+  /**
+   * Whether the workers' disk is this machine's: true on a worker; for the API, whether the configured
+   * working root exists here (beside its workers) or not (a serverless function). Checks that look at the
+   * working directory (is it in a git repository?) run only where it is true. Default true.
+   */
+  workersDiskIsLocal?: boolean;
   /** Whether an agent's `permissionMode: bypassPermissions` may be used (`ERRAND_ALLOW_BYPASS_PERMISSIONS`; default no). */
   allowBypassPermissions?: boolean;
 }
@@ -184,7 +190,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
   warnings.push(...selection.warnings);
   const toolsets = selection.toolsets;
   const toolFilter = selection.toolFilter;
-  const run = await planRunOptions({ request, agentRun, recipeOutputSchema, toolsets, workingDir: workingDir.path, allowBypass: context.allowBypassPermissions, recipeFile: snapshot ? `${snapshot.store.description}: ${snapshot.path}` : undefined });
+  const run = await planRunOptions({ request, agentRun, recipeOutputSchema, toolsets, workingDir: workingDir.path, workersDiskIsLocal: context.workersDiskIsLocal ?? true, allowBypass: context.allowBypassPermissions, recipeFile: snapshot ? `${snapshot.store.description}: ${snapshot.path}` : undefined });
   if (!run.ok) return { ok: false, message: run.message };
   warnings.push(...run.warnings);
   const toolPolicy = [...selection.toolPolicy, ...(run.policyLayer ? [run.policyLayer] : [])];

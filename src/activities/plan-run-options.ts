@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import type { ToolPolicyNarrowingWire } from '../contracts/activities';
 import type { DelegateRequest } from '../contracts/delegation';
 import { defaultAllowBypassPermissions } from '../contracts/limits';
@@ -28,6 +27,8 @@ export interface RunOptionsInput {
   toolsets: readonly string[];
   /** The confined working directory. */
   workingDir: string;
+  /** Whether the working directory's disk is this machine's (see {@link PlanContext.workersDiskIsLocal}). */
+  workersDiskIsLocal: boolean;
   allowBypass: boolean | undefined;
 }
 
@@ -71,9 +72,9 @@ export async function planRunOptions(input: RunOptionsInput): Promise<RunOptions
   }
 
   const isolation = input.request.isolation ?? input.agentRun?.isolation;
-  // Checked where the working directory is on this disk (a worker, or an API beside its workers); an API
-  // elsewhere (a serverless function) leaves it to the worker's worktree step, which reports the same.
-  if (isolation === 'worktree' && existsSync(input.workingDir) && (await findGitWorkTree(input.workingDir)) === undefined) {
+  // Checked where the workers' disk is this one (a worker, or an API beside its workers); an API elsewhere
+  // (a serverless function) leaves it to the worker's worktree step, which reports the same.
+  if (isolation === 'worktree' && input.workersDiskIsLocal && (await findGitWorkTree(input.workingDir)) === undefined) {
     return { ok: false, message: 'isolation "worktree" needs a git repository, and the working directory is not inside one' };
   }
   return {

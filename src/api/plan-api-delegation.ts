@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { ErrandConfig } from '../config';
 import type { DelegationParent } from '../contracts/activities';
 import { approversFor } from '../tools/tool-policy';
@@ -68,6 +69,8 @@ export async function planApiDelegation(
       ...(config.subagent.modelOverride ? { model: config.subagent.modelOverride } : {}),
     },
     configuredMaxTurns: config.subagent.maxTurns,
+    // One stat of the configured root: present when the API runs beside its workers, absent in a Lambda.
+    workersDiskIsLocal: existsSync(config.workingDir),
     availableToolsets: toolsets,
     tasks: config.tasks,
     approvalTimeoutMs: config.approvalTimeoutMs,

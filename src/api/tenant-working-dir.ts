@@ -3,7 +3,7 @@ import type { ApiAuth } from './api-config';
 
 /**
  * Where a tenant's API-started delegations and sessions work. The API runs where the workers' disk may not
- * be (a Lambda), so it never looks at that disk: it only joins names onto the configured working root,
+ * be (a Lambda), so it does not rely on that disk: it joins names onto the configured working root,
  * which the operator sets to the workers' mount path. The worker creates the folder on first use and
  * confines every tool to it (src/tools/confine-path.ts).
  */

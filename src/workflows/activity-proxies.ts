@@ -2,13 +2,19 @@ import { ActivityCancellationType, proxyActivities, proxyLocalActivities, type A
 import type { AgentLoopActivities, OrchestrationActivities } from '../contracts/activities';
 import type { RunActivities } from '../contracts/run-activities';
 import { nonRetryableFailureTypes } from '../contracts/failures';
-import { localToolCallTimeoutMs, storeCallTimeoutMs } from '../contracts/limits';
+import { compactionMaxCalls, localToolCallTimeoutMs, storeCallTimeoutMs } from '../contracts/limits';
 import type { SubagentActivitySettings } from '../contracts/subagent';
 
 /** The activity proxies of one agent workflow, each with the timeouts and retries its kind of work needs. */
 export interface AgentActivityProxies {
-  /** Model calls (and compaction, which calls the model): heartbeat, long timeout, retried on 429/5xx. */
+  /** Model calls: heartbeat, long timeout, retried on 429/5xx. */
   model: ActivityInterfaceFor<AgentLoopActivities>;
+  /**
+   * Compaction: like a model call, but it may make up to `compactionMaxCalls` summarising calls, so its time
+   * limit is that many model calls' (a slow model summarising a long history must not time out and start
+   * over, again and again). Heartbeats still notice a lost worker within the heartbeat timeout.
+   */
+  compaction: ActivityInterfaceFor<AgentLoopActivities>;
   /** Tool calls: heartbeat; retried only when the worker was lost (tool errors are results). */
   tools: ActivityInterfaceFor<AgentLoopActivities>;
   /**
@@ -41,6 +47,12 @@ export function createActivityProxies(settings: SubagentActivitySettings): Agent
       startToCloseTimeout: settings.modelCallTimeoutMs,
       heartbeatTimeout: settings.modelHeartbeatTimeoutMs,
       // Wait for the activity to acknowledge cancellation, so "cancelled" means the HTTP call was aborted.
+      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+      retry: { initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 60_000, maximumAttempts: settings.modelMaximumAttempts, nonRetryableErrorTypes },
+    }),
+    compaction: proxyActivities<AgentLoopActivities>({
+      startToCloseTimeout: settings.modelCallTimeoutMs * compactionMaxCalls,
+      heartbeatTimeout: settings.modelHeartbeatTimeoutMs,
       cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
       retry: { initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 60_000, maximumAttempts: settings.modelMaximumAttempts, nonRetryableErrorTypes },
     }),

@@ -269,7 +269,7 @@ export class AgentLoop {
   private async compact(aggressive: boolean): Promise<boolean> {
     const agent = this.agent;
     await agent.storePending();
-    const output = await agent.busy(() => agent.activities.model.compactConversation.executeWithOptions({ summary: `compact context${aggressive ? ' (after overflow)' : ''}` }, [{
+    const output = await agent.busy(() => agent.activities.compaction.compactConversation.executeWithOptions({ summary: `compact context${aggressive ? ' (after overflow)' : ''}` }, [{
       workflowId: agent.options.workflowId,
       conversationId: agent.conversationId,
       length: agent.length,

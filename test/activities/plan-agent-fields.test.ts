@@ -187,6 +187,9 @@ describe('Claude Code agent fields in planning', () => {
     expect((await planned({ instructions: 'Edit the parser', isolation: 'worktree' })).input.isolation).toBe('worktree');
     const outside = await plan({ instructions: 'Edit the parser', isolation: 'worktree' }, { workingDir: plainFolder });
     expect(outside).toEqual({ ok: false, message: 'isolation "worktree" needs a git repository, and the working directory is not inside one' });
+    // An API that is not beside its workers (a Lambda) does not look: the worker's worktree step reports it.
+    const elsewhere = await plan({ instructions: 'Edit the parser', isolation: 'worktree' }, { workingDir: plainFolder }, { workersDiskIsLocal: false });
+    expect(elsewhere.ok && elsewhere.input.isolation).toBe('worktree');
   });
 
   test("the agent file's warnings reach the delegating model's notes", async () => {

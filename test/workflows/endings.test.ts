@@ -7,9 +7,10 @@ import type { ModelRequest } from '../../src/contracts/model';
 import { peekQuery, sendMessageUpdate, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent-messages';
 import type { SubagentPeek, SubagentResult } from '../../src/contracts/subagent-result';
 import { estimateTokens } from '../../src/domain/token-estimate';
+import { compactionMaxCalls } from '../../src/contracts/limits';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { ConversationScripts, toolResults } from '../support/conversation-scripts';
-import { sessionInput, startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { sessionInput, startTestWorker, subagentInput, testActivitySettings, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
 
 /**
  * How runs end under real provider rules (SEMANTICS §5 "How a run ends", "Context window"), against the
@@ -186,6 +187,12 @@ describe('the context window', () => {
     expect(peek.compactions).toBe(1);
     const transcript: TranscriptView = await handle.query(transcriptQuery);
     expect(transcript.entries.at(-1)).toMatchObject({ role: 'assistant', text: expect.stringMatching(/^ok \d+$/) });
+    // A compaction may make several summarising calls: its time limit is that many model calls', not one's
+    // (one call's limit made a slow model's compaction time out and start over, again and again).
+    const history = await handle.fetchHistory();
+    const compactions = (history.events ?? []).map((event) => event.activityTaskScheduledEventAttributes).filter((scheduled) => scheduled?.activityType?.name === 'compactConversation');
+    expect(compactions).toHaveLength(1);
+    expect(Number(compactions[0]?.startToCloseTimeout?.seconds)).toBe((testActivitySettings.modelCallTimeoutMs / 1000) * compactionMaxCalls);
     await handle.cancel();
   }, 240_000);
 });
