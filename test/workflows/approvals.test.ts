@@ -132,7 +132,11 @@ describe('approvals from the parent model', () => {
     const approvalNotices = scripts.of('parent-approve').flatMap((request) => notices(request)).filter((text) => text.includes('waits for approval'));
     expect(new Set(approvalNotices).size).toBe(1);
     expect(approvalNotices[0]).toMatch(/Task task-1 waits for approval to call developer__write_file with .*by-parent\.txt/);
-    const approved = scripts.of('parent-approve').flatMap((request) => toolResults(request)).find((result) => result.toolName === 'approve');
+    // The session's next model call carries the approve tool's result; the child may finish before that call is made.
+    const approvedResult = () => scripts.of('parent-approve').flatMap((request) => toolResults(request)).find((result) => result.toolName === 'approve');
+    const waitUntil = Date.now() + 20_000;
+    while (Date.now() < waitUntil && approvedResult() === undefined) await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+    const approved = approvedResult();
     expect(approved?.content).toMatch(/^Approved .* for task-1\.$/);
     await handle.cancel();
   });
