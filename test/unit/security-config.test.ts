@@ -51,7 +51,7 @@ describe('authentication off', () => {
 
 describe('tenant working directories', () => {
   it('are <root>/<tenant>, and a requested working_dir is joined by name only', () => {
-    expect(tenantWorkingDir('/mnt/errand/work', { mode: 'keys', keys: [] }, 'acme')).toBe('/mnt/errand/work/acme');
+    expect(tenantWorkingDir('/mnt/errand/root', { mode: 'keys', keys: [] }, 'acme')).toBe('/mnt/errand/root/acme');
     expect(tenantWorkingDir('/home/me/project', { mode: 'off', tenant: 'local' }, 'local')).toBe('/home/me/project');
     expect(joinRequestedWorkingDir('/w/acme', 'services/api')).toEqual({ ok: true, path: '/w/acme/services/api' });
     expect(joinRequestedWorkingDir('/w/acme', '..cache')).toEqual({ ok: true, path: '/w/acme/..cache' });
