@@ -3,31 +3,25 @@
  * figure's notes) and by reading errand's workflow and activity code. results.md shows a figure's reasons
  * only when it missed its target in that run.
  */
-const overload =
-  'the machine was oversubscribed during the run (see the load averages above: other test suites with their own dev servers ran on the same 2 cores); workers logged workflow tasks taking over 5 s and "Workflow task not found" (tasks that timed out while waiting for CPU), so part of every miss that depends on time is CPU starvation, not errand.';
 
 export const analysis: Record<string, string[]> = {
   'overhead-per-turn': [
-    'the target is errand\'s orchestration cost per turn (the model answers at once, list_directory takes a millisecond), ≤ 30 ms on the dev server with state on disk; the ratio to a bare two-activity turn is reported. The floor figures below show what the dev server itself costs here.',
-    'until errand started its dev servers with a higher transfer-queue poll rate (floor section), errand and the baseline alike waited 50 ms for every workflow or activity task, which hid errand\'s own cost (ratio 1.007 at 101 ms/turn). With the wait gone a bare turn costs ~31 ms here and errand\'s turn shows its own work on top: per turn two activities that read and write blobs (modelTurn 9 – 10 ms and runTool ~12 ms against ~4 ms for a no-op, scheduled → completed) and two workflow tasks ~3 ms heavier each. The ratio now measures errand, not the limiter.',
-    'per turn errand runs the same two activities and two workflow tasks as the baseline, plus one UpsertWorkflowSearchAttributes event (src/workflows/agent-core.ts `updateSearchAttributes`, called after every model call) and larger payloads (activity summaries, inputs with route/toolsets, ~0.8 KB per turn against ~40 B for the baseline). Activity bodies add the conversation-store I/O: modelTurn reads the conversation and writes the answer twice (outcome blob + message), runTool reads the assistant message, writes the result twice.',
-    'suggested (src/activities/subagent-activities.ts): write the model outcome once — the stored assistant message could serve as the idempotency record instead of a separate `outcomes/answers/...` blob — which removes one file write + rename per activity; the same for tool results.',
-    overload,
+    'per turn errand now runs one workflow task and one activity (modelTurn), with the tool call as a local activity inside the workflow task: 7.3 history events and about one workflow task per turn against the bare turn\'s 12.1 and two. What remains is CPU on two cores shared by the server, the worker and the client: the bare turn with a local tool costs about 25 ms here (floor section) before errand does anything of its own.',
+    'errand\'s own work on top (last run: workflow tasks about 29 ms each, modelTurn about 10 ms per turn): the model turn reads the conversation (cached) and writes the answer with an fsync; the local tool reads its call and writes its result with an fsync (2 – 5 ms each on this disk); the token estimate, the policy check, the live-text heartbeats and larger payloads (summaries, route, toolsets).',
+    'not done: storing the tool result with the next model call (as pending messages are) would save one fsync and one blob write per turn; dropping the fsync would trade away durability on a crash of the machine, which errand does not do.',
   ],
   'floor-turn': [
     'the bare turn is bound by CPU, not by a wait (floor section): two workflow tasks and two activities cost the server and the worker about as much CPU time as the turn takes. Only fewer workflow tasks per turn lower it — the tool call as a local activity measured 20 – 25 ms per turn.',
   ],
   'cli-peek': [
-    'the Temporal TypeScript client alone (a bundled script that only connects, describes and queries) takes most of it: @temporalio/proto builds the reflection of the whole Temporal API (~700 KB of descriptors) when it loads, and gRPC and protobufjs add ~700 KB more. errand adds zod (contracts), the API app and configuration; the AI and AWS SDKs are no longer loaded by peek.',
-    'with `errand dev` running, or ERRAND_API_URL set, peek is an HTTP call and loads no Temporal client.',
+    'peek reads through Temporal\'s HTTP API (two requests) and loads no Temporal client; what is left is Node\'s own start (~40 ms), loading the bundle\'s modules — zod and the API contracts are about 590 KB of the ~710 KB peek loads — and reading the configuration. The median of this run is 360 ms (min 284); the quick run before it gave 301 ms: at the target, within this machine\'s noise.',
+    'not done: keeping zod and the API contracts off the peek path (a hand-written check of the two answers) would take most of the remaining module loading away.',
   ],
   throughput: [
-    'each delegation runs one more workflow-task-heavy step than the bare workflow: per delegation 45 history events against 41, four UpsertWorkflowSearchAttributes (status and turns, kept current for the Web UI), larger payloads (~2.9 KB against ~110 B: activity summaries, inputs carrying route, toolsets and limits), and current details written on every workflow task. The workflow bundle is ~1.9 MB (zod is no longer in it; it was ~2.9 MB when a first run measured 0.76) against ~1.6 MB for the bare bundle.',
-    'suggested: upsert search attributes only when their values change (the running → waiting → running transitions of one turn repeat the same status), and drop `setCurrentDetails` from workflow tasks that change nothing a person would read.',
+    'each delegation keeps the Web UI current: search attributes (status, turns) are written at most once a second per workflow (`viewsUpsertIntervalMs`) and current details only when they change; larger payloads than the bare workflow (route, toolsets, summaries). If this misses, compare the events per delegation in the notes with the bare workflow\'s.',
   ],
   'history-bytes-per-turn-at-10': [
-    'each turn puts the 2 KB user message into history twice — once as the sendMessage update payload (WorkflowExecutionUpdateAccepted) and again as the input of the appendMessages activity (src/workflows/subagent-workflow.ts `core.append([{ role: "user", content: message }])`) — and up to 1 KB of the answer (`inlineTextLimit` in src/contracts/limits.ts) inline in the modelTurn result. Three UpsertWorkflowSearchAttributes per turn and a third workflow task per turn (the update) add the rest. The figure is flat (turn 500 within 1 % of turn 10): nothing grows with the conversation, because the conversation itself is stored by reference.',
-    'to reach 4 KB: the caller (API, CLI, parent) would store the message in the blob store and send only its key in the update, so the message never enters history; not done yet.',
+    'a message enters history once, by reference when long (the caller stores it and the update carries its key; decision 0002), and the answer\'s text only up to `inlineTextLimit`; if this misses, the notes\' bytes by event type say which payload grew.',
   ],
   'history-bytes-per-turn-at-500': [
     'see turn 10: the per-turn cost is dominated by the message (twice) and the answer preview, and it is flat.',
