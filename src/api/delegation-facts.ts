@@ -68,3 +68,13 @@ export function summarizeExecution(facts: ExecutionBasics, values: ErrandAttribu
 export function isOwnedSubagent(values: ErrandAttributeValues, tenant: string): boolean {
   return values.tenant === tenant && values.kind === 'subagent';
 }
+
+/**
+ * A peek's durations, computed by whoever answers (a query's own clock stands still between workflow
+ * tasks): up to now while it runs, up to its close once it has ended — an ended delegation's elapsed
+ * time does not keep growing.
+ */
+export function peekDurations(peek: { startedAt: number; lastActivityAt: number }, closedAt: number | undefined, now: number): { elapsedMs: number; idleMs: number } {
+  const until = closedAt ?? now;
+  return { elapsedMs: Math.max(0, until - peek.startedAt), idleMs: Math.max(0, until - peek.lastActivityAt) };
+}

@@ -26,7 +26,7 @@ import { searchAttributes } from '../contracts/search-attributes';
 import { cancelSignal, peekQuery, sendMessageUpdate } from '../contracts/subagent-messages';
 import type { SourceSummary, SubagentInput } from '../contracts/subagent';
 import type { SubagentResult } from '../contracts/subagent-result';
-import { isOwnedSubagent } from './delegation-facts';
+import { isOwnedSubagent, peekDurations } from './delegation-facts';
 import { listDelegations, type ListDelegationsFilters } from './delegation-listing';
 import { attributeValues, summaryOf, type ExecutionFacts } from './execution-facts';
 import { isGrpcStatus } from './grpc-status';
@@ -254,9 +254,8 @@ export class DelegationService {
       const parsed = peekSchema.safeParse(answer);
       if (!parsed.success) return { peek: null, peekError: `the peek answer has an unexpected shape: ${parsed.error.issues[0]?.message ?? ''}` };
       // Durations are computed here, with the wall clock: a query's own clock stands still between workflow tasks.
-      const now = Date.now();
       const live = description ? await currentLiveText(client, handle, description) : undefined;
-      return { peek: { ...parsed.data, elapsedMs: Math.max(0, now - parsed.data.startedAt), idleMs: Math.max(0, now - parsed.data.lastActivityAt), ...(live ? { partial: livePartial(live) } : {}) } };
+      return { peek: { ...parsed.data, ...peekDurations(parsed.data, description?.closeTime?.getTime(), Date.now()), ...(live ? { partial: livePartial(live) } : {}) } };
     } catch (error) {
       return { peek: null, peekError: `no peek: ${errorMessage(error)}` };
     }

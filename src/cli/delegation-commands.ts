@@ -209,9 +209,11 @@ function formatStatus(status: DelegationStatus): string {
   const peek = status.peek;
   if (peek) {
     const seconds = (ms: number) => `${(Math.max(0, ms) / 1000).toFixed(1)}s`;
-    const now = Date.now();
+    // The answerer's durations (an ended delegation's stop at its end); computed here only if it sent none.
+    const elapsed = peek.elapsedMs ?? Date.now() - peek.startedAt;
+    const idle = peek.idleMs ?? Date.now() - peek.lastActivityAt;
     lines.push(
-      `Elapsed: ${seconds(now - peek.startedAt)} · Idle: ${seconds(now - peek.lastActivityAt)}${peek.compactions ? ` · Compactions: ${peek.compactions}` : ''}`,
+      `${status.closedAt ? `Ran: ${seconds(elapsed)}` : `Elapsed: ${seconds(elapsed)} · Idle: ${seconds(idle)}`}${peek.compactions ? ` · Compactions: ${peek.compactions}` : ''}`,
       `Turns: ${peek.turns} of ${peek.maxTurns} · Tool calls: ${peek.toolCalls} · Tokens: ${peek.usage.inputTokens} in, ${peek.usage.outputTokens} out`,
       `Last tool call: ${peek.lastToolCall ? `${peek.lastToolCall.name} ${peek.lastToolCall.argumentsPreview} (turn ${peek.lastToolCall.turn})` : '(none)'}`,
       `Last assistant text: ${peek.lastAssistantText ?? '(none)'}`,

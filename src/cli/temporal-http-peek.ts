@@ -1,4 +1,4 @@
-import { isOwnedSubagent, summarizeExecution, type ErrandAttributeValues, type ExecutionBasics } from '../api/delegation-facts';
+import { isOwnedSubagent, peekDurations, summarizeExecution, type ErrandAttributeValues, type ExecutionBasics } from '../api/delegation-facts';
 import { delegationNotFound, problemDocument } from '../api/problem';
 import { delegationPathSchema, peekSchema, type DelegationStatus, type PeekView } from '../contracts/api';
 import { peekQueryTimeoutMs } from '../contracts/limits';
@@ -168,16 +168,15 @@ export class TemporalHttpPeek {
   }
 
   /** The peek query with its deadline: a closed workflow is answered by a worker replaying it, which may be absent. */
-  private async peek(id: string, description: Record<string, unknown>): Promise<{ peek: PeekView | null; peekError?: string }> {
+  private async peek(id: string, description: Record<string, unknown>, closedAt: number | undefined): Promise<{ peek: PeekView | null; peekError?: string }> {
     const timeoutMs = this.options.peekTimeoutMs ?? peekQueryTimeoutMs;
     try {
       const answer = await this.send(`/workflows/${encodeURIComponent(id)}/query/${peekQueryName}`, { method: 'POST', body: { query: { queryType: peekQueryName } }, timeoutMs });
       if (answer.queryRejected !== undefined && answer.queryRejected !== null) return { peek: null, peekError: 'no peek: the query was rejected' };
       const parsed = peekSchema.safeParse(payloadValues(answer.queryResult)[0]);
       if (!parsed.success) return { peek: null, peekError: `the peek answer has an unexpected shape: ${parsed.error.issues[0]?.message ?? ''}` };
-      const now = Date.now();
       const live = await this.currentLiveText(id, description);
-      return { peek: { ...parsed.data, elapsedMs: Math.max(0, now - parsed.data.startedAt), idleMs: Math.max(0, now - parsed.data.lastActivityAt), ...(live ? { partial: livePartial(live) } : {}) } };
+      return { peek: { ...parsed.data, ...peekDurations(parsed.data, closedAt, Date.now()), ...(live ? { partial: livePartial(live) } : {}) } };
     } catch (error) {
       if (!(error instanceof TemporalHttpError)) throw error;
       return { peek: null, peekError: `no peek: ${error.message}` };
@@ -223,7 +222,7 @@ export class TemporalHttpPeek {
       summary = undefined;
     }
     // A closed workflow has no model call writing (the API reads live text only while it runs).
-    const peek = await this.peek(id, basics.statusName === 'RUNNING' ? description : {});
+    const peek = await this.peek(id, basics.statusName === 'RUNNING' ? description : {}, basics.closeTime?.getTime());
     const status: DelegationStatus = { ...summarizeExecution(basics, values), summary: typeof summary === 'string' ? summary : null, ...peek };
     return { status: 200, body: status };
   }

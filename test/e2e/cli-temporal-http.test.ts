@@ -98,6 +98,11 @@ describe('errand peek through Temporal\'s HTTP API (ERRAND_TEMPORAL_HTTP_URL)', 
     expect(jsonHttp.code).toBe(0);
     expect(JSON.parse(jsonHttp.stdout)).toMatchObject({ id, state: 'completed', temporalStatus: 'COMPLETED', kind: 'subagent', turns: 2, peek: { toolCalls: 1 } });
     expect(jsonWithoutDurations(jsonHttp.stdout)).toEqual(jsonWithoutDurations(jsonGrpc.stdout));
+    // An ended delegation's durations stop at its end: the same whoever answers, and whenever.
+    expect(JSON.parse(jsonHttp.stdout).peek.elapsedMs).toBe(JSON.parse(jsonGrpc.stdout).peek.elapsedMs);
+    const text = await runErrand(['peek', id], httpEnv, stack.workDir);
+    expect(text.stdout).toMatch(/^Ran: [\d.]+s$/m);
+    expect(text.stdout).not.toMatch(/Idle:/);
   });
 
   it('needs no gRPC: with the gRPC address unreachable, peek still answers', async () => {
