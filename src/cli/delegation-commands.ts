@@ -19,7 +19,7 @@ import { worktreeLine } from '../domain/worktree-names';
 import { call } from './api-transport';
 import type { CliContext } from './cli-context';
 import { UsageError } from './cli-io';
-import { LiveView } from './live-view';
+import { LiveView, printable } from './live-view';
 
 /** `errand delegate|peek|result|cancel|send|list`: delegations through the API. */
 
@@ -218,6 +218,11 @@ function formatStatus(status: DelegationStatus): string {
       `Last tool call: ${peek.lastToolCall ? `${peek.lastToolCall.name} ${peek.lastToolCall.argumentsPreview} (turn ${peek.lastToolCall.turn})` : '(none)'}`,
       `Last assistant text: ${peek.lastAssistantText ?? '(none)'}`,
     );
+    // The text a model call is writing now (partial: replaced by the turn's answer when it is complete).
+    if (peek.partial) {
+      const shown = peek.partial.text.length < peek.partial.chars ? `…${peek.partial.text}` : peek.partial.text;
+      lines.push(`Writing (turn ${peek.partial.turn}, partial, ${peek.partial.chars} characters so far): ${printable(shown)}`);
+    }
     if (peek.queuedMessages) lines.push(`Queued messages: ${peek.queuedMessages}`);
     if (peek.retry) lines.push(`Checks: attempt ${peek.retry.attempt} of ${peek.retry.attempts}, ${peek.retry.state}`);
     for (const pending of peek.pendingApprovals ?? []) lines.push(`Waiting for approval: ${pending.tool} ${pending.argumentsPreview} (approval id ${pending.id})`);

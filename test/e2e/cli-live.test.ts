@@ -143,6 +143,10 @@ describe('errand peek --follow', () => {
     expect(run.code).toBe(3);
     expect(run.stderr).toContain(`stopped following ${id}; it keeps running`);
     expect((await readStatus(live.stack, id)).state).toBe('running');
+    // A plain peek shows the text being written too, marked partial.
+    const once = await runErrand(['peek', id]);
+    expect(once.code).toBe(0);
+    expect(once.stdout).toMatch(/^Writing \(turn 1, partial, \d+ characters so far\): (…)?.*oak/m);
     await live.stack.request(`/v1/delegations/${id}/cancel`, { method: 'POST' });
     expect((await awaitResult(live.stack, id)).status).toBe('cancelled');
   });
