@@ -32,7 +32,7 @@ or returns at once with --async. Give the task, a --source, or both.
       --token-budget <n>       total tokens the delegation may use
       --context <text>         reference material; --context-file <file> reads it from a file
   -C, --working-dir <dir>      working directory, relative to the working root
-      --continuable            keep it alive for errand send after it answers
+      --continuable            keep it alive for errand send: waits for its first answer, prints it, and leaves it running
       --output-schema <file>   a JSON Schema (type object) the answer must match; printed as JSON
       --isolation worktree     run in a git worktree of its own
   -d, --description <text>     a label for listings and the Web UI

@@ -161,7 +161,9 @@ export async function delegateCommand(argv: string[], context: CliContext): Prom
     ...(values['idempotency-key'] ? { headers: { 'Idempotency-Key': values['idempotency-key'] } } : {}),
   });
   const id = started.body.id;
-  if (values.async || values.continuable) {
+  // A continuable delegation is followed until it answers (it then waits for messages, running on).
+  if (values.continuable && !values.async) return follow(id, context, values.json === true, true);
+  if (values.async) {
     if (values.json) json(context, started.body);
     else context.io.stdout(`${id}\n`);
     if (!values.json) context.io.stderr(`started ${id}${started.body.created ? '' : ' (an earlier request with this idempotency key)'}; "errand peek ${id}" shows progress, "errand result ${id}" waits for it\n`);
@@ -246,11 +248,12 @@ export async function peekCommand(argv: string[], context: CliContext): Promise<
 /**
  * `errand peek <id> --follow`: the live view (progress, and the text as the model writes it) until the
  * delegation settles, then its result as `errand result` prints it (exit 0, or 1 when it did not complete).
- * It stops with exit 3 (still running) when a continuable delegation answered and waits for a message, or
+ * It stops with exit 3 (still running) when a continuable delegation answered and waits for a message
+ * (`delegate --continuable`, which follows the delegation it started: its answer on stdout, exit 0), or
  * at Ctrl-C, which only stops watching (`errand cancel` stops the delegation). With `--json` it prints the
  * event stream's events as JSON lines instead (`{"event": "text", "data": {…}}`), `settled` last.
  */
-async function follow(id: string, context: CliContext, asJson: boolean): Promise<number> {
+async function follow(id: string, context: CliContext, asJson: boolean, started = false): Promise<number> {
   const transport = context.transport();
   const view = new LiveView(context.io);
   let told: LiveCursor | undefined;
@@ -278,8 +281,10 @@ async function follow(id: string, context: CliContext, asJson: boolean): Promise
       }
       if (outcome.state === 'waiting') {
         view.finish();
+        // Just started by `delegate --continuable`: its answer is the command's output, and that is success.
+        if (started && !asJson) context.io.stdout(`${outcome.peek?.lastAssistantText ?? ''}\n`);
         context.io.stderr(`${id} answered and waits for a message (continuable): "errand send ${id} <message>" continues it\n`);
-        return exitStillRunning;
+        return started ? 0 : exitStillRunning;
       }
     }
     view.finish();

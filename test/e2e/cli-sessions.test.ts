@@ -63,6 +63,21 @@ describe('errand send', () => {
   });
 });
 
+describe('errand delegate --continuable', () => {
+  it('follows the delegation until it answers, prints the answer and leaves it waiting for messages (exit 0)', async () => {
+    const run = await runErrand(['delegate', '--continuable', 'stay around for a chat'], env, stack.workDir);
+    expect(run.code).toBe(0);
+    const id = /^(errand-[0-9a-f]{16}) answered and waits for a message/m.exec(run.stderr)?.[1];
+    expect(id).toBeDefined();
+    const peeked = await runErrand(['peek', id ?? '', '--json'], env, stack.workDir);
+    const body = z.object({ peek: z.object({ state: z.string(), lastAssistantText: z.string().nullable() }) }).loose().parse(JSON.parse(peeked.stdout));
+    expect(body.peek.state).toBe('waiting');
+    expect(run.stdout.trim()).not.toBe('');
+    expect(run.stdout.trim()).toBe(body.peek.lastAssistantText?.trim());
+    expect((await runErrand(['cancel', id ?? ''], env, stack.workDir)).code).toBe(0);
+  });
+});
+
 describe('errand sessions / approvals', () => {
   it('starts a session, sends it a message and shows the transcript', async () => {
     const started = await runErrand(['sessions', 'start', '--json', '--label', 'cli session', 'first question'], env, stack.workDir);
