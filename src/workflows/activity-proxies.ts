@@ -42,20 +42,17 @@ const nonRetryableErrorTypes = [...nonRetryableFailureTypes];
 
 /** Builds the proxies from the workflow's activity settings. */
 export function createActivityProxies(settings: SubagentActivitySettings): AgentActivityProxies {
+  /** Options of activities that call the model: heartbeat, the given time limit, retried on 429/5xx. */
+  const modelCalls = (startToCloseTimeout: number) => ({
+    startToCloseTimeout,
+    heartbeatTimeout: settings.modelHeartbeatTimeoutMs,
+    // Wait for the activity to acknowledge cancellation, so "cancelled" means the HTTP call was aborted.
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry: { initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 60_000, maximumAttempts: settings.modelMaximumAttempts, nonRetryableErrorTypes },
+  });
   return {
-    model: proxyActivities<AgentLoopActivities>({
-      startToCloseTimeout: settings.modelCallTimeoutMs,
-      heartbeatTimeout: settings.modelHeartbeatTimeoutMs,
-      // Wait for the activity to acknowledge cancellation, so "cancelled" means the HTTP call was aborted.
-      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-      retry: { initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 60_000, maximumAttempts: settings.modelMaximumAttempts, nonRetryableErrorTypes },
-    }),
-    compaction: proxyActivities<AgentLoopActivities>({
-      startToCloseTimeout: settings.modelCallTimeoutMs * compactionMaxCalls,
-      heartbeatTimeout: settings.modelHeartbeatTimeoutMs,
-      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-      retry: { initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 60_000, maximumAttempts: settings.modelMaximumAttempts, nonRetryableErrorTypes },
-    }),
+    model: proxyActivities<AgentLoopActivities>(modelCalls(settings.modelCallTimeoutMs)),
+    compaction: proxyActivities<AgentLoopActivities>(modelCalls(settings.modelCallTimeoutMs * compactionMaxCalls)),
     tools: proxyActivities<AgentLoopActivities>({
       startToCloseTimeout: settings.toolCallTimeoutMs,
       heartbeatTimeout: settings.modelHeartbeatTimeoutMs,

@@ -9,6 +9,7 @@ import type { SubagentInput } from '../../src/contracts/subagent';
 import type { SubagentResult } from '../../src/contracts/subagent-result';
 import type { WorkerDependencies } from '../../src/worker';
 import { ConversationScripts } from './conversation-scripts';
+export { until } from './polling';
 import { sessionInput, startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from './temporal';
 
 /**
@@ -66,21 +67,6 @@ export function freshFolder(prefix: string): string {
   return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
 }
 
-/** Polls `read` until `done` holds (bounded); errors while polling count as "not yet". */
-export async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    let value: T | undefined;
-    try {
-      value = await read();
-      if (done(value)) return value;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last value ${JSON.stringify(value)?.slice(0, 800)}`);
-    await new Promise((resolveWait) => setTimeout(resolveWait, 100));
-  }
-}
 
 /** The result of a child task of a session. */
 export function childResult(client: Client, sessionId: string, task: string): Promise<SubagentResult> {

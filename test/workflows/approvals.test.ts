@@ -9,6 +9,7 @@ import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support
 import { ConversationScripts, notices, toolResults } from '../support/conversation-scripts';
 import { sessionInput, startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
+import { until } from '../support/polling';
 
 /**
  * Tool policies and approvals inside subagents: a call under `ask` pauses the subagent (peek shows the
@@ -133,10 +134,7 @@ describe('approvals from the parent model', () => {
     expect(new Set(approvalNotices).size).toBe(1);
     expect(approvalNotices[0]).toMatch(/Task task-1 waits for approval to call developer__write_file with .*by-parent\.txt/);
     // The session's next model call carries the approve tool's result; the child may finish before that call is made.
-    const approvedResult = () => scripts.of('parent-approve').flatMap((request) => toolResults(request)).find((result) => result.toolName === 'approve');
-    const waitUntil = Date.now() + 20_000;
-    while (Date.now() < waitUntil && approvedResult() === undefined) await new Promise((resolveWait) => setTimeout(resolveWait, 100));
-    const approved = approvedResult();
+    const approved = await until(async () => scripts.of('parent-approve').flatMap((request) => toolResults(request)).find((result) => result.toolName === 'approve'), Boolean, 'the approve result', 20_000);
     expect(approved?.content).toMatch(/^Approved .* for task-1\.$/);
     await handle.cancel();
   });

@@ -11,6 +11,7 @@ import { compactionMaxCalls } from '../../src/contracts/limits';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { ConversationScripts, toolResults } from '../support/conversation-scripts';
 import { sessionInput, startTestWorker, subagentInput, testActivitySettings, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { until } from '../support/polling';
 
 /**
  * How runs end under real provider rules (SEMANTICS §5 "How a run ends", "Context window"), against the
@@ -58,16 +59,6 @@ afterAll(async () => {
 function nextId(name: string): string {
   counter += 1;
   return `errand-${name}-${Date.now()}-${counter}`;
-}
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last value ${JSON.stringify(value)?.slice(0, 800)}`);
-    await new Promise((resolveWait) => setTimeout(resolveWait, 50));
-  }
 }
 
 /** A summarising call of a compaction (its system prompt says so). */

@@ -15,6 +15,7 @@ import {
 import type { SubagentPeek, SubagentResult } from '../../src/contracts/subagent-result';
 import { ConversationScripts, notices, toolResults } from '../support/conversation-scripts';
 import { sessionInput, startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { until } from '../support/polling';
 
 /**
  * Lifecycles that hold up (SEMANTICS §5 "Sessions and continuable subagents"): orchestration steps that
@@ -55,21 +56,6 @@ async function startSession(overrides: Partial<SessionInput> = {}): Promise<Work
 
 async function say(handle: WorkflowHandle, message: string): Promise<void> {
   await handle.executeUpdate(sendMessageUpdate, { args: [{ message }] });
-}
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    let value: T | undefined;
-    try {
-      value = await read();
-      if (done(value)) return value;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last value ${JSON.stringify(value)?.slice(0, 800)}`);
-    await new Promise((resolveWait) => setTimeout(resolveWait, 100));
-  }
 }
 
 const transcriptOf = (handle: WorkflowHandle) => handle.query(transcriptQuery) as Promise<TranscriptView>;

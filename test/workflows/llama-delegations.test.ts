@@ -8,6 +8,7 @@ import type { SubagentInput } from '../../src/contracts/subagent';
 import type { SubagentPeek, SubagentResult } from '../../src/contracts/subagent-result';
 import { startLlamaServer, type LlamaServer } from '../support/llama-server';
 import { startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { until } from '../support/polling';
 
 /**
  * Delegations end to end against a real model server: llama.cpp's server with Gemma 3 270M behind the real
@@ -57,16 +58,6 @@ function start(prompt: string, provider: 'llama' | 'llama-endless', overrides: P
     workflowId: `errand-llama-${Date.now()}-${counter}`,
     args: [subagentInput({ prompt, workingDir, toolsets: [], route: { provider, model: 'gemma3-270m', temperature: 0 }, ...overrides })],
   });
-}
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last value ${JSON.stringify(value)?.slice(0, 600)}`);
-    await new Promise((resolveWait) => setTimeout(resolveWait, 100));
-  }
 }
 
 describe('delegations against llama.cpp', () => {
