@@ -7,6 +7,7 @@ import { sendMessageUpdate, transcriptQuery, type TranscriptView } from '../../s
 import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
 import { sessionInput, testClient, uniqueTaskQueue } from '../support/temporal';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
+import { until } from '../support/polling';
 
 /**
  * Durability of background results: a background task completes, the worker process is killed with
@@ -83,7 +84,8 @@ test('a finished background result survives a worker SIGKILL before the parent r
   // Requests: the session delegates, the child answers, the session replies, the notice wakes it (slow).
   await server.waitForRequests(4, 30_000);
   expect(slowLoadAsked).toBe(true);
-  const child = await client.workflow.getHandle(`${handle.workflowId}/task-1`).describe();
+  // The child sends its notice just before it closes: wait for the close.
+  const child = await until(() => client.workflow.getHandle(`${handle.workflowId}/task-1`).describe(), (described) => described.status.name !== 'RUNNING', 'the child to close', 10_000);
   expect(child.status.name).toBe('COMPLETED');
   await first.kill();
 
