@@ -164,3 +164,23 @@ export async function timeoutProfile(client: Client, workflowIds: readonly strin
   }
   return { workflowTaskTimeouts, workflowTaskTimeoutKinds, workflowTaskTimeoutSeconds: [...taskTimeouts], activityTimeouts, activityRetries };
 }
+
+/**
+ * One workflow's events from `sinceMs` on, as "kind +seconds" (workflow task timeouts with their kind,
+ * activity starts with their attempt): what a slow recovery waited for.
+ */
+export async function eventTimeline(client: Client, workflowId: string, sinceMs: number, maxEvents = 14): Promise<string> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const parts: string[] = [];
+  for (const event of history.events ?? []) {
+    const at = tsToMs(event.eventTime);
+    if (at < sinceMs) continue;
+    const { kind, attributes } = eventKind(event);
+    let label = kind;
+    if (kind === 'workflowTaskTimedOut') label += numberOf(attributes.timeoutType) === 2 ? '(schedule-to-start)' : '(start-to-close)';
+    if (kind === 'activityTaskStarted') label += `(attempt ${numberOf(attributes.attempt)})`;
+    parts.push(`${label} +${((at - sinceMs) / 1000).toFixed(2)}`);
+    if (parts.length >= maxEvents) break;
+  }
+  return parts.join(', ');
+}

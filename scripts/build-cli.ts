@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 
 /**
  * Builds the bundled CLI that `bin/errand.js` runs when it is fresh (see {@link cliBundleEntry}): src/cli.ts
@@ -32,6 +32,27 @@ const banner = [
   'const __dirname = __errandDirname(__filename);',
 ].join(' ');
 
+/**
+ * zod's `z` namespace re-exports every one of its ~50 error-message locales (about 300 KB of the CLI's
+ * shared chunk, parsed by every command that validates anything); errand speaks English only and never
+ * switches locale, so the bundle keeps `z.locales.en` and drops the rest. Measured: `errand peek` loads
+ * about a third faster (bench figure cli-peek).
+ */
+const englishOnlyZodLocales: Plugin = {
+  name: 'zod-english-locale-only',
+  setup(builder) {
+    builder.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) => {
+      if (!/[\\/]zod[\\/]v4[\\/](?:classic|mini|core)[\\/]/.test(args.importer)) return undefined;
+      return { path: join(args.resolveDir, '..', 'locales', 'en.js'), namespace: 'zod-english-locale' };
+    });
+    builder.onLoad({ filter: /.*/, namespace: 'zod-english-locale' }, (args) => ({
+      contents: "export { default as en } from './en.js';",
+      resolveDir: dirname(args.path),
+      loader: 'js',
+    }));
+  },
+};
+
 /** The entry file the launcher imports, relative to the output folder. */
 export const cliBundleEntry = 'errand.mjs';
 
@@ -57,6 +78,7 @@ async function main(): Promise<void> {
     outExtension: { '.js': '.mjs' },
     chunkNames: 'chunks/[name]-[hash]',
     external,
+    plugins: [englishOnlyZodLocales],
     banner: { js: banner },
     // src/worker.ts and src/api/server.ts run themselves when they are the main module
     // (`require.main === module`); inside the bundle they never are (null is not undefined, so the check

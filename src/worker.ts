@@ -5,6 +5,7 @@ import type { BlobStore } from './activities/blob-store';
 import { createBlobStore } from './activities/blob-store-factory';
 import { ConversationStore } from './activities/conversation-store';
 import { createOrchestrationActivities } from './activities/orchestration-activities';
+import { resetStickyOnRetry } from './activities/sticky-reset';
 import { createAgentLoopActivities } from './activities/agent-loop-activities';
 import { createRunActivities } from './activities/run-activities';
 import { loadConfig, type ErrandConfig } from './config';
@@ -194,6 +195,9 @@ export async function createErrandWorker(options: ErrandWorkerOptions): Promise<
     // A workflow task sent to a worker that died waits this long on its sticky queue before another
     // worker gets it (the SDK default is 10 s); a live worker answers in milliseconds.
     stickyQueueScheduleToStartTimeout: '3s',
+    // A retried activity (its first attempt died with a worker) moves its workflow off the dead worker's
+    // sticky queue, so the workflow's next task does not wait the sticky timeout (decision 0014).
+    interceptors: { activity: [resetStickyOnRetry] },
     ...options.tuning,
   });
 }

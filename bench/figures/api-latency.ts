@@ -1,42 +1,82 @@
-import { createApp } from '../../src/api/app';
-import { createApiDependencies } from '../../src/api/default-dependencies';
-import { startApiServer } from '../../src/api/server';
-import { onCleanup } from '../cleanup';
-import { benchSubagentInput, benchProviders, uniqueId, type Bench } from '../harness';
+import { Agent, request as httpRequest } from 'node:http';
+import { spawn, spawnSync } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { join } from 'node:path';
+import { freePort } from '../../src/dev/free-port';
+import { onCleanup, trackChildPid, untrackChildPid } from '../cleanup';
+import { benchSubagentInput, benchProviders, projectRoot, uniqueId, type Bench } from '../harness';
 import type { FigureResult } from '../figure';
 import { percentile, round } from '../stats';
 
 /**
- * Figure 4, API start latency: `POST /v1/delegations` on loopback (the Hono app served by @hono/node-server,
- * auth off, its own lazily made Temporal connection, as `errand api` runs it) against a bare
- * `client.workflow.start` of the same workflow type, interleaved in the same run. No worker polls the task
- * queue, so only the start path is measured.
+ * Figure 4, API start latency: `POST /v1/delegations` on loopback to `errand api` (its own process, the
+ * bundled CLI: Hono on @hono/node-server, auth off, request log on, its own Temporal connection) against a
+ * bare `client.workflow.start` of the same workflow type from the bench process, interleaved in the same
+ * run. No worker polls the task queue, so only the start path is measured.
  */
 export async function measureApiLatency(bench: Bench, samples: number): Promise<FigureResult[]> {
   const taskQueue = uniqueId('bench-api-idle');
-  const deps = createApiDependencies({
-    env: {
-      ERRAND_API_AUTH: 'off',
-      ERRAND_TEMPORAL_ADDRESS: bench.server.address,
-      ERRAND_TASK_QUEUE: taskQueue,
-      ERRAND_PROVIDERS: JSON.stringify(bench.providers),
-      ERRAND_DEFAULT_MODEL: `${benchProviders.inProcess}/bench-model`,
-      ERRAND_DATA_DIR: bench.config.dataDir,
-      ERRAND_WORKING_DIR: bench.workingDir,
-    },
+  // `errand api` as it is deployed: its own process (the bundled CLI), its own Temporal connection.
+  const port = await freePort('127.0.0.1');
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: join(bench.tempDir, 'home'),
+    ERRAND_API_AUTH: 'off',
+    ERRAND_API_HOST: '127.0.0.1',
+    ERRAND_API_PORT: String(port),
+    ERRAND_TEMPORAL_ADDRESS: bench.server.address,
+    ERRAND_TASK_QUEUE: taskQueue,
+    ERRAND_PROVIDERS: JSON.stringify(bench.providers),
+    ERRAND_DEFAULT_MODEL: `${benchProviders.inProcess}/bench-model`,
+    ERRAND_DATA_DIR: bench.config.dataDir,
+    ERRAND_WORKING_DIR: bench.workingDir,
+  };
+  const build = spawnSync(process.execPath, ['--import', 'tsx', join('scripts', 'build-cli.ts')], { cwd: projectRoot, encoding: 'utf8' });
+  if (build.status !== 0) throw new Error(`build-cli failed: ${build.stderr}`);
+  const child = spawn(process.execPath, [join('bin', 'errand.js'), 'api'], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (child.pid === undefined) throw new Error('could not spawn errand api');
+  const pid = child.pid;
+  trackChildPid(pid);
+  const log = createWriteStream(join(bench.workDir, 'api-latency-errand-api.log'));
+  child.stderr.pipe(log);
+  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
+  const unregister = onCleanup('errand api child', async () => {
+    child.kill('SIGTERM');
+    await exited;
   });
-  onCleanup('API Temporal connection', () => deps.temporal.close());
-  const server = await startApiServer(createApp(deps), { host: '127.0.0.1', port: 0 });
-  const unregister = onCleanup('API server', () => server.close());
+  await new Promise<void>((resolveReady, reject) => {
+    let buffer = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      log.write(chunk);
+      buffer += chunk.toString('utf8');
+      if (buffer.includes('listening on')) resolveReady();
+    });
+    child.once('exit', (code) => reject(new Error(`errand api exited (${code}) before listening; see its log in ${bench.workDir}`)));
+  });
+  const server = { url: `http://127.0.0.1:${port}` };
   const apiMs: number[] = [];
   const bareMs: number[] = [];
   const body = JSON.stringify({ instructions: 'Benchmark delegation: list the folder and stop.', description: 'bench api start' });
+  // The client: Node's http module with a keep-alive connection, as lean as the SDK's gRPC client is for the
+  // bare start. (`fetch`, i.e. undici, adds about half a millisecond per request on this kind of machine.)
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  onCleanup('API client agent', async () => agent.destroy());
+  const post = (path: string, payload: string) =>
+    new Promise<{ status: number; text: string }>((resolveAnswer, reject) => {
+      const request = httpRequest(`${server.url}${path}`, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.once('error', reject);
+        response.once('end', () => resolveAnswer({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      });
+      request.once('error', reject);
+      request.end(payload);
+    });
   const viaApi = async (): Promise<number> => {
     const started = performance.now();
-    const response = await fetch(`${server.url}/v1/delegations`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-    const text = await response.text();
+    const response = await post('/v1/delegations', body);
     const elapsed = performance.now() - started;
-    if (response.status !== 201) throw new Error(`POST /v1/delegations answered ${response.status}: ${text.slice(0, 300)}`);
+    if (response.status !== 201) throw new Error(`POST /v1/delegations answered ${response.status}: ${response.text.slice(0, 300)}`);
     return elapsed;
   };
   const bare = async (): Promise<number> => {
@@ -57,7 +97,9 @@ export async function measureApiLatency(bench: Bench, samples: number): Promise<
     }
   } finally {
     unregister();
-    await server.close();
+    child.kill('SIGTERM');
+    await exited;
+    untrackChildPid(pid);
   }
   const apiP50 = percentile(apiMs, 50);
   const bareP50 = percentile(bareMs, 50);
@@ -65,6 +107,7 @@ export async function measureApiLatency(bench: Bench, samples: number): Promise<
   const bareP99 = percentile(bareMs, 99);
   const notes = [
     `${samples} sequential requests each, interleaved, after 10 warm-ups; latency = request sent → full response read (API) or start call → resolved (bare).`,
+    'the API is `errand api` in a process of its own (the bundled CLI), as deployed; its client is Node\'s http module over one keep-alive connection (the bare start uses the SDK\'s gRPC client over its one connection).',
     `the API route validates the body, plans (temporary ad-hoc planner), and starts with search attributes, static summary/details and a memo; the bare start sends only the input.`,
   ];
   return [

@@ -95,7 +95,8 @@ export async function measureCli(bench: Bench, samples: number): Promise<FigureR
     // A continuable delegation that answered and waits: what one peeks at while it lives.
     const started = await errand(['delegate', '--continuable', '--json', `Answer and wait. ${benchMarker({ answer: 200 })}`]);
     expectOk('errand delegate', started, /"id"/);
-    const id = (JSON.parse(started.stdout) as { id: string }).id;
+    // `delegate --continuable --json` prints JSON lines, the `started` event (with the id) first.
+    const id = (JSON.parse(started.stdout.split('\n')[0] ?? '') as { event: string; data: { id: string } }).data.id;
     await waitUntil(async () => {
       const description = await bench.client.workflow.getHandle(id).describe();
       return description.searchAttributes.ErrandStatus?.[0] === 'waiting';

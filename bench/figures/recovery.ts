@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { tsToMs } from '@temporalio/common/lib/time';
 import type { RecordedRequest } from '../../test/support/scripted-openai-server';
 import { createBlobStore } from '../../src/activities/blob-store-factory';
 import { ConversationStore } from '../../src/activities/conversation-store';
@@ -6,7 +7,7 @@ import { subagentStartOptions } from '../../src/observability/start-options';
 import { restartRepeats, storedAnswers, type RestartRepeats } from '../restart-accounting';
 import { benchModel, benchProviders, benchSubagentInput, mapLimit, sleep, spawnWorkerChild, uniqueId, waitUntil, type Bench, type ChildWorker } from '../harness';
 import type { FigureResult } from '../figure';
-import { formatCounts, timeoutProfile } from '../history-profile';
+import { eventTimeline, formatCounts, timeoutProfile } from '../history-profile';
 import { benchMarker, markerOf, openAIMessages } from '../scripted-answers';
 import { round, summarize } from '../stats';
 
@@ -32,6 +33,21 @@ interface RecoveryRun {
   perDelegation: number[];
   /** What the histories show: timeouts and retries. */
   timeouts: string;
+  /** The slowest delegation's events after the kill. */
+  slowest: string;
+}
+
+/** Per workflow: when the server last recorded a heartbeat of its running activity (ms), if one runs. */
+async function lastHeartbeats(bench: Bench, workflowIds: readonly string[]): Promise<Map<string, number>> {
+  const beats = new Map<string, number>();
+  await mapLimit([...workflowIds], 10, async (workflowId) => {
+    const description = await bench.client.workflow.getHandle(workflowId).describe();
+    for (const pending of description.raw.pendingActivities ?? []) {
+      const at = pending.lastHeartbeatTime ? tsToMs(pending.lastHeartbeatTime) : undefined;
+      if (at !== undefined && at > 0) beats.set(workflowId, Math.max(beats.get(workflowId) ?? 0, at));
+    }
+  });
+  return beats;
 }
 
 function tagOf(record: RecordedRequest): string | undefined {
@@ -82,6 +98,7 @@ export async function measureRecovery(bench: Bench, repetitions: number, delegat
       // What was stored before the kill: read while no worker runs (the new one boots for seconds first).
       let polling = false;
       void worker.ready.then(() => { polling = true; }, () => undefined);
+      const heartbeats = lastHeartbeats(bench, handles.map((handle) => handle.workflowId));
       const stored = await storedAnswers(conversations, handles.map((handle, index) => ({ tag: tags[index] ?? '', conversationId: `${handle.workflowId}@${handle.firstExecutionRunId}` })));
       const storeReadBeforePoll = !polling;
       const firstAnswer = new Map<string, number>();
@@ -101,10 +118,16 @@ export async function measureRecovery(bench: Bench, repetitions: number, delegat
         return tag !== undefined && tagSet.has(tag) ? tag : undefined;
       }, stored, killedAt);
       const perDelegation = [...firstAnswer.values()].map((at) => at - spawnedAt);
+      const slowestTag = [...firstAnswer.entries()].sort((a, b) => b[1] - a[1])[0]?.[0];
+      const slowestIndex = slowestTag === undefined ? -1 : tags.indexOf(slowestTag);
+      const slowestHandle = handles[slowestIndex];
+      const heartbeatAt = slowestHandle ? (await heartbeats).get(slowestHandle.workflowId) : undefined;
+      const lastBeat = heartbeatAt === undefined ? 'no call in flight at the kill' : `its call in flight last heartbeated ${round((killedAt - heartbeatAt) / 1000)} s before the kill`;
+      const slowest = slowestHandle ? `${round(((firstAnswer.get(slowestTag ?? '') ?? spawnedAt) - spawnedAt) / 1000)} s (${lastBeat}): ${await eventTimeline(bench.client, slowestHandle.workflowId, killedAt)}` : 'none';
       // Workflow history (pending activities were retried in the meantime; the timeouts are already recorded).
       const profile = await timeoutProfile(bench.client, handles.map((handle) => handle.workflowId));
       const timeouts = `workflow task timeouts ${profile.workflowTaskTimeouts} (${formatCounts(profile.workflowTaskTimeoutKinds)}; workflow task timeout ${profile.workflowTaskTimeoutSeconds.join('/')} s); activity timeouts ${formatCounts(profile.activityTimeouts) || 'none'}; activity retries ${formatCounts(profile.activityRetries) || 'none'}`;
-      runs.push({ recoveryMs: Math.max(...perDelegation), bootMs: readyAt - spawnedAt, repeats, storeReadBeforePoll, perDelegation, timeouts });
+      runs.push({ recoveryMs: Math.max(...perDelegation), bootMs: readyAt - spawnedAt, repeats, storeReadBeforePoll, perDelegation, timeouts, slowest });
       await Promise.all(handles.map((handle) => handle.terminate('bench: recovery measured').catch(() => undefined)));
     }
   } finally {
@@ -140,6 +163,7 @@ export async function measureRecovery(bench: Bench, repetitions: number, delegat
         `per-delegation time to first answer after spawn, by run: ${spread.join('; ')}.`,
         `model requests in flight at the kills (server saw them aborted): ${runs.map((run) => run.repeats.abortedAtKill).join(', ')}.`,
         `histories of the ${delegations} delegations, by run: ${runs.map((run) => run.timeouts).join(' | ')}.`,
+        `the slowest delegation of each run (time to its first answer after spawn; its events, seconds after the kill): ${runs.map((run) => run.slowest).join(' | ')}.`,
       ],
     },
     {

@@ -1,6 +1,5 @@
 import { ServiceError } from '@temporalio/client';
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { healthResponseSchema } from '../contracts/api';
 import type { ApiDependencies } from './api-dependencies';
@@ -8,6 +7,7 @@ import type { ApiEnv } from './api-env';
 import { authenticate } from './auth';
 import { apiVersion, buildOpenApiDocument } from './openapi-document';
 import { ApiProblem, isApiProblem, ProblemKind, problemResponse } from './problem';
+import { bufferRequestBody } from './request-body';
 import { mountRoute, sendJson } from './route-spec';
 import { apiRoutes, healthRoute, openApiRoute } from './route-table';
 import { mountCatalogRoutes } from './routes/catalog-routes';
@@ -62,17 +62,15 @@ export function createApp(deps: ApiDependencies, options: { requestLog?: boolean
   app.use('/v1/*', authenticate(deps.api.auth));
   app.use(
     '/v1/*',
-    bodyLimit({
-      maxSize: deps.api.maxBodyBytes,
-      onError: (c) =>
-        problemResponse(
-          c,
-          new ApiProblem(413, ProblemKind.bodyTooLarge, 'The request body is too large', {
-            detail: `the body is over ${deps.api.maxBodyBytes} bytes (ERRAND_API_MAX_BODY_BYTES); put large material in a source or a file in the working directory`,
-            errors: [{ in: 'body', field: '', message: `larger than ${deps.api.maxBodyBytes} bytes` }],
-          }),
-        ),
-    }),
+    bufferRequestBody(deps.api.maxBodyBytes, (c) =>
+      problemResponse(
+        c,
+        new ApiProblem(413, ProblemKind.bodyTooLarge, 'The request body is too large', {
+          detail: `the body is over ${deps.api.maxBodyBytes} bytes (ERRAND_API_MAX_BODY_BYTES); put large material in a source or a file in the working directory`,
+          errors: [{ in: 'body', field: '', message: `larger than ${deps.api.maxBodyBytes} bytes` }],
+        }),
+      ),
+    ),
   );
 
   mountDelegationRoutes(app, deps);

@@ -69,9 +69,11 @@ export interface StartDelegationArguments {
   tenant: string;
   input: SubagentInput;
   source?: SourceSummary;
-  idempotencyKey?: string;
-  /** Fingerprint of the request, to refuse an Idempotency-Key reused for a different request. */
-  requestFingerprint: string;
+  /**
+   * With an Idempotency-Key: the key, and the request's fingerprint to refuse the key reused for a different
+   * request (kept in the workflow's memo). Without one, nothing is kept: a plain start needs neither.
+   */
+  idempotency?: { key: string; requestFingerprint: string };
 }
 
 /** Memo errand keeps on a delegation it started (JSON). */
@@ -106,24 +108,24 @@ export class DelegationService {
    */
   async start(args: StartDelegationArguments): Promise<{ id: string; runId: string; created: boolean }> {
     const client = await this.options.temporal.get();
-    const { input, source, tenant } = args;
-    const idempotent = args.idempotencyKey !== undefined;
-    const workflowId = args.idempotencyKey === undefined ? newDelegationId() : idempotentDelegationId(tenant, args.idempotencyKey);
-    const nonce = randomUUID();
+    const { input, source, tenant, idempotency } = args;
+    const workflowId = idempotency === undefined ? newDelegationId() : idempotentDelegationId(tenant, idempotency.key);
     const visible = subagentStartOptions({ ...input, tenant }, { workflowId, tenant, startedBy: this.options.startedBy, ...(source ? { source } : {}) });
+    const options = { taskQueue: this.options.taskQueue, workflowId, args: [{ ...input, tenant }] as [SubagentInput], ...visible };
+    if (idempotency === undefined) {
+      const handle = await client.workflow.start<SubagentWorkflow>(subagentWorkflowType, { ...options, workflowIdConflictPolicy: 'FAIL', workflowIdReusePolicy: 'ALLOW_DUPLICATE' });
+      return { id: workflowId, runId: handle.firstExecutionRunId, created: true };
+    }
+    const nonce = randomUUID();
     try {
-      const handle = await client.workflow.start<SubagentWorkflow>(subagentWorkflowType, {
-        taskQueue: this.options.taskQueue,
-        workflowId,
-        args: [{ ...input, tenant }],
-        ...visible,
-        memo: { [memoKey]: { fingerprint: args.requestFingerprint, nonce } },
-        workflowIdConflictPolicy: idempotent ? 'USE_EXISTING' : 'FAIL',
-        workflowIdReusePolicy: idempotent ? 'REJECT_DUPLICATE' : 'ALLOW_DUPLICATE',
+      await client.workflow.start<SubagentWorkflow>(subagentWorkflowType, {
+        ...options,
+        memo: { [memoKey]: { fingerprint: idempotency.requestFingerprint, nonce } },
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
       });
-      if (!idempotent) return { id: workflowId, runId: handle.firstExecutionRunId, created: true };
     } catch (error) {
-      if (!(idempotent && error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     }
     // Same key: this start either created the workflow or found the one an earlier request created.
     const description = await client.workflow.getHandle(workflowId).describe();
@@ -131,7 +133,7 @@ export class DelegationService {
       throw new ApiProblem(409, ProblemKind.conflict, 'Idempotency-Key conflict', { detail: 'this Idempotency-Key cannot be used; choose another' });
     }
     const memo = requestMemoSchema.safeParse(description.memo?.[memoKey]);
-    if (memo.success && memo.data.fingerprint !== args.requestFingerprint) {
+    if (memo.success && memo.data.fingerprint !== idempotency.requestFingerprint) {
       throw new ApiProblem(422, ProblemKind.idempotencyKeyReused, 'Idempotency-Key reused for a different request', {
         detail: `delegation ${workflowId} was started with this Idempotency-Key and a different body; use a new key for a new request`,
         errors: [{ in: 'header', field: 'Idempotency-Key', message: 'already used for a different request' }],

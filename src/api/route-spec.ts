@@ -86,7 +86,7 @@ function parsePart<S extends z.ZodType>(schema: S, value: unknown, location: 'pa
 
 async function readJsonBody(c: Context<ApiEnv>, required: boolean): Promise<unknown> {
   const contentType = c.req.header('content-type');
-  const text = await c.req.text();
+  const text = c.get('bodyText') ?? (await c.req.text());
   if (text.trim() === '') {
     if (required) {
       throw new ApiProblem(400, ProblemKind.invalidRequest, 'The request is not valid', {

@@ -38,7 +38,7 @@ or returns at once with --async. Give the task, a --source, or both.
   -d, --description <text>     a label for listings and the Web UI
       --idempotency-key <key>  a retried start returns the same delegation
       --async                  print the id and return
-      --json                   print JSON`,
+      --json                   print JSON (with --continuable: event lines, a started event with the id first)`,
   peek: `usage: errand peek <id> [--follow] [--json]
 
 Shows a delegation's state, turns, last tool call and the text its model is writing. -f, --follow keeps

@@ -162,7 +162,11 @@ export async function delegateCommand(argv: string[], context: CliContext): Prom
   });
   const id = started.body.id;
   // A continuable delegation is followed until it answers (it then waits for messages, running on).
-  if (values.continuable && !values.async) return follow(id, context, values.json === true, true);
+  if (values.continuable && !values.async) {
+    // With --json the id comes first, as a `started` event (the start's answer): scripts need it to send messages.
+    if (values.json) context.io.stdout(`${JSON.stringify({ event: 'started', data: started.body })}\n`);
+    return follow(id, context, values.json === true, true);
+  }
   if (values.async) {
     if (values.json) json(context, started.body);
     else context.io.stdout(`${id}\n`);

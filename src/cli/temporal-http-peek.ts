@@ -5,10 +5,11 @@ import { peekQueryTimeoutMs } from '../contracts/limits';
 import { asLiveText, livePartial, type LiveText } from '../contracts/live-text';
 import { peekQueryName, searchAttributeNames } from '../contracts/wire-names';
 import type { ApiAnswer, ApiTransport } from './api-transport';
+import { plainHttpRequest, PlainHttpTimeout, type PlainHttpAnswer } from './plain-http';
 
 /**
  * `errand peek` over Temporal's HTTP API (its frontend's JSON gateway) instead of the Temporal client: a
- * describe and the peek query as two plain `fetch` requests, so the CLI loads neither Temporal's protobuf
+ * describe and the peek query as two plain HTTP requests, so the CLI loads neither Temporal's protobuf
  * definitions nor gRPC (most of a second of start-up). It answers `GET /v1/delegations/{id}` exactly as the
  * API does in process — same tenant check, same 404, the facts run through the same pure code
  * (src/api/delegation-facts.ts) — and hands every other request to the in-process transport. Used when
@@ -138,27 +139,27 @@ export class TemporalHttpPeek {
     if (init.body !== undefined) headers['content-type'] = 'application/json';
     // The deadline goes to the server too (grpc-gateway reads Grpc-Timeout), so it gives up when we do.
     if (init.timeoutMs !== undefined) headers['grpc-timeout'] = `${init.timeoutMs}m`;
-    let response: Response;
+    let response: PlainHttpAnswer;
     try {
-      response = await fetch(url, {
+      response = await plainHttpRequest(url, {
         method: init.method,
         headers,
         ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
-        ...(init.timeoutMs === undefined ? {} : { signal: AbortSignal.timeout(init.timeoutMs + 1_000) }),
+        ...(init.timeoutMs === undefined ? {} : { timeoutMs: init.timeoutMs + 1_000 }),
       });
     } catch (error) {
-      if (error instanceof Error && error.name === 'TimeoutError') throw new TemporalHttpError(`no answer within ${init.timeoutMs} ms`, undefined);
-      const cause = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
+      if (error instanceof PlainHttpTimeout) throw new TemporalHttpError(`no answer within ${init.timeoutMs} ms`, undefined);
+      const cause = error instanceof Error ? error.message : String(error);
       throw new Error(`cannot reach Temporal's HTTP API at ${this.options.baseUrl} (ERRAND_TEMPORAL_HTTP_URL): ${cause}`);
     }
-    const text = await response.text();
+    const text = response.text;
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {
       body = undefined;
     }
-    if (response.ok && isRecord(body)) return body;
+    if (response.status >= 200 && response.status < 300 && isRecord(body)) return body;
     if (isRecord(body) && typeof body.code === 'number') throw new TemporalHttpError(typeof body.message === 'string' ? body.message : `code ${body.code}`, body.code);
     throw new Error(`${this.options.baseUrl} (ERRAND_TEMPORAL_HTTP_URL) answered ${response.status} with no Temporal answer: is it the HTTP port of Temporal's frontend? ${text.slice(0, 200)}`);
   }

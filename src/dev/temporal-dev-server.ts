@@ -15,9 +15,15 @@ import { temporalCliPath } from './tool-paths';
  *   matching is such a task, and the dev server has a single shard, so once the burst is spent a workflow
  *   that runs activities one after another waits for the limiter: 50 ms per activity, whatever the worker
  *   or the disk. The reader loads only when told a task is there, so a higher cap costs nothing while idle.
+ * - `history.timerProcessorMaxTimeShift`: the timer queue will not fire a timer created now before now + this
+ *   (default 1 s), so every short timer — an activity retry's backoff, a heartbeat timeout re-armed near its
+ *   end, a short sleep — fires up to a second late. After a worker dies that second adds to the recovery
+ *   of every model call in flight (bench figure recovery-time); 20 ms keeps timers within a few tens of ms.
+ *   The cost is more frequent, smaller reads of the timer queue, nothing while no timer is due.
  */
 export const devServerDynamicConfig: Readonly<Record<string, string | number | boolean>> = {
   'history.transferProcessorMaxPollRPS': 1_000,
+  'history.timerProcessorMaxTimeShift': '20ms',
 };
 
 /**

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, startApiStack, type ApiStack } from './api-harness';
+import { json, keys, startApiStack, type ApiStack } from './api-harness';
 
 /** Malformed requests: every one is a 4xx problem+json naming what is wrong; none is a 5xx. */
 
@@ -87,4 +87,33 @@ describe('bad requests', () => {
       }
     });
   }
+});
+
+describe('an oversized body without a declared length', () => {
+  const oversized = JSON.stringify({ instructions: 'x'.repeat(5_000) });
+  const chunks = () => new ReadableStream<Uint8Array>({
+    start(controller) {
+      const bytes = new TextEncoder().encode(oversized);
+      for (let at = 0; at < bytes.length; at += 1_000) controller.enqueue(bytes.slice(at, at + 1_000));
+      controller.close();
+    },
+  });
+
+  it('sent chunked to the Node server: 413 naming the setting', async () => {
+    const response = await stack.request('/v1/delegations', { method: 'POST', headers: { 'content-type': 'application/json' }, body: chunks(), duplex: 'half' } as RequestInit);
+    expect(response.status).toBe(413);
+    expect(String((await json(response)).detail)).toMatch(/ERRAND_API_MAX_BODY_BYTES/);
+  });
+
+  it('handed to the app without Node (as the Lambda adapter does): 413 as well', async () => {
+    const request = new Request('http://api.test/v1/delegations', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${keys.acme}` },
+      body: chunks(),
+      duplex: 'half',
+    } as RequestInit);
+    const response = await stack.app.fetch(request);
+    expect(response.status).toBe(413);
+    expect(String((await json(response)).detail)).toMatch(/ERRAND_API_MAX_BODY_BYTES/);
+  });
 });

@@ -76,6 +76,17 @@ describe('errand delegate --continuable', () => {
     expect(run.stdout.trim()).toBe(body.peek.lastAssistantText?.trim());
     expect((await runErrand(['cancel', id ?? ''], env, stack.workDir)).code).toBe(0);
   });
+
+  it('with --json prints event lines, the started event with the id first, until it waits', async () => {
+    const run = await runErrand(['delegate', '--continuable', '--json', 'stay around for a json chat'], env, stack.workDir);
+    expect(run.code).toBe(0);
+    const events = run.stdout.trim().split('\n').map((line) => z.object({ event: z.string(), data: z.record(z.string(), z.unknown()) }).parse(JSON.parse(line)));
+    expect(events[0]?.event).toBe('started');
+    const id = z.object({ id: z.string() }).parse(events[0]?.data).id;
+    expect(run.stderr).toContain(`${id} answered and waits for a message`);
+    expect(events.some((event) => event.event === 'state' && event.data.state === 'waiting')).toBe(true);
+    expect((await runErrand(['cancel', id], env, stack.workDir)).code).toBe(0);
+  });
 });
 
 describe('errand sessions / approvals', () => {

@@ -68,6 +68,9 @@ function script(name: string, steps: ScriptStep[]): string {
   return `[script:${name}]`;
 }
 
+/** Temporal's TaskQueueKind.TASK_QUEUE_KIND_NORMAL (2 is a worker's sticky queue). */
+const taskQueueKindNormal = 1;
+
 async function run(workflowId: string, prompt: string, overrides: Partial<Parameters<typeof subagentInput>[0]> = {}): Promise<SubagentResult> {
   return client.workflow.execute('subagentWorkflow', {
     taskQueue,
@@ -208,6 +211,23 @@ describe('subagent workflow', () => {
     expect(server.requests).toHaveLength(2);
     const gap = (server.requests[1]?.receivedAt ?? 0) - (server.requests[0]?.receivedAt ?? 0);
     expect(gap).toBeGreaterThanOrEqual(900);
+  });
+
+  test('a retried model call moves its workflow off the sticky queue: the next workflow task goes to the normal queue', async () => {
+    server.reset();
+    server.enqueue({ error: { status: 503, message: 'overloaded' } }, { text: 'back again' });
+    const workflowId = `errand-503-${Date.now()}`;
+    const result = await run(workflowId, 'Retry me', { route: { provider: 'http', model: 'gpt-test' } });
+    expect(result.output).toBe('back again');
+    const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+    const retried = events.find((event) => (event.activityTaskStartedEventAttributes?.attempt ?? 0) === 2);
+    expect(retried).toBeDefined();
+    const scheduledId = Number(retried?.activityTaskStartedEventAttributes?.scheduledEventId);
+    const completedAt = events.findIndex((event) => Number(event.activityTaskCompletedEventAttributes?.scheduledEventId ?? -1) === scheduledId);
+    expect(completedAt).toBeGreaterThan(-1);
+    // The worker is alive, so without the reset this task would be on its sticky queue (src/activities/sticky-reset.ts).
+    const next = events.slice(completedAt).find((event) => event.workflowTaskScheduledEventAttributes);
+    expect(next?.workflowTaskScheduledEventAttributes?.taskQueue?.kind).toBe(taskQueueKindNormal);
   });
 
   test('a 400 fails fast with the provider message as diagnostic', async () => {

@@ -53,8 +53,7 @@ export function mountDelegationRoutes(app: Hono<ApiEnv>, deps: ApiDependencies):
       tenant,
       input: plan.input,
       ...(plan.source ? { source: plan.source } : {}),
-      ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
-      requestFingerprint: requestFingerprint(body),
+      ...(idempotencyKey === undefined ? {} : { idempotency: { key: idempotencyKey, requestFingerprint: requestFingerprint(body) } }),
     });
     const waitMs = waitMilliseconds(query.wait, deps.api.maxWaitMs);
     const status = started.created ? 201 : 200;
