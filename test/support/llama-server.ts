@@ -109,7 +109,7 @@ export async function startLlamaServer(options: LlamaServerOptions = {}): Promis
   };
 
   try {
-    await waitForHealth(origin, () => child.exitCode, 120_000);
+    await waitForHealth(origin, () => child.exitCode ?? child.signalCode, 120_000);
   } catch (error) {
     await stop();
     const tail = existsSync(logPath) ? readFileSync(logPath, 'utf8').split('\n').slice(-15).join('\n') : '';
@@ -140,11 +140,11 @@ export async function startLlamaServer(options: LlamaServerOptions = {}): Promis
 }
 
 /** Waits until `/health` answers 200: the model is loaded (it answers 503 while loading). */
-async function waitForHealth(origin: string, exitCode: () => number | null, deadlineMs: number): Promise<void> {
+async function waitForHealth(origin: string, exitCode: () => number | NodeJS.Signals | null, deadlineMs: number): Promise<void> {
   const deadline = Date.now() + deadlineMs;
   while (Date.now() < deadline) {
     const code = exitCode();
-    if (code !== null) throw new Error(`llama-server exited early with code ${code}`);
+    if (code !== null) throw new Error(`llama-server exited early (${typeof code === 'number' ? `code ${code}` : `signal ${code}`}${code === 'SIGILL' ? ': an instruction this CPU does not allow; rebuild it with npm run tools' : ''})`);
     try {
       const response = await fetch(`${origin}/health`, { signal: AbortSignal.timeout(1_000) });
       await response.arrayBuffer();
