@@ -8,7 +8,8 @@ import type { ApiEnv } from './api-env';
  * through the web `Request` its adapter would build costs a `ReadableStream` per request, about half a
  * millisecond of a start that should take little more than Temporal's own (bench figure
  * api-start-latency-p50). Elsewhere (the Lambda adapter) it reads `c.req.text()`. A declared length over
- * the limit is refused before anything is read; an undeclared one (chunked) is cut off at the limit.
+ * the limit is refused before anything is read; an undeclared one (chunked) is cut off at the limit under
+ * Node, and refused once read elsewhere (where the platform bounds the body: API Gateway, 10 MB).
  */
 export function bufferRequestBody(maxBytes: number, tooLarge: (c: Context<ApiEnv>) => Response): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
