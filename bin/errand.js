@@ -52,6 +52,15 @@ async function load() {
   return require(join(root, 'dist', 'cli.js'));
 }
 
+// A reader that stops early (`errand peek --follow --json | head -3`) closes the pipe: stop quietly, as Unix
+// tools do, instead of dying on the next write with a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error) => {
+    if (error && error.code === 'EPIPE') process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+    throw error;
+  });
+}
+
 load()
   .then((cli) => cli.runCli(process.argv.slice(2)))
   .then(

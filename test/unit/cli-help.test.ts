@@ -40,3 +40,17 @@ describe('errand <command> --help', () => {
     expect(err).toMatch(/usage: errand models/);
   });
 });
+
+describe('the errand command', () => {
+  test('stops quietly (exit 0, no stack trace) when the reader of its output has closed the pipe', async () => {
+    const { spawn } = await import('node:child_process');
+    const { join } = await import('node:path');
+    const child = spawn(process.execPath, [join(__dirname, '..', '..', 'bin', 'errand.js'), '--help'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // Like `errand … | head -1` once head has exited: the next write finds the pipe closed (EPIPE).
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const code = await new Promise<number | null>((resolveExit) => child.once('close', (exitCode) => resolveExit(exitCode)));
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+  }, 30_000);
+});
