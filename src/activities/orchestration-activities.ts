@@ -1,3 +1,4 @@
+import { sendUpdateAcrossRunChange } from '../temporal-update-retry';
 import { Context } from '@temporalio/activity';
 import { WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type {
@@ -129,13 +130,15 @@ export async function deliverToChild(client: Client, input: DeliverToChildInput,
     if (input.kind === 'message') {
       // A long message goes by key: the child's history never holds its body.
       const message = await inboundMessage(blobs, input.message, { messageId: input.messageId, from: input.from });
-      const result = await handle.executeUpdate(sendMessageUpdate, { args: [message], updateId: input.messageId });
+      const result = await sendUpdateAcrossRunChange(() => handle.executeUpdate(sendMessageUpdate, { args: [message], updateId: input.messageId }));
       return { accepted: true, queuedTurns: result.queuedTurns };
     }
-    await handle.executeUpdate(approvalUpdate, {
-      args: [{ approvalId: input.approvalId, decision: input.decision, by: input.by, ...(input.reason !== undefined ? { reason: input.reason } : {}) }],
-      updateId: input.updateId,
-    });
+    await sendUpdateAcrossRunChange(() =>
+      handle.executeUpdate(approvalUpdate, {
+        args: [{ approvalId: input.approvalId, decision: input.decision, by: input.by, ...(input.reason !== undefined ? { reason: input.reason } : {}) }],
+        updateId: input.updateId,
+      }),
+    );
     return { accepted: true };
   } catch (error) {
     if (error instanceof WorkflowUpdateFailedError) return { accepted: false, reason: error.cause?.message ?? error.message };

@@ -1,3 +1,4 @@
+import { sendUpdateAcrossRunChange } from '../temporal-update-retry';
 import { randomUUID } from 'node:crypto';
 import {
   type Client,
@@ -194,11 +195,10 @@ export class DelegationService {
     const ended = (detail: string) => new ApiProblem(409, ProblemKind.conflict, 'The delegation cannot take messages', { detail });
     if (facts.statusName !== 'RUNNING') throw ended(`delegation ${id} has ended (${summaryOf(facts).state}); messages go only to a running continuable delegation`);
     try {
-      const update = await handle.startUpdate(sendMessageUpdate, {
-        args: [await inboundMessage(this.options.blobs, message, { from: `api:${tenant}`, ...(updateId === undefined ? {} : { messageId: updateId }) })],
-        waitForStage: WorkflowUpdateStage.ACCEPTED,
-        ...(updateId === undefined ? {} : { updateId }),
-      });
+      const inbound = await inboundMessage(this.options.blobs, message, { from: `api:${tenant}`, ...(updateId === undefined ? {} : { messageId: updateId }) });
+      // One id for every attempt: a message refused while the run continued as new is sent again, never twice.
+      const sentUpdateId = updateId ?? randomUUID();
+      const update = await sendUpdateAcrossRunChange(() => handle.startUpdate(sendMessageUpdate, { args: [inbound], waitForStage: WorkflowUpdateStage.ACCEPTED, updateId: sentUpdateId }));
       // A rejected update also comes back from startUpdate, with its failure as the outcome; reading the
       // outcome tells the two apart. The handler only queues the message, so an accepted update completes
       // at once; if it has not within the deadline it was accepted and is still being handled.

@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { sendUpdateAcrossRunChange } from '../temporal-update-retry';
 import { randomBytes } from 'node:crypto';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { ErrandConfig } from '../config';
@@ -125,7 +127,9 @@ export class SessionService {
     const { handle, running } = await this.owned(tenant, id, 'session');
     if (!running) throw new ApiProblem(409, ProblemKind.conflict, 'The session has ended', { detail: `session ${id} takes no more messages` });
     try {
-      const result = await handle.executeUpdate(sendMessageUpdate, { args: [await inboundMessage(this.blobs, message, { from: `api:${tenant}` })] });
+      const inbound = await inboundMessage(this.blobs, message, { from: `api:${tenant}` });
+      const updateId = randomUUID();
+      const result = await sendUpdateAcrossRunChange(() => handle.executeUpdate(sendMessageUpdate, { args: [inbound], updateId }));
       return { id, accepted: true, queuedTurns: result.queuedTurns };
     } catch (error) {
       throw new ApiProblem(409, ProblemKind.conflict, 'The message was not accepted', { detail: updateRejection(error) });
@@ -168,7 +172,8 @@ export class SessionService {
     if (!match?.[1]) throw new ApiProblem(404, ProblemKind.notFound, 'No such approval', { detail: `"${approvalId}" is not an approval id (<workflow id>:<message>:<call>)` });
     const { handle } = await this.owned(tenant, match[1], 'any');
     try {
-      await handle.executeUpdate(approvalUpdate, { args: [{ approvalId, decision, by: `api:${tenant}`, ...(reason ? { reason } : {}) }] });
+      const updateId = randomUUID();
+      await sendUpdateAcrossRunChange(() => handle.executeUpdate(approvalUpdate, { args: [{ approvalId, decision, by: `api:${tenant}`, ...(reason ? { reason } : {}) }], updateId }));
     } catch (error) {
       throw new ApiProblem(409, ProblemKind.conflict, 'The approval is not pending', { detail: updateRejection(error) });
     }

@@ -1,12 +1,14 @@
 import { mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { Client, Connection } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent-messages';
 import type { SubagentPeek } from '../../src/contracts/subagent-result';
 import { startDevServer, type DevServer } from '../../src/dev/temporal-dev-server';
 import type { ChatMessage } from '../../src/contracts/model';
+import { sendUpdateAcrossRunChange } from '../../src/temporal-update-retry';
 import { ConversationScripts } from '../support/conversation-scripts';
 import { sessionInput, startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
 
@@ -72,6 +74,16 @@ function userTexts(messages: ChatMessage[] | undefined): string[] {
   return (messages ?? []).filter((message) => message.role === 'user' && !message.content.startsWith('[task notice]')).map((message) => message.content);
 }
 
+
+/**
+ * Sends a message as errand's API does: one update id for every attempt, sent again when the server refused
+ * it because the run was continuing as new (src/temporal-update-retry.ts).
+ */
+function sendMessage(handle: WorkflowHandle, message: string): Promise<unknown> {
+  const updateId = randomUUID();
+  return sendUpdateAcrossRunChange(() => handle.executeUpdate(sendMessageUpdate, { args: [{ message }], updateId }));
+}
+
 test('the dev server stops and restarts while a subagent waits with a queued message; the message runs and the parent gets its notice', async () => {
   const child = scripts.add('restart-child', [{ text: 'child ready' }, { text: 'answer A', delayMs: 2_000 }, { text: 'answer B' }]);
   const session = scripts.add('restart-parent', (_request, call) => (call === 0 ? { toolCalls: [{ name: 'delegate', arguments: { instructions: `Stay around ${child}`, continuable: true } }] } : { text: `parent turn ${call}` }));
@@ -114,15 +126,15 @@ test('continue-as-new keeps the conversation, counters and pending messages; pee
   const peekAt = (turns: number) => poll(() => handle.query(peekQuery), (peek: SubagentPeek) => peek.turns === turns && peek.state === 'waiting', `turn ${turns}`);
   await peekAt(1);
   for (let turn = 2; turn <= 3; turn += 1) {
-    await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `m${turn}` }] });
+    await sendMessage(handle, `m${turn}`);
     await peekAt(turn);
   }
   // Turn 4 is slow; three more messages queue behind it.
-  await handle.executeUpdate(sendMessageUpdate, { args: [{ message: 'm4' }] });
-  for (const message of ['m5', 'm6', 'm7']) await handle.executeUpdate(sendMessageUpdate, { args: [{ message }] });
+  await sendMessage(handle, 'm4');
+  for (const message of ['m5', 'm6', 'm7']) await sendMessage(handle, message);
   for (let turn = 8; turn <= 20; turn += 1) {
     await peekAt(turn - 1);
-    await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `m${turn}` }] });
+    await sendMessage(handle, `m${turn}`);
   }
   const peek = await peekAt(20);
   expect(peek.turns).toBe(20);
@@ -150,12 +162,12 @@ test('a child terminated from outside after its parent continued as new is settl
     : { text: `parent reply ${call}` }));
   const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-probe-${Date.now()}`, args: [sessionInput({ workingDir })] });
   const firstRunId = (await handle.describe()).runId;
-  await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `start ${session}` }] });
+  await sendMessage(handle, `start ${session}`);
   const childHandle = client.workflow.getHandle(`${handle.workflowId}/task-1`);
   await poll(() => childHandle.query(peekQuery), (peek: SubagentPeek) => peek.state === 'waiting', 'the child waiting');
   // Enough messages to pass the history threshold: the session continues as new between two of them.
   for (let index = 0; index < 12 && (await handle.describe()).runId === firstRunId; index += 1) {
-    await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `filler ${index}` }] });
+    await sendMessage(handle, `filler ${index}`);
     await poll(() => handle.query(peekQuery), (peek: SubagentPeek) => peek.state === 'waiting' && (peek.queuedMessages ?? 0) === 0, 'the session waiting');
   }
   await poll(() => handle.describe(), (description) => description.runId !== firstRunId, 'continue-as-new');
