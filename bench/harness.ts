@@ -1,8 +1,9 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { loadConfig, type ErrandConfig } from '../src/config';
@@ -325,4 +326,15 @@ export async function mapLimit<T, R>(items: readonly T[], concurrency: number, w
   });
   await Promise.all(lanes);
   return results;
+}
+
+let cliBundle: Promise<string> | undefined;
+
+/**
+ * Builds the bundled CLI as `npm ci` does (so `bin/errand.js` runs it, fresh for this code), once per bench
+ * run however many figures need it; resolves to the builder's one-line report.
+ */
+export function buildCliBundle(): Promise<string> {
+  cliBundle ??= promisify(execFile)(process.execPath, ['--import', 'tsx', join('scripts', 'build-cli.ts')], { cwd: projectRoot, encoding: 'utf8' }).then(({ stdout }) => stdout.trim().replace(/^build-cli: /, ''));
+  return cliBundle;
 }

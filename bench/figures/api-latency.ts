@@ -1,10 +1,11 @@
-import { Agent, request as httpRequest } from 'node:http';
-import { spawn, spawnSync } from 'node:child_process';
+import { Agent } from 'node:http';
+import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
+import { plainHttpRequest } from '../../src/cli/plain-http';
 import { freePort } from '../../src/dev/free-port';
 import { onCleanup, trackChildPid, untrackChildPid } from '../cleanup';
-import { benchSubagentInput, benchProviders, projectRoot, uniqueId, type Bench } from '../harness';
+import { benchSubagentInput, benchProviders, buildCliBundle, projectRoot, uniqueId, type Bench } from '../harness';
 import type { FigureResult } from '../figure';
 import { percentile, round } from '../stats';
 
@@ -31,8 +32,7 @@ export async function measureApiLatency(bench: Bench, samples: number): Promise<
     ERRAND_DATA_DIR: bench.config.dataDir,
     ERRAND_WORKING_DIR: bench.workingDir,
   };
-  const build = spawnSync(process.execPath, ['--import', 'tsx', join('scripts', 'build-cli.ts')], { cwd: projectRoot, encoding: 'utf8' });
-  if (build.status !== 0) throw new Error(`build-cli failed: ${build.stderr}`);
+  await buildCliBundle();
   const child = spawn(process.execPath, [join('bin', 'errand.js'), 'api'], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
   if (child.pid === undefined) throw new Error('could not spawn errand api');
   const pid = child.pid;
@@ -61,17 +61,7 @@ export async function measureApiLatency(bench: Bench, samples: number): Promise<
   // bare start. (`fetch`, i.e. undici, adds about half a millisecond per request on this kind of machine.)
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   onCleanup('API client agent', async () => agent.destroy());
-  const post = (path: string, payload: string) =>
-    new Promise<{ status: number; text: string }>((resolveAnswer, reject) => {
-      const request = httpRequest(`${server.url}${path}`, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } }, (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.once('error', reject);
-        response.once('end', () => resolveAnswer({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      });
-      request.once('error', reject);
-      request.end(payload);
-    });
+  const post = (path: string, payload: string) => plainHttpRequest(`${server.url}${path}`, { method: 'POST', agent, headers: { 'content-type': 'application/json' }, body: payload });
   const viaApi = async (): Promise<number> => {
     const started = performance.now();
     const response = await post('/v1/delegations', body);

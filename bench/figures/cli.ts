@@ -6,7 +6,7 @@ import { createApiDependencies } from '../../src/api/default-dependencies';
 import { startApiServer } from '../../src/api/server';
 import { temporalCliPath } from '../../src/dev/tool-paths';
 import { onCleanup } from '../cleanup';
-import { benchModel, benchProviders, projectRoot, startErrandWorker, uniqueId, waitUntil, type Bench } from '../harness';
+import { benchModel, benchProviders, buildCliBundle, projectRoot, startErrandWorker, uniqueId, waitUntil, type Bench } from '../harness';
 import type { FigureResult } from '../figure';
 import { benchMarker } from '../scripted-answers';
 import { round, summarize } from '../stats';
@@ -57,7 +57,7 @@ function expectOk(what: string, result: Timed, pattern: RegExp): void {
 /** Measures `errand --help` and `errand peek` against the Temporal CLI; builds the CLI bundle first. */
 export async function measureCli(bench: Bench, samples: number): Promise<FigureResult[]> {
   // The figure is about the bundled CLI: build it as `npm ci` does, so it is fresh for this code.
-  const build = await run(process.execPath, ['--import', 'tsx', join('scripts', 'build-cli.ts')], { cwd: projectRoot });
+  const build = await buildCliBundle();
   const taskQueue = uniqueId('bench-cli');
   const worker = await startErrandWorker(bench, taskQueue);
   const env: NodeJS.ProcessEnv = {
@@ -137,7 +137,7 @@ export async function measureCli(bench: Bench, samples: number): Promise<FigureR
   const peekGrpc = summarize(peekGrpcMs);
   const mb = (values: number[]) => round(summarize(values).median, 1);
   const common = [
-    `${samples} runs of each, interleaved, after one warm-up each; wall time from spawn to exit of a fresh process; \`node bin/errand.js\` runs the bundle (${build.stdout.trim().replace(/^build-cli: /, '')}).`,
+    `${samples} runs of each, interleaved, after one warm-up each; wall time from spawn to exit of a fresh process; \`node bin/errand.js\` runs the bundle (${build}).`,
     `node itself (\`node -e 0\`) is the floor under any Node CLI; the Temporal CLI is one Go binary.`,
   ];
   return [

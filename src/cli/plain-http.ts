@@ -1,4 +1,4 @@
-import type { IncomingMessage, RequestOptions } from 'node:http';
+import type { Agent, IncomingMessage, RequestOptions } from 'node:http';
 
 /**
  * One HTTP request with Node's own http/https modules, for the CLI's quick paths (`errand peek` through
@@ -21,14 +21,14 @@ export class PlainHttpTimeout extends Error {
 
 export async function plainHttpRequest(
   url: string,
-  init: { method: string; headers: Record<string, string>; body?: string; timeoutMs?: number },
+  init: { method: string; headers: Record<string, string>; body?: string; timeoutMs?: number; agent?: Agent },
 ): Promise<PlainHttpAnswer> {
   const target = new URL(url);
   if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new Error(`unsupported protocol ${target.protocol} (http: or https:)`);
   const transport = target.protocol === 'https:' ? await import('node:https') : await import('node:http');
   const headers: Record<string, string | number> = { ...init.headers };
   if (init.body !== undefined) headers['content-length'] = Buffer.byteLength(init.body);
-  const options: RequestOptions = { method: init.method, headers };
+  const options: RequestOptions = { method: init.method, headers, ...(init.agent ? { agent: init.agent } : {}) };
   return new Promise<PlainHttpAnswer>((resolveAnswer, reject) => {
     const request = transport.request(target, options, (response: IncomingMessage) => {
       const chunks: Buffer[] = [];
