@@ -235,11 +235,12 @@ export interface ChildWorkerOptions {
 }
 
 /**
- * Spawns `node --import tsx src/worker.ts` with configuration in the environment. Run through node's
- * `--import` rather than the tsx CLI so the pid we hold is the worker itself (the CLI would put a
- * second process in between, which a SIGKILL of ours would orphan).
+ * Spawns `errand worker` as users run it (`node bin/errand.js worker`, the bundled CLI, built first by
+ * `buildCliBundle`), with configuration in the environment. The launcher runs the CLI in its own process,
+ * so the pid we hold is the worker itself.
  */
-export function spawnWorkerChild(bench: Bench, options: ChildWorkerOptions): ChildWorker {
+export async function spawnWorkerChild(bench: Bench, options: ChildWorkerOptions): Promise<ChildWorker> {
+  await buildCliBundle();
   const httpOnly = bench.providers.filter((provider) => provider.kind !== 'scripted');
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
@@ -254,7 +255,7 @@ export function spawnWorkerChild(bench: Bench, options: ChildWorkerOptions): Chi
   };
   const log = createWriteStream(join(bench.workDir, `${options.name}.log`), { flags: 'a' });
   const spawnedAt = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', join('src', 'worker.ts')], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [join('bin', 'errand.js'), 'worker'], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
   if (child.pid === undefined) throw new Error(`could not spawn worker child ${options.name}`);
   const pid = child.pid;
   trackChildPid(pid);

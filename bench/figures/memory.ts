@@ -22,7 +22,7 @@ const startConcurrency = 50;
 
 export async function measureMemory(bench: Bench, count: number, wakeSamples: number): Promise<FigureResult[]> {
   const taskQueue = uniqueId('bench-memory');
-  const worker = spawnWorkerChild(bench, { name: 'memory-worker', taskQueue, dataDir: join(bench.tempDir, 'data-memory'), modelHeartbeatTimeoutMs: bench.config.subagent.activity.modelHeartbeatTimeoutMs });
+  const worker = await spawnWorkerChild(bench, { name: 'memory-worker', taskQueue, dataDir: join(bench.tempDir, 'data-memory'), modelHeartbeatTimeoutMs: bench.config.subagent.activity.modelHeartbeatTimeoutMs });
   const samples: number[] = [];
   const asked: number[] = [];
   const answered: number[] = [];

@@ -58,7 +58,7 @@ export async function measureRecovery(bench: Bench, repetitions: number, delegat
   const taskQueue = uniqueId('bench-recovery');
   const dataDir = join(bench.tempDir, 'data-recovery');
   const childOptions = (generation: number) => ({ name: `recovery-worker-${generation}`, taskQueue, dataDir, modelHeartbeatTimeoutMs: heartbeatTimeoutMs });
-  let worker: ChildWorker = spawnWorkerChild(bench, childOptions(0));
+  let worker: ChildWorker = await spawnWorkerChild(bench, childOptions(0));
   const runs: RecoveryRun[] = [];
   const conversations = new ConversationStore(createBlobStore({ dataDir, blobs: undefined }));
   try {
@@ -93,7 +93,7 @@ export async function measureRecovery(bench: Bench, repetitions: number, delegat
       worker.kill('SIGKILL');
       await worker.exited;
       const killedAt = Date.now();
-      worker = spawnWorkerChild(bench, childOptions(rep + 1));
+      worker = await spawnWorkerChild(bench, childOptions(rep + 1));
       const spawnedAt = worker.spawnedAt;
       // What was stored before the kill: read while no worker runs (the new one boots for seconds first).
       let polling = false;
@@ -159,7 +159,7 @@ export async function measureRecovery(bench: Bench, repetitions: number, delegat
       runs: repetitions,
       notes: [
         `${repetitions} kills; heartbeat timeout ${heartbeatTimeoutMs} ms (input and ERRAND_MODEL_HEARTBEAT_TIMEOUT_MS); model answers held ${modelDelayMs} ms; the new worker is spawned right after the old one died.`,
-        `worker boot (spawn → polling, node --import tsx, prebuilt bundle): median ${round(boot.median)} s (min ${round(boot.min)}, max ${round(boot.max)}).`,
+        `worker boot (spawn → polling, errand worker, bundled CLI, prebuilt workflow bundle): median ${round(boot.median)} s (min ${round(boot.min)}, max ${round(boot.max)}).`,
         `per-delegation time to first answer after spawn, by run: ${spread.join('; ')}.`,
         `model requests in flight at the kills (server saw them aborted): ${runs.map((run) => run.repeats.abortedAtKill).join(', ')}.`,
         `histories of the ${delegations} delegations, by run: ${runs.map((run) => run.timeouts).join(' | ')}.`,

@@ -212,12 +212,12 @@ export const modelHeartbeatIntervalMs = 250;
 export const heartbeatThrottleMs = 250;
 /**
  * Workflow task timeout of every errand workflow (ms; Temporal's default is 10 s). When a worker dies in
- * the middle of a workflow task, the task goes to another worker only after this; kept at or under the
- * model heartbeat timeout so a lost worker's workflows come back as soon as its model calls do (decision
- * 0012). errand's workflow tasks take milliseconds; a local activity longer than this keeps its task alive
- * by heartbeating it (the SDK does that at 80 % of this timeout).
+ * the middle of a workflow task, the task goes to another worker only after this; kept under the model
+ * heartbeat timeout so a lost worker's workflows are replayed elsewhere before its model calls come back
+ * (decisions 0012, 0015). errand's workflow tasks take milliseconds (a replay under load about a second);
+ * a local activity longer than this keeps its task alive by heartbeating it (the SDK does that at 80 %).
  */
-export const workflowTaskTimeoutMs = 5_000;
+export const workflowTaskTimeoutMs = 3_000;
 /**
  * Workflows a worker keeps in its cache by default (`ERRAND_WORKER_MAX_CACHED_WORKFLOWS`). A cached
  * waiting workflow holds about 0.5 MB; one evicted from the cache is replayed from its history when it

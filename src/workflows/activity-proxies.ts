@@ -48,10 +48,10 @@ export function createActivityProxies(settings: SubagentActivitySettings): Agent
     heartbeatTimeout: settings.modelHeartbeatTimeoutMs,
     // Wait for the activity to acknowledge cancellation, so "cancelled" means the HTTP call was aborted.
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    // First retry after 250 ms (a call lost with its worker, a reset connection), then ×3: with the default
-    // 6 attempts the waits are 0.25, 0.75, 2.25, 6.75 and 20.25 s — about the 31 s an outage could last
-    // with 1 s × 2 before, but a crash costs 0.75 s less (decision 0014). A 429's Retry-After wins.
-    retry: { initialInterval: 250, backoffCoefficient: 3, maximumInterval: 60_000, maximumAttempts: settings.modelMaximumAttempts, nonRetryableErrorTypes },
+    // First retry after 100 ms (a call lost with its worker, a reset connection), then ×4: with the default
+    // 6 attempts the waits are 0.1, 0.4, 1.6, 6.4 and 25.6 s — about the 31 s an outage could last with
+    // 1 s × 2 before, but a crash costs 0.9 s less (decisions 0014, 0015). A 429's Retry-After wins.
+    retry: { initialInterval: 100, backoffCoefficient: 4, maximumInterval: 60_000, maximumAttempts: settings.modelMaximumAttempts, nonRetryableErrorTypes },
   });
   return {
     model: proxyActivities<AgentLoopActivities>(modelCalls(settings.modelCallTimeoutMs)),
