@@ -1,17 +1,17 @@
 import { Agent } from 'node:http';
 import { spawn } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { plainHttpRequest } from '../../src/cli/plain-http';
 import { freePort } from '../../src/dev/free-port';
 import { onCleanup, trackChildPid, untrackChildPid } from '../cleanup';
-import { benchSubagentInput, benchProviders, buildCliBundle, projectRoot, uniqueId, type Bench } from '../harness';
+import { benchSubagentInput, benchProviders, buildCliBundle, projectRoot, uniqueId, waitUntil, type Bench } from '../harness';
 import type { FigureResult } from '../figure';
 import { percentile, round } from '../stats';
 
 /**
  * Figure 4, API start latency: `POST /v1/delegations` on loopback to `errand api` (its own process, the
- * bundled CLI: Hono on @hono/node-server, auth off, request log on, its own Temporal connection) against a
+ * bundled CLI: Hono on @hono/node-server, auth off, request log on (to a file), its own Temporal connection) against a
  * bare `client.workflow.start` of the same workflow type from the bench process, interleaved in the same
  * run. No worker polls the task queue, so only the start path is measured.
  */
@@ -33,26 +33,28 @@ export async function measureApiLatency(bench: Bench, samples: number): Promise<
     ERRAND_WORKING_DIR: bench.workingDir,
   };
   await buildCliBundle();
-  const child = spawn(process.execPath, [join('bin', 'errand.js'), 'api'], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Its output (the request log: one line per request) goes to a file, as a deployed server's goes to its
+  // log collector, not through a pipe into this process, which would wake up to read it during every request.
+  const logPath = join(bench.workDir, 'api-latency-errand-api.log');
+  const logFd = openSync(logPath, 'a');
+  const child = spawn(process.execPath, [join('bin', 'errand.js'), 'api'], { cwd: projectRoot, env, stdio: ['ignore', logFd, logFd] });
+  closeSync(logFd);
   if (child.pid === undefined) throw new Error('could not spawn errand api');
   const pid = child.pid;
   trackChildPid(pid);
-  const log = createWriteStream(join(bench.workDir, 'api-latency-errand-api.log'));
-  child.stderr.pipe(log);
-  const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
+  let exitCode: number | string | undefined;
+  const exited = new Promise<void>((resolveExit) => child.once('exit', (code, signal) => {
+    exitCode = code ?? signal ?? '?';
+    resolveExit();
+  }));
   const unregister = onCleanup('errand api child', async () => {
     child.kill('SIGTERM');
     await exited;
   });
-  await new Promise<void>((resolveReady, reject) => {
-    let buffer = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      log.write(chunk);
-      buffer += chunk.toString('utf8');
-      if (buffer.includes('listening on')) resolveReady();
-    });
-    child.once('exit', (code) => reject(new Error(`errand api exited (${code}) before listening; see its log in ${bench.workDir}`)));
-  });
+  await waitUntil(() => {
+    if (exitCode !== undefined) throw new Error(`errand api exited (${exitCode}) before listening; see its log in ${bench.workDir}`);
+    return readFileSync(logPath, 'utf8').includes('listening on');
+  }, 60_000, 'errand api to listen', 20);
   const server = { url: `http://127.0.0.1:${port}` };
   const apiMs: number[] = [];
   const bareMs: number[] = [];
