@@ -19,8 +19,8 @@ export const analysis: Record<string, string[]> = {
   ],
   throughput: [
     'each delegation keeps the Web UI current: search attributes (status, turns) are written at most once a second per workflow (`viewsUpsertIntervalMs`) and current details only when they change; larger payloads than the bare workflow (route, toolsets, summaries). If this misses, compare the events per delegation in the notes with the bare workflow\'s.',
-
-    'the ratio is noisy on this machine: five runs of the same code gave 0.84 – 0.93 (the bare rate itself moved between 16 and 18 delegations/s).',
+    'where the CPU goes (profiles of this figure): errand\'s worker spends about half again the bare worker\'s CPU per delegation (the server about the same): the workflow code per turn, the SDK\'s stack-trace promise hook (a third of the workflow thread\'s CPU), and the durable blob writes of the conversation (temp file, fsync, link, directory fsync). With one workflow thread that thread was the bottleneck of the burst; errand runs two (decision 0016).',
+    'the ratio is noisy on this machine: runs of the same code spread over about ±0.04 (the bare rate itself moves between 14 and 18 delegations/s).',
   ],
   'history-bytes-per-turn-at-10': [
     'a message enters history once, by reference when long (the caller stores it and the update carries its key; decision 0002), and the answer\'s text only up to `inlineTextLimit`; if this misses, the notes\' bytes by event type say which payload grew.',
@@ -39,7 +39,7 @@ export const analysis: Record<string, string[]> = {
   'recovery-time': [
     'what waits after a SIGKILL (decisions 0012, 0014): a model call comes back after its heartbeat timeout (5 s here) plus its retry\'s first backoff (250 ms), and its retry resets the workflow\'s sticky queue so the next task goes to the live worker at once; a workflow task the dead worker was running comes back after the workflow task timeout (3 s, decision 0015); a task queued on the dead worker\'s sticky queue after the sticky schedule-to-start timeout (3 s). The new worker replays those workflows before the model calls come back; then it replays, at once, every workflow whose call was in flight (5 – 40 of them, depending on the moment of the kill), on one workflow thread — each replay costs 20 – 45 ms of CPU here, a third of it the SDK\'s stack-trace promise hook — which is most of the rest: compare the slowest delegation\'s events above.',
     'the new worker\'s own boot (`errand worker`, the bundled CLI, prebuilt workflow bundle) overlaps the 5 s wait; under a load average of 10 – 20 it takes 4 – 7 s and can show.',
-    'not done: a sticky schedule-to-start timeout of 1 s would shorten the sticky path, but a busy live worker (a burst of starts, the throughput figure) would then lose stickiness and replay whole histories; a workflow task timeout under 3 s would turn a starved machine\'s slow tasks into retries; a second workflow thread did not help on 2 cores. The remaining lever is the heartbeat timeout itself (the configuration default is 10 s: budget 12 s).',
+    'not done: a sticky schedule-to-start timeout of 1 s would shorten the sticky path, but a busy live worker (a burst of starts, the throughput figure) would then lose stickiness and replay whole histories; a workflow task timeout under 3 s would turn a starved machine\'s slow tasks into retries. The remaining lever is the heartbeat timeout itself (the configuration default is 10 s: budget 12 s).',
   ],
   'recovery-repeated-in-flight-calls': [
     'a call in flight at the kill is asked again at most once: its retry finds no stored answer (the dead worker had none, or had one it had not yet written) and calls the model. More than one per delegation would mean a retry that itself failed.',

@@ -187,7 +187,7 @@ async function runInProcess(name: string, create: (connection: NativeConnection)
   };
 }
 
-/** Starts an errand worker in this process (default tuning, the prebuilt bundle). */
+/** Starts an errand worker in this process (errand's default worker options, the prebuilt bundle). */
 export function startErrandWorker(bench: Bench, taskQueue: string): Promise<InProcessWorker> {
   return runInProcess(`errand worker ${taskQueue}`, (connection) => createErrandWorker({
     connection,
@@ -199,7 +199,7 @@ export function startErrandWorker(bench: Bench, taskQueue: string): Promise<InPr
   }), bench.server.address);
 }
 
-/** Starts the bare-Temporal baseline worker in this process (same default tuning as errand's). */
+/** Starts the bare-Temporal baseline worker in this process (the SDK's default worker options). */
 export function startBaselineWorker(bench: Bench, taskQueue: string): Promise<InProcessWorker> {
   return runInProcess(`baseline worker ${taskQueue}`, (connection) => Worker.create({
     connection,

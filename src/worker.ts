@@ -9,7 +9,8 @@ import { resetStickyOnRetry } from './activities/sticky-reset';
 import { createAgentLoopActivities } from './activities/agent-loop-activities';
 import { createRunActivities } from './activities/run-activities';
 import { loadConfig, type ErrandConfig } from './config';
-import { defaultMaxCachedWorkflows, heartbeatThrottleMs } from './contracts/limits';
+import { defaultMaxCachedWorkflows, defaultWorkflowThreads, heartbeatThrottleMs } from './contracts/limits';
+import { workerTuningFromEnv } from './worker-tuning';
 import { installLogging, providerApiKeys } from './observability/logging';
 import { projectRoot } from './dev/tool-paths';
 import type { ChatModel, ModelRegistry } from './llm/model-port';
@@ -175,7 +176,7 @@ export interface ErrandWorkerOptions {
   dependencies: WorkerDependencies;
   workflows?: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'>;
   /** Extra worker options (tuning, identity). */
-  tuning?: Partial<Pick<WorkerOptions, 'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows' | 'identity' | 'shutdownGraceTime'>>;
+  tuning?: Partial<Pick<WorkerOptions, 'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows' | 'workflowThreadPoolSize' | 'identity' | 'shutdownGraceTime'>>;
 }
 
 /** Creates a worker that runs errand's workflows and activities on one task queue. */
@@ -192,6 +193,8 @@ export async function createErrandWorker(options: ErrandWorkerOptions): Promise<
     defaultHeartbeatThrottleInterval: heartbeatThrottleMs,
     // Bounded, so memory does not grow with the number of waiting subagents; evicted ones replay on wake.
     maxCachedWorkflows: defaultMaxCachedWorkflows,
+    // errand's workflow tasks keep one thread busy in a burst; a second one uses the other core (decision 0016).
+    workflowThreadPoolSize: defaultWorkflowThreads,
     // A workflow task sent to a worker that died waits this long on its sticky queue before another
     // worker gets it (the SDK default is 10 s); a live worker answers in milliseconds.
     stickyQueueScheduleToStartTimeout: '3s',
@@ -204,21 +207,17 @@ export async function createErrandWorker(options: ErrandWorkerOptions): Promise<
 
 /** Runs a worker from configuration until SIGINT or SIGTERM. */
 export async function runWorker(config: ErrandConfig = loadConfig()): Promise<void> {
+  const tuning = workerTuningFromEnv(process.env);
   await checkWorkerEnvironment(config);
   const connection = await NativeConnection.connect(config.temporal.connection);
   try {
     const dependencies = createWorkerDependencies(config);
-    const cached = process.env.ERRAND_WORKER_MAX_CACHED_WORKFLOWS;
-    const maxCachedWorkflows = cached === undefined || cached === '' ? undefined : Number(cached);
-    if (maxCachedWorkflows !== undefined && (!Number.isInteger(maxCachedWorkflows) || maxCachedWorkflows < 0)) {
-      throw new Error(`ERRAND_WORKER_MAX_CACHED_WORKFLOWS="${cached}" is not valid: use a whole number ≥ 0 (workflows kept in memory; others are replayed when they wake)`);
-    }
     const worker = await createErrandWorker({
       connection,
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
       dependencies,
-      ...(maxCachedWorkflows !== undefined ? { tuning: { maxCachedWorkflows } } : {}),
+      tuning,
     });
     process.stdout.write(`errand worker: polling task queue "${config.temporal.taskQueue}" on ${config.temporal.summary}\n`);
     try {

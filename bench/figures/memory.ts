@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { defaultMaxCachedWorkflows } from '../../src/contracts/limits';
+import { defaultMaxCachedWorkflows, defaultWorkflowThreads } from '../../src/contracts/limits';
 import { sendMessageUpdate } from '../../src/contracts/subagent-messages';
 import { subagentStartOptions } from '../../src/observability/start-options';
 import { benchModel, benchProviders, benchSubagentInput, mapLimit, sleep, spawnWorkerChild, uniqueId, waitUntil, type Bench } from '../harness';
@@ -104,7 +104,7 @@ export async function measureMemory(bench: Bench, count: number, wakeSamples: nu
       notes: [
         `5 samples of /proc/<pid>/status VmRSS, 1 s apart, once all ${count} were waiting. Idle worker before any workflow: ${round(idleMb, 1)} MB; peak while starting them: ${round(peakMb, 1)} MB.`,
         `starting: ${count} start calls (${startConcurrency} at a time) took ${round(startCallsS, 1)} s; all ${count} were waiting (answered once, ErrandStatus = waiting) ${round(allWaitingS, 1)} s after the first start.`,
-        `the worker runs from TypeScript through tsx (as \`npm start\` does) with errand's default worker options: at most ${defaultMaxCachedWorkflows} workflows cached (\`ERRAND_WORKER_MAX_CACHED_WORKFLOWS\`), so memory stays flat however many subagents wait.`,
+        `the worker is \`errand worker\` from the bundled CLI with errand's default worker options: at most ${defaultMaxCachedWorkflows} workflows cached (\`ERRAND_WORKER_MAX_CACHED_WORKFLOWS\`), so memory stays flat however many subagents wait, and ${defaultWorkflowThreads} workflow threads (\`ERRAND_WORKER_WORKFLOW_THREADS\`).`,
       ],
     },
     {
