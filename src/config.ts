@@ -166,12 +166,13 @@ export interface ErrandConfig {
   };
 }
 
-function intFromEnv(env: NodeJS.ProcessEnv, name: string, min: number, max: number): number | undefined {
+/** A whole number from `min` to `max` in variable `name`, undefined when unset; `hint` says what it means. */
+export function intFromEnv(env: NodeJS.ProcessEnv, name: string, min: number, max: number, hint?: string): number | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(`${name}="${raw}" is not valid: use a whole number from ${min} to ${max}`);
+    throw new ConfigError(`${name}="${raw}" is not valid: use a whole number from ${min} to ${max}${hint ? ` (${hint})` : ''}`);
   }
   return value;
 }

@@ -1,3 +1,4 @@
+import { intFromEnv } from './config';
 import { defaultMaxCachedWorkflows, defaultWorkflowThreads } from './contracts/limits';
 
 /** Worker options errand sets from the environment (defaults in contracts/limits.ts). */
@@ -8,23 +9,13 @@ export interface WorkerTuning {
   workflowThreadPoolSize: number;
 }
 
-function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number, meaning: string): number {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`${name}="${raw}" is not valid: use a whole number from ${min} to ${max} (${meaning}; default ${fallback})`);
-  }
-  return value;
-}
-
 /**
  * Reads `ERRAND_WORKER_MAX_CACHED_WORKFLOWS` and `ERRAND_WORKER_WORKFLOW_THREADS`; a value that is not a
  * whole number in range is an error that names the variable and what would be valid.
  */
 export function workerTuningFromEnv(env: NodeJS.ProcessEnv): WorkerTuning {
   return {
-    maxCachedWorkflows: wholeNumber(env, 'ERRAND_WORKER_MAX_CACHED_WORKFLOWS', defaultMaxCachedWorkflows, 0, 1_000_000, 'workflows kept in memory; others are replayed when they wake'),
-    workflowThreadPoolSize: wholeNumber(env, 'ERRAND_WORKER_WORKFLOW_THREADS', defaultWorkflowThreads, 1, 64, 'threads that run workflow code'),
+    maxCachedWorkflows: intFromEnv(env, 'ERRAND_WORKER_MAX_CACHED_WORKFLOWS', 0, 1_000_000, `workflows kept in memory; others are replayed when they wake; default ${defaultMaxCachedWorkflows}`) ?? defaultMaxCachedWorkflows,
+    workflowThreadPoolSize: intFromEnv(env, 'ERRAND_WORKER_WORKFLOW_THREADS', 1, 64, `threads that run workflow code; default ${defaultWorkflowThreads}`) ?? defaultWorkflowThreads,
   };
 }

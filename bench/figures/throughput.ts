@@ -26,6 +26,7 @@ export async function measureThroughput(bench: Bench, count: number, repetitions
   const baselineWorker = await startBaselineWorker(bench, baselineQueue);
   const errandRates: number[] = [];
   const baselineRates: number[] = [];
+  const warmUp = Math.max(1, Math.round(count / 4));
   let sampleErrandId = '';
   let sampleBaselineId = '';
   try {
@@ -52,7 +53,6 @@ export async function measureThroughput(bench: Bench, count: number, repetitions
     // One unmeasured burst of each first (a quarter of the size): both workers start cold (their workflow
     // threads load and compile the bundle), and errand's bigger code took longer to warm up, which made its
     // first burst up to a third slower than its second in the same run.
-    const warmUp = Math.max(1, Math.round(count / 4));
     await runBaseline(warmUp);
     await runErrand(warmUp);
     for (let index = 0; index < repetitions; index += 1) {
@@ -81,7 +81,7 @@ export async function measureThroughput(bench: Bench, count: number, repetitions
     met: ratio >= 0.9,
     runs: repetitions,
     notes: [
-      `${repetitions} interleaved bursts each, after one unmeasured burst of ${Math.max(1, Math.round(count / 4))} of each (both workers start cold); rate = ${count} / (time from the first start call to the last result).`,
+      `${repetitions} interleaved bursts each, after one unmeasured burst of ${warmUp} of each (both workers start cold); rate = ${count} / (time from the first start call to the last result).`,
       `per delegation: ${errandProfile.events} events, ${errandProfile.workflowTasks} workflow tasks, activities ${formatCounts(errandProfile.activityCounts)}; per bare workflow: ${baselineProfile.events} events, ${baselineProfile.workflowTasks} workflow tasks.`,
       `one delegation's history: events ${formatCounts(errandProfile.eventCounts)}; payload bytes ${errandProfile.payloadBytes} (bare: ${baselineProfile.payloadBytes}).`,
     ],

@@ -5,7 +5,7 @@ import { workerTuningFromEnv } from '../../src/worker-tuning';
 describe('worker tuning from the environment', () => {
   test('uses errand defaults when nothing is set (empty counts as unset)', () => {
     expect(workerTuningFromEnv({})).toEqual({ maxCachedWorkflows: defaultMaxCachedWorkflows, workflowThreadPoolSize: defaultWorkflowThreads });
-    expect(workerTuningFromEnv({ ERRAND_WORKER_WORKFLOW_THREADS: ' ', ERRAND_WORKER_MAX_CACHED_WORKFLOWS: '' })).toEqual({ maxCachedWorkflows: 500, workflowThreadPoolSize: 2 });
+    expect(workerTuningFromEnv({ ERRAND_WORKER_WORKFLOW_THREADS: '', ERRAND_WORKER_MAX_CACHED_WORKFLOWS: '' })).toEqual({ maxCachedWorkflows: 500, workflowThreadPoolSize: 2 });
   });
 
   test('reads both settings', () => {
