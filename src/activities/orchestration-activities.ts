@@ -1,4 +1,3 @@
-import { sendUpdateAcrossRunChange } from '../temporal-update-retry';
 import { Context } from '@temporalio/activity';
 import { WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type {
@@ -26,6 +25,7 @@ import { formatRouteDiscovery, type CatalogProvider } from '../domain/route-disc
 import type { ModelRegistry } from '../llm/model-port';
 import type { SourceResolver } from '../sources/source-resolver';
 import { planDelegation, type PlanContext } from './plan-delegation';
+import { sendUpdateAcrossRunChange } from '../temporal-update-retry';
 
 /** What the orchestration activities need. */
 export interface OrchestrationDependencies {

@@ -1,4 +1,3 @@
-import { sendUpdateAcrossRunChange } from '../temporal-update-retry';
 import { randomUUID } from 'node:crypto';
 import {
   type Client,
@@ -32,6 +31,7 @@ import { listDelegations, type ListDelegationsFilters } from './delegation-listi
 import { attributeValues, summaryOf, type ExecutionFacts } from './execution-facts';
 import { isGrpcStatus } from './grpc-status';
 import { idempotentDelegationId, newDelegationId } from './delegation-ids';
+import { sendUpdateAcrossRunChange } from '../temporal-update-retry';
 
 export { deriveState } from './delegation-facts';
 import { subagentStartOptions } from '../observability/start-options';

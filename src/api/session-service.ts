@@ -1,6 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { sendUpdateAcrossRunChange } from '../temporal-update-retry';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { ErrandConfig } from '../config';
 import { searchAttributes } from '../contracts/search-attributes';
@@ -23,6 +21,7 @@ import type { BlobStore } from '../activities/blob-store';
 import { inboundMessage } from '../activities/inbound-message';
 import { ApiProblem, ProblemKind } from './problem';
 import type { TemporalClientProvider } from './temporal-client-provider';
+import { sendUpdateAcrossRunChange } from '../temporal-update-retry';
 
 /** What a caller may set when starting a session. */
 export interface StartSessionRequest {
