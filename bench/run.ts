@@ -29,7 +29,7 @@ const fullPlan = {
   throughputDelegations: 200,
   throughputRuns: 2,
   historyTurns: 500,
-  apiSamples: 100,
+  apiSamples: 300,
   cancelSamples: 20,
   recoveryRuns: 2,
   recoveryDelegations: 50,

@@ -36,9 +36,10 @@ export interface PlanContext {
   /**
    * Whether the workers' disk is this machine's: true on a worker; for the API, whether the configured
    * working root exists here (beside its workers) or not (a serverless function). Checks that look at the
-   * working directory (is it in a git repository?) run only where it is true. Default true.
+   * working directory (is it in a git repository?) run only where it is true. Default true. A function is
+   * asked only when such a check comes up (the API's answer is a file-system call, kept off plain starts).
    */
-  workersDiskIsLocal?: boolean;
+  workersDiskIsLocal?: boolean | (() => boolean);
   /** Whether an agent's `permissionMode: bypassPermissions` may be used (`ERRAND_ALLOW_BYPASS_PERMISSIONS`; default no). */
   allowBypassPermissions?: boolean;
 }

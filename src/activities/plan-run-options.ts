@@ -28,7 +28,7 @@ export interface RunOptionsInput {
   /** The confined working directory. */
   workingDir: string;
   /** Whether the working directory's disk is this machine's (see {@link PlanContext.workersDiskIsLocal}). */
-  workersDiskIsLocal: boolean;
+  workersDiskIsLocal: boolean | (() => boolean);
   allowBypass: boolean | undefined;
 }
 
@@ -36,6 +36,11 @@ export interface RunOptionsInput {
 export type RunOptions =
   | { ok: true; policyLayer?: ToolPolicyNarrowingWire; outputSchema?: SubagentInput['outputSchema']; isolation?: 'worktree'; warnings: string[] }
   | { ok: false; message: string };
+
+/** Whether the working directory's disk is this machine's (a function is asked only when needed). */
+function diskIsLocal(local: boolean | (() => boolean)): boolean {
+  return typeof local === 'function' ? local() : local;
+}
 
 /**
  * The parts of a plan that come from the agent's permission mode and isolation and from output schemas:
@@ -74,7 +79,7 @@ export async function planRunOptions(input: RunOptionsInput): Promise<RunOptions
   const isolation = input.request.isolation ?? input.agentRun?.isolation;
   // Checked where the workers' disk is this one (a worker, or an API beside its workers); an API elsewhere
   // (a serverless function) leaves it to the worker's worktree step, which reports the same.
-  if (isolation === 'worktree' && input.workersDiskIsLocal && (await findGitWorkTree(input.workingDir)) === undefined) {
+  if (isolation === 'worktree' && diskIsLocal(input.workersDiskIsLocal) && (await findGitWorkTree(input.workingDir)) === undefined) {
     return { ok: false, message: 'isolation "worktree" needs a git repository, and the working directory is not inside one' };
   }
   return {

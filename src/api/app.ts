@@ -1,5 +1,5 @@
 import { ServiceError } from '@temporalio/client';
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { healthResponseSchema } from '../contracts/api';
 import type { ApiDependencies } from './api-dependencies';
@@ -39,25 +39,37 @@ export function isTemporalUnavailable(error: unknown): boolean {
   return error instanceof ServiceError && /failed to connect/i.test(error.message);
 }
 
+/** True under `@hono/node-server` (`errand api`), whose bindings carry the Node request. */
+function servedByNode(c: Context<ApiEnv>): boolean {
+  const env: unknown = c.env;
+  return typeof env === 'object' && env !== null && 'incoming' in env;
+}
+
 /** Builds the API app. */
 export function createApp(deps: ApiDependencies, options: { requestLog?: boolean } = {}): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
   const log = createLogger('api');
 
   // One structured line per request: method, route, status, time, tenant and the workflow it touched.
-  // Headers (API keys) and bodies are never logged. The CLI's in-process use turns it off.
+  // Headers (API keys) and bodies are never logged. The CLI's in-process use turns it off. Under Node
+  // (`errand api`) the line is written once the answer is on its way, not before (bench figure
+  // api-start-latency); in a Lambda at once, as the function may be frozen when it has answered.
   if (options.requestLog ?? true) app.use('*', async (c, next) => {
     const started = Date.now();
     await next();
-    const id = /^\/v1\/(?:delegations|sessions|approvals)\/([^/]+)/.exec(c.req.path)?.[1];
-    log.info('request', {
+    const path = c.req.path;
+    const id = /^\/v1\/(?:delegations|sessions|approvals)\/([^/]+)/.exec(path)?.[1];
+    const tenant = c.get('tenant');
+    const entry = {
       method: c.req.method,
-      path: c.req.path,
+      path,
       status: c.res.status,
       durationMs: Date.now() - started,
-      ...(c.get('tenant') ? { tenant: c.get('tenant') } : {}),
+      ...(tenant ? { tenant } : {}),
       ...(id ? { workflowId: decodeURIComponent(id) } : {}),
-    });
+    };
+    if (servedByNode(c)) setImmediate(() => log.info('request', entry));
+    else log.info('request', entry);
   });
   app.use('/v1/*', authenticate(deps.api.auth));
   app.use(

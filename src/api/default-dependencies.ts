@@ -6,7 +6,7 @@ import { loadApiConfig, type ApiConfig, type LoadApiConfigOptions } from './api-
 import type { ApiDependencies, SourceLookup } from './api-dependencies';
 import { DelegationService } from './delegation-service';
 import { lazyTemporalClient, type TemporalClientProvider } from './temporal-client-provider';
-import { planApiDelegation } from './plan-api-delegation';
+import { apiPlanner } from './plan-api-delegation';
 import { SessionService } from './session-service';
 import { tenantWorkingDir } from './tenant-working-dir';
 
@@ -65,13 +65,14 @@ export function createApiDependencies(options: ApiDependencyOptions = {}): ApiDe
   });
   const resolver = createApiSourceLookup(config);
   const workingDirFor = (tenant: string) => tenantWorkingDir(config.workingDir, api.auth, tenant);
+  const planner = apiPlanner(config, resolver);
   return {
     config,
     api,
     delegations,
     temporal,
     sources: options.sources ?? resolver,
-    plan: (request, caller) => planApiDelegation(request, caller, config, resolver, workingDirFor(caller.tenant)),
+    plan: (request, caller) => planner(request, caller, workingDirFor(caller.tenant)),
     sessions: new SessionService(temporal, config, workingDirFor, blobs),
   };
 }

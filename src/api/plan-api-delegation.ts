@@ -3,7 +3,7 @@ import type { ErrandConfig } from '../config';
 import type { DelegationParent } from '../contracts/activities';
 import { approversFor } from '../tools/tool-policy';
 import type { DelegateRequest } from '../contracts/delegation';
-import { planDelegation } from '../activities/plan-delegation';
+import { planDelegation, type PlanContext } from '../activities/plan-delegation';
 import { providerChoices } from '../llm/provider-config';
 import { developerToolsetName } from '../tools/developer-toolset';
 import type { SourceResolver } from '../sources/source-resolver';
@@ -27,40 +27,22 @@ function fieldOf(message: string, request: DelegateRequest): string {
   return request.source ? 'source' : 'instructions';
 }
 
+/** Plans one API delegation in a tenant's working directory (tenant-working-dir.ts). */
+export type ApiPlanner = (request: DelegateRequest, caller: ApiCaller, tenantDir: string) => Promise<PlanResult>;
+
 /**
- * Plans a delegation started through the API: the same planner the `delegate` tool uses, with the
+ * The planner of delegations started through the API: the same planner the `delegate` tool uses, with the
  * tenant's working directory, the configured toolsets and models, and no parent (depth 1, nothing to
- * notify). `tenantDir` is the tenant's working directory (tenant-working-dir.ts). `working_dir` is joined onto the tenant's folder by name only: the API does not look at the
- * workers' disk (it may run where that disk is not), and the worker confines and creates the folder.
+ * notify). What depends only on the configuration is worked out once, not per request (a start should
+ * cost little more than Temporal's own: bench figure api-start-latency). `working_dir` is joined onto the
+ * tenant's folder by name only: the API does not look at the workers' disk (it may run where that disk is
+ * not), and the worker confines and creates the folder.
  */
-export async function planApiDelegation(
-  request: DelegateRequest,
-  caller: ApiCaller,
-  config: ErrandConfig,
-  resolver: SourceResolver,
-  tenantDir: string,
-): Promise<PlanResult> {
-  let workingDir = tenantDir;
-  if (request.working_dir !== undefined) {
-    const joined = joinRequestedWorkingDir(tenantDir, request.working_dir);
-    if (!joined.ok) return { ok: false, errors: [{ field: 'working_dir', message: joined.message }] };
-    workingDir = joined.path;
-  }
-  const { working_dir: _requested, ...planned } = request;
+export function apiPlanner(config: ErrandConfig, resolver: SourceResolver): ApiPlanner {
   const toolsets = [developerToolsetName, ...config.tools.mcpServers.map((server) => server.name)];
-  const parent: DelegationParent = {
-    workflowId: 'api',
-    taskId: 'api',
-    childDepth: 1,
-    maxDepth: config.subagent.maxDepth,
-    workingDir,
-    route: config.defaultModel ?? { provider: config.providers[0]?.name ?? '(none)', model: '(none)' },
-    toolsets,
-    tenant: caller.tenant,
-    activity: config.subagent.activity,
-    approvers: approversFor(config.toolPolicy),
-  };
-  const plan = await planDelegation(planned, parent, {
+  const route = config.defaultModel ?? { provider: config.providers[0]?.name ?? '(none)', model: '(none)' };
+  const approvers = approversFor(config.toolPolicy);
+  const context: Omit<PlanContext, 'workersDiskIsLocal'> = {
     resolver,
     providers: providerChoices(config.providers),
     configuredDefault: config.defaultModel,
@@ -69,8 +51,6 @@ export async function planApiDelegation(
       ...(config.subagent.modelOverride ? { model: config.subagent.modelOverride } : {}),
     },
     configuredMaxTurns: config.subagent.maxTurns,
-    // One stat of the configured root: present when the API runs beside its workers, absent in a Lambda.
-    workersDiskIsLocal: existsSync(config.workingDir),
     availableToolsets: toolsets,
     tasks: config.tasks,
     approvalTimeoutMs: config.approvalTimeoutMs,
@@ -79,16 +59,41 @@ export async function planApiDelegation(
       allowRecipeServers: config.tools.settings.allowRecipeServers ?? false,
       ...(config.tools.settings.recipeEnvKeys ? { recipeEnvKeys: config.tools.settings.recipeEnvKeys } : {}),
     },
-  });
-  if (!plan.ok) {
-    let suggestions: string[] | undefined;
-    if (request.source && plan.message.startsWith('No source named')) {
-      const resolved = await resolver.resolve(request.source);
-      if (!resolved.ok && resolved.reason === 'not_found') suggestions = resolved.suggestions;
+  };
+  // Present when the API runs beside its workers, absent in a Lambda; looked at only by checks that need
+  // the working directory's disk (isolation "worktree"), not by every start.
+  const workersDiskIsLocal = () => existsSync(config.workingDir);
+  return async (request, caller, tenantDir) => {
+    let workingDir = tenantDir;
+    if (request.working_dir !== undefined) {
+      const joined = joinRequestedWorkingDir(tenantDir, request.working_dir);
+      if (!joined.ok) return { ok: false, errors: [{ field: 'working_dir', message: joined.message }] };
+      workingDir = joined.path;
     }
-    return { ok: false, errors: [{ field: fieldOf(plan.message, request), message: plan.message }], ...(suggestions ? { suggestions } : {}) };
-  }
-  // A top-level delegation has no parent to report to.
-  const { parent: _parent, ...input } = plan.input;
-  return { ok: true, input, ...(plan.source ? { source: plan.source } : {}), warnings: plan.warnings };
+    const { working_dir: _requested, ...planned } = request;
+    const parent: DelegationParent = {
+      workflowId: 'api',
+      taskId: 'api',
+      childDepth: 1,
+      maxDepth: config.subagent.maxDepth,
+      workingDir,
+      route,
+      toolsets,
+      tenant: caller.tenant,
+      activity: config.subagent.activity,
+      approvers,
+    };
+    const plan = await planDelegation(planned, parent, { ...context, workersDiskIsLocal });
+    if (!plan.ok) {
+      let suggestions: string[] | undefined;
+      if (request.source && plan.message.startsWith('No source named')) {
+        const resolved = await resolver.resolve(request.source);
+        if (!resolved.ok && resolved.reason === 'not_found') suggestions = resolved.suggestions;
+      }
+      return { ok: false, errors: [{ field: fieldOf(plan.message, request), message: plan.message }], ...(suggestions ? { suggestions } : {}) };
+    }
+    // A top-level delegation has no parent to report to.
+    const { parent: _parent, ...input } = plan.input;
+    return { ok: true, input, ...(plan.source ? { source: plan.source } : {}), warnings: plan.warnings };
+  };
 }
