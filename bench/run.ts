@@ -58,6 +58,17 @@ const quickPlan: typeof fullPlan = {
 };
 
 const quick = process.env.BENCH_QUICK === '1';
+
+/** An error's message with its causes ("Workflow Update failed: <why>"), for a figure that failed. */
+function errorChain(error: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth += 1) {
+    parts.push(current instanceof Error ? current.message : String(current));
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return parts.join(': ');
+}
 const plan = quick ? quickPlan : fullPlan;
 
 const repetitionText = [
@@ -99,7 +110,7 @@ const figureRunners: Record<string, FigureRunner> = {
       collected.figures.push(...(await measureApiLatency(bench, plan.apiSamples)));
     } catch (error) {
       // The API is written in parallel; a failure here is reported as "not measured", with the reason.
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = errorChain(error);
       collected.figures.push(notMeasured('api-start-latency-p50', 'POST /v1/delegations latency on loopback, p50, vs bare client.workflow.start', 'ms', 'p50 ratio <= 1.5', reason));
     }
   },
@@ -135,7 +146,7 @@ async function main(): Promise<void> {
       await runner(bench, collected);
     } catch (error) {
       // One broken figure must not cost the others: it is reported as not measured, with the reason.
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = errorChain(error);
       process.stderr.write(`bench: ${name} failed: ${reason}\n`);
       collected.figures.push(notMeasured(name, `figure "${name}"`, '', 'see issue 10', reason));
     }

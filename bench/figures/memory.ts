@@ -38,7 +38,13 @@ export async function measureMemory(bench: Bench, count: number, wakeSamples: nu
     idleMb = worker.rssBytes() / 1024 / 1024;
     const started = Date.now();
     const peak = setInterval(() => {
-      peakMb = Math.max(peakMb, worker.rssBytes() / 1024 / 1024);
+      try {
+        peakMb = Math.max(peakMb, worker.rssBytes() / 1024 / 1024);
+      } catch {
+        // The worker is gone (it died, or the bench is stopping): a timer must not crash the run; what
+        // needs the worker next reports it.
+        clearInterval(peak);
+      }
     }, 500);
     try {
       await mapLimit(Array.from({ length: count }, (_, index) => index), startConcurrency, (index) => {
