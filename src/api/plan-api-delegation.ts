@@ -42,7 +42,7 @@ export function apiPlanner(config: ErrandConfig, resolver: SourceResolver): ApiP
   const toolsets = [developerToolsetName, ...config.tools.mcpServers.map((server) => server.name)];
   const route = config.defaultModel ?? { provider: config.providers[0]?.name ?? '(none)', model: '(none)' };
   const approvers = approversFor(config.toolPolicy);
-  const context: Omit<PlanContext, 'workersDiskIsLocal'> = {
+  const context: PlanContext = {
     resolver,
     providers: providerChoices(config.providers),
     configuredDefault: config.defaultModel,
@@ -51,6 +51,9 @@ export function apiPlanner(config: ErrandConfig, resolver: SourceResolver): ApiP
       ...(config.subagent.modelOverride ? { model: config.subagent.modelOverride } : {}),
     },
     configuredMaxTurns: config.subagent.maxTurns,
+    // Present when the API runs beside its workers, absent in a Lambda; looked at only by checks that need
+    // the working directory's disk (isolation "worktree"), not by every start.
+    workersDiskIsLocal: () => existsSync(config.workingDir),
     availableToolsets: toolsets,
     tasks: config.tasks,
     approvalTimeoutMs: config.approvalTimeoutMs,
@@ -60,9 +63,6 @@ export function apiPlanner(config: ErrandConfig, resolver: SourceResolver): ApiP
       ...(config.tools.settings.recipeEnvKeys ? { recipeEnvKeys: config.tools.settings.recipeEnvKeys } : {}),
     },
   };
-  // Present when the API runs beside its workers, absent in a Lambda; looked at only by checks that need
-  // the working directory's disk (isolation "worktree"), not by every start.
-  const workersDiskIsLocal = () => existsSync(config.workingDir);
   return async (request, caller, tenantDir) => {
     let workingDir = tenantDir;
     if (request.working_dir !== undefined) {
@@ -83,7 +83,7 @@ export function apiPlanner(config: ErrandConfig, resolver: SourceResolver): ApiP
       activity: config.subagent.activity,
       approvers,
     };
-    const plan = await planDelegation(planned, parent, { ...context, workersDiskIsLocal });
+    const plan = await planDelegation(planned, parent, context);
     if (!plan.ok) {
       let suggestions: string[] | undefined;
       if (request.source && plan.message.startsWith('No source named')) {
