@@ -58,6 +58,7 @@ const quickPlan: typeof fullPlan = {
 };
 
 const quick = process.env.BENCH_QUICK === '1';
+const plan = quick ? quickPlan : fullPlan;
 
 /** An error's message with its causes ("Workflow Update failed: <why>"), for a figure that failed. */
 function errorChain(error: unknown): string {
@@ -69,7 +70,6 @@ function errorChain(error: unknown): string {
   }
   return parts.join(': ');
 }
-const plan = quick ? quickPlan : fullPlan;
 
 const repetitionText = [
   `overhead: ${plan.overheadRuns} interleaved runs each after a warm-up`,

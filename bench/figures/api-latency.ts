@@ -106,7 +106,7 @@ export async function measureApiLatency(bench: Bench, samples: number): Promise<
   const notes = [
     `${samples} sequential requests each, interleaved, after ${warmUps} warm-ups of each; latency = request sent → full response read (API) or start call → resolved (bare).`,
     'the API is `errand api` in a process of its own (the bundled CLI), as deployed; its client is Node\'s http module over one keep-alive connection (the bare start uses the SDK\'s gRPC client over its one connection).',
-    `the API route validates the body, plans (temporary ad-hoc planner), and starts with search attributes, static summary/details and a memo; the bare start sends only the input.`,
+    `the API route validates the body, plans (temporary ad-hoc planner), and starts with search attributes and static summary/details (a memo only with an Idempotency-Key, which the figure does not send); the bare start sends only the input.`,
   ];
   return [
     {

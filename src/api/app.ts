@@ -1,5 +1,5 @@
 import { ServiceError } from '@temporalio/client';
-import { Hono, type Context } from 'hono';
+import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { healthResponseSchema } from '../contracts/api';
 import type { ApiDependencies } from './api-dependencies';
@@ -7,7 +7,7 @@ import type { ApiEnv } from './api-env';
 import { authenticate } from './auth';
 import { apiVersion, buildOpenApiDocument } from './openapi-document';
 import { ApiProblem, isApiProblem, ProblemKind, problemResponse } from './problem';
-import { bufferRequestBody } from './request-body';
+import { bufferRequestBody, nodeRequestOf } from './request-body';
 import { mountRoute, sendJson } from './route-spec';
 import { apiRoutes, healthRoute, openApiRoute } from './route-table';
 import { mountCatalogRoutes } from './routes/catalog-routes';
@@ -39,12 +39,6 @@ export function isTemporalUnavailable(error: unknown): boolean {
   return error instanceof ServiceError && /failed to connect/i.test(error.message);
 }
 
-/** True under `@hono/node-server` (`errand api`), whose bindings carry the Node request. */
-function servedByNode(c: Context<ApiEnv>): boolean {
-  const env: unknown = c.env;
-  return typeof env === 'object' && env !== null && 'incoming' in env;
-}
-
 /** Builds the API app. */
 export function createApp(deps: ApiDependencies, options: { requestLog?: boolean } = {}): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
@@ -68,7 +62,7 @@ export function createApp(deps: ApiDependencies, options: { requestLog?: boolean
       ...(tenant ? { tenant } : {}),
       ...(id ? { workflowId: decodeURIComponent(id) } : {}),
     };
-    if (servedByNode(c)) setImmediate(() => log.info('request', entry));
+    if (nodeRequestOf(c)) setImmediate(() => log.info('request', entry));
     else log.info('request', entry);
   });
   app.use('/v1/*', authenticate(deps.api.auth));

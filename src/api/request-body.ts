@@ -24,7 +24,8 @@ export function bufferRequestBody(maxBytes: number, tooLarge: (c: Context<ApiEnv
   };
 }
 
-function nodeRequestOf(c: Context<ApiEnv>): IncomingMessage | undefined {
+/** The Node request under `@hono/node-server` (`errand api`); undefined elsewhere (the Lambda adapter). */
+export function nodeRequestOf(c: Context<ApiEnv>): IncomingMessage | undefined {
   const env: unknown = c.env;
   if (typeof env !== 'object' || env === null || !('incoming' in env)) return undefined;
   const incoming = (env as { incoming: unknown }).incoming;
