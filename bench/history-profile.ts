@@ -184,3 +184,29 @@ export async function eventTimeline(client: Client, workflowId: string, sinceMs:
   }
   return parts.join(', ');
 }
+
+/**
+ * Per workflow: when the first activity of `activityType` completed at or after `sinceMs` (server event
+ * time, ms), if one did — the moment an answer was back in the workflow's history.
+ */
+export async function firstActivityCompletions(client: Client, workflowIds: readonly string[], activityType: string, sinceMs: number): Promise<Map<string, number>> {
+  const completions = new Map<string, number>();
+  for (const workflowId of workflowIds) {
+    const history = await client.workflow.getHandle(workflowId).fetchHistory();
+    const types = new Map<number, string>();
+    for (const event of history.events ?? []) {
+      const { kind, attributes } = eventKind(event);
+      if (kind === 'activityTaskScheduled') {
+        const type = attributes.activityType;
+        types.set(numberOf(event.eventId), typeof type === 'object' && type !== null && 'name' in type && typeof type.name === 'string' ? type.name : 'unknown');
+      }
+      if (kind !== 'activityTaskCompleted' || types.get(numberOf(attributes.scheduledEventId)) !== activityType) continue;
+      const at = tsToMs(event.eventTime);
+      if (at >= sinceMs) {
+        completions.set(workflowId, at);
+        break;
+      }
+    }
+  }
+  return completions;
+}

@@ -184,8 +184,11 @@ export async function measureFloor(bench: Bench, runs: number): Promise<FigureRe
       max: round(errandTurn.max, 1),
       baseline: round(stockTurn.median, 1),
       ratio: round(errandTurn.median / stockTurn.median, 3),
-      target: '<= 30 ms/turn',
-      met: errandTurn.median <= 30,
+      // The issue's 30 ms is errand's own orchestration cost per turn: the overhead figure measures it. This
+      // bare turn of two normal activities is the shape errand's turn had before the tool call became a local
+      // activity; it stays as the ground under the old shape and the new one (the local-tool variant below).
+      target: 'reported (errand\'s own turn is figure overhead-per-turn, <= 30 ms)',
+      met: null,
       runs,
       notes: [
         ...common,

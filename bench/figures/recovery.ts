@@ -7,7 +7,7 @@ import { subagentStartOptions } from '../../src/observability/start-options';
 import { restartRepeats, storedAnswers, type RestartRepeats } from '../restart-accounting';
 import { benchModel, benchProviders, benchSubagentInput, mapLimit, sleep, spawnWorkerChild, uniqueId, waitUntil, type Bench, type ChildWorker } from '../harness';
 import type { FigureResult } from '../figure';
-import { eventTimeline, formatCounts, timeoutProfile } from '../history-profile';
+import { eventTimeline, firstActivityCompletions, formatCounts, timeoutProfile } from '../history-profile';
 import { benchMarker, markerOf, openAIMessages } from '../scripted-answers';
 import { round, summarize } from '../stats';
 
@@ -15,7 +15,8 @@ import { round, summarize } from '../stats';
  * Figure 6, recovery: `delegations` subagents run on a worker child process (`src/worker.ts` via tsx,
  * configured by environment, model = scripted HTTP server with every answer held 300 ms so calls are in
  * flight). Once each has answered twice, the worker is SIGKILLed and a new one is spawned at once. Measured:
- * time from the new worker's spawn until every delegation has had a model call answered again, and the
+ * time from the new worker's spawn until every delegation has a model turn's answer back in its history
+ * (asked again, or read from the store where the dead worker had stored it), and the
  * model calls asked again after the restart, split into (a) answers already stored and (b) calls in flight
  * at the kill (bench/restart-accounting.ts). Delegations start with the API's start options (errand's
  * workflow task timeout included), so a lost workflow task comes back as a delegation's would.
@@ -29,8 +30,10 @@ interface RecoveryRun {
   repeats: RestartRepeats;
   /** Whether the store was read before the new worker polled (so "stored before the kill" is exact). */
   storeReadBeforePoll: boolean;
-  /** Per delegation: ms from spawn to its first answered call. */
+  /** Per delegation: ms from spawn until a model turn's answer was back in its history (modelTurn completed). */
   perDelegation: number[];
+  /** Per delegation: ms from spawn until the model server answered one of its calls (a turn later for an answer stored before the kill). */
+  perDelegationAsked: number[];
   /** What the histories show: timeouts and retries. */
   timeouts: string;
   /** The slowest delegation's events after the kill. */
@@ -117,17 +120,27 @@ export async function measureRecovery(bench: Bench, repetitions: number, delegat
         const tag = tagOf(record);
         return tag !== undefined && tagSet.has(tag) ? tag : undefined;
       }, stored, killedAt);
-      const perDelegation = [...firstAnswer.values()].map((at) => at - spawnedAt);
-      const slowestTag = [...firstAnswer.entries()].sort((a, b) => b[1] - a[1])[0]?.[0];
+      // Recovered = a model turn's answer is back in the delegation's history: asked again, or read from the
+      // store when the dead worker had stored it (then no model call is needed, and the next one is normal work).
+      const completions = await firstActivityCompletions(bench.client, handles.map((handle) => handle.workflowId), 'modelTurn', spawnedAt);
+      const recoveredAt = new Map<string, number>();
+      handles.forEach((handle, index) => {
+        const at = completions.get(handle.workflowId);
+        if (at === undefined) throw new Error(`delegation ${handle.workflowId} answered the model after the restart but no modelTurn completed in its history`);
+        recoveredAt.set(tags[index] ?? '', at);
+      });
+      const perDelegation = [...recoveredAt.values()].map((at) => at - spawnedAt);
+      const perDelegationAsked = [...firstAnswer.values()].map((at) => at - spawnedAt);
+      const slowestTag = [...recoveredAt.entries()].sort((a, b) => b[1] - a[1])[0]?.[0];
       const slowestIndex = slowestTag === undefined ? -1 : tags.indexOf(slowestTag);
       const slowestHandle = handles[slowestIndex];
       const heartbeatAt = slowestHandle ? (await heartbeats).get(slowestHandle.workflowId) : undefined;
       const lastBeat = heartbeatAt === undefined ? 'no call in flight at the kill' : `its call in flight last heartbeated ${round((killedAt - heartbeatAt) / 1000)} s before the kill`;
-      const slowest = slowestHandle ? `${round(((firstAnswer.get(slowestTag ?? '') ?? spawnedAt) - spawnedAt) / 1000)} s (${lastBeat}): ${await eventTimeline(bench.client, slowestHandle.workflowId, killedAt)}` : 'none';
+      const slowest = slowestHandle ? `${round(((recoveredAt.get(slowestTag ?? '') ?? spawnedAt) - spawnedAt) / 1000)} s (${lastBeat}): ${await eventTimeline(bench.client, slowestHandle.workflowId, killedAt)}` : 'none';
       // Workflow history (pending activities were retried in the meantime; the timeouts are already recorded).
       const profile = await timeoutProfile(bench.client, handles.map((handle) => handle.workflowId));
       const timeouts = `workflow task timeouts ${profile.workflowTaskTimeouts} (${formatCounts(profile.workflowTaskTimeoutKinds)}; workflow task timeout ${profile.workflowTaskTimeoutSeconds.join('/')} s); activity timeouts ${formatCounts(profile.activityTimeouts) || 'none'}; activity retries ${formatCounts(profile.activityRetries) || 'none'}`;
-      runs.push({ recoveryMs: Math.max(...perDelegation), bootMs: readyAt - spawnedAt, repeats, storeReadBeforePoll, perDelegation, timeouts, slowest });
+      runs.push({ recoveryMs: Math.max(...perDelegation), bootMs: readyAt - spawnedAt, repeats, storeReadBeforePoll, perDelegation, perDelegationAsked, timeouts, slowest });
       await Promise.all(handles.map((handle) => handle.terminate('bench: recovery measured').catch(() => undefined)));
     }
   } finally {
@@ -142,14 +155,16 @@ export async function measureRecovery(bench: Bench, repetitions: number, delegat
   const maxPerDelegation = Math.max(...runs.map((run) => run.repeats.maxInFlightAskedPerDelegation));
   const exact = runs.every((run) => run.storeReadBeforePoll);
   const budget = heartbeatTimeoutMs / 1000 + 2;
-  const spread = runs.map((run) => {
-    const per = summarize(run.perDelegation.map((ms) => ms / 1000));
+  const spreadOf = (values: number[]) => {
+    const per = summarize(values.map((ms) => ms / 1000));
     return `median ${round(per.median)} s, max ${round(per.max)} s`;
-  });
+  };
+  const spread = runs.map((run) => spreadOf(run.perDelegation));
+  const asked = summarize(runs.map((run) => Math.max(...run.perDelegationAsked) / 1000));
   return [
     {
       id: 'recovery-time',
-      description: `After SIGKILL of a worker child with ${delegations} delegations in flight: new worker spawn → all ${delegations} answered a model call again`,
+      description: `After SIGKILL of a worker child with ${delegations} delegations in flight: new worker spawn → a model turn's answer back in the history of all ${delegations}`,
       value: round(recovery.median),
       unit: 's',
       min: round(recovery.min),
@@ -160,10 +175,11 @@ export async function measureRecovery(bench: Bench, repetitions: number, delegat
       notes: [
         `${repetitions} kills; heartbeat timeout ${heartbeatTimeoutMs} ms (input and ERRAND_MODEL_HEARTBEAT_TIMEOUT_MS); model answers held ${modelDelayMs} ms; the new worker is spawned right after the old one died.`,
         `worker boot (spawn → polling, errand worker, bundled CLI, prebuilt workflow bundle): median ${round(boot.median)} s (min ${round(boot.min)}, max ${round(boot.max)}).`,
-        `per-delegation time to first answer after spawn, by run: ${spread.join('; ')}.`,
+        `recovered = the delegation's modelTurn activity completed after the spawn (server event time): its call asked again and answered, or its answer read from the conversation store when the dead worker had stored it; per delegation, by run: ${spread.join('; ')}.`,
+        `until the model server answered a call of every delegation (a turn later for an answer stored before the kill, which is not asked again): median ${round(asked.median)} s over the runs (min ${round(asked.min)}, max ${round(asked.max)}); per delegation, by run: ${runs.map((run) => spreadOf(run.perDelegationAsked)).join('; ')}.`,
         `model requests in flight at the kills (server saw them aborted): ${runs.map((run) => run.repeats.abortedAtKill).join(', ')}.`,
         `histories of the ${delegations} delegations, by run: ${runs.map((run) => run.timeouts).join(' | ')}.`,
-        `the slowest delegation of each run (time to its first answer after spawn; its events, seconds after the kill): ${runs.map((run) => run.slowest).join(' | ')}.`,
+        `the slowest delegation of each run (time to its recovery after spawn; its events, seconds after the kill): ${runs.map((run) => run.slowest).join(' | ')}.`,
       ],
     },
     {
