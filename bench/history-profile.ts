@@ -130,8 +130,9 @@ export function formatCounts(counts: Record<string, number>, divisor = 1): strin
 }
 
 /** Timeouts and retries across several workflows: what a recovery waited for. */
-export async function timeoutProfile(client: Client, workflowIds: readonly string[]): Promise<{ workflowTaskTimeouts: number; workflowTaskTimeoutKinds: Record<string, number>; workflowTaskTimeoutSeconds: string[]; activityTimeouts: Record<string, number>; activityRetries: Record<string, number> }> {
+export async function timeoutProfile(client: Client, workflowIds: readonly string[]): Promise<{ workflowTaskTimeouts: number; workflowTaskTimeoutKinds: Record<string, number>; workflowTaskTimeoutSeconds: string[]; workflowTaskFailures: number; activityTimeouts: Record<string, number>; activityRetries: Record<string, number> }> {
   let workflowTaskTimeouts = 0;
+  let workflowTaskFailures = 0;
   const workflowTaskTimeoutKinds: Record<string, number> = {};
   const taskTimeouts = new Set<string>();
   const activityTimeouts: Record<string, number> = {};
@@ -147,6 +148,7 @@ export async function timeoutProfile(client: Client, workflowIds: readonly strin
         const type = numberOf(attributes.timeoutType) === 2 ? 'schedule-to-start' : numberOf(attributes.timeoutType) === 1 ? 'start-to-close' : `type ${String(attributes.timeoutType)}`;
         workflowTaskTimeoutKinds[type] = (workflowTaskTimeoutKinds[type] ?? 0) + 1;
       }
+      if (kind === 'workflowTaskFailed') workflowTaskFailures += 1;
       if (kind === 'workflowExecutionStarted') taskTimeouts.add(String(numberOf((attributes.workflowTaskTimeout as { seconds?: unknown } | undefined)?.seconds)));
       if (kind === 'activityTaskScheduled') {
         const activityType = attributes.activityType;
@@ -162,7 +164,7 @@ export async function timeoutProfile(client: Client, workflowIds: readonly strin
       }
     }
   }
-  return { workflowTaskTimeouts, workflowTaskTimeoutKinds, workflowTaskTimeoutSeconds: [...taskTimeouts], activityTimeouts, activityRetries };
+  return { workflowTaskTimeouts, workflowTaskTimeoutKinds, workflowTaskTimeoutSeconds: [...taskTimeouts], workflowTaskFailures, activityTimeouts, activityRetries };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { benchSubagentInput, startBaselineWorker, startErrandWorker, uniqueId, type Bench } from '../harness';
 import type { FigureResult } from '../figure';
-import { formatCounts, profileHistory } from '../history-profile';
+import { formatCounts, profileHistory, timeoutProfile } from '../history-profile';
 import { benchMarker } from '../scripted-answers';
 import { round, summarize } from '../stats';
 
@@ -28,11 +28,13 @@ export async function measureThroughput(bench: Bench, count: number, repetitions
   const baselineRates: number[] = [];
   const warmUp = Math.max(1, Math.round(count / 4));
   let sampleErrandId = '';
+  const errandBursts: Array<{ prefix: string; size: number }> = [];
   let sampleBaselineId = '';
   try {
     const runErrand = async (size: number) => {
       const prefix = uniqueId('bench-tp');
       sampleErrandId = `${prefix}-0`;
+      errandBursts.push({ prefix, size });
       const { perSecond } = await burst(size, (index) => bench.client.workflow.start('subagentWorkflow', {
         taskQueue: errandQueue,
         workflowId: `${prefix}-${index}`,
@@ -68,6 +70,11 @@ export async function measureThroughput(bench: Bench, count: number, repetitions
   const ratio = errand.median / baseline.median;
   const errandProfile = await profileHistory(bench.client, sampleErrandId);
   const baselineProfile = await profileHistory(bench.client, sampleBaselineId);
+  // What the measured bursts' histories show: a workflow task that failed (and was replayed) or timed out.
+  const burstTrouble = await Promise.all(errandBursts.slice(1).map(async ({ prefix, size }, index) => {
+    const profile = await timeoutProfile(bench.client, Array.from({ length: size }, (_, at) => `${prefix}-${at}`));
+    return `burst ${index + 1} (${round(errandRates[index] ?? 0)}/s): workflow task failures ${profile.workflowTaskFailures}, timeouts ${profile.workflowTaskTimeouts}${profile.workflowTaskTimeouts > 0 ? ` (${formatCounts(profile.workflowTaskTimeoutKinds)})` : ''}, activity retries ${formatCounts(profile.activityRetries) || 'none'}`;
+  }));
   return {
     id: 'throughput',
     description: `${count} delegations of ${turns} turns started at once, completed per second, vs ${count} bare workflows of ${baselineActivities} no-op activities`,
@@ -83,6 +90,8 @@ export async function measureThroughput(bench: Bench, count: number, repetitions
     notes: [
       `${repetitions} interleaved bursts each, after one unmeasured burst of ${warmUp} of each (both workers start cold); rate = ${count} / (time from the first start call to the last result).`,
       `per delegation: ${errandProfile.events} events, ${errandProfile.workflowTasks} workflow tasks, activities ${formatCounts(errandProfile.activityCounts)}; per bare workflow: ${baselineProfile.events} events, ${baselineProfile.workflowTasks} workflow tasks.`,
+      `rates in the order measured (delegations/s): ${baselineRates.map((rate, index) => `bare ${round(rate)}, errand ${round(errandRates[index] ?? 0)}`).join('; ')}.`,
+      `errand's measured bursts, all histories: ${burstTrouble.join('; ')}.`,
       `one delegation's history: events ${formatCounts(errandProfile.eventCounts)}; payload bytes ${errandProfile.payloadBytes} (bare: ${baselineProfile.payloadBytes}).`,
     ],
   };

@@ -1,7 +1,13 @@
-import { CancellationScope, setCurrentDetails, sleep, upsertSearchAttributes } from '@temporalio/workflow';
+import { CancellationScope, patched, setCurrentDetails, sleep, upsertSearchAttributes } from '@temporalio/workflow';
 import { viewsUpsertIntervalMs } from '../contracts/limits';
 import { searchAttributes } from '../contracts/search-attributes';
 import type { Agent } from './agent';
+
+/**
+ * Patch id of the interval's timer being cancelled when the workflow ends or continues as new (decision 0017).
+ * Histories without the marker replay with the old, uncancellable timer.
+ */
+const cancellableViewsTimerPatch = 'views-timer-cancelled-at-end';
 
 /**
  * The views that show an agent outside the workflow: its search attributes (listings, the Web UI's
@@ -16,6 +22,8 @@ export class AgentViews {
   private upsertDeferred = false;
   private lastDetails = '';
   private dirty = false;
+  /** The scope of the running interval timer, when it can be cancelled (see {@link settle}). */
+  private deferredScope: CancellationScope | undefined;
 
   constructor(private readonly agent: Agent) {}
 
@@ -29,9 +37,10 @@ export class AgentViews {
    * attributes (a history event and a visibility write each) are written at most once per
    * `viewsUpsertIntervalMs`: a change within the interval is written by a timer when it ends, so the Web
    * UI and listings are never more than that behind, and a run of fast turns costs about one upsert per
-   * second instead of one per turn. `force` writes them now (the end of the workflow).
+   * second instead of one per turn. `force` writes them now and cancels the timer (the end of the workflow).
    */
   flush(force = false): void {
+    if (force) this.settle();
     if (!this.dirty && !force) return;
     this.dirty = false;
     const agent = this.agent;
@@ -63,14 +72,43 @@ export class AgentViews {
     }
   }
 
-  /** Writes the search attributes when the interval has passed (one timer at a time; not cancelled with a run). */
+  /**
+   * Cancels the interval's timer before the workflow completes or continues as new. A timer left running can
+   * fire while that last workflow task runs; the server then refuses the completion (UnhandledCommand) and
+   * the worker drops the workflow from its cache and replays it — under a burst of short delegations one in
+   * five of them. Cancelling it in the same task is accepted even when it has just fired: the server drops
+   * the fired event with the timer. Nothing to cancel for runs from before the patch (their timer cannot be).
+   */
+  settle(): void {
+    const scope = this.deferredScope;
+    if (!scope) return;
+    this.deferredScope = undefined;
+    this.upsertDeferred = false;
+    scope.cancel();
+  }
+
+  /** Writes the search attributes when the interval has passed (one timer at a time; the run's own cancellation does not stop it). */
   private deferUpsert(delayMs: number): void {
     if (this.upsertDeferred) return;
     this.upsertDeferred = true;
-    void CancellationScope.nonCancellable(() => sleep(Math.max(1, delayMs))).then(() => {
+    const wait = Math.max(1, delayMs);
+    const written = () => {
       this.upsertDeferred = false;
       this.dirty = true;
       this.flush();
-    }).catch(() => undefined); // the workflow ended or was evicted meanwhile
+    };
+    if (!patched(cancellableViewsTimerPatch)) {
+      void CancellationScope.nonCancellable(() => sleep(wait)).then(written).catch(() => undefined); // the workflow ended or was evicted meanwhile
+      return;
+    }
+    // Inside a non-cancellable scope, so cancelling the run does not stop it; only settle() does.
+    void CancellationScope.nonCancellable(() => {
+      const scope = new CancellationScope();
+      this.deferredScope = scope;
+      return scope.run(() => sleep(wait)).then(() => {
+        if (this.deferredScope === scope) this.deferredScope = undefined;
+        written();
+      });
+    }).catch(() => undefined); // cancelled by settle(), or the workflow was evicted
   }
 }

@@ -275,6 +275,11 @@ export class Agent {
     this.views.flush(force);
   }
 
+  /** Before continue-as-new: cancels the views' interval timer (see {@link AgentViews.settle}). */
+  settleViews(): void {
+    this.views.settle();
+  }
+
   /** Validates a message for this agent (the sendMessage update's validator). Throws with the reason. */
   validateMessage(input: SendMessageInput): void {
     validateMessage(input);

@@ -87,6 +87,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
         }
         if (workflowInfo().continueAsNewSuggested && agent.idle) {
           await condition(allHandlersFinished);
+          agent.settleViews();
           await continueAsNew<typeof sessionWorkflow>({ ...input, carried: agent.snapshot('waiting') });
         }
         agent.setState('running');

@@ -134,6 +134,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   const continueIfSuggested = async (phase: 'running' | 'waiting') => {
     if (!workflowInfo().continueAsNewSuggested || !agent.idle) return;
     await condition(allHandlersFinished);
+    agent.settleViews();
     await continueAsNew<typeof subagentWorkflow>({ ...input, carried: agent.snapshot(phase) });
   };
   /** Tasks this subagent promised a notice for: background (not continuable) tasks still running. */

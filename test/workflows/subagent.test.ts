@@ -122,6 +122,26 @@ describe('subagent workflow', () => {
     expect(toolMessages.every((message) => !message.isError)).toBe(true);
   });
 
+  test('a run that ends while the views hold a change back cancels their timer: no timer left running, no failed workflow task', async () => {
+    // Fast turns: the second change of the search attributes comes within the 1 s interval, so a timer is
+    // started to write it. A timer still running at the end could fire during the last workflow task, and the
+    // server would refuse the completion (UnhandledCommand: a failed task and a replay).
+    const marker = script('views-timer', [
+      { toolCalls: [{ id: 'call-1', name: 'developer__list_directory', arguments: { path: 'docs' } }] },
+      { toolCalls: [{ id: 'call-2', name: 'developer__read_file', arguments: { path: 'notes.txt' } }] },
+      { text: 'Looked twice.' },
+    ]);
+    const workflowId = `errand-views-timer-${Date.now()}`;
+    const result = await run(workflowId, `Look twice ${marker}`);
+    expect(result.status).toBe('completed');
+    const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+    const count = (attribute: string) => events.filter((event) => (event as Record<string, unknown>)[attribute] != null).length;
+    expect(count('timerStartedEventAttributes')).toBeGreaterThanOrEqual(1);
+    expect(count('timerFiredEventAttributes') + count('timerCanceledEventAttributes')).toBe(count('timerStartedEventAttributes'));
+    expect(count('workflowTaskFailedEventAttributes')).toBe(0);
+    expect(count('upsertWorkflowSearchAttributesEventAttributes')).toBeGreaterThanOrEqual(2);
+  });
+
   test('refuses paths outside the working directory and keeps running', async () => {
     const marker = script('escape', [
       {
