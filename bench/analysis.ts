@@ -17,7 +17,8 @@ export const analysis: Record<string, string[]> = {
   throughput: [
     'each delegation keeps the Web UI current: search attributes (status, turns) are written at most once a second per workflow (`viewsUpsertIntervalMs`) and current details only when they change; larger payloads than the bare workflow (route, toolsets, summaries). If this misses, compare the events per delegation in the notes with the bare workflow\'s.',
     'where the CPU goes (profiles of this figure): errand\'s worker spends about half again the bare worker\'s CPU per delegation (the server about the same): the workflow code per turn, the SDK\'s stack-trace promise hook (a third of the workflow thread\'s CPU), and the durable blob writes of the conversation (temp file, fsync, link, directory fsync). With one workflow thread that thread was the bottleneck of the burst; errand runs two (decision 0016).',
-    'the ratio is noisy on this machine: runs of the same code spread over about ±0.04 (the bare rate itself moves between 14 and 18 delegations/s).',
+    'the ratio is noisy on this machine: bursts of the same code in one run differ by up to a fifth, for errand and for the bare workflows alike (the notes list every burst in order; both tend to slow down as the server\'s store fills), so the ratio of the medians moves by about ±0.05 between runs.',
+    'no longer a cause: a workflow task refused at the end of a delegation (UnhandledCommand, then a replay) hit 22 – 54 of every 200 delegations while the views\' interval timer could fire during the last task; it is cancelled there since decision 0017 (the notes count failed and timed-out workflow tasks of every burst).',
   ],
   'history-bytes-per-turn-at-10': [
     'a message enters history once, by reference when long (the caller stores it and the update carries its key; decision 0002), and the answer\'s text only up to `inlineTextLimit`; if this misses, the notes\' bytes by event type say which payload grew.',
