@@ -49,6 +49,12 @@ function eventKind(event: object): { kind: string; attributes: Record<string, un
   return { kind: 'unknown', attributes: {} };
 }
 
+/** The activity type named by an activityTaskScheduled event's attributes. */
+function activityTypeName(attributes: Record<string, unknown>): string {
+  const type = attributes.activityType;
+  return typeof type === 'object' && type !== null && 'name' in type && typeof type.name === 'string' ? type.name : 'unknown';
+}
+
 /** Sums the bytes of every `data` field of every payload found anywhere under a value. */
 function payloadBytesOf(value: unknown, depth = 0): number {
   if (depth > 12 || value === null || typeof value !== 'object') return 0;
@@ -81,8 +87,7 @@ export async function profileHistory(client: Client, workflowId: string, runId?:
     const id = numberOf(event.eventId);
     const at = tsToMs(event.eventTime);
     if (kind === 'activityTaskScheduled') {
-      const activityType = attributes.activityType;
-      const type = typeof activityType === 'object' && activityType !== null && 'name' in activityType && typeof activityType.name === 'string' ? activityType.name : 'unknown';
+      const type = activityTypeName(attributes);
       activityCounts[type] = (activityCounts[type] ?? 0) + 1;
       scheduled.set(id, { type, at });
     } else if (kind === 'activityTaskStarted') {
@@ -150,10 +155,7 @@ export async function timeoutProfile(client: Client, workflowIds: readonly strin
       }
       if (kind === 'workflowTaskFailed') workflowTaskFailures += 1;
       if (kind === 'workflowExecutionStarted') taskTimeouts.add(String(numberOf((attributes.workflowTaskTimeout as { seconds?: unknown } | undefined)?.seconds)));
-      if (kind === 'activityTaskScheduled') {
-        const activityType = attributes.activityType;
-        types.set(numberOf(event.eventId), typeof activityType === 'object' && activityType !== null && 'name' in activityType && typeof activityType.name === 'string' ? activityType.name : 'unknown');
-      }
+      if (kind === 'activityTaskScheduled') types.set(numberOf(event.eventId), activityTypeName(attributes));
       if (kind === 'activityTaskStarted' && numberOf(attributes.attempt) > 1) {
         const type = types.get(numberOf(attributes.scheduledEventId)) ?? 'unknown';
         activityRetries[type] = (activityRetries[type] ?? 0) + 1;
@@ -198,10 +200,7 @@ export async function firstActivityCompletions(client: Client, workflowIds: read
     const types = new Map<number, string>();
     for (const event of history.events ?? []) {
       const { kind, attributes } = eventKind(event);
-      if (kind === 'activityTaskScheduled') {
-        const type = attributes.activityType;
-        types.set(numberOf(event.eventId), typeof type === 'object' && type !== null && 'name' in type && typeof type.name === 'string' ? type.name : 'unknown');
-      }
+      if (kind === 'activityTaskScheduled') types.set(numberOf(event.eventId), activityTypeName(attributes));
       if (kind !== 'activityTaskCompleted' || types.get(numberOf(attributes.scheduledEventId)) !== activityType) continue;
       const at = tsToMs(event.eventTime);
       if (at >= sinceMs) {
