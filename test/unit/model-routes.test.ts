@@ -40,6 +40,14 @@ function route(choice: ReturnType<typeof chooseModel>) {
   return choice.route;
 }
 
+describe('no provider configured', () => {
+  test('says that none is configured and which settings configure one, instead of naming a placeholder provider', () => {
+    const choice = chooseModel(inputs({ providers: [], parent: { provider: '(none)', model: '(none)' } }));
+    expect(choice).toEqual({ ok: false, message: expect.stringContaining('no usable provider: none is configured. Set ERRAND_PROVIDERS') });
+    expect(choice.ok ? '' : choice.message).not.toContain('"(none)"');
+  });
+});
+
 describe('reasoning effort precedence', () => {
   test('delegate > recipe settings > the parent (same model) > the model default', () => {
     expect(route(chooseModel(inputs({ request: { reasoningEffort: 'low' }, recipe: { reasoningEffort: 'medium' } }))).reasoningEffort).toBe('low');
