@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { useTestTempRoot } from './test/support/test-temp-root';
 import { testFilesUsingTemporal } from './test/support/test-tiers';
 
 /**
@@ -14,6 +15,7 @@ import { testFilesUsingTemporal } from './test/support/test-tiers';
  * Temporal, timers, child processes), so more forks than cores keeps both cores busy; each test uses its own
  * task queue, data folder and ports, so files never share state.
  */
+useTestTempRoot();
 const temporalTests = testFilesUsingTemporal(__dirname);
 const forks = Math.max(3, availableParallelism() + 1);
 

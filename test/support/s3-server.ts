@@ -80,6 +80,13 @@ export async function startS3Server(): Promise<S3TestServer> {
     `-s3.port=${s3}`,
     `-s3.port.grpc=${s3Grpc}`,
     `-s3.config=${configPath}`,
+    // Its local sockets default to /tmp/seaweedfs-*.sock and stay there after it stops: keep them in its folder.
+    `-s3.localSocket=${join(folder, 's3.sock')}`,
+    `-filer.localSocket=${join(folder, 'filer.sock')}`,
+    // The Iceberg and Lance catalogs listen on fixed ports (8181, 9101): a second server at the same time
+    // (two test files in parallel) died on them. errand uses neither.
+    '-s3.port.iceberg=0',
+    '-s3.port.lance=0',
     '-admin.ui=false',
     '-webdav=false',
   ];
@@ -102,6 +109,10 @@ export async function startS3Server(): Promise<S3TestServer> {
     }
     log.end();
     rmSync(dataDir, { recursive: true, force: true });
+    // Its gRPC servers' unix sockets have no flag and always go to /tmp, named by port; they outlive it.
+    for (const [component, port] of [['master', masterGrpc], ['volume', volumeGrpc], ['filer', filerGrpc], ['s3', s3Grpc]] as const) {
+      rmSync(join('/tmp', `seaweedfs-${component}-grpc-${port}.sock`), { force: true });
+    }
   };
 
   try {
