@@ -1,4 +1,4 @@
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time';
 
 /**
@@ -47,6 +47,16 @@ function eventKind(event: object): { kind: string; attributes: Record<string, un
     }
   }
   return { kind: 'unknown', attributes: {} };
+}
+
+/** A workflow's history as the client fetches it. */
+export type WorkflowHistory = Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
+
+/** The histories of the given workflows (latest runs), fetched once for every reader below. */
+export async function fetchHistories(client: Client, workflowIds: readonly string[]): Promise<Map<string, WorkflowHistory>> {
+  const histories = new Map<string, WorkflowHistory>();
+  for (const workflowId of workflowIds) histories.set(workflowId, await client.workflow.getHandle(workflowId).fetchHistory());
+  return histories;
 }
 
 /** The activity type named by an activityTaskScheduled event's attributes. */
@@ -135,15 +145,14 @@ export function formatCounts(counts: Record<string, number>, divisor = 1): strin
 }
 
 /** Timeouts and retries across several workflows: what a recovery waited for. */
-export async function timeoutProfile(client: Client, workflowIds: readonly string[]): Promise<{ workflowTaskTimeouts: number; workflowTaskTimeoutKinds: Record<string, number>; workflowTaskTimeoutSeconds: string[]; workflowTaskFailures: number; activityTimeouts: Record<string, number>; activityRetries: Record<string, number> }> {
+export function timeoutProfile(histories: Iterable<WorkflowHistory>): { workflowTaskTimeouts: number; workflowTaskTimeoutKinds: Record<string, number>; workflowTaskTimeoutSeconds: string[]; workflowTaskFailures: number; activityTimeouts: Record<string, number>; activityRetries: Record<string, number> } {
   let workflowTaskTimeouts = 0;
   let workflowTaskFailures = 0;
   const workflowTaskTimeoutKinds: Record<string, number> = {};
   const taskTimeouts = new Set<string>();
   const activityTimeouts: Record<string, number> = {};
   const activityRetries: Record<string, number> = {};
-  for (const workflowId of workflowIds) {
-    const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  for (const history of histories) {
     const types = new Map<number, string>();
     for (const event of history.events ?? []) {
       const { kind, attributes } = eventKind(event);
@@ -193,10 +202,9 @@ export async function eventTimeline(client: Client, workflowId: string, sinceMs:
  * Per workflow: when the first activity of `activityType` completed at or after `sinceMs` (server event
  * time, ms), if one did — the moment an answer was back in the workflow's history.
  */
-export async function firstActivityCompletions(client: Client, workflowIds: readonly string[], activityType: string, sinceMs: number): Promise<Map<string, number>> {
+export function firstActivityCompletions(histories: ReadonlyMap<string, WorkflowHistory>, activityType: string, sinceMs: number): Map<string, number> {
   const completions = new Map<string, number>();
-  for (const workflowId of workflowIds) {
-    const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  for (const [workflowId, history] of histories) {
     const types = new Map<number, string>();
     for (const event of history.events ?? []) {
       const { kind, attributes } = eventKind(event);

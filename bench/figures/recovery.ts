@@ -7,7 +7,7 @@ import { subagentStartOptions } from '../../src/observability/start-options';
 import { restartRepeats, storedAnswers, type RestartRepeats } from '../restart-accounting';
 import { benchModel, benchProviders, benchSubagentInput, mapLimit, sleep, spawnWorkerChild, uniqueId, waitUntil, type Bench, type ChildWorker } from '../harness';
 import type { FigureResult } from '../figure';
-import { eventTimeline, firstActivityCompletions, formatCounts, timeoutProfile } from '../history-profile';
+import { eventTimeline, fetchHistories, firstActivityCompletions, formatCounts, timeoutProfile } from '../history-profile';
 import { benchMarker, markerOf, openAIMessages } from '../scripted-answers';
 import { round, summarize } from '../stats';
 
@@ -122,7 +122,8 @@ export async function measureRecovery(bench: Bench, repetitions: number, delegat
       }, stored, killedAt);
       // Recovered = a model turn's answer is back in the delegation's history: asked again, or read from the
       // store when the dead worker had stored it (then no model call is needed, and the next one is normal work).
-      const completions = await firstActivityCompletions(bench.client, handles.map((handle) => handle.workflowId), 'modelTurn', spawnedAt);
+      const histories = await fetchHistories(bench.client, handles.map((handle) => handle.workflowId));
+      const completions = firstActivityCompletions(histories, 'modelTurn', spawnedAt);
       const recoveredAt = new Map<string, number>();
       handles.forEach((handle, index) => {
         const at = completions.get(handle.workflowId);
@@ -138,7 +139,7 @@ export async function measureRecovery(bench: Bench, repetitions: number, delegat
       const lastBeat = heartbeatAt === undefined ? 'no call in flight at the kill' : `its call in flight last heartbeated ${round((killedAt - heartbeatAt) / 1000)} s before the kill`;
       const slowest = slowestHandle ? `${round(((recoveredAt.get(slowestTag ?? '') ?? spawnedAt) - spawnedAt) / 1000)} s (${lastBeat}): ${await eventTimeline(bench.client, slowestHandle.workflowId, killedAt)}` : 'none';
       // Workflow history (pending activities were retried in the meantime; the timeouts are already recorded).
-      const profile = await timeoutProfile(bench.client, handles.map((handle) => handle.workflowId));
+      const profile = timeoutProfile(histories.values());
       const timeouts = `workflow task timeouts ${profile.workflowTaskTimeouts} (${formatCounts(profile.workflowTaskTimeoutKinds)}; workflow task timeout ${profile.workflowTaskTimeoutSeconds.join('/')} s); activity timeouts ${formatCounts(profile.activityTimeouts) || 'none'}; activity retries ${formatCounts(profile.activityRetries) || 'none'}`;
       runs.push({ recoveryMs: Math.max(...perDelegation), bootMs: readyAt - spawnedAt, repeats, storeReadBeforePoll, perDelegation, perDelegationAsked, timeouts, slowest });
       await Promise.all(handles.map((handle) => handle.terminate('bench: recovery measured').catch(() => undefined)));

@@ -1,6 +1,6 @@
 import { benchSubagentInput, startBaselineWorker, startErrandWorker, uniqueId, type Bench } from '../harness';
 import type { FigureResult } from '../figure';
-import { formatCounts, profileHistory, timeoutProfile } from '../history-profile';
+import { fetchHistories, formatCounts, profileHistory, timeoutProfile } from '../history-profile';
 import { benchMarker } from '../scripted-answers';
 import { round, summarize } from '../stats';
 
@@ -72,7 +72,7 @@ export async function measureThroughput(bench: Bench, count: number, repetitions
   const baselineProfile = await profileHistory(bench.client, sampleBaselineId);
   // What the measured bursts' histories show: a workflow task that failed (and was replayed) or timed out.
   const burstTrouble = await Promise.all(errandBursts.slice(1).map(async ({ prefix, size }, index) => {
-    const profile = await timeoutProfile(bench.client, Array.from({ length: size }, (_, at) => `${prefix}-${at}`));
+    const profile = timeoutProfile((await fetchHistories(bench.client, Array.from({ length: size }, (_, at) => `${prefix}-${at}`))).values());
     return `burst ${index + 1} (${round(errandRates[index] ?? 0)}/s): workflow task failures ${profile.workflowTaskFailures}, timeouts ${profile.workflowTaskTimeouts}${profile.workflowTaskTimeouts > 0 ? ` (${formatCounts(profile.workflowTaskTimeoutKinds)})` : ''}, activity retries ${formatCounts(profile.activityRetries) || 'none'}`;
   }));
   return {

@@ -55,10 +55,10 @@ export function chooseModel(inputs: ModelChoiceInputs): ModelChoice {
     else warnings.push(`the recipe's provider "${inputs.recipe.provider}" is not configured here; it was not used`);
   }
   providerName ??= inputs.configuredDefault?.provider ?? inputs.parent.provider;
-  const provider = known(providerName);
   if (inputs.providers.length === 0) {
     return { ok: false, message: 'no usable provider: none is configured. Set ERRAND_PROVIDERS (a JSON list of providers, each with name, kind and models) and ERRAND_DEFAULT_MODEL (provider/model).' };
   }
+  const provider = known(providerName);
   if (!provider) {
     return { ok: false, message: `no usable provider: "${providerName}" is not configured (configured: ${configured}). Set ERRAND_DEFAULT_MODEL or configure providers.` };
   }
