@@ -14,6 +14,7 @@ import { createScriptedModel, type ScriptedModel } from '../src/llm/scripted-mod
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../test/support/scripted-openai-server';
 import type { ProviderConfig } from '../src/llm/provider-config';
 import { createErrandWorker, createWorkerDependencies, type WorkerDependencies } from '../src/worker';
+import { workflowBundleOptions } from '../src/workflow-bundle-options';
 import { createBaselineActivities } from './baseline-activities';
 import { onCleanup, trackChildPid, untrackChildPid } from './cleanup';
 import { benchStep, openAIMessages } from './scripted-answers';
@@ -78,8 +79,8 @@ const quietLogger = {
   error: (message: string) => process.stderr.write(`bundle: ${message}\n`),
 };
 
-async function bundle(workflowsPath: string, target: string): Promise<string> {
-  const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+async function bundle(options: { workflowsPath: string; preloadModules?: string[] }, target: string): Promise<string> {
+  const { code } = await bundleWorkflowCode({ ...options, logger: quietLogger });
   writeFileSync(target, code);
   return target;
 }
@@ -100,8 +101,8 @@ export async function startBench(): Promise<Bench> {
 
   // Bundling takes seconds on 2 cores; do it while the server starts.
   const bundles = Promise.all([
-    bundle(join(projectRoot, 'src', 'workflows', 'index.ts'), join(workDir, 'errand-workflows.js')),
-    bundle(join(projectRoot, 'bench', 'baseline-workflows.ts'), join(workDir, 'baseline-workflows.js')),
+    bundle(workflowBundleOptions(), join(workDir, 'errand-workflows.js')),
+    bundle({ workflowsPath: join(projectRoot, 'bench', 'baseline-workflows.ts') }, join(workDir, 'baseline-workflows.js')),
   ]);
   const server = await startDevServer({ dbFile: join(tempDir, 'temporal.sqlite'), logFile: join(workDir, 'temporal-dev-server.log'), headless: true });
   onCleanup('dev server', () => server.stop());

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { workflowBundleOptions } from '../src/workflow-bundle-options';
 
 /**
  * Prebuilds the workflow bundle (`npm run build` runs this after `tsc`). A production worker loads this file
@@ -20,7 +21,7 @@ const root = resolve(__dirname, '..');
  */
 export async function bundleWorkflows(out: string): Promise<number> {
   const { code } = await bundleWorkflowCode({
-    workflowsPath: resolve(root, 'src', 'workflows', 'index.ts'),
+    ...workflowBundleOptions(),
     // webpack's progress chatter is noise in a build log; warnings and errors still show.
     logger: {
       log: () => undefined,

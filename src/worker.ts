@@ -13,6 +13,7 @@ import { defaultMaxCachedWorkflows, defaultWorkflowThreads, heartbeatThrottleMs 
 import { workerTuningFromEnv } from './worker-tuning';
 import { installLogging, providerApiKeys } from './observability/logging';
 import { projectRoot } from './dev/tool-paths';
+import { workflowBundleOptions } from './workflow-bundle-options';
 import type { ChatModel, ModelRegistry } from './llm/model-port';
 import { createModelRegistry, providerChoices } from './llm/provider-config';
 import type { ToolsetRegistry } from './tools/toolset-registry';
@@ -159,13 +160,12 @@ export async function checkWorkerEnvironment(config: ErrandConfig, env: NodeJS.P
  * Where the workflow code comes from: a prebuilt bundle (production: `npm run build` writes
  * dist/workflow-bundle.js; `ERRAND_WORKFLOW_BUNDLE` names another), else the sources, bundled at start.
  */
-export function workflowSource(env: NodeJS.ProcessEnv = process.env): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+export function workflowSource(env: NodeJS.ProcessEnv = process.env): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions'> {
   const prebuilt = env.ERRAND_WORKFLOW_BUNDLE ?? join(projectRoot, 'dist', 'workflow-bundle.js');
   if (existsSync(prebuilt)) return { workflowBundle: { codePath: prebuilt } };
   if (env.ERRAND_WORKFLOW_BUNDLE) throw new Error(`ERRAND_WORKFLOW_BUNDLE=${env.ERRAND_WORKFLOW_BUNDLE} does not exist; run "npm run build" or unset it`);
-  // From the project root rather than this file: the bundled CLI (dist/cli-bundle/) runs this code too.
-  const sources = join(projectRoot, 'src', 'workflows', 'index.ts');
-  return { workflowsPath: existsSync(sources) ? sources : require.resolve('./workflows') };
+  const { workflowsPath, preloadModules } = workflowBundleOptions();
+  return { workflowsPath, bundlerOptions: { preloadModules } };
 }
 
 /** Options of {@link createErrandWorker}. */
@@ -174,7 +174,7 @@ export interface ErrandWorkerOptions {
   namespace: string;
   taskQueue: string;
   dependencies: WorkerDependencies;
-  workflows?: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'>;
+  workflows?: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions'>;
   /** Extra worker options (tuning, identity). */
   tuning?: Partial<Pick<WorkerOptions, 'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows' | 'workflowThreadPoolSize' | 'identity' | 'shutdownGraceTime'>>;
 }

@@ -227,8 +227,8 @@ export const workflowTaskTimeoutMs = 3_000;
 export const defaultMaxCachedWorkflows = 500;
 /**
  * Threads a worker runs workflow code on by default (`ERRAND_WORKER_WORKFLOW_THREADS`; the SDK's default
- * is 1). errand's workflow tasks are heavier than a bare workflow's (more code per turn, and the SDK
- * records a stack trace for every promise a workflow creates), so one thread was the bottleneck of a
+ * is 1). errand's workflow tasks are heavier than a bare workflow's (more code per turn; the SDK's record
+ * of a stack for every promise is cut short by decision 0018), so one thread was the bottleneck of a
  * burst of delegations; a second one raised throughput by about 7 % on 2 cores and costs about 50 MB
  * (decision 0016).
  */

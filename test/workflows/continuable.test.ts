@@ -85,6 +85,20 @@ describe('continuable subagents', () => {
     expect(result.status).toBe('cancelled');
   });
 
+  test('a waiting subagent\'s stack trace (the Web UI\'s Stack Trace tab) is recorded one frame deep: the sandbox runs with the preloaded stack depth', async () => {
+    const marker = scripts.add('stack', [{ text: 'ready' }]);
+    const workflowId = `errand-stack-${Date.now()}`;
+    const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId, args: [subagentInput({ prompt: `Wait ${marker}`, workingDir, continuable: true })] });
+    await waitForPeek(workflowId, (peek) => peek.state === 'waiting');
+    // The query answers (it is what the Web UI calls); with V8's default of ten frames its answer names the
+    // SDK's and errand's functions ("at condition (…)"), with errand's sandbox setting of one frame nothing.
+    const stacks: string = await handle.query('__stack_trace');
+    expect(typeof stacks).toBe('string');
+    expect(stacks).not.toMatch(/\bat \S/);
+    await handle.signal(cancelSignal, { reason: 'test over' });
+    expect((await handle.result() as SubagentResult).status).toBe('cancelled');
+  });
+
   test('sendMessage is refused at once for a subagent that is not continuable, or has ended', async () => {
     const marker = scripts.add('refuse', [{ text: 'done', delayMs: 1_000 }]);
     const workflowId = `errand-refuse-${Date.now()}`;
