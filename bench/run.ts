@@ -27,7 +27,7 @@ import { loadAverages, machineFacts, markdownReport, markdownTable, type BenchRe
 const fullPlan = {
   overheadRuns: 4,
   throughputDelegations: 200,
-  throughputRuns: 3,
+  throughputRuns: 4,
   historyTurns: 500,
   apiSamples: 300,
   cancelSamples: 20,
