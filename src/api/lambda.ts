@@ -1,9 +1,10 @@
 import type { Hono } from 'hono';
 import { handle, type APIGatewayProxyResult, type LambdaContext, type LambdaEvent } from 'hono/aws-lambda';
-import { configureLogging, providerApiKeys } from '../observability/json-logger';
+import { configureLogging, createLogger, providerApiKeys } from '../observability/json-logger';
 import type { ApiEnv } from './api-env';
 import { createApp } from './app';
 import { createApiDependencies } from './default-dependencies';
+import { noProviderWarning } from './problem';
 
 /**
  * The API as an AWS Lambda handler behind an API Gateway HTTP API (payload format 2.0). The app and its
@@ -32,6 +33,7 @@ export const handler: ApiGatewayV2Handler = async (event, context) => {
     // A Lambda behind API Gateway is reachable from the internet: never without keys.
     if (deps.api.auth.mode === 'off') throw new Error('ERRAND_API_AUTH=off is refused in the Lambda: it serves the internet; configure ERRAND_API_KEYS');
     configureLogging({ secrets: providerApiKeys(deps.config.providers) });
+    if (deps.config.providers.length === 0) createLogger('api').warn(noProviderWarning);
     cached = createLambdaHandler(createApp(deps));
   }
   return cached(event, context);

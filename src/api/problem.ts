@@ -27,6 +27,8 @@ export const ProblemKind = {
   conflict: 'conflict',
   methodNotAllowed: 'method-not-allowed',
   unavailable: 'temporal-unavailable',
+  /** The server cannot run what was asked because of its own configuration (no model provider). */
+  notConfigured: 'not-configured',
   /** The route exists but this deployment cannot serve it (the event stream behind API Gateway + Lambda). */
   notAvailableHere: 'not-available-here',
   internal: 'internal-error',
@@ -112,3 +114,16 @@ export function invalidRequest(error: z.ZodError, location: (typeof problemLocat
 export function delegationNotFound(id: string): ApiProblem {
   return new ApiProblem(404, ProblemKind.notFound, 'No such delegation', { detail: `no delegation with id "${id}" is visible to this API key` });
 }
+
+/**
+ * The answer to a start when the server has no model provider at all: nothing the caller sends can make it
+ * run, so it is the server's 503 (naming the settings its operator sets), not a 422 about a body field.
+ */
+export function noProviderConfigured(what: 'delegation' | 'session'): ApiProblem {
+  return new ApiProblem(503, ProblemKind.notConfigured, 'No model provider is configured', {
+    detail: `this server has no model provider (ERRAND_PROVIDERS is empty), so no ${what} can run; its operator sets ERRAND_PROVIDERS (a JSON list of providers, each with name, kind and models) and ERRAND_DEFAULT_MODEL (provider/model)`,
+  });
+}
+
+/** What `errand api` and the Lambda say at start when no model provider is configured (every start would be refused). */
+export const noProviderWarning = 'no model provider is configured (ERRAND_PROVIDERS is empty): every delegation and session start will be answered 503 not-configured until one is';

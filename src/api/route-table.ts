@@ -49,6 +49,7 @@ const notFound: ResponseSpec = { description: 'No such delegation for this API k
 const tooLarge: ResponseSpec = { description: 'The request body is larger than the configured limit.' };
 const unsupported: ResponseSpec = { description: 'The body is not application/json.' };
 const unavailable: ResponseSpec = { description: 'Temporal cannot be reached.' };
+const unavailableOrNotConfigured: ResponseSpec = { description: 'Temporal cannot be reached, or this server has no model provider configured (`not-configured`).' };
 const sessionNotFound: ResponseSpec = { description: "No such session or approval for this API key (other tenants' are not visible)." };
 const sessionConflict: ResponseSpec = { description: 'The workflow refused it: the session has ended, or the approval is no longer pending.' };
 const optionalIdempotencyKey = idempotencyKeySchema.optional();
@@ -77,7 +78,7 @@ export const startDelegationRoute = defineRoute({
     413: tooLarge,
     415: unsupported,
     422: { description: 'The request is well-formed but cannot run: unknown source (with suggestions), model not allowed, bad parameters, working_dir outside, or an Idempotency-Key reused for a different request.' },
-    503: unavailable,
+    503: unavailableOrNotConfigured,
   },
 });
 
@@ -219,7 +220,7 @@ export const startSessionRoute = defineRoute({
   description: 'Starts a session whose model can load and delegate; messages arrive with POST /v1/sessions/{id}/messages.',
   tag: 'sessions', authenticated: true, params: emptyPathSchema, query: emptyQuerySchema,
   body: { schema: startSessionBodySchema, required: true, description: 'Session settings and an optional first message.' },
-  responses: { 201: { description: 'The session started.', schema: startSessionResponseSchema }, 400: badRequest, 401: unauthorized, 422: { description: "No model is configured, or maxDepth / maxTurnsPerMessage is over the operator's limit." } },
+  responses: { 201: { description: 'The session started.', schema: startSessionResponseSchema }, 400: badRequest, 401: unauthorized, 422: { description: "No default model is configured, or maxDepth / maxTurnsPerMessage is over the operator's limit." }, 503: unavailableOrNotConfigured },
 });
 /** `GET /v1/sessions/{id}`. */
 export const getSessionRoute = defineRoute({

@@ -5,6 +5,7 @@ import { configureLogging, providerApiKeys } from '../observability/json-logger'
 import type { ApiEnv } from './api-env';
 import { createApp } from './app';
 import { createApiDependencies } from './default-dependencies';
+import { noProviderWarning } from './problem';
 
 /**
  * The API as a Node HTTP server (`errand api`, `errand dev`, tests). The Temporal connection is made on
@@ -51,6 +52,7 @@ export async function runApiServer(env: NodeJS.ProcessEnv = process.env): Promis
   const server = await startApiServer(createApp(deps), { host: deps.api.host, port: deps.api.port });
   const auth = deps.api.auth.mode === 'off' ? `auth OFF (every request runs as tenant "${deps.api.auth.tenant}")` : `${deps.api.auth.keys.length} API key(s)`;
   process.stdout.write(`errand api: listening on ${server.url} (${auth}); Temporal ${deps.config.temporal.address}, task queue "${deps.config.temporal.taskQueue}"\n`);
+  if (deps.config.providers.length === 0) process.stderr.write(`errand api: warning: ${noProviderWarning}\n`);
   await new Promise<void>((resolveStop) => {
     const stop = () => resolveStop();
     process.once('SIGINT', stop);

@@ -26,7 +26,7 @@ afterAll(async () => {
 });
 
 it('answers a fault with a bare 500 and logs its stack through the redacting logger', async () => {
-  const deps = createApiDependencies({ env: { ERRAND_API_AUTH: 'off', ERRAND_WORKING_DIR: '/srv/errand/work' }, cwd: '/srv', temporal: fixedTemporalClient(client) });
+  const deps = createApiDependencies({ env: { ERRAND_API_AUTH: 'off', ERRAND_WORKING_DIR: '/srv/errand/work', ERRAND_PROVIDERS: JSON.stringify([{ name: 'scripted', kind: 'scripted', models: ['scripted-model'] }]) }, cwd: '/srv', temporal: fixedTemporalClient(client) });
   const app = createApp({
     ...deps,
     plan: () => Promise.reject(new Error('cannot open /srv/errand/state/blobs/x with token super-secret-value-123')),
