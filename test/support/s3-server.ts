@@ -65,7 +65,7 @@ export async function startS3Server(): Promise<S3TestServer> {
       ],
     }),
   );
-  const [master, masterGrpc, volume, volumeGrpc, filer, filerGrpc, s3, s3Grpc] = await distinctFreePorts(8);
+  const [master, masterGrpc, volume, volumeGrpc, filer, filerGrpc, s3, s3Grpc, admin, adminGrpc] = await distinctFreePorts(10);
   const args = [
     'mini',
     `-dir=${dataDir}`,
@@ -88,6 +88,9 @@ export async function startS3Server(): Promise<S3TestServer> {
     '-s3.port.iceberg=0',
     '-s3.port.lance=0',
     '-admin.ui=false',
+    // The admin server runs without its UI, on fixed default ports unless told: two servers at once would share them.
+    `-admin.port=${admin}`,
+    `-admin.port.grpc=${adminGrpc}`,
     '-webdav=false',
   ];
   const log = createWriteStream(logPath);
@@ -110,7 +113,7 @@ export async function startS3Server(): Promise<S3TestServer> {
     log.end();
     rmSync(dataDir, { recursive: true, force: true });
     // Its gRPC servers' unix sockets have no flag and always go to /tmp, named by port; they outlive it.
-    for (const [component, port] of [['master', masterGrpc], ['volume', volumeGrpc], ['filer', filerGrpc], ['s3', s3Grpc]] as const) {
+    for (const [component, port] of [['master', masterGrpc], ['volume', volumeGrpc], ['filer', filerGrpc], ['s3', s3Grpc], ['admin', adminGrpc]] as const) {
       rmSync(join('/tmp', `seaweedfs-${component}-grpc-${port}.sock`), { force: true });
     }
   };
