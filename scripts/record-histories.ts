@@ -14,8 +14,7 @@ import type { SubagentActivitySettings, SubagentInput } from '../src/contracts/s
 import { startDevServer, type DevServer } from '../src/dev/temporal-dev-server';
 import { createScriptedModel } from '../src/llm/scripted-model';
 import type { ScriptStep } from '../src/llm/scripted-step';
-import { createErrandWorker, createWorkerDependencies } from '../src/worker';
-import { workflowBundleOptions } from '../src/workflow-bundle-options';
+import { createErrandWorker, createWorkerDependencies, workflowsFromSources } from '../src/worker';
 
 /**
  * Records workflow histories for the replay test (test/deploy/replay.test.ts): a plain subagent run, one
@@ -80,13 +79,12 @@ async function main(): Promise<void> {
   const dependencies = createWorkerDependencies(config, { scripted: { scripted: model }, env: {}, homeDirectory: join(scratch, 'home') });
   const taskQueue = `record-histories-${Date.now()}`;
   const nativeConnection = await NativeConnection.connect({ address });
-  const sandbox = workflowBundleOptions();
   const worker = await createErrandWorker({
     connection: nativeConnection,
     namespace: 'default',
     taskQueue,
     dependencies,
-    workflows: { workflowsPath: sandbox.workflowsPath, bundlerOptions: { preloadModules: sandbox.preloadModules } },
+    workflows: workflowsFromSources(),
     tuning: { identity, shutdownGraceTime: '2s' },
   });
   const running = worker.run();

@@ -164,6 +164,11 @@ export function workflowSource(env: NodeJS.ProcessEnv = process.env): Pick<Worke
   const prebuilt = env.ERRAND_WORKFLOW_BUNDLE ?? join(projectRoot, 'dist', 'workflow-bundle.js');
   if (existsSync(prebuilt)) return { workflowBundle: { codePath: prebuilt } };
   if (env.ERRAND_WORKFLOW_BUNDLE) throw new Error(`ERRAND_WORKFLOW_BUNDLE=${env.ERRAND_WORKFLOW_BUNDLE} does not exist; run "npm run build" or unset it`);
+  return workflowsFromSources();
+}
+
+/** The workflow sources, bundled by the worker at start with errand's bundle options (the sandbox setup). */
+export function workflowsFromSources(): Pick<WorkerOptions, 'workflowsPath' | 'bundlerOptions'> {
   const { workflowsPath, preloadModules } = workflowBundleOptions();
   return { workflowsPath, bundlerOptions: { preloadModules } };
 }
