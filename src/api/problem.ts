@@ -121,9 +121,9 @@ export function delegationNotFound(id: string): ApiProblem {
  */
 export function noProviderConfigured(what: 'delegation' | 'session'): ApiProblem {
   return new ApiProblem(503, ProblemKind.notConfigured, 'No model provider is configured', {
-    detail: `this server has no model provider (ERRAND_PROVIDERS is empty), so no ${what} can run; its operator sets ERRAND_PROVIDERS (a JSON list of providers, each with name, kind and models) and ERRAND_DEFAULT_MODEL (provider/model)`,
+    detail: `this server has no model provider (ERRAND_PROVIDERS is unset or empty), so no ${what} can run; its operator sets ERRAND_PROVIDERS (a JSON list of providers, each with name, kind and models) and ERRAND_DEFAULT_MODEL (provider/model)`,
   });
 }
 
 /** What `errand api` and the Lambda say at start when no model provider is configured (every start would be refused). */
-export const noProviderWarning = 'no model provider is configured (ERRAND_PROVIDERS is empty): every delegation and session start will be answered 503 not-configured until one is';
+export const noProviderWarning = 'no model provider is configured (ERRAND_PROVIDERS is unset or empty): every delegation and session start will be answered 503 not-configured until one is';

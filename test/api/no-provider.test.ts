@@ -70,7 +70,7 @@ describe('no model provider configured', () => {
       const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)?.[1];
       const response = await fetch(`${url}/v1/delegations`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ instructions: 'x' }) });
       expect(response.status).toBe(503);
-      expect(stderr).toContain('errand api: warning: no model provider is configured (ERRAND_PROVIDERS is empty): every delegation and session start will be answered 503 not-configured until one is');
+      expect(stderr).toContain('errand api: warning: no model provider is configured (ERRAND_PROVIDERS is unset or empty): every delegation and session start will be answered 503 not-configured until one is');
     } finally {
       child.kill('SIGTERM');
     }
