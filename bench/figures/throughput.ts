@@ -26,6 +26,8 @@ export async function measureThroughput(bench: Bench, count: number, repetitions
   const baselineWorker = await startBaselineWorker(bench, baselineQueue);
   const errandRates: number[] = [];
   const baselineRates: number[] = [];
+  /** Every measured burst as `<kind> <rate>`, in the order run. */
+  const measuredOrder: string[] = [];
   const warmUp = Math.max(1, Math.round(count / 4));
   let sampleErrandId = '';
   const errandBursts: Array<{ prefix: string; size: number }> = [];
@@ -61,12 +63,11 @@ export async function measureThroughput(bench: Bench, count: number, repetitions
     // fills (both kinds' bursts do, by up to a fifth over a run), so a fixed order would always measure
     // errand on the fuller store. With an even number of pairs both sit at the same mean position.
     for (let index = 0; index < repetitions; index += 1) {
-      if (index % 2 === 0) {
-        baselineRates.push(await runBaseline(count));
-        errandRates.push(await runErrand(count));
-      } else {
-        errandRates.push(await runErrand(count));
-        baselineRates.push(await runBaseline(count));
+      const order = index % 2 === 0 ? (['bare', 'errand'] as const) : (['errand', 'bare'] as const);
+      for (const kind of order) {
+        const rate = kind === 'bare' ? await runBaseline(count) : await runErrand(count);
+        (kind === 'bare' ? baselineRates : errandRates).push(rate);
+        measuredOrder.push(`${kind} ${round(rate)}`);
       }
     }
   } finally {
@@ -98,7 +99,7 @@ export async function measureThroughput(bench: Bench, count: number, repetitions
     notes: [
       `${repetitions} bursts each in counterbalanced order (bare, errand, errand, bare, …: the server slows down as its store fills, so neither kind is always measured later), after one unmeasured burst of ${warmUp} of each (both workers start cold); rate = ${count} / (time from the first start call to the last result).`,
       `per delegation: ${errandProfile.events} events, ${errandProfile.workflowTasks} workflow tasks, activities ${formatCounts(errandProfile.activityCounts)}; per bare workflow: ${baselineProfile.events} events, ${baselineProfile.workflowTasks} workflow tasks.`,
-      `rates in the order measured (delegations/s): ${baselineRates.map((rate, index) => (index % 2 === 0 ? `bare ${round(rate)}, errand ${round(errandRates[index] ?? 0)}` : `errand ${round(errandRates[index] ?? 0)}, bare ${round(rate)}`)).join('; ')}; errand/bare per pair ${baselineRates.map((rate, index) => round((errandRates[index] ?? 0) / rate, 2)).join(', ')}.`,
+      `rates in the order measured (delegations/s): ${measuredOrder.join(', ')}; errand/bare per pair ${baselineRates.map((rate, index) => round((errandRates[index] ?? 0) / rate, 2)).join(', ')}.`,
       `errand's measured bursts, all histories: ${burstTrouble.join('; ')}.`,
       `one delegation's history: events ${formatCounts(errandProfile.eventCounts)}; payload bytes ${errandProfile.payloadBytes} (bare: ${baselineProfile.payloadBytes}).`,
     ],

@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
 import type { FieldProblem, Problem, problemLocations } from '../contracts/api';
+import { configureProvidersHint } from '../domain/model-precedence';
 
 /**
  * Error answers of the API as RFC 9457 problem documents (`application/problem+json`). A handler throws
@@ -121,7 +122,7 @@ export function delegationNotFound(id: string): ApiProblem {
  */
 export function noProviderConfigured(what: 'delegation' | 'session'): ApiProblem {
   return new ApiProblem(503, ProblemKind.notConfigured, 'No model provider is configured', {
-    detail: `this server has no model provider (ERRAND_PROVIDERS is unset or empty), so no ${what} can run; its operator sets ERRAND_PROVIDERS (a JSON list of providers, each with name, kind and models) and ERRAND_DEFAULT_MODEL (provider/model)`,
+    detail: `this server has no model provider (ERRAND_PROVIDERS is unset or empty), so no ${what} can run. ${configureProvidersHint}`,
   });
 }
 

@@ -40,6 +40,9 @@ export interface ModelChoiceInputs {
 /** The chosen route, warnings for choices that were skipped, or an error for the calling model. */
 export type ModelChoice = { ok: true; route: ModelRoute; warnings: string[] } | { ok: false; message: string };
 
+/** How an operator configures model providers: said wherever a start fails for want of one. */
+export const configureProvidersHint = 'Set ERRAND_PROVIDERS (a JSON list of providers, each with name, kind and models) and ERRAND_DEFAULT_MODEL (provider/model)';
+
 /** Applies SEMANTICS §3: override > delegate > recipe settings > agent model > configured default > parent. */
 export function chooseModel(inputs: ModelChoiceInputs): ModelChoice {
   const warnings: string[] = [];
@@ -56,7 +59,7 @@ export function chooseModel(inputs: ModelChoiceInputs): ModelChoice {
   }
   providerName ??= inputs.configuredDefault?.provider ?? inputs.parent.provider;
   if (inputs.providers.length === 0) {
-    return { ok: false, message: 'no usable provider: none is configured. Set ERRAND_PROVIDERS (a JSON list of providers, each with name, kind and models) and ERRAND_DEFAULT_MODEL (provider/model).' };
+    return { ok: false, message: `no usable provider: none is configured. ${configureProvidersHint}.` };
   }
   const provider = known(providerName);
   if (!provider) {
