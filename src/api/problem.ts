@@ -30,7 +30,7 @@ export const ProblemKind = {
   unavailable: 'temporal-unavailable',
   /** The server cannot run what was asked because of its own configuration (no model provider). */
   notConfigured: 'not-configured',
-  /** The route exists but this deployment cannot serve it (the event stream behind API Gateway + Lambda). */
+  /** The route exists but this deployment cannot serve it (the event stream behind API Gateway + Lambda, sessions in an API built without them). */
   notAvailableHere: 'not-available-here',
   internal: 'internal-error',
 } as const;

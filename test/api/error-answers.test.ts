@@ -53,6 +53,19 @@ it('answers a fault with a bare 500 and logs its stack through the redacting log
   expect(lines.join('\n')).not.toContain('super-secret-value-123');
 });
 
+it('answers a session route of an API built without sessions with 503 not-available-here, not a Temporal outage', async () => {
+  const deps = createApiDependencies({ env: { ERRAND_API_AUTH: 'off', ERRAND_WORKING_DIR: '/srv/errand/work', ERRAND_PROVIDERS: JSON.stringify([{ name: 'scripted', kind: 'scripted', models: ['scripted-model'] }]) }, cwd: '/srv', temporal: fixedTemporalClient(client) });
+  const { sessions: _sessions, ...withoutSessions } = deps;
+  const app = createApp(withoutSessions);
+  const response = await app.request('/v1/sessions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: 'hello' }) });
+  expect(response.status).toBe(503);
+  expect(response.headers.get('content-type')).toContain('application/problem+json');
+  const problem = (await response.json()) as { type: string; title: string; detail: string };
+  expect(problem.type).toBe('urn:errand:problem:not-available-here');
+  expect(problem.title).toBe('Sessions are not available in this deployment');
+  expect(problem.detail).toContain('/v1/delegations');
+});
+
 it('errand dev refuses --host 0.0.0.0 without API keys, before starting anything', async () => {
   const output: string[] = [];
   const io = { stdout: (text: string) => void output.push(text), stderr: (text: string) => void output.push(text), interactive: false };

@@ -17,7 +17,11 @@ import { cancelSessionRoute, decideApprovalRoute, getSessionRoute, listApprovals
 /** Mounts `/v1/sessions` and `/v1/approvals`. */
 export function mountSessionRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
   const service = () => {
-    if (!deps.sessions) throw new ApiProblem(503, ProblemKind.unavailable, 'Sessions are not available in this deployment');
+    if (!deps.sessions) {
+      throw new ApiProblem(503, ProblemKind.notAvailableHere, 'Sessions are not available in this deployment', {
+        detail: 'this API server was set up without a session service; delegations (/v1/delegations) are served',
+      });
+    }
     return deps.sessions;
   };
   mountRoute(app, startSessionRoute, async ({ body, tenant, c }) => {
