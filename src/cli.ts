@@ -24,7 +24,7 @@ interface CommandEntry {
 const commands: Record<string, CommandEntry> = {
   dev: { summary: 'run the whole local stack: Temporal dev server + Web UI, worker, API (demo model without a provider)', load: async () => (await import('./cli/stack-commands.js')).devCommand },
   worker: { summary: 'run a worker on the configured task queue [--demo]', load: async () => (await import('./cli/stack-commands.js')).workerCommand },
-  api: { summary: 'run the HTTP API server (ERRAND_API_KEYS, or ERRAND_API_AUTH=off for local use)', load: async () => (await import('./cli/stack-commands.js')).apiCommand },
+  api: { summary: 'run the HTTP API server (ERRAND_API_KEYS, or ERRAND_API_AUTH=off for local use)', load: async () => (await import('./cli/api-command.js')).apiCommand },
   delegate: { summary: 'start a subagent and wait with live progress: errand delegate "task" [--source s] [-p k=v] [--async] …', load: async () => (await import('./cli/delegation-commands.js')).delegateCommand },
   peek: { summary: 'show a delegation\'s state and progress without waiting; --follow watches it write until it ends', load: async () => (await import('./cli/delegation-commands.js')).peekCommand },
   result: { summary: 'print a delegation\'s result [--wait 30s] (exit 3 while it runs)', load: async () => (await import('./cli/delegation-commands.js')).resultCommand },

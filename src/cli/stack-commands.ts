@@ -6,7 +6,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { assertAuthOnLoopback, loadApiConfig } from '../api/api-config';
 import { createApp } from '../api/app';
 import { createApiDependencies } from '../api/default-dependencies';
-import { runApiServer, startApiServer } from '../api/server';
+import { startApiServer } from '../api/server';
 import { loadConfig, type ErrandConfig } from '../config';
 import { defaultApiPort } from '../contracts/limits';
 import { startDevServer } from '../dev/temporal-dev-server';
@@ -17,7 +17,7 @@ import type { CliContext } from './cli-context';
 import { UsageError } from './cli-io';
 import { processIsAlive, readDevStackState, removeDevStackState, writeDevStackState } from './dev-stack-state';
 
-/** `errand dev | worker | api`: the processes of an errand stack. */
+/** `errand dev | worker`: the processes of an errand stack (`errand api` is in api-command.ts). */
 
 /** Default local ports: Temporal's usual gRPC and Web UI ports, so the Temporal CLI finds the server. */
 const defaultTemporalPort = 7233;
@@ -228,12 +228,5 @@ export async function workerCommand(argv: string[], context: CliContext): Promis
   } finally {
     await connection.close();
   }
-  return 0;
-}
-
-/** `errand api`: the API server from configuration. */
-export async function apiCommand(argv: string[], context: CliContext): Promise<number> {
-  parseArgs({ args: argv, options: {}, allowPositionals: false, strict: true });
-  await runApiServer(context.env);
   return 0;
 }

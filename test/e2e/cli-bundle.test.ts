@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -50,6 +50,32 @@ describe('the bundled CLI', () => {
   it('is split into chunks: the entry holds the command table only', () => {
     expect(existsSync(join(outdir, 'errand.mjs'))).toBe(true);
     expect(readdirSync(join(outdir, 'chunks')).length).toBeGreaterThan(5);
+  });
+
+  it('keeps the worker package out of `errand api`: only dev and worker load it', () => {
+    // esbuild's metafile: every output chunk with its imports. A command's chunk loads at once what it
+    // imports statically (chunks and external packages), transitively; dynamic imports load on use.
+    const meta = JSON.parse(readFileSync(join(outdir, 'meta.json'), 'utf8')) as { outputs: Record<string, { entryPoint?: string; imports: { path: string; kind: string; external?: boolean }[] }> };
+    const loadedAtOnce = (entryPoint: string): Set<string> => {
+      const start = Object.keys(meta.outputs).find((file) => meta.outputs[file]?.entryPoint === entryPoint);
+      if (start === undefined) throw new Error(`no chunk for ${entryPoint} in the metafile`);
+      const seen = new Set<string>();
+      const packages = new Set<string>();
+      const pending = [start];
+      for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
+        if (seen.has(file)) continue;
+        seen.add(file);
+        for (const imported of meta.outputs[file]?.imports ?? []) {
+          if (imported.kind === 'dynamic-import') continue;
+          if (imported.external) packages.add(imported.path);
+          else pending.push(imported.path);
+        }
+      }
+      return packages;
+    };
+    expect([...loadedAtOnce('src/cli/api-command.ts')].filter((name) => name.startsWith('@temporalio/worker'))).toEqual([]);
+    expect(loadedAtOnce('src/cli/api-command.ts')).toContain('node:util');
+    expect(loadedAtOnce('src/cli/stack-commands.ts')).toContain('@temporalio/worker');
   });
 
   it('prints the usage', async () => {
