@@ -22,6 +22,21 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * A whole number from `min` to `max` in variable `name`, undefined when unset; `hint` says what it means.
+ * Here, with {@link ConfigError}, so the API's settings (src/api/api-config.ts) use it without loading the
+ * whole configuration.
+ */
+export function intFromEnv(env: NodeJS.ProcessEnv, name: string, min: number, max: number, hint?: string): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name}="${raw}" is not valid: use a whole number from ${min} to ${max}${hint ? ` (${hint})` : ''}`);
+  }
+  return value;
+}
+
 /** The `temporal` section of the configuration file. */
 export const temporalFileSchema = z.strictObject({
   address: z.string().min(1).optional(),

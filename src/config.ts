@@ -26,6 +26,7 @@ import type { SubagentActivitySettings, TaskLimits } from './contracts/subagent'
 import { storeConfigSchema, type StoreConfig } from './sources/store-config';
 import {
   ConfigError,
+  intFromEnv,
   dataDirFileSchema,
   dataDirSetting,
   formatIssues,
@@ -47,7 +48,7 @@ import { modelIds, providerConfigSchema, type ProviderConfig } from './llm/provi
  * command-settings.ts.
  */
 
-export { ConfigError, defaultDataDir, type ClientConfig, loadClientConfig } from './client-config';
+export { ConfigError, defaultDataDir, intFromEnv, type ClientConfig, loadClientConfig } from './client-config';
 export { CommandSandbox, type CommandSettings } from './command-settings';
 
 const fileSchema = z.strictObject({
@@ -164,17 +165,6 @@ export interface ErrandConfig {
     gitCacheDir: string;
     modelAliases: Record<string, string>;
   };
-}
-
-/** A whole number from `min` to `max` in variable `name`, undefined when unset; `hint` says what it means. */
-export function intFromEnv(env: NodeJS.ProcessEnv, name: string, min: number, max: number, hint?: string): number | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return undefined;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(`${name}="${raw}" is not valid: use a whole number from ${min} to ${max}${hint ? ` (${hint})` : ''}`);
-  }
-  return value;
 }
 
 function shareFromEnv(env: NodeJS.ProcessEnv, name: string): number | undefined {

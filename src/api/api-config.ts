@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { defaultApiMaxBodyBytes, defaultApiMaxWaitMs, defaultApiPort } from '../contracts/limits';
+import { intFromEnv } from '../client-config';
 import { parseApiKeys, tenantSchema, type ApiKeyEntry } from './auth-config';
 
 /**
@@ -39,11 +40,7 @@ export interface LoadApiConfigOptions {
 }
 
 function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name}="${raw}" is not valid: use a whole number from ${min} to ${max}`);
-  return value;
+  return intFromEnv(env, name, min, max) ?? fallback;
 }
 
 /** Whether a listen address reaches this machine only (so auth off serves nobody else). */

@@ -47,6 +47,12 @@ describe('authentication off', () => {
     expect(() => assertAuthOnLoopback({ mode: 'keys', keys: [] }, '0.0.0.0', '--host')).not.toThrow();
     expect(loadApiConfig({ ERRAND_API_AUTH: 'off' }).host).toBe('127.0.0.1');
   });
+
+  it('names a whole-number API setting that is out of range, and what would be valid', () => {
+    expect(() => loadApiConfig({ ERRAND_API_AUTH: 'off', ERRAND_API_PORT: '70000' })).toThrow(expect.objectContaining({ name: 'ConfigError', message: 'ERRAND_API_PORT="70000" is not valid: use a whole number from 0 to 65535' }));
+    expect(() => loadApiConfig({ ERRAND_API_AUTH: 'off', ERRAND_API_MAX_WAIT_MS: '1.5' })).toThrow(/ERRAND_API_MAX_WAIT_MS="1.5" is not valid: use a whole number from 0 to 900000/);
+    expect(loadApiConfig({ ERRAND_API_AUTH: 'off', ERRAND_API_PORT: '' }).port).toBe(loadApiConfig({ ERRAND_API_AUTH: 'off' }).port);
+  });
 });
 
 describe('tenant working directories', () => {
