@@ -39,10 +39,6 @@ export interface LoadApiConfigOptions {
   localDefault?: boolean;
 }
 
-function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  return intFromEnv(env, name, min, max) ?? fallback;
-}
-
 /** Whether a listen address reaches this machine only (so auth off serves nobody else). */
 export function isLoopbackHost(host: string): boolean {
   const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
@@ -105,9 +101,9 @@ export function loadApiConfig(env: NodeJS.ProcessEnv = process.env, cwd: string 
   assertAuthOnLoopback(auth, host, 'ERRAND_API_HOST');
   return {
     auth,
-    maxBodyBytes: intSetting(env, 'ERRAND_API_MAX_BODY_BYTES', defaultApiMaxBodyBytes, 1_024, 64 * 1024 * 1024),
-    maxWaitMs: intSetting(env, 'ERRAND_API_MAX_WAIT_MS', defaultApiMaxWaitMs, 0, 15 * 60_000),
+    maxBodyBytes: intFromEnv(env, 'ERRAND_API_MAX_BODY_BYTES', 1_024, 64 * 1024 * 1024) ?? defaultApiMaxBodyBytes,
+    maxWaitMs: intFromEnv(env, 'ERRAND_API_MAX_WAIT_MS', 0, 15 * 60_000) ?? defaultApiMaxWaitMs,
     host,
-    port: intSetting(env, 'ERRAND_API_PORT', defaultApiPort, 0, 65_535),
+    port: intFromEnv(env, 'ERRAND_API_PORT', 0, 65_535) ?? defaultApiPort,
   };
 }
