@@ -1,12 +1,6 @@
 import { createHash } from 'node:crypto';
-import {
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-  S3ServiceException,
-} from '@aws-sdk/client-s3';
+import type * as S3Sdk from '@aws-sdk/client-s3';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { blobListMaxKeys, s3ConditionalWriteRetryMs } from '../contracts/limits';
 import { BlobConflictError, validateBlobKey, validateBlobPrefix, type BlobStore } from './blob-store';
 
@@ -38,7 +32,8 @@ export interface S3BlobStoreOptions {
  * success if they wrote the same body, a BlobConflictError otherwise.
  */
 export class S3BlobStore implements BlobStore {
-  private readonly client: S3Client;
+  private client: S3Client | undefined;
+  private readonly clientConfig: S3ClientConfig;
   private readonly bucket: string;
   private readonly prefix: string;
   private readonly conditionalWrites: boolean;
@@ -53,14 +48,24 @@ export class S3BlobStore implements BlobStore {
     const prefix = options.prefix ?? '';
     this.prefix = prefix === '' || prefix.endsWith('/') ? prefix : `${prefix}/`;
     this.conditionalWrites = options.conditionalWrites ?? true;
-    this.client =
-      client ??
-      new S3Client({
-        region: options.region ?? 'us-east-1',
-        ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
-        ...(options.credentials !== undefined ? { credentials: options.credentials } : {}),
-        forcePathStyle: options.forcePathStyle ?? false,
-      });
+    this.client = client;
+    this.clientConfig = {
+      region: options.region ?? 'us-east-1',
+      ...(options.endpoint !== undefined ? { endpoint: options.endpoint } : {}),
+      ...(options.credentials !== undefined ? { credentials: options.credentials } : {}),
+      forcePathStyle: options.forcePathStyle ?? false,
+    };
+  }
+
+  /**
+   * The AWS SDK (over a MB of code) is loaded at the first put, get or list, not when the store is built:
+   * every process that builds its dependencies (API, worker, CLI) would otherwise load it at start, S3 or not
+   * (as the source store does, src/sources/s3-store.ts).
+   */
+  private async sdk(): Promise<{ client: S3Client; commands: typeof S3Sdk }> {
+    const commands = await import('@aws-sdk/client-s3');
+    this.client ??= new commands.S3Client(this.clientConfig);
+    return { client: this.client, commands };
   }
 
   async put(key: string, body: string): Promise<void> {
@@ -73,9 +78,10 @@ export class S3BlobStore implements BlobStore {
     const md5 = createHash('md5').update(body, 'utf8').digest();
     const existingEtag = await this.headEtag(objectKey);
     if (existingEtag !== undefined) return this.assertExistingMatches(key, existingEtag, md5, body);
+    const { client, commands } = await this.sdk();
     try {
-      await this.client.send(
-        new PutObjectCommand({
+      await client.send(
+        new commands.PutObjectCommand({
           Bucket: this.bucket,
           Key: objectKey,
           Body: body,
@@ -102,8 +108,9 @@ export class S3BlobStore implements BlobStore {
 
   async get(key: string): Promise<string | undefined> {
     validateBlobKey(key);
+    const { client, commands } = await this.sdk();
     try {
-      const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }));
+      const response = await client.send(new commands.GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }));
       if (response.Body === undefined) return '';
       return await response.Body.transformToString('utf8');
     } catch (error) {
@@ -116,10 +123,11 @@ export class S3BlobStore implements BlobStore {
     validateBlobPrefix(prefix);
     const keys: string[] = [];
     let continuationToken: string | undefined;
+    const { client, commands } = await this.sdk();
     // Bounded by blobListMaxKeys: each page adds up to 1000 keys.
     do {
-      const page = await this.client.send(
-        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix + prefix, ContinuationToken: continuationToken }),
+      const page = await client.send(
+        new commands.ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix + prefix, ContinuationToken: continuationToken }),
       );
       for (const object of page.Contents ?? []) {
         if (object.Key !== undefined) keys.push(object.Key.slice(this.prefix.length));
@@ -134,8 +142,9 @@ export class S3BlobStore implements BlobStore {
 
   /** The ETag of an object (quotes removed), or undefined if it does not exist. */
   private async headEtag(objectKey: string): Promise<string | undefined> {
+    const { client, commands } = await this.sdk();
     try {
-      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: objectKey }));
+      const head = await client.send(new commands.HeadObjectCommand({ Bucket: this.bucket, Key: objectKey }));
       return (head.ETag ?? '').replace(/"/g, '');
     } catch (error) {
       if (httpStatus(error) === 404) return undefined;
@@ -151,7 +160,10 @@ export class S3BlobStore implements BlobStore {
   }
 }
 
+/** The HTTP status of an S3 service error (the SDK's errors carry `$metadata`), else undefined. */
 function httpStatus(error: unknown): number | undefined {
-  if (error instanceof S3ServiceException) return error.$metadata.httpStatusCode;
-  return undefined;
+  if (typeof error !== 'object' || error === null || !('$metadata' in error)) return undefined;
+  const metadata: unknown = error.$metadata;
+  if (typeof metadata !== 'object' || metadata === null || !('httpStatusCode' in metadata)) return undefined;
+  return typeof metadata.httpStatusCode === 'number' ? metadata.httpStatusCode : undefined;
 }

@@ -52,10 +52,10 @@ describe('the bundled CLI', () => {
     expect(readdirSync(join(outdir, 'chunks')).length).toBeGreaterThan(5);
   });
 
-  it('keeps the worker package out of `errand api`: only dev and worker load it', () => {
+  it('keeps the worker package and the AWS SDK out of `errand api` at start: only dev and worker load the one, the first S3 call the other', () => {
     // esbuild's metafile: every output chunk with its imports. A command's chunk loads at once what it
     // imports statically (chunks and external packages), transitively; dynamic imports load on use.
-    const meta = JSON.parse(readFileSync(join(outdir, 'meta.json'), 'utf8')) as { outputs: Record<string, { entryPoint?: string; imports: { path: string; kind: string; external?: boolean }[] }> };
+    const meta = JSON.parse(readFileSync(join(outdir, 'meta.json'), 'utf8')) as { outputs: Record<string, { entryPoint?: string; inputs: Record<string, unknown>; imports: { path: string; kind: string; external?: boolean }[] }> };
     const loadedAtOnce = (entryPoint: string): Set<string> => {
       const start = Object.keys(meta.outputs).find((file) => meta.outputs[file]?.entryPoint === entryPoint);
       if (start === undefined) throw new Error(`no chunk for ${entryPoint} in the metafile`);
@@ -71,11 +71,17 @@ describe('the bundled CLI', () => {
           else pending.push(imported.path);
         }
       }
+      // Bundled packages: the source files inside the chunks loaded at once.
+      for (const file of seen) for (const input of Object.keys(meta.outputs[file]?.inputs ?? {})) packages.add(input);
       return packages;
     };
-    expect([...loadedAtOnce('src/cli/api-command.ts')].filter((name) => name.startsWith('@temporalio/worker'))).toEqual([]);
-    expect(loadedAtOnce('src/cli/api-command.ts')).toContain('node:util');
+    const api = [...loadedAtOnce('src/cli/api-command.ts')];
+    expect(api.filter((name) => name.startsWith('@temporalio/worker') || name.includes('node_modules/@aws-sdk/client-s3/'))).toEqual([]);
+    expect(api).toContain('node:util');
+    expect(api).toContain('src/api/server.ts');
     expect(loadedAtOnce('src/cli/stack-commands.ts')).toContain('@temporalio/worker');
+    // Loaded on use: the S3 blob store's first call imports the SDK's chunk.
+    expect(Object.values(meta.outputs).some((output) => Object.keys(output.inputs).some((input) => input.includes('node_modules/@aws-sdk/client-s3/')))).toBe(true);
   });
 
   it('prints the usage', async () => {
