@@ -98,7 +98,8 @@ describe('delegations against llama.cpp', () => {
     expect(peek.state).toBe('waiting');
     const transcript: TranscriptView = await handle.query(transcriptQuery);
     expect(transcript.entries.some((entry) => entry.role === 'event' && entry.text.startsWith('[compaction 1]'))).toBe(true);
-    expect(transcript.entries.some((entry) => entry.role === 'event' && entry.text.startsWith('[failed]'))).toBe(false);
+    // A failed turn would show here with its diagnostic (the reason the model call or the compaction failed).
+    expect(transcript.entries.filter((entry) => entry.role === 'event' && entry.text.startsWith('[failed]')).map((entry) => entry.text)).toEqual([]);
     await handle.signal(cancelSignal, { reason: 'test done' });
     await handle.result();
   }, 1_200_000);
