@@ -7,7 +7,8 @@ import { cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery, type Trans
 import type { SubagentInput } from '../../src/contracts/subagent';
 import type { SubagentPeek, SubagentResult } from '../../src/contracts/subagent-result';
 import { startLlamaServer, type LlamaServer } from '../support/llama-server';
-import { startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { defaultModelCallTimeoutMs, defaultModelHeartbeatTimeoutMs } from '../../src/contracts/limits';
+import { startTestWorker, subagentInput, testActivitySettings, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
 import { until } from '../support/polling';
 
 /**
@@ -26,6 +27,14 @@ let worker: RunningWorker;
 let taskQueue: string;
 let workingDir: string;
 let counter = 0;
+
+/**
+ * The product's model-call limits, not the tests' short ones: a CPU model answering 256 tokens while the rest
+ * of the suite keeps both cores busy can take more than a minute, and under the tests' 60 s limit four
+ * attempts of one call timed out in a row in a full run (the turn failed; the server's log showed each
+ * generation cancelled at 60 s).
+ */
+const llamaActivitySettings = { ...testActivitySettings, modelCallTimeoutMs: defaultModelCallTimeoutMs, modelHeartbeatTimeoutMs: defaultModelHeartbeatTimeoutMs };
 
 beforeAll(async () => {
   [finishing, endless] = await Promise.all([
@@ -56,7 +65,7 @@ function start(prompt: string, provider: 'llama' | 'llama-endless', overrides: P
   return client.workflow.start('subagentWorkflow', {
     taskQueue,
     workflowId: `errand-llama-${Date.now()}-${counter}`,
-    args: [subagentInput({ prompt, workingDir, toolsets: [], route: { provider, model: 'gemma3-270m', temperature: 0 }, ...overrides })],
+    args: [subagentInput({ prompt, workingDir, toolsets: [], route: { provider, model: 'gemma3-270m', temperature: 0 }, activity: llamaActivitySettings, ...overrides })],
   });
 }
 
