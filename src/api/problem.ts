@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
+import type { ErrandConfig } from '../config';
 import type { FieldProblem, Problem, problemLocations } from '../contracts/api';
 import { configureProvidersHint } from '../domain/model-precedence';
 
@@ -117,11 +118,12 @@ export function delegationNotFound(id: string): ApiProblem {
 }
 
 /**
- * The answer to a start when the server has no model provider at all: nothing the caller sends can make it
- * run, so it is the server's 503 (naming the settings its operator sets), not a 422 about a body field.
+ * Refuses a start when the server has no model provider at all: nothing the caller sends can make it run, so
+ * it is the server's 503 (naming the settings its operator sets), not a 422 about a body field.
  */
-export function noProviderConfigured(what: 'delegation' | 'session'): ApiProblem {
-  return new ApiProblem(503, ProblemKind.notConfigured, 'No model provider is configured', {
+export function assertProviderConfigured(config: Pick<ErrandConfig, 'providers'>, what: 'delegation' | 'session'): void {
+  if (config.providers.length > 0) return;
+  throw new ApiProblem(503, ProblemKind.notConfigured, 'No model provider is configured', {
     detail: `this server has no model provider (ERRAND_PROVIDERS is unset or empty), so no ${what} can run. ${configureProvidersHint}`,
   });
 }

@@ -11,7 +11,7 @@ import type { ApiDependencies } from '../api-dependencies';
 import type { ApiEnv } from '../api-env';
 import { idempotentUpdateId, requestFingerprint } from '../delegation-ids';
 import { checkDelegationLimits } from '../request-limits';
-import { ApiProblem, noProviderConfigured, ProblemKind } from '../problem';
+import { ApiProblem, assertProviderConfigured, ProblemKind } from '../problem';
 import { mountRoute, sendJson } from '../route-spec';
 import {
   cancelDelegationRoute,
@@ -37,7 +37,7 @@ export function mountDelegationRoutes(app: Hono<ApiEnv>, deps: ApiDependencies):
   const { delegations } = deps;
 
   mountRoute(app, startDelegationRoute, async ({ body, query, headers, tenant, c }) => {
-    if (deps.config.providers.length === 0) throw noProviderConfigured('delegation');
+    assertProviderConfigured(deps.config, 'delegation');
     checkDelegationLimits(body, deps.config);
     const plan = await deps.plan(body, { tenant });
     if (!plan.ok) {

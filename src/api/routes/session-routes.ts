@@ -9,7 +9,7 @@ import {
 } from '../../contracts/session-api';
 import type { ApiDependencies } from '../api-dependencies';
 import type { ApiEnv } from '../api-env';
-import { ApiProblem, noProviderConfigured, ProblemKind } from '../problem';
+import { ApiProblem, assertProviderConfigured, ProblemKind } from '../problem';
 import { checkSessionLimits } from '../request-limits';
 import { mountRoute, sendJson } from '../route-spec';
 import { cancelSessionRoute, decideApprovalRoute, getSessionRoute, listApprovalsRoute, sendSessionMessageRoute, startSessionRoute } from '../route-table';
@@ -25,7 +25,7 @@ export function mountSessionRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): vo
     return deps.sessions;
   };
   mountRoute(app, startSessionRoute, async ({ body, tenant, c }) => {
-    if (deps.config.providers.length === 0) throw noProviderConfigured('session');
+    assertProviderConfigured(deps.config, 'session');
     checkSessionLimits(body, deps.config);
     const started = await service().start(tenant, body);
     const self = `/v1/sessions/${encodeURIComponent(started.id)}`;
