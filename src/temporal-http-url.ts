@@ -4,8 +4,9 @@ import type { TemporalConnectOptions } from './temporal-connection';
  * The address of Temporal's HTTP API (the frontend's JSON gateway: `temporal server start-dev --http-port`,
  * or a cluster's `frontend.httpPort`), set with `ERRAND_TEMPORAL_HTTP_URL` or `temporal.httpUrl` in the
  * config file. With it, `errand peek` reads a delegation with two plain HTTP requests instead of loading the
- * Temporal client (its protobuf definitions and gRPC alone take most of a second to load); without it,
- * peek uses the gRPC client like every other command. Decision 0013.
+ * Temporal client (its protobuf definitions and gRPC alone take most of a second to load), and the API
+ * starts delegations and sessions with one plain HTTP request instead of a gRPC call; without it, both use
+ * the gRPC client like every other command. Decisions 0013 and 0019.
  */
 
 /** Thrown for a bad HTTP address; the message names the setting. */
@@ -40,11 +41,16 @@ export function temporalHttpUrl(env: NodeJS.ProcessEnv, fileValue: string | unde
   const tls = typeof connection.tls === 'object' ? connection.tls : undefined;
   if (tls?.clientCertPair || tls?.serverRootCACertificate) {
     throw new TemporalHttpUrlError(
-      `${setting} is set, but the Temporal connection uses ${tls.clientCertPair ? 'an mTLS client certificate' : 'a private CA certificate'}, which the HTTP client cannot present: unset ${setting} (peek then uses the gRPC client)`,
+      `${setting} is set, but the Temporal connection uses ${tls.clientCertPair ? 'an mTLS client certificate' : 'a private CA certificate'}, which the HTTP client cannot present: unset ${setting} (peek and the API's starts then use the gRPC client)`,
     );
   }
   if (connection.apiKey !== undefined && url.protocol !== 'https:') {
     throw new TemporalHttpUrlError(`${setting}="${value}" is plain http, but a Temporal API key is configured: credentials are only ever sent over TLS; use https://`);
   }
   return url.href.replace(/\/+$/, '');
+}
+
+/** Headers of every request to Temporal's HTTP API: the connection's gRPC metadata and its API key as a bearer token. */
+export function temporalHttpHeaders(connection: TemporalConnectOptions): Record<string, string> {
+  return { ...connection.metadata, ...(connection.apiKey === undefined ? {} : { authorization: `Bearer ${connection.apiKey}` }) };
 }

@@ -13,12 +13,15 @@ import { percentile, round } from '../stats';
  * Figure 4, API start latency: `POST /v1/delegations` on loopback to `errand api` (its own process, the
  * bundled CLI: Hono on @hono/node-server, auth off, request log on (to a file), its own Temporal connection) against a
  * bare `client.workflow.start` of the same workflow type from the bench process, interleaved in the same
- * run. No worker polls the task queue, so only the start path is measured.
+ * run. No worker polls the task queue, so only the start path is measured. The API is configured as
+ * `errand dev` configures its own: with Temporal's HTTP API (`ERRAND_TEMPORAL_HTTP_URL`), through which it
+ * starts (decision 0019); a second run without the setting, through the gRPC client, is reported beside it.
  */
 /** Unmeasured requests of each kind before the samples. */
 const warmUps = 1_000;
 
-export async function measureApiLatency(bench: Bench, samples: number): Promise<FigureResult[]> {
+/** Latencies of one interleaved run: POST /v1/delegations to a fresh `errand api`, and a bare start. */
+async function measureOnce(bench: Bench, samples: number, throughTemporalHttp: boolean): Promise<{ apiMs: number[]; bareMs: number[] }> {
   const taskQueue = uniqueId('bench-api-idle');
   // `errand api` as it is deployed: its own process (the bundled CLI), its own Temporal connection.
   const port = await freePort('127.0.0.1');
@@ -29,6 +32,8 @@ export async function measureApiLatency(bench: Bench, samples: number): Promise<
     ERRAND_API_HOST: '127.0.0.1',
     ERRAND_API_PORT: String(port),
     ERRAND_TEMPORAL_ADDRESS: bench.server.address,
+    // With it, plain starts go through Temporal's HTTP API (decision 0019); without it, through the gRPC client.
+    ...(throughTemporalHttp ? { ERRAND_TEMPORAL_HTTP_URL: bench.server.httpUrl } : {}),
     ERRAND_TASK_QUEUE: taskQueue,
     ERRAND_PROVIDERS: JSON.stringify(bench.providers),
     ERRAND_DEFAULT_MODEL: `${benchProviders.inProcess}/bench-model`,
@@ -38,7 +43,7 @@ export async function measureApiLatency(bench: Bench, samples: number): Promise<
   await buildCliBundle();
   // Its output (the request log: one line per request) goes to a file, as a deployed server's goes to its
   // log collector, not through a pipe into this process, which would wake up to read it during every request.
-  const logPath = join(bench.workDir, 'api-latency-errand-api.log');
+  const logPath = join(bench.workDir, `api-latency-errand-api-${throughTemporalHttp ? 'http' : 'grpc'}.log`);
   const logFd = openSync(logPath, 'a');
   const child = spawn(process.execPath, [join('bin', 'errand.js'), 'api'], { cwd: projectRoot, env, stdio: ['ignore', logFd, logFd] });
   closeSync(logFd);
@@ -99,6 +104,15 @@ export async function measureApiLatency(bench: Bench, samples: number): Promise<
     await exited;
     untrackChildPid(pid);
   }
+  return { apiMs, bareMs };
+}
+
+export async function measureApiLatency(bench: Bench, samples: number): Promise<FigureResult[]> {
+  const { apiMs, bareMs } = await measureOnce(bench, samples, true);
+  // The same through the gRPC client (no ERRAND_TEMPORAL_HTTP_URL), reported beside it.
+  const grpc = await measureOnce(bench, samples, false);
+  const grpcP50 = percentile(grpc.apiMs, 50);
+  const grpcBareP50 = percentile(grpc.bareMs, 50);
   const apiP50 = percentile(apiMs, 50);
   const bareP50 = percentile(bareMs, 50);
   const apiP99 = percentile(apiMs, 99);
@@ -106,6 +120,7 @@ export async function measureApiLatency(bench: Bench, samples: number): Promise<
   const notes = [
     `${samples} sequential requests each, interleaved, after ${warmUps} warm-ups of each; latency = request sent → full response read (API) or start call → resolved (bare).`,
     'the API is `errand api` in a process of its own (the bundled CLI), as deployed; its client is Node\'s http module over one keep-alive connection (the bare start uses the SDK\'s gRPC client over its one connection).',
+    'the API has ERRAND_TEMPORAL_HTTP_URL, as `errand dev` gives its own, so it starts with one HTTP/1.1 request to Temporal\'s HTTP API (decision 0019); without it see api-start-latency-grpc-p50.',
     `the API route validates the body, plans (temporary ad-hoc planner), and starts with search attributes and static summary/details (a memo only with an Idempotency-Key, which the figure does not send); the bare start sends only the input.`,
   ];
   return [
@@ -136,6 +151,20 @@ export async function measureApiLatency(bench: Bench, samples: number): Promise<
       met: null,
       runs: samples,
       notes: [`with ${samples} samples, p99 is the ${Math.ceil(0.99 * samples)}-th smallest.`],
+    },
+    {
+      id: 'api-start-latency-grpc-p50',
+      description: 'POST /v1/delegations latency on loopback, p50, vs bare client.workflow.start, the API without ERRAND_TEMPORAL_HTTP_URL (gRPC client)',
+      value: round(grpcP50),
+      unit: 'ms',
+      min: round(Math.min(...grpc.apiMs)),
+      max: round(Math.max(...grpc.apiMs)),
+      baseline: round(grpcBareP50),
+      ratio: round(grpcP50 / grpcBareP50, 3),
+      target: 'reported (no target)',
+      met: null,
+      runs: samples,
+      notes: ['a second run right after the first, the same in every way except the setting: the API starts through the Temporal client\'s gRPC connection.'],
     },
   ];
 }

@@ -9,6 +9,8 @@ import { lazyTemporalClient, type TemporalClientProvider } from './temporal-clie
 import { apiPlanner } from './plan-api-delegation';
 import { SessionService } from './session-service';
 import { tenantWorkingDir } from './tenant-working-dir';
+import { TemporalHttpStarter } from './temporal-http-start';
+import { temporalHttpHeaders } from '../temporal-http-url';
 
 /**
  * Wires the API from configuration: one lazily connected Temporal client per process, the source
@@ -56,9 +58,15 @@ export function createApiDependencies(options: ApiDependencyOptions = {}): ApiDe
   const temporal = options.temporal ?? lazyTemporalClient({ connection: config.temporal.connection, namespace: config.temporal.namespace });
   // Long messages go by reference through the workers' blob store (in a deployment, its inbound/ prefix).
   const blobs = createBlobStore(config);
+  // With Temporal's HTTP API known, plain starts go through it: one HTTP/1.1 request instead of a gRPC call (decision 0019).
+  const { httpUrl } = config.temporal;
+  const httpStarter = httpUrl === undefined
+    ? undefined
+    : new TemporalHttpStarter({ baseUrl: httpUrl, namespace: config.temporal.namespace, headers: temporalHttpHeaders(config.temporal.connection) });
   const delegations = new DelegationService({
     temporal,
     blobs,
+    ...(httpStarter ? { httpStarter } : {}),
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     startedBy: options.startedBy ?? 'errand HTTP API',
@@ -73,6 +81,6 @@ export function createApiDependencies(options: ApiDependencyOptions = {}): ApiDe
     temporal,
     sources: options.sources ?? resolver,
     plan: (request, caller) => planner(request, caller, workingDirFor(caller.tenant)),
-    sessions: new SessionService(temporal, config, workingDirFor, blobs),
+    sessions: new SessionService(temporal, config, workingDirFor, blobs, httpStarter),
   };
 }

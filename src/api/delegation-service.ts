@@ -37,6 +37,7 @@ export { deriveState } from './delegation-facts';
 import { subagentStartOptions } from '../observability/start-options';
 import { ApiProblem, delegationNotFound, ProblemKind } from './problem';
 import type { TemporalClientProvider } from './temporal-client-provider';
+import type { TemporalHttpStarter } from './temporal-http-start';
 import type { BlobStore } from '../activities/blob-store';
 import { inboundMessage } from '../activities/inbound-message';
 import { currentLiveText, livePartial } from '../observability/live-text-reader';
@@ -63,6 +64,8 @@ export interface DelegationServiceOptions {
   peekTimeoutMs?: number;
   /** Where long messages are stored so only their key passes through history (the workers' blob store). */
   blobs?: BlobStore;
+  /** Plain starts go through Temporal's HTTP API when `ERRAND_TEMPORAL_HTTP_URL` is set (temporal-http-start.ts). */
+  httpStarter?: TemporalHttpStarter;
 }
 
 /** Arguments of {@link DelegationService.start}. */
@@ -108,11 +111,15 @@ export class DelegationService {
    * REJECT_DUPLICATE once it closed (we then answer with that closed delegation).
    */
   async start(args: StartDelegationArguments): Promise<{ id: string; runId: string; created: boolean }> {
-    const client = await this.options.temporal.get();
     const { input, source, tenant, idempotency } = args;
     const workflowId = idempotency === undefined ? newDelegationId() : idempotentDelegationId(tenant, idempotency.key);
     const visible = subagentStartOptions({ ...input, tenant }, { workflowId, tenant, startedBy: this.options.startedBy, ...(source ? { source } : {}) });
     const options = { taskQueue: this.options.taskQueue, workflowId, args: [{ ...input, tenant }] as [SubagentInput], ...visible };
+    if (idempotency === undefined && this.options.httpStarter) {
+      const { runId } = await this.options.httpStarter.start({ workflowType: subagentWorkflowType, workflowId, taskQueue: options.taskQueue, args: options.args, visible });
+      return { id: workflowId, runId, created: true };
+    }
+    const client = await this.options.temporal.get();
     if (idempotency === undefined) {
       const handle = await client.workflow.start<SubagentWorkflow>(subagentWorkflowType, { ...options, workflowIdConflictPolicy: 'FAIL', workflowIdReusePolicy: 'ALLOW_DUPLICATE' });
       return { id: workflowId, runId: handle.firstExecutionRunId, created: true };

@@ -21,6 +21,7 @@ import type { BlobStore } from '../activities/blob-store';
 import { inboundMessage } from '../activities/inbound-message';
 import { ApiProblem, ProblemKind } from './problem';
 import type { TemporalClientProvider } from './temporal-client-provider';
+import type { TemporalHttpStarter } from './temporal-http-start';
 import { sendUpdateAcrossRunChange } from '../temporal-update-retry';
 
 /** What a caller may set when starting a session. */
@@ -58,6 +59,8 @@ export class SessionService {
     private readonly workingDirFor: (tenant: string) => string,
     /** Where long messages are stored so only their key passes through history. */
     private readonly blobs?: BlobStore,
+    /** Starts through Temporal's HTTP API when `ERRAND_TEMPORAL_HTTP_URL` is set (temporal-http-start.ts). */
+    private readonly httpStarter?: TemporalHttpStarter,
   ) {}
 
   /**
@@ -65,7 +68,6 @@ export class SessionService {
    * (request-limits.ts); the `Math.min` keeps that true for any other caller of this method.
    */
   async start(tenant: string, request: StartSessionRequest): Promise<{ id: string; runId: string }> {
-    const client = await this.temporal.get();
     const workflowId = `errand-${randomBytes(8).toString('hex')}`;
     const defaultModel = this.config.defaultModel;
     if (!defaultModel) {
@@ -88,12 +90,14 @@ export class SessionService {
       approvers: approversFor(this.config.toolPolicy),
       ...(request.message ? { initialMessage: request.message } : {}),
     };
-    const handle = await client.workflow.start('sessionWorkflow', {
-      taskQueue: this.config.temporal.taskQueue,
-      workflowId,
-      args: [input],
-      ...sessionStartOptions(input, { workflowId, tenant, startedBy: 'api' }),
-    });
+    const visible = sessionStartOptions(input, { workflowId, tenant, startedBy: 'api' });
+    const taskQueue = this.config.temporal.taskQueue;
+    if (this.httpStarter) {
+      const { runId } = await this.httpStarter.start({ workflowType: 'sessionWorkflow', workflowId, taskQueue, args: [input], visible });
+      return { id: workflowId, runId };
+    }
+    const client = await this.temporal.get();
+    const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId, args: [input], ...visible });
     return { id: workflowId, runId: handle.firstExecutionRunId };
   }
 

@@ -76,8 +76,12 @@ export function createCliContext(io: CliIo, env: NodeJS.ProcessEnv, cwd: string)
     const inProcess = inProcessApiTransport(env, cwd, (closer) => (close = closer));
     const { httpUrl, namespace, connection } = config.temporal;
     if (httpUrl === undefined) return inProcess;
-    const [{ loadApiConfig, localTenant }, { temporalHttpPeekTransport }] = await Promise.all([import('../api/api-config.js'), import('./temporal-http-peek.js')]);
-    const headers: Record<string, string> = { ...connection.metadata, ...(connection.apiKey === undefined ? {} : { authorization: `Bearer ${connection.apiKey}` }) };
+    const [{ loadApiConfig, localTenant }, { temporalHttpPeekTransport }, { temporalHttpHeaders }] = await Promise.all([
+      import('../api/api-config.js'),
+      import('./temporal-http-peek.js'),
+      import('../temporal-http-url.js'),
+    ]);
+    const headers = temporalHttpHeaders(connection);
     return temporalHttpPeekTransport({ baseUrl: httpUrl, namespace, tenant: cliTenant(loadApiConfig(env, cwd, { localDefault: true }), env, localTenant), headers }, inProcess);
   };
 

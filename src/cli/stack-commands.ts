@@ -118,7 +118,8 @@ export async function devCommand(argv: string[], context: CliContext): Promise<n
     for (const stop of stops.reverse()) await stop().catch((error: unknown) => io.stderr(`errand dev: while stopping: ${error instanceof Error ? error.message : String(error)}\n`));
   };
   try {
-    const stackEnv: NodeJS.ProcessEnv = { ...baseEnv, ERRAND_TEMPORAL_ADDRESS: devServer.address, ERRAND_TEMPORAL_NAMESPACE: 'default' };
+    // The stack's API starts delegations through the dev server's HTTP API (decision 0019).
+    const stackEnv: NodeJS.ProcessEnv = { ...baseEnv, ERRAND_TEMPORAL_ADDRESS: devServer.address, ERRAND_TEMPORAL_NAMESPACE: 'default', ERRAND_TEMPORAL_HTTP_URL: devServer.httpUrl };
     const { config, env, demo } = withDemoModel(stackEnv, context.cwd);
 
     io.stderr('errand dev: starting the worker (bundling the workflow code takes a few seconds)…\n');
@@ -162,7 +163,7 @@ export async function devCommand(argv: string[], context: CliContext): Promise<n
       'errand dev is running:',
       `  API          ${server.url}   (OpenAPI: ${server.url}/openapi.json)`,
       `  Temporal     ${devServer.address}   namespace ${config.temporal.namespace}, task queue "${config.temporal.taskQueue}"`,
-      `  HTTP gateway ${devServer.httpUrl}   (Temporal's HTTP API; ERRAND_TEMPORAL_HTTP_URL makes errand peek fast where this stack's API is not used)`,
+      `  HTTP gateway ${devServer.httpUrl}   (Temporal's HTTP API: this stack's API starts through it; ERRAND_TEMPORAL_HTTP_URL makes errand peek fast where this stack's API is not used)`,
       `  Web UI       ${devServer.uiUrl ?? '(headless)'}`,
       `  Auth         ${api.auth.mode === 'off' ? `off: every request runs as tenant "${api.auth.tenant}" (local development only)` : `${api.auth.keys.length} API key(s)`}`,
       `  Model        ${demo ? 'DEMO MODEL — no LLM provider is configured; answers are canned. Set ERRAND_PROVIDERS (and ERRAND_DEFAULT_MODEL) for real work.' : `${config.defaultModel ? `${config.defaultModel.provider}/${config.defaultModel.model}` : '(no default)'} (${config.providers.map((provider) => provider.name).join(', ')})`}`,
