@@ -72,7 +72,7 @@ function toPayloadJson(value: unknown): ReturnType<typeof payloadJson> {
   return payloadJson(defaultPayloadConverter.toPayload(value));
 }
 
-/** A protobuf Duration in JSON ("3s", "0.250s"). */
+/** A protobuf Duration in JSON ("3s", "0.25s"). */
 function durationJson(ms: number): string {
   return `${(ms / 1000).toFixed(3).replace(/\.?0+$/, '')}s`;
 }

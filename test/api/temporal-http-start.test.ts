@@ -30,7 +30,7 @@ afterAll(async () => {
 });
 
 function startFor(workflowId: string, taskQueue: string): TemporalHttpStartRequest {
-  const input = { ...subagentInput({ prompt: 'compare the two starts', workingDir: '/srv/work/acme' }), tenant: 'acme' };
+  const input = { ...subagentInput({ prompt: 'compare the two starts', workingDir: '/srv/errand/acme' }), tenant: 'acme' };
   return {
     workflowType: 'subagentWorkflow',
     workflowId,
