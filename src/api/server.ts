@@ -51,7 +51,9 @@ export async function runApiServer(env: NodeJS.ProcessEnv = process.env): Promis
   configureLogging({ secrets: [...providerApiKeys(deps.config.providers, env)] });
   const server = await startApiServer(createApp(deps), { host: deps.api.host, port: deps.api.port });
   const auth = deps.api.auth.mode === 'off' ? `auth OFF (every request runs as tenant "${deps.api.auth.tenant}")` : `${deps.api.auth.keys.length} API key(s)`;
-  process.stdout.write(`errand api: listening on ${server.url} (${auth}); Temporal ${deps.config.temporal.address}, task queue "${deps.config.temporal.taskQueue}"\n`);
+  const { address, httpUrl, taskQueue } = deps.config.temporal;
+  const starts = httpUrl === undefined ? '' : ` (starts through its HTTP API ${httpUrl})`;
+  process.stdout.write(`errand api: listening on ${server.url} (${auth}); Temporal ${address}${starts}, task queue "${taskQueue}"\n`);
   if (deps.config.providers.length === 0) process.stderr.write(`errand api: warning: ${noProviderWarning}\n`);
   await new Promise<void>((resolveStop) => {
     const stop = () => resolveStop();
