@@ -124,6 +124,7 @@ export class ErrandStack extends Stack {
       TEMPORAL_ADDRESS: settings.temporalAddress,
       TEMPORAL_NAMESPACE: settings.temporalNamespace,
       ...(settings.temporalAuth === TemporalAuth.none ? {} : { TEMPORAL_TLS: 'true' }),
+      ...(settings.temporalHttpUrl === undefined ? {} : { ERRAND_TEMPORAL_HTTP_URL: settings.temporalHttpUrl }),
       ERRAND_TASK_QUEUE: settings.taskQueue,
       ERRAND_PROVIDERS: settings.providers,
       ERRAND_STORES: this.toJsonString([{ type: 's3', bucket: this.recipeBucket.bucketName, prefix: recipePrefix, region: this.region }]),

@@ -25,6 +25,8 @@ const settingsSchema = z.strictObject({
   temporalAddress: z.string().regex(/^[^:/\s]+:\d{1,5}$/, { error: 'host:port without a scheme, e.g. "my-ns.a1b2c.tmprl.cloud:7233"' }),
   temporalNamespace: z.string().min(1, { error: 'the Temporal namespace, e.g. "my-ns.a1b2c"' }),
   temporalAuth: z.enum([TemporalAuth.apiKey, TemporalAuth.mtls, TemporalAuth.none]).default(TemporalAuth.apiKey),
+  /** Temporal's HTTP API: the API then starts delegations and sessions through it (ERRAND_TEMPORAL_HTTP_URL; decision 0019). */
+  temporalHttpUrl: z.string().regex(/^https?:\/\/[^\s?#@]+$/, { error: 'the http(s) URL of Temporal\'s HTTP API, without query or credentials, e.g. "https://temporal-http.example.com"' }).optional(),
   taskQueue: z.string().min(1).default('errand'),
   /** Worker tasks (processes) on the task queue. */
   workerCount: z.coerce.number().int().min(0).max(100).default(2),
@@ -70,6 +72,13 @@ export function parseSettings(raw: Record<string, unknown>): ErrandSettings {
       return missing ? `${key} is required: pass -c ${key}=... to cdk (or set it in infra/cdk.json "context")` : `${key}: ${issue.message}`;
     });
     throw new Error(`invalid errand deployment parameters:\n  ${problems.join('\n  ')}`);
+  }
+  const { temporalHttpUrl, temporalAuth } = parsed.data;
+  if (temporalHttpUrl !== undefined && temporalAuth === TemporalAuth.mtls) {
+    throw new Error('temporalHttpUrl cannot be used with temporalAuth=mtls: the HTTP client cannot present a client certificate; leave temporalHttpUrl unset (the API then starts through gRPC)');
+  }
+  if (temporalHttpUrl !== undefined && temporalAuth === TemporalAuth.apiKey && !temporalHttpUrl.startsWith('https://')) {
+    throw new Error(`temporalHttpUrl "${temporalHttpUrl}" must be https:// with temporalAuth=api-key: the key is only ever sent over TLS`);
   }
   let providers: unknown;
   try {

@@ -46,6 +46,7 @@ beforeAll(() => {
       temporalAddress: 'errand-prod.a1b2c.tmprl.cloud:7233',
       temporalNamespace: 'errand-prod.a1b2c',
       temporalAuth: 'api-key',
+      temporalHttpUrl: 'https://temporal-http.example.com',
       llmKeyNames: 'OPENAI_API_KEY,ANTHROPIC_API_KEY',
       providers: JSON.stringify([{ name: 'openai', kind: 'openai-compatible', baseUrl: 'https://api.openai.com/v1', apiKeyEnv: 'OPENAI_API_KEY', models: ['gpt-4.1-mini'] }]),
     }),
@@ -207,6 +208,16 @@ describe('CDK synthesis', () => {
     expect(payloadPrefixes.api.startsWith(String(workerEnvironment.ERRAND_BLOB_PREFIX))).toBe(true);
     expect(JSON.parse(String(workerEnvironment.ERRAND_TOOL_POLICY))).toEqual({ default: 'allow', rules: { developer__run_command: 'ask' }, approvers: 'human' });
     expect(() => parseSettings({ temporalAddress: 'x:7233', temporalNamespace: 'x', toolPolicy: '{"default":"maybe"}' })).toThrow(/toolPolicy is not a valid tool policy: default: expected allow, ask or deny/);
+  });
+
+  test('with temporalHttpUrl the API starts through Temporal\'s HTTP API; a URL the credentials cannot use is refused at synthesis', () => {
+    const lambda = Object.values(template.findResources('AWS::Lambda::Function')).find((resource) => resource.Properties.Environment?.Variables?.ERRAND_SECRET_ENV !== undefined);
+    expect(lambda?.Properties.Environment.Variables.ERRAND_TEMPORAL_HTTP_URL).toBe('https://temporal-http.example.com');
+    const base = { temporalAddress: 'x:7233', temporalNamespace: 'x' };
+    expect(() => parseSettings({ ...base, temporalHttpUrl: 'http://temporal-http:7243' })).toThrow(/temporalHttpUrl "http:\/\/temporal-http:7243" must be https:\/\/ with temporalAuth=api-key/);
+    expect(() => parseSettings({ ...base, temporalAuth: 'mtls', temporalHttpUrl: 'https://temporal-http:7243' })).toThrow(/temporalHttpUrl cannot be used with temporalAuth=mtls/);
+    expect(() => parseSettings({ ...base, temporalHttpUrl: 'temporal-http:7243' })).toThrow(/temporalHttpUrl: the http\(s\) URL of Temporal's HTTP API/);
+    expect(parseSettings({ ...base, temporalAuth: 'none', temporalHttpUrl: 'http://temporal-frontend.temporal.svc:7243' }).temporalHttpUrl).toBe('http://temporal-frontend.temporal.svc:7243');
   });
 
   test('a missing parameter is named', () => {
