@@ -17,8 +17,8 @@ import { percentile, round } from '../stats';
  * `errand dev` configures its own: with Temporal's HTTP API (`ERRAND_TEMPORAL_HTTP_URL`), through which it
  * starts (decision 0019); a second run without the setting, through the gRPC client, is reported beside it.
  */
-/** Unmeasured requests of each kind before the samples. */
-const warmUps = 1_000;
+/** Unmeasured requests of each kind before the samples (fewer in a quick run, which measures 10). */
+const warmUpsFor = (samples: number): number => Math.min(1_000, samples * 10);
 
 /** Latencies of one interleaved run: POST /v1/delegations to a fresh `errand api`, and a bare start. */
 async function measureOnce(bench: Bench, samples: number, throughTemporalHttp: boolean): Promise<{ apiMs: number[]; bareMs: number[] }> {
@@ -90,7 +90,7 @@ async function measureOnce(bench: Bench, samples: number, throughTemporalHttp: b
     // many requests, and the bench's own client is already hot from the figures before this one, so both
     // are measured in their steady state: measured inside `errand api`, the work before the start call took
     // 0.62 ms after 200 requests and 0.39 ms after a few thousand (10 warm-ups left it half-optimized).
-    for (let index = 0; index < warmUps; index += 1) {
+    for (let index = 0; index < warmUpsFor(samples); index += 1) {
       await viaApi();
       await bare();
     }
@@ -118,7 +118,7 @@ export async function measureApiLatency(bench: Bench, samples: number): Promise<
   const apiP99 = percentile(apiMs, 99);
   const bareP99 = percentile(bareMs, 99);
   const notes = [
-    `${samples} sequential requests each, interleaved, after ${warmUps} warm-ups of each; latency = request sent → full response read (API) or start call → resolved (bare).`,
+    `${samples} sequential requests each, interleaved, after ${warmUpsFor(samples)} warm-ups of each; latency = request sent → full response read (API) or start call → resolved (bare).`,
     'the API is `errand api` in a process of its own (the bundled CLI), as deployed; its client is Node\'s http module over one keep-alive connection (the bare start uses the SDK\'s gRPC client over its one connection).',
     'the API has ERRAND_TEMPORAL_HTTP_URL, as `errand dev` gives its own, so it starts with one HTTP/1.1 request to Temporal\'s HTTP API (decision 0019); without it see api-start-latency-grpc-p50.',
     `the API route validates the body, plans (temporary ad-hoc planner), and starts with search attributes and static summary/details (a memo only with an Idempotency-Key, which the figure does not send); the bare start sends only the input.`,

@@ -169,7 +169,7 @@ export async function measureCli(bench: Bench, samples: number): Promise<FigureR
       runs: samples,
       notes: [
         ...common,
-        `peek loads its configuration and reads the delegation with two fetch requests to Temporal's HTTP API (describe + peek query), no Temporal client; describe min–max ${round(describe.min, 1)}–${round(describe.max, 1)} ms.`,
+        `peek loads its configuration and reads the delegation with two plain HTTP requests (Node's http module) to Temporal's HTTP API (describe + peek query), no Temporal client; describe min–max ${round(describe.min, 1)}–${round(describe.max, 1)} ms.`,
         `without ERRAND_TEMPORAL_HTTP_URL (the in-process API with the Temporal gRPC client): median ${round(peekGrpc.median, 1)} ms (min ${round(peekGrpc.min, 1)}, max ${round(peekGrpc.max, 1)}).`,
         `the same peek through an API server (ERRAND_API_URL; no Temporal client in the CLI process): median ${round(peekHttp.median, 1)} ms (min ${round(peekHttp.min, 1)}, max ${round(peekHttp.max, 1)}).`,
         `peak RSS (median of 3): errand peek ${mb(peekRss)} MB.`,
