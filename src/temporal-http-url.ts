@@ -54,3 +54,18 @@ export function temporalHttpUrl(env: NodeJS.ProcessEnv, fileValue: string | unde
 export function temporalHttpHeaders(connection: TemporalConnectOptions): Record<string, string> {
   return { ...connection.metadata, ...(connection.apiKey === undefined ? {} : { authorization: `Bearer ${connection.apiKey}` }) };
 }
+
+/**
+ * The gRPC status code and message of an error answer of Temporal's HTTP API (google.rpc.Status as JSON),
+ * or undefined when the text is not one (a proxy's error page, a wrong port).
+ */
+export function temporalHttpStatus(text: string): { code: number; message: string } | undefined {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof body !== 'object' || body === null || !('code' in body) || typeof body.code !== 'number') return undefined;
+  return { code: body.code, message: 'message' in body && typeof body.message === 'string' ? body.message : `code ${body.code}` };
+}

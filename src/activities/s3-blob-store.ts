@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type * as S3Sdk from '@aws-sdk/client-s3';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import { loadS3Sdk } from '../aws-s3-sdk';
 import { blobListMaxKeys, s3ConditionalWriteRetryMs } from '../contracts/limits';
 import { BlobConflictError, validateBlobKey, validateBlobPrefix, type BlobStore } from './blob-store';
 
@@ -63,7 +64,7 @@ export class S3BlobStore implements BlobStore {
    * (as the source store does, src/sources/s3-store.ts).
    */
   private async sdk(): Promise<{ client: S3Client; commands: typeof S3Sdk }> {
-    const commands = await import('@aws-sdk/client-s3');
+    const commands = await loadS3Sdk();
     this.client ??= new commands.S3Client(this.clientConfig);
     return { client: this.client, commands };
   }

@@ -6,6 +6,7 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { encodeUnifiedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes';
 import { plainHttpRequest, PlainHttpTimeout } from '../cli/plain-http';
 import type { TopLevelStartOptions } from '../observability/start-options';
+import { temporalHttpStatus } from '../temporal-http-url';
 
 /**
  * Starts a workflow through Temporal's HTTP API (the frontend's JSON gateway) instead of the gRPC client:
@@ -98,17 +99,10 @@ export function startRequestJson(target: Pick<TemporalHttpStartTarget, 'namespac
   });
 }
 
-/** The status code and message of an error answer (google.rpc.Status as JSON), or one told by the HTTP status. */
+/** The status code and message of an error answer, told by the HTTP status when it is not a Temporal one. */
 function errorOf(status: number, text: string): { code: number; message: string } {
-  try {
-    const parsed: unknown = JSON.parse(text);
-    if (typeof parsed === 'object' && parsed !== null && 'code' in parsed && typeof parsed.code === 'number') {
-      const message = 'message' in parsed && typeof parsed.message === 'string' ? parsed.message : `HTTP ${status}`;
-      return { code: parsed.code, message };
-    }
-  } catch {
-    // Not a Status document (a proxy's error page): told by the HTTP status below.
-  }
+  const temporal = temporalHttpStatus(text);
+  if (temporal) return temporal;
   const code = status === 503 || status === 502 ? grpcCode.unavailable : status === 504 ? grpcCode.deadlineExceeded : grpcCode.unknown;
   return { code, message: `HTTP ${status}: ${text.slice(0, 200)}` };
 }

@@ -6,6 +6,7 @@ import { asLiveText, livePartial, type LiveText } from '../contracts/live-text';
 import { peekQueryName, searchAttributeNames } from '../contracts/wire-names';
 import type { ApiAnswer, ApiTransport } from './api-transport';
 import { plainHttpRequest, PlainHttpTimeout, type PlainHttpAnswer } from './plain-http';
+import { temporalHttpStatus } from '../temporal-http-url';
 
 /**
  * `errand peek` over Temporal's HTTP API (its frontend's JSON gateway) instead of the Temporal client: a
@@ -160,7 +161,8 @@ export class TemporalHttpPeek {
       body = undefined;
     }
     if (response.status >= 200 && response.status < 300 && isRecord(body)) return body;
-    if (isRecord(body) && typeof body.code === 'number') throw new TemporalHttpError(typeof body.message === 'string' ? body.message : `code ${body.code}`, body.code);
+    const status = temporalHttpStatus(text);
+    if (status) throw new TemporalHttpError(status.message, status.code);
     throw new Error(`${this.options.baseUrl} (ERRAND_TEMPORAL_HTTP_URL) answered ${response.status} with no Temporal answer: is it the HTTP port of Temporal's frontend? ${text.slice(0, 200)}`);
   }
 

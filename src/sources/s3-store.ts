@@ -3,6 +3,7 @@ import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { maxS3ListPages, maxSourceFileBytes, maxStoreEntries } from '../contracts/limits';
 import { messageOf } from './directory-store';
 import { entryKindOf, formatBytes, type SourceStore, type StoreEntry, type StoreListing, type StoreReadResult } from './source-store';
+import { loadS3Sdk } from '../aws-s3-sdk';
 
 /** Configuration of an S3 store. */
 export interface S3StoreOptions {
@@ -59,7 +60,7 @@ export class S3Store implements SourceStore {
    * configured: every process that builds the source stores (API, CLI) would otherwise load it.
    */
   private async sdk(): Promise<{ client: S3Client; commands: typeof S3Sdk }> {
-    const commands = await import('@aws-sdk/client-s3');
+    const commands = await loadS3Sdk();
     this.client ??= Promise.resolve(new commands.S3Client(this.clientConfig));
     return { client: await this.client, commands };
   }
