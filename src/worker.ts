@@ -23,8 +23,8 @@ import type { DeveloperToolsetOptions } from './tools/developer-toolset';
 import type { PathRules } from './tools/confine-path';
 import type { ToolPolicyConfig } from './tools/tool-policy';
 import type { PlanContext } from './activities/plan-delegation';
-import { createSearchStores } from './sources/store-config';
-import { SourceResolver } from './sources/source-resolver';
+import type { SourceResolver } from './sources/source-resolver';
+import { createSharedSources } from './sources/shared-sources';
 
 /** The real parts a worker's activities use. */
 export interface WorkerDependencies {
@@ -49,26 +49,13 @@ export interface WorkerDependencies {
   worktreeDir?: string;
 }
 
-/** Source resolvers, one per working directory, so each keeps its listing cache. */
+/**
+ * The worker's sources: the operator's and user-level stores built once and shared, and a resolver per
+ * working directory (its project folders) kept in a bounded least-recently-used map (shared-sources.ts).
+ */
 export function createResolverCache(config: ErrandConfig, homeDirectory?: string): (workingDir: string) => SourceResolver {
-  const resolvers = new Map<string, SourceResolver>();
-  return (workingDir) => {
-    let resolver = resolvers.get(workingDir);
-    if (!resolver) {
-      resolver = new SourceResolver({
-        stores: createSearchStores({
-          workingDirectory: workingDir,
-          configured: config.sources.stores,
-          ...(config.sources.recipePath ? { recipePath: config.sources.recipePath } : {}),
-          gitCacheDirectory: config.sources.gitCacheDir,
-          ...(homeDirectory ? { homeDirectory } : {}),
-        }),
-        aliases: config.sources.modelAliases,
-      });
-      resolvers.set(workingDir, resolver);
-    }
-    return resolver;
-  };
+  const sources = createSharedSources(config, homeDirectory);
+  return (workingDir) => sources.resolverFor(workingDir);
 }
 
 /** Planning settings from configuration. */

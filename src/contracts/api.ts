@@ -349,6 +349,8 @@ export const listSourcesResponseSchema = z.object({
   items: z.array(sourceItemSchema),
   /** Failed stores (stale or not), refused or invalid files, worded for people. */
   problems: z.array(z.string()),
+  /** Sources hidden by an earlier source of the same name: which one wins and why, worded for people. */
+  shadowed: z.array(z.string()),
   stores: z.array(z.object({ id: z.string(), description: z.string(), stale: z.boolean(), error: z.string().optional() })),
   searched: z.array(z.string()),
 });

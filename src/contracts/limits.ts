@@ -19,6 +19,11 @@ export const maxDepthCeiling = 10;
 export const maxSourceFileBytes = 1024 * 1024;
 /** How long a store's listing is served from cache before it is listed again. */
 export const sourceListingTtlMs = 60_000;
+/**
+ * Working directories whose project-folder resolvers a worker (or the API) keeps at once; the least
+ * recently used is dropped past it. The operator's and user-level stores are shared, not counted here.
+ */
+export const maxCachedSourceDirectories = 64;
 /** Minimum time between two fetches of a git-synced store (a discovery call fetches regardless). */
 export const gitSyncIntervalMs = 60_000;
 /** Time limit of one git command (clone, fetch, checkout). */

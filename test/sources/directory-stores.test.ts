@@ -22,7 +22,7 @@ beforeEach(() => {
 });
 
 describe('discovery order', () => {
-  it('searches project, configured, ERRAND_RECIPE_PATH then user folders; first name wins', async () => {
+  it('searches configured, ERRAND_RECIPE_PATH, project then user folders; first name wins, and the hidden ones are reported', async () => {
     writeFiles(work, {
       'deploy.yaml': recipeText('deploy from the working directory'),
       'package.json': '{"name": "not a recipe"}',
@@ -54,7 +54,7 @@ describe('discovery order', () => {
     const described = Object.fromEntries(listing.items.map((item) => [item.name, item.description]));
     expect(described).toEqual({
       deploy: 'deploy from the working directory',
-      lint: 'lint from .goose/recipes',
+      lint: 'lint from configured',
       reviewer: 'project reviewer',
       build: 'build from configured',
       test: 'test from ERRAND_RECIPE_PATH',
@@ -64,8 +64,20 @@ describe('discovery order', () => {
     // package.json in the working directory is not a recipe and is skipped silently.
     expect(listing.problems).toEqual([]);
     expect(listing.searched).toHaveLength(2 + 5 + 1 + 1 + 5 - 1);
+    expect(listing.searched.slice(0, 3)).toEqual(['configured store 1 (directory configured)', 'ERRAND_RECIPE_PATH folder 1 (env-path)', 'working directory']);
+    expect(listing.shadowed).toEqual([
+      'ERRAND_RECIPE_PATH folder 1 (env-path): build.yaml ("build") is hidden by configured store 1 (directory configured): build.yaml — the first store in search order wins',
+      'project .goose/recipes: deploy.yaml ("deploy") is hidden by working directory: deploy.yaml — the first store in search order wins',
+      "project .goose/recipes: lint.yaml (\"lint\") is hidden by configured store 1 (directory configured): lint.yaml — the operator's stores win over project folders",
+      'user ~/.goose/recipes: test.yaml ("test") is hidden by ERRAND_RECIPE_PATH folder 1 (env-path): test.yaml — the first store in search order wins',
+      'user ~/.claude/agents: reviewer.md ("reviewer") is hidden by project .claude/agents: reviewer.md — project folders win over user-level folders',
+    ]);
     const resolved = await resolver.resolve('test');
-    expect(resolved.ok && resolved.snapshot.store.description).toBe(`ERRAND_RECIPE_PATH ${join(base, 'env-path')}`);
+    expect(resolved.ok && resolved.snapshot.store.description).toBe('ERRAND_RECIPE_PATH folder 1 (env-path)');
+    const lint = await resolver.resolve('lint');
+    expect(lint.ok && lint.shadowing).toContain("the operator's stores win over project folders");
+    // No listing text names a folder of this machine.
+    expect(JSON.stringify(listing)).not.toContain(base);
   });
 
   it('reports invalid files in a store (not in the working directory) without failing the listing', async () => {
