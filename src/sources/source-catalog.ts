@@ -114,6 +114,13 @@ export class SourceCatalog {
     return this.stores.map((entry) => entry.store);
   }
 
+  /** How many parsed files are kept (only those of the latest listings: tests check it stays bounded). */
+  get cachedParses(): number {
+    let count = 0;
+    for (const parses of this.parsed.values()) count += parses.size;
+    return count;
+  }
+
   /** Lists all stores (from cache when fresh) and merges them, first name wins. */
   async list(options: { refresh?: boolean } = {}): Promise<CatalogListing> {
     const states = await Promise.all(this.stores.map((entry) => this.storeState(entry, options.refresh ?? false)));
