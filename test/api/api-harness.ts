@@ -76,7 +76,7 @@ export interface ApiStackOptions {
   extraEnv?: NodeJS.ProcessEnv;
 }
 
-/** Writes the project sources the tests use into the working directory. */
+/** Writes the project sources the tests use into a working directory (tenant acme's: the API resolves sources in the caller's folder). */
 function writeSources(workDir: string): void {
   const recipes = join(workDir, '.goose', 'recipes');
   mkdirSync(recipes, { recursive: true });
@@ -96,7 +96,7 @@ export async function startApiStack(options: ApiStackOptions = {}): Promise<ApiS
   const home = join(root, 'home');
   mkdirSync(workDir, { recursive: true });
   mkdirSync(home, { recursive: true });
-  writeSources(workDir);
+  writeSources(join(workDir, 'acme'));
   const env: NodeJS.ProcessEnv = {
     ERRAND_TEMPORAL_ADDRESS: temporalAddress(),
     ERRAND_TASK_QUEUE: taskQueue,
