@@ -96,6 +96,9 @@ describe('server paths', () => {
       await sources('acme', '/v1/sources/find-todo'),
       await sources('globex'),
     ];
+    const model = await stack.runAttack('acme', 'listing-paths', [{ name: 'load', arguments: {} }, { name: 'load', arguments: { source: 'find-todos' } }]);
+    for (const [index, answer] of answers.entries()) expectNoServerPath(answer.text, `answer ${index + 1}`);
+    for (const result of model.results) expectNoServerPath(result.content, 'a load result');
     const [listing, found, unknown] = answers;
     expect(listing?.status).toBe(200);
     expect(found?.status).toBe(200);
@@ -107,9 +110,6 @@ describe('server paths', () => {
     ]));
     expect(listing?.body.searched).toEqual(expect.arrayContaining([expect.stringMatching(/^configured store 1 /), 'working directory', 'project .goose/recipes']));
     expect(found?.body.store).toEqual({ id: expect.stringMatching(/^dir:configured store 1 /), description: expect.stringMatching(/^configured store 1 /) });
-    const model = await stack.runAttack('acme', 'listing-paths', [{ name: 'load', arguments: {} }, { name: 'load', arguments: { source: 'find-todos' } }]);
-    for (const [index, answer] of answers.entries()) expectNoServerPath(answer.text, `answer ${index + 1}`);
-    for (const result of model.results) expectNoServerPath(result.content, 'a load result');
   }, 60_000);
 });
 
