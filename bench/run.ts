@@ -11,6 +11,7 @@ import { measureHistoryGrowth, type HistorySeries } from './figures/history-grow
 import { measureMemory } from './figures/memory';
 import { measureOverhead } from './figures/overhead';
 import { measureRecovery } from './figures/recovery';
+import { measureSourceMemory } from './figures/source-memory';
 import { measureThroughput } from './figures/throughput';
 import { benchTempRoot, projectRoot, startBench, type Bench } from './harness';
 import { renderHistoryChart } from './history-chart';
@@ -38,6 +39,9 @@ const fullPlan = {
   memoryWakeSamples: 20,
   cliSamples: 15,
   floorRuns: 5,
+  sourceDelegations: 1_000,
+  sourceDirectories: 200,
+  sourceFirst: 100,
 };
 
 /** `BENCH_QUICK=1`: a smoke run with few repetitions, to check the bench works end to end (figures mean little). */
@@ -55,6 +59,9 @@ const quickPlan: typeof fullPlan = {
   memoryWakeSamples: 3,
   cliSamples: 2,
   floorRuns: 1,
+  sourceDelegations: 100,
+  sourceDirectories: 40,
+  sourceFirst: 20,
 };
 
 const quick = process.env.BENCH_QUICK === '1';
@@ -81,6 +88,7 @@ const repetitionText = [
   `memory: 5 RSS samples with ${plan.memorySubagents} waiting subagents, ${plan.memoryWakeSamples} wake-ups`,
   `CLI: ${plan.cliSamples} runs of each command`,
   `floor: ${plan.floorRuns} alternating runs per variant`,
+  `sources: ${plan.sourceDelegations} delegations across ${plan.sourceDirectories} working directories, RSS after ${plan.sourceFirst} and after all`,
 ];
 
 interface Collected {
@@ -125,6 +133,9 @@ const figureRunners: Record<string, FigureRunner> = {
   },
   cli: async (bench, collected) => {
     collected.figures.push(...(await measureCli(bench, plan.cliSamples)));
+  },
+  sources: async (bench, collected) => {
+    collected.figures.push(await measureSourceMemory(bench, plan.sourceDelegations, plan.sourceDirectories, plan.sourceFirst));
   },
 };
 

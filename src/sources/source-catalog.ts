@@ -74,6 +74,8 @@ interface StoreState {
   sources: CatalogSource[];
   problems: string[];
   listedAt: number;
+  /** A file could not be read: the next lookup lists again instead of serving this listing for the TTL. */
+  readFailed: boolean;
 }
 
 /** Options of a {@link SourceCatalog}. */
@@ -157,20 +159,24 @@ export class SourceCatalog {
     const now = (this.options.now ?? Date.now)();
     const cached = this.states.get(store.id);
     const ttl = this.options.ttlMs ?? sourceListingTtlMs;
-    if (!refresh && cached && now - cached.listedAt < ttl) return cached;
+    if (!refresh && cached && !cached.readFailed && now - cached.listedAt < ttl) return cached;
     try {
       const listing = await store.list({ refresh });
       const sources: CatalogSource[] = [];
       const problems = [...listing.problems];
       const known = this.parsed.get(store.id);
       const kept = new Map<string, CatalogSource | { problem?: string }>();
+      let readFailed = false;
       for (const item of listing.entries) {
         const result = await this.parseEntry(entry, item, known, kept);
         if ('name' in result) sources.push(result);
-        else if (result.problem && !entry.quietInvalid) problems.push(result.problem);
+        else {
+          readFailed ||= 'readFailed' in result;
+          if (result.problem && !entry.quietInvalid) problems.push(result.problem);
+        }
       }
       this.parsed.set(store.id, kept);
-      const state = { sources, problems, listedAt: now };
+      const state = { sources, problems, listedAt: now, readFailed };
       this.states.set(store.id, state);
       this.statuses.set(store.id, { id: store.id, description: store.describe(), stale: false, listedAt: now });
       return state;
@@ -198,7 +204,7 @@ export class SourceCatalog {
     item: StoreEntry,
     known: ReadonlyMap<string, CatalogSource | { problem?: string }> | undefined,
     kept: Map<string, CatalogSource | { problem?: string }>,
-  ): Promise<CatalogSource | { problem?: string }> {
+  ): Promise<CatalogSource | { problem?: string } | { problem: string; readFailed: true }> {
     const key = `${item.path}\n${item.version}`;
     const cached = known?.get(key);
     if (cached) {
@@ -210,7 +216,7 @@ export class SourceCatalog {
     try {
       ({ content, version } = await entry.store.read(item.path));
     } catch (error) {
-      return { problem: messageOf(error) };
+      return { problem: messageOf(error), readFailed: true };
     }
     const parsed = parseSource(entry.store, item.path, item.kind, content, version, this.options.aliases);
     const result = 'name' in parsed && entry.group ? { ...parsed, group: entry.group } : parsed;

@@ -140,8 +140,10 @@ describe('failed reads are not cached', () => {
       expect(broken.items.map((item) => item.name)).toEqual(['lint']);
       expect(broken.problems).toEqual([expect.stringContaining('reading deploy.yaml failed: AccessDenied')]);
       failing = false;
-      // Same object, same ETag: the failure was the read's, not the file's, so it is read again.
-      const recovered = await resolver.list({ refresh: true });
+      // Same object, same ETag: the failure was the read's, not the file's, so it is read again, by the
+      // next lookup already (not after the listing's 60 s).
+      expect((await resolver.resolve('deploy')).ok).toBe(true);
+      const recovered = await resolver.list();
       expect(recovered.items.map((item) => item.name)).toEqual(['deploy', 'lint']);
       expect(recovered.problems).toEqual([]);
       expect(catalog.cachedParses).toBe(2);
