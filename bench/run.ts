@@ -88,7 +88,7 @@ const repetitionText = [
   `memory: 5 RSS samples with ${plan.memorySubagents} waiting subagents, ${plan.memoryWakeSamples} wake-ups`,
   `CLI: ${plan.cliSamples} runs of each command`,
   `floor: ${plan.floorRuns} alternating runs per variant`,
-  `sources: ${plan.sourceDelegations} delegations across ${plan.sourceDirectories} working directories, RSS after ${plan.sourceFirst} and after all`,
+  `sources: ${plan.sourceDelegations} delegations across ${plan.sourceDirectories} working directories, RSS after ${plan.sourceFirst} and after all, and the same in 1 directory`,
 ];
 
 interface Collected {
@@ -135,7 +135,7 @@ const figureRunners: Record<string, FigureRunner> = {
     collected.figures.push(...(await measureCli(bench, plan.cliSamples)));
   },
   sources: async (bench, collected) => {
-    collected.figures.push(await measureSourceMemory(bench, plan.sourceDelegations, plan.sourceDirectories, plan.sourceFirst));
+    collected.figures.push(...(await measureSourceMemory(bench, plan.sourceDelegations, plan.sourceDirectories, plan.sourceFirst)));
   },
 };
 
