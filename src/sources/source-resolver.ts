@@ -3,7 +3,7 @@ import { type SourceSnapshot } from '../contracts/source';
 import { type ModelAliasTable } from '../contracts/agent-definition';
 import { formatSourceListing, formatSourceNotFound, type BackgroundTaskSummary, type SourceListingItem } from '../domain/load-texts';
 import { suggestNames } from '../domain/name-suggestions';
-import { requiredParameterKeys } from '../domain/recipe-parameters';
+import { requiredParameterKeys, templateValuesOf } from '../domain/recipe-parameters';
 import { type SubRecipe } from '../contracts/recipe-schema';
 import { DirectoryStore, messageOf } from './directory-store';
 import { parseSource, SourceCatalog, type CatalogSource, type CatalogStore, type StoreStatus } from './source-catalog';
@@ -119,7 +119,7 @@ export class SourceResolver {
       snapshot.name = declared.name;
       // Values may reference the parent's parameters (`target: "{{ target }}"`): goose renders the whole
       // parent file, so they are rendered with the values the session recipe ran with.
-      const context = { ...(session.sessionValues ?? {}), recipe_dir: parent.recipeDir };
+      const context = templateValuesOf(parent.parameters, { ...(session.sessionValues ?? {}), recipe_dir: parent.recipeDir });
       for (const [key, raw] of Object.entries(declared.values ?? {})) {
         const value = renderTemplate(raw, context, `${parent.path}: sub_recipes "${declared.name}" values.${key}`);
         if (!value.ok) return { ok: false, reason: 'invalid', message: `${value.error} (the session recipe's parameter values are needed to render it)` };
