@@ -245,7 +245,10 @@ export class ExpressionReader {
         value = { kind: 'filter', value, name, args, kwargs };
       } else if (this.accept('is')) {
         const negated = this.accept('not');
-        const name = this.name();
+        // Test names include none, true and false, which are literals elsewhere.
+        const nameToken = this.next();
+        if (nameToken.type !== 'name') throw this.error(`expected the name of a test after "is" but found "${nameToken.text}"`);
+        const name = nameToken.text;
         let args: Expression[] = [];
         if (this.peek().text === '(') args = this.callArguments().args;
         else if (['number', 'string'].includes(this.peek().type) || (this.peek().type === 'name' && !['and', 'or', 'else', 'if', 'not', 'in', 'is'].includes(this.peek().text))) args = [this.postfix(this.primary())];

@@ -3,7 +3,7 @@ import { confinePath, type PathRules } from '../tools/confine-path';
 import { readConfined } from '../tools/open-confined';
 import { type SourceSnapshot } from '../contracts/source';
 import { builtInRecipeDirVariable, resolveParameterValues, templateValuesOf, type ParameterInput } from '../domain/recipe-parameters';
-import { parseRecipeDocument } from '../domain/recipe-parse';
+import { hiddenTagWarnings, parseRecipeDocument } from '../domain/recipe-parse';
 import { type RecipeDefinition } from '../contracts/recipe-schema';
 import { messageOf } from './directory-store';
 import { formatBytes } from './source-store';
@@ -11,7 +11,7 @@ import { renderRecipeDocument } from './recipe-render';
 
 /** A rendered source: text for the subagent, or every validation error. */
 export type RenderedSource =
-  | { ok: true; instructions?: string; prompt?: string; recipe?: RecipeDefinition; values: Record<string, string> }
+  | { ok: true; instructions?: string; prompt?: string; recipe?: RecipeDefinition; values: Record<string, string>; warnings?: string[] }
   | { ok: false; errors: string[] };
 
 /** Options of {@link renderSource}. */
@@ -72,8 +72,11 @@ export async function renderSource(snapshot: SourceSnapshot, given: Readonly<Rec
   const parsed = parseRecipeDocument(rendered.document, `${file} (rendered)`);
   if (!parsed.recipe) return { ok: false, errors: parsed.errors };
   const recipe = parsed.recipe;
+  // Tag characters that arrive with a parameter value (the file's own are reported when it is listed).
+  const tagWarnings = hiddenTagWarnings(snapshot.definition.recipe, file).length === 0 ? hiddenTagWarnings(recipe, `${file} (with the parameter values)`) : [];
   return {
     ok: true,
+    ...(tagWarnings.length > 0 ? { warnings: tagWarnings } : {}),
     ...(recipe.instructions ? { instructions: recipe.instructions } : {}),
     ...(recipe.prompt ? { prompt: recipe.prompt } : {}),
     recipe,
