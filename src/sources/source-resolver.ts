@@ -100,7 +100,14 @@ export class SourceResolver {
     if (found) return { ok: true, snapshot: snapshotOf(found, found.kind), warnings: found.warnings };
     const known = [...subRecipesOf(options.sessionRecipe).map((subRecipe) => subRecipe.name), ...listing.sources.map((source) => source.name)];
     const suggestions = suggestNames(name, known);
-    return { ok: false, reason: 'not_found', message: formatSourceNotFound(name, suggestions), suggestions };
+    // A file of that name that cannot be used (a template error, a schema error) says why, without the
+    // store's description (which can name a server folder).
+    const why = listing.problems.flatMap((problem) => {
+      const at = problem.search(new RegExp(`(^|[/ ])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.(ya?ml|json|md): `));
+      return at < 0 ? [] : [problem.slice(at).trimStart().replace(/^\//, '')];
+    });
+    const message = formatSourceNotFound(name, suggestions) + (why.length > 0 ? `\nA file of that name cannot be used:\n- ${why.join('\n- ')}` : '');
+    return { ok: false, reason: 'not_found', message, suggestions };
   }
 
   private async resolveSubRecipe(session: SessionContext, declared: SubRecipe): Promise<ResolveResult> {
