@@ -41,38 +41,49 @@ function unescape(body: string, line: number): string {
   });
 }
 
+const spacePattern = /\s+/y;
+const namePattern = /[A-Za-z_][A-Za-z0-9_]*/y;
+const numberPattern = /\d+(\.\d+)?([eE][+-]?\d+)?/y;
+const doubleQuoted = /"((?:[^"\\]|\\.)*)"/sy;
+const singleQuoted = /'((?:[^'\\]|\\.)*)'/sy;
+
+/** Reads `pattern` (sticky) at `index`, or null. Sticky patterns read in place: no copy of the rest. */
+function readAt(pattern: RegExp, source: string, index: number): RegExpExecArray | null {
+  pattern.lastIndex = index;
+  return pattern.exec(source);
+}
+
 function tokenize(source: string, line: number): Token[] {
   const tokens: Token[] = [];
   let index = 0;
   while (index < source.length) {
-    const rest = source.slice(index);
-    const space = /^\s+/.exec(rest);
+    const space = readAt(spacePattern, source, index);
     if (space) {
       index += space[0].length;
       continue;
     }
-    const name = /^[A-Za-z_][A-Za-z0-9_]*/.exec(rest);
+    const name = readAt(namePattern, source, index);
     if (name) {
       tokens.push({ type: 'name', text: name[0] });
       index += name[0].length;
       continue;
     }
-    const number = /^\d+(\.\d+)?([eE][+-]?\d+)?/.exec(rest);
+    const number = readAt(numberPattern, source, index);
     if (number) {
       tokens.push({ type: 'number', text: number[0], value: Number(number[0]) });
       index += number[0].length;
       continue;
     }
-    const quote = rest[0];
+    const quote = source[index];
     if (quote === '"' || quote === "'") {
-      const string = quote === '"' ? /^"((?:[^"\\]|\\.)*)"/s.exec(rest) : /^'((?:[^'\\]|\\.)*)'/s.exec(rest);
+      const string = readAt(quote === '"' ? doubleQuoted : singleQuoted, source, index);
       if (!string) throw new TemplateSyntaxError('a string is never closed', line);
       tokens.push({ type: 'string', text: string[0], value: unescape(string[1] ?? '', line) });
       index += string[0].length;
       continue;
     }
-    const operator = operators.find((candidate) => rest.startsWith(candidate));
-    if (!operator) throw new TemplateSyntaxError(`unexpected character "${rest[0] ?? ''}"`, line);
+    const operator = operators.find((candidate) => source.startsWith(candidate, index));
+    if (!operator) throw new TemplateSyntaxError(`unexpected character "${source[index] ?? ''}"`, line);
     tokens.push({ type: 'op', text: operator });
     index += operator.length;
   }
@@ -166,15 +177,32 @@ export class ExpressionReader {
     });
   }
 
+  /**
+   * Counts one more link of a chain (`a or b or …`, `a.b.c…`, `x | f | g…`): a chain builds a tree as deep
+   * as it is long, which the renderer walks recursively, so it counts against the nesting limit.
+   */
+  private link(chain: number): number {
+    if (this.depth + chain > maxTemplateNesting) throw this.error(`expression nested more than ${maxTemplateNesting} levels deep`);
+    return chain + 1;
+  }
+
   private or(): Expression {
     let left = this.and();
-    while (this.accept('or')) left = { kind: 'binary', operator: 'or', left, right: this.and() };
+    let chain = 0;
+    while (this.accept('or')) {
+      chain = this.link(chain);
+      left = { kind: 'binary', operator: 'or', left, right: this.and() };
+    }
     return left;
   }
 
   private and(): Expression {
     let left = this.not();
-    while (this.accept('and')) left = { kind: 'binary', operator: 'and', left, right: this.not() };
+    let chain = 0;
+    while (this.accept('and')) {
+      chain = this.link(chain);
+      left = { kind: 'binary', operator: 'and', left, right: this.not() };
+    }
     return left;
   }
 
@@ -185,7 +213,9 @@ export class ExpressionReader {
 
   private compare(): Expression {
     let left = this.concat();
+    let chain = 0;
     for (;;) {
+      chain = this.link(chain);
       const token = this.peek();
       if (token.type === 'op' && comparisons.has(token.text)) {
         this.next();
@@ -203,7 +233,9 @@ export class ExpressionReader {
 
   private binaryLevel(operands: () => Expression, ops: string[]): Expression {
     let left = operands();
+    let chain = 0;
     for (;;) {
+      chain = this.link(chain);
       const token = this.peek();
       if (token.type !== 'op' || !ops.includes(token.text)) return left;
       this.next();
@@ -238,7 +270,9 @@ export class ExpressionReader {
 
   private filters(start: Expression): Expression {
     let value = start;
+    let chain = 0;
     for (;;) {
+      chain = this.link(chain);
       if (this.accept('|')) {
         const name = this.name();
         const { args, kwargs } = this.peek().text === '(' ? this.callArguments() : { args: [], kwargs: {} };
@@ -277,7 +311,9 @@ export class ExpressionReader {
 
   private postfix(start: Expression): Expression {
     let value = start;
+    let chain = 0;
     for (;;) {
+      chain = this.link(chain);
       if (this.accept('.')) {
         const token = this.next();
         if (token.type !== 'name' && token.type !== 'number') throw this.error(`expected a name after "." but found "${token.text}"`);

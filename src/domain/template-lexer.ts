@@ -22,10 +22,17 @@ export class TemplateSyntaxError extends Error {
   }
 }
 
-function lineAt(text: string, offset: number): number {
-  let line = 1;
-  for (let index = 0; index < offset && index < text.length; index += 1) if (text.charCodeAt(index) === 10) line += 1;
-  return line;
+/** Line numbers of offsets, read in increasing order: one pass over the text in all (no rescans). */
+class LineCounter {
+  private offset = 0;
+  private line = 1;
+
+  constructor(private readonly text: string) {}
+
+  at(offset: number): number {
+    for (; this.offset < offset && this.offset < this.text.length; this.offset += 1) if (this.text.charCodeAt(this.offset) === 10) this.line += 1;
+    return this.line;
+  }
 }
 
 /**
@@ -64,20 +71,23 @@ export function lexTemplate(text: string): TemplatePiece[] {
     stripNext = false;
     if (chunk !== '') pieces.push({ kind: 'text', text: chunk });
   };
+  const lines = new LineCounter(text);
+  const opening = /\{[{%#]/g;
   while (position < text.length) {
-    const open = text.slice(position).search(/\{[{%#]/);
-    if (open < 0) {
+    opening.lastIndex = position;
+    const found = opening.exec(text);
+    if (!found) {
       pushText(text.slice(position), false);
       break;
     }
-    const start = position + open;
+    const start = found.index;
     const type = text[start + 1];
     const close = type === '{' ? '}}' : type === '%' ? '%}' : '#}';
     const trimBefore = text[start + 2] === '-';
     pushText(text.slice(position, start), trimBefore);
     const innerStart = start + 2 + (trimBefore ? 1 : 0);
     const end = findClose(text, innerStart, close);
-    const line = lineAt(text, start);
+    const line = lines.at(start);
     if (end < 0) throw new TemplateSyntaxError(`"${text.slice(start, start + 2)}" is never closed with "${close}"`, line);
     const trimAfter = text[end - 1] === '-' && end - 1 >= innerStart;
     const inner = text.slice(innerStart, trimAfter ? end - 1 : end);
@@ -118,16 +128,17 @@ function isPlainName(inner: string): boolean {
  * plain names and quoted strings are never wrapped.
  */
 export function protectUnparseable(text: string, parses: (expression: string) => boolean): string {
-  const replacements = new Map<string, string>();
-  for (const match of text.matchAll(/\{\{(.*?)\}\}/g)) {
-    const inner = match[1] ?? '';
-    if (isPlainName(inner)) continue;
+  const decided = new Map<string, boolean>();
+  // One pass with a callback: each distinct `{{ … }}` is parsed once, and the text is copied once.
+  return text.replace(/\{\{(.*?)\}\}/g, (whole: string, inner: string) => {
+    if (isPlainName(inner)) return whole;
     const trimmed = inner.trim();
-    if (trimmed.startsWith("'") || trimmed.startsWith('"')) continue;
-    const expression = inner.replace(/^-/, '').replace(/-$/, '');
-    if (!parses(expression)) replacements.set(match[0], `{% raw %}${match[0]}{% endraw %}`);
-  }
-  let result = text;
-  for (const [from, to] of replacements) result = result.split(from).join(to);
-  return result;
+    if (trimmed.startsWith("'") || trimmed.startsWith('"')) return whole;
+    let wrap = decided.get(inner);
+    if (wrap === undefined) {
+      wrap = !parses(inner.replace(/^-/, '').replace(/-$/, ''));
+      decided.set(inner, wrap);
+    }
+    return wrap ? `{% raw %}${whole}{% endraw %}` : whole;
+  });
 }

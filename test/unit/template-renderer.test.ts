@@ -147,7 +147,21 @@ describe('template limits', () => {
     expect(failure(`{% if ${parentheses('true')} %}x{% endif %}`)).toContain(`nested more than ${maxTemplateNesting} levels deep`);
     // In {{ }}, an expression too deep to parse passes through as text, like any unparseable {{ }} in goose.
     expect(text(`{{ ${parentheses('1')} }}`)).toBe(`{{ ${parentheses('1')} }}`);
+    // A chain builds a tree as deep as it is long: it counts too.
+    expect(failure(`{% if ${Array.from({ length: 200 }, () => 'x').join(' or ')} %}y{% endif %}`, { x: '' })).toContain(`nested more than ${maxTemplateNesting} levels deep`);
+    expect(failure(`{{ x${' | upper'.repeat(200)} }}{% if x${'.a'.repeat(200)} %}{% endif %}`, { x: 'a' })).toContain(`nested more than ${maxTemplateNesting} levels deep`);
     const blocks = `${'{% if true %}'.repeat(maxTemplateNesting + 1)}x${'{% endif %}'.repeat(maxTemplateNesting + 1)}`;
     expect(failure(blocks)).toContain(`blocks nested more than ${maxTemplateNesting} levels deep`);
+  });
+
+  it('reads a file of the largest size with many tags in one pass (no rescans of the text)', () => {
+    const unparseable = Array.from({ length: 20_000 }, (_item, index) => `{{ user ${index} }}`).join('\n');
+    const plain = '{{ x }} '.repeat(60_000);
+    const rendered = render(`${unparseable}\n${plain}`, { x: 'v' }, { maxSteps: 1_000_000 });
+    expect(rendered.ok).toBe(true);
+    if (rendered.ok) {
+      expect(rendered.text.startsWith('{{ user 0 }}\n{{ user 1 }}')).toBe(true);
+      expect(rendered.text.endsWith('v '.repeat(3))).toBe(true);
+    }
   });
 });
