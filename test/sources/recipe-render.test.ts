@@ -1,10 +1,11 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveParameterValues } from '../../src/domain/recipe-parameters';
 import { DirectoryStore } from '../../src/sources/directory-store';
 import { readRecipeText } from '../../src/sources/recipe-file';
+import { checkFile } from '../../src/sources/recipes-check-command';
 import { renderRecipeDocument } from '../../src/sources/recipe-render';
 import { renderSource } from '../../src/sources/render-source';
 import { SourceResolver } from '../../src/sources/source-resolver';
@@ -63,6 +64,19 @@ describe('rendering a recipe file keeps parameter values as data', () => {
   it('ends a recipe whose template loops too long with a limit error naming the file', () => {
     const content = 'title: t\ndescription: d\nprompt: "{% for a in range(2000) %}{% for b in range(2000) %}.{% endfor %}{% endfor %}"\n';
     expect(renderRecipeDocument(content, {}, 'loop.yaml', 'loop.yaml')).toMatchObject({ ok: false, error: expect.stringMatching(/^loop\.yaml: template limit: rendering stopped after \d+ steps/) });
+  });
+});
+
+describe('errand recipes check', () => {
+  it('runs no recipe code: an escape attempt is a template error and writes nothing', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'check-'));
+    const marker = join(folder, 'ran');
+    const code = JSON.stringify(`process.getBuiltinModule('fs').writeFileSync(${JSON.stringify(marker)}, 'x')`);
+    writeFileSync(join(folder, 'escape.yaml'), `title: t\ndescription: d\nprompt: |\n  {{ range.constructor(${code})() }}\n`);
+    const report = await checkFile(join(folder, 'escape.yaml'));
+    expect(report.ok).toBe(false);
+    expect(report.errors.join('\n')).toContain('escape.yaml: template error: line 4: ');
+    expect(existsSync(marker)).toBe(false);
   });
 });
 
