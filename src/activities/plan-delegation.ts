@@ -128,6 +128,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     }
     const rendered = await renderSource(snapshot, request.parameters ?? {}, { workingDirectory: workingDir.path, ...(context.paths ? { paths: context.paths } : {}) });
     if (!rendered.ok) return { ok: false, message: `source "${snapshot.name}" cannot run with these parameters:\n- ${rendered.errors.join('\n- ')}` };
+    warnings.push(...(rendered.warnings ?? []));
     if (snapshot.definition.type === 'agent') {
       const agent = snapshot.definition.agent;
       instructions = agent.instructions;

@@ -17,6 +17,15 @@ export const maxDepthCeiling = 10;
 // (sources section)
 /** Largest source file (recipe or agent) a store will read; bigger files are refused. */
 export const maxSourceFileBytes = 1024 * 1024;
+/**
+ * Work one recipe template may do while it renders (each expression, filter, loop turn and printed piece
+ * counts); past it rendering stops with an error naming the file, so a nested loop cannot hold the worker.
+ */
+export const maxTemplateSteps = 200_000;
+/** Characters one template may produce (the rendered recipe, parameter values included). */
+export const maxTemplateOutputChars = 2 * 1024 * 1024;
+/** How deeply a template may nest blocks and expressions (the parser and renderer recurse on them). */
+export const maxTemplateNesting = 64;
 /** How long a store's listing is served from cache before it is listed again. */
 export const sourceListingTtlMs = 60_000;
 /**

@@ -3,7 +3,7 @@ import { type SourceSnapshot } from '../contracts/source';
 import { type ModelAliasTable } from '../contracts/agent-definition';
 import { formatSourceListing, formatSourceNotFound, type BackgroundTaskSummary, type SourceListingItem } from '../domain/load-texts';
 import { suggestNames } from '../domain/name-suggestions';
-import { requiredParameterKeys } from '../domain/recipe-parameters';
+import { requiredParameterKeys, templateValuesOf } from '../domain/recipe-parameters';
 import { type SubRecipe } from '../contracts/recipe-schema';
 import { DirectoryStore, messageOf } from './directory-store';
 import { redactServerPaths } from '../domain/redact-paths';
@@ -143,7 +143,14 @@ export class SourceResolver {
     }
     const known = [...subRecipesOf(options.sessionRecipe).map((subRecipe) => subRecipe.name), ...listing.sources.map((source) => source.name)];
     const suggestions = suggestNames(name, known);
-    return { ok: false, reason: 'not_found', message: formatSourceNotFound(name, suggestions), suggestions };
+    // A file of that name that cannot be used (a template error, a schema error) says why, without the
+    // store's description (which can name a server folder).
+    const why = listing.problems.flatMap((problem) => {
+      const at = problem.search(new RegExp(`(^|[/ ])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.(ya?ml|json|md): `));
+      return at < 0 ? [] : [problem.slice(at).trimStart().replace(/^\//, '')];
+    });
+    const message = formatSourceNotFound(name, suggestions) + (why.length > 0 ? `\nA file of that name cannot be used:\n- ${why.join('\n- ')}` : '');
+    return { ok: false, reason: 'not_found', message, suggestions };
   }
 
   private async resolveSubRecipe(session: SessionContext, declared: SubRecipe): Promise<ResolveResult> {
@@ -162,7 +169,7 @@ export class SourceResolver {
       snapshot.name = declared.name;
       // Values may reference the parent's parameters (`target: "{{ target }}"`): goose renders the whole
       // parent file, so they are rendered with the values the session recipe ran with.
-      const context = { ...(session.sessionValues ?? {}), recipe_dir: parent.recipeDir };
+      const context = templateValuesOf(parent.parameters, { ...(session.sessionValues ?? {}), recipe_dir: parent.recipeDir });
       for (const [key, raw] of Object.entries(declared.values ?? {})) {
         const value = renderTemplate(raw, context, `${parent.path}: sub_recipes "${declared.name}" values.${key}`);
         if (!value.ok) return { ok: false, reason: 'invalid', message: `${value.error} (the session recipe's parameter values are needed to render it)` };
