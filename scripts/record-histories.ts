@@ -23,7 +23,8 @@ import { createErrandWorker, createWorkerDependencies, workflowsFromSources } fr
  * with tool calls, one that reaches max_turns, a cancelled one, a session that delegates (the session
  * and its child), and runs shaped by their definitions: a recipe's checks with a retry, structured output
  * through final_output, a subagent in its own git worktree, and a session that forks (the session and its
- * fork, which starts from the session's turns by reference). Each is run against a Temporal dev server with a scripted model and written as JSON to
+ * fork, which starts from the session's turns by reference), and a session with a continuable task that both
+ * continue as new (each run recorded) with send_message, waits and the probe loop between. Each is run against a Temporal dev server with a scripted model and written as JSON to
  * test/fixtures/histories/. Re-record after a deliberate, versioned change to workflow code (docs/deploy.md,
  * "Upgrades"), never to make a failing replay pass.
  *
@@ -230,7 +231,8 @@ async function main(): Promise<void> {
 
     // 10. continuables: a session starts a continuable task, talks until the server suggests continue-as-new
     // (run 1 ends continued as new), then, in its second run, waits with the task waiting (the probe loop
-    // and the idle alarms run here), passes a message on with send_message, and is cancelled with its task.
+    // and the idle alarms run here) and passes a message on with send_message; the task then takes messages
+    // until it continues as new too, and the session is cancelled with its task.
     const continuablesId = `errand-record-continuables-${stamp}`;
     // The helper answers after the session's first run has ended, so its notice makes a run of its own.
     script('cont-child', [{ text: 'Child ready.', delayMs: 3_000 }, { text: 'Child got the second message.' }]);
@@ -265,14 +267,29 @@ async function main(): Promise<void> {
       const view = await contHandle.query(transcriptQuery);
       return contSteps.length === 0 && view.state === 'waiting';
     });
+    // The helper takes messages straight from a client until it, too, continues as new (from its wait).
+    const helper = client.workflow.getHandle(`${continuablesId}/task-1`);
+    const helperFirstRunId = (await helper.describe()).runId;
+    const helperSteps = scripts.get('cont-child') ?? [];
+    for (let message = 1; (await helper.describe()).runId === helperFirstRunId; message += 1) {
+      if (message > 20) throw new Error('the helper did not continue as new');
+      helperSteps.push({ text: `Helper answer ${message}.` });
+      contSteps.push({ text: `Noted helper answer ${message}.` });
+      await sendUpdateAcrossRunChange(() => helper.executeUpdate(sendMessageUpdate, { args: [{ message: `Direct message ${message}` }], updateId: `${continuablesId}-direct-${message}` }));
+      await waitUntil('the helper answer and its notice turn', async () => (await helper.describe()).runId !== helperFirstRunId || (helperSteps.length === 0 && (await sessionDone())));
+    }
+    await waitUntil('the last notice turn', async () => helperSteps.length === 0 && (await sessionDone()));
     await contHandle.signal(cancelSignal, { reason: 'recording done' });
     await contHandle.result();
-    await client.workflow.getHandle(`${continuablesId}/task-1`).result();
+    await helper.result();
+    const helperFirstRun = await client.workflow.getHandle(helper.workflowId, helperFirstRunId).fetchHistory();
+    recorded['session-continuables-child-run-1'] = `${JSON.stringify(JSON.parse(historyToJSON(helperFirstRun)), null, 1)}\n`;
+    index['session-continuables-child-run-1.json'] = helper.workflowId;
     const firstRun = await client.workflow.getHandle(continuablesId, firstRunId).fetchHistory();
     recorded['session-continuables-run-1'] = `${JSON.stringify(JSON.parse(historyToJSON(firstRun)), null, 1)}\n`;
     index['session-continuables-run-1.json'] = continuablesId;
     await record('session-continuables-run-2', continuablesId);
-    await record('session-continuables-child', `${continuablesId}/task-1`);
+    await record('session-continuables-child-run-2', `${continuablesId}/task-1`);
   } finally {
     worker.shutdown();
     await running;

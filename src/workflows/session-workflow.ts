@@ -55,7 +55,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
   let ended = false;
   let messages = 0;
   const loopScope = new CancellationScope();
-  if (!input.carried) agent.state = 'waiting';
+  // A run continued from a wait waits again (decision 0021: it may continue as new while nothing is queued).
+  if (!input.carried || (agent.quietWaits && input.carried.phase === 'waiting')) agent.state = 'waiting';
   agent.onBudgetCrossed = () => loopScope.cancel();
 
   registerAgentHandlers(agent, orchestrator, {

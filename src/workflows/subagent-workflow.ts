@@ -223,6 +223,8 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
         startConversation();
       }
       let waiting = input.carried?.phase === 'waiting';
+      // A run continued from a wait waits again (decision 0021: it may continue as new while nothing is queued).
+      if (waiting && agent.quietWaits) agent.state = 'waiting';
       for (;;) {
         if (!waiting) {
           const run = await activate(resume);

@@ -29,6 +29,7 @@ import {
   admissionError,
   findTask,
   isLive,
+  isStaleProgress,
   listingState,
   markRead,
   recordProgress,
@@ -273,7 +274,8 @@ export class TaskOrchestrator implements OrchestrationTools {
     const record = findTask(agent.registry, input.taskId);
     if (!record) return;
     this.probe.heard(record.taskId);
-    recordProgress(record, input.peek, input.totalUsage);
+    if (agent.quietWaits && isStaleProgress(record, input.peek)) record.totalUsage = input.totalUsage;
+    else recordProgress(record, input.peek, input.totalUsage);
     // A child's call waiting for an approval becomes one notice, where this workflow's model may decide it.
     if (agent.options.approvers === 'human-or-parent') {
       for (const pending of input.peek.pendingApprovals ?? []) {
