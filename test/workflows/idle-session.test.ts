@@ -119,7 +119,10 @@ test('a session with three waiting continuables adds no history while idle, cont
     const view = await session.query(transcriptQuery);
     const peeks = await Promise.all(children.map((child) => child.query(peekQuery).catch(() => undefined)));
     const notices = view.entries.filter((entry) => entry.role === 'notice').length;
-    return view.state === 'waiting' && view.queuedMessages === 0 && notices >= helpers.length && peeks.every((peek?: SubagentPeek) => peek?.state === 'waiting');
+    // The session's own records say so too (a record left "running" would be checked as if it ran a turn).
+    const records = (await session.query(peekQuery)).tasks ?? [];
+    return view.state === 'waiting' && view.queuedMessages === 0 && notices >= helpers.length && peeks.every((peek?: SubagentPeek) => peek?.state === 'waiting') &&
+      records.length === helpers.length && records.every((record) => record.state === 'waiting');
   };
   await poll(allWaiting, Boolean, 'the helpers to answer and wait');
   // Talk until the server suggests continue-as-new and the session continues (from a wait or a wake).
