@@ -168,3 +168,48 @@ test('a session with three waiting continuables adds no history while idle, cont
   expect((await session.result()).status).toBe('cancelled');
   for (const child of children) expect((await child.result()).status).toBe('cancelled');
 }, 240_000);
+
+test('a waiting child terminated after the parent continued as new is not polled for, and is settled when send_message cannot reach it', async () => {
+  const child = scripts.add('idle-lost-child', [{ text: 'lost child ready' }]);
+  const marker = scripts.add('idle-lost', (request) => {
+    const last = request.messages[request.messages.length - 1];
+    if (last?.role === 'tool') return { text: `tools done (${last.toolName})` };
+    const text = lastUserText(request.messages);
+    if (text.includes('Start a helper')) return { toolCalls: [{ id: 'delegate-lost', name: 'delegate', arguments: { instructions: `Stay around ${child}`, continuable: true } }] };
+    if (text.includes('Talk to the helper')) return { toolCalls: [{ id: 'send-lost', name: 'send_message', arguments: { task_id: 'task-1', message: 'are you there?' } }] };
+    return { text: 'noted' };
+  });
+  const session = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-idle-lost-${randomUUID()}`, args: [sessionInput({ workingDir, idleTimeoutMs })] });
+  const childHandle = client.workflow.getHandle(`${session.workflowId}/task-1`);
+  await sendMessage(session, `Start a helper ${marker}`);
+  const settled = async () => {
+    const view = await session.query(transcriptQuery);
+    const records = (await session.query(peekQuery)).tasks ?? [];
+    return view.state === 'waiting' && view.queuedMessages === 0 && records.length === 1 && records.every((record) => record.state === 'waiting');
+  };
+  await poll(settled, Boolean, 'the helper to answer and wait');
+  for (let message = 1; (await session.describe()).runId === session.firstExecutionRunId; message += 1) {
+    expect(message, 'messages before the session continued as new').toBeLessThan(30);
+    await sendMessage(session, `small talk ${message}`);
+    await poll(async () => (await session.describe()).runId !== session.firstExecutionRunId || (await settled()), Boolean, 'a reply');
+  }
+  await poll(settled, Boolean, 'the session waiting in its second run');
+  await new Promise((resolveWait) => setTimeout(resolveWait, 3_000)); // the views' one-second timer has fired
+
+  // Terminated while it waits: no signal reaches the parent, and the parent does not poll for it.
+  const before = await historyOf(session);
+  await childHandle.terminate('an operator removed it');
+  await new Promise((resolveWait) => setTimeout(resolveWait, childProbeIntervalMs + 5_000));
+  expect(((await session.query(peekQuery)).tasks ?? []).map((record) => record.state)).toEqual(['waiting']);
+  expect((await historyOf(session)).types.slice(before.events)).toEqual([]);
+
+  // The next use finds it: send_message is refused, the task is checked at once and settled as failed.
+  await sendMessage(session, 'Talk to the helper');
+  await poll(async () => ((await session.query(peekQuery)).tasks ?? []).map((record) => record.state), (states) => states[0] === 'failed', 'the lost helper to be settled');
+  const sent = await poll(async () => scripts.of('idle-lost').flatMap((request) => request.messages).find((message) => message.role === 'tool' && message.toolName === 'send_message'), Boolean, 'the send_message result');
+  expect(sent?.role === 'tool' && sent.isError).toBe(true);
+  const view = await poll(() => session.query(transcriptQuery), (value) => value.entries.some((entry) => entry.role === 'notice' && entry.text.includes('task-1')) && value.state === 'waiting', 'the notice of the lost helper');
+  expect(view.entries.filter((entry) => entry.role === 'notice').at(-1)?.text).toMatch(/TERMINATED|terminated/);
+  await session.signal(cancelSignal, { reason: 'test done' });
+  expect((await session.result()).status).toBe('cancelled');
+}, 240_000);
