@@ -5,8 +5,11 @@ import { childProbeIntervalMs, childProbeMaxIntervalMs } from '../contracts/limi
 import { isLive } from '../domain/task-registry';
 import type { Agent } from './agent';
 
-/** States of a child that is running a turn (it reports progress, or waits for a decision on a tool call). */
-const inTurnStates: readonly TaskRecord['state'][] = ['running', 'waiting_approval'];
+/**
+ * States of a child that is running a turn (it reports progress). One that waits for a message or for a
+ * decision on a tool call runs no code: like any wait, it is not checked.
+ */
+const inTurnStates: readonly TaskRecord['state'][] = ['running'];
 
 /**
  * Finds children that ended without a word: a child started before a continue-as-new cannot be watched
