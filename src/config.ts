@@ -16,6 +16,8 @@ import {
   defaultCompactAt,
   defaultMaxContinuables,
   defaultContinuableIdleTimeoutMs,
+  defaultMaxQueuedMessages,
+  maxQueuedMessagesCeiling,
   defaultTaskWaitTimeoutMs,
   defaultToolCallTimeoutMs,
   maxDepthCeiling,
@@ -77,6 +79,7 @@ const fileSchema = z.strictObject({
     waitTimeoutMs: z.number().int().min(1_000).optional(),
     completedTaskTtlMs: z.number().int().min(1_000).optional(),
     continuableIdleTimeoutMs: z.number().int().min(1_000).optional(),
+    maxQueuedMessages: z.number().int().min(1).max(maxQueuedMessagesCeiling).optional(),
     sessionIdleTimeoutMs: z.number().int().min(1_000).optional(),
   }).optional(),
   model: z.strictObject({
@@ -307,6 +310,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
       waitTimeoutMs: secondsFromEnv('ERRAND_TASK_WAIT_TIMEOUT_SECS') ?? tasks.waitTimeoutMs ?? defaultTaskWaitTimeoutMs,
       completedTaskTtlMs: secondsFromEnv('ERRAND_COMPLETED_TASK_TTL_SECS') ?? tasks.completedTaskTtlMs ?? defaultCompletedTaskTtlMs,
       continuableIdleTimeoutMs: secondsFromEnv('ERRAND_CONTINUABLE_IDLE_TIMEOUT_SECS') ?? tasks.continuableIdleTimeoutMs ?? defaultContinuableIdleTimeoutMs,
+      maxQueuedMessages: intFromEnv(env, 'ERRAND_MAX_QUEUED_MESSAGES', 1, maxQueuedMessagesCeiling) ?? tasks.maxQueuedMessages ?? defaultMaxQueuedMessages,
     },
     tools: {
       mcpServers,

@@ -189,6 +189,9 @@ export const cancelDelegationRoute = defineRoute({
   },
 });
 
+/** A message refused because the workflow's queue is full. */
+const queueFull = { description: 'The workflow already holds ERRAND_MAX_QUEUED_MESSAGES queued messages (default 100); the detail names the limit.' };
+
 /** `POST /v1/delegations/{id}/messages`. */
 export const sendMessageRoute = defineRoute({
   method: 'post',
@@ -209,6 +212,7 @@ export const sendMessageRoute = defineRoute({
     404: notFound,
     409: { description: 'The delegation is not continuable, or has ended.' },
     413: tooLarge,
+    429: queueFull,
     415: unsupported,
     503: unavailable,
   },
@@ -235,7 +239,7 @@ export const sendSessionMessageRoute = defineRoute({
   description: 'Answers 202 once the session has durably accepted the message; the reply appears in the transcript.',
   tag: 'sessions', authenticated: true, params: delegationPathSchema, query: emptyQuerySchema,
   body: { schema: sendMessageBodySchema, required: true, description: 'The message.' },
-  responses: { 202: { description: 'Accepted.', schema: sessionMessageResponseSchema }, 400: badRequest, 401: unauthorized, 404: sessionNotFound, 409: sessionConflict },
+  responses: { 202: { description: 'Accepted.', schema: sessionMessageResponseSchema }, 400: badRequest, 401: unauthorized, 404: sessionNotFound, 409: sessionConflict, 429: queueFull },
 });
 /** `POST /v1/sessions/{id}/cancel`. */
 export const cancelSessionRoute = defineRoute({

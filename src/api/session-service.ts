@@ -20,6 +20,7 @@ import { approversFor } from '../tools/tool-policy';
 import type { BlobStore } from '../activities/blob-store';
 import { inboundMessage } from '../activities/inbound-message';
 import { ApiProblem, ProblemKind } from './problem';
+import { queueFullProblem } from './queue-full';
 import type { TemporalClientProvider } from './temporal-client-provider';
 import type { TemporalHttpStarter } from './temporal-http-start';
 import { sendUpdateAcrossRunChange } from '../temporal-update-retry';
@@ -135,7 +136,7 @@ export class SessionService {
       const result = await sendUpdateAcrossRunChange(() => handle.executeUpdate(sendMessageUpdate, { args: [inbound], updateId }));
       return { id, accepted: true, queuedTurns: result.queuedTurns };
     } catch (error) {
-      throw new ApiProblem(409, ProblemKind.conflict, 'The message was not accepted', { detail: updateRejection(error) });
+      throw queueFullProblem(error) ?? new ApiProblem(409, ProblemKind.conflict, 'The message was not accepted', { detail: updateRejection(error) });
     }
   }
 

@@ -24,6 +24,8 @@ export const FailureType = {
   toolsetUnavailable: 'ToolsetUnavailable',
   /** The scripted model ran out of script: a test bug, never retried. */
   scriptExhausted: 'ScriptExhausted',
+  /** A session's or continuable's message queue is full (`ERRAND_MAX_QUEUED_MESSAGES`): the API answers 429. */
+  messageQueueFull: 'MessageQueueFull',
   /** Input that a user or a calling model gave is invalid. */
   invalidInput: 'InvalidInput',
   /** A blob referenced by a workflow is missing from the blob store. */

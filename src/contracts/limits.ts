@@ -278,6 +278,10 @@ export const transcriptEntryLength = 4_000;
 export const inboundMessageInlineChars = 256;
 /** Longest message accepted by sendMessage / a session message, in characters. */
 export const maxMessageLength = 100_000;
+/** Messages queued for a session or continuable at once; past it sendMessage is refused (`ERRAND_MAX_QUEUED_MESSAGES`). */
+export const defaultMaxQueuedMessages = 100;
+/** Highest `ERRAND_MAX_QUEUED_MESSAGES`: the queue is carried across continue-as-new, whose input must stay far below 2 MB. */
+export const maxQueuedMessagesCeiling = 1_000;
 /** Model calls one session message may cause (`ERRAND_SESSION_MAX_TURNS`). */
 export const defaultSessionMaxTurns = 50;
 /** A session ends after this long without a message or notice (`ERRAND_SESSION_IDLE_TIMEOUT_SECS`), ms. */
@@ -288,8 +292,13 @@ export const defaultContinuableIdleTimeoutMs = 24 * 60 * 60_000;
 export const defaultMaxContinuables = 20;
 /** Task records a workflow keeps; beyond this the oldest settled ones are dropped (read ones first). */
 export const maxTaskRecords = 200;
-/** How often a workflow checks on children it no longer watches (started before a continue-as-new), ms. */
+/**
+ * How often a workflow checks on children it no longer watches (started before a continue-as-new) while one
+ * of them runs a turn, ms. A waiting continuable is not checked (decision 0021): waiting costs no history.
+ */
 export const childProbeIntervalMs = 30_000;
+/** The check backs off (doubling from {@link childProbeIntervalMs}) to this while such a child reports nothing, ms. */
+export const childProbeMaxIntervalMs = 10 * 60_000;
 /** Message ids remembered to drop a retried delivery (carried across continue-as-new). */
 export const recentMessageIdCount = 100;
 /** Child approvals remembered as announced to the model (each is announced once). */

@@ -171,7 +171,9 @@ describe('continuable subagents', () => {
     const big = 'x'.repeat(2_000);
     const marker = scripts.add('history', (_request, call) => ({ text: `answer ${call} ${big}` }));
     const workflowId = `errand-history-${Date.now()}`;
-    const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId, args: [subagentInput({ prompt: `Long chat ${marker}`, workingDir, continuable: true, maxTurns: 5 })] });
+    // Most turns are queued at once (below), so the queue's cap is raised above them.
+    const tasks = { maxBackgroundTasks: 5, waitTimeoutMs: 30_000, completedTaskTtlMs: 600_000, maxQueuedMessages: 200 };
+    const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId, args: [subagentInput({ prompt: `Long chat ${marker}`, workingDir, continuable: true, maxTurns: 5, tasks })] });
     // Counted: the events that carry the conversation (activities, updates, markers). Left out: events whose
     // number depends on timing, not on the conversation — workflow-task bookkeeping (a task that timed out
     // or failed on a busy machine adds three), timers and search-attribute upserts (the views write at most
