@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { analysis } from './analysis';
 import { cleanupAll, installCleanupHandlers } from './cleanup';
 import { notMeasured, type FigureResult } from './figure';
+import { measureActions } from './figures/actions';
 import { measureApiLatency } from './figures/api-latency';
 import { measureCancelLatency } from './figures/cancel-latency';
 import { measureCli } from './figures/cli';
@@ -38,6 +39,7 @@ const fullPlan = {
   memoryWakeSamples: 20,
   cliSamples: 15,
   floorRuns: 5,
+  actions: { turns: 10, messages: 5, streamMs: 30_000, idleMs: 300_000 },
 };
 
 /** `BENCH_QUICK=1`: a smoke run with few repetitions, to check the bench works end to end (figures mean little). */
@@ -55,6 +57,7 @@ const quickPlan: typeof fullPlan = {
   memoryWakeSamples: 3,
   cliSamples: 2,
   floorRuns: 1,
+  actions: { turns: 3, messages: 2, streamMs: 30_000, idleMs: 65_000 },
 };
 
 const quick = process.env.BENCH_QUICK === '1';
@@ -81,6 +84,7 @@ const repetitionText = [
   `memory: 5 RSS samples with ${plan.memorySubagents} waiting subagents, ${plan.memoryWakeSamples} wake-ups`,
   `CLI: ${plan.cliSamples} runs of each command`,
   `floor: ${plan.floorRuns} alternating runs per variant`,
+  `actions: ${plan.actions.turns} extra subagent turns, ${plan.actions.messages} continuable messages, one ${plan.actions.streamMs / 1000} s stream, ${plan.actions.idleMs / 1000} s of an idle session`,
 ];
 
 interface Collected {
@@ -125,6 +129,9 @@ const figureRunners: Record<string, FigureRunner> = {
   },
   cli: async (bench, collected) => {
     collected.figures.push(...(await measureCli(bench, plan.cliSamples)));
+  },
+  actions: async (bench, collected) => {
+    collected.figures.push(...(await measureActions(bench, plan.actions)));
   },
 };
 
