@@ -15,7 +15,8 @@ import { startTestWorker, subagentInput, testActivitySettings, testClient, testD
  * a minute, a heartbeat timeout of ten minutes, so the keep-alive is four minutes away — so the only way the
  * cancel can reach the call within the test is the workflow's in-flight sink. The scripted OpenAI server sees
  * the streaming request's connection close; the run still ends `cancelled` with what the model had written,
- * which the activity can report only after Temporal confirmed the cancellation.
+ * which the activity can report only after Temporal confirmed the cancellation. A long `run_command` is
+ * stopped the same way.
  */
 
 let client: Client;
@@ -72,6 +73,42 @@ describe('a cancel reaches an in-flight call on the same worker', () => {
     expect(result.status).toBe('cancelled');
     expect(result.partialOutput.startsWith('Partial words')).toBe(true);
     expect(result.partialOutput.length).toBeLessThan(answer.length);
+    expect(server.requests).toHaveLength(1);
+    expect(server.rejectedRequests).toEqual([]);
+    expect(dependencies.heartbeats.inFlight.size).toBe(0);
+  });
+
+  test('a long run_command is stopped the same way: the run ends cancelled long before any keep-alive', async () => {
+    server.reset();
+    server.setResponder(() => ({ toolCalls: [{ name: 'developer__run_command', arguments: { command: 'sleep 300' } }] }));
+    const handle = await client.workflow.start('subagentWorkflow', {
+      taskQueue,
+      workflowId: `errand-cancel-in-flight-tool-${Date.now()}`,
+      args: [subagentInput({
+        prompt: 'Wait a while.',
+        workingDir,
+        route: { provider: 'wire', model: 'wire-model' },
+        toolsets: ['developer'],
+        activity: { ...testActivitySettings, modelHeartbeatTimeoutMs: 600_000, toolCallTimeoutMs: 900_000 },
+      })],
+    });
+    await server.waitForRequests(1, 30_000);
+    // Wait until the command runs: the tool call is the pending activity, started on this worker.
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const described = await client.workflowService.describeWorkflowExecution({ namespace: 'default', execution: { workflowId: handle.workflowId } });
+      const tool = described.pendingActivities?.find((activity) => activity.activityType?.name === 'runTool');
+      if (tool?.lastStartedTime && dependencies.heartbeats.inFlight.size === 1) break;
+      if (Date.now() > deadline) throw new Error('the run_command call did not start');
+      await new Promise((resolveWait) => setTimeout(resolveWait, 50));
+    }
+    await new Promise((resolveWait) => setTimeout(resolveWait, 500)); // the command itself has started
+    await handle.signal(cancelSignal, { reason: 'enough waiting' });
+    // The keep-alive of this call is 240 s away (0.4 × 600 s): only the sink can end it within the bound.
+    const bound = new Promise<'no cancel'>((resolveBound) => setTimeout(() => resolveBound('no cancel'), 30_000).unref());
+    const result = await Promise.race([handle.result() as Promise<SubagentResult>, bound]);
+    expect(result).not.toBe('no cancel');
+    expect((result as SubagentResult).status).toBe('cancelled');
     expect(server.requests).toHaveLength(1);
     expect(server.rejectedRequests).toEqual([]);
     expect(dependencies.heartbeats.inFlight.size).toBe(0);
