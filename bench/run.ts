@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { analysis } from './analysis';
 import { cleanupAll, installCleanupHandlers } from './cleanup';
 import { notMeasured, type FigureResult } from './figure';
+import { measureActions } from './figures/actions';
 import { measureApiLatency } from './figures/api-latency';
 import { measureCancelLatency } from './figures/cancel-latency';
 import { measureCli } from './figures/cli';
@@ -42,6 +43,7 @@ const fullPlan = {
   sourceDelegations: 1_000,
   sourceDirectories: 200,
   sourceFirst: 100,
+  actions: { turns: 10, messages: 5, streamMs: 30_000, idleMs: 300_000 },
 };
 
 /** `BENCH_QUICK=1`: a smoke run with few repetitions, to check the bench works end to end (figures mean little). */
@@ -62,6 +64,7 @@ const quickPlan: typeof fullPlan = {
   sourceDelegations: 100,
   sourceDirectories: 40,
   sourceFirst: 20,
+  actions: { turns: 3, messages: 2, streamMs: 30_000, idleMs: 65_000 },
 };
 
 const quick = process.env.BENCH_QUICK === '1';
@@ -89,6 +92,7 @@ const repetitionText = [
   `CLI: ${plan.cliSamples} runs of each command`,
   `floor: ${plan.floorRuns} alternating runs per variant`,
   `sources: ${plan.sourceDelegations} delegations across ${plan.sourceDirectories} working directories, RSS after ${plan.sourceFirst} and after all, and the same in 1 directory`,
+  `actions: ${plan.actions.turns} extra subagent turns, ${plan.actions.messages} continuable messages, one ${plan.actions.streamMs / 1000} s stream, ${plan.actions.idleMs / 1000} s of an idle session`,
 ];
 
 interface Collected {
@@ -136,6 +140,9 @@ const figureRunners: Record<string, FigureRunner> = {
   },
   sources: async (bench, collected) => {
     collected.figures.push(...(await measureSourceMemory(bench, plan.sourceDelegations, plan.sourceDirectories, plan.sourceFirst)));
+  },
+  actions: async (bench, collected) => {
+    collected.figures.push(...(await measureActions(bench, plan.actions)));
   },
 };
 

@@ -14,6 +14,8 @@ import {
   defaultSessionIdleTimeoutMs,
   defaultMaxOutputTokens,
   defaultCompactAt,
+  defaultLiveTextIntervalMs,
+  liveTextIntervalBounds,
   defaultMaxContinuables,
   defaultContinuableIdleTimeoutMs,
   defaultMaxQueuedMessages,
@@ -133,6 +135,8 @@ export interface ErrandConfig {
     maxOutputTokens: number;
     /** Share of the context window at which a conversation is compacted (`ERRAND_COMPACT_AT`). */
     compactAt: number;
+    /** Least time between two heartbeats of a model call that carry new live text (`ERRAND_LIVE_TEXT_INTERVAL_MS`), ms. */
+    liveTextIntervalMs: number;
   };
   /** The operator's tool policy (`toolPolicy` in the file or `ERRAND_TOOL_POLICY`); absent = allow all. */
   toolPolicy: ToolPolicyConfig | undefined;
@@ -303,6 +307,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     model: {
       maxOutputTokens: intFromEnv(env, 'ERRAND_MAX_OUTPUT_TOKENS', 1, 1_000_000) ?? file.model?.maxOutputTokens ?? defaultMaxOutputTokens,
       compactAt: shareFromEnv(env, 'ERRAND_COMPACT_AT') ?? file.model?.compactAt ?? defaultCompactAt,
+      liveTextIntervalMs: intFromEnv(env, 'ERRAND_LIVE_TEXT_INTERVAL_MS', liveTextIntervalBounds.min, liveTextIntervalBounds.max, 'each heartbeat that reaches Temporal is a billable action') ?? defaultLiveTextIntervalMs,
     },
     tasks: {
       maxBackgroundTasks: intFromEnv(env, 'ERRAND_MAX_BACKGROUND_TASKS', 1, 1_000) ?? tasks.maxBackgroundTasks ?? defaultMaxBackgroundTasks,

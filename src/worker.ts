@@ -8,6 +8,8 @@ import { createOrchestrationActivities } from './activities/orchestration-activi
 import { resetStickyOnRetry } from './activities/sticky-reset';
 import { createAgentLoopActivities } from './activities/agent-loop-activities';
 import { createRunActivities } from './activities/run-activities';
+import type { HeartbeatSettings } from './activities/heartbeat';
+import { InFlightCalls, inFlightSinks } from './activities/in-flight-calls';
 import { loadConfig, type ErrandConfig } from './config';
 import { defaultMaxCachedWorkflows, defaultWorkflowThreads, heartbeatThrottleMs } from './contracts/limits';
 import { workerTuningFromEnv } from './worker-tuning';
@@ -47,6 +49,8 @@ export interface WorkerDependencies {
   paths: PathRules;
   /** Where `isolation: worktree` puts worktrees (`ERRAND_WORKTREE_DIR`); absent: inside the repository's git directory. */
   worktreeDir?: string;
+  /** How model and tool calls heartbeat, and this worker's running calls that a workflow's cancel aborts. */
+  heartbeats: HeartbeatSettings & { inFlight: InFlightCalls };
 }
 
 /**
@@ -109,6 +113,7 @@ export function createWorkerDependencies(
     commands: commandOptions(config, options.env ?? process.env),
     paths: developerToolsetOptions(config).paths ?? {},
     ...(config.worktreeDir !== undefined ? { worktreeDir: config.worktreeDir } : {}),
+    heartbeats: { liveTextIntervalMs: config.model.liveTextIntervalMs, inFlight: new InFlightCalls() },
   };
 }
 
@@ -179,10 +184,12 @@ export async function createErrandWorker(options: ErrandWorkerOptions): Promise<
     taskQueue: options.taskQueue,
     ...(options.workflows ?? workflowSource()),
     activities: { ...createAgentLoopActivities(options.dependencies), ...createOrchestrationActivities(options.dependencies), ...createRunActivities(options.dependencies) },
-    // Cancellation reaches an activity only with a heartbeat's answer; the SDK otherwise throttles
-    // heartbeats to 0.8 × the heartbeat timeout, which would delay a cancel by several seconds.
+    // Activities pace their own heartbeats (src/activities/heartbeat.ts); after a cancel aborted a call here,
+    // it heartbeats until the server confirms, which the SDK would otherwise hold back to 0.8 × the timeout.
     maxHeartbeatThrottleInterval: heartbeatThrottleMs,
     defaultHeartbeatThrottleInterval: heartbeatThrottleMs,
+    // A workflow's cancel aborts its calls running here at once, without waiting for a heartbeat (decision 0022).
+    sinks: inFlightSinks(options.dependencies.heartbeats.inFlight),
     // Bounded, so memory does not grow with the number of waiting subagents; evicted ones replay on wake.
     maxCachedWorkflows: defaultMaxCachedWorkflows,
     // errand's workflow tasks keep one thread busy in a burst; a second one uses the other core (decision 0016).

@@ -33,7 +33,7 @@ import { liveText, type LiveText } from '../contracts/live-text';
 import { FinalOutputTools } from './final-output';
 import { appendFirstWins, mayHaveRun, storedAnswer, storedToolResult, storeFirstWins, type ToolResultOutcome } from './first-writer-wins';
 import { invalidArgumentsText, toModelTurnOutput } from './model-turn-output';
-import { withHeartbeat } from './stored-outcomes';
+import { defaultHeartbeatSettings, withHeartbeat, type HeartbeatSettings } from './heartbeat';
 import type { ConversationStore } from './conversation-store';
 
 /** What the agent-loop activities need; injected so tests and the worker choose the real parts. */
@@ -49,6 +49,8 @@ export interface AgentLoopActivityDependencies {
   defaultMaxOutputTokens: number;
   /** Share of the context window at which a conversation is compacted before a call (`ERRAND_COMPACT_AT`). */
   compactAt: number;
+  /** How model and tool calls heartbeat (live-text interval, the in-flight registry); absent: the defaults. */
+  heartbeats?: HeartbeatSettings;
 }
 
 /** The transient note (turn budget) for this call only: added to the last user or tool message, never stored. */
@@ -67,6 +69,7 @@ function withNote(messages: ChatMessage[], note: string | undefined): ChatMessag
  */
 export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): AgentLoopActivities {
   const finalOutput = new FinalOutputTools(deps.blobs);
+  const heartbeats = deps.heartbeats ?? defaultHeartbeatSettings;
   /** Resolves text parts: inline text, a stored message's text, or a stored blob. */
   const resolveParts = async (parts: TextPart[]): Promise<string> => {
     const texts = await Promise.all(parts.map(async (part) => {
@@ -133,7 +136,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
               { abortSignal, onText: (text) => { written = text; } },
             ),
           };
-        }, live).catch((error: unknown) => classifyAndThrow(error));
+        }, heartbeats, live).catch((error: unknown) => classifyAndThrow(error));
         if ('needsCompaction' in outcome) {
           return { text: '', textTruncated: false, toolCalls: [], finishReason: 'other', usage: zeroUsage, maxOutputTokens, needsCompaction: outcome.needsCompaction };
         }
@@ -181,7 +184,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
               deps.toolsets.call(call.name, call.arguments, { workingDir: input.workingDir, abortSignal }, {
                 toolsetNames: input.toolsets,
                 ...(input.toolFilter ? { filter: input.toolFilter } : {}),
-              }),
+              }), heartbeats,
             );
           }
         }
@@ -226,7 +229,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
       const info = modelInfo(deps.models, input);
       return withHeartbeat((abortSignal) =>
         compactConversation(input, { conversations: deps.conversations, blobs: deps.blobs, model, route: input.route, contextWindow: info.contextWindow, abortSignal }),
-      ).catch((error: unknown) => classifyAndThrow(error));
+      heartbeats).catch((error: unknown) => classifyAndThrow(error));
     },
   };
   return {

@@ -32,6 +32,11 @@ export const FailureType = {
   blobMissing: 'BlobMissing',
   /** The git worktree of `isolation: worktree` cannot be made (no commit yet, a setting that puts it in the wrong place). */
   worktreeUnavailable: 'WorktreeUnavailable',
+  /**
+   * Compaction itself cannot succeed (the history needs more summarising calls than allowed): deterministic,
+   * so not retried — a retry would repeat every summarising call only to fail again (review N7).
+   */
+  compactionFailed: 'CompactionFailed',
 } as const;
 
 /** One of the failure type names. */
@@ -48,4 +53,5 @@ export const nonRetryableFailureTypes: readonly FailureTypeName[] = [
   FailureType.invalidInput,
   FailureType.blobMissing,
   FailureType.worktreeUnavailable,
+  FailureType.compactionFailed,
 ];

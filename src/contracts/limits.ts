@@ -213,15 +213,33 @@ export const defaultModelHeartbeatTimeoutMs = 10_000;
 /** How often sources, planning and child messages heartbeat (ms; their heartbeat timeout is 60 s). */
 export const orchestrationHeartbeatIntervalMs = 5_000;
 /**
- * How often a model or tool call heartbeats (ms); must be well under the heartbeat timeout. A cancel
- * reaches a running activity only with the answer to a heartbeat, so this bounds cancel latency (decision
- * 0012): 250 ms keeps a cancel under half a second, at four small heartbeat calls a second per running call.
+ * Default least time between two heartbeats of a model call that carry new live text (ms;
+ * `ERRAND_LIVE_TEXT_INTERVAL_MS`). Each heartbeat that reaches Temporal is a billable action on Temporal
+ * Cloud: at 2.5 s a streamed 30 s call costs 13 actions (12 heartbeats and the activity itself), under the
+ * target of one per 2 s of streaming (bench figure `actions-per-30s-stream`, decision 0022). Peek, the API
+ * and the Web UI show text at most this much behind the model.
  */
-export const modelHeartbeatIntervalMs = 250;
+export const defaultLiveTextIntervalMs = 2_500;
+/** Bounds of `ERRAND_LIVE_TEXT_INTERVAL_MS` (ms): below 250 ms the worker's heartbeat throttle holds heartbeats back anyway. */
+export const liveTextIntervalBounds = { min: 250, max: 60_000 } as const;
+/**
+ * Share of its heartbeat timeout after which a model or tool call with nothing new to say heartbeats anyway
+ * (the keep-alive that tells Temporal the worker still runs it): 0.4 of the default 10 s timeout is one
+ * heartbeat every 4 s, so one late heartbeat still leaves a margin before Temporal gives the call up.
+ */
+export const heartbeatKeepAliveShare = 0.4;
+/**
+ * How often a running call checks whether a heartbeat is due (ms): a local timer, not a server call. It
+ * bounds how late a live-text heartbeat is, and how soon a call aborted by its workflow's cancel (the
+ * in-flight sink) asks the server for the cancellation that lets it end as cancelled.
+ */
+export const heartbeatTickMs = 100;
 /**
  * Least time between two heartbeats the worker sends to the server (ms; worker options
- * `maxHeartbeatThrottleInterval` and `defaultHeartbeatThrottleInterval`). The SDK would otherwise hold
- * heartbeats back to 0.8 × the heartbeat timeout, which would delay a cancel by seconds.
+ * `maxHeartbeatThrottleInterval` and `defaultHeartbeatThrottleInterval`). The activities pace their own
+ * heartbeats (live text, keep-alive); this throttle only matters after a call was aborted by its
+ * workflow's cancel, when it heartbeats until the server confirms the cancellation. The SDK would
+ * otherwise hold those back to 0.8 × the heartbeat timeout.
  */
 export const heartbeatThrottleMs = 250;
 /**
