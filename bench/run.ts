@@ -8,6 +8,7 @@ import { measureCancelLatency } from './figures/cancel-latency';
 import { measureCli } from './figures/cli';
 import { measureFloor } from './figures/floor';
 import { measureHistoryGrowth, type HistorySeries } from './figures/history-growth';
+import { measureLambdaColdStart } from './figures/lambda-cold-start';
 import { measureMemory } from './figures/memory';
 import { measureOverhead } from './figures/overhead';
 import { measureRecovery } from './figures/recovery';
@@ -38,6 +39,7 @@ const fullPlan = {
   memoryWakeSamples: 20,
   cliSamples: 15,
   floorRuns: 5,
+  lambdaColdStarts: 10,
 };
 
 /** `BENCH_QUICK=1`: a smoke run with few repetitions, to check the bench works end to end (figures mean little). */
@@ -55,6 +57,7 @@ const quickPlan: typeof fullPlan = {
   memoryWakeSamples: 3,
   cliSamples: 2,
   floorRuns: 1,
+  lambdaColdStarts: 2,
 };
 
 const quick = process.env.BENCH_QUICK === '1';
@@ -81,6 +84,7 @@ const repetitionText = [
   `memory: 5 RSS samples with ${plan.memorySubagents} waiting subagents, ${plan.memoryWakeSamples} wake-ups`,
   `CLI: ${plan.cliSamples} runs of each command`,
   `floor: ${plan.floorRuns} alternating runs per variant`,
+  `Lambda: ${plan.lambdaColdStarts} cold starts each of the API and a minimal Hono Lambda, alternating`,
 ];
 
 interface Collected {
@@ -125,6 +129,9 @@ const figureRunners: Record<string, FigureRunner> = {
   },
   cli: async (bench, collected) => {
     collected.figures.push(...(await measureCli(bench, plan.cliSamples)));
+  },
+  lambda: async (bench, collected) => {
+    collected.figures.push(...(await measureLambdaColdStart(bench, plan.lambdaColdStarts)));
   },
 };
 
