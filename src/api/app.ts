@@ -2,6 +2,8 @@ import { ServiceError } from '@temporalio/client';
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { healthResponseSchema } from '../contracts/api';
+import { rateLimitedRetryAfterSeconds } from '../contracts/limits';
+import { GrpcCode, grpcStatusOf } from '../grpc-status';
 import type { ApiDependencies } from './api-dependencies';
 import type { ApiEnv } from './api-env';
 import { authenticate } from './auth';
@@ -21,22 +23,16 @@ import { mountSessionRoutes } from './routes/session-routes';
  * then each route's schemas.
  */
 
-function grpcCode(error: unknown): number | undefined {
-  let current: unknown = error;
-  // The SDK wraps gRPC errors; the status code may sit one or two causes down.
-  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth += 1) {
-    if ('code' in current && typeof current.code === 'number') return current.code;
-    current = 'cause' in current ? current.cause : undefined;
-  }
-  return undefined;
-}
-
 /** True when the error means Temporal could not be reached (a 503, not a 500). */
 export function isTemporalUnavailable(error: unknown): boolean {
-  const code = grpcCode(error);
-  // 14 UNAVAILABLE, 4 DEADLINE_EXCEEDED.
-  if (code === 14 || code === 4) return true;
+  const code = grpcStatusOf(error)?.code;
+  if (code === GrpcCode.unavailable || code === GrpcCode.deadlineExceeded) return true;
   return error instanceof ServiceError && /failed to connect/i.test(error.message);
+}
+
+/** True when Temporal refused for its rate limits (RESOURCE_EXHAUSTED, after the client's own retries): a 429. */
+export function isTemporalRateLimited(error: unknown): boolean {
+  return grpcStatusOf(error)?.code === GrpcCode.resourceExhausted;
 }
 
 /** Builds the API app. */
@@ -98,6 +94,16 @@ export function createApp(deps: ApiDependencies, options: { requestLog?: boolean
     }
     // Faults go through the redacting JSON logger (never a raw stack on stderr: a stack can quote a key),
     // and the client learns nothing about the server (no path, no stack).
+    if (isTemporalRateLimited(error)) {
+      log.warn('Temporal rate limited', { method: c.req.method, path: c.req.path, error });
+      return problemResponse(
+        c,
+        new ApiProblem(429, ProblemKind.rateLimited, 'Temporal is over its rate limit', {
+          detail: `the workflow service refused the call for its rate limits (RESOURCE_EXHAUSTED), also after retries; retry after ${rateLimitedRetryAfterSeconds} s`,
+          headers: { 'retry-after': String(rateLimitedRetryAfterSeconds) },
+        }),
+      );
+    }
     if (isTemporalUnavailable(error)) {
       log.warn('Temporal unavailable', { method: c.req.method, path: c.req.path, error });
       return problemResponse(c, new ApiProblem(503, ProblemKind.unavailable, 'Temporal is unavailable', { detail: 'the workflow service cannot be reached; retry later', headers: { 'retry-after': '5' } }));
