@@ -10,7 +10,7 @@ import { authenticate } from './auth';
 import { apiVersion, buildOpenApiDocument } from './openapi-document';
 import { ApiProblem, isApiProblem, ProblemKind, problemResponse } from './problem';
 import { bufferRequestBody, nodeRequestOf } from './request-body';
-import { mountRoute, sendJson } from './route-spec';
+import { mountRoute, sendJson, type RouteSpec } from './route-spec';
 import { apiRoutes, healthRoute, openApiRoute } from './route-table';
 import { mountCatalogRoutes } from './routes/catalog-routes';
 import { createLogger } from '../observability/json-logger';
@@ -33,6 +33,26 @@ export function isTemporalUnavailable(error: unknown): boolean {
 /** True when Temporal refused for its rate limits (RESOURCE_EXHAUSTED, after the client's own retries): a 429. */
 export function isTemporalRateLimited(error: unknown): boolean {
   return grpcStatusOf(error)?.code === GrpcCode.resourceExhausted;
+}
+
+/**
+ * The `Allow` value of a request path: the methods its routes take (GET brings HEAD, which Hono answers
+ * with the GET handler), or undefined when no route has that path.
+ */
+function methodsByPath(routes: readonly RouteSpec[]): (path: string) => string | undefined {
+  const patterns = new Map<string, { pattern: RegExp; methods: Set<string> }>();
+  for (const route of routes) {
+    // A `{param}` is one path segment; everything else is literal (escaped).
+    const source = route.path.split(/(\{[A-Za-z0-9_]+\})/).map((part) => (/^\{.*\}$/.test(part) ? '[^/]+' : part.replace(/[.*+?^$()|[\]\\]/g, '\\$&'))).join('');
+    const entry = patterns.get(route.path) ?? { pattern: new RegExp(`^${source}$`), methods: new Set<string>() };
+    entry.methods.add(route.method.toUpperCase());
+    if (route.method === 'get') entry.methods.add('HEAD');
+    patterns.set(route.path, entry);
+  }
+  return (path) => {
+    for (const { pattern, methods } of patterns.values()) if (pattern.test(path)) return [...methods].join(', ');
+    return undefined;
+  };
 }
 
 /** Builds the API app. */
@@ -83,9 +103,18 @@ export function createApp(deps: ApiDependencies, options: { requestLog?: boolean
   const document = buildOpenApiDocument(apiRoutes);
   mountRoute(app, openApiRoute, async ({ c }) => c.json(document, 200));
 
-  app.notFound((c) =>
-    problemResponse(c, new ApiProblem(404, ProblemKind.notFound, 'No such route', { detail: `${c.req.method} ${c.req.path} is not a route of this API; see /openapi.json` })),
-  );
+  const allowedMethods = methodsByPath(apiRoutes);
+  app.notFound((c) => {
+    // A path of the API asked with a method it does not take: 405 with the methods it does (RFC 9110).
+    const allow = allowedMethods(c.req.path);
+    if (allow) {
+      return problemResponse(
+        c,
+        new ApiProblem(405, ProblemKind.methodNotAllowed, 'Method not allowed', { detail: `${c.req.path} does not take ${c.req.method}; it takes ${allow}`, headers: { allow } }),
+      );
+    }
+    return problemResponse(c, new ApiProblem(404, ProblemKind.notFound, 'No such route', { detail: `${c.req.method} ${c.req.path} is not a route of this API; see /openapi.json` }));
+  });
 
   app.onError((error, c) => {
     if (isApiProblem(error)) return problemResponse(c, error);
