@@ -9,6 +9,7 @@ import { subagentStartOptions } from '../../src/observability/start-options';
 import { temporalHttpHeaders } from '../../src/temporal-http-url';
 import { json, postJson, startApiStack } from './api-harness';
 import { startStubTemporalGateway, type GatewayBehaviour, type StubTemporalGateway } from '../support/stub-temporal-gateway';
+import { until } from '../support/polling';
 import { subagentInput, temporalHttpUrl, testClient, uniqueTaskQueue } from '../support/temporal';
 
 /**
@@ -89,7 +90,9 @@ describe('TemporalHttpStarter retries', () => {
     const request = startFor('hang');
     const { runId } = await new TemporalHttpStarter({ baseUrl: stub.url, namespace: 'default', headers: {}, timeoutMs: 1_500 }).start(request);
     const [lost, retried] = stub.requests;
-    // The first attempt did land: Temporal started the workflow and answered, but the answer was lost.
+    // The first attempt did land: Temporal started the workflow and answered, but the answer was lost
+    // (the gateway records Temporal's answer when it arrives, which on a busy machine may be after the retry's).
+    await until(() => Promise.resolve(lost?.upstream), (upstream) => upstream !== undefined, 'the lost attempt\'s answer from Temporal', 30_000);
     expect(lost?.upstream?.status).toBe(200);
     const landedRun = (JSON.parse(lost?.upstream?.body ?? '{}') as { runId?: string }).runId;
     expect(requestIdOf(retried?.body ?? '{}')).toBe(requestIdOf(lost?.body ?? '{}'));
