@@ -27,6 +27,7 @@ const seed = 20261202;
 let root: string;
 let worker: RunningWorker | undefined;
 let api: ChildProcess | undefined;
+let tester: ChildProcess | undefined;
 let apiUrl = '';
 let apiOutput = '';
 
@@ -86,6 +87,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  // A run cut off by the test's time limit leaves schemathesis running: stop it (our own child, by its handle).
+  if (tester && tester.exitCode === null && tester.signalCode === null) tester.kill('SIGKILL');
   if (api && api.exitCode === null && api.signalCode === null) {
     const exited = new Promise<void>((resolveExit) => api?.once('exit', () => resolveExit()));
     api.kill('SIGTERM');
@@ -99,7 +102,7 @@ afterAll(async () => {
 function runSchemathesis(args: string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolveRun, reject) => {
     // Its own working folder: schemathesis writes its example database and reports where it runs.
-    const child = spawn(schemathesisPath(), args, { cwd: root, env: { PATH: process.env.PATH, HOME: root, NO_COLOR: '1', COLUMNS: '160' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = (tester = spawn(schemathesisPath(), args, { cwd: root, env: { PATH: process.env.PATH, HOME: root, NO_COLOR: '1', COLUMNS: '160' }, stdio: ['ignore', 'pipe', 'pipe'] }));
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
