@@ -12,6 +12,8 @@
  * - AWS's Lambda Runtime Interface Emulator is built from the Go module proxy with the installed Go
  *   (`go install`), and the Node runtime interface client comes from npm into its own folder (its native
  *   addon's build needs autotools: Debian's packages are installed when `autoreconf` is missing).
+ * - Schemathesis is a Python program: its package and every dependency, pinned, go into the folder
+ *   (`pip install --no-deps --target`) with a launcher that runs it; the launcher must print its version.
  *
  * Each install is built in a scratch folder next to its final place and renamed into place only once it
  * is verified, so an interrupted install leaves nothing that looks installed. Idempotent: an installed
@@ -47,6 +49,7 @@ import {
   type AssembledModelTool,
   type GoModuleTool,
   type NpmNativeTool,
+  type PythonProgramTool,
   type SourceBuildTool,
   type ToolDefinition,
   type ToolName,
@@ -326,6 +329,35 @@ function installNpmNative(name: ToolName, tool: NpmNativeTool): void {
   }
 }
 
+// ---- Python programs -------------------------------------------------------------------------------
+
+/** The launcher of a Python program: its packages on the path, the module run with the machine's Python 3. */
+function launcherScript(py: string, tool: PythonProgramTool): string {
+  return ['#!/bin/sh', '# Runs the pinned packages beside this script (written by scripts/install-tools.ts).', `PYTHONPATH="$(dirname "$0")/packages" PYTHONDONTWRITEBYTECODE=1 exec ${py} -m ${tool.module} "$@"`, ''].join('\n');
+}
+
+function installPythonProgram(name: ToolName, tool: PythonProgramTool): void {
+  if (installedAlready(toolPath(name), tool.versionArgs, toolFolder(name))) return;
+  const py = python();
+  const scratch = scratchFolder(tool);
+  try {
+    say(`fetching ${tool.pypiPackage}==${tool.version} and its ${tool.dependencies.length} pinned dependencies ...`);
+    execFileSync(
+      py,
+      ['-m', 'pip', 'install', '--quiet', '--no-deps', '--only-binary=:all:', '--target', join(scratch, 'packages'), `${tool.pypiPackage}==${tool.version}`, ...tool.dependencies],
+      { stdio: ['ignore', 'inherit', 'inherit'], timeout: 600_000 },
+    );
+    const launcher = join(scratch, tool.name);
+    writeFileSync(launcher, launcherScript(py, tool));
+    chmodSync(launcher, 0o755);
+    const version = versionOf(launcher, tool.versionArgs);
+    moveIntoPlace(scratch, name);
+    say(`${tool.name} installed (${version})`);
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
 // ---- main ------------------------------------------------------------------------------------------
 
 async function install(name: ToolName): Promise<void> {
@@ -345,6 +377,9 @@ async function install(name: ToolName): Promise<void> {
       return;
     case 'npm-native':
       installNpmNative(name, tool);
+      return;
+    case 'python-program':
+      installPythonProgram(name, tool);
       return;
   }
 }

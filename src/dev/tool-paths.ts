@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 
 /**
- * The external programs and files errand's local stack and tests need, each from a pinned PyPI package.
+ * The external programs and files errand's local stack and tests need, each from pinned PyPI packages.
  * This is the one place that knows which version is used and where it lives once installed
  * (`scripts/install-tools.ts` installs them into versioned folders of the tools directory).
  */
@@ -91,8 +91,21 @@ export interface NpmNativeTool {
   buildProbe: string;
 }
 
+ * A Python program installed with every package it needs, each pinned (`pip install --no-deps --target`,
+ * so nothing unpinned comes along), and run by a launcher script in its folder with the machine's Python 3.
+ */
+export interface PythonProgramTool extends ToolBase {
+  kind: 'python-program';
+  /** The packages it needs besides `pypiPackage`, each as `name==version`. */
+  dependencies: readonly string[];
+  /** Module run as `python3 -m <module>`. */
+  module: string;
+  /** Arguments that make it print its version (used to verify the install). */
+  versionArgs: string[];
+}
+
 /** One of the tools. */
-export type ToolDefinition = WheelBinaryTool | SourceBuildTool | AssembledModelTool | GoModuleTool | NpmNativeTool;
+export type ToolDefinition = WheelBinaryTool | SourceBuildTool | AssembledModelTool | GoModuleTool | NpmNativeTool | PythonProgramTool;
 
 /** Every tool the project installs. */
 export const tools = {
@@ -161,6 +174,20 @@ export const tools = {
     entry: 'node_modules/aws-lambda-ric/bin/index.mjs',
     aptPackages: ['autoconf', 'automake', 'libtool', 'make', 'cmake', 'g++'],
     buildProbe: 'autoreconf',
+  // Property-based tests of the API against its own OpenAPI document (test/api/schemathesis.test.ts).
+  schemathesis: {
+    kind: 'python-program',
+    name: 'schemathesis',
+    pypiPackage: 'schemathesis',
+    version: '4.32.5',
+    module: 'schemathesis.cli',
+    versionArgs: ['--version'],
+    dependencies: [
+      'anyio==4.16.0', 'certifi==2026.10.19.post1', 'charset-normalizer==3.5.3', 'click==8.5.1', 'graphql-core==3.3.2', 'harfile==0.6.0',
+      'hypothesis==6.170.17', 'hypothesis-graphql==0.13.5', 'idna==3.20', 'iniconfig==2.3.1', 'jsonschema-rs==0.60.3', 'markdown-it-py==4.3.0',
+      'MarkupSafe==3.0.4', 'mdurl==0.1.2', 'packaging==26.4', 'pluggy==1.7.0', 'Pygments==2.21.0', 'pyrate-limiter==4.5.1', 'pytest==9.2.0',
+      'PyYAML==6.0.4', 'requests==2.34.2', 'rich==15.0.0', 'sortedcontainers==2.4.0', 'typing_extensions==4.16.0', 'urllib3==2.8.0', 'Werkzeug==3.1.9',
+    ],
   },
 } as const satisfies Record<string, ToolDefinition>;
 
@@ -216,6 +243,8 @@ export function toolPath(name: ToolName): string {
       return join(toolFolder(name), tool.binary);
     case 'npm-native':
       return join(toolFolder(name), tool.entry);
+    case 'python-program':
+      return join(toolFolder(name), tool.name);
   }
 }
 
@@ -247,4 +276,9 @@ export function lambdaRuntimeClientPath(): string {
 /** Path of the small GGUF model the tests serve with llama.cpp. `ERRAND_LLAMA_MODEL` overrides it. */
 export function llamaModelPath(): string {
   return process.env.ERRAND_LLAMA_MODEL ?? toolPath('gemma3-270m');
+}
+
+/** Path of schemathesis's launcher (the API's property-based tests). `ERRAND_SCHEMATHESIS` overrides it. */
+export function schemathesisPath(): string {
+  return process.env.ERRAND_SCHEMATHESIS ?? toolPath('schemathesis');
 }
