@@ -91,6 +91,7 @@ export interface NpmNativeTool {
   buildProbe: string;
 }
 
+/**
  * A Python program installed with every package it needs, each pinned (`pip install --no-deps --target`,
  * so nothing unpinned comes along), and run by a launcher script in its folder with the machine's Python 3.
  */
