@@ -175,6 +175,7 @@ export const tools = {
     entry: 'node_modules/aws-lambda-ric/bin/index.mjs',
     aptPackages: ['autoconf', 'automake', 'libtool', 'make', 'cmake', 'g++'],
     buildProbe: 'autoreconf',
+  },
   // Property-based tests of the API against its own OpenAPI document (test/api/schemathesis.test.ts).
   schemathesis: {
     kind: 'python-program',
