@@ -9,6 +9,7 @@ import { measureCancelLatency } from './figures/cancel-latency';
 import { measureCli } from './figures/cli';
 import { measureFloor } from './figures/floor';
 import { measureHistoryGrowth, type HistorySeries } from './figures/history-growth';
+import { measureLambdaColdStart } from './figures/lambda-cold-start';
 import { measureMemory } from './figures/memory';
 import { measureOverhead } from './figures/overhead';
 import { measureRecovery } from './figures/recovery';
@@ -44,6 +45,7 @@ const fullPlan = {
   sourceDirectories: 200,
   sourceFirst: 100,
   actions: { turns: 10, messages: 5, streamMs: 30_000, idleMs: 300_000 },
+  lambdaColdStarts: 10,
 };
 
 /** `BENCH_QUICK=1`: a smoke run with few repetitions, to check the bench works end to end (figures mean little). */
@@ -65,6 +67,7 @@ const quickPlan: typeof fullPlan = {
   sourceDirectories: 40,
   sourceFirst: 20,
   actions: { turns: 3, messages: 2, streamMs: 30_000, idleMs: 65_000 },
+  lambdaColdStarts: 2,
 };
 
 const quick = process.env.BENCH_QUICK === '1';
@@ -93,6 +96,7 @@ const repetitionText = [
   `floor: ${plan.floorRuns} alternating runs per variant`,
   `sources: ${plan.sourceDelegations} delegations across ${plan.sourceDirectories} working directories, RSS after ${plan.sourceFirst} and after all, and the same in 1 directory`,
   `actions: ${plan.actions.turns} extra subagent turns, ${plan.actions.messages} continuable messages, one ${plan.actions.streamMs / 1000} s stream, ${plan.actions.idleMs / 1000} s of an idle session`,
+  `Lambda: ${plan.lambdaColdStarts} cold starts each of the API and a minimal Hono Lambda, alternating`,
 ];
 
 interface Collected {
@@ -143,6 +147,9 @@ const figureRunners: Record<string, FigureRunner> = {
   },
   actions: async (bench, collected) => {
     collected.figures.push(...(await measureActions(bench, plan.actions)));
+  },
+  lambda: async (bench, collected) => {
+    collected.figures.push(...(await measureLambdaColdStart(bench, plan.lambdaColdStarts)));
   },
 };
 

@@ -4,7 +4,7 @@ import { formatDenial } from '../domain/delegation-texts';
 import type { CommandOptions } from '../tools/command-environment';
 import type { PathRules } from '../tools/confine-path';
 import { runShellCommand, type CommandOutcome } from '../tools/developer/run-command';
-import { developerToolsetName } from '../tools/developer-toolset';
+import { developerToolsetName } from '../tools/developer-toolset-name';
 import { toolNameSeparator } from '../contracts/limits';
 import { checkToolCall, resolvePolicy, type ToolPolicyConfig } from '../tools/tool-policy';
 import type { BlobStore } from './blob-store';

@@ -29,7 +29,7 @@ import type { SubagentResult } from '../contracts/subagent-result';
 import { isOwnedSubagent, peekDurations } from './delegation-facts';
 import { listDelegations, type ListDelegationsFilters } from './delegation-listing';
 import { attributeValues, summaryOf, type ExecutionFacts } from './execution-facts';
-import { isGrpcStatus } from './grpc-status';
+import { isGrpcStatus } from '../grpc-status';
 import { idempotentDelegationId, newDelegationId } from './delegation-ids';
 import { sendUpdateAcrossRunChange } from '../temporal-update-retry';
 

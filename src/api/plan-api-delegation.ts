@@ -5,7 +5,7 @@ import { approversFor } from '../tools/tool-policy';
 import type { DelegateRequest } from '../contracts/delegation';
 import { planDelegation, type PlanContext } from '../activities/plan-delegation';
 import { providerChoices } from '../llm/provider-config';
-import { developerToolsetName } from '../tools/developer-toolset';
+import { developerToolsetName } from '../tools/developer-toolset-name';
 import type { SourceResolver } from '../sources/source-resolver';
 import { redactServerPaths } from '../domain/redact-paths';
 import type { ApiCaller, PlanResult } from './planning-types';

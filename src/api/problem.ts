@@ -29,6 +29,8 @@ export const ProblemKind = {
   conflict: 'conflict',
   methodNotAllowed: 'method-not-allowed',
   unavailable: 'temporal-unavailable',
+  /** Temporal refused for its rate limits (RESOURCE_EXHAUSTED) after the client's retries: 429 with Retry-After. */
+  rateLimited: 'temporal-rate-limited',
   /** The server cannot run what was asked because of its own configuration (no model provider). */
   notConfigured: 'not-configured',
   /** The route exists but this deployment cannot serve it (the event stream behind API Gateway + Lambda, sessions in an API built without them). */

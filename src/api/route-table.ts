@@ -24,6 +24,7 @@ import {
   startDelegationResponseSchema,
 } from '../contracts/api';
 import { delegateRequestSchema } from '../contracts/delegation';
+import { delegationEvents } from '../contracts/delegation-events';
 import { defineRoute, type ResponseSpec, type RouteSpec } from './route-spec';
 import {
   approvalBodySchema,
@@ -49,6 +50,7 @@ const notFound: ResponseSpec = { description: 'No such delegation for this API k
 const tooLarge: ResponseSpec = { description: 'The request body is larger than the configured limit.' };
 const unsupported: ResponseSpec = { description: 'The body is not application/json.' };
 const unavailable: ResponseSpec = { description: 'Temporal cannot be reached.' };
+const rateLimited: ResponseSpec = { description: 'Temporal refused the start for its rate limits, also after retries (`temporal-rate-limited`); retry after `Retry-After` seconds.' };
 const unavailableOrNotConfigured: ResponseSpec = { description: 'Temporal cannot be reached, or this server has no model provider configured (`not-configured`).' };
 const sessionNotFound: ResponseSpec = { description: "No such session or approval for this API key (other tenants' are not visible)." };
 const sessionConflict: ResponseSpec = { description: 'The workflow refused it: the session has ended, or the approval is no longer pending.' };
@@ -78,6 +80,7 @@ export const startDelegationRoute = defineRoute({
     413: tooLarge,
     415: unsupported,
     422: { description: 'The request is well-formed but cannot run: unknown source (with suggestions), model not allowed, bad parameters, working_dir outside, or an Idempotency-Key reused for a different request.' },
+    429: rateLimited,
     503: unavailableOrNotConfigured,
   },
 });
@@ -156,7 +159,7 @@ export const delegationEventsRoute = defineRoute({
     },
   },
   responses: {
-    200: { description: 'The event stream.', schema: z.string(), contentType: 'text/event-stream' },
+    200: { description: 'The event stream.', contentType: 'text/event-stream', events: delegationEvents },
     204: { description: 'The stream already ended with `settled` (Last-Event-ID `settled`): nothing more will come.', empty: true },
     400: badRequest,
     401: unauthorized,
@@ -224,14 +227,14 @@ export const startSessionRoute = defineRoute({
   description: 'Starts a session whose model can load and delegate; messages arrive with POST /v1/sessions/{id}/messages.',
   tag: 'sessions', authenticated: true, params: emptyPathSchema, query: emptyQuerySchema,
   body: { schema: startSessionBodySchema, required: true, description: 'Session settings and an optional first message.' },
-  responses: { 201: { description: 'The session started.', schema: startSessionResponseSchema }, 400: badRequest, 401: unauthorized, 422: { description: "No default model is configured, or maxDepth / maxTurnsPerMessage is over the operator's limit." }, 503: unavailableOrNotConfigured },
+  responses: { 201: { description: 'The session started.', schema: startSessionResponseSchema }, 400: badRequest, 401: unauthorized, 413: tooLarge, 415: unsupported, 422: { description: "No default model is configured, or maxDepth / maxTurnsPerMessage is over the operator's limit." }, 429: rateLimited, 503: unavailableOrNotConfigured },
 });
 /** `GET /v1/sessions/{id}`. */
 export const getSessionRoute = defineRoute({
   method: 'get', path: '/v1/sessions/{id}', operationId: 'getSession', summary: 'Read a session',
   description: 'The transcript (bounded), state, and background tasks of a session.',
   tag: 'sessions', authenticated: true, params: delegationPathSchema, query: emptyQuerySchema,
-  responses: { 200: { description: 'The session.', schema: sessionResponseSchema }, 400: badRequest, 401: unauthorized, 404: sessionNotFound },
+  responses: { 200: { description: 'The session.', schema: sessionResponseSchema }, 400: badRequest, 401: unauthorized, 404: sessionNotFound, 503: { description: 'Temporal cannot be reached, or no worker answered the session\'s queries in time.' } },
 });
 /** `POST /v1/sessions/{id}/messages`. */
 export const sendSessionMessageRoute = defineRoute({
@@ -239,7 +242,7 @@ export const sendSessionMessageRoute = defineRoute({
   description: 'Answers 202 once the session has durably accepted the message; the reply appears in the transcript.',
   tag: 'sessions', authenticated: true, params: delegationPathSchema, query: emptyQuerySchema,
   body: { schema: sendMessageBodySchema, required: true, description: 'The message.' },
-  responses: { 202: { description: 'Accepted.', schema: sessionMessageResponseSchema }, 400: badRequest, 401: unauthorized, 404: sessionNotFound, 409: sessionConflict, 429: queueFull },
+  responses: { 202: { description: 'Accepted.', schema: sessionMessageResponseSchema }, 400: badRequest, 401: unauthorized, 404: sessionNotFound, 409: sessionConflict, 413: tooLarge, 415: unsupported, 429: queueFull, 503: unavailable },
 });
 /** `POST /v1/sessions/{id}/cancel`. */
 export const cancelSessionRoute = defineRoute({
@@ -247,14 +250,14 @@ export const cancelSessionRoute = defineRoute({
   description: 'Ends the session and cancels every task under it. Answers 202 once the cancel is recorded; the session then ends `cancelled`.',
   tag: 'sessions', authenticated: true, params: delegationPathSchema, query: emptyQuerySchema,
   body: { schema: cancelSessionBodySchema, required: false, description: 'An optional reason.' },
-  responses: { 202: { description: 'The cancel is recorded.', schema: cancelSessionResponseSchema }, 400: badRequest, 401: unauthorized, 404: sessionNotFound, 409: sessionConflict },
+  responses: { 202: { description: 'The cancel is recorded.', schema: cancelSessionResponseSchema }, 400: badRequest, 401: unauthorized, 404: sessionNotFound, 409: sessionConflict, 413: tooLarge, 415: unsupported, 503: unavailable },
 });
 /** `GET /v1/approvals`. */
 export const listApprovalsRoute = defineRoute({
   method: 'get', path: '/v1/approvals', operationId: 'listApprovals', summary: 'Tool calls waiting for approval',
   description: "The tenant's tool calls under an `ask` policy that wait for a decision.",
   tag: 'approvals', authenticated: true, params: emptyPathSchema, query: emptyQuerySchema,
-  responses: { 200: { description: 'Pending approvals, oldest first.', schema: approvalsResponseSchema }, 401: unauthorized },
+  responses: { 200: { description: 'Pending approvals, oldest first.', schema: approvalsResponseSchema }, 400: badRequest, 401: unauthorized, 503: unavailable },
 });
 /** `POST /v1/approvals/{id}`. */
 export const decideApprovalRoute = defineRoute({
@@ -262,7 +265,7 @@ export const decideApprovalRoute = defineRoute({
   description: 'The subagent continues with the tool result, or with the denial (and its reason).',
   tag: 'approvals', authenticated: true, params: approvalPathSchema, query: emptyQuerySchema,
   body: { schema: approvalBodySchema, required: true, description: 'The decision.' },
-  responses: { 200: { description: 'Recorded.', schema: approvalResponseSchema }, 400: badRequest, 401: unauthorized, 404: sessionNotFound, 409: sessionConflict },
+  responses: { 200: { description: 'Recorded.', schema: approvalResponseSchema }, 400: badRequest, 401: unauthorized, 404: sessionNotFound, 409: sessionConflict, 413: tooLarge, 415: unsupported, 503: unavailable },
 });
 
 /** `GET /v1/sources`. */

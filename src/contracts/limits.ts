@@ -349,6 +349,22 @@ export const defaultListPageSize = 20;
 export const maxListPageSize = 100;
 /** How long the API waits for a peek query to be answered (a closed workflow is replayed by a worker). */
 export const peekQueryTimeoutMs = 5_000;
+/** Largest number of workflows `GET /v1/approvals` queries at once, and how long the whole listing may take (ms). */
+export const approvalsQueryParallelism = 8;
+export const approvalsListDeadlineMs = 10_000;
+/**
+ * Starts through Temporal's HTTP API (decision 0019): one attempt's longest wait (ms), and the deadline of
+ * all attempts together (ms), under API Gateway HTTP APIs' 30 s integration timeout. The retries between
+ * them follow the SDK's gRPC client (`@temporalio/client` grpc-retry): up to 10 attempts, waits growing
+ * 1.7× from 100 ms (1 s after RESOURCE_EXHAUSTED) to at most 5 s, ±20 % jitter.
+ */
+export const temporalHttpAttemptTimeoutMs = 10_000;
+export const temporalHttpStartDeadlineMs = 20_000;
+export const temporalHttpRetry = { maxAttempts: 10, factor: 1.7, initialIntervalMs: 100, resourceExhaustedInitialIntervalMs: 1_000, maxIntervalMs: 5_000, maxJitter: 0.2 } as const;
+/** `Retry-After` (seconds) of the API's 429 when Temporal still refused with RESOURCE_EXHAUSTED after the retries. */
+export const rateLimitedRetryAfterSeconds = 5;
+/** Largest answer body the plain HTTP client (src/http/plain-http.ts) keeps, in bytes; Temporal's own messages stay under 4 MiB. */
+export const plainHttpMaxAnswerBytes = 8 * 1024 * 1024;
 /** Longest `Idempotency-Key` header accepted, in characters. */
 export const idempotencyKeyMaxLength = 255;
 /** Words of the instructions shown in a workflow's static summary. */

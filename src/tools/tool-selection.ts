@@ -1,7 +1,8 @@
 import type { RecipeExtension } from '../contracts/recipe-schema';
 import { recipeServerFromExtension, type RecipeServer } from './mcp-config';
 import { toolPolicyNarrowingSchema, type ToolPolicyNarrowing } from './tool-policy';
-import { matchesPattern, type ToolFilter } from './toolset-registry';
+import { matchesPattern } from './tool-name';
+import type { ToolFilter } from './toolset-registry';
 
 /**
  * Which tools a delegation gets (SEMANTICS §2), as one pure function:

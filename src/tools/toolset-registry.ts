@@ -2,7 +2,9 @@ import type { JsonObject } from '../contracts/json';
 import type { ToolSpec } from '../contracts/model';
 import { createDeveloperToolset } from './developer-toolset';
 import { toolError, type Tool, type ToolContext, type ToolResult, type Toolset } from './tool';
-import { isValidToolsetName, qualifyToolName } from './tool-name';
+import { isValidToolsetName, matchesPattern, qualifyToolName } from './tool-name';
+
+export { matchesPattern };
 
 /**
  * Narrows a set of tools. Each entry is a qualified tool name (`developer__run_command`), a toolset name
@@ -122,9 +124,3 @@ function isOffered(qualifiedName: string, toolsetName: string, filter: ToolFilte
   return !(filter.deny ?? []).some(matches);
 }
 
-/** Whether `name` matches `pattern`, where `*` stands for any run of characters. */
-export function matchesPattern(pattern: string, name: string): boolean {
-  if (!pattern.includes('*')) return pattern === name;
-  const escaped = pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-  return new RegExp(`^${escaped.join('.*')}$`).test(name);
-}
