@@ -61,6 +61,7 @@ export function createResolverCache(config: ErrandConfig, homeDirectory?: string
           configured: config.sources.stores,
           ...(config.sources.recipePath ? { recipePath: config.sources.recipePath } : {}),
           gitCacheDirectory: config.sources.gitCacheDir,
+          workingRoot: config.workingDir,
           ...(homeDirectory ? { homeDirectory } : {}),
         }),
         aliases: config.sources.modelAliases,

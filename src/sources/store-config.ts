@@ -1,5 +1,5 @@
 import { homedir, tmpdir } from 'node:os';
-import { delimiter, join, resolve } from 'node:path';
+import { delimiter, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { DirectoryStore } from './directory-store';
 import { GitStore } from './git-store';
@@ -46,6 +46,11 @@ export interface SearchStoresOptions {
   homeDirectory?: string;
   /** Where git stores keep their checkouts (default: `<tmp>/errand-git-cache`). */
   gitCacheDirectory?: string;
+  /**
+   * The working root of tenant folders (`ERRAND_WORKING_DIR`). Folders under the working directory are
+   * reached from it without following any link (default: from the working directory itself).
+   */
+  workingRoot?: string;
 }
 
 /** Project folders under the working directory, in search order (SEMANTICS §1, store 2). */
@@ -62,9 +67,12 @@ export const userSourceFolders = ['.goose/recipes', '.agents/recipes', '.goose/a
 export function createSearchStores(options: SearchStoresOptions): CatalogStore[] {
   const work = resolve(options.workingDirectory);
   const home = options.homeDirectory ?? homedir();
+  // A tenant writes its working directory: a store there is read without following links (src/tools/confined-dir.ts).
+  const root = options.workingRoot !== undefined && within(resolve(options.workingRoot), work) ? resolve(options.workingRoot) : work;
+  const confined = (folder: string) => (within(work, folder) ? { confinedWithin: root } : {});
   const stores: CatalogStore[] = [
-    { store: new DirectoryStore(work, { kinds: ['recipe'], description: 'working directory' }), quietInvalid: true },
-    ...projectSourceFolders.map((folder) => ({ store: new DirectoryStore(join(work, folder), { description: `project ${folder}` }) })),
+    { store: new DirectoryStore(work, { kinds: ['recipe'], description: 'working directory', ...confined(work) }), quietInvalid: true },
+    ...projectSourceFolders.map((folder) => ({ store: new DirectoryStore(join(work, folder), { description: `project ${folder}`, ...confined(join(work, folder)) }) })),
   ];
   (options.configured ?? []).forEach((raw, index) => {
     const parsed = storeConfigSchema.safeParse(raw);
@@ -74,7 +82,7 @@ export function createSearchStores(options: SearchStoresOptions): CatalogStore[]
       throw new Error(`source store ${index + 1} in configuration: ${field ? `${field}: ` : ''}${issue?.message ?? 'invalid'}`);
     }
     const config = parsed.data;
-    if (config.type === 'directory') stores.push({ store: new DirectoryStore(resolve(work, config.path), { description: `directory ${config.path}` }) });
+    if (config.type === 'directory') stores.push({ store: new DirectoryStore(resolve(work, config.path), { description: `directory ${config.path}`, ...confined(resolve(work, config.path)) }) });
     else if (config.type === 'git') {
       stores.push({
         store: new GitStore({
@@ -91,12 +99,18 @@ export function createSearchStores(options: SearchStoresOptions): CatalogStore[]
     }
   });
   for (const folder of parseRecipePath(options.recipePath)) {
-    stores.push({ store: new DirectoryStore(resolve(work, folder), { description: `ERRAND_RECIPE_PATH ${folder}` }) });
+    stores.push({ store: new DirectoryStore(resolve(work, folder), { description: `ERRAND_RECIPE_PATH ${folder}`, ...confined(resolve(work, folder)) }) });
   }
   for (const folder of userSourceFolders) {
     stores.push({ store: new DirectoryStore(join(home, folder), { description: `user ~/${folder}` }) });
   }
   return stores;
+}
+
+/** Whether `candidate` is `folder` or below it (both absolute). */
+function within(folder: string, candidate: string): boolean {
+  const inside = relative(folder, candidate);
+  return inside === '' || (inside !== '..' && !inside.startsWith(`..${sep}`) && !isAbsolute(inside));
 }
 
 /** Splits `ERRAND_RECIPE_PATH` (`:`-separated, `;` on Windows); empty parts are ignored. */
