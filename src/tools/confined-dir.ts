@@ -217,6 +217,11 @@ export class ConfinedDir {
     }
   }
 
+  /** Flushes the folder's entries (a new name) to disk; a file system that refuses fsync on a folder is left as it is. */
+  async sync(): Promise<void> {
+    await this.handle.sync().catch(() => undefined);
+  }
+
   async close(): Promise<void> {
     await this.handle.close().catch(() => undefined);
   }
