@@ -134,7 +134,8 @@ export class ConfinedDir {
    */
   async openPath(relative: string, options: { create?: boolean; mode?: number } = {}): Promise<ConfinedDir> {
     const segments = splitRelative(relative);
-    let current: ConfinedDir = this;
+    // A handle of this same folder, so the caller may close what it gets back in every case.
+    let current = await this.openChild('.');
     try {
       for (const segment of segments) {
         let next: ConfinedDir;
@@ -147,14 +148,13 @@ export class ConfinedDir {
           });
           next = await current.openChild(segment);
         }
-        if (current !== this) await current.close();
+        await current.close();
         current = next;
       }
     } catch (error) {
-      if (current !== this) await current.close();
+      await current.close();
       throw error;
     }
-    if (current === this) return this.openChild('.');
     return current;
   }
 
