@@ -227,6 +227,7 @@ export class ConfinedDir {
   }
 
   private relativeOf(name: string): string {
+    if (name === '.') return this.relativePath;
     return this.relativePath === '.' ? name : `${this.relativePath}/${name}`;
   }
 
