@@ -23,6 +23,8 @@ let sandboxed: AttackStack;
 const acmeSecret = `ACME-PRIVATE-${randomBytes(8).toString('hex')}`;
 const acmeConversationSecret = `ACME-CONVERSATION-${randomBytes(8).toString('hex')}`;
 const children: ChildProcess[] = [];
+/** The data folder's folder with acme's stored conversation. */
+let acmeConversationFolder = '';
 
 const identity = { GIT_AUTHOR_NAME: 'acme', GIT_AUTHOR_EMAIL: 'acme@example.invalid', GIT_COMMITTER_NAME: 'acme', GIT_COMMITTER_EMAIL: 'acme@example.invalid' };
 function git(cwd: string, args: string[]): string {
@@ -132,7 +134,20 @@ beforeAll(async () => {
   const talk = await plain.runAttack('acme', 'acme-talks', [{ name: 'developer__write_file', arguments: { path: 'memo.txt', content: acmeConversationSecret } }]);
   expect(talk.status).toBe('completed');
   expect(plain.storedText()).toContain(acmeConversationSecret);
+  acmeConversationFolder = folderHolding(plain.dataDir, acmeConversationSecret);
 }, 180_000);
+
+/** The folder of the stored file that holds `text` (an attacker learns its name with list_directory and the same swap). */
+function folderHolding(root: string, text: string): string {
+  for (const name of readdirSync(root)) {
+    const full = join(root, name);
+    if (lstatSync(full).isDirectory()) {
+      const found = folderHolding(full, text);
+      if (found !== '') return found;
+    } else if (readFileSync(full, 'utf8').includes(text)) return root;
+  }
+  return '';
+}
 
 afterAll(async () => {
   for (const child of children) stopLoop(child);
@@ -179,6 +194,16 @@ describe('walks', () => {
     return folder;
   }
 
+  /** Only globex's own files were seen: no search found anything (no file of globex's holds the pattern), no listing showed another file. */
+  function expectOnlyOwnFiles(outcome: AttackOutcome): void {
+    outcome.results.forEach((result, index) => {
+      if (index % 3 === 2) {
+        const names = [...result.content.matchAll(/^(?:file|dir|symlink|other)\s+(\S+)/gm)].map((match) => match[1]);
+        expect(names.filter((name) => name !== 'own.txt'), result.content).toEqual([]);
+      } else expect(result.content, result.content).toMatch(/^No matches/);
+    });
+  }
+
   const searches = (folder: string, pattern: string): AttackCall[] =>
     Array.from({ length: 6 }, (_, index) =>
       index % 3 === 2 ? { name: 'developer__list_directory', arguments: { path: `${folder}/sub` } } : { name: 'developer__search_text', arguments: { pattern, path: folder } },
@@ -193,6 +218,7 @@ describe('walks', () => {
         const outcome = await plain.runAttack('globex', `swap-tenant-${round}`, searches('walk-tenant', 'ACME-PRIVATE'));
         expect(outcome.status).toBe('completed');
         expect(outcome.results).toHaveLength(6);
+        expectOnlyOwnFiles(outcome);
         expectNothingOfAcme(outcome);
       }
     } finally {
@@ -204,11 +230,13 @@ describe('walks', () => {
 
   attack("swap a folder for a link to errand's data folder (stored conversations) while search_text walks it", async () => {
     const folder = walkTarget(plain, 'walk-data');
-    const loop = swapLoop(folder, plain.dataDir);
+    expect(acmeConversationFolder).not.toBe('');
+    const loop = swapLoop(folder, acmeConversationFolder);
     try {
       for (let round = 0; round < 3; round += 1) {
         const outcome = await plain.runAttack('globex', `swap-data-${round}`, searches('walk-data', 'ACME-CONVERSATION'));
         expect(outcome.status).toBe('completed');
+        expectOnlyOwnFiles(outcome);
         expectNothingOfAcme(outcome);
       }
     } finally {
