@@ -240,7 +240,8 @@ export class ConfinedDir {
     if (isCode(error, 'ENOTDIR') || isCode(error, 'EISDIR')) {
       const what = await this.lstatChild(name);
       if (what === undefined) return new ConfinedWalkError('missing', relative);
-      if (what.isSymbolicLink()) return new ConfinedWalkError('link', relative);
+      // A folder now, but not at the open: it was swapped meanwhile (a link, then the folder again).
+      if (what.isSymbolicLink() || (isCode(error, 'ENOTDIR') && what.isDirectory())) return new ConfinedWalkError('link', relative);
       return new ConfinedWalkError(isCode(error, 'EISDIR') ? 'not-regular' : 'not-directory', relative);
     }
     return error;

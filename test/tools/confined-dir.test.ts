@@ -100,6 +100,6 @@ describe('ConfinedDir', () => {
     expect(outcomes.get('own') ?? 0).toBeGreaterThan(0);
     expect((outcomes.get('link') ?? 0) + (outcomes.get('missing') ?? 0)).toBeGreaterThan(0);
     expect(outcomes.has('OUTSIDE')).toBe(false);
-    expect([...outcomes.keys()].every((key) => ['own', 'link', 'missing'].includes(key))).toBe(true);
+    expect([...outcomes.keys()].filter((key) => !['own', 'link', 'missing'].includes(key)), JSON.stringify([...outcomes])).toEqual([]);
   });
 });
