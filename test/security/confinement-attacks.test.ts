@@ -205,7 +205,7 @@ describe('walks', () => {
   }
 
   const searches = (folder: string, pattern: string): AttackCall[] =>
-    Array.from({ length: 6 }, (_, index) =>
+    Array.from({ length: 6 }, (_, index): AttackCall =>
       index % 3 === 2 ? { name: 'developer__list_directory', arguments: { path: `${folder}/sub` } } : { name: 'developer__search_text', arguments: { pattern, path: folder } },
     );
 
