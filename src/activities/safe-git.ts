@@ -65,7 +65,7 @@ export class SafeGit {
   }
 
   private exec(cwd: string, args: string[], scope: GitScope | undefined): Promise<string> {
-    const env: Record<string, string> = { ...this.env, GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1' };
+    const env: Record<string, string> = { ...this.env, GIT_TERMINAL_PROMPT: '0' };
     if (scope !== undefined) {
       env.GIT_CEILING_DIRECTORIES = path.dirname(scope.folder);
       if (scope.gitDir !== undefined) env.GIT_DIR = scope.gitDir;
