@@ -2,7 +2,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { ensureBubblewrap } from '../support/bubblewrap';
 import { toolResults } from '../support/conversation-scripts';
@@ -254,6 +254,7 @@ async function worktreeAttack(stack: AttackStack, name: string, craft: (repo: st
   craft(repo, acmeRepo);
   const before = acmeState(stack);
   const branchesBefore = git(acmeRepo, ['for-each-ref', '--format=%(refname)']);
+  const worktreesBefore = git(acmeRepo, ['worktree', 'list', '--porcelain']);
   const outcome = await stack.runAttack(
     'globex',
     `worktree-${name}`,
@@ -271,7 +272,7 @@ async function worktreeAttack(stack: AttackStack, name: string, craft: (repo: st
   expectNothingOfAcme(outcome);
   // Nothing of acme's was written: no branch, no worktree entry, no file of globex's in acme's folder.
   expect(git(acmeRepo, ['for-each-ref', '--format=%(refname)'])).toBe(branchesBefore);
-  expect(existsSync(join(acmeRepo, '.git', 'worktrees'))).toBe(false);
+  expect(git(acmeRepo, ['worktree', 'list', '--porcelain'])).toBe(worktreesBefore);
   expect(acmeState(stack)).toBe(before);
   await expectStillServing(stack);
 }
@@ -310,4 +311,21 @@ describe('git in a crafted repository, in the sandbox', () => {
   attack('isolation worktree over each crafted .git, with git in the bubblewrap sandbox', async () => {
     for (const [name, craft] of Object.entries(crafted)) await worktreeAttack(sandboxed, `sandboxed-${name}`, craft);
   }, 240_000);
+});
+
+describe('git in a repository of its own', () => {
+  test("a tenant's own repository, and a worktree of it whose .git file points inside its folder, still get their worktrees, with and without the sandbox", async () => {
+    for (const stack of [plain, sandboxed]) {
+      const acmeRepo = join(stack.tenantDir('acme'), 'repo');
+      if (!existsSync(join(stack.tenantDir('acme'), 'own-worktree'))) git(acmeRepo, ['worktree', 'add', '--quiet', '-b', 'own', join(stack.tenantDir('acme'), 'own-worktree')]);
+      for (const workingDir of ['repo', 'own-worktree']) {
+        const outcome = await stack.runAttack('acme', `own-worktree-${workingDir}-${randomBytes(3).toString('hex')}`, [{ name: 'developer__read_file', arguments: { path: 'secret.txt' } }], {
+          working_dir: workingDir,
+          isolation: 'worktree',
+        });
+        expect(outcome.status, await diagnosticOf(stack, 'acme', outcome.id)).toBe('completed');
+        expect(outcome.results[0]?.content).toContain(acmeSecret);
+      }
+    }
+  }, 120_000);
 });
