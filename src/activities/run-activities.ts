@@ -32,7 +32,8 @@ export interface RunActivityDependencies {
 export function createRunActivities(deps: RunActivityDependencies): RunActivities {
   const finalOutput = new FinalOutputTools(deps.blobs);
   // git in a model's repository runs with the command allow-list, never the worker's credentials (safe-git.ts).
-  const git = new SafeGit(commandEnvironment(deps.commands));
+  // With the sandbox configured, that git runs in it too, seeing only the tenant's folder (safe-git.ts).
+  const git = new SafeGit(commandEnvironment(deps.commands), deps.commands.sandbox);
   const worktrees = { blobs: deps.blobs, git, paths: deps.paths, ...(deps.worktreeDir !== undefined ? { worktreeDir: deps.worktreeDir } : {}) };
   return {
     storeOutputSchema: (input) => finalOutput.storeSchema(input.conversationId, input.schema),

@@ -70,6 +70,13 @@ export const maxStructuredOutputChars = 64 * 1024;
  * folder inside the repository's git directory (outside its work tree, inside the tenant's folder).
  */
 export const defaultWorktreeFolderName = 'errand-worktrees';
+/**
+ * Most entries of a repository's git directory checked, without the sandbox, before the worker runs git
+ * there for `isolation: worktree` (every one must be no symbolic link); a larger one is refused.
+ */
+export const maxGitDirEntriesChecked = 200_000;
+/** Largest `.git` file (`gitdir: …`), `commondir` file or repository `config` the worker reads to check a repository. */
+export const maxGitMetadataFileBytes = 64 * 1024;
 /** Branch names `errand/<name>-<n>` tried when `errand/<name>` is taken in the repository by another delegation. */
 export const maxWorktreeBranchSuffix = 100;
 /** Whether an agent file's `permissionMode: bypassPermissions` may be used (`ERRAND_ALLOW_BYPASS_PERMISSIONS`). */

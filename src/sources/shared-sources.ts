@@ -48,6 +48,7 @@ export class SharedSources {
     this.operator = new SourceCatalog(
       createOperatorStores({
         baseDirectory: options.workingRoot,
+        workingRoot: options.workingRoot,
         ...(options.configured ? { configured: options.configured } : {}),
         ...(options.recipePath ? { recipePath: options.recipePath } : {}),
         ...(options.gitCacheDirectory ? { gitCacheDirectory: options.gitCacheDirectory } : {}),
@@ -70,7 +71,7 @@ export class SharedSources {
     if (resolver) {
       this.resolvers.delete(workingDirectory);
     } else {
-      const project = new SourceCatalog(createProjectStores(workingDirectory), { aliases: this.options.aliases });
+      const project = new SourceCatalog(createProjectStores(workingDirectory, this.options.workingRoot), { aliases: this.options.aliases });
       resolver = new SourceResolver({ catalogs: [this.operator, project, this.user], aliases: this.options.aliases });
     }
     this.resolvers.set(workingDirectory, resolver);

@@ -1,5 +1,5 @@
 import { homedir, tmpdir } from 'node:os';
-import { basename, delimiter, join, resolve } from 'node:path';
+import { basename, delimiter, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { DirectoryStore } from './directory-store';
 import { GitStore } from './git-store';
@@ -47,6 +47,11 @@ export interface OperatorStoresOptions {
   baseDirectory: string;
   /** Where git stores keep their checkouts (default: `<tmp>/errand-git-cache`). */
   gitCacheDirectory?: string;
+  /**
+   * The working root of tenant folders (`ERRAND_WORKING_DIR`). A folder under it is one tenants can write:
+   * it is reached from the root without following any link (src/tools/confined-dir.ts).
+   */
+  workingRoot?: string;
 }
 
 /** Inputs of {@link createSearchStores}. */
@@ -75,7 +80,7 @@ export const userSourceFolders = ['.goose/recipes', '.agents/recipes', '.goose/a
 export function createSearchStores(options: SearchStoresOptions): CatalogStore[] {
   return [
     ...createOperatorStores({ ...options, baseDirectory: options.baseDirectory ?? options.workingDirectory }),
-    ...createProjectStores(options.workingDirectory),
+    ...createProjectStores(options.workingDirectory, options.workingRoot),
     ...createUserStores(options.homeDirectory),
   ];
 }
@@ -84,11 +89,14 @@ export function createSearchStores(options: SearchStoresOptions): CatalogStore[]
  * The project stores of one working directory: the directory itself (recipes only, non-recipes skipped
  * silently) and the project folders. Labels, not paths, describe them: listings reach tenants.
  */
-export function createProjectStores(workingDirectory: string): CatalogStore[] {
+export function createProjectStores(workingDirectory: string, workingRoot?: string): CatalogStore[] {
   const work = resolve(workingDirectory);
+  // A tenant writes its working directory: its stores are read without following links, from the working
+  // root when the directory is under it (src/tools/confined-dir.ts).
+  const confinedWithin = workingRoot !== undefined && within(resolve(workingRoot), work) ? resolve(workingRoot) : work;
   return [
-    { store: new DirectoryStore(work, { kinds: ['recipe'], description: 'working directory' }), quietInvalid: true, group: 'project' },
-    ...projectSourceFolders.map((folder) => ({ store: new DirectoryStore(join(work, folder), { description: `project ${folder}` }), group: 'project' as const })),
+    { store: new DirectoryStore(work, { kinds: ['recipe'], description: 'working directory', confinedWithin }), quietInvalid: true, group: 'project' },
+    ...projectSourceFolders.map((folder) => ({ store: new DirectoryStore(join(work, folder), { description: `project ${folder}`, confinedWithin }), group: 'project' as const })),
   ];
 }
 
@@ -105,6 +113,9 @@ export function createUserStores(homeDirectory: string = homedir()): CatalogStor
  */
 export function createOperatorStores(options: OperatorStoresOptions): CatalogStore[] {
   const base = resolve(options.baseDirectory);
+  const root = options.workingRoot === undefined ? undefined : resolve(options.workingRoot);
+  // An operator's folder under the working root is one tenants can write: read it without following links.
+  const confined = (folder: string) => (root !== undefined && within(root, folder) ? { confinedWithin: root } : {});
   const stores: CatalogStore[] = [];
   (options.configured ?? []).forEach((raw, index) => {
     const parsed = storeConfigSchema.safeParse(raw);
@@ -115,8 +126,8 @@ export function createOperatorStores(options: OperatorStoresOptions): CatalogSto
     }
     const config = parsed.data;
     if (config.type === 'directory') {
-      const root = resolve(base, config.path);
-      stores.push({ store: new DirectoryStore(root, { description: `configured store ${index + 1} (directory ${basename(root)})` }), group: 'operator' });
+      const folder = resolve(base, config.path);
+      stores.push({ store: new DirectoryStore(folder, { description: `configured store ${index + 1} (directory ${basename(folder)})`, ...confined(folder) }), group: 'operator' });
     } else if (config.type === 'git') {
       stores.push({
         store: new GitStore({
@@ -134,10 +145,16 @@ export function createOperatorStores(options: OperatorStoresOptions): CatalogSto
     }
   });
   parseRecipePath(options.recipePath).forEach((folder, index) => {
-    const root = resolve(base, folder);
-    stores.push({ store: new DirectoryStore(root, { description: `ERRAND_RECIPE_PATH folder ${index + 1} (${basename(root)})` }), group: 'operator' });
+    const path = resolve(base, folder);
+    stores.push({ store: new DirectoryStore(path, { description: `ERRAND_RECIPE_PATH folder ${index + 1} (${basename(path)})`, ...confined(path) }), group: 'operator' });
   });
   return stores;
+}
+
+/** Whether `candidate` is `folder` or below it (both absolute). */
+function within(folder: string, candidate: string): boolean {
+  const inside = relative(folder, candidate);
+  return inside === '' || (inside !== '..' && !inside.startsWith(`..${sep}`) && !isAbsolute(inside));
 }
 
 /** Splits `ERRAND_RECIPE_PATH` (`:`-separated, `;` on Windows); empty parts are ignored. */

@@ -58,14 +58,23 @@ export interface Invocation {
  *   push input into the worker's terminal.
  */
 export function bwrapInvocation(sandbox: BwrapSandbox, workingDir: string, command: string, env: Record<string, string>): Invocation {
+  return { file: 'bwrap', args: [...bwrapArguments(sandbox, workingDir, workingDir, env), '--', '/bin/sh', '-c', command] };
+}
+
+/**
+ * The bwrap options of {@link bwrapInvocation} without the program: `writable` is the one folder of the
+ * host the sandbox sees (read-write), `chdir` where the program starts. The worker's git for worktrees
+ * runs with the tenant's folder as `writable` (safe-git.ts).
+ */
+export function bwrapArguments(sandbox: BwrapSandbox, writable: string, chdir: string, env: Record<string, string>): string[] {
   const args = ['--unshare-all', ...(sandbox.network ? ['--share-net'] : []), '--die-with-parent', '--new-session', '--cap-drop', 'ALL'];
   args.push(...systemMounts());
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--setenv', 'TMPDIR', '/tmp');
   const home = env.HOME;
   if (home !== undefined && path.isAbsolute(home) && path.resolve(home) !== '/') args.push('--tmpfs', path.resolve(home));
   for (const extra of sandbox.readOnlyPaths) args.push('--ro-bind', extra, extra);
-  args.push('--bind', workingDir, workingDir, '--chdir', workingDir, '--', '/bin/sh', '-c', command);
-  return { file: 'bwrap', args };
+  args.push('--bind', writable, writable, '--chdir', chdir);
+  return args;
 }
 
 let cachedSystemMounts: string[] | undefined;

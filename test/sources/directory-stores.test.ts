@@ -144,6 +144,36 @@ describe('limits', () => {
   });
 });
 
+describe('stores under the working directory', () => {
+  it('are read without following any link: a linked folder is refused, a linked file skipped, sub-paths walked', async () => {
+    writeFiles(work, {
+      '.goose/recipes/own.yaml': recipeText('own recipe'),
+      '.goose/recipes/lib/inner.yaml': recipeText('inner recipe'),
+      '.goose/recipes/alias-target.yaml': recipeText('alias target'),
+    });
+    writeFiles(base, { 'other/.claude/agents/private.md': agentText('private', 'private agent'), 'other/secret.yaml': recipeText('secret') });
+    mkdirSync(join(work, '.claude'), { recursive: true });
+    symlinkSync(join(base, 'other/.claude/agents'), join(work, '.claude/agents'));
+    symlinkSync(join(work, '.goose/recipes/alias-target.yaml'), join(work, '.goose/recipes/alias.yaml'));
+    symlinkSync(join(base, 'other'), join(work, '.goose/recipes/linked'));
+    const stores = createSearchStores({ workingDirectory: work, homeDirectory: home, workingRoot: base });
+    const recipes = stores.find((entry) => entry.store.describe() === 'project .goose/recipes')?.store;
+    const agents = stores.find((entry) => entry.store.describe() === 'project .claude/agents')?.store;
+    const recipeListing = await recipes?.list();
+    // Even a link that stays inside the store is not followed here; the listing says so.
+    expect(recipeListing?.entries.map((entry) => entry.path)).toEqual(['alias-target.yaml', 'own.yaml']);
+    expect(recipeListing?.problems).toEqual(['project .goose/recipes: alias.yaml: skipped: a symbolic link, and links are not followed in folders under the working directory']);
+    expect((await recipes?.read('lib/inner.yaml'))?.content).toContain('inner recipe');
+    await expect(recipes?.read('linked/secret.yaml')).rejects.toThrow(/refused: linked is a symbolic link/);
+    await expect(recipes?.read('alias.yaml')).rejects.toThrow(/refused: alias\.yaml is a symbolic link/);
+    const agentListing = await agents?.list();
+    expect(agentListing?.entries).toEqual([]);
+    expect(agentListing?.problems).toEqual(['project .claude/agents: refused: the store folder is a symbolic link (or became one); links are not followed in folders under the working directory']);
+    // No server path in any message.
+    expect(JSON.stringify([recipeListing, agentListing])).not.toContain(base);
+  });
+});
+
 describe('resolution', () => {
   it('suggests close names for unknown ones (dpeloy finds deploy)', async () => {
     const folder = join(base, 'store');
