@@ -81,6 +81,7 @@ export function planningSettings(config: ErrandConfig, _models: ModelRegistry, t
       ...(config.subagent.modelOverride ? { model: config.subagent.modelOverride } : {}),
     },
     configuredMaxTurns: config.subagent.maxTurns,
+    configuredMaxOutputTokens: config.model.maxOutputTokens,
     availableToolsets: toolsets.names(),
     tasks: config.tasks,
     approvalTimeoutMs: config.approvalTimeoutMs,

@@ -51,6 +51,7 @@ export function apiPlanner(config: ErrandConfig, resolver: SourceResolver): ApiP
       ...(config.subagent.modelOverride ? { model: config.subagent.modelOverride } : {}),
     },
     configuredMaxTurns: config.subagent.maxTurns,
+    configuredMaxOutputTokens: config.model.maxOutputTokens,
     // Present when the API runs beside its workers, absent in a Lambda; looked at only by checks that need
     // the working directory's disk (isolation "worktree"), not by every start.
     workersDiskIsLocal: () => existsSync(config.workingDir),

@@ -104,6 +104,13 @@ describe('Claude Code agent fields in planning', () => {
     expect((await planned({ source: 'release-notes' }, underRecipe)).input.maxTurns).toBe(8);
     expect((await planned({ source: 'docs-writer' }, underRecipe)).input.maxTurns).toBe(4);
     expect((await planned({ source: 'docs-writer' }, {}, { configuredMaxTurns: 11 })).input.maxTurns).toBe(11);
+    // Neither the agent file nor the session's recipe raises the operator's limit: capped, with a warning.
+    const agentCapped = await planned({ source: 'release-notes' }, {}, { configuredMaxTurns: 5 });
+    expect(agentCapped.input.maxTurns).toBe(5);
+    expect(agentCapped.warnings).toContainEqual(expect.stringMatching(/maxTurns asks for 8 turns, above this server's limit of 5 \(ERRAND_SUBAGENT_MAX_TURNS\)/));
+    const parentCapped = await planned({ source: 'docs-writer' }, underRecipe, { configuredMaxTurns: 2 });
+    expect(parentCapped.input.maxTurns).toBe(2);
+    expect(parentCapped.warnings).toContainEqual(expect.stringMatching(/the session recipe's settings\.max_turns asks for 4 turns/));
   });
 
   test('tools and disallowedTools: the allow-list in Claude names, narrowed by the deny-list', async () => {

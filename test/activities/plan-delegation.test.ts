@@ -212,6 +212,16 @@ describe('precedence (SEMANTICS §3)', () => {
     });
   });
 
+  test("a recipe's settings.max_turns may lower the operator's limit; above it, it is capped and the plan says so", async () => {
+    const lower = await plan({ source: 'deploy', parameters: { service: 's' } }, {}, { configuredMaxTurns: 11 });
+    expect(lower.ok && lower.input.maxTurns).toBe(7);
+    expect(lower.ok && lower.warnings.some((warning) => warning.includes('max_turns'))).toBe(false);
+    const capped = await plan({ source: 'deploy', parameters: { service: 's' } }, {}, { configuredMaxTurns: 3 });
+    if (!capped.ok) throw new Error(capped.message);
+    expect(capped.input.maxTurns).toBe(3);
+    expect(capped.warnings).toContainEqual(expect.stringMatching(/deploy\.yaml: settings\.max_turns asks for 7 turns, above this server's limit of 3 \(ERRAND_SUBAGENT_MAX_TURNS\); it runs with 3\./));
+  });
+
   test('model: operator override > delegate > recipe > agent > configured default > parent', async () => {
     const parentRoute = { provider: 'openai', model: 'gpt-b' };
     const base = { providers, override: {}, request: {}, recipe: {}, parent: parentRoute };
