@@ -19,6 +19,7 @@ import { createModelRegistry, providerChoices } from './llm/provider-config';
 import type { ToolsetRegistry } from './tools/toolset-registry';
 import { createToolsetRegistryFromConfig, type WorkerToolsetRegistry } from './tools/toolset-registry-factory';
 import { checkSandbox, type CommandOptions } from './tools/command-environment';
+import { probeProcessContainment, processContainmentSummary } from './tools/process-containment';
 import type { DeveloperToolsetOptions } from './tools/developer-toolset';
 import type { PathRules } from './tools/confine-path';
 import type { ToolPolicyConfig } from './tools/tool-policy';
@@ -131,7 +132,9 @@ export function commandOptions(config: ErrandConfig, env: NodeJS.ProcessEnv = pr
   return {
     envNames: config.commands.env,
     env,
-    ...(config.commands.sandbox === 'bwrap' ? { sandbox: { kind: 'bwrap' as const, network: config.commands.network, readOnlyPaths: config.commands.readOnlyPaths } } : {}),
+    ...(config.commands.sandbox === 'bwrap'
+      ? { sandbox: { kind: 'bwrap' as const, network: config.commands.network, readOnlyPaths: config.commands.readOnlyPaths } }
+      : { containment: probeProcessContainment() }),
   };
 }
 
@@ -226,6 +229,7 @@ export async function runWorker(config: ErrandConfig = loadConfig()): Promise<vo
       tuning,
     });
     process.stdout.write(`errand worker: polling task queue "${config.temporal.taskQueue}" on ${config.temporal.summary}\n`);
+    process.stdout.write(`errand worker: ${processContainmentSummary(dependencies.commands)}\n`);
     try {
       await worker.run();
     } finally {

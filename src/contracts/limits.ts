@@ -144,6 +144,8 @@ export const commandBaseEnvironment = ['PATH', 'HOME', 'LANG', 'TMPDIR'] as cons
 export const sandboxSystemPaths = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'] as const;
 /** How long the worker's start-up check of the sandbox may take (it runs `true` inside one), in milliseconds. */
 export const sandboxCheckTimeoutMs = 15_000;
+/** How long the worker's start-up probe of process containment (a PID namespace per command) may take, in milliseconds. */
+export const containmentProbeTimeoutMs = 5_000;
 /** Longest search_text pattern, in characters (a regular expression's program grows with its text). */
 export const searchTextMaxPatternChars = 1_000;
 /**
