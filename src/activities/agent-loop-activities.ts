@@ -34,6 +34,7 @@ import { FinalOutputTools } from './final-output';
 import { appendFirstWins, mayHaveRun, storedAnswer, storedToolResult, storeFirstWins, type ToolResultOutcome } from './first-writer-wins';
 import { invalidArgumentsText, toModelTurnOutput } from './model-turn-output';
 import { withHeartbeat } from './stored-outcomes';
+import { escapeChildWords } from '../domain/child-words';
 import type { ConversationStore } from './conversation-store';
 
 /** What the agent-loop activities need; injected so tests and the worker choose the real parts. */
@@ -74,11 +75,12 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
       if ('ref' in part) {
         const [message] = await deps.conversations.readRange(part.ref.conversationId, part.ref.seq, 1);
         if (!message) throw ApplicationFailure.create({ type: FailureType.blobMissing, message: `message ${part.ref.seq} of conversation ${part.ref.conversationId} is missing`, nonRetryable: true });
-        return message.content;
+        // A task's own words that were cut from the workflow's text: escaped here, as the inline ones were there.
+        return part.childWords ? escapeChildWords(message.content) : message.content;
       }
       const body = await deps.blobs.get(part.blobKey);
       if (body === undefined) throw ApplicationFailure.create({ type: FailureType.blobMissing, message: `stored message ${part.blobKey} is missing from the blob store`, nonRetryable: true });
-      return body;
+      return part.childWords ? escapeChildWords(body) : body;
     }));
     return texts.join('');
   };

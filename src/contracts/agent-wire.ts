@@ -55,7 +55,7 @@ export interface MessageRef {
 }
 
 /** Text given inline, or by reference to a stored message's text or a stored blob (read by the activity). */
-export type TextPart = string | { ref: MessageRef } | { blobKey: string };
+export type TextPart = string | { ref: MessageRef; /** The text is a task's own words: escaped as child-words.ts says. */ childWords?: true } | { blobKey: string; childWords?: true };
 
 /** A message to store: a ChatMessage whose content may be assembled from parts (so long texts stay out of history). */
 export type MessageInput =
