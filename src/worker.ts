@@ -20,6 +20,7 @@ import type { ToolsetRegistry } from './tools/toolset-registry';
 import { createToolsetRegistryFromConfig, type WorkerToolsetRegistry } from './tools/toolset-registry-factory';
 import { checkSandbox, type CommandOptions } from './tools/command-environment';
 import { probeProcessContainment, processContainmentSummary } from './tools/process-containment';
+import { RecipeServerVerifier } from './tools/recipe-server-trust';
 import type { DeveloperToolsetOptions } from './tools/developer-toolset';
 import type { PathRules } from './tools/confine-path';
 import type { ToolPolicyConfig } from './tools/tool-policy';
@@ -90,6 +91,8 @@ export function planningSettings(config: ErrandConfig, _models: ModelRegistry, t
     mcp: {
       allowRecipeServers: config.tools.settings.allowRecipeServers ?? false,
       ...(config.tools.settings.recipeEnvKeys ? { recipeEnvKeys: config.tools.settings.recipeEnvKeys } : {}),
+      workingRoot: config.workingDir,
+      ...(config.tools.settings.trustedRecipeDirs ? { trustedRecipeDirs: config.tools.settings.trustedRecipeDirs } : {}),
     },
     paths: developerToolsetOptions(config).paths ?? {},
   };
@@ -103,12 +106,19 @@ export function createWorkerDependencies(
   // Every worker of a deployment must see the same blobs: S3 there, a local folder on one machine.
   const blobs: BlobStore = createBlobStore(config);
   const models = createModelRegistry(config.providers, { env: options.env ?? process.env, ...(options.scripted ? { scripted: options.scripted } : {}) });
+  const resolverFor = createResolverCache(config, options.homeDirectory);
   const toolsets = createToolsetRegistryFromConfig({
     mcpServers: config.tools.mcpServers,
     ...(config.tools.settings.idleMs !== undefined ? { idleMs: config.tools.settings.idleMs } : {}),
     ...(config.tools.settings.callTimeoutMs !== undefined ? { callTimeoutMs: config.tools.settings.callTimeoutMs } : {}),
     env: options.env ?? process.env,
     allowRecipeServers: config.tools.settings.allowRecipeServers ?? false,
+    recipeVerifier: new RecipeServerVerifier({
+      resolverFor,
+      trust: { workingRoot: config.workingDir, trustedDirs: config.tools.settings.trustedRecipeDirs ?? [] },
+      paths: developerToolsetOptions(config).paths ?? {},
+      ...(config.tools.settings.recipeEnvKeys ? { allowedEnvKeys: config.tools.settings.recipeEnvKeys } : {}),
+    }),
     developer: developerToolsetOptions(config, options.env ?? process.env),
   });
   return {
@@ -116,7 +126,7 @@ export function createWorkerDependencies(
     toolsets,
     blobs,
     conversations: new ConversationStore(blobs),
-    resolverFor: createResolverCache(config, options.homeDirectory),
+    resolverFor,
     planning: planningSettings(config, models, toolsets),
     ...(config.toolPolicy ? { toolPolicy: config.toolPolicy } : {}),
     defaultMaxOutputTokens: config.model.maxOutputTokens,

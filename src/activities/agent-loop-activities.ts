@@ -119,8 +119,8 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
         const attempt = Context.current().info.attempt;
         const live = (): LiveText | undefined => (written.length > 0 ? liveText(written, input.totalTurn ?? input.turn, attempt) : undefined);
         const outcome = await withHeartbeat(async (abortSignal): Promise<{ response: ModelResponse } | { needsCompaction: NonNullable<ModelTurnOutput['needsCompaction']> }> => {
-          deps.toolsets.ensureRecipeServers(input.recipeServers?.map((server) => server.config) ?? []);
-          const policed = applyToolPolicy([...orchestration, ...(await deps.toolsets.specsFor(input.toolsets, input.toolFilter))], deps.toolPolicy, input.toolPolicy ?? []).offered;
+          await deps.toolsets.ensureRecipeServers(input.recipeServers ?? []);
+          const policed = applyToolPolicy([...orchestration, ...(await deps.toolsets.specsFor(input.toolsets, input.toolFilter, input.workingDir))], deps.toolPolicy, input.toolPolicy ?? []).offered;
           // final_output is how a structured-output run delivers its result, not a capability: no policy takes it away.
           const offered = input.finalOutput ? [...policed, await finalOutput.spec(input.finalOutput.schemaKey)] : policed;
           if (input.checkContext) {
@@ -178,7 +178,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
           if (!verdict.run) {
             result = toolError(input.approval?.decision === 'deny' ? formatDenial(call.name, input.approval) : verdict.message);
           } else {
-            deps.toolsets.ensureRecipeServers(input.recipeServers?.map((server) => server.config) ?? []);
+            await deps.toolsets.ensureRecipeServers(input.recipeServers ?? []);
             result = await withHeartbeat((abortSignal) =>
               deps.toolsets.call(call.name, call.arguments, { workingDir: input.workingDir, abortSignal }, {
                 toolsetNames: input.toolsets,

@@ -15,6 +15,7 @@ import type { RecipeExtension } from '../contracts/recipe-schema';
 import { preview } from '../domain/subagent-prompt';
 import { selectTools } from '../tools/tool-selection';
 import { renderSource } from '../sources/render-source';
+import { recipeFolderTrusted, untrustedRecipeMessage } from '../tools/recipe-server-trust';
 import type { SourceResolver } from '../sources/source-resolver';
 import { planRunOptions, type AgentRunFields } from './plan-run-options';
 
@@ -36,8 +37,14 @@ export interface PlanContext {
   tasks: TaskLimits;
   /** How long a tool call under `ask` waits for a decision (ms). */
   approvalTimeoutMs: number;
-  /** Whether recipe-declared MCP servers may run, and which worker environment variables they may get. */
-  mcp: { allowRecipeServers: boolean; recipeEnvKeys?: string[] };
+  /**
+   * Whether recipe-declared MCP servers may run, which worker environment variables they may get, and
+   * where they may come from: the working root (tenant folders) and the folders under it the operator
+   * trusts (`ERRAND_TRUSTED_RECIPE_DIRS`). Without `workingRoot` no recipe's servers are planned.
+   */
+  mcp: { allowRecipeServers: boolean; recipeEnvKeys?: string[]; workingRoot?: string; trustedRecipeDirs?: readonly string[] };
+  /** The working directory whose sources `resolver` lists (recorded so the worker can resolve a recipe again). */
+  resolveDir?: string;
   /** The worker's path rules, applied to `file` parameters like to tool paths (absent in the API). */
   paths?: PathRules;
   /**
@@ -54,7 +61,7 @@ export interface PlanContext {
 /** A recipe server carried in a workflow input, re-validated before use (nothing starts on a forged config). */
 function toRecipeServer(wire: RecipeServerWire): RecipeServer[] {
   const parsed = mcpServerConfigSchema.safeParse(wire.config);
-  return parsed.success ? [{ declaredName: wire.declaredName, config: parsed.data }] : [];
+  return parsed.success ? [{ declaredName: wire.declaredName, config: parsed.data, ...(wire.origin ? { origin: wire.origin } : {}) }] : [];
 }
 
 /** The prompt an agent gets when it is delegated with no task of its own (SEMANTICS §2). */
@@ -196,6 +203,16 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     operator: context.mcp,
   });
   warnings.push(...selection.warnings);
+  // Servers the delegated definition declares itself: the worker checks them against it before they start.
+  const ownServers = selection.recipeServers.filter((server) => server.origin === undefined);
+  let recipeServers = selection.recipeServers;
+  if (ownServers.length > 0 && snapshot) {
+    const trust = { workingRoot: context.mcp.workingRoot ?? '/', trustedDirs: context.mcp.trustedRecipeDirs ?? [] };
+    const resolveDir = context.resolveDir ?? parent.workingDir;
+    if (!(await recipeFolderTrusted(snapshot.recipeDir, trust, resolveDir))) return { ok: false, message: untrustedRecipeMessage(`${snapshot.store.description}: ${snapshot.path}`) };
+    const origin = { source: snapshot.name, resolveDir, workingDir: workingDir.path, values: childRecipe?.values ?? {} };
+    recipeServers = selection.recipeServers.map((server) => (server.origin === undefined ? { ...server, origin } : server));
+  }
   const toolsets = selection.toolsets;
   const toolFilter = selection.toolFilter;
   const run = await planRunOptions({ request, agentRun, recipeOutputSchema, toolsets, workingDir: workingDir.path, workersDiskIsLocal: context.workersDiskIsLocal ?? true, allowBypass: context.allowBypassPermissions, recipeFile: snapshot ? `${snapshot.store.description}: ${snapshot.path}` : undefined });
@@ -292,7 +309,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     tasks: context.tasks,
     ...(childRecipe ? { recipe: childRecipe } : {}),
     ...(toolPolicy.length > 0 ? { toolPolicy } : {}),
-    ...(selection.recipeServers.length > 0 ? { recipeServers: selection.recipeServers.map((server) => ({ declaredName: server.declaredName, config: { ...server.config } })) } : {}),
+    ...(recipeServers.length > 0 ? { recipeServers: recipeServers.map((server) => ({ declaredName: server.declaredName, config: { ...server.config }, ...(server.origin ? { origin: server.origin } : {}) })) } : {}),
     approvalTimeoutMs: context.approvalTimeoutMs,
     ...(retry ? { retry } : {}),
     ...(run.outputSchema ? { outputSchema: run.outputSchema } : {}),

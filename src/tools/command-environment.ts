@@ -64,13 +64,18 @@ export interface Invocation {
  *   push input into the worker's terminal.
  */
 export function bwrapInvocation(sandbox: BwrapSandbox, workingDir: string, command: string, env: Record<string, string>): Invocation {
+  return bwrapProgramInvocation(sandbox, workingDir, '/bin/sh', ['-c', command], env);
+}
+
+/** The bwrap arguments that run `file args` in `workingDir` in the sandbox {@link bwrapInvocation} describes (a recipe's stdio server). */
+export function bwrapProgramInvocation(sandbox: BwrapSandbox, workingDir: string, file: string, programArgs: readonly string[], env: Record<string, string>): Invocation {
   const args = ['--unshare-all', ...(sandbox.network ? ['--share-net'] : []), '--die-with-parent', '--new-session', '--cap-drop', 'ALL'];
   args.push(...systemMounts());
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--setenv', 'TMPDIR', '/tmp');
   const home = env.HOME;
   if (home !== undefined && path.isAbsolute(home) && path.resolve(home) !== '/') args.push('--tmpfs', path.resolve(home));
   for (const extra of sandbox.readOnlyPaths) args.push('--ro-bind', extra, extra);
-  args.push('--bind', workingDir, workingDir, '--chdir', workingDir, '--', '/bin/sh', '-c', command);
+  args.push('--bind', workingDir, workingDir, '--chdir', workingDir, '--', file, ...programArgs);
   return { file: 'bwrap', args };
 }
 

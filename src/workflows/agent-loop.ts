@@ -247,7 +247,7 @@ export class AgentLoop {
           checkContext,
           ...(agent.canDelegate ? { orchestrationTools: orchestrationToolsFor(options.approvers) } : {}),
           ...(options.toolPolicy ? { toolPolicy: options.toolPolicy } : {}),
-          ...(options.recipeServers ? { recipeServers: options.recipeServers } : {}),
+          ...(options.recipeServers ? { recipeServers: options.recipeServers, workingDir: options.workingDir } : {}),
           ...(agent.finalOutput ? { finalOutput: { schemaKey: agent.finalOutput.schemaKey } } : {}),
         }]));
         // The call stored the pending messages before anything else.
