@@ -1,4 +1,4 @@
-import { join, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import {
   defaultMaxDepth,
@@ -271,6 +271,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
   if (allowRecipeServers !== undefined && allowRecipeServers !== 'true' && allowRecipeServers !== 'false') {
     throw new ConfigError(`ERRAND_ALLOW_RECIPE_MCP_SERVERS="${allowRecipeServers}" is not valid: use true or false`);
   }
+  const trustedRecipeDirs = trustedRecipeDirsFrom(env.ERRAND_TRUSTED_RECIPE_DIRS);
   const commands = commandSettings(env, file.commands, providers, mcpServers);
   const allowBypass = env.ERRAND_ALLOW_BYPASS_PERMISSIONS;
   if (allowBypass !== undefined && allowBypass !== 'true' && allowBypass !== 'false') {
@@ -323,6 +324,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
         ...file.mcp,
         ...(intFromEnv(env, 'ERRAND_MCP_IDLE_MS', 1_000, 86_400_000) !== undefined ? { idleMs: intFromEnv(env, 'ERRAND_MCP_IDLE_MS', 1_000, 86_400_000) } : {}),
         ...(allowRecipeServers !== undefined ? { allowRecipeServers: allowRecipeServers === 'true' } : {}),
+        ...(trustedRecipeDirs !== undefined ? { trustedRecipeDirs } : {}),
       },
     },
     sources: {
@@ -344,4 +346,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
       modelOverride: env.ERRAND_SUBAGENT_MODEL || undefined,
     },
   };
+}
+
+/**
+ * `ERRAND_TRUSTED_RECIPE_DIRS`: folders inside the working root whose recipes the operator vouches for, so
+ * their MCP servers may start (with `ERRAND_ALLOW_RECIPE_MCP_SERVERS=true`). Absolute, ":"-separated.
+ */
+function trustedRecipeDirsFrom(value: string | undefined): string[] | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const dirs = value.split(':').map((path) => path.trim()).filter((path) => path !== '');
+  const relative = dirs.filter((path) => !isAbsolute(path));
+  if (relative.length > 0) {
+    throw new ConfigError(`ERRAND_TRUSTED_RECIPE_DIRS: ${relative.map((path) => `"${path}"`).join(', ')} ${relative.length === 1 ? 'is' : 'are'} not absolute; give absolute folders, ":"-separated (e.g. "/srv/work/acme/.goose/recipes")`);
+  }
+  return dirs.map((path) => resolve(path));
 }

@@ -21,6 +21,8 @@ import { createModelRegistry, providerChoices } from './llm/provider-config';
 import type { ToolsetRegistry } from './tools/toolset-registry';
 import { createToolsetRegistryFromConfig, type WorkerToolsetRegistry } from './tools/toolset-registry-factory';
 import { checkSandbox, type CommandOptions } from './tools/command-environment';
+import { probeProcessContainment, processContainmentSummary } from './tools/process-containment';
+import { RecipeServerVerifier } from './tools/recipe-server-trust';
 import type { DeveloperToolsetOptions } from './tools/developer-toolset';
 import type { PathRules } from './tools/confine-path';
 import type { ToolPolicyConfig } from './tools/tool-policy';
@@ -72,6 +74,7 @@ export function planningSettings(config: ErrandConfig, _models: ModelRegistry, t
       ...(config.subagent.modelOverride ? { model: config.subagent.modelOverride } : {}),
     },
     configuredMaxTurns: config.subagent.maxTurns,
+    configuredMaxOutputTokens: config.model.maxOutputTokens,
     availableToolsets: toolsets.names(),
     tasks: config.tasks,
     approvalTimeoutMs: config.approvalTimeoutMs,
@@ -79,6 +82,8 @@ export function planningSettings(config: ErrandConfig, _models: ModelRegistry, t
     mcp: {
       allowRecipeServers: config.tools.settings.allowRecipeServers ?? false,
       ...(config.tools.settings.recipeEnvKeys ? { recipeEnvKeys: config.tools.settings.recipeEnvKeys } : {}),
+      workingRoot: config.workingDir,
+      ...(config.tools.settings.trustedRecipeDirs ? { trustedRecipeDirs: config.tools.settings.trustedRecipeDirs } : {}),
     },
     paths: developerToolsetOptions(config).paths ?? {},
   };
@@ -92,12 +97,19 @@ export function createWorkerDependencies(
   // Every worker of a deployment must see the same blobs: S3 there, a local folder on one machine.
   const blobs: BlobStore = createBlobStore(config);
   const models = createModelRegistry(config.providers, { env: options.env ?? process.env, ...(options.scripted ? { scripted: options.scripted } : {}) });
+  const resolverFor = createResolverCache(config, options.homeDirectory);
   const toolsets = createToolsetRegistryFromConfig({
     mcpServers: config.tools.mcpServers,
     ...(config.tools.settings.idleMs !== undefined ? { idleMs: config.tools.settings.idleMs } : {}),
     ...(config.tools.settings.callTimeoutMs !== undefined ? { callTimeoutMs: config.tools.settings.callTimeoutMs } : {}),
     env: options.env ?? process.env,
     allowRecipeServers: config.tools.settings.allowRecipeServers ?? false,
+    recipeVerifier: new RecipeServerVerifier({
+      resolverFor,
+      trust: { workingRoot: config.workingDir, trustedDirs: config.tools.settings.trustedRecipeDirs ?? [] },
+      paths: developerToolsetOptions(config).paths ?? {},
+      ...(config.tools.settings.recipeEnvKeys ? { allowedEnvKeys: config.tools.settings.recipeEnvKeys } : {}),
+    }),
     developer: developerToolsetOptions(config, options.env ?? process.env),
   });
   return {
@@ -105,7 +117,7 @@ export function createWorkerDependencies(
     toolsets,
     blobs,
     conversations: new ConversationStore(blobs),
-    resolverFor: createResolverCache(config, options.homeDirectory),
+    resolverFor,
     planning: planningSettings(config, models, toolsets),
     ...(config.toolPolicy ? { toolPolicy: config.toolPolicy } : {}),
     defaultMaxOutputTokens: config.model.maxOutputTokens,
@@ -122,7 +134,9 @@ export function commandOptions(config: ErrandConfig, env: NodeJS.ProcessEnv = pr
   return {
     envNames: config.commands.env,
     env,
-    ...(config.commands.sandbox === 'bwrap' ? { sandbox: { kind: 'bwrap' as const, network: config.commands.network, readOnlyPaths: config.commands.readOnlyPaths } } : {}),
+    ...(config.commands.sandbox === 'bwrap'
+      ? { sandbox: { kind: 'bwrap' as const, network: config.commands.network, readOnlyPaths: config.commands.readOnlyPaths } }
+      : { containment: probeProcessContainment() }),
   };
 }
 
@@ -219,6 +233,7 @@ export async function runWorker(config: ErrandConfig = loadConfig()): Promise<vo
       tuning,
     });
     process.stdout.write(`errand worker: polling task queue "${config.temporal.taskQueue}" on ${config.temporal.summary}\n`);
+    process.stdout.write(`errand worker: ${processContainmentSummary(dependencies.commands)}\n`);
     try {
       await worker.run();
     } finally {

@@ -34,6 +34,7 @@ import { FinalOutputTools } from './final-output';
 import { appendFirstWins, mayHaveRun, storedAnswer, storedToolResult, storeFirstWins, type ToolResultOutcome } from './first-writer-wins';
 import { invalidArgumentsText, toModelTurnOutput } from './model-turn-output';
 import { defaultHeartbeatSettings, withHeartbeat, type HeartbeatSettings } from './heartbeat';
+import { escapeChildWords } from '../domain/child-words';
 import type { ConversationStore } from './conversation-store';
 
 /** What the agent-loop activities need; injected so tests and the worker choose the real parts. */
@@ -77,11 +78,12 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
       if ('ref' in part) {
         const [message] = await deps.conversations.readRange(part.ref.conversationId, part.ref.seq, 1);
         if (!message) throw ApplicationFailure.create({ type: FailureType.blobMissing, message: `message ${part.ref.seq} of conversation ${part.ref.conversationId} is missing`, nonRetryable: true });
-        return message.content;
+        // A task's own words that were cut from the workflow's text: escaped here, as the inline ones were there.
+        return part.childWords ? escapeChildWords(message.content) : message.content;
       }
       const body = await deps.blobs.get(part.blobKey);
       if (body === undefined) throw ApplicationFailure.create({ type: FailureType.blobMissing, message: `stored message ${part.blobKey} is missing from the blob store`, nonRetryable: true });
-      return body;
+      return part.childWords ? escapeChildWords(body) : body;
     }));
     return texts.join('');
   };
@@ -120,8 +122,8 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
         const attempt = Context.current().info.attempt;
         const live = (): LiveText | undefined => (written.length > 0 ? liveText(written, input.totalTurn ?? input.turn, attempt) : undefined);
         const outcome = await withHeartbeat(async (abortSignal): Promise<{ response: ModelResponse } | { needsCompaction: NonNullable<ModelTurnOutput['needsCompaction']> }> => {
-          deps.toolsets.ensureRecipeServers(input.recipeServers?.map((server) => server.config) ?? []);
-          const policed = applyToolPolicy([...orchestration, ...(await deps.toolsets.specsFor(input.toolsets, input.toolFilter))], deps.toolPolicy, input.toolPolicy ?? []).offered;
+          await deps.toolsets.ensureRecipeServers(input.recipeServers ?? []);
+          const policed = applyToolPolicy([...orchestration, ...(await deps.toolsets.specsFor(input.toolsets, input.toolFilter, input.workingDir))], deps.toolPolicy, input.toolPolicy ?? []).offered;
           // final_output is how a structured-output run delivers its result, not a capability: no policy takes it away.
           const offered = input.finalOutput ? [...policed, await finalOutput.spec(input.finalOutput.schemaKey)] : policed;
           if (input.checkContext) {
@@ -179,7 +181,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
           if (!verdict.run) {
             result = toolError(input.approval?.decision === 'deny' ? formatDenial(call.name, input.approval) : verdict.message);
           } else {
-            deps.toolsets.ensureRecipeServers(input.recipeServers?.map((server) => server.config) ?? []);
+            await deps.toolsets.ensureRecipeServers(input.recipeServers ?? []);
             result = await withHeartbeat((abortSignal) =>
               deps.toolsets.call(call.name, call.arguments, { workingDir: input.workingDir, abortSignal }, {
                 toolsetNames: input.toolsets,

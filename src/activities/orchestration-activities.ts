@@ -68,7 +68,7 @@ export function createOrchestrationActivities(deps: OrchestrationDependencies): 
       if (!parsed.success) {
         return { ok: false, message: parsed.error.issues.map((issue) => `${issue.path.join('.') || '(arguments)'}: ${issue.message}`).join('; ') };
       }
-      return planDelegation(parsed.data, input.parent, { ...deps.planning, resolver: deps.resolverFor(input.parent.workingDir) });
+      return planDelegation(parsed.data, input.parent, { ...deps.planning, resolver: deps.resolverFor(input.parent.workingDir), resolveDir: input.parent.workingDir });
     },
     async loadListing(input: LoadListingInput): Promise<string> {
       return deps.resolverFor(input.workingDir).listingText({

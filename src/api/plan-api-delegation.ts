@@ -51,6 +51,9 @@ export function apiPlanner(config: ErrandConfig, sources: { resolverFor(workingD
       ...(config.subagent.modelOverride ? { model: config.subagent.modelOverride } : {}),
     },
     configuredMaxTurns: config.subagent.maxTurns,
+    configuredMaxOutputTokens: config.model.maxOutputTokens,
+    // The API lists sources over the working root: the worker resolves a recipe's servers there again.
+    resolveDir: config.workingDir,
     // Present when the API runs beside its workers, absent in a Lambda; looked at only by checks that need
     // the working directory's disk (isolation "worktree"), not by every start.
     workersDiskIsLocal: () => existsSync(config.workingDir),
@@ -61,6 +64,8 @@ export function apiPlanner(config: ErrandConfig, sources: { resolverFor(workingD
     mcp: {
       allowRecipeServers: config.tools.settings.allowRecipeServers ?? false,
       ...(config.tools.settings.recipeEnvKeys ? { recipeEnvKeys: config.tools.settings.recipeEnvKeys } : {}),
+      workingRoot: config.workingDir,
+      ...(config.tools.settings.trustedRecipeDirs ? { trustedRecipeDirs: config.tools.settings.trustedRecipeDirs } : {}),
     },
   };
   return async (request, caller, tenantDir) => {

@@ -12,7 +12,8 @@ import { defaultApiPort } from '../contracts/limits';
 import { startDevServer } from '../dev/temporal-dev-server';
 import { projectRoot } from '../dev/tool-paths';
 import { createDemoModel, demoProviderConfig, demoProviderName } from '../llm/demo-model';
-import { checkWorkerEnvironment, createErrandWorker, createWorkerDependencies, runWorker } from '../worker';
+import { checkWorkerEnvironment, commandOptions, createErrandWorker, createWorkerDependencies, runWorker } from '../worker';
+import { processContainmentSummary } from '../tools/process-containment';
 import type { CliContext } from './cli-context';
 import { UsageError } from './cli-io';
 import { processIsAlive, readDevStackState, removeDevStackState, writeDevStackState } from './dev-stack-state';
@@ -125,11 +126,13 @@ export async function devCommand(argv: string[], context: CliContext): Promise<n
     io.stderr('errand dev: starting the worker (bundling the workflow code takes a few seconds)…\n');
     const connection = await NativeConnection.connect({ address: devServer.address });
     stops.push(() => connection.close());
+    const dependencies = createWorkerDependencies(config, { env, ...(demo ? { scripted: { [demoProviderName]: createDemoModel() } } : {}) });
+    io.stderr(`errand dev: ${processContainmentSummary(dependencies.commands)}\n`);
     const worker = await createErrandWorker({
       connection,
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
-      dependencies: createWorkerDependencies(config, { env, ...(demo ? { scripted: { [demoProviderName]: createDemoModel() } } : {}) }),
+      dependencies,
     });
     const running = worker.run();
     stops.push(async () => {
@@ -222,6 +225,7 @@ export async function workerCommand(argv: string[], context: CliContext): Promis
       dependencies: createWorkerDependencies(config, { env, scripted: { [demoProviderName]: createDemoModel() } }),
     });
     context.io.stderr(`errand worker: polling "${config.temporal.taskQueue}" on ${config.temporal.address} with the demo model\n`);
+    context.io.stderr(`errand worker: ${processContainmentSummary(commandOptions(config, env))}\n`);
     const stop = () => worker.shutdown();
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

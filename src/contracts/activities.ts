@@ -87,6 +87,8 @@ export interface ModelTurnInput {
   toolPolicy?: ToolPolicyNarrowingWire[];
   /** Recipe-declared MCP servers among `toolsets`: registered by the worker before tools are listed. */
   recipeServers?: RecipeServerWire[];
+  /** The working directory (recipe servers run for it, in the sandbox where one is configured). */
+  workingDir?: string;
   /** Offer the `final_output` tool, whose input schema is the stored output schema (SEMANTICS §5). */
   finalOutput?: FinalOutputTool;
 }

@@ -36,6 +36,8 @@ export interface PendingNotice {
   taskId?: string;
   /** The task's full output by reference, appended after `text` when the inline output was cut. */
   outputRef?: MessageRef;
+  /** Text after the referenced output (the end of its fence); its presence marks the output as the task's words. */
+  after?: string;
 }
 
 /** Everything a workflow's agent loop carries into its next run (continue-as-new). */

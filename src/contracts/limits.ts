@@ -165,6 +165,12 @@ export const commandBaseEnvironment = ['PATH', 'HOME', 'LANG', 'TMPDIR'] as cons
 export const sandboxSystemPaths = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'] as const;
 /** How long the worker's start-up check of the sandbox may take (it runs `true` inside one), in milliseconds. */
 export const sandboxCheckTimeoutMs = 15_000;
+/** How long the worker's start-up probe of process containment (a PID namespace per command) may take, in milliseconds. */
+export const containmentProbeTimeoutMs = 5_000;
+/** Recipe-server configs a worker remembers as checked against their recipe (then the set starts over). */
+export const recipeVerifiedCacheEntries = 1_024;
+/** Working directories one recipe server config may run a process for at once on a worker (one process each). */
+export const maxRecipeServerInstancesPerConfig = 64;
 /** Longest search_text pattern, in characters (a regular expression's program grows with its text). */
 export const searchTextMaxPatternChars = 1_000;
 /**

@@ -18,6 +18,8 @@ export interface ProviderChoice {
   defaultModel?: string;
   /** Reasoning efforts by model id; a model not listed takes none. */
   efforts?: Readonly<Record<string, ModelEfforts>>;
+  /** Output-token limits by model id, where the model's entry sets one. */
+  maxOutputTokens?: Readonly<Record<string, number>>;
 }
 
 /** Everything that may choose a delegation's model, from strongest to weakest. */

@@ -111,11 +111,14 @@ export function providerChoices(configs: readonly ProviderConfig[]): ProviderCho
       const found = modelEfforts(config, id);
       return found ? [[id, found] as const] : [];
     }));
+    // The operator's output-token limit of each model whose entry sets one (a definition may not exceed it).
+    const outputLimits = Object.fromEntries(config.models.flatMap((entry) => (typeof entry !== 'string' && entry.maxOutputTokens !== undefined ? [[entry.id, entry.maxOutputTokens] as const] : [])));
     return {
       name: config.name,
       models: modelIds(config),
       ...(config.defaultModel ? { defaultModel: config.defaultModel } : {}),
       ...(Object.keys(efforts).length > 0 ? { efforts } : {}),
+      ...(Object.keys(outputLimits).length > 0 ? { maxOutputTokens: outputLimits } : {}),
     };
   });
 }

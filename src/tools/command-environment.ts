@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, lstatSync, mkdtempSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { ProcessContainment } from './process-containment';
 import { commandBaseEnvironment, sandboxCheckTimeoutMs, sandboxSystemPaths } from '../contracts/limits';
 
 /**
@@ -27,6 +28,11 @@ export interface CommandOptions {
   /** The worker's environment the allowed values are read from (default `process.env`). */
   env?: NodeJS.ProcessEnv;
   sandbox?: BwrapSandbox;
+  /**
+   * Without the sandbox: how a command is made to end as a whole (its own PID namespace where the system
+   * allows it; see process-containment.ts). Absent: its process group only.
+   */
+  containment?: ProcessContainment;
 }
 
 /** The environment of a command: the allow-listed variables that are set in the worker's environment. */
@@ -58,7 +64,12 @@ export interface Invocation {
  *   push input into the worker's terminal.
  */
 export function bwrapInvocation(sandbox: BwrapSandbox, workingDir: string, command: string, env: Record<string, string>): Invocation {
-  return { file: 'bwrap', args: [...bwrapArguments(sandbox, workingDir, workingDir, env), '--', '/bin/sh', '-c', command] };
+  return bwrapProgramInvocation(sandbox, workingDir, '/bin/sh', ['-c', command], env);
+}
+
+/** The bwrap arguments that run `file args` in `workingDir` in the sandbox {@link bwrapInvocation} describes (a recipe's stdio server). */
+export function bwrapProgramInvocation(sandbox: BwrapSandbox, workingDir: string, file: string, programArgs: readonly string[], env: Record<string, string>): Invocation {
+  return { file: 'bwrap', args: [...bwrapArguments(sandbox, workingDir, workingDir, env), '--', file, ...programArgs] };
 }
 
 /**

@@ -194,7 +194,9 @@ export class AgentLoop {
     notices.forEach((notice, index) => {
       if (index > 0) parts.push('\n\n');
       parts.push(notice.text);
-      if (notice.outputRef) parts.push({ ref: notice.outputRef });
+      // A notice with `after` fences its output as the task's words; one queued before that format has none.
+      if (notice.outputRef) parts.push(notice.after !== undefined ? { ref: notice.outputRef, childWords: true } : { ref: notice.outputRef });
+      if (notice.after !== undefined) parts.push(notice.after);
     });
     agent.appendBeforeNextTurn([{ role: 'user', parts }]);
     const now = Date.now();
@@ -245,7 +247,7 @@ export class AgentLoop {
           checkContext,
           ...(agent.canDelegate ? { orchestrationTools: orchestrationToolsFor(options.approvers) } : {}),
           ...(options.toolPolicy ? { toolPolicy: options.toolPolicy } : {}),
-          ...(options.recipeServers ? { recipeServers: options.recipeServers } : {}),
+          ...(options.recipeServers ? { recipeServers: options.recipeServers, workingDir: options.workingDir } : {}),
           ...(agent.finalOutput ? { finalOutput: { schemaKey: agent.finalOutput.schemaKey } } : {}),
         }]));
         // The call stored the pending messages before anything else.

@@ -156,7 +156,7 @@ export class TaskOrchestrator implements OrchestrationTools {
       const result = record.result;
       if (!result) return toolError('The subagent left no result.');
       markRead(record, Date.now());
-      const formatted = formatForegroundResult(result);
+      const formatted = formatForegroundResult(result, record.taskId);
       return { parts: warnings ? [...formatted.parts, warnings] : formatted.parts, isError: formatted.isError };
     });
   }
@@ -261,7 +261,7 @@ export class TaskOrchestrator implements OrchestrationTools {
     if (!recordSettlement(record, result, final, totalUsage, Date.now())) return;
     if (record.mode !== 'foreground') {
       const notice = formatSettlementNotice(record.taskId, result, final);
-      this.agent.pendingNotices.push({ text: notice.text, taskId: record.taskId, ...(notice.outputRef ? { outputRef: notice.outputRef } : {}) });
+      this.agent.pendingNotices.push({ text: notice.text, taskId: record.taskId, ...(notice.outputRef ? { outputRef: notice.outputRef } : {}), ...(notice.after !== undefined ? { after: notice.after } : {}) });
       this.agent.remember('notice', notice.text);
     }
     this.agent.updateViews();

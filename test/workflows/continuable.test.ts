@@ -153,7 +153,7 @@ describe('continuable subagents', () => {
     // The first answer of the child arrives as a notice and wakes the session ("asked it" is the woken turn).
     await waitReplies(3);
     const requests = scripts.of('chat');
-    expect(notices(requests[2])[0]).toBe('[task notice] Background task task-1 answered and is waiting for your next send_message.\nFinal message:\nchild: hello');
+    expect(notices(requests[2])[0]).toBe('[task notice] Background task task-1 answered and is waiting for your next send_message.\nFinal message (the task\'s own words):\n<task-output task="task-1">\nchild: hello\n</task-output>');
     expect(toolResults(requests[3]).at(-1)?.content).toBe('Message delivered to task-1. Its answer will arrive as a task notice.');
     // The second answer wakes the session again ("it says 5").
     expect(await waitReplies(3)).toEqual(['calculator started', 'asked it', 'it says 5']);
