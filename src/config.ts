@@ -13,6 +13,8 @@ import {
   defaultSessionMaxTurns,
   defaultSessionIdleTimeoutMs,
   defaultMaxOutputTokens,
+  defaultModelAnswerMaxBytes,
+  defaultModelAnswerMaxMs,
   defaultCompactAt,
   defaultMaxContinuables,
   defaultContinuableIdleTimeoutMs,
@@ -130,6 +132,10 @@ export interface ErrandConfig {
     maxOutputTokens: number;
     /** Share of the context window at which a conversation is compacted (`ERRAND_COMPACT_AT`). */
     compactAt: number;
+    /** Most bytes of one answer errand reads before it ends the answer `truncated` (`ERRAND_MODEL_ANSWER_MAX_BYTES`). */
+    answerMaxBytes: number;
+    /** Longest time errand reads one answer before it ends it `truncated` (`ERRAND_MODEL_ANSWER_MAX_MS`), ms. */
+    answerMaxMs: number;
   };
   /** The operator's tool policy (`toolPolicy` in the file or `ERRAND_TOOL_POLICY`); absent = allow all. */
   toolPolicy: ToolPolicyConfig | undefined;
@@ -300,6 +306,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     model: {
       maxOutputTokens: intFromEnv(env, 'ERRAND_MAX_OUTPUT_TOKENS', 1, 1_000_000) ?? file.model?.maxOutputTokens ?? defaultMaxOutputTokens,
       compactAt: shareFromEnv(env, 'ERRAND_COMPACT_AT') ?? file.model?.compactAt ?? defaultCompactAt,
+      answerMaxBytes: intFromEnv(env, 'ERRAND_MODEL_ANSWER_MAX_BYTES', 1_024, 1024 * 1024 * 1024) ?? defaultModelAnswerMaxBytes,
+      answerMaxMs: intFromEnv(env, 'ERRAND_MODEL_ANSWER_MAX_MS', 1_000, 86_400_000) ?? defaultModelAnswerMaxMs,
     },
     tasks: {
       maxBackgroundTasks: intFromEnv(env, 'ERRAND_MAX_BACKGROUND_TASKS', 1, 1_000) ?? tasks.maxBackgroundTasks ?? defaultMaxBackgroundTasks,
