@@ -13,7 +13,13 @@ import { parseApiKeys, tenantSchema, type ApiKeyEntry } from './auth-config';
 export type ApiAuth =
   | { mode: 'keys'; keys: ApiKeyEntry[] }
   /** Local development only: no keys, every request runs as one tenant. */
-  | { mode: 'off'; tenant: string };
+  | { mode: 'off'; tenant: string }
+  /**
+   * `errand dev`'s API: one local user, like `off`, but every request must carry the stack's own token
+   * (`Authorization: Bearer <token>`; its SHA-256 here), so a model's command that reaches the port
+   * cannot act on the API (src/cli/dev-stack-token.ts).
+   */
+  | { mode: 'stack-token'; tenant: string; sha256: string };
 
 /** The API's settings. */
 export interface ApiConfig {

@@ -358,6 +358,14 @@ export const defaultApiMaxEventStreamsPerTenant = 20;
 export const eventStreamCapRetryAfterSeconds = 5;
 /** File in the data directory where a running `errand dev` says where its API is (removed when it stops). */
 export const devStackStateFileName = 'dev-stack.json';
+/**
+ * The file in errand's data directory that holds `errand dev`'s API token (mode 0600, beside
+ * {@link devStackStateFileName}; a new one each start, removed at stop). Client commands that find the
+ * stack send it; a model's command does not have it.
+ */
+export const devStackTokenFileName = 'dev-stack-token';
+/** Random bytes of `errand dev`'s API token (written as hex). */
+export const devStackTokenBytes = 32;
 /** How long a client command waits for the `errand dev` API it found to answer `/healthz`, in milliseconds. */
 export const devStackProbeTimeoutMs = 3_000;
 
