@@ -218,7 +218,7 @@ export async function startScriptedOpenAIServer(options: ScriptedServerOptions =
         sendRejection(response, api, { status: 400, type: 'invalid_request_error', message: 'scripted server: an endless step needs a streamed chat completions request', code: null, param: null });
         return;
       }
-      await streamEndlessly(response, answerEvents(api, answer, context, { includeUsage: false, chunkChars })[0]?.wire ?? '', context, () => clientGone, (bytes) => (record.endlessBytes = bytes));
+      await streamEndlessly(response, answerEvents(api, answer, context, { includeUsage: false, chunkChars })[0]?.wire ?? '', answer.text, context, () => clientGone, (bytes) => (record.endlessBytes = bytes));
       return;
     }
     const events = answerEvents(api, answer, context, { includeUsage: wanted.includeUsage, chunkChars });
