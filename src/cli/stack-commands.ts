@@ -86,6 +86,15 @@ export async function devCommand(argv: string[], context: CliContext): Promise<n
   // The example recipes make a fresh clone useful at once; an explicit ERRAND_RECIPE_PATH wins.
   const examples = join(projectRoot, 'examples', 'recipes');
   if (baseEnv.ERRAND_RECIPE_PATH === undefined && existsSync(examples)) baseEnv.ERRAND_RECIPE_PATH = examples;
+
+  // Refused before anything starts: auth off (no keys) on an address other machines reach, or a sandbox
+  // that cannot run here.
+  const apiSettings = loadApiConfig(baseEnv, context.cwd, { localDefault: true });
+  try {
+    assertAuthOnLoopback(apiSettings.auth, host, '--host');
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
   // Model commands run in the bubblewrap sandbox wherever it works, unless ERRAND_SANDBOX says otherwise.
   const sandbox = await chooseDevSandbox(baseEnv, context.cwd);
 
@@ -94,14 +103,6 @@ export async function devCommand(argv: string[], context: CliContext): Promise<n
   const existing = readDevStackState(initial.dataDir);
   if (existing.kind === 'found' && existing.state.pid !== process.pid && processIsAlive(existing.state.pid)) {
     throw new UsageError(`errand dev is already running for ${initial.dataDir} (pid ${existing.state.pid}, API ${existing.state.apiUrl}); stop it first, or use another ERRAND_DATA_DIR`);
-  }
-  // Refused before anything starts: auth off (no keys) on an address other machines reach, or a sandbox
-  // that cannot run here.
-  const apiSettings = loadApiConfig(baseEnv, context.cwd, { localDefault: true });
-  try {
-    assertAuthOnLoopback(apiSettings.auth, host, '--host');
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
   }
   await checkWorkerEnvironment(initial, baseEnv);
   const temporalPort = await choosePort(host, port('temporal-port', values['temporal-port']), defaultTemporalPort, notes, 'Temporal dev server');
