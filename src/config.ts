@@ -13,6 +13,8 @@ import {
   defaultSessionMaxTurns,
   defaultSessionIdleTimeoutMs,
   defaultMaxOutputTokens,
+  defaultModelAnswerMaxBytes,
+  defaultModelAnswerMaxMs,
   defaultCompactAt,
   defaultLiveTextIntervalMs,
   liveTextIntervalBounds,
@@ -137,6 +139,10 @@ export interface ErrandConfig {
     compactAt: number;
     /** Least time between two heartbeats of a model call that carry new live text (`ERRAND_LIVE_TEXT_INTERVAL_MS`), ms. */
     liveTextIntervalMs: number;
+    /** Most bytes of one answer errand reads before it ends the answer `truncated` (`ERRAND_MODEL_ANSWER_MAX_BYTES`). */
+    answerMaxBytes: number;
+    /** Longest time errand reads one answer before it ends it `truncated` (`ERRAND_MODEL_ANSWER_MAX_MS`), ms. */
+    answerMaxMs: number;
   };
   /** The operator's tool policy (`toolPolicy` in the file or `ERRAND_TOOL_POLICY`); absent = allow all. */
   toolPolicy: ToolPolicyConfig | undefined;
@@ -309,6 +315,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
       maxOutputTokens: intFromEnv(env, 'ERRAND_MAX_OUTPUT_TOKENS', 1, 1_000_000) ?? file.model?.maxOutputTokens ?? defaultMaxOutputTokens,
       compactAt: shareFromEnv(env, 'ERRAND_COMPACT_AT') ?? file.model?.compactAt ?? defaultCompactAt,
       liveTextIntervalMs: intFromEnv(env, 'ERRAND_LIVE_TEXT_INTERVAL_MS', liveTextIntervalBounds.min, liveTextIntervalBounds.max, 'each heartbeat that reaches Temporal is a billable action') ?? defaultLiveTextIntervalMs,
+      answerMaxBytes: intFromEnv(env, 'ERRAND_MODEL_ANSWER_MAX_BYTES', 1_024, 1024 * 1024 * 1024) ?? defaultModelAnswerMaxBytes,
+      answerMaxMs: intFromEnv(env, 'ERRAND_MODEL_ANSWER_MAX_MS', 1_000, 86_400_000) ?? defaultModelAnswerMaxMs,
     },
     tasks: {
       maxBackgroundTasks: intFromEnv(env, 'ERRAND_MAX_BACKGROUND_TASKS', 1, 1_000) ?? tasks.maxBackgroundTasks ?? defaultMaxBackgroundTasks,

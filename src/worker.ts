@@ -96,7 +96,11 @@ export function createWorkerDependencies(
 ): WorkerDependencies {
   // Every worker of a deployment must see the same blobs: S3 there, a local folder on one machine.
   const blobs: BlobStore = createBlobStore(config);
-  const models = createModelRegistry(config.providers, { env: options.env ?? process.env, ...(options.scripted ? { scripted: options.scripted } : {}) });
+  const models = createModelRegistry(config.providers, {
+    env: options.env ?? process.env,
+    answerLimits: { maxBytes: config.model.answerMaxBytes, maxMs: config.model.answerMaxMs },
+    ...(options.scripted ? { scripted: options.scripted } : {}),
+  });
   const resolverFor = createResolverCache(config, options.homeDirectory);
   const toolsets = createToolsetRegistryFromConfig({
     mcpServers: config.tools.mcpServers,

@@ -148,7 +148,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
           content: answer.text,
           ...(answer.toolCalls.length > 0 ? { toolCalls: answer.toolCalls } : {}),
           ...(answer.reasoning && answer.reasoning.length > 0 ? { reasoning: answer.reasoning } : {}),
-        }, { usage: { ...answer.usage }, finishReason: answer.finishReason });
+        }, { usage: { ...answer.usage }, finishReason: answer.finishReason, ...(answer.answerCap ? { answerCap: { ...answer.answerCap } } : {}) });
         response = storedAnswer(winner, input.conversationId, input.length);
       }
       return toModelTurnOutput(response, input, deps.toolPolicy, maxOutputTokens);

@@ -41,6 +41,7 @@ export function toModelTurnOutput(response: ModelResponse, input: ModelTurnInput
     finishReason: response.finishReason,
     usage: response.usage,
     maxOutputTokens,
+    ...(response.answerCap ? { answerCap: response.answerCap } : {}),
   };
 }
 

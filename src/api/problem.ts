@@ -25,6 +25,8 @@ export const ProblemKind = {
   sourceNotFound: 'source-not-found',
   invalidDelegation: 'invalid-delegation',
   limitExceeded: 'limit-exceeded',
+  /** A tenant holds as many event streams as the server allows (`ERRAND_API_MAX_EVENT_STREAMS`): 429. */
+  tooManyEventStreams: 'too-many-event-streams',
   idempotencyKeyReused: 'idempotency-key-reused',
   conflict: 'conflict',
   methodNotAllowed: 'method-not-allowed',

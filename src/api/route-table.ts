@@ -146,7 +146,8 @@ export const delegationEventsRoute = defineRoute({
     'chars, restart?, gap?}: text the model is writing now; `restart` means a retried call starts its text again), `queued` ' +
     '({queuedMessages}), and `settled` (the result, as `GET …/result` returns it), after which the stream ends. A new connection ' +
     'first describes the current state. Comment lines keep idle connections open; the stream closes after the server\'s longest wait ' +
-    '(ERRAND_API_MAX_WAIT_MS) and the client reconnects with `Last-Event-ID` to continue where it was. Node server only: behind API ' +
+    '(ERRAND_API_MAX_WAIT_MS) and the client reconnects with `Last-Event-ID` to continue where it was. Streams of one delegation share ' +
+    'one look at it; a tenant may hold ERRAND_API_MAX_EVENT_STREAMS streams open at once (429 past it). Node server only: behind API ' +
     'Gateway + Lambda it answers 501 (responses are buffered there); poll `GET /v1/delegations/{id}` instead, whose peek has the same text as `partial`.',
   tag: 'delegations',
   authenticated: true,
@@ -164,6 +165,7 @@ export const delegationEventsRoute = defineRoute({
     400: badRequest,
     401: unauthorized,
     404: notFound,
+    429: { description: 'This tenant already holds the most open event streams the server allows (`ERRAND_API_MAX_EVENT_STREAMS`, default 20): close one and retry after `Retry-After` seconds.' },
     501: { description: 'Served by the Lambda behind API Gateway, which buffers responses: poll `GET /v1/delegations/{id}` (peek, with `partial`) instead.' },
     503: unavailable,
   },

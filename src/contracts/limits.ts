@@ -112,6 +112,18 @@ export const defaultMaxOutputTokens = 8_192;
  * OpenAI-compatible providers get the effort itself as `reasoning_effort`.
  */
 export const anthropicThinkingBudgets = { low: 1_024, medium: 4_096, high: 16_384 } as const;
+/**
+ * Most bytes (UTF-8) of one model answer errand reads: its text, thinking and tool-call arguments together
+ * (`ERRAND_MODEL_ANSWER_MAX_BYTES`). A provider stream that goes past it is closed and the answer ends
+ * `truncated`, like one cut at the output-token limit: a stream that never ends cannot fill the worker's memory.
+ */
+export const defaultModelAnswerMaxBytes = 4 * 1024 * 1024;
+/**
+ * Longest time errand reads one model answer, from the first byte of its stream, in milliseconds
+ * (`ERRAND_MODEL_ANSWER_MAX_MS`); past it the stream is closed and the answer ends `truncated`. Below the
+ * provider's `requestTimeoutMs` (default 300 s), which would end the call as a failure instead.
+ */
+export const defaultModelAnswerMaxMs = 240_000;
 
 // ---- token estimates (src/domain/token-estimate.ts) ------------------------------------------------
 /**
@@ -406,8 +418,24 @@ export const eventStreamRetryMs = 1_000;
  * after every look.
  */
 export const eventStreamMinLifetimeMs = 5_000;
+/**
+ * Most event streams one tenant may hold open on one API process (`ERRAND_API_MAX_EVENT_STREAMS`); past
+ * it a new stream is a 429 with `Retry-After`. Streams of one delegation share one poller, so this bounds
+ * the pollers a tenant can make the API run against Temporal.
+ */
+export const defaultApiMaxEventStreamsPerTenant = 20;
+/** `Retry-After` of the 429 past the event stream cap, in seconds. */
+export const eventStreamCapRetryAfterSeconds = 5;
 /** File in the data directory where a running `errand dev` says where its API is (removed when it stops). */
 export const devStackStateFileName = 'dev-stack.json';
+/**
+ * The file in errand's data directory that holds `errand dev`'s API token (mode 0600, beside
+ * {@link devStackStateFileName}; a new one each start, removed at stop). Client commands that find the
+ * stack send it; a model's command does not have it.
+ */
+export const devStackTokenFileName = 'dev-stack-token';
+/** Random bytes of `errand dev`'s API token (written as hex). */
+export const devStackTokenBytes = 32;
 /** How long a client command waits for the `errand dev` API it found to answer `/healthz`, in milliseconds. */
 export const devStackProbeTimeoutMs = 3_000;
 

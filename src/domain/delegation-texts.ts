@@ -1,6 +1,7 @@
 import type { ApprovalDecision, TextPart } from '../contracts/agent-wire';
 import { peekLiveTextChars } from '../contracts/limits';
 import type { LiveText } from '../contracts/live-text';
+import type { AnswerCap } from '../contracts/model';
 import type { PendingApproval } from '../contracts/subagent-messages';
 import type { SubagentPeek, SubagentResult } from '../contracts/subagent-result';
 import { checkName } from './check-texts';
@@ -23,6 +24,7 @@ export function endedLine(result: Pick<SubagentResult, 'status' | 'turns' | 'dia
     case 'completed':
       return 'The subagent completed.';
     case 'truncated':
+      if (result.diagnostic?.startsWith(answerCapPrefix)) return `The subagent did not finish: ${result.diagnostic}.`;
       return `The subagent did not finish: its answer was cut off at the output token limit (${outputTokenLimitOf(result.diagnostic)} tokens).`;
     case 'max_turns':
       return `The subagent did not finish: it reached its turn limit after ${result.turns} turns.`;
@@ -35,6 +37,17 @@ export function endedLine(result: Pick<SubagentResult, 'status' | 'turns' | 'dia
     case 'declined':
       return 'The subagent did not finish: its result was declined.';
   }
+}
+
+const answerCapPrefix = "its answer was cut off at errand's answer ";
+
+/**
+ * Why a run ended `truncated` (SEMANTICS §5): the output-token limit the call was made with, or one of
+ * errand's own caps on one answer (bytes or time), named with its setting.
+ */
+export function truncationDiagnostic(maxOutputTokens: number, cap: AnswerCap | undefined): string {
+  if (cap === undefined) return `its answer was cut off at the output token limit (${maxOutputTokens} tokens)`;
+  return cap.cap === 'bytes' ? `${answerCapPrefix}size cap (${cap.limit} bytes, ${cap.setting})` : `${answerCapPrefix}time cap (${cap.limit} ms, ${cap.setting})`;
 }
 
 /** The token count in a truncation diagnostic ("… limit (N tokens)"), or "?" when it has none. */

@@ -7,7 +7,7 @@ import { asLiveText, type LiveText } from '../contracts/live-text';
 import { addUsage } from '../contracts/model';
 import type { CheckSummary } from '../contracts/subagent-result';
 import type { EndStatus } from '../contracts/subagent';
-import { formatDenial, notRunReason, type NotRunCause } from '../domain/delegation-texts';
+import { formatDenial, notRunReason, truncationDiagnostic, type NotRunCause } from '../domain/delegation-texts';
 import { didNotCallFinalOutput, finalOutputReminder, finalOutputToolName, structuredText, tooManyInvalidFinalOutputs } from '../domain/final-output';
 import { isOrchestrationTool } from '../domain/orchestration-tools';
 import { preview, turnBudgetNote } from '../domain/subagent-prompt';
@@ -106,7 +106,7 @@ export class AgentLoop {
       const calls = answer.toolCalls;
       if (answer.finishReason === 'length') {
         await this.sealNow(assistantSeq, calls, 'cut-off');
-        return { status: 'truncated', diagnostic: `its answer was cut off at the output token limit (${answer.maxOutputTokens} tokens)` };
+        return { status: 'truncated', diagnostic: truncationDiagnostic(answer.maxOutputTokens, answer.answerCap) };
       }
       const over = agent.checkBudget();
       if (over) {
