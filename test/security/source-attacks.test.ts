@@ -106,7 +106,7 @@ describe('server paths', () => {
     // The refusals are reported (the attempt was real), worded with store labels.
     expect(listing?.body.problems).toEqual(expect.arrayContaining([
       expect.stringMatching(/^configured store 1 \(directory errand-operator-recipes-\w+\): outside\.yaml: refused/),
-      expect.stringMatching(/^project \.claude\/agents: stolen\.md: refused/),
+      expect.stringMatching(/^project \.claude\/agents: stolen\.md: skipped: a symbolic link/),
     ]));
     expect(listing?.body.searched).toEqual(expect.arrayContaining([expect.stringMatching(/^configured store 1 /), 'working directory', 'project .goose/recipes']));
     expect(found?.body.store).toEqual({ id: expect.stringMatching(/^dir:configured store 1 /), description: expect.stringMatching(/^configured store 1 /) });
