@@ -1,6 +1,6 @@
 import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
-import { maxSourceFileBytes, maxStoreEntries } from '../contracts/limits';
+import { maxAgentFolderDepth, maxSourceFileBytes, maxStoreEntries } from '../contracts/limits';
 import { entryKindOf, formatBytes, type SourceStore, type StoreEntry, type StoreEntryKind, type StoreListing, type StoreReadResult } from './source-store';
 
 /** Options of a {@link DirectoryStore}. */
@@ -13,10 +13,15 @@ export interface DirectoryStoreOptions {
   version?: () => string;
   /** Id override (a git store's id names the repository, not its cache folder). */
   id?: string;
+  /**
+   * An agent folder (`.claude/agents`, …): its subfolders are scanned too, for agent files only, as
+   * Claude Code scans them (`team/reviewer.md`), down to {@link maxAgentFolderDepth} levels.
+   */
+  agentFolder?: boolean;
 }
 
 /**
- * A local directory of recipes and agents (not recursive). A missing directory lists as empty: most of
+ * A local directory of recipes and agents (an agent folder's subfolders too). A missing directory lists as empty: most of
  * the searched places (`.goose/recipes`, `~/.claude/agents`, …) usually do not exist. Files over
  * {@link maxSourceFileBytes} and symlinks that resolve outside the directory are refused.
  */
@@ -61,7 +66,57 @@ export class DirectoryStore implements SourceStore {
         problems.push(messageOf(error));
       }
     }
+    if (this.options.agentFolder) await this.listSubfolders(rootReal, entries, problems);
     return { entries, problems };
+  }
+
+  /**
+   * The agent files of an agent folder's subfolders, in path order after the top level's files (so a
+   * top-level `reviewer.md` is found before `team/reviewer.md`). The walk never follows a symbolic link:
+   * a linked folder or file below the top is skipped and reported. Bounded by {@link maxAgentFolderDepth}
+   * and {@link maxStoreEntries}.
+   */
+  private async listSubfolders(rootReal: string, entries: StoreEntry[], problems: string[]): Promise<void> {
+    let seen = entries.length;
+    const walk = async (folder: string, depth: number): Promise<void> => {
+      let children;
+      try {
+        children = (await readdir(join(this.root, folder), { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      } catch (error) {
+        problems.push(`${this.describe()}: ${folder}: cannot list: ${messageOf(error)}`);
+        return;
+      }
+      const folders: string[] = [];
+      for (const child of children) {
+        if (seen >= maxStoreEntries) return;
+        seen += 1;
+        const path = folder === '' ? child.name : `${folder}/${child.name}`;
+        if (child.isSymbolicLink()) {
+          // A link at the top to a source file is the top level's (checked there); any other link is skipped, and said so.
+          if (folder !== '' || entryKindOf(child.name) === undefined) problems.push(`${this.describe()}: ${path}: skipped: agent folders are scanned without following symbolic links`);
+          continue;
+        }
+        if (child.isDirectory()) {
+          if (child.name !== '.git' && child.name !== 'node_modules') folders.push(path);
+          continue;
+        }
+        if (folder === '' || !child.isFile() || entryKindOf(child.name) !== 'agent') continue;
+        try {
+          const info = await this.check(rootReal, path);
+          if (info) entries.push({ path, kind: 'agent', version: this.options.version?.() ?? `mtime:${info.mtime.toISOString()}` });
+        } catch (error) {
+          problems.push(messageOf(error));
+        }
+      }
+      for (const sub of folders) {
+        if (depth >= maxAgentFolderDepth) {
+          problems.push(`${this.describe()}: ${sub}: not scanned: agent folders are scanned ${maxAgentFolderDepth} levels deep`);
+          continue;
+        }
+        await walk(sub, depth + 1);
+      }
+    };
+    await walk('', 0);
   }
 
   async read(path: string): Promise<StoreReadResult> {

@@ -98,17 +98,24 @@ export class SourceCatalog {
     const sources: CatalogSource[] = [];
     const shadowed: CatalogSource[] = [];
     const problems: string[] = [];
-    const seen = new Set<string>();
+    const seen = new Map<string, CatalogSource>();
     for (const [index, state] of states.entries()) {
       const store = this.stores[index]?.store;
       if (!store) continue;
       const status = this.statuses.get(store.id);
       if (status?.error) problems.push(status.stale ? `${status.error} (showing the listing from before the failure)` : status.error);
       for (const source of state?.sources ?? []) {
-        if (seen.has(source.name)) shadowed.push(source);
-        else {
-          seen.add(source.name);
+        const first = seen.get(source.name);
+        if (first === undefined) {
+          seen.set(source.name, source);
           sources.push(source);
+          continue;
+        }
+        shadowed.push(source);
+        // An earlier store hiding a later one is the search order at work; two files of one store with one
+        // name (agents are named by their `name`, in any subfolder) is a conflict the author should see.
+        if (first.store === store) {
+          problems.push(`${store.describe()}: ${source.path}: ${source.kind} name "${source.name}" is also the name of ${first.path}, which is used (the first found); rename one of them`);
         }
       }
       problems.push(...(state?.problems ?? []));

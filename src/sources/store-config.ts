@@ -64,7 +64,7 @@ export function createSearchStores(options: SearchStoresOptions): CatalogStore[]
   const home = options.homeDirectory ?? homedir();
   const stores: CatalogStore[] = [
     { store: new DirectoryStore(work, { kinds: ['recipe'], description: 'working directory' }), quietInvalid: true },
-    ...projectSourceFolders.map((folder) => ({ store: new DirectoryStore(join(work, folder), { description: `project ${folder}` }) })),
+    ...projectSourceFolders.map((folder) => ({ store: new DirectoryStore(join(work, folder), { description: `project ${folder}`, agentFolder: isAgentFolder(folder) }) })),
   ];
   (options.configured ?? []).forEach((raw, index) => {
     const parsed = storeConfigSchema.safeParse(raw);
@@ -94,9 +94,14 @@ export function createSearchStores(options: SearchStoresOptions): CatalogStore[]
     stores.push({ store: new DirectoryStore(resolve(work, folder), { description: `ERRAND_RECIPE_PATH ${folder}` }) });
   }
   for (const folder of userSourceFolders) {
-    stores.push({ store: new DirectoryStore(join(home, folder), { description: `user ~/${folder}` }) });
+    stores.push({ store: new DirectoryStore(join(home, folder), { description: `user ~/${folder}`, agentFolder: isAgentFolder(folder) }) });
   }
   return stores;
+}
+
+/** Whether a project or user folder holds agents (`.claude/agents`, …): those are scanned recursively. */
+function isAgentFolder(folder: string): boolean {
+  return folder.endsWith('/agents');
 }
 
 /** Splits `ERRAND_RECIPE_PATH` (`:`-separated, `;` on Windows); empty parts are ignored. */
