@@ -123,6 +123,19 @@ describe('agent folders', () => {
 });
 
 describe('errand recipes check over a folder of Claude Code agents', () => {
+  it('warns about a second agent file with a name already used', async () => {
+    const folder = join(base, 'agents');
+    writeFiles(folder, { 'reviewer.md': agentText('reviewer', 'one'), 'team/reviewer-v2.md': agentText('reviewer', 'two') });
+    let out = '';
+    const code = await recipesCheckCommand([folder, '--json'], { stdout: (text) => (out += text), stderr: (text) => (out += text) });
+    const reports = JSON.parse(out) as RecipeCheckReport[];
+    expect(code).toBe(0);
+    expect(reports.map((report) => report.warnings)).toEqual([
+      [],
+      [`${join(folder, 'team', 'reviewer-v2.md')}: name: "reviewer" is also the name of ${join(folder, 'reviewer.md')}; in one agent folder the first found is used and this one is not`],
+    ]);
+  });
+
   it('loads every file; only memory, skills and hooks are "not supported"; color is quiet', async () => {
     const folder = join(base, 'agents');
     writeFiles(folder, claudeAgentCorpus);
@@ -140,6 +153,7 @@ describe('errand recipes check over a folder of Claude Code agents', () => {
     expect(unsupported).toEqual(['backend-architect: memory', 'test-runner: skills', 'test-runner: hooks']);
     const all = reports.flatMap((report) => report.warnings);
     expect(all.filter((warning) => /: (effort|permissionMode|color|tools|disallowedTools):/.test(warning))).toEqual([]);
+    expect(all.filter((warning) => warning.includes('is also the name of'))).toEqual([]);
     expect(all.filter((warning) => warning.includes('initialPrompt'))).toEqual([
       `${join(folder, 'team', 'qa', 'test-runner.md')}: initialPrompt: Claude Code sends it only when the agent runs as the main session; a delegated agent starts, in Claude Code as in errand, from the task it is given`,
     ]);
