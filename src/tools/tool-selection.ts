@@ -226,8 +226,8 @@ export function selectTools(input: ToolSelectionInput): ToolSelection {
 
 /**
  * An agent's `tools` / `disallowedTools` entries as filter entries: Claude Code names (`Read`, `Bash`)
- * through {@link claudeToolNames}, Claude's MCP names (`mcp__github__create_issue`, `mcp__github`) to
- * ours, qualified names, toolset names and patterns as they are. Entries that can match nothing here are
+ * through {@link claudeToolNames}, Claude's MCP names (`mcp__github__create_issue`, `mcp__github`,
+ * `mcp__github__*`) to ours, qualified names, toolset names and patterns as they are. Entries that can match nothing here are
  * reported and dropped.
  */
 export function agentToolPatterns(
@@ -250,7 +250,8 @@ export function agentToolPatterns(
     if (mcp) {
       const server = serverNames.get(mcp[1] ?? '');
       if (server === undefined) report(entry, 'names an MCP server this delegation does not have');
-      else patterns.push(mcp[2] ? `${server}__${mcp[2]}` : server);
+      // `mcp__<server>__*` is the whole server, as `mcp__<server>` is: a deny of it drops the toolset.
+      else patterns.push(mcp[2] && mcp[2] !== '*' ? `${server}__${mcp[2]}` : server);
       continue;
     }
     if (entry.includes('*')) {

@@ -52,6 +52,7 @@ beforeAll(() => {
   writeFiles(join(project, '.claude', 'agents'), {
     ...claudeAgentCorpus,
     'misc/web-researcher.md': agentFile('web-researcher', ['tools: WebFetch, WebSearch']),
+    'misc/no-docs.md': agentFile('no-docs', ['disallowedTools: mcp__docs__*']),
     'misc/thinker.md': agentFile('thinker', ['tools: []', 'effort: max']),
     'misc/locked-out.md': agentFile('locked-out', ['disallowedTools: developer, mcp__github, mcp__docs']),
     'misc/jira-filer.md': agentFile('jira-filer', ['tools: mcp__jira__*, Read', 'mcpServers:', '  - jira:', '      command: npx', '      args: [-y, jira-mcp-server]']),
@@ -114,11 +115,17 @@ describe('permissionMode manual and auto', () => {
 describe('mcp__ names in tools and disallowedTools', () => {
   test('mcp__<server> and mcp__<server>__* select a server\'s tools next to Claude names', async () => {
     const architect = await planned({ source: 'backend-architect' });
-    expect(architect.input.toolFilter).toEqual({ allow: ['developer__read_file', 'developer__write_file', 'github', 'docs__*'] });
+    expect(architect.input.toolFilter).toEqual({ allow: ['developer__read_file', 'developer__write_file', 'github', 'docs'] });
     expect(architect.input.toolsets).toEqual(['developer', 'github', 'docs']);
     const triager = await planned({ source: 'issue-triager' });
-    expect(triager.input.toolFilter).toEqual({ allow: ['github__*'] });
+    expect(triager.input.toolFilter).toEqual({ allow: ['github'] });
     expect(triager.input.toolsets).toEqual(['github']);
+  });
+
+  test('mcp__<server>__* in disallowedTools takes the whole server away, so the prompt does not list it', async () => {
+    const result = await planned({ source: 'no-docs' });
+    expect(result.input.toolFilter).toEqual({ deny: ['docs'] });
+    expect(result.input.toolsets).toEqual(['developer', 'github']);
   });
 
   test('mcp__<server>__<tool> in disallowedTools removes that one tool', async () => {
@@ -134,7 +141,7 @@ describe('mcp__ names in tools and disallowedTools', () => {
     const allowed = await planned({ source: 'jira-filer' }, {}, { mcp: { allowRecipeServers: true } });
     const jira = allowed.input.recipeServers?.[0]?.config.name;
     expect(jira).toMatch(/^recipe-jira-[0-9a-f]{8}$/);
-    expect(allowed.input.toolFilter).toEqual({ allow: [`${String(jira)}__*`, 'developer__read_file'] });
+    expect(allowed.input.toolFilter).toEqual({ allow: [String(jira), 'developer__read_file'] });
     expect(allowed.input.toolsets).toEqual(['developer', jira]);
   });
 });
