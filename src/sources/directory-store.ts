@@ -1,6 +1,8 @@
 import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
-import { maxAgentFolderDepth, maxSourceFileBytes, maxStoreEntries } from '../contracts/limits';
+import type { Dirent } from 'node:fs';
+import { maxSourceFileBytes, maxStoreEntries } from '../contracts/limits';
+import { walkAgentSubfolders, type FolderEntry } from './agent-folder-walk';
 import { entryKindOf, formatBytes, type SourceStore, type StoreEntry, type StoreEntryKind, type StoreListing, type StoreReadResult } from './source-store';
 
 /** Options of a {@link DirectoryStore}. */
@@ -15,7 +17,7 @@ export interface DirectoryStoreOptions {
   id?: string;
   /**
    * An agent folder (`.claude/agents`, …): its subfolders are scanned too, for agent files only, as
-   * Claude Code scans them (`team/reviewer.md`), down to {@link maxAgentFolderDepth} levels.
+   * Claude Code scans them (`team/reviewer.md`), without following links (src/sources/agent-folder-walk.ts).
    */
   agentFolder?: boolean;
 }
@@ -66,41 +68,10 @@ export class DirectoryStore implements SourceStore {
         problems.push(messageOf(error));
       }
     }
-    if (this.options.agentFolder) await this.listSubfolders(rootReal, entries, problems);
-    return { entries, problems };
-  }
-
-  /**
-   * The agent files of an agent folder's subfolders, in path order after the top level's files (so a
-   * top-level `reviewer.md` is found before `team/reviewer.md`). The walk never follows a symbolic link:
-   * a linked folder or file below the top is skipped and reported. Bounded by {@link maxAgentFolderDepth}
-   * and {@link maxStoreEntries}.
-   */
-  private async listSubfolders(rootReal: string, entries: StoreEntry[], problems: string[]): Promise<void> {
-    let seen = entries.length;
-    const walk = async (folder: string, depth: number): Promise<void> => {
-      let children;
-      try {
-        children = (await readdir(join(this.root, folder), { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-      } catch (error) {
-        problems.push(`${this.describe()}: ${folder}: cannot list: ${messageOf(error)}`);
-        return;
-      }
-      const folders: string[] = [];
-      for (const child of children) {
-        if (seen >= maxStoreEntries) return;
-        seen += 1;
-        const path = folder === '' ? child.name : `${folder}/${child.name}`;
-        if (child.isSymbolicLink()) {
-          // A link at the top to a source file is the top level's (checked there); any other link is skipped, and said so.
-          if (folder !== '' || entryKindOf(child.name) === undefined) problems.push(`${this.describe()}: ${path}: skipped: agent folders are scanned without following symbolic links`);
-          continue;
-        }
-        if (child.isDirectory()) {
-          if (child.name !== '.git' && child.name !== 'node_modules') folders.push(path);
-          continue;
-        }
-        if (folder === '' || !child.isFile() || entryKindOf(child.name) !== 'agent') continue;
+    if (this.options.agentFolder) {
+      const walk = await walkAgentSubfolders(async (folder) => (await readdir(join(this.root, folder), { withFileTypes: true })).map(folderEntry), this.describe());
+      problems.push(...walk.problems);
+      for (const path of walk.paths) {
         try {
           const info = await this.check(rootReal, path);
           if (info) entries.push({ path, kind: 'agent', version: this.options.version?.() ?? `mtime:${info.mtime.toISOString()}` });
@@ -108,15 +79,8 @@ export class DirectoryStore implements SourceStore {
           problems.push(messageOf(error));
         }
       }
-      for (const sub of folders) {
-        if (depth >= maxAgentFolderDepth) {
-          problems.push(`${this.describe()}: ${sub}: not scanned: agent folders are scanned ${maxAgentFolderDepth} levels deep`);
-          continue;
-        }
-        await walk(sub, depth + 1);
-      }
-    };
-    await walk('', 0);
+    }
+    return { entries, problems };
   }
 
   async read(path: string): Promise<StoreReadResult> {
@@ -167,6 +131,11 @@ export class DirectoryStore implements SourceStore {
     }
     return { mtime: info.mtime };
   }
+}
+
+/** A directory entry by what it is itself (a link is a link). */
+function folderEntry(entry: Dirent): FolderEntry {
+  return { name: entry.name, kind: entry.isSymbolicLink() ? 'link' : entry.isDirectory() ? 'directory' : entry.isFile() ? 'file' : 'other' };
 }
 
 function isCode(error: unknown, code: string): boolean {

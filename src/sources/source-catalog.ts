@@ -98,24 +98,17 @@ export class SourceCatalog {
     const sources: CatalogSource[] = [];
     const shadowed: CatalogSource[] = [];
     const problems: string[] = [];
-    const seen = new Map<string, CatalogSource>();
+    const seen = new Set<string>();
     for (const [index, state] of states.entries()) {
       const store = this.stores[index]?.store;
       if (!store) continue;
       const status = this.statuses.get(store.id);
       if (status?.error) problems.push(status.stale ? `${status.error} (showing the listing from before the failure)` : status.error);
       for (const source of state?.sources ?? []) {
-        const first = seen.get(source.name);
-        if (first === undefined) {
-          seen.set(source.name, source);
+        if (seen.has(source.name)) shadowed.push(source);
+        else {
+          seen.add(source.name);
           sources.push(source);
-          continue;
-        }
-        shadowed.push(source);
-        // An earlier store hiding a later one is the search order at work; two files of one store with one
-        // name (agents are named by their `name`, in any subfolder) is a conflict the author should see.
-        if (first.store === store) {
-          problems.push(`${store.describe()}: ${source.path}: ${source.kind} name "${source.name}" is also the name of ${first.path}, which is used (the first found); rename one of them`);
         }
       }
       problems.push(...(state?.problems ?? []));
@@ -153,6 +146,7 @@ export class SourceCatalog {
         if ('name' in result) sources.push(result);
         else if (result.problem && !entry.quietInvalid) problems.push(result.problem);
       }
+      problems.push(...sameNameProblems(store, sources));
       const state = { sources, problems, listedAt: now };
       this.states.set(store.id, state);
       this.statuses.set(store.id, { id: store.id, description: store.describe(), stale: false, listedAt: now });
@@ -185,6 +179,22 @@ export class SourceCatalog {
     this.parsed.set(key, result);
     return result;
   }
+}
+
+/**
+ * Two files of one store with one name (agents are named by their `name`, in any subfolder of an agent
+ * folder): the first found is used and each other one is reported, for the author to rename. An earlier
+ * store hiding a later one is the search order at work, not reported here.
+ */
+function sameNameProblems(store: SourceStore, sources: readonly CatalogSource[]): string[] {
+  const first = new Map<string, CatalogSource>();
+  const problems: string[] = [];
+  for (const source of sources) {
+    const earlier = first.get(source.name);
+    if (earlier === undefined) first.set(source.name, source);
+    else problems.push(`${store.describe()}: ${source.path}: ${source.kind} name "${source.name}" is also the name of ${earlier.path}, which is used (the first found); rename one of them`);
+  }
+  return problems;
 }
 
 /** Parses one file into a catalog source, or a problem naming the file. */
