@@ -13,7 +13,7 @@ import { chooseMaxTurns, chooseModel, type ProviderChoice } from '../domain/mode
 import { recipeRetryPolicy } from '../domain/recipe-retry';
 import type { RecipeExtension } from '../contracts/recipe-schema';
 import { preview } from '../domain/subagent-prompt';
-import { selectTools } from '../tools/tool-selection';
+import { agentToolsRefusal, selectTools } from '../tools/tool-selection';
 import { renderSource } from '../sources/render-source';
 import { recipeFolderTrusted, untrustedRecipeMessage } from '../tools/recipe-server-trust';
 import type { SourceResolver } from '../sources/source-resolver';
@@ -121,6 +121,8 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
   let instructions: string | undefined;
   let prompt: string | undefined;
   let recipeSettings: { provider?: string; model?: string; temperature?: number; maxTurns?: number; maxOutputTokens?: number; reasoningEffort?: string } = {};
+  // An agent file's `effort` (Claude Code's level): ranks where a recipe's reasoning_effort does.
+  let agentEffort: string | undefined;
   let childRecipe: RunningRecipe | undefined;
   let agentTools: { tools?: string[]; disallowedTools?: string[]; mcpServerNames?: string[]; mcpServers?: RecipeExtension[] } | undefined;
   // Claude Code agent fields that shape the run (SEMANTICS §5): see planRunOptions.
@@ -150,6 +152,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
       if (agent.model && !agent.inheritModel) recipeSettings.model = agent.model;
       // An agent's maxTurns ranks where a recipe's settings.max_turns does.
       if (agent.maxTurns !== undefined) recipeSettings.maxTurns = agent.maxTurns;
+      agentEffort = agent.effort;
       agentTools = {
         ...(agent.tools ? { tools: agent.tools } : {}),
         ...(agent.disallowedTools ? { disallowedTools: agent.disallowedTools } : {}),
@@ -190,7 +193,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
   }
 
   // Tools: parent ∩ `extensions` ∩ the recipe's extensions ∩ the agent's tools − disallowedTools (unknown names reported, not fatal).
-  const selection = selectTools({
+  const select = (agent: typeof agentTools) => selectTools({
     parent: {
       toolsets: parent.toolsets,
       ...(parent.toolFilter ? { toolFilter: parent.toolFilter } : {}),
@@ -200,9 +203,16 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     ...(request.extensions !== undefined ? { requested: request.extensions } : {}),
     ...(recipeExtensions !== undefined ? { recipeExtensions } : {}),
     ...(recipeToolPolicy !== undefined ? { recipeToolPolicy } : {}),
-    ...(agentTools ? { agent: agentTools } : {}),
+    ...(agent ? { agent } : {}),
     operator: context.mcp,
   });
+  const selection = select(agentTools);
+  if (agentTools && snapshot && selection.toolsets.length === 0) {
+    // An agent whose lists match nothing here would run with no tool at all: refused, naming the fields (SEMANTICS §6).
+    const { tools: _tools, disallowedTools: _disallowed, ...servers } = agentTools;
+    const refusal = agentToolsRefusal(agentTools, selection, select(servers), `${snapshot.store.description}: ${snapshot.path}`);
+    if (refusal) return { ok: false, message: refusal };
+  }
   warnings.push(...selection.warnings);
   // Servers the delegated definition declares itself: the worker checks them against it before they start.
   const ownServers = selection.recipeServers.filter((server) => server.origin === undefined);
@@ -240,6 +250,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
           ...(recipeSettings.reasoningEffort !== undefined ? { reasoningEffort: recipeSettings.reasoningEffort } : {}),
         },
         ...(snapshot?.definition.type === 'agent' && recipeSettings.model ? { agentModel: recipeSettings.model } : {}),
+        ...(agentEffort !== undefined ? { agentEffort } : {}),
         ...(context.configuredDefault ? { configuredDefault: context.configuredDefault } : {}),
         parent: parent.route,
       });
@@ -305,7 +316,8 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     ...(childBudget(request.token_budget, parent.remainingBudget) !== undefined ? { tokenBudget: childBudget(request.token_budget, parent.remainingBudget) } : {}),
     ...(request.max_output_tokens !== undefined ? { maxOutputTokens: request.max_output_tokens } : recipeMaxOutputTokens !== undefined ? { maxOutputTokens: recipeMaxOutputTokens } : {}),
     ...(request.continuable && context.tasks.continuableIdleTimeoutMs !== undefined ? { idleTimeoutMs: context.tasks.continuableIdleTimeoutMs } : {}),
-    ...(parent.approvers ? { approvers: parent.approvers } : {}),
+    // `permissionMode: auto`: a person decides what asks, whatever the parent's approvers (tools/permission-mode.ts).
+    ...(run.approvers ? { approvers: run.approvers } : parent.approvers ? { approvers: parent.approvers } : {}),
     activity: parent.activity,
     tasks: context.tasks,
     ...(childRecipe ? { recipe: childRecipe } : {}),

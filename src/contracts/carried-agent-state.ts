@@ -27,6 +27,11 @@ export interface TaskRecord {
   /** The last settled result; carried records hold previews and a blob reference, never whole outputs. */
   result?: SubagentResult;
   totalUsage: TokenUsage;
+  /**
+   * Its calls under `ask` are decided by a person only, though this workflow's model may decide others'
+   * (an agent file's `permissionMode: auto`): its approvals are not announced to the model.
+   */
+  approvalsByPersonOnly?: true;
 }
 
 /** A notice waiting to be put into the conversation before the next model call. */

@@ -47,6 +47,8 @@ export const fileLockPollMs = 200;
 export const maxS3ListPages = 100;
 /** Bound on entries one store may list. */
 export const maxStoreEntries = 10_000;
+/** How deep an agent folder (`.claude/agents/team/reviewer.md`) is scanned below its top: folders deeper are not entered. */
+export const maxAgentFolderDepth = 5;
 /** Length at which descriptions are cut in the `load` listing. */
 export const listingDescriptionChars = 160;
 /** How many "did you mean" names a not-found answer offers. */

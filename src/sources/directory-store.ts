@@ -1,7 +1,9 @@
 import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
+import type { Dirent } from 'node:fs';
 import { maxSourceFileBytes, maxStoreEntries } from '../contracts/limits';
 import { isConfinedWalkError, withConfinedDir, type ConfinedDir } from '../tools/confined-dir';
+import { walkAgentSubfolders, type FolderEntry } from './agent-folder-walk';
 import { entryKindOf, formatBytes, type SourceStore, type StoreEntry, type StoreEntryKind, type StoreListing, type StoreReadResult } from './source-store';
 
 /** Options of a {@link DirectoryStore}. */
@@ -20,10 +22,15 @@ export interface DirectoryStoreOptions {
    * cannot make the store a link to another tenant's folder (see src/tools/confined-dir.ts).
    */
   confinedWithin?: string;
+  /**
+   * An agent folder (`.claude/agents`, …): its subfolders are scanned too, for agent files only, as
+   * Claude Code scans them (`team/reviewer.md`), without following links (src/sources/agent-folder-walk.ts).
+   */
+  agentFolder?: boolean;
 }
 
 /**
- * A local directory of recipes and agents (not recursive). A missing directory lists as empty: most of
+ * A local directory of recipes and agents (an agent folder's subfolders too). A missing directory lists as empty: most of
  * the searched places (`.goose/recipes`, `~/.claude/agents`, …) usually do not exist. Files over
  * {@link maxSourceFileBytes} and symlinks that resolve outside the directory are refused.
  */
@@ -67,6 +74,18 @@ export class DirectoryStore implements SourceStore {
         entries.push({ path: name, kind, version: this.options.version?.() ?? `mtime:${info.mtime.toISOString()}` });
       } catch (error) {
         problems.push(messageOf(error));
+      }
+    }
+    if (this.options.agentFolder) {
+      const walk = await walkAgentSubfolders(async (folder) => (await readdir(join(this.root, folder), { withFileTypes: true })).map(folderEntry), this.describe());
+      problems.push(...walk.problems);
+      for (const path of walk.paths) {
+        try {
+          const info = await this.check(rootReal, path);
+          if (info) entries.push({ path, kind: 'agent', version: this.options.version?.() ?? `mtime:${info.mtime.toISOString()}` });
+        } catch (error) {
+          problems.push(messageOf(error));
+        }
       }
     }
     return { entries, problems };
@@ -135,7 +154,28 @@ export class DirectoryStore implements SourceStore {
     } catch (error) {
       return { entries: [], problems: [messageOf(error)] };
     }
-    return { entries: entries ?? [], problems };
+    if (entries === undefined) return { entries: [], problems };
+    if (this.options.agentFolder) await this.walkConfinedAgentFolders(base, entries, problems);
+    return { entries, problems };
+  }
+
+  /** An agent folder's subfolders, walked through the confined handles (no link followed at any step). */
+  private async walkConfinedAgentFolders(base: string, entries: StoreEntry[], problems: string[]): Promise<void> {
+    const walk = await walkAgentSubfolders(async (folder) => (await this.inConfinedFolder(base, folder, (opened) => opened.entries())) ?? [], this.describe());
+    problems.push(...walk.problems);
+    for (const path of walk.paths) {
+      try {
+        const info = await this.inConfinedFolder(base, posix.dirname(path), (opened) => opened.lstatChild(posix.basename(path)));
+        if (!info?.isFile()) continue;
+        if (info.size > maxSourceFileBytes) {
+          problems.push(`${this.describe()}: ${path}: refused: file is ${formatBytes(info.size)}, over the ${formatBytes(maxSourceFileBytes)} limit for sources`);
+          continue;
+        }
+        entries.push({ path, kind: 'agent', version: this.options.version?.() ?? `mtime:${info.mtime.toISOString()}` });
+      } catch (error) {
+        problems.push(messageOf(error));
+      }
+    }
   }
 
   private async readConfined(base: string, relativePath: string): Promise<StoreReadResult> {
@@ -206,6 +246,11 @@ function linkWords(reason: string): string {
     default:
       return 'is not a regular file';
   }
+}
+
+/** A directory entry by what it is itself (a link is a link). */
+function folderEntry(entry: Dirent): FolderEntry {
+  return { name: entry.name, kind: entry.isSymbolicLink() ? 'link' : entry.isDirectory() ? 'directory' : entry.isFile() ? 'file' : 'other' };
 }
 
 function isCode(error: unknown, code: string): boolean {

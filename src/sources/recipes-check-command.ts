@@ -52,6 +52,7 @@ export async function recipesCheckCommand(argv: string[], io: { stdout: (s: stri
   }
   const reports: RecipeCheckReport[] = [];
   for (const file of files) reports.push(await checkFile(file));
+  warnSameAgentNames(reports);
   if (json) io.stdout(`${JSON.stringify(reports, null, 2)}\n`);
   else {
     for (const report of reports) {
@@ -63,6 +64,20 @@ export async function recipesCheckCommand(argv: string[], io: { stdout: (s: stri
     io.stdout(`${reports.length} file(s) checked, ${failed} failed\n`);
   }
   return reports.every((report) => report.ok) ? 0 : 1;
+}
+
+/**
+ * Agents are named by their `name`, not their file: two agent files of one name in what was checked
+ * would hide one another in an agent folder (the first found wins), so the later one gets a warning.
+ */
+function warnSameAgentNames(reports: readonly RecipeCheckReport[]): void {
+  const first = new Map<string, string>();
+  for (const report of reports) {
+    if (report.kind !== 'agent' || report.name === undefined) continue;
+    const earlier = first.get(report.name);
+    if (earlier === undefined) first.set(report.name, report.file);
+    else report.warnings.push(`${report.file}: name: "${report.name}" is also the name of ${earlier}; in one agent folder the first found is used and this one is not`);
+  }
 }
 
 /** Recipe and agent files under `folder`, recursively and sorted (skipping `node_modules` and `.git`). */

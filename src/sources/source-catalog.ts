@@ -176,6 +176,7 @@ export class SourceCatalog {
         }
       }
       this.parsed.set(store.id, kept);
+      problems.push(...sameNameProblems(store, sources));
       const state = { sources, problems, listedAt: now, readFailed };
       this.states.set(store.id, state);
       this.statuses.set(store.id, { id: store.id, description: store.describe(), stale: false, listedAt: now });
@@ -235,6 +236,22 @@ export function firstNameWins(ordered: readonly CatalogSource[]): { sources: Cat
     else winners.set(source.name, source);
   }
   return { sources: [...winners.values()], shadowed };
+}
+
+/**
+ * Two files of one store with one name (agents are named by their `name`, in any subfolder of an agent
+ * folder): the first found is used and each other one is reported, for the author to rename. An earlier
+ * store hiding a later one is the search order at work, not reported here.
+ */
+function sameNameProblems(store: SourceStore, sources: readonly CatalogSource[]): string[] {
+  const first = new Map<string, CatalogSource>();
+  const problems: string[] = [];
+  for (const source of sources) {
+    const earlier = first.get(source.name);
+    if (earlier === undefined) first.set(source.name, source);
+    else problems.push(`${store.describe()}: ${source.path}: ${source.kind} name "${source.name}" is also the name of ${earlier.path}, which is used (the first found); rename one of them`);
+  }
+  return problems;
 }
 
 /** Parses one file into a catalog source, or a problem naming the file. */

@@ -96,13 +96,13 @@ export function createProjectStores(workingDirectory: string, workingRoot?: stri
   const confinedWithin = workingRoot !== undefined && within(resolve(workingRoot), work) ? resolve(workingRoot) : work;
   return [
     { store: new DirectoryStore(work, { kinds: ['recipe'], description: 'working directory', confinedWithin }), quietInvalid: true, group: 'project' },
-    ...projectSourceFolders.map((folder) => ({ store: new DirectoryStore(join(work, folder), { description: `project ${folder}`, confinedWithin }), group: 'project' as const })),
+    ...projectSourceFolders.map((folder) => ({ store: new DirectoryStore(join(work, folder), { description: `project ${folder}`, confinedWithin, agentFolder: isAgentFolder(folder) }), group: 'project' as const })),
   ];
 }
 
 /** The user-level folders under the home directory (the worker's user, not a tenant). */
 export function createUserStores(homeDirectory: string = homedir()): CatalogStore[] {
-  return userSourceFolders.map((folder) => ({ store: new DirectoryStore(join(homeDirectory, folder), { description: `user ~/${folder}` }), group: 'user' as const }));
+  return userSourceFolders.map((folder) => ({ store: new DirectoryStore(join(homeDirectory, folder), { description: `user ~/${folder}`, agentFolder: isAgentFolder(folder) }), group: 'user' as const }));
 }
 
 /**
@@ -149,6 +149,11 @@ export function createOperatorStores(options: OperatorStoresOptions): CatalogSto
     stores.push({ store: new DirectoryStore(path, { description: `ERRAND_RECIPE_PATH folder ${index + 1} (${basename(path)})`, ...confined(path) }), group: 'operator' });
   });
   return stores;
+}
+
+/** Whether a project or user folder holds agents (`.claude/agents`, …): those are scanned recursively. */
+function isAgentFolder(folder: string): boolean {
+  return folder.endsWith('/agents');
 }
 
 /** Whether `candidate` is `folder` or below it (both absolute). */

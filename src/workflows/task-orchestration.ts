@@ -143,6 +143,8 @@ export class TaskOrchestrator implements OrchestrationTools {
         return toolError(`delegate was not started: ${handle}`);
       }
       record.state = 'running';
+      // Planning gives a child `approvers: human` of its own only for `permissionMode: auto` (tools/permission-mode.ts).
+      if (plan.input.approvers === 'human' && agent.options.approvers === 'human-or-parent') record.approvalsByPersonOnly = true;
       this.watch(record, handle);
       const warnings = plan.warnings.length > 0 ? `\nNote: ${plan.warnings.join('\nNote: ')}` : '';
       if (record.mode !== 'foreground') {
@@ -277,7 +279,7 @@ export class TaskOrchestrator implements OrchestrationTools {
     if (agent.quietWaits && isStaleProgress(record, input.peek)) record.totalUsage = input.totalUsage;
     else recordProgress(record, input.peek, input.totalUsage);
     // A child's call waiting for an approval becomes one notice, where this workflow's model may decide it.
-    if (agent.options.approvers === 'human-or-parent') {
+    if (agent.options.approvers === 'human-or-parent' && record.approvalsByPersonOnly !== true) {
       for (const pending of input.peek.pendingApprovals ?? []) {
         if (agent.announcedApprovals.includes(pending.id)) continue;
         agent.announcedApprovals.push(pending.id);
