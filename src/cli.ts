@@ -36,6 +36,7 @@ const commands: Record<string, CommandEntry> = {
   recipes: { summary: 'recipes check <file or folder>…: validate recipe and agent files', load: async () => (await import('./cli/recipes-command.js')).recipesCommand },
   sessions: { summary: 'parent sessions: sessions start [message] | send <id> <message> | show <id> | cancel <id>', load: async () => (await import('./cli/session-commands.js')).sessionsCommand },
   approvals: { summary: 'tool calls waiting for approval: approvals [list] | approve <id> | deny <id> [--reason r]', load: async () => (await import('./cli/session-commands.js')).approvalsCommand },
+  mcp: { summary: 'serve errand\'s orchestration tools to an MCP client over stdio [--session id] (reconnects to a session)', load: async () => (await import('./cli/mcp-command.js')).mcpCommand },
   'api-key': { summary: 'make an API key for a tenant and print its configuration entry', load: async () => (await import('./cli/catalog-commands.js')).apiKeyCommand },
 };
 

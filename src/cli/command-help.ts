@@ -72,6 +72,11 @@ Validates recipe and agent files; every problem names the file and the field.`,
   approvals: `usage: errand approvals [list] | approve <approval id> | deny <approval id> [--reason r] [--json]
 
 Tool calls under an ask policy wait for a person; approve or deny them.`,
+  mcp: `usage: errand mcp [--session <id>] [--label l]
+
+Serves load, delegate, send_message and list_subagent_models to an MCP client over stdio (stdout is the
+protocol; messages for a person go to stderr). Each run is one durable session; --session (or
+ERRAND_MCP_SESSION) reconnects to an earlier one and its tasks. See docs/mcp.md.`,
   'api-key': `usage: errand api-key <tenant>
 
 Prints a new API key and the ERRAND_API_KEYS entry (its SHA-256) to configure for the tenant.`,

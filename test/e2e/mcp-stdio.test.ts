@@ -1,0 +1,170 @@
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { cancelSignal } from '../../src/contracts/subagent-messages';
+import { orchestrationToolSpecs } from '../../src/domain/orchestration-tools';
+import { startApiStack, type ApiStack } from '../api/api-harness';
+import { temporalAddress } from '../support/temporal';
+
+/**
+ * `errand mcp` as an MCP client runs it: the MCP TypeScript SDK's client spawns the command as a real
+ * process, which talks to the run's Temporal dev server, where a worker with the scripted model runs the
+ * session and its subagents (api-harness: "take a moment" answers after 2.5 s, anything else at once).
+ */
+
+const bin = resolve(__dirname, '..', '..', 'bin', 'errand.js');
+const contentSchema = z.array(z.object({ type: z.literal('text'), text: z.string() }));
+const resultSchema = z.object({ content: contentSchema, isError: z.boolean().optional() }).loose();
+
+let stack: ApiStack;
+let env: Record<string, string>;
+const sessions: string[] = [];
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  stack = await startApiStack();
+  env = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    TMPDIR: process.env.TMPDIR ?? '/tmp',
+    ERRAND_TEMPORAL_ADDRESS: temporalAddress(),
+    ERRAND_TASK_QUEUE: stack.taskQueue,
+    ERRAND_DATA_DIR: stack.config.dataDir,
+    ERRAND_WORKING_DIR: stack.workDir,
+    ERRAND_PROVIDERS: JSON.stringify([{ name: 'scripted', kind: 'scripted', models: ['scripted-model', 'other-model'] }]),
+  };
+});
+afterAll(async () => {
+  for (const client of clients) await client.close().catch(() => undefined);
+  for (const id of sessions) await stack.client.workflow.getHandle(id).signal(cancelSignal, { reason: 'test over' }).catch(() => undefined);
+  await stack?.stop();
+});
+
+/** Spawns `errand mcp` (with `args`) under an SDK client; returns the client and the session id it reported. */
+async function connect(args: string[] = []): Promise<{ client: Client; sessionId: string; stderr: () => string }> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [bin, 'mcp', ...args], env, cwd: stack.workDir, stderr: 'pipe' });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const client = new Client({ name: 'errand-test-client', version: '1.0.0' });
+  clients.push(client);
+  await client.connect(transport);
+  const sessionId = /errand session (errand-[0-9a-f]{16})/.exec(client.getInstructions() ?? '')?.[1];
+  if (!sessionId) throw new Error(`errand mcp gave no session id in its instructions; stderr: ${stderr}`);
+  if (!sessions.includes(sessionId)) sessions.push(sessionId);
+  return { client, sessionId, stderr: () => stderr };
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<{ texts: string[]; isError: boolean }> {
+  const result = resultSchema.parse(await client.callTool({ name, arguments: args }));
+  return { texts: result.content.map((item) => item.text), isError: result.isError === true };
+}
+
+/** Calls list_subagent_models until a result carries a notice that matches; returns that notice. */
+async function nextNotice(client: Client, matches: (notice: string) => boolean): Promise<string> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const { texts } = await call(client, 'list_subagent_models');
+    const notice = texts.slice(1).find(matches);
+    if (notice !== undefined) return notice;
+    if (Date.now() > deadline) throw new Error('no matching notice arrived within 30 s');
+    await new Promise((resolveWait) => setTimeout(resolveWait, 300));
+  }
+}
+
+function startedTask(text: string): string {
+  const id = /^Started (\S+) in the background/.exec(text)?.[1];
+  if (!id) throw new Error(`not a background start: ${text}`);
+  return id;
+}
+
+describe('errand mcp (stdio)', () => {
+  it('lists the session tools with the same input schemas and descriptions as a session model gets, with hints', async () => {
+    const { client } = await connect();
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(['load', 'delegate', 'send_message', 'list_subagent_models']);
+    for (const tool of tools) {
+      const spec = orchestrationToolSpecs[tool.name as keyof typeof orchestrationToolSpecs];
+      expect(tool.inputSchema).toEqual(spec.inputSchema);
+      expect(tool.description).toBe(spec.description);
+    }
+    expect(tools.find((tool) => tool.name === 'list_subagent_models')?.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true });
+    expect(tools.find((tool) => tool.name === 'delegate')?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, openWorldHint: true });
+    const models = await call(client, 'list_subagent_models');
+    expect(models.isError).toBe(false);
+    expect(models.texts[0]).toContain('scripted');
+  });
+
+  it('runs a foreground delegate and returns the subagent\'s answer', async () => {
+    const { client } = await connect();
+    const result = await call(client, 'delegate', { instructions: 'summarise the readme' });
+    expect(result.isError).toBe(false);
+    expect(result.texts[0]).toContain('done: summarise the readme');
+  });
+
+  it('starts an async delegate and appends its notice to a later tool result; load(task id) returns a result', async () => {
+    const { client } = await connect();
+    const started = await call(client, 'delegate', { instructions: 'take a moment, then report', async: true });
+    expect(started.isError).toBe(false);
+    const taskId = startedTask(started.texts[0] ?? '');
+    const notice = await nextNotice(client, (text) => text.includes(`Background task ${taskId} completed`));
+    expect(notice).toContain('[task notice]');
+    expect(notice).toContain('done: take a moment, then report');
+
+    const second = startedTask((await call(client, 'delegate', { instructions: 'take a moment for the second one', async: true })).texts[0] ?? '');
+    const loaded = await call(client, 'load', { source: second });
+    expect(loaded.isError).toBe(false);
+    expect(loaded.texts.join('\n')).toContain('done: take a moment for the second one');
+  });
+
+  it('talks to a continuable task with send_message; its answers arrive as notices; a reconnect finds the tasks', async () => {
+    const { client, sessionId } = await connect(['--label', 'continuable test']);
+    const taskId = startedTask((await call(client, 'delegate', { instructions: 'stay around for questions', continuable: true })).texts[0] ?? '');
+    const answered = (text: string) => text.includes(`Background task ${taskId} answered and is waiting for your next send_message`);
+    await nextNotice(client, answered);
+    const sent = await call(client, 'send_message', { task_id: taskId, message: 'one more question' });
+    expect(sent.isError).toBe(false);
+    expect(sent.texts[0]).toBe(`Message delivered to ${taskId}. Its answer will arrive as a task notice.`);
+    expect(await nextNotice(client, answered)).toContain('Final message:');
+    await client.close();
+
+    const again = await connect(['--session', sessionId]);
+    expect(again.sessionId).toBe(sessionId);
+    const listing = await call(again.client, 'load');
+    expect(listing.texts[0]).toContain(taskId);
+    const cancelled = await call(again.client, 'load', { source: taskId, cancel: true });
+    expect(cancelled.isError).toBe(false);
+    expect(cancelled.texts.join('\n')).toContain(taskId);
+  });
+
+  it('refuses what it cannot do with errors that say why', async () => {
+    const { client } = await connect();
+    const fork = await call(client, 'delegate', { instructions: 'continue from here', fork: true });
+    expect(fork.isError).toBe(true);
+    expect(fork.texts[0]).toContain('`fork` is not available through MCP');
+    const unknown = await call(client, 'approve', { approval_id: 'x', decision: 'approve' });
+    expect(unknown.isError).toBe(true);
+    expect(unknown.texts[0]).toBe('Unknown tool "approve". The tools are load, delegate, send_message, list_subagent_models.');
+    const nothing = await call(client, 'delegate', {});
+    expect(nothing.isError).toBe(true);
+    expect(nothing.texts[0]).toBe('delegate was not started: give `instructions`, a `source`, or both.');
+  });
+
+  it('refuses a malformed --session and one that does not exist, naming the flag', async () => {
+    const run = (args: string[]) => new Promise<{ code: number | null; stderr: string }>((resolveRun, reject) => {
+      const child = spawn(process.execPath, [bin, 'mcp', ...args], { env, cwd: stack.workDir, stdio: ['pipe', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+      child.once('error', reject);
+      child.once('close', (code) => resolveRun({ code, stderr }));
+    });
+    const malformed = await run(['--session', 'not-a-session']);
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toContain('--session "not-a-session" is not a session id');
+    const missing = await run(['--session', 'errand-0123456789abcdef']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('session errand-0123456789abcdef does not exist');
+  });
+});
