@@ -27,6 +27,7 @@ export async function mcpCommand(argv: string[], context: CliContext): Promise<n
   if (given !== undefined && !sessionIdPattern.test(given)) {
     throw new UsageError(`${from} "${given}" is not a session id (errand- and 16 hex digits, as errand mcp printed when it started the session)`);
   }
+  if (env.ERRAND_API_URL) io.stderr('errand mcp: ERRAND_API_URL is set, but errand mcp talks to Temporal directly (ERRAND_TEMPORAL_ADDRESS, ERRAND_TASK_QUEUE); the API\'s MCP endpoint is not built yet\n');
   const loaded = loadApiConfig(env, cwd, { localDefault: true });
   const tenant = loaded.auth.mode === 'off' ? loaded.auth.tenant : (env.ERRAND_LOCAL_TENANT ?? 'local');
   const deps = createApiDependencies({ env, cwd, api: { ...loaded, auth: { mode: 'off', tenant } }, startedBy: 'errand mcp' });
