@@ -1,12 +1,10 @@
 import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { cancelSignal } from '../../src/contracts/subagent-messages';
 import { orchestrationToolSpecs } from '../../src/domain/orchestration-tools';
 import { startApiStack, type ApiStack } from '../api/api-harness';
+import { callErrandTool, connectErrandMcp, errandBin, nextNotice, startedTask, type ErrandMcpConnection } from '../support/mcp-errand-client';
 import { temporalAddress } from '../support/temporal';
 
 /**
@@ -14,10 +12,6 @@ import { temporalAddress } from '../support/temporal';
  * process, which talks to the run's Temporal dev server, where a worker with the scripted model runs the
  * session and its subagents (api-harness: "take a moment" answers after 2.5 s, anything else at once).
  */
-
-const bin = resolve(__dirname, '..', '..', 'bin', 'errand.js');
-const contentSchema = z.array(z.object({ type: z.literal('text'), text: z.string() }));
-const resultSchema = z.object({ content: contentSchema, isError: z.boolean().optional() }).loose();
 
 let stack: ApiStack;
 let env: Record<string, string>;
@@ -38,47 +32,22 @@ beforeAll(async () => {
   };
 });
 afterAll(async () => {
+  // The scripted model saw only valid conversations (as strict as the strictest provider).
+  expect(stack.model.rejectedCalls).toHaveLength(0);
   for (const client of clients) await client.close().catch(() => undefined);
   for (const id of sessions) await stack.client.workflow.getHandle(id).signal(cancelSignal, { reason: 'test over' }).catch(() => undefined);
   await stack?.stop();
 });
 
-/** Spawns `errand mcp` (with `args`) under an SDK client; returns the client and the session id it reported. */
-async function connect(args: string[] = []): Promise<{ client: Client; sessionId: string; stderr: () => string }> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [bin, 'mcp', ...args], env, cwd: stack.workDir, stderr: 'pipe' });
-  let stderr = '';
-  transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  const client = new Client({ name: 'errand-test-client', version: '1.0.0' });
-  clients.push(client);
-  await client.connect(transport);
-  const sessionId = /errand session (errand-[0-9a-f]{16})/.exec(client.getInstructions() ?? '')?.[1];
-  if (!sessionId) throw new Error(`errand mcp gave no session id in its instructions; stderr: ${stderr}`);
-  if (!sessions.includes(sessionId)) sessions.push(sessionId);
-  return { client, sessionId, stderr: () => stderr };
+/** Spawns `errand mcp` (with `args`); the client and its session are cleaned up after the file. */
+async function connect(args: string[] = []): Promise<ErrandMcpConnection> {
+  const connection = await connectErrandMcp(env, stack.workDir, args);
+  clients.push(connection.client);
+  if (!sessions.includes(connection.sessionId)) sessions.push(connection.sessionId);
+  return connection;
 }
 
-async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<{ texts: string[]; isError: boolean }> {
-  const result = resultSchema.parse(await client.callTool({ name, arguments: args }));
-  return { texts: result.content.map((item) => item.text), isError: result.isError === true };
-}
-
-/** Calls list_subagent_models until a result carries a notice that matches; returns that notice. */
-async function nextNotice(client: Client, matches: (notice: string) => boolean): Promise<string> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const { texts } = await call(client, 'list_subagent_models');
-    const notice = texts.slice(1).find(matches);
-    if (notice !== undefined) return notice;
-    if (Date.now() > deadline) throw new Error('no matching notice arrived within 30 s');
-    await new Promise((resolveWait) => setTimeout(resolveWait, 300));
-  }
-}
-
-function startedTask(text: string): string {
-  const id = /^Started (\S+) in the background/.exec(text)?.[1];
-  if (!id) throw new Error(`not a background start: ${text}`);
-  return id;
-}
+const call = callErrandTool;
 
 describe('errand mcp (stdio)', () => {
   it('lists the session tools with the same input schemas and descriptions as a session model gets, with hints', async () => {
@@ -154,7 +123,7 @@ describe('errand mcp (stdio)', () => {
 
   it('refuses a malformed --session and one that does not exist, naming the flag', async () => {
     const run = (args: string[]) => new Promise<{ code: number | null; stderr: string }>((resolveRun, reject) => {
-      const child = spawn(process.execPath, [bin, 'mcp', ...args], { env, cwd: stack.workDir, stdio: ['pipe', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [errandBin, 'mcp', ...args], { env, cwd: stack.workDir, stdio: ['pipe', 'pipe', 'pipe'] });
       let stderr = '';
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
       child.once('error', reject);
