@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { cancelSignal } from '../../src/contracts/subagent-messages';
 import { orchestrationToolSpecs } from '../../src/domain/orchestration-tools';
 import { startApiStack, type ApiStack } from '../api/api-harness';
@@ -119,6 +120,28 @@ describe('errand mcp (stdio)', () => {
     const nothing = await call(client, 'delegate', {});
     expect(nothing.isError).toBe(true);
     expect(nothing.texts[0]).toBe('delegate was not started: give `instructions`, a `source`, or both.');
+  });
+
+  it('answers on stdout with protocol messages only and exits 0 when the client closes stdin', async () => {
+    const child = spawn(process.execPath, [errandBin, 'mcp'], { env, cwd: stack.workDir, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const exited = new Promise<number | null>((resolveExit) => child.once('close', (code) => resolveExit(code)));
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    child.stdin.write(`${JSON.stringify(initialize)}\n`);
+    const deadline = Date.now() + 30_000;
+    while (!stdout.includes('\n') && Date.now() < deadline && child.exitCode === null) await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+    child.stdin.end();
+    expect(await exited).toBe(0);
+    const lines = stdout.trim().split('\n').map((line) => z.object({ jsonrpc: z.literal('2.0'), id: z.literal(1), result: z.object({ serverInfo: z.object({ name: z.string() }), instructions: z.string() }).loose() }).parse(JSON.parse(line)));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]?.result.serverInfo.name).toBe('errand');
+    const sessionId = /session (errand-[0-9a-f]{16}) started/.exec(stderr)?.[1];
+    expect(sessionId).toBeDefined();
+    if (sessionId) sessions.push(sessionId);
+    expect(lines[0]?.result.instructions).toContain(`errand session ${sessionId ?? ''}`);
   });
 
   it('refuses a malformed --session and one that does not exist, naming the flag', async () => {
