@@ -24,6 +24,7 @@ import {
   startDelegationResponseSchema,
 } from '../contracts/api';
 import { delegateRequestSchema } from '../contracts/delegation';
+import { mcpDeleteRoute, mcpGetRoute, mcpPostRoute } from './mcp-route-specs';
 import { defineRoute, type ResponseSpec, type RouteSpec } from './route-spec';
 import {
   approvalBodySchema,
@@ -355,6 +356,9 @@ export const apiRoutes: readonly RouteSpec[] = [
   cancelSessionRoute,
   listApprovalsRoute,
   decideApprovalRoute,
+  mcpPostRoute,
+  mcpGetRoute,
+  mcpDeleteRoute,
   listSourcesRoute,
   getSourceRoute,
   listModelsRoute,

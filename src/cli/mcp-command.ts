@@ -1,13 +1,12 @@
 import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createBlobStore } from '../activities/blob-store-factory';
-import { ConversationStore } from '../activities/conversation-store';
 import { loadApiConfig } from '../api/api-config';
 import { createApiDependencies } from '../api/default-dependencies';
-import type { TextPart } from '../contracts/agent-wire';
+import { storedTextReader } from '../api/mcp-stored-text';
 import type { CliContext } from './cli-context';
 import { UsageError } from './cli-io';
-import { createErrandMcpServer } from './mcp-server';
+import { createErrandMcpServer } from '../api/mcp-session-server';
 
 /** Session ids errand makes (`errand-` and 16 hex digits). */
 const sessionIdPattern = /^errand-[0-9a-f]{16}$/;
@@ -44,21 +43,10 @@ export async function mcpCommand(argv: string[], context: CliContext): Promise<n
       sessionId = (await sessions.start(tenant, { mcp: true, ...(values.label ? { label: values.label } : {}) })).id;
       io.stderr(`errand mcp: session ${sessionId} started (reconnect with --session ${sessionId})\n`);
     }
-    const blobs = createBlobStore(deps.config);
-    const conversations = new ConversationStore(blobs);
-    const resolveParts = async (parts: TextPart[]): Promise<string> => {
-      const texts = await Promise.all(parts.map(async (part) => {
-        if (typeof part === 'string') return part;
-        if ('ref' in part) {
-          const [message] = await conversations.readRange(part.ref.conversationId, part.ref.seq, 1);
-          return message?.content ?? `(message ${part.ref.seq} of ${part.ref.conversationId} is missing from the store)`;
-        }
-        return (await blobs.get(part.blobKey)) ?? `(stored text ${part.blobKey} is missing from the store)`;
-      }));
-      return texts.join('');
-    };
+    const resolveParts = storedTextReader(createBlobStore(deps.config));
     const server = createErrandMcpServer({
       sessionId,
+      reconnect: `errand mcp --session ${sessionId}`,
       callTool: (input) => sessions.callTool(tenant, sessionId, input),
       resolveParts,
       // An ApiProblem's message is its title and detail (e.g. why the session refused the call).

@@ -9,6 +9,8 @@ import { isMcpSessionTool, mcpToolListings } from '../domain/mcp-session-tools';
 export interface McpSessionBackend {
   /** The session workflow this MCP session is (its id is the MCP session id). */
   sessionId: string;
+  /** How the client reconnects to this session (shown in the server's instructions). */
+  reconnect: string;
   callTool(input: CallToolInput): Promise<CallToolResult>;
   /** Reads the whole text of a part given by reference (a long result or notice). */
   resolveParts(parts: TextPart[]): Promise<string>;
@@ -30,7 +32,7 @@ export function createErrandMcpServer(backend: McpSessionBackend): Server {
     instructions:
       `errand session ${backend.sessionId}: delegate tasks to durable subagents, in the foreground or in the background, ` +
       'and read their results with load. Notices of background tasks arrive with your next tool result. ' +
-      `Reconnect to this session (and its tasks) with errand mcp --session ${backend.sessionId}.`,
+      `Reconnect to this session (and its tasks) with ${backend.reconnect}.`,
   });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: mcpToolListings() }));
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<McpCallToolResult> => {
