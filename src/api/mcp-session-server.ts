@@ -28,7 +28,7 @@ const serverInfo = { name: 'errand', version: '0.1.0' };
  */
 export function createErrandMcpServer(backend: McpSessionBackend): Server {
   const server = new Server(serverInfo, {
-    capabilities: { tools: {} },
+    capabilities: { tools: {}, logging: {} },
     instructions:
       `errand session ${backend.sessionId}: delegate tasks to durable subagents, in the foreground or in the background, ` +
       'and read their results with load. Notices of background tasks arrive with your next tool result. ' +
@@ -52,6 +52,39 @@ export function createErrandMcpServer(backend: McpSessionBackend): Server {
     return { content, isError: result.isError };
   });
   return server;
+}
+
+/**
+ * For a client that keeps its connection open (stdio): sends each notice that waits for the next tool result
+ * also as an MCP logging notification (`notifications/message`, level `notice`, logger `errand`) as soon
+ * as it is seen, once. The notice still comes with the next tool result, which is what a model reads.
+ * Returns the function that stops it. A failed look is skipped; the next one tries again.
+ */
+export function notifyNotices(server: Server, pendingNotices: () => Promise<TextPart[][]>, resolveParts: (parts: TextPart[]) => Promise<string>, intervalMs: number): () => void {
+  let sent = new Set<string>();
+  let busy = false;
+  const look = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const notices = await pendingNotices();
+      const keys = new Set<string>();
+      for (const notice of notices) {
+        const key = JSON.stringify(notice);
+        keys.add(key);
+        if (sent.has(key)) continue;
+        await server.sendLoggingMessage({ level: 'notice', logger: 'errand', data: await resolveParts(notice) });
+      }
+      // Only notices still waiting are remembered: a later notice with the same text is a new one.
+      sent = keys;
+    } catch {
+      // The session is unreachable for a moment, or the client is gone: the next look tries again.
+    } finally {
+      busy = false;
+    }
+  };
+  const timer = setInterval(() => void look(), intervalMs);
+  return () => clearInterval(timer);
 }
 
 function errorResult(text: string): McpCallToolResult {

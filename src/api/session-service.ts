@@ -1,7 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { ErrandConfig } from '../config';
-import { callToolUpdate, type CallToolInput, type CallToolResult } from '../contracts/mcp-session';
+import { callToolUpdate, pendingNoticesQuery, type CallToolInput, type CallToolResult } from '../contracts/mcp-session';
+import type { TextPart } from '../contracts/agent-wire';
 import { searchAttributes } from '../contracts/search-attributes';
 import type { SessionInput } from '../contracts/session';
 import {
@@ -158,6 +159,12 @@ export class SessionService {
       if (!(error instanceof WorkflowUpdateFailedError)) throw error;
       throw new ApiProblem(409, ProblemKind.conflict, 'The tool call was not accepted', { detail: updateRejection(error) });
     }
+  }
+
+  /** The notices an MCP session holds for its client's next tool result (read, not taken). */
+  async pendingNotices(tenant: string, id: string): Promise<TextPart[][]> {
+    const { handle } = await this.owned(tenant, id, 'session');
+    return handle.query(pendingNoticesQuery);
   }
 
   /**

@@ -4,12 +4,11 @@ import { createBlobStore } from '../activities/blob-store-factory';
 import { loadApiConfig } from '../api/api-config';
 import { createApiDependencies } from '../api/default-dependencies';
 import { storedTextReader } from '../api/mcp-stored-text';
+import { sessionIdPattern } from '../contracts/mcp-api';
 import type { CliContext } from './cli-context';
 import { UsageError } from './cli-io';
-import { createErrandMcpServer } from '../api/mcp-session-server';
-
-/** Session ids errand makes (`errand-` and 16 hex digits). */
-const sessionIdPattern = /^errand-[0-9a-f]{16}$/;
+import { createErrandMcpServer, notifyNotices } from '../api/mcp-session-server';
+import { mcpNoticePollIntervalMs } from '../contracts/limits';
 
 /**
  * `errand mcp`: errand's orchestration tools for any MCP client, over stdio (SEMANTICS §6). The MCP session
@@ -56,9 +55,11 @@ export async function mcpCommand(argv: string[], context: CliContext): Promise<n
       server.onclose = () => resolveClosed();
     });
     await server.connect(new StdioServerTransport());
+    const stopNotices = notifyNotices(server, () => sessions.pendingNotices(tenant, sessionId), resolveParts, mcpNoticePollIntervalMs);
     // The client ends the MCP session by closing stdin; the session workflow stays for a reconnect until its idle timeout.
     process.stdin.once('end', () => void server.close());
     await closed;
+    stopNotices();
     return 0;
   } finally {
     await deps.temporal.close().catch(() => undefined);

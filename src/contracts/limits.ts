@@ -274,6 +274,11 @@ export const defaultContinuableIdleTimeoutMs = 24 * 60 * 60_000;
 export const defaultMaxContinuables = 20;
 /** Task records a workflow keeps; beyond this the oldest settled ones are dropped (read ones first). */
 export const maxTaskRecords = 200;
+/**
+ * How often `errand mcp` (stdio) looks for notices to send as MCP notifications while its client is
+ * connected, ms: a query, which adds nothing to the session's history.
+ */
+export const mcpNoticePollIntervalMs = 5_000;
 /** How often a workflow checks on children it no longer watches (started before a continue-as-new), ms. */
 export const childProbeIntervalMs = 30_000;
 /** Message ids remembered to drop a retried delivery (carried across continue-as-new). */

@@ -9,8 +9,11 @@ const jsonRpcMessageSchema = z.looseObject({ jsonrpc: z.literal('2.0'), method: 
 /** `POST /v1/mcp`: one JSON-RPC message or a batch. */
 export const mcpRequestBodySchema = z.union([jsonRpcMessageSchema, z.array(jsonRpcMessageSchema).min(1)]);
 
-/** The `Mcp-Session-Id` header: the session workflow's id (`errand-` and 16 hex digits). */
+/** What a session id looks like (`errand-` and 16 hex digits, as SessionService makes them). */
+export const sessionIdPattern = /^errand-[0-9a-f]{16}$/;
+
+/** The `Mcp-Session-Id` header: the session workflow's id. */
 export const mcpSessionIdHeaderSchema = z
   .string()
-  .regex(/^errand-[0-9a-f]{16}$/, 'must be a session id as the initialize answer gave it (errand- and 16 hex digits)')
+  .regex(sessionIdPattern, 'must be a session id as the initialize answer gave it (errand- and 16 hex digits)')
   .optional();

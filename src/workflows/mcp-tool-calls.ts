@@ -1,6 +1,9 @@
 import { setHandler } from '@temporalio/workflow';
 import type { TextPart } from '../contracts/activities';
-import { callToolUpdate, mcpSessionTools, type CallToolInput, type CallToolResult } from '../contracts/mcp-session';
+import type { PendingNotice } from '../contracts/carried-agent-state';
+import { previewLength } from '../contracts/limits';
+import { callToolUpdate, mcpSessionTools, pendingNoticesQuery, type CallToolInput, type CallToolResult } from '../contracts/mcp-session';
+import { preview } from '../domain/subagent-prompt';
 import { findTask, markRead } from '../domain/task-registry';
 import type { Agent } from './agent';
 import type { TaskOrchestrator } from './task-orchestration';
@@ -13,6 +16,7 @@ import { toolError } from './tool-outcomes';
  * goose does for its own model) instead of waking a model.
  */
 export function registerMcpToolCalls(agent: Agent, orchestrator: TaskOrchestrator, refuse: () => void): void {
+  setHandler(pendingNoticesQuery, () => agent.pendingNotices.map(noticeParts));
   setHandler(callToolUpdate, (input) => callTool(agent, orchestrator, input), {
     validator: (input) => {
       refuse();
@@ -32,10 +36,11 @@ async function callTool(agent: Agent, orchestrator: TaskOrchestrator, input: Cal
   // the ids (e.g. send_message's message id) that stay the same when this update is replayed.
   const position = { assistantSeq: agent.toolCalls, index: 0 };
   agent.toolCalls += 1;
-  agent.lastToolCall = { name: input.name, argumentsPreview: JSON.stringify(input.arguments).slice(0, 200), turn: agent.turns };
+  const argumentsPreview = preview(JSON.stringify(input.arguments), previewLength);
+  agent.lastToolCall = { name: input.name, argumentsPreview, turn: agent.turns };
   const outcome = input.name === 'delegate' && input.arguments.fork === true
     ? toolError('delegate was not started: `fork` is not available through MCP (an MCP session has no conversation of its own to fork); give the context in `instructions` or `context`.')
-    : await orchestrator.run({ id: `mcp-${position.assistantSeq}`, name: input.name, arguments: input.arguments, argumentsPreview: '' }, position);
+    : await orchestrator.run({ id: `mcp-${position.assistantSeq}`, name: input.name, arguments: input.arguments, argumentsPreview }, position);
   agent.touch();
   agent.updateViews();
   return { parts: outcome.parts, isError: outcome.isError, notices: takeNotices(agent) };
@@ -49,5 +54,9 @@ function takeNotices(agent: Agent): TextPart[][] {
     const task = notice.taskId ? findTask(agent.registry, notice.taskId) : undefined;
     if (task && task.state !== 'waiting' && task.state !== 'running') markRead(task, now);
   }
-  return notices.map((notice) => (notice.outputRef ? [notice.text, { ref: notice.outputRef }] : [notice.text]));
+  return notices.map(noticeParts);
+}
+
+function noticeParts(notice: PendingNotice): TextPart[] {
+  return notice.outputRef ? [notice.text, { ref: notice.outputRef }] : [notice.text];
 }

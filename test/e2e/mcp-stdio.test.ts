@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { cancelSignal } from '../../src/contracts/subagent-messages';
@@ -87,6 +88,22 @@ describe('errand mcp (stdio)', () => {
     const loaded = await call(client, 'load', { source: second });
     expect(loaded.isError).toBe(false);
     expect(loaded.texts.join('\n')).toContain('done: take a moment for the second one');
+  });
+
+  it('sends a notice also as an MCP logging notification, without a tool call, and still with the next tool result', async () => {
+    const { client } = await connect();
+    const logged: string[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      if (notification.params.logger === 'errand' && typeof notification.params.data === 'string') logged.push(notification.params.data);
+    });
+    const taskId = startedTask((await call(client, 'delegate', { instructions: 'take a moment before the notification', async: true })).texts[0] ?? '');
+    const deadline = Date.now() + 30_000;
+    while (!logged.some((text) => text.includes(`Background task ${taskId} completed`)) && Date.now() < deadline) await new Promise((resolveWait) => setTimeout(resolveWait, 200));
+    const notified = logged.filter((text) => text.includes(`Background task ${taskId} completed`));
+    expect(notified).toHaveLength(1);
+    expect(notified[0]).toContain('done: take a moment before the notification');
+    const next = await call(client, 'list_subagent_models');
+    expect(next.texts.slice(1)).toEqual(notified);
   });
 
   it('talks to a continuable task with send_message; its answers arrive as notices; a reconnect finds the tasks', async () => {
