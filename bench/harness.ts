@@ -233,6 +233,8 @@ export interface ChildWorkerOptions {
   taskQueue: string;
   dataDir: string;
   modelHeartbeatTimeoutMs: number;
+  /** More configuration for this worker (source stores, ...). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -253,6 +255,7 @@ export async function spawnWorkerChild(bench: Bench, options: ChildWorkerOptions
     ERRAND_WORKING_DIR: bench.workingDir,
     ERRAND_WORKFLOW_BUNDLE: bench.errandBundle,
     ERRAND_MODEL_HEARTBEAT_TIMEOUT_MS: String(options.modelHeartbeatTimeoutMs),
+    ...options.env,
   };
   const log = createWriteStream(join(bench.workDir, `${options.name}.log`), { flags: 'a' });
   const spawnedAt = Date.now();

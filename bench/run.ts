@@ -3,14 +3,17 @@ import { join } from 'node:path';
 import { analysis } from './analysis';
 import { cleanupAll, installCleanupHandlers } from './cleanup';
 import { notMeasured, type FigureResult } from './figure';
+import { measureActions } from './figures/actions';
 import { measureApiLatency } from './figures/api-latency';
 import { measureCancelLatency } from './figures/cancel-latency';
 import { measureCli } from './figures/cli';
 import { measureFloor } from './figures/floor';
 import { measureHistoryGrowth, type HistorySeries } from './figures/history-growth';
+import { measureLambdaColdStart } from './figures/lambda-cold-start';
 import { measureMemory } from './figures/memory';
 import { measureOverhead } from './figures/overhead';
 import { measureRecovery } from './figures/recovery';
+import { measureSourceMemory } from './figures/source-memory';
 import { measureThroughput } from './figures/throughput';
 import { benchTempRoot, projectRoot, startBench, type Bench } from './harness';
 import { renderHistoryChart } from './history-chart';
@@ -38,6 +41,11 @@ const fullPlan = {
   memoryWakeSamples: 20,
   cliSamples: 15,
   floorRuns: 5,
+  sourceDelegations: 1_000,
+  sourceDirectories: 200,
+  sourceFirst: 100,
+  actions: { turns: 10, messages: 5, streamMs: 30_000, idleMs: 300_000 },
+  lambdaColdStarts: 10,
 };
 
 /** `BENCH_QUICK=1`: a smoke run with few repetitions, to check the bench works end to end (figures mean little). */
@@ -55,6 +63,11 @@ const quickPlan: typeof fullPlan = {
   memoryWakeSamples: 3,
   cliSamples: 2,
   floorRuns: 1,
+  sourceDelegations: 100,
+  sourceDirectories: 40,
+  sourceFirst: 20,
+  actions: { turns: 3, messages: 2, streamMs: 30_000, idleMs: 65_000 },
+  lambdaColdStarts: 2,
 };
 
 const quick = process.env.BENCH_QUICK === '1';
@@ -81,6 +94,9 @@ const repetitionText = [
   `memory: 5 RSS samples with ${plan.memorySubagents} waiting subagents, ${plan.memoryWakeSamples} wake-ups`,
   `CLI: ${plan.cliSamples} runs of each command`,
   `floor: ${plan.floorRuns} alternating runs per variant`,
+  `sources: ${plan.sourceDelegations} delegations across ${plan.sourceDirectories} working directories, RSS after ${plan.sourceFirst} and after all, and the same in 1 directory`,
+  `actions: ${plan.actions.turns} extra subagent turns, ${plan.actions.messages} continuable messages, one ${plan.actions.streamMs / 1000} s stream, ${plan.actions.idleMs / 1000} s of an idle session`,
+  `Lambda: ${plan.lambdaColdStarts} cold starts each of the API and a minimal Hono Lambda, alternating`,
 ];
 
 interface Collected {
@@ -125,6 +141,15 @@ const figureRunners: Record<string, FigureRunner> = {
   },
   cli: async (bench, collected) => {
     collected.figures.push(...(await measureCli(bench, plan.cliSamples)));
+  },
+  sources: async (bench, collected) => {
+    collected.figures.push(...(await measureSourceMemory(bench, plan.sourceDelegations, plan.sourceDirectories, plan.sourceFirst)));
+  },
+  actions: async (bench, collected) => {
+    collected.figures.push(...(await measureActions(bench, plan.actions)));
+  },
+  lambda: async (bench, collected) => {
+    collected.figures.push(...(await measureLambdaColdStart(bench, plan.lambdaColdStarts)));
   },
 };
 

@@ -44,6 +44,8 @@ export function filler(size: number, seed = 0): string {
  * - `turns=N`: one `developer__list_directory` call per turn until the N-th model call, which answers.
  * - `answer=B`: answer with B characters of text and no tool calls (continuable conversations).
  * - `delay=ms`: hold every answer this long (in-flight work for cancel and recovery figures).
+ * - `load=a,b`: one `load` call per turn for each named source, in order, then answers.
+ * - `continuables=N`: first N `delegate` calls of continuable subagents (each answers and waits), then `ok`.
  */
 export function benchStep(messages: readonly LooseMessage[]): ScriptStep | undefined {
   const spec = markerOf(messages);
@@ -55,6 +57,15 @@ export function benchStep(messages: readonly LooseMessage[]): ScriptStep | undef
     const turns = Number(spec.turns);
     if (answered + 1 >= turns) return withDelay({ text: `finished after ${turns} turns` });
     return withDelay({ toolCalls: [{ name: 'developer__list_directory', arguments: { path: '.' } }] });
+  }
+  if (spec.load !== undefined) {
+    const names = spec.load.split(',');
+    const name = names[answered];
+    return withDelay(name === undefined ? { text: `loaded ${names.length} sources` } : { toolCalls: [{ name: 'load', arguments: { source: name } }] });
+  }
+  if (spec.continuables !== undefined && answered === 0) {
+    const delegate = { name: 'delegate', arguments: { instructions: `${benchMarker({ answer: 10 })} Stay available for messages.`, continuable: true } };
+    return withDelay({ toolCalls: Array.from({ length: Number(spec.continuables) }, () => delegate) });
   }
   if (spec.answer !== undefined) return withDelay({ text: filler(Number(spec.answer), answered) });
   return withDelay({ text: 'ok' });

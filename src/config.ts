@@ -1,4 +1,4 @@
-import { join, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import {
   defaultMaxDepth,
@@ -13,9 +13,15 @@ import {
   defaultSessionMaxTurns,
   defaultSessionIdleTimeoutMs,
   defaultMaxOutputTokens,
+  defaultModelAnswerMaxBytes,
+  defaultModelAnswerMaxMs,
   defaultCompactAt,
+  defaultLiveTextIntervalMs,
+  liveTextIntervalBounds,
   defaultMaxContinuables,
   defaultContinuableIdleTimeoutMs,
+  defaultMaxQueuedMessages,
+  maxQueuedMessagesCeiling,
   defaultTaskWaitTimeoutMs,
   defaultToolCallTimeoutMs,
   maxDepthCeiling,
@@ -77,6 +83,7 @@ const fileSchema = z.strictObject({
     waitTimeoutMs: z.number().int().min(1_000).optional(),
     completedTaskTtlMs: z.number().int().min(1_000).optional(),
     continuableIdleTimeoutMs: z.number().int().min(1_000).optional(),
+    maxQueuedMessages: z.number().int().min(1).max(maxQueuedMessagesCeiling).optional(),
     sessionIdleTimeoutMs: z.number().int().min(1_000).optional(),
   }).optional(),
   model: z.strictObject({
@@ -130,6 +137,12 @@ export interface ErrandConfig {
     maxOutputTokens: number;
     /** Share of the context window at which a conversation is compacted (`ERRAND_COMPACT_AT`). */
     compactAt: number;
+    /** Least time between two heartbeats of a model call that carry new live text (`ERRAND_LIVE_TEXT_INTERVAL_MS`), ms. */
+    liveTextIntervalMs: number;
+    /** Most bytes of one answer errand reads before it ends the answer `truncated` (`ERRAND_MODEL_ANSWER_MAX_BYTES`). */
+    answerMaxBytes: number;
+    /** Longest time errand reads one answer before it ends it `truncated` (`ERRAND_MODEL_ANSWER_MAX_MS`), ms. */
+    answerMaxMs: number;
   };
   /** The operator's tool policy (`toolPolicy` in the file or `ERRAND_TOOL_POLICY`); absent = allow all. */
   toolPolicy: ToolPolicyConfig | undefined;
@@ -264,6 +277,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
   if (allowRecipeServers !== undefined && allowRecipeServers !== 'true' && allowRecipeServers !== 'false') {
     throw new ConfigError(`ERRAND_ALLOW_RECIPE_MCP_SERVERS="${allowRecipeServers}" is not valid: use true or false`);
   }
+  const trustedRecipeDirs = trustedRecipeDirsFrom(env.ERRAND_TRUSTED_RECIPE_DIRS);
   const commands = commandSettings(env, file.commands, providers, mcpServers);
   const allowBypass = env.ERRAND_ALLOW_BYPASS_PERMISSIONS;
   if (allowBypass !== undefined && allowBypass !== 'true' && allowBypass !== 'false') {
@@ -300,6 +314,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     model: {
       maxOutputTokens: intFromEnv(env, 'ERRAND_MAX_OUTPUT_TOKENS', 1, 1_000_000) ?? file.model?.maxOutputTokens ?? defaultMaxOutputTokens,
       compactAt: shareFromEnv(env, 'ERRAND_COMPACT_AT') ?? file.model?.compactAt ?? defaultCompactAt,
+      liveTextIntervalMs: intFromEnv(env, 'ERRAND_LIVE_TEXT_INTERVAL_MS', liveTextIntervalBounds.min, liveTextIntervalBounds.max, 'each heartbeat that reaches Temporal is a billable action') ?? defaultLiveTextIntervalMs,
+      answerMaxBytes: intFromEnv(env, 'ERRAND_MODEL_ANSWER_MAX_BYTES', 1_024, 1024 * 1024 * 1024) ?? defaultModelAnswerMaxBytes,
+      answerMaxMs: intFromEnv(env, 'ERRAND_MODEL_ANSWER_MAX_MS', 1_000, 86_400_000) ?? defaultModelAnswerMaxMs,
     },
     tasks: {
       maxBackgroundTasks: intFromEnv(env, 'ERRAND_MAX_BACKGROUND_TASKS', 1, 1_000) ?? tasks.maxBackgroundTasks ?? defaultMaxBackgroundTasks,
@@ -307,6 +324,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
       waitTimeoutMs: secondsFromEnv('ERRAND_TASK_WAIT_TIMEOUT_SECS') ?? tasks.waitTimeoutMs ?? defaultTaskWaitTimeoutMs,
       completedTaskTtlMs: secondsFromEnv('ERRAND_COMPLETED_TASK_TTL_SECS') ?? tasks.completedTaskTtlMs ?? defaultCompletedTaskTtlMs,
       continuableIdleTimeoutMs: secondsFromEnv('ERRAND_CONTINUABLE_IDLE_TIMEOUT_SECS') ?? tasks.continuableIdleTimeoutMs ?? defaultContinuableIdleTimeoutMs,
+      maxQueuedMessages: intFromEnv(env, 'ERRAND_MAX_QUEUED_MESSAGES', 1, maxQueuedMessagesCeiling) ?? tasks.maxQueuedMessages ?? defaultMaxQueuedMessages,
     },
     tools: {
       mcpServers,
@@ -314,6 +332,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
         ...file.mcp,
         ...(intFromEnv(env, 'ERRAND_MCP_IDLE_MS', 1_000, 86_400_000) !== undefined ? { idleMs: intFromEnv(env, 'ERRAND_MCP_IDLE_MS', 1_000, 86_400_000) } : {}),
         ...(allowRecipeServers !== undefined ? { allowRecipeServers: allowRecipeServers === 'true' } : {}),
+        ...(trustedRecipeDirs !== undefined ? { trustedRecipeDirs } : {}),
       },
     },
     sources: {
@@ -335,4 +354,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
       modelOverride: env.ERRAND_SUBAGENT_MODEL || undefined,
     },
   };
+}
+
+/**
+ * `ERRAND_TRUSTED_RECIPE_DIRS`: folders inside the working root whose recipes the operator vouches for, so
+ * their MCP servers may start (with `ERRAND_ALLOW_RECIPE_MCP_SERVERS=true`). Absolute, ":"-separated.
+ */
+function trustedRecipeDirsFrom(value: string | undefined): string[] | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const dirs = value.split(':').map((path) => path.trim()).filter((path) => path !== '');
+  const relative = dirs.filter((path) => !isAbsolute(path));
+  if (relative.length > 0) {
+    throw new ConfigError(`ERRAND_TRUSTED_RECIPE_DIRS: ${relative.map((path) => `"${path}"`).join(', ')} ${relative.length === 1 ? 'is' : 'are'} not absolute; give absolute folders, ":"-separated (e.g. "/srv/work/acme/.goose/recipes")`);
+  }
+  return dirs.map((path) => resolve(path));
 }

@@ -50,9 +50,15 @@ export function temporalHttpUrl(env: NodeJS.ProcessEnv, fileValue: string | unde
   return url.href.replace(/\/+$/, '');
 }
 
-/** Headers of every request to Temporal's HTTP API: the connection's gRPC metadata and its API key as a bearer token. */
+/**
+ * Headers of every request to Temporal's HTTP API: the connection's gRPC metadata and its API key as a bearer
+ * token. The HTTP API (grpc-gateway in Temporal's frontend) turns only `Grpc-Metadata-<key>` headers,
+ * `Authorization` and a few fixed ones into gRPC metadata; a plain header of another name is dropped, so
+ * each metadata entry is sent under that prefix and arrives as the same key the gRPC client sends.
+ */
 export function temporalHttpHeaders(connection: TemporalConnectOptions): Record<string, string> {
-  return { ...connection.metadata, ...(connection.apiKey === undefined ? {} : { authorization: `Bearer ${connection.apiKey}` }) };
+  const metadata = Object.fromEntries(Object.entries(connection.metadata ?? {}).map(([key, value]) => [`grpc-metadata-${key}`, value]));
+  return { ...metadata, ...(connection.apiKey === undefined ? {} : { authorization: `Bearer ${connection.apiKey}` }) };
 }
 
 /**

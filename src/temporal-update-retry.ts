@@ -1,3 +1,5 @@
+import { GrpcCode, grpcStatusOf } from './grpc-status';
+
 /**
  * Sends a workflow update again when Temporal refused it because the run it reached was being replaced.
  *
@@ -18,16 +20,8 @@ export async function sendUpdateAcrossRunChange<T>(send: () => Promise<T>, attem
   }
 }
 
-/** gRPC status FAILED_PRECONDITION. */
-const failedPrecondition = 9;
-
 /** Whether `error` (or its cause, as the Temporal client wraps it) is the refusal described above. */
 export function refusedByWorkflowTaskFailure(error: unknown): boolean {
-  for (let current: unknown = error, depth = 0; typeof current === 'object' && current !== null && depth < 4; depth += 1) {
-    const { code, details, message } = current as { code?: unknown; details?: unknown; message?: unknown };
-    const text = `${typeof details === 'string' ? details : ''} ${typeof message === 'string' ? message : ''}`;
-    if (code === failedPrecondition && /workflow task failure/i.test(text)) return true;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return false;
+  const status = grpcStatusOf(error);
+  return status?.code === GrpcCode.failedPrecondition && /workflow task failure/i.test(status.text);
 }

@@ -8,6 +8,8 @@ import { createOrchestrationActivities } from './activities/orchestration-activi
 import { resetStickyOnRetry } from './activities/sticky-reset';
 import { createAgentLoopActivities } from './activities/agent-loop-activities';
 import { createRunActivities } from './activities/run-activities';
+import type { HeartbeatSettings } from './activities/heartbeat';
+import { InFlightCalls, inFlightSinks } from './activities/in-flight-calls';
 import { loadConfig, type ErrandConfig } from './config';
 import { defaultMaxCachedWorkflows, defaultWorkflowThreads, heartbeatThrottleMs } from './contracts/limits';
 import { workerTuningFromEnv } from './worker-tuning';
@@ -19,12 +21,14 @@ import { createModelRegistry, providerChoices } from './llm/provider-config';
 import type { ToolsetRegistry } from './tools/toolset-registry';
 import { createToolsetRegistryFromConfig, type WorkerToolsetRegistry } from './tools/toolset-registry-factory';
 import { checkSandbox, type CommandOptions } from './tools/command-environment';
+import { probeProcessContainment, processContainmentSummary } from './tools/process-containment';
+import { RecipeServerVerifier } from './tools/recipe-server-trust';
 import type { DeveloperToolsetOptions } from './tools/developer-toolset';
 import type { PathRules } from './tools/confine-path';
 import type { ToolPolicyConfig } from './tools/tool-policy';
 import type { PlanContext } from './activities/plan-delegation';
-import { createSearchStores } from './sources/store-config';
-import { SourceResolver } from './sources/source-resolver';
+import type { SourceResolver } from './sources/source-resolver';
+import { createSharedSources } from './sources/shared-sources';
 
 /** The real parts a worker's activities use. */
 export interface WorkerDependencies {
@@ -47,28 +51,17 @@ export interface WorkerDependencies {
   paths: PathRules;
   /** Where `isolation: worktree` puts worktrees (`ERRAND_WORKTREE_DIR`); absent: inside the repository's git directory. */
   worktreeDir?: string;
+  /** How model and tool calls heartbeat, and this worker's running calls that a workflow's cancel aborts. */
+  heartbeats: HeartbeatSettings & { inFlight: InFlightCalls };
 }
 
-/** Source resolvers, one per working directory, so each keeps its listing cache. */
+/**
+ * The worker's sources: the operator's and user-level stores built once and shared, and a resolver per
+ * working directory (its project folders) kept in a bounded least-recently-used map (shared-sources.ts).
+ */
 export function createResolverCache(config: ErrandConfig, homeDirectory?: string): (workingDir: string) => SourceResolver {
-  const resolvers = new Map<string, SourceResolver>();
-  return (workingDir) => {
-    let resolver = resolvers.get(workingDir);
-    if (!resolver) {
-      resolver = new SourceResolver({
-        stores: createSearchStores({
-          workingDirectory: workingDir,
-          configured: config.sources.stores,
-          ...(config.sources.recipePath ? { recipePath: config.sources.recipePath } : {}),
-          gitCacheDirectory: config.sources.gitCacheDir,
-          ...(homeDirectory ? { homeDirectory } : {}),
-        }),
-        aliases: config.sources.modelAliases,
-      });
-      resolvers.set(workingDir, resolver);
-    }
-    return resolver;
-  };
+  const sources = createSharedSources(config, homeDirectory);
+  return (workingDir) => sources.resolverFor(workingDir);
 }
 
 /** Planning settings from configuration. */
@@ -81,6 +74,7 @@ export function planningSettings(config: ErrandConfig, _models: ModelRegistry, t
       ...(config.subagent.modelOverride ? { model: config.subagent.modelOverride } : {}),
     },
     configuredMaxTurns: config.subagent.maxTurns,
+    configuredMaxOutputTokens: config.model.maxOutputTokens,
     availableToolsets: toolsets.names(),
     tasks: config.tasks,
     approvalTimeoutMs: config.approvalTimeoutMs,
@@ -88,6 +82,8 @@ export function planningSettings(config: ErrandConfig, _models: ModelRegistry, t
     mcp: {
       allowRecipeServers: config.tools.settings.allowRecipeServers ?? false,
       ...(config.tools.settings.recipeEnvKeys ? { recipeEnvKeys: config.tools.settings.recipeEnvKeys } : {}),
+      workingRoot: config.workingDir,
+      ...(config.tools.settings.trustedRecipeDirs ? { trustedRecipeDirs: config.tools.settings.trustedRecipeDirs } : {}),
     },
     paths: developerToolsetOptions(config).paths ?? {},
   };
@@ -100,13 +96,24 @@ export function createWorkerDependencies(
 ): WorkerDependencies {
   // Every worker of a deployment must see the same blobs: S3 there, a local folder on one machine.
   const blobs: BlobStore = createBlobStore(config);
-  const models = createModelRegistry(config.providers, { env: options.env ?? process.env, ...(options.scripted ? { scripted: options.scripted } : {}) });
+  const models = createModelRegistry(config.providers, {
+    env: options.env ?? process.env,
+    answerLimits: { maxBytes: config.model.answerMaxBytes, maxMs: config.model.answerMaxMs },
+    ...(options.scripted ? { scripted: options.scripted } : {}),
+  });
+  const resolverFor = createResolverCache(config, options.homeDirectory);
   const toolsets = createToolsetRegistryFromConfig({
     mcpServers: config.tools.mcpServers,
     ...(config.tools.settings.idleMs !== undefined ? { idleMs: config.tools.settings.idleMs } : {}),
     ...(config.tools.settings.callTimeoutMs !== undefined ? { callTimeoutMs: config.tools.settings.callTimeoutMs } : {}),
     env: options.env ?? process.env,
     allowRecipeServers: config.tools.settings.allowRecipeServers ?? false,
+    recipeVerifier: new RecipeServerVerifier({
+      resolverFor,
+      trust: { workingRoot: config.workingDir, trustedDirs: config.tools.settings.trustedRecipeDirs ?? [] },
+      paths: developerToolsetOptions(config).paths ?? {},
+      ...(config.tools.settings.recipeEnvKeys ? { allowedEnvKeys: config.tools.settings.recipeEnvKeys } : {}),
+    }),
     developer: developerToolsetOptions(config, options.env ?? process.env),
   });
   return {
@@ -114,7 +121,7 @@ export function createWorkerDependencies(
     toolsets,
     blobs,
     conversations: new ConversationStore(blobs),
-    resolverFor: createResolverCache(config, options.homeDirectory),
+    resolverFor,
     planning: planningSettings(config, models, toolsets),
     ...(config.toolPolicy ? { toolPolicy: config.toolPolicy } : {}),
     defaultMaxOutputTokens: config.model.maxOutputTokens,
@@ -122,6 +129,7 @@ export function createWorkerDependencies(
     commands: commandOptions(config, options.env ?? process.env),
     paths: developerToolsetOptions(config).paths ?? {},
     ...(config.worktreeDir !== undefined ? { worktreeDir: config.worktreeDir } : {}),
+    heartbeats: { liveTextIntervalMs: config.model.liveTextIntervalMs, inFlight: new InFlightCalls() },
   };
 }
 
@@ -130,7 +138,9 @@ export function commandOptions(config: ErrandConfig, env: NodeJS.ProcessEnv = pr
   return {
     envNames: config.commands.env,
     env,
-    ...(config.commands.sandbox === 'bwrap' ? { sandbox: { kind: 'bwrap' as const, network: config.commands.network, readOnlyPaths: config.commands.readOnlyPaths } } : {}),
+    ...(config.commands.sandbox === 'bwrap'
+      ? { sandbox: { kind: 'bwrap' as const, network: config.commands.network, readOnlyPaths: config.commands.readOnlyPaths } }
+      : { containment: probeProcessContainment() }),
   };
 }
 
@@ -192,10 +202,12 @@ export async function createErrandWorker(options: ErrandWorkerOptions): Promise<
     taskQueue: options.taskQueue,
     ...(options.workflows ?? workflowSource()),
     activities: { ...createAgentLoopActivities(options.dependencies), ...createOrchestrationActivities(options.dependencies), ...createRunActivities(options.dependencies) },
-    // Cancellation reaches an activity only with a heartbeat's answer; the SDK otherwise throttles
-    // heartbeats to 0.8 × the heartbeat timeout, which would delay a cancel by several seconds.
+    // Activities pace their own heartbeats (src/activities/heartbeat.ts); after a cancel aborted a call here,
+    // it heartbeats until the server confirms, which the SDK would otherwise hold back to 0.8 × the timeout.
     maxHeartbeatThrottleInterval: heartbeatThrottleMs,
     defaultHeartbeatThrottleInterval: heartbeatThrottleMs,
+    // A workflow's cancel aborts its calls running here at once, without waiting for a heartbeat (decision 0022).
+    sinks: inFlightSinks(options.dependencies.heartbeats.inFlight),
     // Bounded, so memory does not grow with the number of waiting subagents; evicted ones replay on wake.
     maxCachedWorkflows: defaultMaxCachedWorkflows,
     // errand's workflow tasks keep one thread busy in a burst; a second one uses the other core (decision 0016).
@@ -225,6 +237,7 @@ export async function runWorker(config: ErrandConfig = loadConfig()): Promise<vo
       tuning,
     });
     process.stdout.write(`errand worker: polling task queue "${config.temporal.taskQueue}" on ${config.temporal.summary}\n`);
+    process.stdout.write(`errand worker: ${processContainmentSummary(dependencies.commands)}\n`);
     try {
       await worker.run();
     } finally {

@@ -2,7 +2,7 @@ import { Agent } from 'node:http';
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { plainHttpRequest } from '../../src/cli/plain-http';
+import { plainHttpRequest } from '../../src/http/plain-http';
 import { freePort } from '../../src/dev/free-port';
 import { onCleanup, trackChildPid, untrackChildPid } from '../cleanup';
 import { benchSubagentInput, benchProviders, buildCliBundle, projectRoot, uniqueId, waitUntil, type Bench } from '../harness';

@@ -1,6 +1,6 @@
 import { tsToMs } from '@temporalio/common/lib/time';
 import { cancelSignal } from '../../src/contracts/subagent-messages';
-import { heartbeatThrottleMs, modelHeartbeatIntervalMs } from '../../src/contracts/limits';
+import { heartbeatThrottleMs } from '../../src/contracts/limits';
 import { benchModel, benchProviders, benchSubagentInput, sleep, startErrandWorker, uniqueId, type Bench, type InProcessWorker } from '../harness';
 import type { FigureResult } from '../figure';
 import { benchMarker, markerOf, openAIMessages } from '../scripted-answers';
@@ -57,9 +57,9 @@ export async function measureCancelLatency(bench: Bench, count: number): Promise
   const requested = toCancelRequested.length > 0 ? summarize(toCancelRequested) : undefined;
   const heartbeatTimeout = bench.config.subagent.activity.modelHeartbeatTimeoutMs;
   const notes = [
-    `${count} sequential samples; median ${round(all.median)} ms. Heartbeat timeout ${heartbeatTimeout} ms (configuration default); the activity heartbeats every ${modelHeartbeatIntervalMs} ms and the worker sends heartbeats at most every ${heartbeatThrottleMs} ms (\`modelHeartbeatIntervalMs\`, \`heartbeatThrottleMs\` in src/contracts/limits.ts).`,
+    `${count} sequential samples; median ${round(all.median)} ms. Heartbeat timeout ${heartbeatTimeout} ms (configuration default); live text goes with a heartbeat at most every ${bench.config.model.liveTextIntervalMs} ms and a keep-alive within the heartbeat timeout. The call runs on the worker of its workflow, so the cancel handler's in-flight sink aborts it at once, without waiting for a heartbeat; the activity then heartbeats (at most every ${heartbeatThrottleMs} ms) until the server confirms the cancellation (decision 0022).`,
     requested
-      ? `signal → ActivityTaskCancelRequested in history: median ${round(requested.median)} ms, max ${round(requested.max)} ms; the rest is the cancellation reaching the activity, which happens only with the answer to its next heartbeat (so at most one heartbeat interval plus a round trip).`
+      ? `signal → ActivityTaskCancelRequested in history: median ${round(requested.median)} ms, max ${round(requested.max)} ms; the abort itself does not wait for it: the sink runs on the worker right after the workflow task that took the signal.`
       : 'no ActivityTaskCancelRequested event found.',
   ];
   return {

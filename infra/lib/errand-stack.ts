@@ -1,5 +1,5 @@
-import { resolve } from 'node:path';
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { join, resolve } from 'node:path';
+import { CfnOutput, Duration, RemovalPolicy, Stack, Stage, type StackProps } from 'aws-cdk-lib';
 import { type CfnStage, HttpApi, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
@@ -16,12 +16,13 @@ import {
 } from 'aws-cdk-lib/aws-ecs';
 import { FileSystem, PerformanceMode, ThroughputMode } from 'aws-cdk-lib/aws-efs';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, ParamsAndSecretsLayerVersion, ParamsAndSecretsVersions, Runtime } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Architecture, Code, Function as LambdaFunction, ParamsAndSecretsLayerVersion, ParamsAndSecretsVersions, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
+import { apiBundleHandler, buildApiBundle } from './api-bundle';
+import { apiFunctionEnvironment, sharedEnvironment } from './api-function-environment';
 import { TemporalAuth, type ErrandSettings } from './settings';
 
 /** The repository root: the Docker build context and the Lambda bundling root. */
@@ -120,15 +121,10 @@ export class ErrandStack extends Stack {
         : settings.temporalAuth === TemporalAuth.mtls
           ? { TEMPORAL_TLS_CLIENT_CERT_DATA: 'tlsCert', TEMPORAL_TLS_CLIENT_KEY_DATA: 'tlsKey' }
           : {};
-    const temporalEnvironment = {
-      TEMPORAL_ADDRESS: settings.temporalAddress,
-      TEMPORAL_NAMESPACE: settings.temporalNamespace,
-      ...(settings.temporalAuth === TemporalAuth.none ? {} : { TEMPORAL_TLS: 'true' }),
-      ...(settings.temporalHttpUrl === undefined ? {} : { ERRAND_TEMPORAL_HTTP_URL: settings.temporalHttpUrl }),
-      ERRAND_TASK_QUEUE: settings.taskQueue,
-      ERRAND_PROVIDERS: settings.providers,
-      ERRAND_STORES: this.toJsonString([{ type: 's3', bucket: this.recipeBucket.bucketName, prefix: recipePrefix, region: this.region }]),
-    };
+    const temporalEnvironment = sharedEnvironment(
+      settings,
+      this.toJsonString([{ type: 's3', bucket: this.recipeBucket.bucketName, prefix: recipePrefix, region: this.region }]),
+    );
 
     // ---- network and the shared volume ------------------------------------------------------------------
     const vpc = new Vpc(this, 'Network', {
@@ -251,9 +247,12 @@ export class ErrandStack extends Stack {
 
     const secretEnv: Record<string, { secretId: string; jsonKey?: string }> = { ERRAND_API_KEYS: { secretId: apiKeysSecret.secretArn } };
     if (temporalSecret) for (const [variable, field] of Object.entries(temporalSecretFields)) secretEnv[variable] = { secretId: temporalSecret.secretArn, jsonKey: field };
-    const apiFunction = new NodejsFunction(this, 'ApiFunction', {
-      entry: resolve(repositoryRoot, 'infra', 'lambda', 'api-handler.ts'),
-      handler: 'handler',
+    // The bundle the bench measures and the Lambda runtime test runs (infra/lib/api-bundle.ts), built with the
+    // local esbuild while the stack is constructed: synthesis needs neither Docker nor the network.
+    const apiBundle = buildApiBundle(join(Stage.of(this)?.outdir ?? repositoryRoot, '.api-bundle', this.stackName));
+    const apiFunction = new LambdaFunction(this, 'ApiFunction', {
+      code: Code.fromAsset(apiBundle.directory),
+      handler: apiBundleHandler,
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
       memorySize: 512,
@@ -261,32 +260,14 @@ export class ErrandStack extends Stack {
       timeout: Duration.seconds(29),
       role: apiRole,
       logGroup: apiLogs,
-      projectRoot: repositoryRoot,
-      depsLockFilePath: resolve(repositoryRoot, 'package-lock.json'),
       paramsAndSecrets: ParamsAndSecretsLayerVersion.fromVersion(ParamsAndSecretsVersions.V1_0_103, { cacheSize: 10 }),
-      environment: {
-        ...temporalEnvironment,
-        ERRAND_SECRET_ENV: this.toJsonString(secretEnv),
-        ERRAND_API_MAX_WAIT_MS: '25000',
-        // The function's file system is read-only apart from /tmp.
-        ERRAND_DATA_DIR: '/tmp/errand',
-        // The workers' path: the API only joins tenant names onto it, it never looks at it.
-        ERRAND_WORKING_DIR: workingRoot,
-        ERRAND_BLOB_BUCKET: this.payloadBucket.bucketName,
-        // The workers' store: the API writes only under its inbound/ keys (the role allows nothing else).
-        ERRAND_BLOB_PREFIX: payloadPrefixes.worker,
-        NODE_OPTIONS: '--enable-source-maps',
-      },
-      bundling: {
-        // esbuild from node_modules: synthesis needs neither Docker nor the network.
-        forceDockerBundling: false,
-        format: OutputFormat.CJS,
-        target: 'node22',
-        sourceMap: true,
-        minify: false,
-        // Pin the SDK the code was tested with instead of whatever the runtime ships.
-        bundleAwsSDK: true,
-      },
+      environment: apiFunctionEnvironment({
+        temporal: temporalEnvironment,
+        secretEnv: this.toJsonString(secretEnv),
+        workingRoot,
+        payloadBucket: this.payloadBucket.bucketName,
+        payloadPrefix: payloadPrefixes.worker,
+      }),
     });
     for (const secret of [apiKeysSecret, ...(temporalSecret ? [temporalSecret] : [])]) {
       apiRole.addToPolicy(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [secret.secretArn] }));

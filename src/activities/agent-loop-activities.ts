@@ -33,7 +33,8 @@ import { liveText, type LiveText } from '../contracts/live-text';
 import { FinalOutputTools } from './final-output';
 import { appendFirstWins, mayHaveRun, storedAnswer, storedToolResult, storeFirstWins, type ToolResultOutcome } from './first-writer-wins';
 import { invalidArgumentsText, toModelTurnOutput } from './model-turn-output';
-import { withHeartbeat } from './stored-outcomes';
+import { defaultHeartbeatSettings, withHeartbeat, type HeartbeatSettings } from './heartbeat';
+import { escapeChildWords } from '../domain/child-words';
 import type { ConversationStore } from './conversation-store';
 
 /** What the agent-loop activities need; injected so tests and the worker choose the real parts. */
@@ -49,6 +50,8 @@ export interface AgentLoopActivityDependencies {
   defaultMaxOutputTokens: number;
   /** Share of the context window at which a conversation is compacted before a call (`ERRAND_COMPACT_AT`). */
   compactAt: number;
+  /** How model and tool calls heartbeat (live-text interval, the in-flight registry); absent: the defaults. */
+  heartbeats?: HeartbeatSettings;
 }
 
 /** The transient note (turn budget) for this call only: added to the last user or tool message, never stored. */
@@ -67,6 +70,7 @@ function withNote(messages: ChatMessage[], note: string | undefined): ChatMessag
  */
 export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): AgentLoopActivities {
   const finalOutput = new FinalOutputTools(deps.blobs);
+  const heartbeats = deps.heartbeats ?? defaultHeartbeatSettings;
   /** Resolves text parts: inline text, a stored message's text, or a stored blob. */
   const resolveParts = async (parts: TextPart[]): Promise<string> => {
     const texts = await Promise.all(parts.map(async (part) => {
@@ -74,11 +78,12 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
       if ('ref' in part) {
         const [message] = await deps.conversations.readRange(part.ref.conversationId, part.ref.seq, 1);
         if (!message) throw ApplicationFailure.create({ type: FailureType.blobMissing, message: `message ${part.ref.seq} of conversation ${part.ref.conversationId} is missing`, nonRetryable: true });
-        return message.content;
+        // A task's own words that were cut from the workflow's text: escaped here, as the inline ones were there.
+        return part.childWords ? escapeChildWords(message.content) : message.content;
       }
       const body = await deps.blobs.get(part.blobKey);
       if (body === undefined) throw ApplicationFailure.create({ type: FailureType.blobMissing, message: `stored message ${part.blobKey} is missing from the blob store`, nonRetryable: true });
-      return body;
+      return part.childWords ? escapeChildWords(body) : body;
     }));
     return texts.join('');
   };
@@ -117,8 +122,8 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
         const attempt = Context.current().info.attempt;
         const live = (): LiveText | undefined => (written.length > 0 ? liveText(written, input.totalTurn ?? input.turn, attempt) : undefined);
         const outcome = await withHeartbeat(async (abortSignal): Promise<{ response: ModelResponse } | { needsCompaction: NonNullable<ModelTurnOutput['needsCompaction']> }> => {
-          deps.toolsets.ensureRecipeServers(input.recipeServers?.map((server) => server.config) ?? []);
-          const policed = applyToolPolicy([...orchestration, ...(await deps.toolsets.specsFor(input.toolsets, input.toolFilter))], deps.toolPolicy, input.toolPolicy ?? []).offered;
+          await deps.toolsets.ensureRecipeServers(input.recipeServers ?? []);
+          const policed = applyToolPolicy([...orchestration, ...(await deps.toolsets.specsFor(input.toolsets, input.toolFilter, input.workingDir))], deps.toolPolicy, input.toolPolicy ?? []).offered;
           // final_output is how a structured-output run delivers its result, not a capability: no policy takes it away.
           const offered = input.finalOutput ? [...policed, await finalOutput.spec(input.finalOutput.schemaKey)] : policed;
           if (input.checkContext) {
@@ -133,7 +138,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
               { abortSignal, onText: (text) => { written = text; } },
             ),
           };
-        }, live).catch((error: unknown) => classifyAndThrow(error));
+        }, heartbeats, live).catch((error: unknown) => classifyAndThrow(error));
         if ('needsCompaction' in outcome) {
           return { text: '', textTruncated: false, toolCalls: [], finishReason: 'other', usage: zeroUsage, maxOutputTokens, needsCompaction: outcome.needsCompaction };
         }
@@ -143,7 +148,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
           content: answer.text,
           ...(answer.toolCalls.length > 0 ? { toolCalls: answer.toolCalls } : {}),
           ...(answer.reasoning && answer.reasoning.length > 0 ? { reasoning: answer.reasoning } : {}),
-        }, { usage: { ...answer.usage }, finishReason: answer.finishReason });
+        }, { usage: { ...answer.usage }, finishReason: answer.finishReason, ...(answer.answerCap ? { answerCap: { ...answer.answerCap } } : {}) });
         response = storedAnswer(winner, input.conversationId, input.length);
       }
       return toModelTurnOutput(response, input, deps.toolPolicy, maxOutputTokens);
@@ -176,12 +181,12 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
           if (!verdict.run) {
             result = toolError(input.approval?.decision === 'deny' ? formatDenial(call.name, input.approval) : verdict.message);
           } else {
-            deps.toolsets.ensureRecipeServers(input.recipeServers?.map((server) => server.config) ?? []);
+            await deps.toolsets.ensureRecipeServers(input.recipeServers ?? []);
             result = await withHeartbeat((abortSignal) =>
               deps.toolsets.call(call.name, call.arguments, { workingDir: input.workingDir, abortSignal }, {
                 toolsetNames: input.toolsets,
                 ...(input.toolFilter ? { filter: input.toolFilter } : {}),
-              }),
+              }), heartbeats,
             );
           }
         }
@@ -226,7 +231,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
       const info = modelInfo(deps.models, input);
       return withHeartbeat((abortSignal) =>
         compactConversation(input, { conversations: deps.conversations, blobs: deps.blobs, model, route: input.route, contextWindow: info.contextWindow, abortSignal }),
-      ).catch((error: unknown) => classifyAndThrow(error));
+      heartbeats).catch((error: unknown) => classifyAndThrow(error));
     },
   };
   return {

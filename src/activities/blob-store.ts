@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { constants, statSync } from 'node:fs';
-import { copyFile, link, mkdir, open, readFile, readdir, unlink } from 'node:fs/promises';
+import { copyFile, link, mkdir, open, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { blobKeyMaxLength, blobListMaxKeys } from '../contracts/limits';
+import { ConfinedDir, isConfinedWalkError, refusalText, withConfinedDir } from '../tools/confined-dir';
 
 /**
  * Large payloads by reference: workflow history carries a key, the blob store the body, so history per
@@ -107,69 +108,73 @@ export function validateBlobPrefix(prefix: string): void {
  * Unlike S3, a directory cannot hold both a blob `a/b` and a blob `a/b/c`; errand's keys never need both.
  */
 export class LocalBlobStore implements BlobStore {
-  /** Directories this store made or found (a put then skips its mkdir). */
-  private readonly directories = new Set<string>();
-
   constructor(private readonly root: string) {}
+
+  /**
+   * Runs `work` on the folder that holds `key`, reached from the store's root without following a link at
+   * any step (src/tools/confined-dir.ts): the data folder may sit where a model's command can write (a
+   * local working directory), and a folder of it swapped for a link must not lead a read or a write out.
+   */
+  private async inFolderOf<T>(key: string, work: (folder: ConfinedDir, name: string) => Promise<T>, create: boolean): Promise<T> {
+    const segments = splitKey(key);
+    const name = segments.pop() ?? '';
+    if (create) await mkdir(this.root, { recursive: true });
+    return withConfinedDir(this.root, segments.join('/'), (folder) => work(folder, name), { create });
+  }
 
   async put(key: string, body: string): Promise<void> {
     validateBlobKey(key);
-    const file = this.fileOf(key);
-    const directory = path.dirname(file);
     tempCounter += 1;
-    const temp = path.join(directory, `.tmp-${path.basename(file)}-${tempPrefix}-${tempCounter}`);
-    // Most puts write a new key: no read first. A key that exists is found by the link below (EEXIST).
-    const handle = await this.createTemp(directory, temp);
-    try {
-      await handle.writeFile(body, 'utf8');
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    try {
-      try {
-        await link(temp, file);
-      } catch (error) {
-        if (errnoCode(error) !== 'EPERM' && errnoCode(error) !== 'ENOTSUP' && errnoCode(error) !== 'EXDEV') throw error;
-        // No hard links here: an exclusive copy still never replaces another body.
-        await copyFile(temp, file, constants.COPYFILE_EXCL);
-      }
-    } catch (error) {
-      if (errnoCode(error) === 'EEXIST') {
-        // Lost a race with another put of the same key: fine if it wrote the same body.
-        const winner = await readIfExists(file);
-        if (winner !== undefined) return assertSameBody(key, winner, body);
-      }
-      throw error;
-    } finally {
-      await unlink(temp).catch(() => undefined);
-    }
-    await syncDirectory(directory);
-  }
-
-  /** Creates the temp file, making its directory when it is not known to exist. */
-  private async createTemp(directory: string, temp: string) {
-    if (!this.directories.has(directory)) {
-      await mkdir(directory, { recursive: true });
-      this.directories.add(directory);
-    }
-    try {
-      return await open(temp, 'wx');
-    } catch (error) {
-      if (errnoCode(error) !== 'ENOENT') throw error;
-      // The directory was removed behind this store's back: make it again.
-      await mkdir(directory, { recursive: true });
-      return open(temp, 'wx');
-    }
+    const tempSuffix = `${tempPrefix}-${tempCounter}`;
+    await this.inFolderOf(
+      key,
+      async (folder, name) => {
+        const temp = folder.pathOf(`.tmp-${name}-${tempSuffix}`);
+        const file = folder.pathOf(name);
+        // Most puts write a new key: no read first. A key that exists is found by the link below (EEXIST).
+        const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+        try {
+          await handle.writeFile(body, 'utf8');
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+        try {
+          try {
+            await link(temp, file);
+          } catch (error) {
+            if (errnoCode(error) !== 'EPERM' && errnoCode(error) !== 'ENOTSUP' && errnoCode(error) !== 'EXDEV') throw error;
+            // No hard links here: an exclusive copy still never replaces another body.
+            await copyFile(temp, file, constants.COPYFILE_EXCL);
+          }
+        } catch (error) {
+          if (errnoCode(error) === 'EEXIST') {
+            // Lost a race with another put of the same key: fine if it wrote the same body.
+            const winner = await readIn(folder, name);
+            if (winner !== undefined) return assertSameBody(key, winner, body);
+          }
+          throw error;
+        } finally {
+          await unlink(temp).catch(() => undefined);
+        }
+        await folder.sync();
+      },
+      true,
+    );
   }
 
   async get(key: string): Promise<string | undefined> {
     validateBlobKey(key);
-    const file = this.fileOf(key);
     // A miss is common (is this outcome stored yet?): a stat that returns nothing is much cheaper than a
-    // failed open, which builds an error with a stack trace.
-    if (statSync(file, { throwIfNoEntry: false }) === undefined) return undefined;
-    return readIfExists(file);
+    // failed open, which builds an error with a stack trace. A hit is then read through the confined walk.
+    if (statSync(path.join(this.root, ...splitKey(key)), { throwIfNoEntry: false }) === undefined) return undefined;
+    try {
+      return await this.inFolderOf(key, (folder, name) => readIn(folder, name), false);
+    } catch (error) {
+      if (isConfinedWalkError(error) && (error.reason === 'missing' || error.reason === 'not-directory')) return undefined;
+      if (isConfinedWalkError(error)) throw new Error(`blob ${JSON.stringify(key)}: refused: ${error.relativePath} ${refusalText(error.reason)}`);
+      throw error;
+    }
   }
 
   async list(prefix: string): Promise<string[]> {
@@ -178,29 +183,54 @@ export class LocalBlobStore implements BlobStore {
     const slash = prefix.lastIndexOf('/');
     const baseKey = slash < 0 ? '' : prefix.slice(0, slash);
     const keys: string[] = [];
-    const stack = [baseKey];
-    while (stack.length > 0) {
-      const directoryKey = stack.pop() ?? '';
-      const entries = await readdir(path.join(this.root, ...splitKey(directoryKey)), { withFileTypes: true }).catch((error: unknown) => {
-        if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ENOTDIR') return [];
-        throw error;
-      });
-      for (const entry of entries) {
-        if (entry.name.startsWith('.')) continue; // temp files of puts in progress
-        const childKey = directoryKey === '' ? entry.name : `${directoryKey}/${entry.name}`;
-        if (entry.isDirectory()) {
-          if (childKey.startsWith(prefix) || prefix.startsWith(`${childKey}/`)) stack.push(childKey);
-        } else if (entry.isFile() && childKey.startsWith(prefix)) {
-          keys.push(childKey);
-          if (keys.length > blobListMaxKeys) throw new Error(`blob list of prefix ${JSON.stringify(prefix)} has more than ${blobListMaxKeys} keys; use a narrower prefix`);
+    let base: ConfinedDir;
+    try {
+      base = await ConfinedDir.openRoot(this.root);
+    } catch (error) {
+      if (isConfinedWalkError(error)) return [];
+      throw error;
+    }
+    try {
+      const stack = [baseKey];
+      while (stack.length > 0) {
+        const directoryKey = stack.pop() ?? '';
+        // Each folder is opened from the root without links: a folder swapped for a link is not listed.
+        const folder = await base.openPath(directoryKey).catch((error: unknown) => {
+          if (isConfinedWalkError(error)) return undefined;
+          throw error;
+        });
+        if (folder === undefined) continue;
+        try {
+          for (const entry of await folder.entries()) {
+            if (entry.name.startsWith('.')) continue; // temp files of puts in progress
+            const childKey = directoryKey === '' ? entry.name : `${directoryKey}/${entry.name}`;
+            if (entry.kind === 'directory') {
+              if (childKey.startsWith(prefix) || prefix.startsWith(`${childKey}/`)) stack.push(childKey);
+            } else if (entry.kind === 'file' && childKey.startsWith(prefix)) {
+              keys.push(childKey);
+              if (keys.length > blobListMaxKeys) throw new Error(`blob list of prefix ${JSON.stringify(prefix)} has more than ${blobListMaxKeys} keys; use a narrower prefix`);
+            }
+          }
+        } finally {
+          await folder.close();
         }
       }
+    } finally {
+      await base.close();
     }
     return keys.sort();
   }
+}
 
-  private fileOf(key: string): string {
-    return path.join(this.root, ...splitKey(key));
+/** The body of the blob file `name` in `folder`; undefined when there is none (or it is a folder of longer keys). */
+async function readIn(folder: ConfinedDir, name: string): Promise<string | undefined> {
+  try {
+    const read = await folder.readFile(name, Number.MAX_SAFE_INTEGER - 1);
+    return 'tooLarge' in read ? undefined : read.content.toString('utf8');
+  } catch (error) {
+    // not-regular: the key names a "directory" of longer keys (`a/b` when `a/b/c` exists): no blob there.
+    if (isConfinedWalkError(error) && (error.reason === 'missing' || error.reason === 'not-regular' || error.reason === 'not-directory')) return undefined;
+    throw error;
   }
 }
 
@@ -208,37 +238,12 @@ export class LocalBlobStore implements BlobStore {
 const tempPrefix = `${process.pid}-${randomBytes(4).toString('hex')}`;
 let tempCounter = 0;
 
-/** Flushes a directory's entries (a new name) to disk; where a directory cannot be opened for that, nothing to do. */
-async function syncDirectory(directory: string): Promise<void> {
-  let handle;
-  try {
-    handle = await open(directory, 'r');
-  } catch {
-    return;
-  }
-  try {
-    await handle.sync().catch(() => undefined); // some file systems refuse fsync on a directory (EINVAL)
-  } finally {
-    await handle.close();
-  }
-}
-
 function splitKey(key: string): string[] {
   return key === '' ? [] : key.split('/');
 }
 
 function assertSameBody(key: string, existing: string, body: string): void {
   if (existing !== body) throw new BlobConflictError(key);
-}
-
-async function readIfExists(file: string): Promise<string | undefined> {
-  try {
-    return await readFile(file, 'utf8');
-  } catch (error) {
-    // EISDIR: the key names a "directory" of longer keys (`a/b` when `a/b/c` exists): no blob there.
-    if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ENOTDIR' || errnoCode(error) === 'EISDIR') return undefined;
-    throw error;
-  }
 }
 
 function errnoCode(error: unknown): unknown {

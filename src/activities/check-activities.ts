@@ -4,12 +4,13 @@ import { formatDenial } from '../domain/delegation-texts';
 import type { CommandOptions } from '../tools/command-environment';
 import type { PathRules } from '../tools/confine-path';
 import { runShellCommand, type CommandOutcome } from '../tools/developer/run-command';
-import { developerToolsetName } from '../tools/developer-toolset';
+import { developerToolsetName } from '../tools/developer-toolset-name';
 import { toolNameSeparator } from '../contracts/limits';
 import { checkToolCall, resolvePolicy, type ToolPolicyConfig } from '../tools/tool-policy';
 import type { BlobStore } from './blob-store';
 import { conversationSegment } from './conversation-store';
-import { storedOutcome, storeOutcome, withHeartbeat } from './stored-outcomes';
+import { withHeartbeat, type HeartbeatSettings } from './heartbeat';
+import { storedOutcome, storeOutcome } from './stored-outcomes';
 
 /** What the check activity needs: the command rules of `run_command`, the operator's policy, the blob store. */
 export interface CheckDependencies {
@@ -18,6 +19,8 @@ export interface CheckDependencies {
   commands: CommandOptions;
   paths: PathRules;
   toolPolicy?: ToolPolicyConfig;
+  /** How the check heartbeats (keep-alive, the in-flight registry); absent: the defaults. */
+  heartbeats?: HeartbeatSettings;
 }
 
 /** The tool whose policy decides whether a check may run: a check is a shell command like any other. */
@@ -61,7 +64,7 @@ export async function runCheck(input: RunCheckInput, deps: CheckDependencies): P
   }
   const outcome = await withHeartbeat((abortSignal) =>
     runShellCommand(input.command, { workingDir: input.workingDir, timeoutMs: input.timeoutSeconds * 1_000, abortSignal }, deps.commands, deps.paths),
-  );
+  deps.heartbeats);
   const { passed, reason } = describe(outcome, input.timeoutSeconds);
   const preview = outputPreview(outcome.output);
   let outputKey: string | undefined;

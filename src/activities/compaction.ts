@@ -1,4 +1,6 @@
+import { ApplicationFailure } from '@temporalio/common';
 import type { CompactConversationInput, CompactConversationOutput } from '../contracts/activities';
+import { FailureType } from '../contracts/failures';
 import {
   compactionChunkShare,
   compactionMaxCalls,
@@ -28,9 +30,17 @@ export function summaryKey(conversationId: string, tailStart: number): string {
 /** The text of a stored summary (stored as `{text, head, tailStart, usage}`). */
 async function readSummary(blobs: BlobStore, key: string): Promise<string> {
   const raw = await blobs.get(key);
-  if (raw === undefined) throw new Error(`the compaction summary ${key} is missing from the blob store`);
-  const parsed: unknown = JSON.parse(raw);
-  if (typeof parsed !== 'object' || parsed === null || !('text' in parsed) || typeof parsed.text !== 'string') throw new Error(`the compaction summary ${key} is not valid`);
+  // A stored summary that is missing or unreadable stays so: no retry of the activity can fix it (review N7).
+  if (raw === undefined) throw ApplicationFailure.create({ type: FailureType.blobMissing, message: `the compaction summary ${key} is missing from the blob store`, nonRetryable: true });
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch (error) {
+    throw ApplicationFailure.create({ type: FailureType.blobMissing, message: `the compaction summary ${key} is not valid JSON: ${String(error)}`, nonRetryable: true });
+  }
+  if (typeof parsed !== 'object' || parsed === null || !('text' in parsed) || typeof parsed.text !== 'string') {
+    throw ApplicationFailure.create({ type: FailureType.blobMissing, message: `the compaction summary ${key} is not valid (no "text")`, nonRetryable: true });
+  }
   return parsed.text;
 }
 
@@ -166,7 +176,13 @@ async function summarise(task: string, previous: string | undefined, messages: C
   let usage: TokenUsage = zeroUsage;
   let index = 0;
   for (let calls = 0; index < messages.length; calls += 1) {
-    if (calls >= compactionMaxCalls) throw new Error(`compaction needed more than ${compactionMaxCalls} summarising calls; the conversation is too large to compact`);
+    if (calls >= compactionMaxCalls) {
+      throw ApplicationFailure.create({
+        type: FailureType.compactionFailed,
+        message: `compaction needed more than ${compactionMaxCalls} summarising calls; the conversation is too large to compact`,
+        nonRetryable: true,
+      });
+    }
     const chunk: string[] = [];
     let tokens = 0;
     while (index < messages.length) {

@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { FinalOutputVerdict } from '../contracts/activities';
 import { FailureType } from '../contracts/failures';
 import type { JsonObject } from '../contracts/json';
-import { zeroUsage, type ChatMessage, type FinishReason, type ModelResponse, type TokenUsage } from '../contracts/model';
+import { zeroUsage, type AnswerCap, type ChatMessage, type FinishReason, type ModelResponse, type TokenUsage } from '../contracts/model';
 import { isConversationMessageConflictError, type ConversationStore } from './conversation-store';
 
 /*
@@ -62,7 +62,13 @@ export function storedAnswer(stored: { message: ChatMessage; outcome?: JsonObjec
     finishReason: typeof finishReason === 'string' && isFinishReason(finishReason) ? finishReason : 'stop',
     usage: isUsage(usage) ? { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens } : zeroUsage,
     ...(message.reasoning && message.reasoning.length > 0 ? { reasoning: message.reasoning } : {}),
+    ...(isAnswerCap(outcome?.answerCap) ? { answerCap: outcome.answerCap } : {}),
   };
+}
+
+function isAnswerCap(value: unknown): value is AnswerCap {
+  if (typeof value !== 'object' || value === null || !('cap' in value) || !('limit' in value) || !('setting' in value)) return false;
+  return (value.cap === 'bytes' || value.cap === 'time') && typeof value.limit === 'number' && (value.setting === 'ERRAND_MODEL_ANSWER_MAX_BYTES' || value.setting === 'ERRAND_MODEL_ANSWER_MAX_MS');
 }
 
 /** A tool call's result as stored at `seq` (the tool message and, for final_output, the verdict). */

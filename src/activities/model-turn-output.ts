@@ -3,7 +3,7 @@ import { inlineTextLimit, previewLength } from '../contracts/limits';
 import type { ModelResponse } from '../contracts/model';
 import { finalOutputToolName } from '../domain/final-output';
 import { preview } from '../domain/subagent-prompt';
-import { developerToolsetName } from '../tools/developer-toolset';
+import { developerToolsetName } from '../tools/developer-toolset-name';
 import { qualifyToolName } from '../tools/tool-name';
 import { resolvePolicy, type ToolPolicyConfig } from '../tools/tool-policy';
 
@@ -41,6 +41,7 @@ export function toModelTurnOutput(response: ModelResponse, input: ModelTurnInput
     finishReason: response.finishReason,
     usage: response.usage,
     maxOutputTokens,
+    ...(response.answerCap ? { answerCap: response.answerCap } : {}),
   };
 }
 

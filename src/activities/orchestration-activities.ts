@@ -68,7 +68,7 @@ export function createOrchestrationActivities(deps: OrchestrationDependencies): 
       if (!parsed.success) {
         return { ok: false, message: parsed.error.issues.map((issue) => `${issue.path.join('.') || '(arguments)'}: ${issue.message}`).join('; ') };
       }
-      return planDelegation(parsed.data, input.parent, { ...deps.planning, resolver: deps.resolverFor(input.parent.workingDir) });
+      return planDelegation(parsed.data, input.parent, { ...deps.planning, resolver: deps.resolverFor(input.parent.workingDir), resolveDir: input.parent.workingDir });
     },
     async loadListing(input: LoadListingInput): Promise<string> {
       return deps.resolverFor(input.workingDir).listingText({
@@ -81,7 +81,8 @@ export function createOrchestrationActivities(deps: OrchestrationDependencies): 
         ...(input.recipe ? { sessionRecipe: input.recipe.snapshot, sessionValues: input.recipe.values } : {}),
       });
       if (!resolved.ok) return resolved.message;
-      return formatSourceContent(resolved.snapshot);
+      // The model learns when the name it loaded hides another source (a repository's recipe named like the operator's).
+      return resolved.shadowing ? `${formatSourceContent(resolved.snapshot)}\n\nNote: ${resolved.shadowing}` : formatSourceContent(resolved.snapshot);
     },
     async listSubagentModels(filter: { provider?: string; model?: string }): Promise<string> {
       return formatModelList(deps.models, deps.planning.configuredDefault, filter, deps.defaultMaxOutputTokens);

@@ -4,15 +4,18 @@ import type { DelegationParent, PlanDelegationOutput, RecipeServerWire, RunningR
 import { isInside, type PathRules } from '../tools/confine-path';
 import { mcpServerConfigSchema, type RecipeServer } from '../tools/mcp-config';
 import type { DelegateRequest } from '../contracts/delegation';
+import { runCommandMaxTimeoutMs } from '../contracts/limits';
 import type { SourceSnapshot } from '../contracts/source';
 import type { SourceSummary, SubagentInput, TaskLimits } from '../contracts/subagent';
 import { forkRefusal, forkRoute } from '../domain/fork-rules';
+import { capDefinitionLimit } from '../domain/definition-limits';
 import { chooseMaxTurns, chooseModel, type ProviderChoice } from '../domain/model-precedence';
 import { recipeRetryPolicy } from '../domain/recipe-retry';
 import type { RecipeExtension } from '../contracts/recipe-schema';
 import { preview } from '../domain/subagent-prompt';
-import { selectTools } from '../tools/tool-selection';
+import { agentToolsRefusal, selectTools } from '../tools/tool-selection';
 import { renderSource } from '../sources/render-source';
+import { recipeFolderTrusted, untrustedRecipeMessage } from '../tools/recipe-server-trust';
 import type { SourceResolver } from '../sources/source-resolver';
 import { planRunOptions, type AgentRunFields } from './plan-run-options';
 
@@ -24,13 +27,24 @@ export interface PlanContext {
   override: { provider?: string; model?: string };
   /** ERRAND_SUBAGENT_MAX_TURNS (or the default 25). */
   configuredMaxTurns: number;
+  /**
+   * ERRAND_MAX_OUTPUT_TOKENS: the output-token limit a recipe's `settings.max_output_tokens` may not raise
+   * (a model entry's own `maxOutputTokens` wins for that model). No cap from it when absent.
+   */
+  configuredMaxOutputTokens?: number;
   /** Toolsets the operator has registered (names a delegation may ask for). */
   availableToolsets: readonly string[];
   tasks: TaskLimits;
   /** How long a tool call under `ask` waits for a decision (ms). */
   approvalTimeoutMs: number;
-  /** Whether recipe-declared MCP servers may run, and which worker environment variables they may get. */
-  mcp: { allowRecipeServers: boolean; recipeEnvKeys?: string[] };
+  /**
+   * Whether recipe-declared MCP servers may run, which worker environment variables they may get, and
+   * where they may come from: the working root (tenant folders) and the folders under it the operator
+   * trusts (`ERRAND_TRUSTED_RECIPE_DIRS`). Without `workingRoot` no recipe's servers are planned.
+   */
+  mcp: { allowRecipeServers: boolean; recipeEnvKeys?: string[]; workingRoot?: string; trustedRecipeDirs?: readonly string[] };
+  /** The working directory whose sources `resolver` lists (recorded so the worker can resolve a recipe again). */
+  resolveDir?: string;
   /** The worker's path rules, applied to `file` parameters like to tool paths (absent in the API). */
   paths?: PathRules;
   /**
@@ -47,7 +61,7 @@ export interface PlanContext {
 /** A recipe server carried in a workflow input, re-validated before use (nothing starts on a forged config). */
 function toRecipeServer(wire: RecipeServerWire): RecipeServer[] {
   const parsed = mcpServerConfigSchema.safeParse(wire.config);
-  return parsed.success ? [{ declaredName: wire.declaredName, config: parsed.data }] : [];
+  return parsed.success ? [{ declaredName: wire.declaredName, config: parsed.data, ...(wire.origin ? { origin: wire.origin } : {}) }] : [];
 }
 
 /** The prompt an agent gets when it is delegated with no task of its own (SEMANTICS §2). */
@@ -107,6 +121,8 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
   let instructions: string | undefined;
   let prompt: string | undefined;
   let recipeSettings: { provider?: string; model?: string; temperature?: number; maxTurns?: number; maxOutputTokens?: number; reasoningEffort?: string } = {};
+  // An agent file's `effort` (Claude Code's level): ranks where a recipe's reasoning_effort does.
+  let agentEffort: string | undefined;
   let childRecipe: RunningRecipe | undefined;
   let agentTools: { tools?: string[]; disallowedTools?: string[]; mcpServerNames?: string[]; mcpServers?: RecipeExtension[] } | undefined;
   // Claude Code agent fields that shape the run (SEMANTICS §5): see planRunOptions.
@@ -128,6 +144,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     }
     const rendered = await renderSource(snapshot, request.parameters ?? {}, { workingDirectory: workingDir.path, ...(context.paths ? { paths: context.paths } : {}) });
     if (!rendered.ok) return { ok: false, message: `source "${snapshot.name}" cannot run with these parameters:\n- ${rendered.errors.join('\n- ')}` };
+    warnings.push(...(rendered.warnings ?? []));
     if (snapshot.definition.type === 'agent') {
       const agent = snapshot.definition.agent;
       instructions = agent.instructions;
@@ -135,6 +152,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
       if (agent.model && !agent.inheritModel) recipeSettings.model = agent.model;
       // An agent's maxTurns ranks where a recipe's settings.max_turns does.
       if (agent.maxTurns !== undefined) recipeSettings.maxTurns = agent.maxTurns;
+      agentEffort = agent.effort;
       agentTools = {
         ...(agent.tools ? { tools: agent.tools } : {}),
         ...(agent.disallowedTools ? { disallowedTools: agent.disallowedTools } : {}),
@@ -175,7 +193,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
   }
 
   // Tools: parent ∩ `extensions` ∩ the recipe's extensions ∩ the agent's tools − disallowedTools (unknown names reported, not fatal).
-  const selection = selectTools({
+  const select = (agent: typeof agentTools) => selectTools({
     parent: {
       toolsets: parent.toolsets,
       ...(parent.toolFilter ? { toolFilter: parent.toolFilter } : {}),
@@ -185,10 +203,27 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     ...(request.extensions !== undefined ? { requested: request.extensions } : {}),
     ...(recipeExtensions !== undefined ? { recipeExtensions } : {}),
     ...(recipeToolPolicy !== undefined ? { recipeToolPolicy } : {}),
-    ...(agentTools ? { agent: agentTools } : {}),
+    ...(agent ? { agent } : {}),
     operator: context.mcp,
   });
+  const selection = select(agentTools);
+  if (agentTools && snapshot && selection.toolsets.length === 0) {
+    // An agent whose lists match nothing here would run with no tool at all: refused, naming the fields (SEMANTICS §6).
+    const { tools: _tools, disallowedTools: _disallowed, ...servers } = agentTools;
+    const refusal = agentToolsRefusal(agentTools, selection, select(servers), `${snapshot.store.description}: ${snapshot.path}`);
+    if (refusal) return { ok: false, message: refusal };
+  }
   warnings.push(...selection.warnings);
+  // Servers the delegated definition declares itself: the worker checks them against it before they start.
+  const ownServers = selection.recipeServers.filter((server) => server.origin === undefined);
+  let recipeServers = selection.recipeServers;
+  if (ownServers.length > 0 && snapshot) {
+    const trust = { workingRoot: context.mcp.workingRoot ?? '/', trustedDirs: context.mcp.trustedRecipeDirs ?? [] };
+    const resolveDir = context.resolveDir ?? parent.workingDir;
+    if (!(await recipeFolderTrusted(snapshot.recipeDir, trust, resolveDir))) return { ok: false, message: untrustedRecipeMessage(`${snapshot.store.description}: ${snapshot.path}`) };
+    const origin = { source: snapshot.name, resolveDir, workingDir: workingDir.path, values: childRecipe?.values ?? {} };
+    recipeServers = selection.recipeServers.map((server) => (server.origin === undefined ? { ...server, origin } : server));
+  }
   const toolsets = selection.toolsets;
   const toolFilter = selection.toolFilter;
   const run = await planRunOptions({ request, agentRun, recipeOutputSchema, toolsets, workingDir: workingDir.path, workersDiskIsLocal: context.workersDiskIsLocal ?? true, allowBypass: context.allowBypassPermissions, recipeFile: snapshot ? `${snapshot.store.description}: ${snapshot.path}` : undefined });
@@ -215,6 +250,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
           ...(recipeSettings.reasoningEffort !== undefined ? { reasoningEffort: recipeSettings.reasoningEffort } : {}),
         },
         ...(snapshot?.definition.type === 'agent' && recipeSettings.model ? { agentModel: recipeSettings.model } : {}),
+        ...(agentEffort !== undefined ? { agentEffort } : {}),
         ...(context.configuredDefault ? { configuredDefault: context.configuredDefault } : {}),
         parent: parent.route,
       });
@@ -226,7 +262,33 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     return { ok: false, message: `max_turns ${request.max_turns} is above this server's limit of ${context.configuredMaxTurns} turns per subagent (ERRAND_SUBAGENT_MAX_TURNS); ask for at most ${context.configuredMaxTurns}, or leave max_turns out.` };
   }
   const parentRecipeMaxTurns = parent.recipe?.snapshot.definition.type === 'recipe' ? parent.recipe.snapshot.definition.recipe.settings?.max_turns ?? undefined : undefined;
-  const maxTurns = chooseMaxTurns(request.max_turns, recipeSettings.maxTurns, parentRecipeMaxTurns, context.configuredMaxTurns);
+  let maxTurns = chooseMaxTurns(request.max_turns, recipeSettings.maxTurns, parentRecipeMaxTurns, context.configuredMaxTurns);
+  const definitionFile = snapshot ? `${snapshot.store.description}: ${snapshot.path}` : undefined;
+  // A definition (recipe, agent file, or the session's recipe) lowers the operator's limits, never raises them (SEMANTICS §6).
+  if (request.max_turns === undefined && (recipeSettings.maxTurns ?? parentRecipeMaxTurns) !== undefined) {
+    const own = recipeSettings.maxTurns !== undefined;
+    const field = own ? (snapshot?.definition.type === 'agent' ? 'maxTurns' : 'settings.max_turns') : "the session recipe's settings.max_turns";
+    const file = own ? definitionFile : parent.recipe ? `${parent.recipe.snapshot.store.description}: ${parent.recipe.snapshot.path}` : undefined;
+    const capped = capDefinitionLimit({ field, ...(file ? { file } : {}), asked: maxTurns, limit: context.configuredMaxTurns, setting: 'ERRAND_SUBAGENT_MAX_TURNS', unit: 'turns' });
+    maxTurns = capped.value;
+    if (capped.warning) warnings.push(capped.warning);
+  }
+  let recipeMaxOutputTokens = recipeSettings.maxOutputTokens;
+  const outputLimit = context.providers.find((choice) => choice.name === route.route.provider)?.maxOutputTokens?.[route.route.model] ?? context.configuredMaxOutputTokens;
+  if (request.max_output_tokens === undefined && recipeMaxOutputTokens !== undefined && outputLimit !== undefined) {
+    const setting = context.configuredMaxOutputTokens === outputLimit ? 'ERRAND_MAX_OUTPUT_TOKENS' : `maxOutputTokens of model ${route.route.model} in the provider configuration`;
+    const capped = capDefinitionLimit({ field: 'settings.max_output_tokens', ...(definitionFile ? { file: definitionFile } : {}), asked: recipeMaxOutputTokens, limit: outputLimit, setting, unit: 'tokens' });
+    recipeMaxOutputTokens = capped.value;
+    if (capped.warning) warnings.push(capped.warning);
+  }
+  if (retry) {
+    // A check is a shell command like run_command: its time limit is run_command's at most.
+    for (const [key, field] of [['timeoutSeconds', 'retry.timeout_seconds'], ['onFailureTimeoutSeconds', 'retry.on_failure_timeout_seconds']] as const) {
+      const capped = capDefinitionLimit({ field, ...(definitionFile ? { file: definitionFile } : {}), asked: retry[key], limit: Math.floor(runCommandMaxTimeoutMs / 1_000), setting: 'the run_command time limit', unit: 'seconds' });
+      retry = { ...retry, [key]: capped.value };
+      if (capped.warning) warnings.push(capped.warning);
+    }
+  }
 
   const source: SourceSummary | undefined = snapshot
     ? { kind: snapshot.kind, name: snapshot.name, store: snapshot.store.id, version: snapshot.version, path: snapshot.path }
@@ -252,14 +314,15 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     ...(request.continuable ? { continuable: true } : {}),
     ...(parent.tenant ? { tenant: parent.tenant } : {}),
     ...(childBudget(request.token_budget, parent.remainingBudget) !== undefined ? { tokenBudget: childBudget(request.token_budget, parent.remainingBudget) } : {}),
-    ...(request.max_output_tokens !== undefined ? { maxOutputTokens: request.max_output_tokens } : recipeSettings.maxOutputTokens !== undefined ? { maxOutputTokens: recipeSettings.maxOutputTokens } : {}),
+    ...(request.max_output_tokens !== undefined ? { maxOutputTokens: request.max_output_tokens } : recipeMaxOutputTokens !== undefined ? { maxOutputTokens: recipeMaxOutputTokens } : {}),
     ...(request.continuable && context.tasks.continuableIdleTimeoutMs !== undefined ? { idleTimeoutMs: context.tasks.continuableIdleTimeoutMs } : {}),
-    ...(parent.approvers ? { approvers: parent.approvers } : {}),
+    // `permissionMode: auto`: a person decides what asks, whatever the parent's approvers (tools/permission-mode.ts).
+    ...(run.approvers ? { approvers: run.approvers } : parent.approvers ? { approvers: parent.approvers } : {}),
     activity: parent.activity,
     tasks: context.tasks,
     ...(childRecipe ? { recipe: childRecipe } : {}),
     ...(toolPolicy.length > 0 ? { toolPolicy } : {}),
-    ...(selection.recipeServers.length > 0 ? { recipeServers: selection.recipeServers.map((server) => ({ declaredName: server.declaredName, config: { ...server.config } })) } : {}),
+    ...(recipeServers.length > 0 ? { recipeServers: recipeServers.map((server) => ({ declaredName: server.declaredName, config: { ...server.config }, ...(server.origin ? { origin: server.origin } : {}) })) } : {}),
     approvalTimeoutMs: context.approvalTimeoutMs,
     ...(retry ? { retry } : {}),
     ...(run.outputSchema ? { outputSchema: run.outputSchema } : {}),

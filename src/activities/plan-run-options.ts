@@ -34,7 +34,7 @@ export interface RunOptionsInput {
 
 /** The run options of a delegation, or a message for the caller saying why it cannot start. */
 export type RunOptions =
-  | { ok: true; policyLayer?: ToolPolicyNarrowingWire; outputSchema?: SubagentInput['outputSchema']; isolation?: 'worktree'; warnings: string[] }
+  | { ok: true; policyLayer?: ToolPolicyNarrowingWire; approvers?: 'human'; outputSchema?: SubagentInput['outputSchema']; isolation?: 'worktree'; warnings: string[] }
   | { ok: false; message: string };
 
 /** Whether the working directory's disk is this machine's (a function is asked only when needed). */
@@ -44,8 +44,8 @@ function diskIsLocal(local: boolean | (() => boolean)): boolean {
 
 /**
  * The parts of a plan that come from the agent's permission mode and isolation and from output schemas:
- * - `permissionMode` → one tool-policy layer (src/domain/permission-mode.ts); `bypassPermissions` without
- *   the operator's consent is an error;
+ * - `permissionMode` → one tool-policy layer (src/tools/permission-mode.ts), and for `auto` approvals by a
+ *   person only; `bypassPermissions` without the operator's consent is an error;
  * - `output_schema` of the request, else the recipe's `response.json_schema`, checked as a JSON Schema
  *   of an object;
  * - `isolation: worktree` (request, else agent) needs the working directory to be inside a git work tree.
@@ -53,6 +53,7 @@ function diskIsLocal(local: boolean | (() => boolean)): boolean {
 export async function planRunOptions(input: RunOptionsInput): Promise<RunOptions> {
   const warnings: string[] = [];
   let policyLayer: ToolPolicyNarrowingWire | undefined;
+  let approvers: 'human' | undefined;
   if (input.agentRun?.permissionMode) {
     const mode = permissionModeLayer(input.agentRun.permissionMode, {
       toolsets: input.toolsets,
@@ -61,6 +62,7 @@ export async function planRunOptions(input: RunOptionsInput): Promise<RunOptions
     });
     if (!mode.ok) return { ok: false, message: mode.message };
     policyLayer = mode.layer;
+    approvers = mode.approvers;
     warnings.push(...mode.warnings);
   }
 
@@ -85,6 +87,7 @@ export async function planRunOptions(input: RunOptionsInput): Promise<RunOptions
   return {
     ok: true,
     ...(policyLayer ? { policyLayer } : {}),
+    ...(approvers ? { approvers } : {}),
     ...(outputSchema ? { outputSchema } : {}),
     ...(isolation ? { isolation } : {}),
     warnings,

@@ -4,6 +4,7 @@ import type { PathRules } from '../tools/confine-path';
 import type { ToolPolicyConfig } from '../tools/tool-policy';
 import type { BlobStore } from './blob-store';
 import { runCheck } from './check-activities';
+import type { HeartbeatSettings } from './heartbeat';
 import { FinalOutputTools } from './final-output';
 import { SafeGit } from './safe-git';
 import { finishWorktree, prepareWorktree } from './worktree-activities';
@@ -19,6 +20,8 @@ export interface RunActivityDependencies {
   toolPolicy?: ToolPolicyConfig;
   /** `ERRAND_WORKTREE_DIR`: where `isolation: worktree` puts worktrees (absent: inside the repository's git directory). */
   worktreeDir?: string;
+  /** How checks heartbeat (keep-alive, the in-flight registry); absent: the defaults. */
+  heartbeats?: HeartbeatSettings;
 }
 
 /**
@@ -29,11 +32,12 @@ export interface RunActivityDependencies {
 export function createRunActivities(deps: RunActivityDependencies): RunActivities {
   const finalOutput = new FinalOutputTools(deps.blobs);
   // git in a model's repository runs with the command allow-list, never the worker's credentials (safe-git.ts).
-  const git = new SafeGit(commandEnvironment(deps.commands));
+  // With the sandbox configured, that git runs in it too, seeing only the tenant's folder (safe-git.ts).
+  const git = new SafeGit(commandEnvironment(deps.commands), deps.commands.sandbox);
   const worktrees = { blobs: deps.blobs, git, paths: deps.paths, ...(deps.worktreeDir !== undefined ? { worktreeDir: deps.worktreeDir } : {}) };
   return {
     storeOutputSchema: (input) => finalOutput.storeSchema(input.conversationId, input.schema),
-    runCheck: (input) => runCheck(input, { blobs: deps.blobs, commands: deps.commands, paths: deps.paths, ...(deps.toolPolicy ? { toolPolicy: deps.toolPolicy } : {}) }),
+    runCheck: (input) => runCheck(input, { blobs: deps.blobs, commands: deps.commands, paths: deps.paths, ...(deps.toolPolicy ? { toolPolicy: deps.toolPolicy } : {}), ...(deps.heartbeats ? { heartbeats: deps.heartbeats } : {}) }),
     prepareWorktree: (input) => prepareWorktree(input, worktrees),
     finishWorktree: (input) => finishWorktree(input, worktrees),
   };

@@ -12,16 +12,20 @@ import { createLogger } from '../observability/json-logger';
  * worker: when it completes, its workflow task would wait on the dead worker's queue. So an activity
  * attempt after the first resets its workflow's sticky queue (ResetStickyTaskQueue) before it runs, and
  * its completion goes to the normal queue, where any live worker takes it at once (and replays the
- * history). Resetting is always safe — it costs one replay, and retries are rare. Local activities are
- * left alone: they retry inside a running workflow task. A failed reset is logged and never fails the
- * activity. Decision 0014.
+ * history). Only a retry whose previous attempt *timed out* does it (its worker may be gone): a reset
+ * costs a full replay of the workflow on its next task, and retries after a 429 or a 5xx — common under a
+ * provider's rate limits — come from a live worker whose sticky queue is fine (review N15). The previous
+ * attempt's failure is read from the workflow's pending activity (a describe, not a billable action); when
+ * it cannot be read the reset is done, as before. Local activities are left alone: they retry inside a
+ * running workflow task. A failed reset is logged and never fails the activity. Decision 0014.
  */
 export const resetStickyOnRetry: ActivityInterceptorsFactory = (context: ActivityContext) => ({
   inbound: {
     async execute(input, next) {
       const { info } = context;
       if (info.attempt > 1 && !info.isLocal && info.workflowExecution !== undefined) {
-        await resetStickyQueue(context, info.workflowNamespace ?? info.activityNamespace, info.workflowExecution);
+        const namespace = info.workflowNamespace ?? info.activityNamespace;
+        if (await previousAttemptMayBeLost(context, namespace, info.workflowExecution)) await resetStickyQueue(context, namespace, info.workflowExecution);
       }
       return next(input);
     },
@@ -29,6 +33,37 @@ export const resetStickyOnRetry: ActivityInterceptorsFactory = (context: Activit
 });
 
 const log = createLogger('worker');
+
+/** What a describe says of one pending activity (the fields this file reads). */
+export interface PendingActivityView {
+  activityId?: string | null;
+  lastFailure?: { message?: string | null; timeoutFailureInfo?: unknown } | null;
+}
+
+/**
+ * Whether the activity's previous attempt ended by a timeout (heartbeat, start-to-close): the one case where
+ * its worker may be dead. Unknown (the activity is not listed, or has no failure) counts as a timeout, so
+ * a lost worker is never waited for.
+ */
+export function previousAttemptTimedOut(pending: readonly PendingActivityView[], activityId: string): boolean {
+  const activity = pending.find((candidate) => candidate.activityId === activityId);
+  if (!activity?.lastFailure) return true;
+  return activity.lastFailure.timeoutFailureInfo !== undefined && activity.lastFailure.timeoutFailureInfo !== null;
+}
+
+async function previousAttemptMayBeLost(context: ActivityContext, namespace: string, execution: { workflowId: string; runId: string }): Promise<boolean> {
+  try {
+    const described = await context.client.workflowService.describeWorkflowExecution({ namespace, execution });
+    return previousAttemptTimedOut(described.pendingActivities ?? [], context.info.activityId);
+  } catch (error) {
+    log.warn('could not read why the previous attempt of an activity ended; resetting its workflow\'s sticky queue anyway', {
+      workflowId: execution.workflowId,
+      activityType: context.info.activityType,
+      error,
+    });
+    return true;
+  }
+}
 
 async function resetStickyQueue(context: ActivityContext, namespace: string, execution: { workflowId: string; runId: string }): Promise<void> {
   try {

@@ -8,9 +8,11 @@ import { defaultWorktreeFolderName, maxWorktreeBranchSuffix } from '../contracts
 import type { FinishWorktreeInput, PrepareWorktreeInput } from '../contracts/run-activities';
 import { gitSafeName, worktreeBranch } from '../domain/worktree-names';
 import { isInside, type PathRules } from '../tools/confine-path';
+import { isConfinedWalkError, refusalText, walkStart, withConfinedDir } from '../tools/confined-dir';
 import type { BlobStore } from './blob-store';
 import { conversationSegment } from './conversation-store';
-import type { SafeGit } from './safe-git';
+import { findWorkTreeTop, proveRepository, RepositoryRefusedError, tenantFolderOf, type ProvenRepository } from './git-confinement';
+import type { GitScope, SafeGit } from './safe-git';
 import { storedOutcome, storeOutcome } from './stored-outcomes';
 
 /** What the worktree activities need. */
@@ -58,8 +60,8 @@ async function worktreeBase(repository: string, gitDir: string, workingDir: stri
 }
 
 /** The branch checked out in the worktree at `folder`, if git knows such a worktree. */
-async function branchOfWorktree(git: SafeGit, repository: string, folder: string): Promise<string | undefined> {
-  const listing = await git.run(repository, ['worktree', 'list', '--porcelain']);
+async function branchOfWorktree(git: SafeGit, repository: string, folder: string, scope: GitScope): Promise<string | undefined> {
+  const listing = await git.run(repository, ['worktree', 'list', '--porcelain'], scope);
   let current: string | undefined;
   for (const line of listing.split('\n')) {
     if (line.startsWith('worktree ')) current = line.slice('worktree '.length);
@@ -81,25 +83,23 @@ export async function prepareWorktree(input: PrepareWorktreeInput, deps: Worktre
   const workingDir = await realpath(input.workingDir).catch(() => {
     throw unavailable('the working directory does not exist, so there is no repository to make a worktree of');
   });
-  const inRepository = await deps.git.probe(workingDir, ['rev-parse', '--show-toplevel']);
-  if (inRepository === undefined) throw unavailable('isolation "worktree" needs a git repository, and the working directory is not inside one');
-  const repository = await realpath(inRepository.trim());
-  const gitDir = await realpath((await deps.git.run(workingDir, ['rev-parse', '--path-format=absolute', '--git-common-dir'])).trim());
-  const head = (await deps.git.probe(workingDir, ['rev-parse', '--verify', 'HEAD^{commit}']))?.trim();
+  const { repository, gitDir, scope } = await repositoryOf(workingDir, deps);
+  const head = (await deps.git.probe(workingDir, ['rev-parse', '--verify', 'HEAD^{commit}'], scope))?.trim();
   if (!head) throw unavailable('the repository has no commit yet, and a worktree starts from the current commit; commit something first');
 
   const base = await worktreeBase(repository, gitDir, workingDir, deps);
   const folder = path.join(base, `${gitSafeName(input.workflowId).slice(0, 60)}-${createHash('sha256').update(input.conversationId).digest('hex').slice(0, 8)}`);
-  let branch = (await exists(folder)) ? await branchOfWorktree(deps.git, repository, folder) : undefined;
+  if ((await lstat(folder).catch(() => undefined))?.isSymbolicLink()) throw unavailable(`the worktree folder of this delegation is a symbolic link; remove ${path.relative(repository, folder)} and start again`);
+  let branch = (await exists(folder)) ? await branchOfWorktree(deps.git, repository, folder, scope) : undefined;
   if (branch === undefined) {
     if (await exists(folder)) throw unavailable(`the worktree folder of this delegation exists but is not a worktree of this repository; remove ${path.relative(repository, folder)} and start again`);
     for (let attempt = 1; attempt <= maxWorktreeBranchSuffix && branch === undefined; attempt += 1) {
       const candidate = worktreeBranch(input.name, attempt);
-      if ((await deps.git.probe(repository, ['show-ref', '--verify', '--quiet', `refs/heads/${candidate}`])) === undefined) branch = candidate;
+      if ((await deps.git.probe(repository, ['show-ref', '--verify', '--quiet', `refs/heads/${candidate}`], scope)) === undefined) branch = candidate;
     }
     if (branch === undefined) throw unavailable(`branches ${worktreeBranch(input.name)} to ${worktreeBranch(input.name, maxWorktreeBranchSuffix)} all exist; delete old errand branches`);
-    await mkdir(base, { recursive: true });
-    await deps.git.run(repository, ['worktree', 'add', '--quiet', '-b', branch, folder, head]).catch((error: unknown) => {
+    await makeFolder(base, deps);
+    await deps.git.run(repository, ['worktree', 'add', '--quiet', '-b', branch, folder, head], scope).catch((error: unknown) => {
       throw unavailable(`git could not make the worktree: ${error instanceof Error ? error.message : String(error)}`);
     });
   }
@@ -126,14 +126,73 @@ export async function finishWorktree(input: FinishWorktreeInput, deps: WorktreeD
   const stored = await storedOutcome<WorktreeOutcome>(deps.blobs, key);
   if (stored) return stored;
   const worktree = input.worktree;
-  const tip = (await deps.git.probe(worktree.repository, ['rev-parse', '--verify', '--quiet', `refs/heads/${worktree.branch}`]))?.trim();
+  const { scope } = await repositoryOf(worktree.repository, deps);
+  const tip = (await deps.git.probe(worktree.repository, ['rev-parse', '--verify', '--quiet', `refs/heads/${worktree.branch}`], scope))?.trim();
   let changed = tip !== undefined && tip !== worktree.base;
   if (await exists(worktree.path)) {
-    const status = await deps.git.run(worktree.path, ['status', '--porcelain', '--untracked-files=all', '--ignore-submodules=all']);
-    const head = (await deps.git.run(worktree.path, ['rev-parse', 'HEAD'])).trim();
+    // The worktree's own .git file is in the model's folder too: it is proven like the repository.
+    const own = await worktreeScope(worktree.path, worktree.repository, deps);
+    const status = await deps.git.run(worktree.path, ['status', '--porcelain', '--untracked-files=all', '--ignore-submodules=all'], own);
+    const head = (await deps.git.run(worktree.path, ['rev-parse', 'HEAD'], own)).trim();
     changed = changed || status.trim().length > 0 || head !== worktree.base;
-    if (!changed) await deps.git.run(worktree.repository, ['worktree', 'remove', '--force', worktree.path]);
+    if (!changed) await deps.git.run(worktree.repository, ['worktree', 'remove', '--force', worktree.path], scope);
   }
-  if (!changed && tip !== undefined) await deps.git.run(worktree.repository, ['branch', '--quiet', '-D', worktree.branch]);
+  if (!changed && tip !== undefined) await deps.git.run(worktree.repository, ['branch', '--quiet', '-D', worktree.branch], scope);
   return storeOutcome(deps.blobs, key, { branch: worktree.branch, path: worktree.relativePath, changed });
+}
+
+/**
+ * The repository of `workingDir` and how git may run in it (decision 0020): in the sandbox, with the
+ * tenant's folder the only one it sees; without, only once the repository is proven to live inside that
+ * folder, with GIT_DIR and GIT_WORK_TREE pinned. Throws a WorktreeUnavailable saying why it was refused.
+ */
+async function repositoryOf(workingDir: string, deps: WorktreeDependencies): Promise<{ repository: string; gitDir: string; scope: GitScope }> {
+  const tenantFolder = await tenantFolderOf(workingDir, deps.paths.workingRoot);
+  if (deps.git.sandboxed) {
+    const top = await findWorkTreeTop(workingDir, tenantFolder, deps.paths.workingRoot).catch(refused);
+    if (top === undefined) throw unavailable('isolation "worktree" needs a git repository, and the working directory is not inside one');
+    const scope: GitScope = { folder: tenantFolder ?? top };
+    const inRepository = await deps.git.probe(workingDir, ['rev-parse', '--show-toplevel'], scope);
+    if (inRepository === undefined) throw unavailable('isolation "worktree" needs a git repository git can use inside the sandbox, and the working directory is not inside one');
+    const repository = await realpath(inRepository.trim());
+    const gitDir = await realpath((await deps.git.run(workingDir, ['rev-parse', '--path-format=absolute', '--git-common-dir'], scope)).trim());
+    return { repository, gitDir, scope: { folder: tenantFolder ?? repository } };
+  }
+  const proven: ProvenRepository = await proveRepository(workingDir, tenantFolder, deps.paths.workingRoot).catch(refused);
+  return { repository: proven.top, gitDir: proven.commonDir, scope: { folder: proven.folder, gitDir: proven.gitDir, workTree: proven.top } };
+}
+
+/** How git may run in a worktree errand made (its .git file proven like a repository's). */
+async function worktreeScope(worktreePath: string, repository: string, deps: WorktreeDependencies): Promise<GitScope> {
+  const tenantFolder = await tenantFolderOf(repository, deps.paths.workingRoot);
+  // Without tenants, the worktree and its repository's git directory may be side by side: confine to both.
+  const both = (top: string) => commonAncestor(top, repository);
+  if (deps.git.sandboxed) return { folder: tenantFolder ?? both(worktreePath) };
+  const proven = await proveRepository(worktreePath, tenantFolder, deps.paths.workingRoot, both).catch(refused);
+  return { folder: proven.folder, gitDir: proven.gitDir, workTree: proven.top };
+}
+
+function commonAncestor(first: string, second: string): string {
+  let current = first;
+  while (!isInside(current, second)) current = path.dirname(current);
+  return current;
+}
+
+/** Makes the worktrees' folder; inside a tenant's folder, each step without following a link (confined-dir.ts). */
+async function makeFolder(folder: string, deps: WorktreeDependencies): Promise<void> {
+  const tenantFolder = await tenantFolderOf(folder, deps.paths.workingRoot);
+  if (tenantFolder === undefined) {
+    await mkdir(folder, { recursive: true });
+    return;
+  }
+  const start = await walkStart(folder, tenantFolder, deps.paths.workingRoot);
+  await withConfinedDir(start.root, start.relative, () => Promise.resolve(), { create: true }).catch((error: unknown) => {
+    if (isConfinedWalkError(error)) throw unavailable(`the worktree folder ${path.relative(tenantFolder, folder)} ${refusalText(error.reason)}; git was not run`);
+    throw error;
+  });
+}
+
+function refused(error: unknown): never {
+  if (error instanceof RepositoryRefusedError) throw unavailable(error.message);
+  throw error;
 }

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { defaultApiMaxBodyBytes, defaultApiMaxWaitMs, defaultApiPort } from '../contracts/limits';
+import { defaultApiMaxBodyBytes, defaultApiMaxEventStreamsPerTenant, defaultApiMaxWaitMs, defaultApiPort } from '../contracts/limits';
 import { intFromEnv } from '../client-config';
 import { parseApiKeys, tenantSchema, type ApiKeyEntry } from './auth-config';
 
@@ -13,7 +13,13 @@ import { parseApiKeys, tenantSchema, type ApiKeyEntry } from './auth-config';
 export type ApiAuth =
   | { mode: 'keys'; keys: ApiKeyEntry[] }
   /** Local development only: no keys, every request runs as one tenant. */
-  | { mode: 'off'; tenant: string };
+  | { mode: 'off'; tenant: string }
+  /**
+   * `errand dev`'s API: one local user, like `off`, but every request must carry the stack's own token
+   * (`Authorization: Bearer <token>`; its SHA-256 here), so a model's command that reaches the port
+   * cannot act on the API (src/cli/dev-stack-token.ts).
+   */
+  | { mode: 'stack-token'; tenant: string; sha256: string };
 
 /** The API's settings. */
 export interface ApiConfig {
@@ -22,6 +28,8 @@ export interface ApiConfig {
   maxBodyBytes: number;
   /** Longest `?wait=` honoured, in milliseconds. */
   maxWaitMs: number;
+  /** Most open event streams per tenant (`ERRAND_API_MAX_EVENT_STREAMS`); past it a 429. */
+  maxEventStreamsPerTenant: number;
   /** Node server: interface and port. */
   host: string;
   port: number;
@@ -103,6 +111,7 @@ export function loadApiConfig(env: NodeJS.ProcessEnv = process.env, cwd: string 
     auth,
     maxBodyBytes: intFromEnv(env, 'ERRAND_API_MAX_BODY_BYTES', 1_024, 64 * 1024 * 1024) ?? defaultApiMaxBodyBytes,
     maxWaitMs: intFromEnv(env, 'ERRAND_API_MAX_WAIT_MS', 0, 15 * 60_000) ?? defaultApiMaxWaitMs,
+    maxEventStreamsPerTenant: intFromEnv(env, 'ERRAND_API_MAX_EVENT_STREAMS', 1, 100_000) ?? defaultApiMaxEventStreamsPerTenant,
     host,
     port: intFromEnv(env, 'ERRAND_API_PORT', 0, 65_535) ?? defaultApiPort,
   };

@@ -8,7 +8,7 @@ import type { PlanDelegationFunction } from './planning-types';
 export type { ApiCaller, PlanDelegationFunction } from './planning-types';
 
 
-/** Source listing and lookup (a `SourceResolver` fits). */
+/** Source listing and lookup in one working directory (a `SourceResolver` fits). */
 export interface SourceLookup {
   list(options?: { refresh?: boolean }): Promise<SourceListingResult>;
   resolve(name: string): Promise<ResolveResult>;
@@ -22,6 +22,9 @@ export interface ApiDependencies {
   plan: PlanDelegationFunction;
   /** Parent sessions and approvals. */
   sessions?: SessionService;
-  /** Absent when no source stores are wired: the sources routes answer 404 for every name. */
-  sources?: SourceLookup;
+  /**
+   * The sources a tenant's delegations load: those of its working directory. Absent when no source stores
+   * are wired: the sources routes answer 404 for every name.
+   */
+  sourcesFor?: (tenant: string) => SourceLookup;
 }

@@ -2,13 +2,15 @@ import { ServiceError } from '@temporalio/client';
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { healthResponseSchema } from '../contracts/api';
+import { rateLimitedRetryAfterSeconds } from '../contracts/limits';
+import { GrpcCode, grpcStatusOf } from '../grpc-status';
 import type { ApiDependencies } from './api-dependencies';
 import type { ApiEnv } from './api-env';
 import { authenticate } from './auth';
 import { apiVersion, buildOpenApiDocument } from './openapi-document';
 import { ApiProblem, isApiProblem, ProblemKind, problemResponse } from './problem';
 import { bufferRequestBody, nodeRequestOf } from './request-body';
-import { mountRoute, sendJson } from './route-spec';
+import { mountRoute, sendJson, type RouteSpec } from './route-spec';
 import { apiRoutes, healthRoute, openApiRoute } from './route-table';
 import { mountCatalogRoutes } from './routes/catalog-routes';
 import { createLogger } from '../observability/json-logger';
@@ -22,22 +24,36 @@ import { mountSessionRoutes } from './routes/session-routes';
  * then each route's schemas.
  */
 
-function grpcCode(error: unknown): number | undefined {
-  let current: unknown = error;
-  // The SDK wraps gRPC errors; the status code may sit one or two causes down.
-  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth += 1) {
-    if ('code' in current && typeof current.code === 'number') return current.code;
-    current = 'cause' in current ? current.cause : undefined;
-  }
-  return undefined;
-}
-
 /** True when the error means Temporal could not be reached (a 503, not a 500). */
 export function isTemporalUnavailable(error: unknown): boolean {
-  const code = grpcCode(error);
-  // 14 UNAVAILABLE, 4 DEADLINE_EXCEEDED.
-  if (code === 14 || code === 4) return true;
+  const code = grpcStatusOf(error)?.code;
+  if (code === GrpcCode.unavailable || code === GrpcCode.deadlineExceeded) return true;
   return error instanceof ServiceError && /failed to connect/i.test(error.message);
+}
+
+/** True when Temporal refused for its rate limits (RESOURCE_EXHAUSTED, after the client's own retries): a 429. */
+export function isTemporalRateLimited(error: unknown): boolean {
+  return grpcStatusOf(error)?.code === GrpcCode.resourceExhausted;
+}
+
+/**
+ * The `Allow` value of a request path: the methods its routes take (GET brings HEAD, which Hono answers
+ * with the GET handler), or undefined when no route has that path.
+ */
+function methodsByPath(routes: readonly RouteSpec[]): (path: string) => string | undefined {
+  const patterns = new Map<string, { pattern: RegExp; methods: Set<string> }>();
+  for (const route of routes) {
+    // A `{param}` is one path segment; everything else is literal (escaped).
+    const source = route.path.split(/(\{[A-Za-z0-9_]+\})/).map((part) => (/^\{.*\}$/.test(part) ? '[^/]+' : part.replace(/[.*+?^$()|[\]\\]/g, '\\$&'))).join('');
+    const entry = patterns.get(route.path) ?? { pattern: new RegExp(`^${source}$`), methods: new Set<string>() };
+    entry.methods.add(route.method.toUpperCase());
+    if (route.method === 'get') entry.methods.add('HEAD');
+    patterns.set(route.path, entry);
+  }
+  return (path) => {
+    for (const { pattern, methods } of patterns.values()) if (pattern.test(path)) return [...methods].join(', ');
+    return undefined;
+  };
 }
 
 /** Builds the API app. */
@@ -89,9 +105,18 @@ export function createApp(deps: ApiDependencies, options: { requestLog?: boolean
   const document = buildOpenApiDocument(apiRoutes);
   mountRoute(app, openApiRoute, async ({ c }) => c.json(document, 200));
 
-  app.notFound((c) =>
-    problemResponse(c, new ApiProblem(404, ProblemKind.notFound, 'No such route', { detail: `${c.req.method} ${c.req.path} is not a route of this API; see /openapi.json` })),
-  );
+  const allowedMethods = methodsByPath(apiRoutes);
+  app.notFound((c) => {
+    // A path of the API asked with a method it does not take: 405 with the methods it does (RFC 9110).
+    const allow = allowedMethods(c.req.path);
+    if (allow) {
+      return problemResponse(
+        c,
+        new ApiProblem(405, ProblemKind.methodNotAllowed, 'Method not allowed', { detail: `${c.req.path} does not take ${c.req.method}; it takes ${allow}`, headers: { allow } }),
+      );
+    }
+    return problemResponse(c, new ApiProblem(404, ProblemKind.notFound, 'No such route', { detail: `${c.req.method} ${c.req.path} is not a route of this API; see /openapi.json` }));
+  });
 
   app.onError((error, c) => {
     if (isApiProblem(error)) return problemResponse(c, error);
@@ -100,6 +125,16 @@ export function createApp(deps: ApiDependencies, options: { requestLog?: boolean
     }
     // Faults go through the redacting JSON logger (never a raw stack on stderr: a stack can quote a key),
     // and the client learns nothing about the server (no path, no stack).
+    if (isTemporalRateLimited(error)) {
+      log.warn('Temporal rate limited', { method: c.req.method, path: c.req.path, error });
+      return problemResponse(
+        c,
+        new ApiProblem(429, ProblemKind.rateLimited, 'Temporal is over its rate limit', {
+          detail: `the workflow service refused the call for its rate limits (RESOURCE_EXHAUSTED), also after retries; retry after ${rateLimitedRetryAfterSeconds} s`,
+          headers: { 'retry-after': String(rateLimitedRetryAfterSeconds) },
+        }),
+      );
+    }
     if (isTemporalUnavailable(error)) {
       log.warn('Temporal unavailable', { method: c.req.method, path: c.req.path, error });
       return problemResponse(c, new ApiProblem(503, ProblemKind.unavailable, 'Temporal is unavailable', { detail: 'the workflow service cannot be reached; retry later', headers: { 'retry-after': '5' } }));

@@ -27,7 +27,12 @@ export function tenantForKey(auth: ApiAuth & { mode: 'keys' }, key: string): str
   return tenant;
 }
 
-/** Middleware that sets `tenant` from the Authorization header (or the local tenant when auth is off). */
+/** Whether a presented key hashes to `sha256` (compared in constant time). */
+function matchesHash(key: string, sha256: string): boolean {
+  return timingSafeEqual(createHash('sha256').update(key, 'utf8').digest(), Buffer.from(sha256, 'hex'));
+}
+
+/** Middleware that sets `tenant` from the Authorization header (or the local tenant when auth is off; with the stack token, once it is shown). */
 export function authenticate(auth: ApiAuth): MiddlewareHandler<ApiEnv> {
   return async (c, next) => {
     if (auth.mode === 'off') {
@@ -40,7 +45,7 @@ export function authenticate(auth: ApiAuth): MiddlewareHandler<ApiEnv> {
     const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
     const key = match?.[1];
     if (key === undefined) throw unauthorized('the Authorization header must be "Bearer <key>"');
-    const tenant = tenantForKey(auth, key);
+    const tenant = auth.mode === 'stack-token' ? (matchesHash(key, auth.sha256) ? auth.tenant : undefined) : tenantForKey(auth, key);
     if (tenant === undefined) throw unauthorized('the API key is not valid');
     c.set('tenant', tenant);
     await next();

@@ -1,9 +1,9 @@
 import { createBlobStore } from '../activities/blob-store-factory';
 import { loadConfig, type ErrandConfig } from '../config';
-import { SourceResolver } from '../sources/source-resolver';
-import { createSearchStores } from '../sources/store-config';
+import { existsSync } from 'node:fs';
+import { createSharedSources, type SharedSources } from '../sources/shared-sources';
 import { loadApiConfig, type ApiConfig, type LoadApiConfigOptions } from './api-config';
-import type { ApiDependencies, SourceLookup } from './api-dependencies';
+import type { ApiDependencies } from './api-dependencies';
 import { DelegationService } from './delegation-service';
 import { lazyTemporalClient, type TemporalClientProvider } from './temporal-client-provider';
 import { apiPlanner } from './plan-api-delegation';
@@ -13,8 +13,8 @@ import { TemporalHttpStarter } from './temporal-http-start';
 import { temporalHttpHeaders } from '../temporal-http-url';
 
 /**
- * Wires the API from configuration: one lazily connected Temporal client per process, the source
- * resolver over the working root (the operator's project folders and configured stores), the planner
+ * Wires the API from configuration: one lazily connected Temporal client per process, the sources of each
+ * tenant's working directory (the same stores, in the same order, as the worker's `delegate`), the planner
  * shared with the `delegate` tool, and each tenant's working directory (`<working root>/<tenant>`).
  */
 
@@ -26,27 +26,21 @@ export interface ApiDependencyOptions {
   api?: ApiConfig;
   apiOptions?: LoadApiConfigOptions;
   temporal?: TemporalClientProvider;
-  sources?: SourceLookup;
+  sources?: Pick<SharedSources, 'resolverFor'>;
   /** Shown in each workflow's static details. */
   startedBy?: string;
 }
 
 /**
- * The source resolver the API uses: the same search stores as the worker (configuration) under the API's
- * working directory (`ERRAND_WORKING_DIR`). Built here rather than taken from src/worker.ts so the API (and its Lambda bundle)
- * does not load the Temporal worker runtime.
+ * The sources the API uses (decision 0023): the worker's stores in the worker's order, resolved in the
+ * tenant's working directory, so `POST /v1/delegations` and `GET /v1/sources` find what a session's
+ * `delegate` finds. Project folders are read where the working root is on the API's disk (the API beside
+ * its workers, `errand dev`); where it is not (a Lambda), only the operator's and user-level stores are
+ * searched, and a tenant's own project recipes are delegated from a session.
  */
-export function createApiSourceLookup(config: ErrandConfig, homeDirectory?: string): SourceResolver {
-  return new SourceResolver({
-    stores: createSearchStores({
-      workingDirectory: config.workingDir,
-      configured: config.sources.stores,
-      ...(config.sources.recipePath ? { recipePath: config.sources.recipePath } : {}),
-      gitCacheDirectory: config.sources.gitCacheDir,
-      ...(homeDirectory ? { homeDirectory } : {}),
-    }),
-    aliases: config.sources.modelAliases,
-  });
+export function createApiSourceLookup(config: ErrandConfig, homeDirectory?: string): SharedSources {
+  // Looked at per lookup, not once: `errand dev` may create the working root after the API starts.
+  return createSharedSources(config, homeDirectory, () => existsSync(config.workingDir));
 }
 
 /** Builds the API's dependencies from the environment (or the given parts). */
@@ -71,15 +65,15 @@ export function createApiDependencies(options: ApiDependencyOptions = {}): ApiDe
     taskQueue: config.temporal.taskQueue,
     startedBy: options.startedBy ?? 'errand HTTP API',
   });
-  const resolver = createApiSourceLookup(config);
+  const sources = options.sources ?? createApiSourceLookup(config);
   const workingDirFor = (tenant: string) => tenantWorkingDir(config.workingDir, api.auth, tenant);
-  const planner = apiPlanner(config, resolver);
+  const planner = apiPlanner(config, sources);
   return {
     config,
     api,
     delegations,
     temporal,
-    sources: options.sources ?? resolver,
+    sourcesFor: (tenant) => sources.resolverFor(workingDirFor(tenant)),
     plan: (request, caller) => planner(request, caller, workingDirFor(caller.tenant)),
     sessions: new SessionService(temporal, config, workingDirFor, blobs, httpStarter),
   };

@@ -1,10 +1,10 @@
 import type { Context } from 'hono';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
-import { eventStreamKeepAliveMs, eventStreamPollMs, eventStreamRetryMs } from '../contracts/limits';
-import { searchAttributes } from '../contracts/search-attributes';
+import { eventStreamKeepAliveMs, eventStreamRetryMs } from '../contracts/limits';
 import { decodeCursor, encodeCursor, liveEvents, type LiveCursor } from '../domain/live-events';
 import type { ApiEnv } from './api-env';
-import { deriveState, type DelegationService } from './delegation-service';
+import type { DelegationService } from './delegation-service';
+import type { EventStreamHub } from './event-stream-hub';
 import { ApiProblem, isApiProblem, ProblemKind } from './problem';
 import { createLogger } from '../observability/json-logger';
 
@@ -12,9 +12,10 @@ const log = createLogger('api');
 
 /**
  * `GET /v1/delegations/{id}/events`: a server-sent event stream of what a delegation does. The server looks
- * at the delegation every {@link eventStreamPollMs} (describe, peek query, the pending model call's
+ * at the delegation every `eventStreamPollMs` (describe, peek query, the pending model call's
  * heartbeat details) and sends what changed (`domain/live-events.ts`), then `settled` with the result when
- * the workflow has closed, and ends. Each look checks the tenant again, as every route does.
+ * the workflow has closed, and ends. Each look checks the tenant again, as every route does. The looks are
+ * shared by every stream of the delegation, and a tenant's open streams are capped (event-stream-hub.ts).
  *
  * Bounded: the stream closes after `lifetimeMs` (the API's longest wait) and the client reconnects with
  * `Last-Event-ID`, whose value is a cursor of what it was told, so nothing is sent twice and nothing is
@@ -27,6 +28,8 @@ export const settledEventId = 'settled';
 /** Settings of one stream. */
 export interface EventStreamOptions {
   delegations: DelegationService;
+  /** The shared pollers and the per-tenant cap of this API process. */
+  hub: EventStreamHub;
   tenant: string;
   id: string;
   lastEventId: string | undefined;
@@ -59,35 +62,44 @@ export async function delegationEventStream(c: Context<ApiEnv>, options: EventSt
   await options.delegations.describeOwned(options.tenant, options.id);
   if (options.lastEventId === settledEventId) return c.body(null, 204);
   const told = decodeCursor(options.lastEventId);
-  return streamSSE(c, (stream) => follow(stream, options, told));
+  // Past the tenant's cap: a 429 problem answer, before the stream starts.
+  const release = options.hub.reserve(options.tenant);
+  try {
+    return streamSSE(c, (stream) => follow(stream, options, told, release));
+  } catch (error) {
+    release();
+    throw error;
+  }
 }
 
-async function follow(stream: SSEStreamingApi, options: EventStreamOptions, told: LiveCursor | undefined): Promise<void> {
-  const { delegations, tenant, id } = options;
+async function follow(stream: SSEStreamingApi, options: EventStreamOptions, told: LiveCursor | undefined, release: () => void): Promise<void> {
+  const { hub, tenant, id } = options;
   const deadline = Date.now() + options.lifetimeMs;
   let cursor = told;
   let lastWrite = Date.now();
-  await stream.write(`retry: ${eventStreamRetryMs}\n\n`);
+  const looks = hub.subscribe(tenant, id);
+  // A client that goes away frees its slot and its share of the poller at once, not at the next look.
+  stream.onAbort(() => {
+    looks.close();
+    release();
+  });
   try {
+    await stream.write(`retry: ${eventStreamRetryMs}\n\n`);
     while (!stream.aborted && !stream.closed) {
-      const owned = await delegations.describeOwned(tenant, id);
-      const state = deriveState(owned.facts.statusName, owned.facts.attributes.get(searchAttributes.status));
-      const ended = owned.facts.statusName !== 'RUNNING';
-      const { peek } = ended ? { peek: null } : await delegations.peek(owned.client, owned.handle, owned.description);
-      const look = liveEvents(cursor, { state, peek });
-      cursor = look.cursor;
-      const eventId = encodeCursor(look.cursor);
-      for (const [index, event] of look.events.entries()) {
+      const look = await looks.next();
+      if (stream.aborted || stream.closed) return;
+      if (look.kind === 'error') throw look.error;
+      const live = liveEvents(cursor, look.observation);
+      cursor = live.cursor;
+      const eventId = encodeCursor(live.cursor);
+      for (const [index, event] of live.events.entries()) {
         // Only the last event of a look carries the id: a client cut off inside a look resumes before it (nothing is lost).
-        await stream.writeSSE({ event: event.event, data: JSON.stringify(event.data), ...(index === look.events.length - 1 ? { id: eventId } : {}) });
+        await stream.writeSSE({ event: event.event, data: JSON.stringify(event.data), ...(index === live.events.length - 1 ? { id: eventId } : {}) });
         lastWrite = Date.now();
       }
-      if (ended) {
-        const outcome = await delegations.result(tenant, id, 0);
-        if (outcome.done) {
-          await stream.writeSSE({ event: 'settled', data: JSON.stringify(outcome.result), id: settledEventId });
-          return;
-        }
+      if (look.settled !== undefined) {
+        await stream.writeSSE({ event: 'settled', data: JSON.stringify(look.settled), id: settledEventId });
+        return;
       }
       if (Date.now() >= deadline) {
         await stream.write(': the stream closes after its longest life; reconnect with Last-Event-ID to continue\n\n');
@@ -97,7 +109,6 @@ async function follow(stream: SSEStreamingApi, options: EventStreamOptions, told
         await stream.write(': keep-alive\n\n');
         lastWrite = Date.now();
       }
-      await stream.sleep(eventStreamPollMs);
     }
   } catch (error) {
     if (stream.aborted || stream.closed) return;
@@ -105,5 +116,8 @@ async function follow(stream: SSEStreamingApi, options: EventStreamOptions, told
     if (!isApiProblem(error)) log.warn('event stream stopped', { workflowId: id, error });
     const detail = isApiProblem(error) ? error.options.detail ?? error.title : 'the server could not look at the delegation; reconnect to try again';
     await stream.writeSSE({ event: 'error', data: JSON.stringify({ detail }) }).catch(() => undefined);
+  } finally {
+    looks.close();
+    release();
   }
 }

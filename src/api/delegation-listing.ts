@@ -6,7 +6,7 @@ import type { DelegationSummary, ListDelegationsResponse } from '../contracts/ap
 import { defaultListPageSize } from '../contracts/limits';
 import { searchAttributes } from '../contracts/search-attributes';
 import { summaryOf } from './execution-facts';
-import { isGrpcStatus } from './grpc-status';
+import { isGrpcStatus } from '../grpc-status';
 import { ApiProblem, ProblemKind } from './problem';
 
 /** Filters of a delegation listing (the query parameters of `GET /v1/delegations`). */

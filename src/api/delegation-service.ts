@@ -29,13 +29,14 @@ import type { SubagentResult } from '../contracts/subagent-result';
 import { isOwnedSubagent, peekDurations } from './delegation-facts';
 import { listDelegations, type ListDelegationsFilters } from './delegation-listing';
 import { attributeValues, summaryOf, type ExecutionFacts } from './execution-facts';
-import { isGrpcStatus } from './grpc-status';
+import { isGrpcStatus } from '../grpc-status';
 import { idempotentDelegationId, newDelegationId } from './delegation-ids';
 import { sendUpdateAcrossRunChange } from '../temporal-update-retry';
 
 export { deriveState } from './delegation-facts';
 import { subagentStartOptions } from '../observability/start-options';
 import { ApiProblem, delegationNotFound, ProblemKind } from './problem';
+import { queueFullProblem } from './queue-full';
 import type { TemporalClientProvider } from './temporal-client-provider';
 import type { TemporalHttpStarter } from './temporal-http-start';
 import type { BlobStore } from '../activities/blob-store';
@@ -217,6 +218,8 @@ export class DelegationService {
         return { id, accepted: true, updateId: update.updateId };
       }
     } catch (error) {
+      const full = queueFullProblem(error);
+      if (full) throw full;
       if (error instanceof WorkflowUpdateFailedError) throw ended(`the delegation refused the message: ${error.cause?.message ?? error.message}`);
       if (error instanceof WorkflowNotFoundError) throw ended(`delegation ${id} has ended; messages go only to a running continuable delegation`);
       throw error;

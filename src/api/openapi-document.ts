@@ -20,6 +20,27 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   return rest;
 }
 
+/**
+ * One event of a server-sent event stream, as OpenAPI 3.1 describes a `text/event-stream` (its `schema` is
+ * one event: the `event` name, the `data` line and the `id`): for each name, its `data` is a string whose
+ * content is JSON of the event's schema (JSON Schema's `contentMediaType` and `contentSchema`).
+ */
+function eventSchema(events: Record<string, { data: z.ZodType; description: string }>): JsonSchema {
+  return {
+    description: 'One server-sent event. Comment lines keep the connection open; the last event of each look carries an `id`.',
+    oneOf: Object.entries(events).map(([name, event]) => ({
+      type: 'object',
+      description: event.description,
+      required: ['event', 'data'],
+      properties: {
+        event: { const: name },
+        data: { type: 'string', contentMediaType: 'application/json', contentSchema: jsonSchema(event.data, 'output') },
+        id: { type: 'string' },
+      },
+    })),
+  };
+}
+
 function shapeOf(schema: z.ZodType): Record<string, z.ZodType> {
   if (schema instanceof z.ZodObject) return schema.shape;
   return {};
@@ -50,6 +71,8 @@ function operation(spec: RouteSpec): JsonSchema {
   for (const [status, response] of Object.entries(spec.responses)) {
     responses[status] = response.empty
       ? { description: response.description }
+      : response.events
+      ? { description: response.description, content: { [response.contentType ?? 'text/event-stream']: { schema: eventSchema(response.events) } } }
       : response.schema
       ? { description: response.description, content: { [response.contentType ?? 'application/json']: { schema: jsonSchema(response.schema, 'output') } } }
       : { description: response.description, content: { [problemContentType]: { schema: { $ref: '#/components/schemas/Problem' } } } };

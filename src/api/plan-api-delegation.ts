@@ -5,8 +5,9 @@ import { approversFor } from '../tools/tool-policy';
 import type { DelegateRequest } from '../contracts/delegation';
 import { planDelegation, type PlanContext } from '../activities/plan-delegation';
 import { providerChoices } from '../llm/provider-config';
-import { developerToolsetName } from '../tools/developer-toolset';
+import { developerToolsetName } from '../tools/developer-toolset-name';
 import type { SourceResolver } from '../sources/source-resolver';
+import { redactServerPaths } from '../domain/redact-paths';
 import type { ApiCaller, PlanResult } from './planning-types';
 import { joinRequestedWorkingDir } from './tenant-working-dir';
 
@@ -38,12 +39,11 @@ export type ApiPlanner = (request: DelegateRequest, caller: ApiCaller, tenantDir
  * tenant's folder by name only: the API does not look at the workers' disk (it may run where that disk is
  * not), and the worker confines and creates the folder.
  */
-export function apiPlanner(config: ErrandConfig, resolver: SourceResolver): ApiPlanner {
+export function apiPlanner(config: ErrandConfig, sources: { resolverFor(workingDirectory: string): SourceResolver }): ApiPlanner {
   const toolsets = [developerToolsetName, ...config.tools.mcpServers.map((server) => server.name)];
   const route = config.defaultModel ?? { provider: config.providers[0]?.name ?? '(none)', model: '(none)' };
   const approvers = approversFor(config.toolPolicy);
-  const context: PlanContext = {
-    resolver,
+  const context: Omit<PlanContext, 'resolver'> = {
     providers: providerChoices(config.providers),
     configuredDefault: config.defaultModel,
     override: {
@@ -51,6 +51,9 @@ export function apiPlanner(config: ErrandConfig, resolver: SourceResolver): ApiP
       ...(config.subagent.modelOverride ? { model: config.subagent.modelOverride } : {}),
     },
     configuredMaxTurns: config.subagent.maxTurns,
+    configuredMaxOutputTokens: config.model.maxOutputTokens,
+    // The API lists sources over the working root: the worker resolves a recipe's servers there again.
+    resolveDir: config.workingDir,
     // Present when the API runs beside its workers, absent in a Lambda; looked at only by checks that need
     // the working directory's disk (isolation "worktree"), not by every start.
     workersDiskIsLocal: () => existsSync(config.workingDir),
@@ -61,6 +64,8 @@ export function apiPlanner(config: ErrandConfig, resolver: SourceResolver): ApiP
     mcp: {
       allowRecipeServers: config.tools.settings.allowRecipeServers ?? false,
       ...(config.tools.settings.recipeEnvKeys ? { recipeEnvKeys: config.tools.settings.recipeEnvKeys } : {}),
+      workingRoot: config.workingDir,
+      ...(config.tools.settings.trustedRecipeDirs ? { trustedRecipeDirs: config.tools.settings.trustedRecipeDirs } : {}),
     },
   };
   return async (request, caller, tenantDir) => {
@@ -83,14 +88,18 @@ export function apiPlanner(config: ErrandConfig, resolver: SourceResolver): ApiP
       activity: config.subagent.activity,
       approvers,
     };
-    const plan = await planDelegation(planned, parent, context);
+    // The sources of the folder the delegation runs in, as the worker's `delegate` would find them there.
+    const resolver = sources.resolverFor(workingDir);
+    const plan = await planDelegation(planned, parent, { ...context, resolver });
     if (!plan.ok) {
       let suggestions: string[] | undefined;
       if (request.source && plan.message.startsWith('No source named')) {
         const resolved = await resolver.resolve(request.source);
         if (!resolved.ok && resolved.reason === 'not_found') suggestions = resolved.suggestions;
       }
-      return { ok: false, errors: [{ field: fieldOf(plan.message, request), message: plan.message }], ...(suggestions ? { suggestions } : {}) };
+      // A planner message may quote a file system error; the caller is a tenant, who gets no server path.
+      const message = redactServerPaths(plan.message);
+      return { ok: false, errors: [{ field: fieldOf(message, request), message }], ...(suggestions ? { suggestions } : {}) };
     }
     // A top-level delegation has no parent to report to.
     const { parent: _parent, ...input } = plan.input;

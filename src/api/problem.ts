@@ -25,10 +25,14 @@ export const ProblemKind = {
   sourceNotFound: 'source-not-found',
   invalidDelegation: 'invalid-delegation',
   limitExceeded: 'limit-exceeded',
+  /** A tenant holds as many event streams as the server allows (`ERRAND_API_MAX_EVENT_STREAMS`): 429. */
+  tooManyEventStreams: 'too-many-event-streams',
   idempotencyKeyReused: 'idempotency-key-reused',
   conflict: 'conflict',
   methodNotAllowed: 'method-not-allowed',
   unavailable: 'temporal-unavailable',
+  /** Temporal refused for its rate limits (RESOURCE_EXHAUSTED) after the client's retries: 429 with Retry-After. */
+  rateLimited: 'temporal-rate-limited',
   /** The server cannot run what was asked because of its own configuration (no model provider). */
   notConfigured: 'not-configured',
   /** The route exists but this deployment cannot serve it (the event stream behind API Gateway + Lambda, sessions in an API built without them). */

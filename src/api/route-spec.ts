@@ -22,6 +22,8 @@ export interface ResponseSpec {
   contentType?: string;
   /** An answer without a body (e.g. 204). */
   empty?: true;
+  /** For `text/event-stream`: the events of the stream by name, each with the JSON of its `data:`. */
+  events?: Record<string, { data: z.ZodType; description: string }>;
 }
 
 /** A documented request header. */
@@ -87,7 +89,8 @@ function parsePart<S extends z.ZodType>(schema: S, value: unknown, location: 'pa
 async function readJsonBody(c: Context<ApiEnv>, required: boolean): Promise<unknown> {
   const contentType = c.req.header('content-type');
   const text = c.get('bodyText') ?? (await c.req.text());
-  if (text.trim() === '') {
+  // Only a truly empty body is an absent one; whitespace alone is not JSON (below).
+  if (text === '') {
     if (required) {
       throw new ApiProblem(400, ProblemKind.invalidRequest, 'The request is not valid', {
         detail: 'a JSON request body is required',

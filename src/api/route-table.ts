@@ -24,6 +24,7 @@ import {
   startDelegationResponseSchema,
 } from '../contracts/api';
 import { delegateRequestSchema } from '../contracts/delegation';
+import { delegationEvents } from '../contracts/delegation-events';
 import { mcpDeleteRoute, mcpGetRoute, mcpPostRoute } from './mcp-route-specs';
 import { defineRoute, type ResponseSpec, type RouteSpec } from './route-spec';
 import {
@@ -50,6 +51,7 @@ const notFound: ResponseSpec = { description: 'No such delegation for this API k
 const tooLarge: ResponseSpec = { description: 'The request body is larger than the configured limit.' };
 const unsupported: ResponseSpec = { description: 'The body is not application/json.' };
 const unavailable: ResponseSpec = { description: 'Temporal cannot be reached.' };
+const rateLimited: ResponseSpec = { description: 'Temporal refused the start for its rate limits, also after retries (`temporal-rate-limited`); retry after `Retry-After` seconds.' };
 const unavailableOrNotConfigured: ResponseSpec = { description: 'Temporal cannot be reached, or this server has no model provider configured (`not-configured`).' };
 const sessionNotFound: ResponseSpec = { description: "No such session or approval for this API key (other tenants' are not visible)." };
 const sessionConflict: ResponseSpec = { description: 'The workflow refused it: the session has ended, or the approval is no longer pending.' };
@@ -79,6 +81,7 @@ export const startDelegationRoute = defineRoute({
     413: tooLarge,
     415: unsupported,
     422: { description: 'The request is well-formed but cannot run: unknown source (with suggestions), model not allowed, bad parameters, working_dir outside, or an Idempotency-Key reused for a different request.' },
+    429: rateLimited,
     503: unavailableOrNotConfigured,
   },
 });
@@ -144,7 +147,8 @@ export const delegationEventsRoute = defineRoute({
     'chars, restart?, gap?}: text the model is writing now; `restart` means a retried call starts its text again), `queued` ' +
     '({queuedMessages}), and `settled` (the result, as `GET …/result` returns it), after which the stream ends. A new connection ' +
     'first describes the current state. Comment lines keep idle connections open; the stream closes after the server\'s longest wait ' +
-    '(ERRAND_API_MAX_WAIT_MS) and the client reconnects with `Last-Event-ID` to continue where it was. Node server only: behind API ' +
+    '(ERRAND_API_MAX_WAIT_MS) and the client reconnects with `Last-Event-ID` to continue where it was. Streams of one delegation share ' +
+    'one look at it; a tenant may hold ERRAND_API_MAX_EVENT_STREAMS streams open at once (429 past it). Node server only: behind API ' +
     'Gateway + Lambda it answers 501 (responses are buffered there); poll `GET /v1/delegations/{id}` instead, whose peek has the same text as `partial`.',
   tag: 'delegations',
   authenticated: true,
@@ -157,11 +161,12 @@ export const delegationEventsRoute = defineRoute({
     },
   },
   responses: {
-    200: { description: 'The event stream.', schema: z.string(), contentType: 'text/event-stream' },
+    200: { description: 'The event stream.', contentType: 'text/event-stream', events: delegationEvents },
     204: { description: 'The stream already ended with `settled` (Last-Event-ID `settled`): nothing more will come.', empty: true },
     400: badRequest,
     401: unauthorized,
     404: notFound,
+    429: { description: 'This tenant already holds the most open event streams the server allows (`ERRAND_API_MAX_EVENT_STREAMS`, default 20): close one and retry after `Retry-After` seconds.' },
     501: { description: 'Served by the Lambda behind API Gateway, which buffers responses: poll `GET /v1/delegations/{id}` (peek, with `partial`) instead.' },
     503: unavailable,
   },
@@ -190,6 +195,9 @@ export const cancelDelegationRoute = defineRoute({
   },
 });
 
+/** A message refused because the workflow's queue is full. */
+const queueFull = { description: 'The workflow already holds ERRAND_MAX_QUEUED_MESSAGES queued messages (default 100); the detail names the limit.' };
+
 /** `POST /v1/delegations/{id}/messages`. */
 export const sendMessageRoute = defineRoute({
   method: 'post',
@@ -210,6 +218,7 @@ export const sendMessageRoute = defineRoute({
     404: notFound,
     409: { description: 'The delegation is not continuable, or has ended.' },
     413: tooLarge,
+    429: queueFull,
     415: unsupported,
     503: unavailable,
   },
@@ -221,14 +230,14 @@ export const startSessionRoute = defineRoute({
   description: 'Starts a session whose model can load and delegate; messages arrive with POST /v1/sessions/{id}/messages.',
   tag: 'sessions', authenticated: true, params: emptyPathSchema, query: emptyQuerySchema,
   body: { schema: startSessionBodySchema, required: true, description: 'Session settings and an optional first message.' },
-  responses: { 201: { description: 'The session started.', schema: startSessionResponseSchema }, 400: badRequest, 401: unauthorized, 422: { description: "No default model is configured, or maxDepth / maxTurnsPerMessage is over the operator's limit." }, 503: unavailableOrNotConfigured },
+  responses: { 201: { description: 'The session started.', schema: startSessionResponseSchema }, 400: badRequest, 401: unauthorized, 413: tooLarge, 415: unsupported, 422: { description: "No default model is configured, or maxDepth / maxTurnsPerMessage is over the operator's limit." }, 429: rateLimited, 503: unavailableOrNotConfigured },
 });
 /** `GET /v1/sessions/{id}`. */
 export const getSessionRoute = defineRoute({
   method: 'get', path: '/v1/sessions/{id}', operationId: 'getSession', summary: 'Read a session',
   description: 'The transcript (bounded), state, and background tasks of a session.',
   tag: 'sessions', authenticated: true, params: delegationPathSchema, query: emptyQuerySchema,
-  responses: { 200: { description: 'The session.', schema: sessionResponseSchema }, 400: badRequest, 401: unauthorized, 404: sessionNotFound },
+  responses: { 200: { description: 'The session.', schema: sessionResponseSchema }, 400: badRequest, 401: unauthorized, 404: sessionNotFound, 503: { description: 'Temporal cannot be reached, or no worker answered the session\'s queries in time.' } },
 });
 /** `POST /v1/sessions/{id}/messages`. */
 export const sendSessionMessageRoute = defineRoute({
@@ -236,7 +245,7 @@ export const sendSessionMessageRoute = defineRoute({
   description: 'Answers 202 once the session has durably accepted the message; the reply appears in the transcript.',
   tag: 'sessions', authenticated: true, params: delegationPathSchema, query: emptyQuerySchema,
   body: { schema: sendMessageBodySchema, required: true, description: 'The message.' },
-  responses: { 202: { description: 'Accepted.', schema: sessionMessageResponseSchema }, 400: badRequest, 401: unauthorized, 404: sessionNotFound, 409: sessionConflict },
+  responses: { 202: { description: 'Accepted.', schema: sessionMessageResponseSchema }, 400: badRequest, 401: unauthorized, 404: sessionNotFound, 409: sessionConflict, 413: tooLarge, 415: unsupported, 429: queueFull, 503: unavailable },
 });
 /** `POST /v1/sessions/{id}/cancel`. */
 export const cancelSessionRoute = defineRoute({
@@ -244,14 +253,14 @@ export const cancelSessionRoute = defineRoute({
   description: 'Ends the session and cancels every task under it. Answers 202 once the cancel is recorded; the session then ends `cancelled`.',
   tag: 'sessions', authenticated: true, params: delegationPathSchema, query: emptyQuerySchema,
   body: { schema: cancelSessionBodySchema, required: false, description: 'An optional reason.' },
-  responses: { 202: { description: 'The cancel is recorded.', schema: cancelSessionResponseSchema }, 400: badRequest, 401: unauthorized, 404: sessionNotFound, 409: sessionConflict },
+  responses: { 202: { description: 'The cancel is recorded.', schema: cancelSessionResponseSchema }, 400: badRequest, 401: unauthorized, 404: sessionNotFound, 409: sessionConflict, 413: tooLarge, 415: unsupported, 503: unavailable },
 });
 /** `GET /v1/approvals`. */
 export const listApprovalsRoute = defineRoute({
   method: 'get', path: '/v1/approvals', operationId: 'listApprovals', summary: 'Tool calls waiting for approval',
   description: "The tenant's tool calls under an `ask` policy that wait for a decision.",
   tag: 'approvals', authenticated: true, params: emptyPathSchema, query: emptyQuerySchema,
-  responses: { 200: { description: 'Pending approvals, oldest first.', schema: approvalsResponseSchema }, 401: unauthorized },
+  responses: { 200: { description: 'Pending approvals, oldest first.', schema: approvalsResponseSchema }, 400: badRequest, 401: unauthorized, 503: unavailable },
 });
 /** `POST /v1/approvals/{id}`. */
 export const decideApprovalRoute = defineRoute({
@@ -259,7 +268,7 @@ export const decideApprovalRoute = defineRoute({
   description: 'The subagent continues with the tool result, or with the denial (and its reason).',
   tag: 'approvals', authenticated: true, params: approvalPathSchema, query: emptyQuerySchema,
   body: { schema: approvalBodySchema, required: true, description: 'The decision.' },
-  responses: { 200: { description: 'Recorded.', schema: approvalResponseSchema }, 400: badRequest, 401: unauthorized, 404: sessionNotFound, 409: sessionConflict },
+  responses: { 200: { description: 'Recorded.', schema: approvalResponseSchema }, 400: badRequest, 401: unauthorized, 404: sessionNotFound, 409: sessionConflict, 413: tooLarge, 415: unsupported, 503: unavailable },
 });
 
 /** `GET /v1/sources`. */

@@ -50,7 +50,7 @@ export async function runApiServer(env: NodeJS.ProcessEnv = process.env): Promis
   const deps = createApiDependencies({ env });
   configureLogging({ secrets: [...providerApiKeys(deps.config.providers, env)] });
   const server = await startApiServer(createApp(deps), { host: deps.api.host, port: deps.api.port });
-  const auth = deps.api.auth.mode === 'off' ? `auth OFF (every request runs as tenant "${deps.api.auth.tenant}")` : `${deps.api.auth.keys.length} API key(s)`;
+  const auth = deps.api.auth.mode === 'keys' ? `${deps.api.auth.keys.length} API key(s)` : `auth OFF (every request runs as tenant "${deps.api.auth.tenant}")`;
   const { address, httpUrl, taskQueue } = deps.config.temporal;
   const starts = httpUrl === undefined ? '' : ` (starts through its HTTP API ${httpUrl})`;
   process.stdout.write(`errand api: listening on ${server.url} (${auth}); Temporal ${address}${starts}, task queue "${taskQueue}"\n`);

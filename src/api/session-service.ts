@@ -22,9 +22,12 @@ import { approversFor } from '../tools/tool-policy';
 import type { BlobStore } from '../activities/blob-store';
 import { inboundMessage } from '../activities/inbound-message';
 import { ApiProblem, ProblemKind } from './problem';
+import { queueFullProblem } from './queue-full';
 import type { TemporalClientProvider } from './temporal-client-provider';
 import type { TemporalHttpStarter } from './temporal-http-start';
 import { sendUpdateAcrossRunChange } from '../temporal-update-retry';
+import { approvalsListDeadlineMs, approvalsQueryParallelism, peekQueryTimeoutMs } from '../contracts/limits';
+import { GrpcCode, isGrpcStatus } from '../grpc-status';
 
 /** What a caller may set when starting a session. */
 export interface StartSessionRequest {
@@ -124,7 +127,18 @@ export class SessionService {
   /** The session's state, transcript and tasks. */
   async get(tenant: string, id: string): Promise<{ id: string; running: boolean; transcript: TranscriptView; peek: Record<string, unknown> }> {
     const { client, handle, running } = await this.owned(tenant, id, 'session');
-    const [transcript, peek] = await Promise.all([handle.query(transcriptQuery), handle.query(peekQuery)]);
+    // With a deadline, as DelegationService.peek: a query is answered by a worker, which may be absent.
+    let transcript: TranscriptView;
+    let peek: SubagentPeek;
+    try {
+      [transcript, peek] = await client.withDeadline(Date.now() + peekQueryTimeoutMs, () => Promise.all([handle.query(transcriptQuery), handle.query(peekQuery)]));
+    } catch (error) {
+      if (!isGrpcStatus(error, GrpcCode.deadlineExceeded)) throw error;
+      throw new ApiProblem(503, ProblemKind.unavailable, 'The session did not answer', {
+        detail: `no worker answered session ${id} within ${peekQueryTimeoutMs} ms; retry later`,
+        headers: { 'retry-after': '5' },
+      });
+    }
     // Described after the queries, so a turn that ended in between shows its answer, not its partial text.
     const live = running ? await readLiveText(client, id).catch(() => undefined) : undefined;
     return { id, running, transcript, peek: { ...peek, ...(live ? { partial: livePartial(live) } : {}) } };
@@ -140,7 +154,7 @@ export class SessionService {
       const result = await sendUpdateAcrossRunChange(() => handle.executeUpdate(sendMessageUpdate, { args: [inbound], updateId }));
       return { id, accepted: true, queuedTurns: result.queuedTurns };
     } catch (error) {
-      throw new ApiProblem(409, ProblemKind.conflict, 'The message was not accepted', { detail: updateRejection(error) });
+      throw queueFullProblem(error) ?? new ApiProblem(409, ProblemKind.conflict, 'The message was not accepted', { detail: updateRejection(error) });
     }
   }
 
@@ -173,27 +187,47 @@ export class SessionService {
    */
   async cancel(tenant: string, id: string, reason: string | undefined): Promise<{ id: string; cancelling: true }> {
     const { handle, running } = await this.owned(tenant, id, 'session');
-    if (!running) throw new ApiProblem(409, ProblemKind.conflict, 'The session has ended', { detail: `session ${id} is not running` });
-    await handle.signal(cancelSignal, { reason: reason ?? `cancelled through the API by ${tenant}` });
+    const ended = () => new ApiProblem(409, ProblemKind.conflict, 'The session has ended', { detail: `session ${id} is not running` });
+    if (!running) throw ended();
+    try {
+      await handle.signal(cancelSignal, { reason: reason ?? `cancelled through the API by ${tenant}` });
+    } catch (error) {
+      // The session ended between the describe and the signal (a cancel already on its way, its idle
+      // alarm, a terminate): Temporal answers NOT_FOUND "workflow execution already completed".
+      if (error instanceof WorkflowNotFoundError || isGrpcStatus(error, GrpcCode.notFound)) throw ended();
+      throw error;
+    }
     return { id, cancelling: true };
   }
 
-  /** Tool calls of the tenant's running workflows that wait for an approval (Temporal visibility). */
+  /**
+   * Tool calls of the tenant's running workflows that wait for an approval (Temporal visibility). The
+   * workflows are queried a few at a time, all within one deadline; one that does not answer in time (or
+   * ended in between) has nothing to show.
+   */
   async listApprovals(tenant: string): Promise<PendingApproval[]> {
     const client = await this.temporal.get();
     const query = `ErrandTenant = '${tenant.replace(/'/g, "\\'")}' AND ErrandStatus = 'waiting_approval' AND ExecutionStatus = 'Running'`;
-    const approvals: PendingApproval[] = [];
-    let scanned = 0;
+    const deadline = Date.now() + approvalsListDeadlineMs;
+    const ids: string[] = [];
     for await (const execution of client.workflow.list({ query })) {
-      scanned += 1;
-      if (scanned > 200) break; // bounded: one page of waiting workflows is plenty for a person
-      try {
-        const peek: SubagentPeek = await client.workflow.getHandle(execution.workflowId).query(peekQuery);
-        approvals.push(...(peek.pendingApprovals ?? []));
-      } catch {
-        // The workflow ended between the listing and the query: nothing to approve there.
-      }
+      ids.push(execution.workflowId);
+      if (ids.length >= 200) break; // bounded: one page of waiting workflows is plenty for a person
     }
+    const approvals: PendingApproval[] = [];
+    let next = 0;
+    const queryNext = async (): Promise<void> => {
+      for (let id = ids[next++]; id !== undefined; id = ids[next++]) {
+        const workflowId = id;
+        try {
+          const peek: SubagentPeek = await client.withDeadline(deadline, () => client.workflow.getHandle(workflowId).query(peekQuery));
+          approvals.push(...(peek.pendingApprovals ?? []));
+        } catch {
+          // Ended between the listing and the query, or no worker answered before the deadline.
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(approvalsQueryParallelism, ids.length) }, queryNext));
     return approvals.sort((a, b) => a.requestedAt - b.requestedAt);
   }
 

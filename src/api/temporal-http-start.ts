@@ -4,8 +4,10 @@ import { hostname } from 'node:os';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { encodeUnifiedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes';
-import { plainHttpRequest, PlainHttpTimeout } from '../cli/plain-http';
+import { plainHttpRequest, PlainHttpTimeout } from '../http/plain-http';
 import type { TopLevelStartOptions } from '../observability/start-options';
+import { temporalHttpAttemptTimeoutMs, temporalHttpRetry, temporalHttpStartDeadlineMs } from '../contracts/limits';
+import { GrpcCode } from '../grpc-status';
 import { temporalHttpStatus } from '../temporal-http-url';
 
 /**
@@ -18,8 +20,10 @@ import { temporalHttpStatus } from '../temporal-http-url';
  * SDK's default payload converter, which is the API client's data converter: no codec), the same typed
  * search-attribute encoding, a fresh request id and the SDK's default identity. It is sent as canonical
  * proto JSON (`application/json+no-payload-shorthand`), so every payload's bytes go through unchanged.
- * A lost connection or an UNAVAILABLE answer is retried with the same request id, which Temporal
- * deduplicates: a start that did land is answered with its run, never started twice.
+ * Failures are retried as the SDK's gRPC client retries them (the codes of its `isRetryableError`, its
+ * backoff; limits.ts `temporalHttpRetry`), within one deadline for all attempts. Every attempt sends the
+ * same request id, which Temporal deduplicates: a start that did land (a lost connection, an attempt that
+ * timed out) is answered with its run, never started twice.
  */
 
 /** Where and as whom the starts go. */
@@ -27,10 +31,12 @@ export interface TemporalHttpStartTarget {
   /** Temporal's HTTP API, without a trailing slash. */
   baseUrl: string;
   namespace: string;
-  /** Sent with every request (API key as `authorization`, `TEMPORAL_GRPC_META_*`). */
+  /** Sent with every request (API key as `authorization`, `TEMPORAL_GRPC_META_*` as `Grpc-Metadata-*`). */
   headers: Record<string, string>;
-  /** How long one attempt may take (ms). */
+  /** How long one attempt may take (ms); default {@link temporalHttpAttemptTimeoutMs}. */
   timeoutMs?: number;
+  /** How long all attempts together may take (ms); default {@link temporalHttpStartDeadlineMs}. */
+  deadlineMs?: number;
 }
 
 /** One plain start. */
@@ -53,11 +59,19 @@ export class TemporalHttpStartError extends Error {
   }
 }
 
-/** gRPC status codes used here. */
-const grpcCode = { unknown: 2, deadlineExceeded: 4, alreadyExists: 6, unavailable: 14 } as const;
-const defaultTimeoutMs = 10_000;
-/** Waits before the second, third and fourth attempt after a lost connection or an UNAVAILABLE answer. */
-const retryDelaysMs = [100, 300, 900];
+/**
+ * The codes the SDK's gRPC client retries (`isRetryableError` of @temporalio/client's grpc-retry; its INTERNAL
+ * cases are HTTP/2 stream resets, which reach this client as a lost connection, retried as UNAVAILABLE).
+ */
+const retryableCodes: ReadonlySet<number> = new Set([GrpcCode.unknown, GrpcCode.resourceExhausted, GrpcCode.unavailable, GrpcCode.aborted, GrpcCode.dataLoss, GrpcCode.outOfRange]);
+
+/** The wait before attempt `attempt + 1` (attempt counts from 1), as the SDK's `defaultGrpcRetryOptions` computes it. */
+export function retryDelayMs(attempt: number, code: number, random: () => number = Math.random): number {
+  const { factor, initialIntervalMs, resourceExhaustedInitialIntervalMs, maxIntervalMs, maxJitter } = temporalHttpRetry;
+  const initial = code === GrpcCode.resourceExhausted ? resourceExhaustedInitialIntervalMs : initialIntervalMs;
+  return Math.min(maxIntervalMs, factor ** attempt * initial) * (1 - maxJitter + random() * maxJitter * 2);
+}
+
 const mediaType = 'application/json+no-payload-shorthand';
 /** The SDK client's default identity, so a start looks the same in the history whichever way it went. */
 const identity = `${process.pid}@${hostname()}`;
@@ -103,7 +117,8 @@ export function startRequestJson(target: Pick<TemporalHttpStartTarget, 'namespac
 function errorOf(status: number, text: string): { code: number; message: string } {
   const temporal = temporalHttpStatus(text);
   if (temporal) return temporal;
-  const code = status === 503 || status === 502 ? grpcCode.unavailable : status === 504 ? grpcCode.deadlineExceeded : grpcCode.unknown;
+  // A proxy's own answer: its HTTP status says what happened (429 is a rate limit, as Temporal's is).
+  const code = status === 429 ? GrpcCode.resourceExhausted : status === 503 || status === 502 ? GrpcCode.unavailable : status === 504 ? GrpcCode.deadlineExceeded : GrpcCode.unknown;
   return { code, message: `HTTP ${status}: ${text.slice(0, 200)}` };
 }
 
@@ -115,7 +130,7 @@ function runIdOf(text: string): string {
   } catch {
     runId = undefined;
   }
-  if (typeof runId !== 'string' || runId === '') throw new TemporalHttpStartError(`Temporal's HTTP API answered a start without a run id: ${text.slice(0, 200)}`, grpcCode.unknown);
+  if (typeof runId !== 'string' || runId === '') throw new TemporalHttpStartError(`Temporal's HTTP API answered a start without a run id: ${text.slice(0, 200)}`, GrpcCode.unknown);
   return runId;
 }
 
@@ -133,31 +148,43 @@ export class TemporalHttpStarter {
     return this.agent;
   }
 
-  /** Starts the workflow; answers its run id. Throws {@link WorkflowExecutionAlreadyStartedError} or {@link TemporalHttpStartError}. */
+  /**
+   * Starts the workflow; answers its run id. Throws {@link WorkflowExecutionAlreadyStartedError}, or
+   * {@link TemporalHttpStartError} with the last attempt's code once a failure is not retryable, the attempts
+   * are used up, or the deadline leaves no time for another.
+   */
   async start(request: TemporalHttpStartRequest): Promise<{ runId: string }> {
     const requestId = randomUUID();
     const body = startRequestJson(this.target, request, requestId);
     const url = `${this.target.baseUrl}/api/v1/namespaces/${encodeURIComponent(this.target.namespace)}/workflows/${encodeURIComponent(request.workflowId)}`;
-    const headers = { ...this.target.headers, 'content-type': mediaType, accept: mediaType };
     const agent = await this.keepAliveAgent();
-    const timeoutMs = this.target.timeoutMs ?? defaultTimeoutMs;
-    for (let attempt = 0; ; attempt += 1) {
+    const attemptTimeoutMs = this.target.timeoutMs ?? temporalHttpAttemptTimeoutMs;
+    const deadline = Date.now() + (this.target.deadlineMs ?? temporalHttpStartDeadlineMs);
+    for (let attempt = 1; ; attempt += 1) {
+      const timeoutMs = Math.max(1, Math.min(attemptTimeoutMs, deadline - Date.now()));
+      // The attempt's deadline goes to the server too (grpc-gateway reads Grpc-Timeout), so it gives up when we do.
+      const headers = { ...this.target.headers, 'content-type': mediaType, accept: mediaType, 'grpc-timeout': `${timeoutMs}m` };
       let failure: TemporalHttpStartError;
       try {
         const answer = await plainHttpRequest(url, { method: 'POST', headers, body, agent, timeoutMs });
         if (answer.status >= 200 && answer.status < 300) return { runId: runIdOf(answer.text) };
         const { code, message } = errorOf(answer.status, answer.text);
-        if (code === grpcCode.alreadyExists) throw new WorkflowExecutionAlreadyStartedError('Workflow execution already started', request.workflowId, request.workflowType);
+        if (code === GrpcCode.alreadyExists) throw new WorkflowExecutionAlreadyStartedError('Workflow execution already started', request.workflowId, request.workflowType);
         failure = new TemporalHttpStartError(`Temporal's HTTP API (${this.target.baseUrl}) refused the start: ${message}`, code);
       } catch (error) {
         if (error instanceof TemporalHttpStartError || error instanceof WorkflowExecutionAlreadyStartedError) throw error;
-        // No answer within the time limit: the start may have landed; the caller learns it could not be told.
-        if (error instanceof PlainHttpTimeout) throw new TemporalHttpStartError(`Temporal's HTTP API (${this.target.baseUrl}) did not answer a start within ${timeoutMs} ms`, grpcCode.deadlineExceeded);
-        const reason = error instanceof Error ? error.message : String(error);
-        failure = new TemporalHttpStartError(`Temporal's HTTP API (${this.target.baseUrl}, ERRAND_TEMPORAL_HTTP_URL) cannot be reached: ${reason}`, grpcCode.unavailable);
+        // No answer in time: the start may have landed. It is retried like a lost connection, with the same
+        // request id, so Temporal answers with the run it started instead of starting another.
+        if (error instanceof PlainHttpTimeout) failure = new TemporalHttpStartError(`Temporal's HTTP API (${this.target.baseUrl}) did not answer a start within ${timeoutMs} ms`, GrpcCode.deadlineExceeded);
+        else {
+          const reason = error instanceof Error ? error.message : String(error);
+          failure = new TemporalHttpStartError(`Temporal's HTTP API (${this.target.baseUrl}, ERRAND_TEMPORAL_HTTP_URL) cannot be reached: ${reason}`, GrpcCode.unavailable);
+        }
       }
-      const delay = retryDelaysMs[attempt];
-      if (failure.code !== grpcCode.unavailable || delay === undefined) throw failure;
+      const retryable = retryableCodes.has(failure.code) || failure.code === GrpcCode.deadlineExceeded;
+      const delay = retryDelayMs(attempt, failure.code);
+      // Another attempt only when it can still be made, and given time to answer, before the deadline.
+      if (!retryable || attempt >= temporalHttpRetry.maxAttempts || Date.now() + delay >= deadline) throw failure;
       await new Promise((resolveDelay) => setTimeout(resolveDelay, delay));
     }
   }

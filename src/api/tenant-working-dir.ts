@@ -9,11 +9,11 @@ import type { ApiAuth } from './api-config';
  */
 
 /**
- * The working directory of a tenant: `<working root>/<tenant>`. With authentication off there is one local
- * user, who works in the root itself (`errand dev` in a project works on that project).
+ * The working directory of a tenant: `<working root>/<tenant>`. With authentication off (or `errand dev`'s
+ * stack token) there is one local user, who works in the root itself (`errand dev` in a project works on that project).
  */
 export function tenantWorkingDir(workingRoot: string, auth: ApiAuth, tenant: string): string {
-  return auth.mode === 'off' ? workingRoot : path.posix.join(workingRoot, tenant);
+  return auth.mode === 'keys' ? path.posix.join(workingRoot, tenant) : workingRoot;
 }
 
 /**

@@ -31,6 +31,7 @@ export async function sourcesCommand(argv: string[], context: CliContext): Promi
     context.io.stdout(`${item.name.padEnd(24)} ${item.kind.padEnd(9)} ${item.description ?? ''}${required}\n`);
   }
   for (const problem of body.problems) context.io.stderr(`warning: ${problem}\n`);
+  for (const note of body.shadowed) context.io.stderr(`note: ${note}\n`);
   return 0;
 }
 

@@ -6,7 +6,8 @@ import type { CliIo } from './cli-io';
  * What every client command gets: output streams and a lazily built API transport, chosen in this order:
  * 1. `ERRAND_API_URL` set: the CLI is an HTTP client of that API (key from `ERRAND_API_KEY`);
  * 2. a running `errand dev` of the same data directory (its state file, see dev-stack-state.ts): the CLI
- *    talks to that stack's API, so it uses the stack's configuration (demo model, example recipes);
+ *    talks to that stack's API with the stack's token (dev-stack-token.ts; `ERRAND_API_KEY` wins), so it
+ *    uses the stack's configuration (demo model, example recipes);
  * 3. otherwise it runs the API app in process against the Temporal server of its own configuration, as
  *    tenant `local` (`ERRAND_LOCAL_TENANT` changes it). With `ERRAND_TEMPORAL_HTTP_URL` set, `peek` reads
  *    through Temporal's HTTP API instead, without loading the Temporal client (temporal-http-peek.ts).
@@ -68,10 +69,11 @@ export function createCliContext(io: CliIo, env: NodeJS.ProcessEnv, cwd: string)
     if (url) return httpTransport(url, env.ERRAND_API_KEY);
     // Loaded here, not at start: commands that fail on their arguments, or talk HTTP, never pay for them.
     // client-config, not config: the full configuration loads the tool policy, stores and providers too.
-    const [{ loadClientConfig }, { findDevStack }] = await Promise.all([import('../client-config.js'), import('./dev-stack-state.js')]);
+    const [{ loadClientConfig }, { findDevStack }, { readDevStackToken }] = await Promise.all([import('../client-config.js'), import('./dev-stack-state.js'), import('./dev-stack-token.js')]);
     const config = loadClientConfig(env, cwd);
     const stack = await findDevStack(config.dataDir);
-    if (stack.kind === 'alive') return httpTransport(stack.state.apiUrl, env.ERRAND_API_KEY, `the errand dev stack found in ${stack.path}`);
+    // The stack's API wants its token (beside its state file) unless it was given API keys.
+    if (stack.kind === 'alive') return httpTransport(stack.state.apiUrl, env.ERRAND_API_KEY ?? readDevStackToken(config.dataDir), `the errand dev stack found in ${stack.path}`);
     if (stack.kind === 'ignored') io.stderr(`errand: ${stack.note}\n`);
     const inProcess = inProcessApiTransport(env, cwd, (closer) => (close = closer));
     const { httpUrl, namespace, connection } = config.temporal;

@@ -12,10 +12,13 @@ import { defaultApiPort } from '../contracts/limits';
 import { startDevServer } from '../dev/temporal-dev-server';
 import { projectRoot } from '../dev/tool-paths';
 import { createDemoModel, demoProviderConfig, demoProviderName } from '../llm/demo-model';
-import { checkWorkerEnvironment, createErrandWorker, createWorkerDependencies, runWorker } from '../worker';
+import { checkWorkerEnvironment, commandOptions, createErrandWorker, createWorkerDependencies, runWorker } from '../worker';
+import { processContainmentSummary } from '../tools/process-containment';
 import type { CliContext } from './cli-context';
 import { UsageError } from './cli-io';
+import { chooseDevSandbox, devSandboxBanner } from './dev-sandbox-default';
 import { processIsAlive, readDevStackState, removeDevStackState, writeDevStackState } from './dev-stack-state';
+import { createDevStackToken, removeDevStackToken, withDevStackToken } from './dev-stack-token';
 
 /** `errand dev | worker`: the processes of an errand stack (`errand api` is in api-command.ts). */
 
@@ -58,8 +61,10 @@ function withDemoModel(env: NodeJS.ProcessEnv, cwd: string): { config: ErrandCon
 
 /**
  * `errand dev`: the whole local stack in one process — a Temporal dev server (Web UI on, state in a SQLite
- * file under the data directory, so it survives restarts), a worker, and the API server with auth off
- * (tenant `local`) unless keys are configured. With no LLM provider configured it runs the demo model.
+ * file under the data directory, so it survives restarts), a worker, and the API server. Without API keys
+ * configured, requests run as tenant `local` and must carry the stack's token (dev-stack-token.ts); model
+ * commands run in the bubblewrap sandbox wherever it works (dev-sandbox-default.ts). With no LLM provider
+ * configured it runs the demo model.
  */
 export async function devCommand(argv: string[], context: CliContext): Promise<number> {
   const { values } = parseArgs({
@@ -83,12 +88,6 @@ export async function devCommand(argv: string[], context: CliContext): Promise<n
   const examples = join(projectRoot, 'examples', 'recipes');
   if (baseEnv.ERRAND_RECIPE_PATH === undefined && existsSync(examples)) baseEnv.ERRAND_RECIPE_PATH = examples;
 
-  const initial = loadConfig(baseEnv, context.cwd);
-  // One stack per data directory: they would share the Temporal database and the state file.
-  const existing = readDevStackState(initial.dataDir);
-  if (existing.kind === 'found' && existing.state.pid !== process.pid && processIsAlive(existing.state.pid)) {
-    throw new UsageError(`errand dev is already running for ${initial.dataDir} (pid ${existing.state.pid}, API ${existing.state.apiUrl}); stop it first, or use another ERRAND_DATA_DIR`);
-  }
   // Refused before anything starts: auth off (no keys) on an address other machines reach, or a sandbox
   // that cannot run here.
   const apiSettings = loadApiConfig(baseEnv, context.cwd, { localDefault: true });
@@ -96,6 +95,15 @@ export async function devCommand(argv: string[], context: CliContext): Promise<n
     assertAuthOnLoopback(apiSettings.auth, host, '--host');
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  // Model commands run in the bubblewrap sandbox wherever it works, unless ERRAND_SANDBOX says otherwise.
+  const sandbox = await chooseDevSandbox(baseEnv, context.cwd);
+
+  const initial = loadConfig(baseEnv, context.cwd);
+  // One stack per data directory: they would share the Temporal database and the state file.
+  const existing = readDevStackState(initial.dataDir);
+  if (existing.kind === 'found' && existing.state.pid !== process.pid && processIsAlive(existing.state.pid)) {
+    throw new UsageError(`errand dev is already running for ${initial.dataDir} (pid ${existing.state.pid}, API ${existing.state.apiUrl}); stop it first, or use another ERRAND_DATA_DIR`);
   }
   await checkWorkerEnvironment(initial, baseEnv);
   const temporalPort = await choosePort(host, port('temporal-port', values['temporal-port']), defaultTemporalPort, notes, 'Temporal dev server');
@@ -125,11 +133,13 @@ export async function devCommand(argv: string[], context: CliContext): Promise<n
     io.stderr('errand dev: starting the worker (bundling the workflow code takes a few seconds)…\n');
     const connection = await NativeConnection.connect({ address: devServer.address });
     stops.push(() => connection.close());
+    const dependencies = createWorkerDependencies(config, { env, ...(demo ? { scripted: { [demoProviderName]: createDemoModel() } } : {}) });
+    io.stderr(`errand dev: ${processContainmentSummary(dependencies.commands)}\n`);
     const worker = await createErrandWorker({
       connection,
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
-      dependencies: createWorkerDependencies(config, { env, ...(demo ? { scripted: { [demoProviderName]: createDemoModel() } } : {}) }),
+      dependencies,
     });
     const running = worker.run();
     stops.push(async () => {
@@ -137,7 +147,13 @@ export async function devCommand(argv: string[], context: CliContext): Promise<n
       await running;
     });
 
-    const api = loadApiConfig(env, context.cwd, { localDefault: true });
+    // Without API keys the stack's API still wants its own token, which a model's command does not have.
+    const stackToken = createDevStackToken(initial.dataDir);
+    stops.push(() => {
+      removeDevStackToken(initial.dataDir, stackToken.token);
+      return Promise.resolve();
+    });
+    const api = withDevStackToken(loadApiConfig(env, context.cwd, { localDefault: true }), stackToken.token);
     const deps = createApiDependencies({ env, cwd: context.cwd, config, api, startedBy: 'errand dev' });
     const server = await startApiServer(createApp(deps), { host, port: apiPort ?? 0 });
     stops.push(async () => {
@@ -165,7 +181,8 @@ export async function devCommand(argv: string[], context: CliContext): Promise<n
       `  Temporal     ${devServer.address}   namespace ${config.temporal.namespace}, task queue "${config.temporal.taskQueue}"`,
       `  HTTP gateway ${devServer.httpUrl}   (Temporal's HTTP API: this stack's API starts through it; ERRAND_TEMPORAL_HTTP_URL makes errand peek fast where this stack's API is not used)`,
       `  Web UI       ${devServer.uiUrl ?? '(headless)'}`,
-      `  Auth         ${api.auth.mode === 'off' ? `off: every request runs as tenant "${api.auth.tenant}" (local development only)` : `${api.auth.keys.length} API key(s)`}`,
+      `  Auth         ${api.auth.mode === 'keys' ? `${api.auth.keys.length} API key(s)` : `this stack's token (new each start), in ${stackToken.path} (mode 0600); requests run as tenant "${api.auth.tenant}"`}`,
+      `  Sandbox      ${devSandboxBanner(sandbox, env).join('\n')}`,
       `  Model        ${demo ? 'DEMO MODEL — no LLM provider is configured; answers are canned. Set ERRAND_PROVIDERS (and ERRAND_DEFAULT_MODEL) for real work.' : `${config.defaultModel ? `${config.defaultModel.provider}/${config.defaultModel.model}` : '(no default)'} (${config.providers.map((provider) => provider.name).join(', ')})`}`,
       `  Working dir  ${config.workingDir}`,
       ...(env.ERRAND_RECIPE_PATH ? [`  Recipes      ${env.ERRAND_RECIPE_PATH} (ERRAND_RECIPE_PATH) and the project folders`] : []),
@@ -174,8 +191,8 @@ export async function devCommand(argv: string[], context: CliContext): Promise<n
       'Try it (in another terminal, in this folder):',
       '  node bin/errand.js delegate "Explain this project" --description first-try',
       '  node bin/errand.js sources',
-      `  curl -s -X POST '${server.url}/v1/delegations?wait=20s' -H 'content-type: application/json' -d '{"instructions":"Say hello"}'`,
-      `The CLI finds this stack through ${statePath} (same data directory); from elsewhere, set ERRAND_API_URL=${server.url}.`,
+      `  curl -s -X POST '${server.url}/v1/delegations?wait=20s' -H "authorization: Bearer $(cat ${stackToken.path})" -H 'content-type: application/json' -d '{"instructions":"Say hello"}'`,
+      `The CLI finds this stack and its token through ${statePath} (same data directory); from elsewhere, set ERRAND_API_URL=${server.url} and ERRAND_API_KEY=$(cat ${stackToken.path}).`,
       '',
       'Ctrl-C stops everything (the Temporal state is kept for next time).',
       '',
@@ -222,6 +239,7 @@ export async function workerCommand(argv: string[], context: CliContext): Promis
       dependencies: createWorkerDependencies(config, { env, scripted: { [demoProviderName]: createDemoModel() } }),
     });
     context.io.stderr(`errand worker: polling "${config.temporal.taskQueue}" on ${config.temporal.address} with the demo model\n`);
+    context.io.stderr(`errand worker: ${processContainmentSummary(commandOptions(config, env))}\n`);
     const stop = () => worker.shutdown();
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);

@@ -5,7 +5,7 @@ import { peekQueryTimeoutMs } from '../contracts/limits';
 import { asLiveText, livePartial, type LiveText } from '../contracts/live-text';
 import { peekQueryName, searchAttributeNames } from '../contracts/wire-names';
 import type { ApiAnswer, ApiTransport } from './api-transport';
-import { plainHttpRequest, PlainHttpTimeout, type PlainHttpAnswer } from './plain-http';
+import { plainHttpRequest, PlainHttpTimeout, type PlainHttpAnswer } from '../http/plain-http';
 import { temporalHttpStatus } from '../temporal-http-url';
 
 /**

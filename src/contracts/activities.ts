@@ -3,7 +3,7 @@ import type { LiveText } from './live-text';
 import type { ApprovalDecision, MessageInput, RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from './agent-wire';
 import type { Approvers, ContextWindowState, ConversationPrefix, SourceSummary, SubagentActivitySettings, SubagentInput } from './subagent';
 import type { SubagentResult } from './subagent-result';
-import type { FinishReason, ModelRoute, TokenUsage } from './model';
+import type { AnswerCap, FinishReason, ModelRoute, TokenUsage } from './model';
 
 /**
  * Signatures of the activities workflows schedule. Workflows import only these types (never the
@@ -87,6 +87,8 @@ export interface ModelTurnInput {
   toolPolicy?: ToolPolicyNarrowingWire[];
   /** Recipe-declared MCP servers among `toolsets`: registered by the worker before tools are listed. */
   recipeServers?: RecipeServerWire[];
+  /** The working directory (recipe servers run for it, in the sandbox where one is configured). */
+  workingDir?: string;
   /** Offer the `final_output` tool, whose input schema is the stored output schema (SEMANTICS §5). */
   finalOutput?: FinalOutputTool;
 }
@@ -127,6 +129,8 @@ export interface ModelTurnOutput {
   usage: TokenUsage;
   /** The output-token limit the call was made with. */
   maxOutputTokens: number;
+  /** Set when errand's own cap on an answer's bytes or time cut it off (finish reason `length`). */
+  answerCap?: AnswerCap;
   /**
    * Set instead of an answer when `checkContext` found the estimated prompt over the compaction threshold:
    * nothing was sent to the model and nothing stored.

@@ -5,9 +5,14 @@ import { formatSchemaIssues } from './schema-issues';
 import { isRecord, recipeExtensionSchema, type RecipeExtension } from './recipe-schema';
 
 /** Claude Code's permission modes that errand accepts in an agent file (what each means: tools/permission-mode.ts). */
-export const permissionModes = ['default', 'plan', 'acceptEdits', 'dontAsk', 'bypassPermissions'] as const;
+export const permissionModes = ['default', 'manual', 'auto', 'plan', 'acceptEdits', 'dontAsk', 'bypassPermissions'] as const;
 /** One permission mode. */
 export type PermissionMode = (typeof permissionModes)[number];
+
+/** Claude Code's effort levels (an agent file's `effort`), least reasoning first. */
+export const agentEffortLevels = ['low', 'medium', 'high', 'xhigh', 'max'] as const;
+/** One effort level. */
+export type AgentEffort = (typeof agentEffortLevels)[number];
 
 /**
  * Agent files: Markdown with YAML frontmatter (goose and Claude Code format). This module is pure: the
@@ -37,6 +42,8 @@ export interface AgentDefinition {
   maxTurns?: number;
   /** Claude Code permission mode (`permissionMode`), mapped to a tool-policy layer when planned. */
   permissionMode?: PermissionMode;
+  /** Reasoning effort (`effort`): ranks where a recipe's `settings.reasoning_effort` does. */
+  effort?: AgentEffort;
   /** `mcpServers` entries that name a server the operator configured (a toolset name). */
   mcpServerNames?: string[];
   /** `mcpServers` entries defined inline, converted to goose extensions (started only where the operator allows). */
@@ -59,6 +66,7 @@ export const agentDefinitionSchema = z.object({
   disallowedTools: z.array(z.string()).optional(),
   maxTurns: z.number().int().min(1).max(maxTurnsCeiling).optional(),
   permissionMode: z.enum(permissionModes).optional(),
+  effort: z.enum(agentEffortLevels).optional(),
   mcpServerNames: z.array(z.string()).optional(),
   mcpServers: z.array(recipeExtensionSchema).optional(),
   background: z.boolean().optional(),
@@ -84,10 +92,16 @@ const permissionModeField = z.string({ error: `expected one of ${permissionModes
   if (mode !== undefined) return mode;
   context.addIssue({
     code: 'custom',
-    message: text.trim() === 'auto'
-      ? `auto (Claude Code's classifier-decided mode) is not supported; expected one of ${permissionModes.join(', ')}`
-      : `expected one of ${permissionModes.join(', ')}`,
+    message: `expected one of ${permissionModes.join(', ')}`,
   });
+  return z.NEVER;
+});
+
+const effortMessage = `expected one of ${agentEffortLevels.join(', ')}`;
+const effortField = z.string({ error: effortMessage }).transform((text, context) => {
+  const effort = agentEffortLevels.find((candidate) => candidate === text.trim());
+  if (effort !== undefined) return effort;
+  context.addIssue({ code: 'custom', message: effortMessage });
   return z.NEVER;
 });
 
@@ -104,13 +118,14 @@ const frontmatterSchema = z.looseObject({
   disallowedTools: toolList.nullable().optional(),
   maxTurns: maxTurnsField.nullable().optional(),
   permissionMode: permissionModeField.nullable().optional(),
+  effort: effortField.nullable().optional(),
   mcpServers: z.unknown().optional(),
   background: booleanField.nullable().optional(),
   isolation: z.string({ error: 'expected worktree' }).trim().pipe(z.literal('worktree', { error: 'expected worktree (the only isolation there is)' })).nullable().optional(),
 });
 
 /** Frontmatter fields errand honours. */
-const honouredKeys = ['name', 'description', 'model', 'tools', 'disallowedTools', 'maxTurns', 'permissionMode', 'mcpServers', 'background', 'isolation'] as const;
+const honouredKeys = ['name', 'description', 'model', 'tools', 'disallowedTools', 'maxTurns', 'permissionMode', 'effort', 'mcpServers', 'background', 'isolation'] as const;
 
 /** Fields Claude Code uses only for its own display: ignored without a word, as Claude Code's subagents ignore them. */
 const cosmeticKeys = ['color'] as const;
@@ -120,12 +135,23 @@ export const unsupportedAgentFields: Readonly<Record<string, string>> = {
   skills: 'Claude Code skills are not preloaded by errand; the agent runs without them',
   hooks: 'Claude Code hooks are not run by errand; the agent runs without them',
   memory: 'errand keeps no persistent agent memory; the agent runs without it',
-  effort: 'errand does not take a reasoning effort from agent files; the model runs at its default effort',
-  initialPrompt: 'Claude Code uses it only when the agent is the main session; a delegated agent runs without it',
 };
 
-/** Every frontmatter field name errand knows (honoured, cosmetic or reported as unsupported). */
-export const agentFrontmatterKeys: ReadonlySet<string> = new Set([...honouredKeys, ...cosmeticKeys, ...Object.keys(unsupportedAgentFields)]);
+/**
+ * Fields Claude Code itself uses only when the agent is not a subagent, so a delegated agent runs
+ * without them in Claude Code too: said once (the author may expect otherwise), not "not supported".
+ */
+export const mainSessionAgentFields: Readonly<Record<string, string>> = {
+  initialPrompt: 'Claude Code sends it only when the agent runs as the main session; a delegated agent starts, in Claude Code as in errand, from the task it is given',
+};
+
+/** Every frontmatter field name errand knows (honoured, cosmetic, main-session only or reported as unsupported). */
+export const agentFrontmatterKeys: ReadonlySet<string> = new Set([
+  ...honouredKeys,
+  ...cosmeticKeys,
+  ...Object.keys(mainSessionAgentFields),
+  ...Object.keys(unsupportedAgentFields),
+]);
 
 /** Frontmatter text and body of a Markdown file, split at the `---` fences. */
 export interface FrontmatterSplit {
@@ -160,7 +186,7 @@ export interface AgentParseResult {
 
 /**
  * Validates parsed frontmatter plus body as an agent. Unknown frontmatter keys are warned and ignored;
- * Claude Code fields errand does not support (`skills`, `hooks`, `memory`, ...) are reported as such.
+ * Claude Code fields errand does not support (`skills`, `hooks`, `memory`) are reported as such.
  * `model: inherit` sets `inheritModel`; a Claude alias is mapped through `aliases`; an alias with no
  * mapping is dropped with a warning (goose passes it on literally and the model call fails — issue 8496).
  */
@@ -171,7 +197,9 @@ export function parseAgentDocument(frontmatter: unknown, body: string, file: str
   const warnings: string[] = [];
   for (const key of Object.keys(frontmatter)) {
     const unsupported = unsupportedAgentFields[key];
+    const mainSessionOnly = mainSessionAgentFields[key];
     if (unsupported !== undefined) warnings.push(`${file}: ${key}: not supported by errand: ${unsupported}`);
+    else if (mainSessionOnly !== undefined) warnings.push(`${file}: ${key}: ${mainSessionOnly}`);
     else if (!agentFrontmatterKeys.has(key)) warnings.push(`${file}: ${key}: unknown frontmatter field, ignored`);
   }
   const parsed = frontmatterSchema.safeParse(frontmatter);
@@ -198,6 +226,7 @@ export function parseAgentDocument(frontmatter: unknown, body: string, file: str
   if (data.disallowedTools) agent.disallowedTools = data.disallowedTools;
   if (typeof data.maxTurns === 'number') agent.maxTurns = data.maxTurns;
   if (data.permissionMode) agent.permissionMode = data.permissionMode;
+  if (data.effort) agent.effort = data.effort;
   if (servers.names.length > 0) agent.mcpServerNames = servers.names;
   if (servers.servers.length > 0) agent.mcpServers = servers.servers;
   if (data.background === true) agent.background = true;

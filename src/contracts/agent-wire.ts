@@ -29,6 +29,23 @@ export interface RecipeServerWire {
   declaredName: string;
   /** The server config; its `name` is the registered toolset name (`recipe-<name>-<hash>`). */
   config: JsonObject;
+  /**
+   * Which definition declared it, so the worker can find that definition itself and check the config
+   * against it, and where it lives, before anything starts (src/tools/recipe-server-trust.ts).
+   */
+  origin?: RecipeServerOrigin;
+}
+
+/** Where a recipe-declared server came from: looked up again by the worker, never trusted as given. */
+export interface RecipeServerOrigin {
+  /** The source name the definition was resolved by. */
+  source: string;
+  /** The working directory whose sources it was resolved among. */
+  resolveDir: string;
+  /** The delegation's working directory (what the definition was rendered for). */
+  workingDir: string;
+  /** The parameter values it was rendered with. */
+  values: Record<string, string>;
 }
 
 /** A person's (or the parent's) decision on a tool call that needed approval. */
@@ -55,7 +72,7 @@ export interface MessageRef {
 }
 
 /** Text given inline, or by reference to a stored message's text or a stored blob (read by the activity). */
-export type TextPart = string | { ref: MessageRef } | { blobKey: string };
+export type TextPart = string | { ref: MessageRef; /** The text is a task's own words: escaped as child-words.ts says. */ childWords?: true } | { blobKey: string; childWords?: true };
 
 /** A message to store: a ChatMessage whose content may be assembled from parts (so long texts stay out of history). */
 export type MessageInput =

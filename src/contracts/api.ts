@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { wholeNumberPattern } from './whole-number-pattern';
 import { idempotencyKeyMaxLength, maxListPageSize, maxMessageLength } from './limits';
 
 /**
@@ -271,12 +272,13 @@ export const listDelegationsQuerySchema = z.strictObject({
     .regex(/^[A-Za-z0-9._:@/-]{1,1000}$/, { error: 'expected a workflow id' })
     .optional()
     .describe('Only children of this workflow id.'),
+  // The pattern alone says which numbers are valid, so the OpenAPI document declares exactly 1 to the maximum.
   pageSize: z
     .string()
-    .regex(/^\d{1,4}$/, { error: `expected a whole number from 1 to ${maxListPageSize}` })
+    .regex(wholeNumberPattern(maxListPageSize), { error: `expected a whole number from 1 to ${maxListPageSize}` })
     .transform(Number)
-    .refine((value) => value >= 1 && value <= maxListPageSize, { error: `expected a whole number from 1 to ${maxListPageSize}` })
-    .optional(),
+    .optional()
+    .describe(`Delegations per page, 1 to ${maxListPageSize}.`),
   pageToken: z
     .string()
     .regex(/^[A-Za-z0-9_-]{1,4096}$/, { error: 'expected the nextPageToken of a previous page' })
@@ -349,6 +351,8 @@ export const listSourcesResponseSchema = z.object({
   items: z.array(sourceItemSchema),
   /** Failed stores (stale or not), refused or invalid files, worded for people. */
   problems: z.array(z.string()),
+  /** Sources hidden by an earlier source of the same name: which one wins and why, worded for people. */
+  shadowed: z.array(z.string()),
   stores: z.array(z.object({ id: z.string(), description: z.string(), stale: z.boolean(), error: z.string().optional() })),
   searched: z.array(z.string()),
 });

@@ -27,6 +27,11 @@ export interface TaskRecord {
   /** The last settled result; carried records hold previews and a blob reference, never whole outputs. */
   result?: SubagentResult;
   totalUsage: TokenUsage;
+  /**
+   * Its calls under `ask` are decided by a person only, though this workflow's model may decide others'
+   * (an agent file's `permissionMode: auto`): its approvals are not announced to the model.
+   */
+  approvalsByPersonOnly?: true;
 }
 
 /** A notice waiting to be put into the conversation before the next model call. */
@@ -36,6 +41,8 @@ export interface PendingNotice {
   taskId?: string;
   /** The task's full output by reference, appended after `text` when the inline output was cut. */
   outputRef?: MessageRef;
+  /** Text after the referenced output (the end of its fence); its presence marks the output as the task's words. */
+  after?: string;
 }
 
 /** Everything a workflow's agent loop carries into its next run (continue-as-new). */

@@ -24,12 +24,19 @@ export const FailureType = {
   toolsetUnavailable: 'ToolsetUnavailable',
   /** The scripted model ran out of script: a test bug, never retried. */
   scriptExhausted: 'ScriptExhausted',
+  /** A session's or continuable's message queue is full (`ERRAND_MAX_QUEUED_MESSAGES`): the API answers 429. */
+  messageQueueFull: 'MessageQueueFull',
   /** Input that a user or a calling model gave is invalid. */
   invalidInput: 'InvalidInput',
   /** A blob referenced by a workflow is missing from the blob store. */
   blobMissing: 'BlobMissing',
   /** The git worktree of `isolation: worktree` cannot be made (no commit yet, a setting that puts it in the wrong place). */
   worktreeUnavailable: 'WorktreeUnavailable',
+  /**
+   * Compaction itself cannot succeed (the history needs more summarising calls than allowed): deterministic,
+   * so not retried — a retry would repeat every summarising call only to fail again (review N7).
+   */
+  compactionFailed: 'CompactionFailed',
 } as const;
 
 /** One of the failure type names. */
@@ -46,4 +53,5 @@ export const nonRetryableFailureTypes: readonly FailureTypeName[] = [
   FailureType.invalidInput,
   FailureType.blobMissing,
   FailureType.worktreeUnavailable,
+  FailureType.compactionFailed,
 ];

@@ -17,8 +17,22 @@ export const maxDepthCeiling = 10;
 // (sources section)
 /** Largest source file (recipe or agent) a store will read; bigger files are refused. */
 export const maxSourceFileBytes = 1024 * 1024;
+/**
+ * Work one recipe template may do while it renders (each expression, filter, loop turn and printed piece
+ * counts); past it rendering stops with an error naming the file, so a nested loop cannot hold the worker.
+ */
+export const maxTemplateSteps = 200_000;
+/** Characters one template may produce (the rendered recipe, parameter values included). */
+export const maxTemplateOutputChars = 2 * 1024 * 1024;
+/** How deeply a template may nest blocks and expressions (the parser and renderer recurse on them). */
+export const maxTemplateNesting = 64;
 /** How long a store's listing is served from cache before it is listed again. */
 export const sourceListingTtlMs = 60_000;
+/**
+ * Working directories whose project-folder resolvers a worker (or the API) keeps at once; the least
+ * recently used is dropped past it. The operator's and user-level stores are shared, not counted here.
+ */
+export const maxCachedSourceDirectories = 64;
 /** Minimum time between two fetches of a git-synced store (a discovery call fetches regardless). */
 export const gitSyncIntervalMs = 60_000;
 /** Time limit of one git command (clone, fetch, checkout). */
@@ -33,6 +47,8 @@ export const fileLockPollMs = 200;
 export const maxS3ListPages = 100;
 /** Bound on entries one store may list. */
 export const maxStoreEntries = 10_000;
+/** How deep an agent folder (`.claude/agents/team/reviewer.md`) is scanned below its top: folders deeper are not entered. */
+export const maxAgentFolderDepth = 5;
 /** Length at which descriptions are cut in the `load` listing. */
 export const listingDescriptionChars = 160;
 /** How many "did you mean" names a not-found answer offers. */
@@ -56,6 +72,13 @@ export const maxStructuredOutputChars = 64 * 1024;
  * folder inside the repository's git directory (outside its work tree, inside the tenant's folder).
  */
 export const defaultWorktreeFolderName = 'errand-worktrees';
+/**
+ * Most entries of a repository's git directory checked, without the sandbox, before the worker runs git
+ * there for `isolation: worktree` (every one must be no symbolic link); a larger one is refused.
+ */
+export const maxGitDirEntriesChecked = 200_000;
+/** Largest `.git` file (`gitdir: …`), `commondir` file or repository `config` the worker reads to check a repository. */
+export const maxGitMetadataFileBytes = 64 * 1024;
 /** Branch names `errand/<name>-<n>` tried when `errand/<name>` is taken in the repository by another delegation. */
 export const maxWorktreeBranchSuffix = 100;
 /** Whether an agent file's `permissionMode: bypassPermissions` may be used (`ERRAND_ALLOW_BYPASS_PERMISSIONS`). */
@@ -91,6 +114,18 @@ export const defaultMaxOutputTokens = 8_192;
  * OpenAI-compatible providers get the effort itself as `reasoning_effort`.
  */
 export const anthropicThinkingBudgets = { low: 1_024, medium: 4_096, high: 16_384 } as const;
+/**
+ * Most bytes (UTF-8) of one model answer errand reads: its text, thinking and tool-call arguments together
+ * (`ERRAND_MODEL_ANSWER_MAX_BYTES`). A provider stream that goes past it is closed and the answer ends
+ * `truncated`, like one cut at the output-token limit: a stream that never ends cannot fill the worker's memory.
+ */
+export const defaultModelAnswerMaxBytes = 4 * 1024 * 1024;
+/**
+ * Longest time errand reads one model answer, from the first byte of its stream, in milliseconds
+ * (`ERRAND_MODEL_ANSWER_MAX_MS`); past it the stream is closed and the answer ends `truncated`. Below the
+ * provider's `requestTimeoutMs` (default 300 s), which would end the call as a failure instead.
+ */
+export const defaultModelAnswerMaxMs = 240_000;
 
 // ---- token estimates (src/domain/token-estimate.ts) ------------------------------------------------
 /**
@@ -144,6 +179,12 @@ export const commandBaseEnvironment = ['PATH', 'HOME', 'LANG', 'TMPDIR'] as cons
 export const sandboxSystemPaths = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'] as const;
 /** How long the worker's start-up check of the sandbox may take (it runs `true` inside one), in milliseconds. */
 export const sandboxCheckTimeoutMs = 15_000;
+/** How long the worker's start-up probe of process containment (a PID namespace per command) may take, in milliseconds. */
+export const containmentProbeTimeoutMs = 5_000;
+/** Recipe-server configs a worker remembers as checked against their recipe (then the set starts over). */
+export const recipeVerifiedCacheEntries = 1_024;
+/** Working directories one recipe server config may run a process for at once on a worker (one process each). */
+export const maxRecipeServerInstancesPerConfig = 64;
 /** Longest search_text pattern, in characters (a regular expression's program grows with its text). */
 export const searchTextMaxPatternChars = 1_000;
 /**
@@ -199,15 +240,33 @@ export const defaultModelHeartbeatTimeoutMs = 10_000;
 /** How often sources, planning and child messages heartbeat (ms; their heartbeat timeout is 60 s). */
 export const orchestrationHeartbeatIntervalMs = 5_000;
 /**
- * How often a model or tool call heartbeats (ms); must be well under the heartbeat timeout. A cancel
- * reaches a running activity only with the answer to a heartbeat, so this bounds cancel latency (decision
- * 0012): 250 ms keeps a cancel under half a second, at four small heartbeat calls a second per running call.
+ * Default least time between two heartbeats of a model call that carry new live text (ms;
+ * `ERRAND_LIVE_TEXT_INTERVAL_MS`). Each heartbeat that reaches Temporal is a billable action on Temporal
+ * Cloud: at 2.5 s a streamed 30 s call costs 13 actions (12 heartbeats and the activity itself), under the
+ * target of one per 2 s of streaming (bench figure `actions-per-30s-stream`, decision 0022). Peek, the API
+ * and the Web UI show text at most this much behind the model.
  */
-export const modelHeartbeatIntervalMs = 250;
+export const defaultLiveTextIntervalMs = 2_500;
+/** Bounds of `ERRAND_LIVE_TEXT_INTERVAL_MS` (ms): below 250 ms the worker's heartbeat throttle holds heartbeats back anyway. */
+export const liveTextIntervalBounds = { min: 250, max: 60_000 } as const;
+/**
+ * Share of its heartbeat timeout after which a model or tool call with nothing new to say heartbeats anyway
+ * (the keep-alive that tells Temporal the worker still runs it): 0.4 of the default 10 s timeout is one
+ * heartbeat every 4 s, so one late heartbeat still leaves a margin before Temporal gives the call up.
+ */
+export const heartbeatKeepAliveShare = 0.4;
+/**
+ * How often a running call checks whether a heartbeat is due (ms): a local timer, not a server call. It
+ * bounds how late a live-text heartbeat is, and how soon a call aborted by its workflow's cancel (the
+ * in-flight sink) asks the server for the cancellation that lets it end as cancelled.
+ */
+export const heartbeatTickMs = 100;
 /**
  * Least time between two heartbeats the worker sends to the server (ms; worker options
- * `maxHeartbeatThrottleInterval` and `defaultHeartbeatThrottleInterval`). The SDK would otherwise hold
- * heartbeats back to 0.8 × the heartbeat timeout, which would delay a cancel by seconds.
+ * `maxHeartbeatThrottleInterval` and `defaultHeartbeatThrottleInterval`). The activities pace their own
+ * heartbeats (live text, keep-alive); this throttle only matters after a call was aborted by its
+ * workflow's cancel, when it heartbeats until the server confirms the cancellation. The SDK would
+ * otherwise hold those back to 0.8 × the heartbeat timeout.
  */
 export const heartbeatThrottleMs = 250;
 /**
@@ -264,6 +323,10 @@ export const transcriptEntryLength = 4_000;
 export const inboundMessageInlineChars = 256;
 /** Longest message accepted by sendMessage / a session message, in characters. */
 export const maxMessageLength = 100_000;
+/** Messages queued for a session or continuable at once; past it sendMessage is refused (`ERRAND_MAX_QUEUED_MESSAGES`). */
+export const defaultMaxQueuedMessages = 100;
+/** Highest `ERRAND_MAX_QUEUED_MESSAGES`: the queue is carried across continue-as-new, whose input must stay far below 2 MB. */
+export const maxQueuedMessagesCeiling = 1_000;
 /** Model calls one session message may cause (`ERRAND_SESSION_MAX_TURNS`). */
 export const defaultSessionMaxTurns = 50;
 /** A session ends after this long without a message or notice (`ERRAND_SESSION_IDLE_TIMEOUT_SECS`), ms. */
@@ -279,8 +342,13 @@ export const maxTaskRecords = 200;
  * connected, ms: a query, which adds nothing to the session's history.
  */
 export const mcpNoticePollIntervalMs = 5_000;
-/** How often a workflow checks on children it no longer watches (started before a continue-as-new), ms. */
+/**
+ * How often a workflow checks on children it no longer watches (started before a continue-as-new) while one
+ * of them runs a turn, ms. A waiting continuable is not checked (decision 0021): waiting costs no history.
+ */
 export const childProbeIntervalMs = 30_000;
+/** The check backs off (doubling from {@link childProbeIntervalMs}) to this while such a child reports nothing, ms. */
+export const childProbeMaxIntervalMs = 10 * 60_000;
 /** Message ids remembered to drop a retried delivery (carried across continue-as-new). */
 export const recentMessageIdCount = 100;
 /** Child approvals remembered as announced to the model (each is announced once). */
@@ -313,6 +381,22 @@ export const defaultListPageSize = 20;
 export const maxListPageSize = 100;
 /** How long the API waits for a peek query to be answered (a closed workflow is replayed by a worker). */
 export const peekQueryTimeoutMs = 5_000;
+/** Largest number of workflows `GET /v1/approvals` queries at once, and how long the whole listing may take (ms). */
+export const approvalsQueryParallelism = 8;
+export const approvalsListDeadlineMs = 10_000;
+/**
+ * Starts through Temporal's HTTP API (decision 0019): one attempt's longest wait (ms), and the deadline of
+ * all attempts together (ms), under API Gateway HTTP APIs' 30 s integration timeout. The retries between
+ * them follow the SDK's gRPC client (`@temporalio/client` grpc-retry): up to 10 attempts, waits growing
+ * 1.7× from 100 ms (1 s after RESOURCE_EXHAUSTED) to at most 5 s, ±20 % jitter.
+ */
+export const temporalHttpAttemptTimeoutMs = 10_000;
+export const temporalHttpStartDeadlineMs = 20_000;
+export const temporalHttpRetry = { maxAttempts: 10, factor: 1.7, initialIntervalMs: 100, resourceExhaustedInitialIntervalMs: 1_000, maxIntervalMs: 5_000, maxJitter: 0.2 } as const;
+/** `Retry-After` (seconds) of the API's 429 when Temporal still refused with RESOURCE_EXHAUSTED after the retries. */
+export const rateLimitedRetryAfterSeconds = 5;
+/** Largest answer body the plain HTTP client (src/http/plain-http.ts) keeps, in bytes; Temporal's own messages stay under 4 MiB. */
+export const plainHttpMaxAnswerBytes = 8 * 1024 * 1024;
 /** Longest `Idempotency-Key` header accepted, in characters. */
 export const idempotencyKeyMaxLength = 255;
 /** Words of the instructions shown in a workflow's static summary. */
@@ -341,8 +425,24 @@ export const eventStreamRetryMs = 1_000;
  * after every look.
  */
 export const eventStreamMinLifetimeMs = 5_000;
+/**
+ * Most event streams one tenant may hold open on one API process (`ERRAND_API_MAX_EVENT_STREAMS`); past
+ * it a new stream is a 429 with `Retry-After`. Streams of one delegation share one poller, so this bounds
+ * the pollers a tenant can make the API run against Temporal.
+ */
+export const defaultApiMaxEventStreamsPerTenant = 20;
+/** `Retry-After` of the 429 past the event stream cap, in seconds. */
+export const eventStreamCapRetryAfterSeconds = 5;
 /** File in the data directory where a running `errand dev` says where its API is (removed when it stops). */
 export const devStackStateFileName = 'dev-stack.json';
+/**
+ * The file in errand's data directory that holds `errand dev`'s API token (mode 0600, beside
+ * {@link devStackStateFileName}; a new one each start, removed at stop). Client commands that find the
+ * stack send it; a model's command does not have it.
+ */
+export const devStackTokenFileName = 'dev-stack-token';
+/** Random bytes of `errand dev`'s API token (written as hex). */
+export const devStackTokenBytes = 32;
 /** How long a client command waits for the `errand dev` API it found to answer `/healthz`, in milliseconds. */
 export const devStackProbeTimeoutMs = 3_000;
 

@@ -99,6 +99,19 @@ export interface ModelResponse {
    * requests that answer this message's tool calls only when it can.
    */
   reasoning?: ReasoningBlock[];
+  /**
+   * Set when errand itself cut the answer off (finish reason `length`): it went past errand's cap on the
+   * bytes or the time of one answer, not the provider's output-token limit.
+   */
+  answerCap?: AnswerCap;
+}
+
+/** Which of errand's caps on one model answer cut it off, its value and the setting that sets it. */
+export interface AnswerCap {
+  cap: 'bytes' | 'time';
+  /** Bytes, or milliseconds. */
+  limit: number;
+  setting: 'ERRAND_MODEL_ANSWER_MAX_BYTES' | 'ERRAND_MODEL_ANSWER_MAX_MS';
 }
 
 /** Adds two usages. */

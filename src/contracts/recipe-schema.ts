@@ -15,7 +15,7 @@ const scalarString = z
   .transform((value) => String(value));
 
 /** Parameter input types goose knows. */
-export const parameterInputTypes = ['string', 'number', 'boolean', 'date', 'file', 'select'] as const;
+export const parameterInputTypes = ['string', 'number', 'boolean', 'date', 'file', 'select', 'object', 'array'] as const;
 /** Parameter requirements goose knows. */
 export const parameterRequirements = ['required', 'optional', 'user_prompt'] as const;
 
@@ -25,7 +25,11 @@ export const recipeParameterSchema = z.looseObject({
   input_type: z.enum(parameterInputTypes, { error: `expected one of ${parameterInputTypes.join(', ')}` }).default('string'),
   requirement: z.enum(parameterRequirements, { error: `expected one of ${parameterRequirements.join(', ')}` }),
   description: z.string({ error: 'expected a string' }).default(''),
-  default: scalarString.optional(),
+  // `object` and `array` parameters take JSON: a default may be JSON text or written as YAML, kept as JSON text.
+  default: z
+    .union([scalarString, z.array(z.unknown()), z.record(z.string(), z.unknown())], { error: 'expected a string (or a number or boolean; a JSON value for object and array parameters)' })
+    .transform((value) => (typeof value === 'string' ? value : JSON.stringify(value)))
+    .optional(),
   options: z.array(scalarString, { error: 'expected a list of strings' }).optional(),
 });
 /** A declared recipe parameter after parsing. */

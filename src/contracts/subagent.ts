@@ -152,4 +152,6 @@ export interface TaskLimits {
   completedTaskTtlMs: number;
   /** How long continuable children wait for a message before they end (ms; `ERRAND_CONTINUABLE_IDLE_TIMEOUT_SECS`). */
   continuableIdleTimeoutMs?: number;
+  /** Messages queued for one session or continuable at once (`ERRAND_MAX_QUEUED_MESSAGES`, default 100). */
+  maxQueuedMessages?: number;
 }

@@ -75,6 +75,8 @@ export interface DevServer {
   uiUrl: string | undefined;
   /** Temporal's HTTP API (the frontend's JSON gateway), for `ERRAND_TEMPORAL_HTTP_URL`. */
   httpUrl: string;
+  /** The server's Prometheus metrics (`/metrics`): requests per operation, billable actions (bench). */
+  metricsUrl: string;
   port: number;
   httpPort: number;
   uiPort: number | undefined;
@@ -100,12 +102,13 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const port = options.port ?? (await freePort(ip));
   const uiPort = options.headless ? undefined : (options.uiPort ?? (await freePort(ip)));
   const httpPort = options.httpPort ?? (await freePort(ip));
+  const metricsPort = await freePort(ip);
   const args = [
     'server', 'start-dev',
     '--ip', ip,
     '--port', String(port),
     '--http-port', String(httpPort),
-    '--metrics-port', String(await freePort(ip)),
+    '--metrics-port', String(metricsPort),
     '--log-format', 'json',
     '--log-level', 'warn',
   ];
@@ -161,6 +164,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     address,
     uiUrl: uiPort === undefined ? undefined : `http://${ip}:${uiPort}`,
     httpUrl: `http://${ip.includes(':') ? `[${ip}]` : ip}:${httpPort}`,
+    metricsUrl: `http://${ip.includes(':') ? `[${ip}]` : ip}:${metricsPort}/metrics`,
     port,
     httpPort,
     uiPort,

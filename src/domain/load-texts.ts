@@ -32,6 +32,8 @@ export interface SourceListingText {
   searched: readonly string[];
   /** Store problems to surface (stale listings, unreadable files), already worded. */
   problems: readonly string[];
+  /** Sources hidden by an earlier one of the same name, already worded. */
+  shadowed?: readonly string[];
 }
 
 const kindOrder: Record<SourceKind, number> = { subrecipe: 0, recipe: 1, agent: 2 };
@@ -69,6 +71,10 @@ export function formatSourceListing(input: SourceListingText): string {
   if (input.problems.length > 0) {
     lines.push('', 'Problems:');
     for (const problem of input.problems) lines.push(`- ${problem}`);
+  }
+  if (input.shadowed && input.shadowed.length > 0) {
+    lines.push('', 'Hidden by a source of the same name:');
+    for (const note of input.shadowed) lines.push(`- ${note}`);
   }
   if (input.tasks.length > 0) {
     lines.push('', 'Background tasks:');

@@ -18,6 +18,8 @@ export interface ProviderChoice {
   defaultModel?: string;
   /** Reasoning efforts by model id; a model not listed takes none. */
   efforts?: Readonly<Record<string, ModelEfforts>>;
+  /** Output-token limits by model id, where the model's entry sets one. */
+  maxOutputTokens?: Readonly<Record<string, number>>;
 }
 
 /** Everything that may choose a delegation's model, from strongest to weakest. */
@@ -31,6 +33,8 @@ export interface ModelChoiceInputs {
   recipe: { provider?: string; model?: string; temperature?: number; reasoningEffort?: string };
   /** The delegated agent file's `model` (after alias mapping; `inherit` arrives as undefined). */
   agentModel?: string;
+  /** The delegated agent file's `effort` (Claude Code's level): ranks where the recipe's effort does. */
+  agentEffort?: string;
   /** The configured default route. */
   configuredDefault?: { provider: string; model: string };
   /** The delegating workflow's route. */
@@ -83,7 +87,7 @@ export function chooseModel(inputs: ModelChoiceInputs): ModelChoice {
     if (provider.models.includes(candidate.model)) {
       const temperature = inputs.request.temperature ?? inputs.recipe.temperature ?? inputs.parent.temperature;
       const route: ModelRoute = { provider: provider.name, model: candidate.model, ...(temperature !== undefined ? { temperature } : {}) };
-      const effort = chooseReasoningEffort({ route, efforts: provider.efforts?.[candidate.model], request: inputs.request.reasoningEffort, recipe: inputs.recipe.reasoningEffort, parent: inputs.parent });
+      const effort = chooseReasoningEffort({ route, efforts: provider.efforts?.[candidate.model], request: inputs.request.reasoningEffort, recipe: inputs.recipe.reasoningEffort, ...(inputs.agentEffort !== undefined ? { agent: inputs.agentEffort } : {}), parent: inputs.parent });
       if (!effort.ok) return effort;
       warnings.push(...effort.warnings);
       return { ok: true, route: { ...route, ...(effort.effort !== undefined ? { reasoningEffort: effort.effort } : {}) }, warnings };
@@ -109,6 +113,8 @@ export interface EffortChoiceInputs {
   request?: string;
   /** The delegated recipe's `settings.reasoning_effort`. */
   recipe?: string;
+  /** The delegated agent file's `effort` (an agent has no recipe settings, so the two never meet). */
+  agent?: string;
   /** The delegating workflow's route (its effort is kept only on the same provider and model). */
   parent: ModelRoute;
 }
@@ -130,6 +136,9 @@ export function describeEfforts(efforts: ModelEfforts | undefined): string {
  * parent's: another model may not take that effort at all. An effort named by `delegate` that the model
  * does not take is an error naming the valid ones; a recipe's is a warning and is not used (a recipe is
  * written once and runs on whatever model the operator and the caller choose, like its goose_model).
+ * An agent file's `effort` ranks where a recipe's does; one the model does not take is mapped to the
+ * nearest it takes on {@link effortScale}, with a warning (SEMANTICS §6), since Claude Code's levels are
+ * a scale of their own that a provider's names only partly share.
  */
 export function chooseReasoningEffort(inputs: EffortChoiceInputs): EffortChoice {
   const valid = inputs.efforts?.efforts ?? [];
@@ -149,11 +158,45 @@ export function chooseReasoningEffort(inputs: EffortChoiceInputs): EffortChoice 
     if (valid.includes(inputs.recipe)) return { ok: true, effort: inputs.recipe, warnings };
     warnings.push(`the recipe's reasoning_effort "${inputs.recipe}" is not one model ${name} takes (valid: ${describeEfforts(inputs.efforts)}); it was not used`);
   }
+  if (inputs.agent !== undefined) {
+    if (valid.includes(inputs.agent)) return { ok: true, effort: inputs.agent, warnings };
+    const nearest = nearestEffort(inputs.agent, valid);
+    if (nearest !== undefined) {
+      warnings.push(`the agent's effort "${inputs.agent}" is not one model ${name} takes (valid: ${describeEfforts(inputs.efforts)}); the nearest, "${nearest}", is used`);
+      return { ok: true, effort: nearest, warnings };
+    }
+    warnings.push(`the agent's effort "${inputs.agent}" cannot be used: model ${name} takes ${valid.length === 0 ? 'no reasoning effort' : `no effort on the low-to-max scale (valid: ${describeEfforts(inputs.efforts)})`}; it was not used`);
+  }
   const sameModel = inputs.parent.provider === inputs.route.provider && inputs.parent.model === inputs.route.model;
   if (sameModel && inputs.parent.reasoningEffort !== undefined && valid.includes(inputs.parent.reasoningEffort)) {
     return { ok: true, effort: inputs.parent.reasoningEffort, warnings };
   }
   return { ok: true, ...(inputs.efforts?.default !== undefined ? { effort: inputs.efforts.default } : {}), warnings };
+}
+
+/**
+ * Effort names from least to most reasoning: Claude Code's levels (`low` … `max`) with the lower names
+ * OpenAI-compatible providers use (`none`, `minimal`). What "nearest" is measured on.
+ */
+export const effortScale = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
+
+/**
+ * The effort of `offered` nearest to `wanted` on {@link effortScale}; between two as near, the lower (it
+ * never spends more than the author asked for). Undefined when `wanted` or every offered effort is off
+ * the scale.
+ */
+export function nearestEffort(wanted: string, offered: readonly string[]): string | undefined {
+  const scale: readonly string[] = effortScale;
+  const target = scale.indexOf(wanted);
+  if (target === -1) return undefined;
+  let best: { effort: string; distance: number; rank: number } | undefined;
+  for (const effort of offered) {
+    const rank = scale.indexOf(effort);
+    if (rank === -1) continue;
+    const distance = Math.abs(rank - target);
+    if (best === undefined || distance < best.distance || (distance === best.distance && rank < best.rank)) best = { effort, distance, rank };
+  }
+  return best?.effort;
 }
 
 /** max_turns precedence: delegate > delegated recipe (or agent `maxTurns`) > parent recipe > configured (ERRAND_SUBAGENT_MAX_TURNS, default 25). */

@@ -1,5 +1,6 @@
 import { maxPersonaChars } from '../contracts/limits';
 import type { ToolSpec } from '../contracts/model';
+import { childWordsRule } from './child-words';
 
 /**
  * The parent's own tools (SEMANTICS §2): `load`, `delegate`, `send_message`, `list_subagent_models`.
@@ -50,7 +51,7 @@ export const orchestrationToolSpecs: Record<OrchestrationToolName, ToolSpec> = {
       'a `source` (recipe, subrecipe or agent, with `parameters`), or both. Set `async: true` to run it in the ' +
       'background and get a task id at once; `continuable: true` keeps it available for `send_message` after it answers. ' +
       '`fork: true` starts it from this conversation so far, with `instructions` as its task. ' +
-      'Several delegate calls in one turn run in parallel.',
+      `Several delegate calls in one turn run in parallel. ${childWordsRule}`,
     inputSchema: {
       type: 'object',
       properties: {

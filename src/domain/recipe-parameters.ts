@@ -1,4 +1,5 @@
 import { type RecipeDefinition, type RecipeParameter } from '../contracts/recipe-schema';
+import { isPlainObjectValue, type TemplateValue } from './template-values';
 
 /** The variable every recipe template may use without declaring it: the recipe's folder. */
 export const builtInRecipeDirVariable = 'recipe_dir';
@@ -31,6 +32,10 @@ export function checkParameterDeclarations(recipe: RecipeDefinition, templateVar
     }
     if (parameter.input_type === 'file' && parameter.default !== undefined) {
       errors.push(`${where}: file parameters cannot have a default (it could import a sensitive file); remove default:`);
+    }
+    if ((parameter.input_type === 'object' || parameter.input_type === 'array') && parameter.default !== undefined) {
+      const problem = jsonValueProblem(parameter.input_type, parameter.default);
+      if (problem) errors.push(`${where}: default: ${problem}`);
     }
     if (parameter.input_type === 'select' && parameter.default !== undefined && !(parameter.options ?? []).includes(parameter.default)) {
       errors.push(`${where}: default "${parameter.default}" is not among options (${(parameter.options ?? []).join(', ')})`);
@@ -103,6 +108,9 @@ function checkValue(parameter: RecipeParameter, raw: string): string | undefined
     }
     case 'file':
       return raw.trim() === '' ? 'expected a file path, got an empty value' : undefined;
+    case 'object':
+    case 'array':
+      return jsonValueProblem(parameter.input_type, raw);
     default:
       return undefined;
   }
@@ -113,4 +121,38 @@ export function requiredParameterKeys(parameters: readonly RecipeParameter[]): s
   return parameters
     .filter((parameter) => parameter.default === undefined && parameter.requirement !== 'optional')
     .map((parameter) => parameter.key);
+}
+
+function parseJson(raw: string): { ok: true; value: unknown } | { ok: false; error: string } {
+  try {
+    return { ok: true, value: JSON.parse(raw) as unknown };
+  } catch (error) {
+    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/** Why `raw` is not JSON of the parameter's shape (`object`: a JSON object; `array`: a JSON list), if it is not. */
+export function jsonValueProblem(inputType: 'object' | 'array', raw: string): string | undefined {
+  const example = inputType === 'object' ? '{"name": "value"}' : '["first", "second"]';
+  const shown = raw.length > 80 ? `${raw.slice(0, 80)}…` : raw;
+  const parsed = parseJson(raw);
+  if (!parsed.ok) return `expected a JSON ${inputType === 'object' ? 'object' : 'array'} such as ${example}, got "${shown}" (${parsed.error})`;
+  const fits = inputType === 'object' ? isPlainObjectValue(parsed.value) : Array.isArray(parsed.value);
+  return fits ? undefined : `expected a JSON ${inputType === 'object' ? 'object' : 'array'} such as ${example}, got "${shown}"`;
+}
+
+/**
+ * The values a template sees: text for every parameter (goose passes strings), except `object` and
+ * `array` parameters, whose JSON is parsed so templates can use `.field` and loops. Values reach here
+ * checked by {@link resolveParameterValues}; names not declared pass through as text (`recipe_dir`).
+ */
+export function templateValuesOf(parameters: readonly RecipeParameter[], values: Readonly<Record<string, string>>): Record<string, TemplateValue> {
+  const result: Record<string, TemplateValue> = {};
+  const types = new Map(parameters.map((parameter) => [parameter.key, parameter.input_type]));
+  for (const [key, raw] of Object.entries(values)) {
+    const type = types.get(key);
+    const parsed = type === 'object' || type === 'array' ? parseJson(raw) : undefined;
+    Object.defineProperty(result, key, { value: parsed?.ok ? (parsed.value as TemplateValue) : raw, enumerable: true, writable: true, configurable: true });
+  }
+  return result;
 }

@@ -26,6 +26,7 @@ export function parseRecipeDocument(document: unknown, file: string): RecipePars
     return { errors: formatSchemaIssues(file, parsed.error.issues, inner), warnings };
   }
   const recipe = parsed.data;
+  warnings.push(...hiddenTagWarnings(recipe, file));
   const errors: string[] = [];
   const hasText = (text: string | null | undefined): boolean => typeof text === 'string' && text.trim() !== '';
   if (!hasText(recipe.instructions) && !hasText(recipe.prompt)) {
@@ -58,4 +59,27 @@ export function parseRecipeDocument(document: unknown, file: string): RecipePars
 export function unwrapDesktopForm(document: unknown): unknown {
   if (isRecord(document) && isRecord(document.recipe) && document.title === undefined) return document.recipe;
   return document;
+}
+
+/** Unicode tag characters (U+E0000–U+E007F): invisible, and able to carry text a model reads but a person does not see. */
+const tagCharacters = /[\u{E0000}-\u{E007F}]/u;
+
+/** True when `text` holds Unicode tag characters. */
+export function containsUnicodeTags(text: string): boolean {
+  return tagCharacters.test(text);
+}
+
+/**
+ * Warnings for hidden Unicode tag characters in the texts a model reads (`instructions`, `prompt`,
+ * `activities`), as goose warns before it runs such a recipe.
+ */
+export function hiddenTagWarnings(recipe: Pick<RecipeDefinition, 'instructions' | 'prompt' | 'activities'>, file: string): string[] {
+  const fields: [string, string | null | undefined][] = [
+    ['instructions', recipe.instructions],
+    ['prompt', recipe.prompt],
+    ...(recipe.activities ?? []).map((activity, index): [string, string] => [`activities[${index}]`, activity]),
+  ];
+  return fields
+    .filter(([, text]) => typeof text === 'string' && containsUnicodeTags(text))
+    .map(([field]) => `${file}: ${field}: contains hidden Unicode tag characters (U+E0000–U+E007F), which can carry instructions a reader cannot see; check the file before running it`);
 }

@@ -94,6 +94,16 @@ export function recordProgress(task: TaskRecord, peek: SubagentPeek, totalUsage:
 }
 
 /**
+ * Whether a progress report is older than the settlement already recorded: a child's progress and settlement
+ * signals can arrive out of order, and a "running" report from the activation that just settled would mark a
+ * waiting continuable as running a turn — holding a slot and being checked as if it were (decision 0021).
+ * A report from a new activation has counted at least one more turn.
+ */
+export function isStaleProgress(task: TaskRecord, peek: SubagentPeek): boolean {
+  return task.state === 'waiting' && peek.state === 'running' && task.result !== undefined && peek.turns <= task.result.turns;
+}
+
+/**
  * Records a settlement: a final result (the task ended) or one activation of a continuable task (it now
  * waits for a message). Returns false when the settlement is stale and was ignored: the task had already
  * ended, or a non-final one arrived after the task was told to run again and has not reported since.

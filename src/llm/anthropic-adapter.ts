@@ -3,7 +3,7 @@ import { anthropicThinkingBudgets } from '../contracts/limits';
 import type { ModelRequest } from '../contracts/model';
 import { invalidModelRequestFailure } from './model-failures';
 import type { ChatModel } from './model-port';
-import { createSdkChatModel } from './sdk-chat-model';
+import { createSdkChatModel, type AnswerLimits } from './sdk-chat-model';
 
 /** Connection settings of an Anthropic Messages API provider. */
 export interface AnthropicSettings {
@@ -14,6 +14,8 @@ export interface AnthropicSettings {
   apiKey: string;
   headers?: Record<string, string>;
   requestTimeoutMs: number;
+  /** errand's caps on one answer (bytes, time). */
+  answerLimits?: AnswerLimits;
 }
 
 /** A reasoning effort Anthropic models take (one with a thinking budget). */
@@ -69,6 +71,7 @@ export function createAnthropicModels(settings: AnthropicSettings): (modelId: st
   return (modelId) =>
     createSdkChatModel(provider.messages(modelId), {
       requestTimeoutMs: settings.requestTimeoutMs,
+      ...(settings.answerLimits === undefined ? {} : { answerLimits: settings.answerLimits }),
       lateSystemMessages: 'as-user',
       sendReasoning: true,
       providerOptions: thinkingOptions,

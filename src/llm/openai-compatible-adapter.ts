@@ -1,6 +1,6 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { ChatModel } from './model-port';
-import { createSdkChatModel } from './sdk-chat-model';
+import { createSdkChatModel, type AnswerLimits } from './sdk-chat-model';
 
 /** Connection settings of an OpenAI-compatible provider. */
 export interface OpenAICompatibleSettings {
@@ -12,6 +12,8 @@ export interface OpenAICompatibleSettings {
   apiKey?: string;
   headers?: Record<string, string>;
   requestTimeoutMs: number;
+  /** errand's caps on one answer (bytes, time). */
+  answerLimits?: AnswerLimits;
 }
 
 /**
@@ -31,6 +33,7 @@ export function createOpenAICompatibleModels(settings: OpenAICompatibleSettings)
   return (modelId) =>
     createSdkChatModel(provider.chatModel(modelId), {
       requestTimeoutMs: settings.requestTimeoutMs,
+      ...(settings.answerLimits === undefined ? {} : { answerLimits: settings.answerLimits }),
       // `openaiCompatible` is the options key the SDK reads whatever the provider is called.
       providerOptions: (request) => (request.reasoningEffort === undefined ? undefined : { openaiCompatible: { reasoningEffort: request.reasoningEffort } }),
     });

@@ -7,6 +7,7 @@ import type { AnthropicSettings } from './anthropic-adapter';
 import { modelNotConfiguredFailure } from './model-failures';
 import { ProviderKind, type ChatModel, type ModelInfo, type ModelRegistry, type ProviderInfo } from './model-port';
 import type { OpenAICompatibleSettings } from './openai-compatible-adapter';
+import type { AnswerLimits } from './sdk-chat-model';
 
 /**
  * Configuration of the model providers errand may call, and the registry built from it. Strict (DESIGN.md convention 6): an unknown key
@@ -111,11 +112,14 @@ export function providerChoices(configs: readonly ProviderConfig[]): ProviderCho
       const found = modelEfforts(config, id);
       return found ? [[id, found] as const] : [];
     }));
+    // The operator's output-token limit of each model whose entry sets one (a definition may not exceed it).
+    const outputLimits = Object.fromEntries(config.models.flatMap((entry) => (typeof entry !== 'string' && entry.maxOutputTokens !== undefined ? [[entry.id, entry.maxOutputTokens] as const] : [])));
     return {
       name: config.name,
       models: modelIds(config),
       ...(config.defaultModel ? { defaultModel: config.defaultModel } : {}),
       ...(Object.keys(efforts).length > 0 ? { efforts } : {}),
+      ...(Object.keys(outputLimits).length > 0 ? { maxOutputTokens: outputLimits } : {}),
     };
   });
 }
@@ -235,6 +239,8 @@ export interface ModelRegistryOptions {
   env: Record<string, string | undefined>;
   /** In-process models for providers of kind `scripted`, by provider name. */
   scripted?: Record<string, ChatModel>;
+  /** errand's caps on one answer of an HTTP provider (`ERRAND_MODEL_ANSWER_MAX_BYTES`, `ERRAND_MODEL_ANSWER_MAX_MS`). */
+  answerLimits?: AnswerLimits;
 }
 
 /** Environment variable an Anthropic provider reads its key from when `apiKeyEnv` is not set. */
@@ -334,6 +340,7 @@ function configureProvider(config: ProviderConfig, options: ModelRegistryOptions
   };
   const requestTimeoutMs = config.requestTimeoutMs ?? defaultModelRequestTimeoutMs;
   const headers = config.headers === undefined ? {} : { headers: config.headers };
+  const answerLimits = options.answerLimits === undefined ? {} : { answerLimits: options.answerLimits };
 
   switch (config.kind) {
     case ProviderKind.scripted: {
@@ -357,6 +364,7 @@ function configureProvider(config: ProviderConfig, options: ModelRegistryOptions
         requestTimeoutMs,
         ...(apiKey === undefined ? {} : { apiKey }),
         ...headers,
+        ...answerLimits,
       };
       return { info, entries, modelFor: lazyModels(async () => (await import('./openai-compatible-adapter.js')).createOpenAICompatibleModels(settings)) };
     }
@@ -368,6 +376,7 @@ function configureProvider(config: ProviderConfig, options: ModelRegistryOptions
         requestTimeoutMs,
         ...(config.baseUrl === undefined ? {} : { baseUrl: config.baseUrl }),
         ...headers,
+        ...answerLimits,
       };
       return { info, entries, modelFor: lazyModels(async () => (await import('./anthropic-adapter.js')).createAnthropicModels(settings)) };
     }

@@ -37,6 +37,12 @@ export interface ScriptStep {
    * HTTP only when the request enabled thinking.
    */
   reasoning?: string;
+  /**
+   * Never finish: over HTTP (chat completions, streamed), after the text, keep streaming more text until
+   * the client closes the connection — a provider stream that does not end. The in-process model refuses
+   * it: errand's caps on an answer sit where a provider's stream is read.
+   */
+  endless?: boolean;
 }
 
 /** A scripted tool call. */
@@ -88,6 +94,7 @@ export const scriptStepSchema = z
     breakAfterChars: z.number().int().nonnegative().optional(),
     chunkDelayMs: z.number().int().nonnegative().optional(),
     reasoning: z.string().optional(),
+    endless: z.boolean().optional(),
   })
   .strict();
 
@@ -99,7 +106,7 @@ export function parseScript(value: unknown, where: string): ScriptStep[] {
   const parsed = scriptSchema.safeParse(value);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
-    throw new Error(`${where}: not a valid model script (a list of steps {text?, toolCalls?, delayMs?, error?, usage?, finishReason?, breakAfterChars?, chunkDelayMs?, reasoning?}, or {steps: [...]}): ${problems}`);
+    throw new Error(`${where}: not a valid model script (a list of steps {text?, toolCalls?, delayMs?, error?, usage?, finishReason?, breakAfterChars?, chunkDelayMs?, reasoning?, endless?}, or {steps: [...]}): ${problems}`);
   }
   const steps = Array.isArray(parsed.data) ? parsed.data : parsed.data.steps;
   return steps.map((step) => toScriptStep(step));

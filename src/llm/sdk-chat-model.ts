@@ -1,6 +1,7 @@
 import { APICallError, InvalidResponseDataError, type LanguageModelV3, type LanguageModelV3StreamPart, type SharedV3ProviderOptions } from '@ai-sdk/provider';
-import type { ModelRequest, ModelResponse, ReasoningBlock } from '../contracts/model';
-import { defaultMaxOutputTokens } from '../contracts/limits';
+import type { AnswerCap, ModelRequest, ModelResponse, ReasoningBlock } from '../contracts/model';
+import { defaultMaxOutputTokens, defaultModelAnswerMaxBytes, defaultModelAnswerMaxMs } from '../contracts/limits';
+import { estimateTextTokens } from '../domain/token-estimate';
 import { abortErrorFor } from './abort-error';
 import { isJsonObject } from './json-value';
 import type { ChatModel, GenerateOptions } from './model-port';
@@ -19,6 +20,17 @@ export interface SdkChatModelOptions {
    * provider). May throw an ApplicationFailure for a request the provider cannot take.
    */
   providerOptions?: (request: ModelRequest) => SharedV3ProviderOptions | undefined;
+  /**
+   * errand's own caps on one answer (`ERRAND_MODEL_ANSWER_MAX_BYTES`, `ERRAND_MODEL_ANSWER_MAX_MS`): past
+   * either, the stream is closed and the answer ends with finish reason `length` and `answerCap` set.
+   */
+  answerLimits?: AnswerLimits;
+}
+
+/** errand's caps on one model answer: bytes of text, thinking and tool-call arguments, and time from its first byte. */
+export interface AnswerLimits {
+  maxBytes: number;
+  maxMs: number;
 }
 
 /**
@@ -66,7 +78,10 @@ export function createSdkChatModel(model: LanguageModelV3, options: SdkChatModel
             isRetryable: false,
           });
         }
-        return toModelResponse(await readAnswer(stream, abortSignal, generateOptions.onText));
+        const limits = options.answerLimits ?? { maxBytes: defaultModelAnswerMaxBytes, maxMs: defaultModelAnswerMaxMs };
+        const read = await readAnswer(stream, abortSignal, generateOptions.onText, limits);
+        const collected = toModelResponse(read.answer);
+        return read.cap === undefined ? collected : { ...collected, answerCap: read.cap };
       } catch (error) {
         // The caller's abort wins over everything (it is why the request broke off); a fired timeout
         // becomes a TimeoutError, which classifies as ModelUnavailable (retryable).
@@ -90,7 +105,8 @@ async function readAnswer(
   stream: ReadableStream<LanguageModelV3StreamPart>,
   abortSignal: AbortSignal,
   onText: ((textSoFar: string) => void) | undefined,
-): Promise<SdkAnswer> {
+  limits: AnswerLimits,
+): Promise<{ answer: SdkAnswer; cap?: AnswerCap }> {
   const reader = stream.getReader();
   const onAbort = (): void => {
     reader.cancel(abortSignal.reason).catch(() => undefined);
@@ -99,15 +115,33 @@ async function readAnswer(
   const answer: SdkAnswer = { text: '', toolCalls: [], finishReason: 'other', usage: { inputTokens: undefined, outputTokens: undefined }, reasoning: [] };
   const thinking = new Map<string, ReasoningBlock>();
   let finished = false;
+  // errand's own caps: a provider stream that never ends (or ends only after gigabytes) is cut here, and
+  // the cancel closes the connection, so nothing more is read or buffered.
+  let cap: AnswerCap | undefined;
+  let bytes = 0;
+  const stop = (reached: AnswerCap): void => {
+    cap ??= reached;
+    reader.cancel(new Error(`the answer reached errand's ${reached.cap} cap`)).catch(() => undefined);
+  };
+  const timer = setTimeout(() => stop({ cap: 'time', limit: limits.maxMs, setting: 'ERRAND_MODEL_ANSWER_MAX_MS' }), limits.maxMs);
+  const count = (delta: string): void => {
+    bytes += Buffer.byteLength(delta, 'utf8');
+    if (bytes > limits.maxBytes) stop({ cap: 'bytes', limit: limits.maxBytes, setting: 'ERRAND_MODEL_ANSWER_MAX_BYTES' });
+  };
   try {
-    for (;;) {
+    while (cap === undefined) {
       const { done, value: part } = await reader.read();
-      if (done) break;
+      if (done || cap !== undefined) break;
       switch (part.type) {
         case 'text-delta':
           if (part.delta === '') break;
           answer.text += part.delta;
           onText?.(answer.text);
+          count(part.delta);
+          break;
+        case 'tool-input-delta':
+          // The provider collects a call's arguments until the call is complete: they count as they arrive.
+          count(part.delta);
           break;
         case 'tool-call':
           // Provider-executed tools (web search and the like) are not part of our wire model.
@@ -125,6 +159,7 @@ async function readAnswer(
           const block = thinking.get(part.id);
           if (block === undefined) break;
           block.text += part.delta;
+          count(part.delta);
           const signature = anthropicMetadata(part.providerMetadata, 'signature');
           if (signature !== undefined) block.signature = signature;
           break;
@@ -146,12 +181,19 @@ async function readAnswer(
       }
     }
   } finally {
+    clearTimeout(timer);
     abortSignal.removeEventListener('abort', onAbort);
   }
   // A cancelled read ends like a finished stream; it must not pass for an answer.
   if (abortSignal.aborted) throw abortErrorFor(abortSignal);
+  if (cap !== undefined) {
+    // Cut like an answer at the output-token limit: the provider's usage never came, so it is estimated.
+    answer.finishReason = 'length';
+    answer.usage = { inputTokens: answer.usage.inputTokens, outputTokens: estimateTextTokens(answer.text) };
+    return { answer, cap };
+  }
   if (!finished) throw streamError({ message: 'the model stream ended without a finish event', type: 'incomplete_stream' });
-  return answer;
+  return { answer };
 }
 
 /**

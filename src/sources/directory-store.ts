@@ -1,6 +1,9 @@
 import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
+import type { Dirent } from 'node:fs';
 import { maxSourceFileBytes, maxStoreEntries } from '../contracts/limits';
+import { isConfinedWalkError, withConfinedDir, type ConfinedDir } from '../tools/confined-dir';
+import { walkAgentSubfolders, type FolderEntry } from './agent-folder-walk';
 import { entryKindOf, formatBytes, type SourceStore, type StoreEntry, type StoreEntryKind, type StoreListing, type StoreReadResult } from './source-store';
 
 /** Options of a {@link DirectoryStore}. */
@@ -13,10 +16,21 @@ export interface DirectoryStoreOptions {
   version?: () => string;
   /** Id override (a git store's id names the repository, not its cache folder). */
   id?: string;
+  /**
+   * A folder above the store that others may write (the working root of tenant folders): the store is
+   * then reached from it one step at a time and read without following any symbolic link, so a tenant
+   * cannot make the store a link to another tenant's folder (see src/tools/confined-dir.ts).
+   */
+  confinedWithin?: string;
+  /**
+   * An agent folder (`.claude/agents`, …): its subfolders are scanned too, for agent files only, as
+   * Claude Code scans them (`team/reviewer.md`), without following links (src/sources/agent-folder-walk.ts).
+   */
+  agentFolder?: boolean;
 }
 
 /**
- * A local directory of recipes and agents (not recursive). A missing directory lists as empty: most of
+ * A local directory of recipes and agents (an agent folder's subfolders too). A missing directory lists as empty: most of
  * the searched places (`.goose/recipes`, `~/.claude/agents`, …) usually do not exist. Files over
  * {@link maxSourceFileBytes} and symlinks that resolve outside the directory are refused.
  */
@@ -40,6 +54,7 @@ export class DirectoryStore implements SourceStore {
   }
 
   async list(): Promise<StoreListing> {
+    if (this.options.confinedWithin !== undefined) return this.listConfined(this.options.confinedWithin);
     let names: string[];
     try {
       names = (await readdir(this.root)).sort();
@@ -61,16 +76,124 @@ export class DirectoryStore implements SourceStore {
         problems.push(messageOf(error));
       }
     }
+    if (this.options.agentFolder) {
+      const walk = await walkAgentSubfolders(async (folder) => (await readdir(join(this.root, folder), { withFileTypes: true })).map(folderEntry), this.describe());
+      problems.push(...walk.problems);
+      for (const path of walk.paths) {
+        try {
+          const info = await this.check(rootReal, path);
+          if (info) entries.push({ path, kind: 'agent', version: this.options.version?.() ?? `mtime:${info.mtime.toISOString()}` });
+        } catch (error) {
+          problems.push(messageOf(error));
+        }
+      }
+    }
     return { entries, problems };
   }
 
   async read(path: string): Promise<StoreReadResult> {
     const relativePath = this.insidePath(path);
+    if (this.options.confinedWithin !== undefined) return this.readConfined(this.options.confinedWithin, relativePath);
     const rootReal = await realpath(this.root);
     const info = await this.check(rootReal, relativePath);
     if (!info) throw new Error(`${this.describe()}: ${path} is not a file`);
     const content = await readFile(join(this.root, relativePath), 'utf8');
     return { content, version: this.options.version?.() ?? `mtime:${info.mtime.toISOString()}` };
+  }
+
+  /** The store's folder below the confining folder (a store outside it is refused). */
+  private relativeTo(base: string): string {
+    const inside = relative(resolve(base), this.root);
+    if (inside.startsWith('..') || isAbsolute(inside)) throw new Error(`${this.describe()}: refused: the store is not inside the folder it is confined to`);
+    return inside.split(sep).join('/');
+  }
+
+  /** Runs `work` on the store's folder reached without links; undefined when the folder does not exist. */
+  private async inConfinedFolder<T>(base: string, subfolder: string, work: (folder: ConfinedDir) => Promise<T>): Promise<T | undefined> {
+    const inside = [this.relativeTo(base), subfolder].filter((part) => part !== '' && part !== '.').join('/');
+    try {
+      return await withConfinedDir(base, inside, work);
+    } catch (error) {
+      if (isConfinedWalkError(error) && error.reason === 'missing') return undefined;
+      if (isConfinedWalkError(error)) throw new Error(`${this.describe()}: refused: ${this.storeRelative(base, error.relativePath)} ${linkWords(error.reason)}`);
+      throw error;
+    }
+  }
+
+  /** A refused step's path, relative to the store (the folder the tenant sees), never a server path. */
+  private storeRelative(base: string, walked: string): string {
+    const store = this.relativeTo(base);
+    const inside = posix.relative(store === '' ? '.' : store, walked);
+    return inside === '' ? 'the store folder' : inside.startsWith('..') ? 'a folder on the way to the store' : inside;
+  }
+
+  private async listConfined(base: string): Promise<StoreListing> {
+    const problems: string[] = [];
+    let entries: StoreEntry[] | undefined;
+    try {
+      entries = await this.inConfinedFolder(base, '.', async (folder) => {
+        const found: StoreEntry[] = [];
+        for (const entry of (await folder.entries()).slice(0, maxStoreEntries)) {
+          const kind = entryKindOf(entry.name);
+          if (!kind || (this.options.kinds && !this.options.kinds.includes(kind))) continue;
+          if (entry.kind === 'link') {
+            problems.push(`${this.describe()}: ${entry.name}: skipped: a symbolic link, and links are not followed in folders under the working directory`);
+            continue;
+          }
+          if (entry.kind !== 'file') continue;
+          const info = await folder.lstatChild(entry.name);
+          if (!info?.isFile()) continue;
+          if (info.size > maxSourceFileBytes) {
+            problems.push(`${this.describe()}: ${entry.name}: refused: file is ${formatBytes(info.size)}, over the ${formatBytes(maxSourceFileBytes)} limit for sources`);
+            continue;
+          }
+          found.push({ path: entry.name, kind, version: this.options.version?.() ?? `mtime:${info.mtime.toISOString()}` });
+        }
+        return found;
+      });
+    } catch (error) {
+      return { entries: [], problems: [messageOf(error)] };
+    }
+    if (entries === undefined) return { entries: [], problems };
+    if (this.options.agentFolder) await this.walkConfinedAgentFolders(base, entries, problems);
+    return { entries, problems };
+  }
+
+  /** An agent folder's subfolders, walked through the confined handles (no link followed at any step). */
+  private async walkConfinedAgentFolders(base: string, entries: StoreEntry[], problems: string[]): Promise<void> {
+    const walk = await walkAgentSubfolders(async (folder) => (await this.inConfinedFolder(base, folder, (opened) => opened.entries())) ?? [], this.describe());
+    problems.push(...walk.problems);
+    for (const path of walk.paths) {
+      try {
+        const info = await this.inConfinedFolder(base, posix.dirname(path), (opened) => opened.lstatChild(posix.basename(path)));
+        if (!info?.isFile()) continue;
+        if (info.size > maxSourceFileBytes) {
+          problems.push(`${this.describe()}: ${path}: refused: file is ${formatBytes(info.size)}, over the ${formatBytes(maxSourceFileBytes)} limit for sources`);
+          continue;
+        }
+        entries.push({ path, kind: 'agent', version: this.options.version?.() ?? `mtime:${info.mtime.toISOString()}` });
+      } catch (error) {
+        problems.push(messageOf(error));
+      }
+    }
+  }
+
+  private async readConfined(base: string, relativePath: string): Promise<StoreReadResult> {
+    const folder = posix.dirname(relativePath);
+    const name = posix.basename(relativePath);
+    const read = await this.inConfinedFolder(base, folder, async (opened) => {
+      try {
+        return await opened.readFile(name, maxSourceFileBytes);
+      } catch (error) {
+        if (isConfinedWalkError(error) && error.reason === 'missing') return undefined;
+        throw error;
+      }
+    });
+    if (read === undefined) throw new Error(`${this.describe()}: ${relativePath} is not a file`);
+    if ('tooLarge' in read) {
+      throw new Error(`${this.describe()}: ${relativePath}: refused: file is ${formatBytes(read.tooLarge)}, over the ${formatBytes(maxSourceFileBytes)} limit for sources`);
+    }
+    return { content: read.content.toString('utf8'), version: this.options.version?.() ?? `mtime:${read.stats.mtime.toISOString()}` };
   }
 
   /** Refuses paths that climb out of the store (`../x`, absolute paths elsewhere). */
@@ -112,6 +235,22 @@ export class DirectoryStore implements SourceStore {
     }
     return { mtime: info.mtime };
   }
+}
+
+function linkWords(reason: string): string {
+  switch (reason) {
+    case 'link':
+      return 'is a symbolic link (or became one); links are not followed in folders under the working directory';
+    case 'not-directory':
+      return 'is not a folder';
+    default:
+      return 'is not a regular file';
+  }
+}
+
+/** A directory entry by what it is itself (a link is a link). */
+function folderEntry(entry: Dirent): FolderEntry {
+  return { name: entry.name, kind: entry.isSymbolicLink() ? 'link' : entry.isDirectory() ? 'directory' : entry.isFile() ? 'file' : 'other' };
 }
 
 function isCode(error: unknown, code: string): boolean {

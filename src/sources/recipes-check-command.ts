@@ -1,15 +1,15 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { maxSourceFileBytes } from '../contracts/limits';
-import { builtInRecipeDirVariable } from '../domain/recipe-parameters';
+import { builtInRecipeDirVariable, templateValuesOf } from '../domain/recipe-parameters';
 import { parseRecipeDocument } from '../domain/recipe-parse';
 import { type RecipeDefinition, type RecipeParameter } from '../contracts/recipe-schema';
 import { readAgentText } from './agent-file';
 import { messageOf } from './directory-store';
 import { readRecipeText } from './recipe-file';
 import { entryKindOf, fileStem, formatBytes } from './source-store';
+import { renderRecipeDocument } from './recipe-render';
 import { renderTemplate } from './template-engine';
-import { parseYamlDocument } from './yaml-document';
 
 /** Result of checking one file (`--json` prints an array of these). */
 export interface RecipeCheckReport {
@@ -52,6 +52,7 @@ export async function recipesCheckCommand(argv: string[], io: { stdout: (s: stri
   }
   const reports: RecipeCheckReport[] = [];
   for (const file of files) reports.push(await checkFile(file));
+  warnSameAgentNames(reports);
   if (json) io.stdout(`${JSON.stringify(reports, null, 2)}\n`);
   else {
     for (const report of reports) {
@@ -63,6 +64,20 @@ export async function recipesCheckCommand(argv: string[], io: { stdout: (s: stri
     io.stdout(`${reports.length} file(s) checked, ${failed} failed\n`);
   }
   return reports.every((report) => report.ok) ? 0 : 1;
+}
+
+/**
+ * Agents are named by their `name`, not their file: two agent files of one name in what was checked
+ * would hide one another in an agent folder (the first found wins), so the later one gets a warning.
+ */
+function warnSameAgentNames(reports: readonly RecipeCheckReport[]): void {
+  const first = new Map<string, string>();
+  for (const report of reports) {
+    if (report.kind !== 'agent' || report.name === undefined) continue;
+    const earlier = first.get(report.name);
+    if (earlier === undefined) first.set(report.name, report.file);
+    else report.warnings.push(`${report.file}: name: "${report.name}" is also the name of ${earlier}; in one agent folder the first found is used and this one is not`);
+  }
 }
 
 /** Recipe and agent files under `folder`, recursively and sorted (skipping `node_modules` and `.git`). */
@@ -146,6 +161,10 @@ function sampleValue(parameter: RecipeParameter): string {
       return parameter.options?.[0] ?? 'option';
     case 'file':
       return 'sample file content';
+    case 'object':
+      return '{}';
+    case 'array':
+      return '[]';
     default:
       return `sample ${parameter.key}`;
   }
@@ -154,9 +173,8 @@ function sampleValue(parameter: RecipeParameter): string {
 function renderWithSamples(recipe: RecipeDefinition, content: string, file: string): string[] {
   const values: Record<string, string> = { [builtInRecipeDirVariable]: dirname(resolve(file)) };
   for (const parameter of recipe.parameters ?? []) values[parameter.key] = sampleValue(parameter);
-  const rendered = renderTemplate(content, values, file);
-  if (!rendered.ok) return [rendered.error];
-  const document = parseYamlDocument(rendered.text, file);
-  if (!document.ok) return [`${document.error} (after rendering with default or sample values)`];
-  return parseRecipeDocument(document.value, `${file} (rendered)`).errors;
+  // Lenient: a sample `{}` for an object parameter has none of the fields the template reads.
+  const rendered = renderRecipeDocument(content, templateValuesOf(recipe.parameters ?? [], values), file, file, { undefinedBehavior: 'lenient' });
+  if (!rendered.ok) return [`${rendered.error} (rendering with default or sample values)`];
+  return parseRecipeDocument(rendered.document, `${file} (rendered)`).errors;
 }

@@ -2,17 +2,16 @@ import { maxSourceFileBytes } from '../contracts/limits';
 import { confinePath, type PathRules } from '../tools/confine-path';
 import { readConfined } from '../tools/open-confined';
 import { type SourceSnapshot } from '../contracts/source';
-import { builtInRecipeDirVariable, resolveParameterValues, type ParameterInput } from '../domain/recipe-parameters';
-import { parseRecipeDocument } from '../domain/recipe-parse';
+import { builtInRecipeDirVariable, resolveParameterValues, templateValuesOf, type ParameterInput } from '../domain/recipe-parameters';
+import { hiddenTagWarnings, parseRecipeDocument } from '../domain/recipe-parse';
 import { type RecipeDefinition } from '../contracts/recipe-schema';
 import { messageOf } from './directory-store';
 import { formatBytes } from './source-store';
-import { renderTemplate } from './template-engine';
-import { parseYamlDocument } from './yaml-document';
+import { renderRecipeDocument } from './recipe-render';
 
 /** A rendered source: text for the subagent, or every validation error. */
 export type RenderedSource =
-  | { ok: true; instructions?: string; prompt?: string; recipe?: RecipeDefinition; values: Record<string, string> }
+  | { ok: true; instructions?: string; prompt?: string; recipe?: RecipeDefinition; values: Record<string, string>; warnings?: string[] }
   | { ok: false; errors: string[] };
 
 /** Options of {@link renderSource}. */
@@ -29,7 +28,8 @@ function isErrnoError(error: unknown): error is NodeJS.ErrnoException & { code: 
 
 /**
  * Renders a snapshot with parameter values (fixed sub-recipe values win). Like goose, the whole file is
- * rendered and parsed again, so templated extension arguments and sub-recipe paths are rendered too.
+ * rendered, so templated extension arguments and sub-recipe paths are rendered too; the values stay data
+ * (recipe-render.ts): they land inside the recipe's strings and never change its structure.
  *
  * `file` parameters: the value is a path (relative to the working directory); the file's content is
  * substituted, as goose does. The file must exist, be at most 1 MiB, and be inside the working directory
@@ -66,15 +66,17 @@ export async function renderSource(snapshot: SourceSnapshot, given: Readonly<Rec
     }
   }
   if (errors.length > 0) return { ok: false, errors };
-  const rendered = renderTemplate(snapshot.content, { ...values, [builtInRecipeDirVariable]: snapshot.recipeDir }, file);
+  const templateValues = templateValuesOf(snapshot.parameters, { ...values, [builtInRecipeDirVariable]: snapshot.recipeDir });
+  const rendered = renderRecipeDocument(snapshot.content, templateValues, file, snapshot.path);
   if (!rendered.ok) return { ok: false, errors: [rendered.error] };
-  const document = parseYamlDocument(rendered.text, snapshot.path);
-  if (!document.ok) return { ok: false, errors: [`${document.error} (after rendering the parameters)`] };
-  const parsed = parseRecipeDocument(document.value, `${file} (rendered)`);
+  const parsed = parseRecipeDocument(rendered.document, `${file} (rendered)`);
   if (!parsed.recipe) return { ok: false, errors: parsed.errors };
   const recipe = parsed.recipe;
+  // Tag characters that arrive with a parameter value (the file's own are reported when it is listed).
+  const tagWarnings = hiddenTagWarnings(snapshot.definition.recipe, file).length === 0 ? hiddenTagWarnings(recipe, `${file} (with the parameter values)`) : [];
   return {
     ok: true,
+    ...(tagWarnings.length > 0 ? { warnings: tagWarnings } : {}),
     ...(recipe.instructions ? { instructions: recipe.instructions } : {}),
     ...(recipe.prompt ? { prompt: recipe.prompt } : {}),
     recipe,

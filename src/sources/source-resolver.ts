@@ -3,17 +3,23 @@ import { type SourceSnapshot } from '../contracts/source';
 import { type ModelAliasTable } from '../contracts/agent-definition';
 import { formatSourceListing, formatSourceNotFound, type BackgroundTaskSummary, type SourceListingItem } from '../domain/load-texts';
 import { suggestNames } from '../domain/name-suggestions';
-import { requiredParameterKeys } from '../domain/recipe-parameters';
+import { requiredParameterKeys, templateValuesOf } from '../domain/recipe-parameters';
 import { type SubRecipe } from '../contracts/recipe-schema';
 import { DirectoryStore, messageOf } from './directory-store';
-import { parseSource, SourceCatalog, type CatalogSource, type CatalogStore, type StoreStatus } from './source-catalog';
+import { redactServerPaths } from '../domain/redact-paths';
+import { firstNameWins, parseSource, SourceCatalog, type CatalogListing, type CatalogSource, type CatalogStore, type StoreStatus } from './source-catalog';
 import { type SourceStore } from './source-store';
 import { renderTemplate } from './template-engine';
 
 /** Options of a {@link SourceResolver}. */
 export interface SourceResolverOptions {
-  /** Stores in search order (see createSearchStores). */
-  stores: CatalogStore[];
+  /** Stores in search order (see createSearchStores), listed by a catalog of this resolver's own. */
+  stores?: CatalogStore[];
+  /**
+   * Catalogs in search order, searched after `stores`' catalog: a worker shares the catalog of its
+   * operator's and user-level stores between the resolvers of every working directory (shared-sources.ts).
+   */
+  catalogs?: readonly SourceCatalog[];
   aliases: ModelAliasTable;
   now?: () => number;
   ttlMs?: number;
@@ -31,6 +37,8 @@ export interface SourceListingResult {
   items: SourceListingItem[];
   /** Problems worded for people: failed stores (stale or not), refused or invalid files, bad sub-recipes. */
   problems: string[];
+  /** Sources hidden by an earlier one of the same name, worded for people (which one wins, and why). */
+  shadowed: string[];
   stores: StoreStatus[];
   /** Places searched, for the "nothing found" answer. */
   searched: string[];
@@ -38,7 +46,7 @@ export interface SourceListingResult {
 
 /** Result of resolving a name. */
 export type ResolveResult =
-  | { ok: true; snapshot: SourceSnapshot; warnings: string[] }
+  | { ok: true; snapshot: SourceSnapshot; warnings: string[]; shadowing?: string }
   | { ok: false; reason: 'not_found'; message: string; suggestions: string[] }
   | { ok: false; reason: 'invalid'; message: string };
 
@@ -47,17 +55,38 @@ export type ResolveResult =
  * `sub_recipes`, then the stores in order; the first name found wins.
  */
 export class SourceResolver {
-  private readonly catalog: SourceCatalog;
+  private readonly catalogs: readonly SourceCatalog[];
   private readonly options: SourceResolverOptions;
 
   constructor(options: SourceResolverOptions) {
     this.options = options;
-    this.catalog = new SourceCatalog(options.stores, { aliases: options.aliases, ...(options.now ? { now: options.now } : {}), ...(options.ttlMs ? { ttlMs: options.ttlMs } : {}) });
+    const own = options.stores
+      ? [new SourceCatalog(options.stores, { aliases: options.aliases, ...(options.now ? { now: options.now } : {}), ...(options.ttlMs ? { ttlMs: options.ttlMs } : {}) })]
+      : [];
+    this.catalogs = [...own, ...(options.catalogs ?? [])];
+  }
+
+  /** The stores in search order. */
+  get storeList(): readonly SourceStore[] {
+    return this.catalogs.flatMap((catalog) => catalog.storeList);
+  }
+
+  /** Every catalog listed (from cache when fresh) and merged: the first source of a name wins. */
+  private async merged(refresh: boolean): Promise<CatalogListing> {
+    const listings = await Promise.all(this.catalogs.map((catalog) => catalog.list({ refresh })));
+    const merged = firstNameWins(listings.flatMap((listing) => listing.sources));
+    return {
+      ...merged,
+      // Shadowing inside one catalog is found there; across catalogs, here (each counted once).
+      shadowed: [...listings.flatMap((listing) => listing.shadowed), ...merged.shadowed],
+      problems: listings.flatMap((listing) => listing.problems),
+      stores: listings.flatMap((listing) => listing.stores),
+    };
   }
 
   /** Lists loadable sources. `refresh` (a discovery call) bypasses the listing cache. */
   async list(options: SessionContext & { refresh?: boolean } = {}): Promise<SourceListingResult> {
-    const listing = await this.catalog.list({ refresh: options.refresh ?? false });
+    const listing = await this.merged(options.refresh ?? false);
     const items: SourceListingItem[] = [];
     const problems: string[] = [];
     const names = new Set<string>();
@@ -80,27 +109,48 @@ export class SourceResolver {
     }
     const searched = [
       ...(options.sessionRecipe ? [`sub_recipes of the session recipe ${options.sessionRecipe.name}`] : []),
-      ...this.catalog.storeList.map((store) => store.describe()),
+      ...this.storeList.map((store) => redactServerPaths(store.describe())),
     ];
-    return { items, problems: [...problems, ...listing.problems], stores: listing.stores, searched };
+    const shadowed = [
+      ...listing.sources.filter((source) => names.has(source.name)).map((source) => shadowingText(source, { name: source.name, place: `the sub_recipes of ${options.sessionRecipe?.name ?? 'the session recipe'}` })),
+      ...listing.shadowed.filter(({ by }) => !names.has(by.name)).map(({ source, by }) => shadowingText(source, by)),
+    ];
+    return {
+      items,
+      problems: [...problems, ...listing.problems].map(redactServerPaths),
+      shadowed,
+      stores: listing.stores.map((store) => ({ ...store, id: publicStoreId(store.id, store.description), description: redactServerPaths(store.description), ...(store.error ? { error: redactServerPaths(store.error) } : {}) })),
+      searched,
+    };
   }
 
   /** The `load()` listing text, with the session's background tasks. */
   async listingText(options: SessionContext & { tasks?: readonly BackgroundTaskSummary[] } = {}): Promise<string> {
     const listing = await this.list({ ...options, refresh: true });
-    return formatSourceListing({ sources: listing.items, tasks: options.tasks ?? [], searched: listing.searched, problems: listing.problems });
+    return formatSourceListing({ sources: listing.items, tasks: options.tasks ?? [], searched: listing.searched, problems: listing.problems, shadowed: listing.shadowed });
   }
 
   /** Resolves a name to a snapshot, or says it is unknown (with suggestions) or invalid. */
   async resolve(name: string, options: SessionContext = {}): Promise<ResolveResult> {
     const declared = subRecipesOf(options.sessionRecipe).find((subRecipe) => subRecipe.name === name);
     if (declared) return this.resolveSubRecipe(options, declared);
-    const listing = await this.catalog.list();
+    const listing = await this.merged(false);
     const found = listing.sources.find((source) => source.name === name);
-    if (found) return { ok: true, snapshot: snapshotOf(found, found.kind), warnings: found.warnings };
+    if (found) {
+      const hidden = listing.shadowed.filter((entry) => entry.by === found).map(({ source }) => shadowingText(source, found));
+      const shadowing = hidden.length > 0 ? hidden.join('\n') : undefined;
+      return { ok: true, snapshot: snapshotOf(found, found.kind), warnings: [...found.warnings, ...hidden], ...(shadowing ? { shadowing } : {}) };
+    }
     const known = [...subRecipesOf(options.sessionRecipe).map((subRecipe) => subRecipe.name), ...listing.sources.map((source) => source.name)];
     const suggestions = suggestNames(name, known);
-    return { ok: false, reason: 'not_found', message: formatSourceNotFound(name, suggestions), suggestions };
+    // A file of that name that cannot be used (a template error, a schema error) says why, without the
+    // store's description (which can name a server folder).
+    const why = listing.problems.flatMap((problem) => {
+      const at = problem.search(new RegExp(`(^|[/ ])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.(ya?ml|json|md): `));
+      return at < 0 ? [] : [problem.slice(at).trimStart().replace(/^\//, '')];
+    });
+    const message = formatSourceNotFound(name, suggestions) + (why.length > 0 ? `\nA file of that name cannot be used:\n- ${why.join('\n- ')}` : '');
+    return { ok: false, reason: 'not_found', message, suggestions };
   }
 
   private async resolveSubRecipe(session: SessionContext, declared: SubRecipe): Promise<ResolveResult> {
@@ -119,7 +169,7 @@ export class SourceResolver {
       snapshot.name = declared.name;
       // Values may reference the parent's parameters (`target: "{{ target }}"`): goose renders the whole
       // parent file, so they are rendered with the values the session recipe ran with.
-      const context = { ...(session.sessionValues ?? {}), recipe_dir: parent.recipeDir };
+      const context = templateValuesOf(parent.parameters, { ...(session.sessionValues ?? {}), recipe_dir: parent.recipeDir });
       for (const [key, raw] of Object.entries(declared.values ?? {})) {
         const value = renderTemplate(raw, context, `${parent.path}: sub_recipes "${declared.name}" values.${key}`);
         if (!value.ok) return { ok: false, reason: 'invalid', message: `${value.error} (the session recipe's parameter values are needed to render it)` };
@@ -136,17 +186,36 @@ export class SourceResolver {
       }
       return { ok: true, snapshot, warnings: parsed.warnings };
     } catch (error) {
-      return { ok: false, reason: 'invalid', message: `${where}: ${messageOf(error)}` };
+      return { ok: false, reason: 'invalid', message: `${where}: ${redactServerPaths(messageOf(error))}` };
     }
   }
 
   private storeFor(snapshot: SourceSnapshot): SourceStore | undefined {
-    const known = this.catalog.storeList.find((store) => store.id === snapshot.store.id);
+    const known = this.storeList.find((store) => store.id === snapshot.store.id);
     if (known) return known;
     // A session recipe started from a file outside every store is snapshotted with a `dir:` store id.
     if (snapshot.store.id.startsWith('dir:')) return new DirectoryStore(snapshot.store.id.slice(4), { description: snapshot.store.description });
     return undefined;
   }
+}
+
+/**
+ * Says which source of a name wins over which, by store label (never a server path): in the listing, to
+ * the model that loads the name, and in API answers. A project folder hidden by an operator's store is
+ * named as such, since that is the case a repository's file tried to replace the operator's.
+ */
+export function shadowingText(hidden: CatalogSource, by: CatalogSource | { name: string; place: string }): string {
+  const where = `${hidden.store.describe()}: ${hidden.path} ("${hidden.name}")`;
+  if ('place' in by) return redactServerPaths(`${where} is hidden by the sub-recipe of the same name in ${by.place}`);
+  const why = hidden.group === 'project' && by.group === 'operator'
+    ? "the operator's stores win over project folders"
+    : hidden.group === 'user' && by.group === 'project' ? 'project folders win over user-level folders' : 'the first store in search order wins';
+  return redactServerPaths(`${where} is hidden by ${by.store.describe()}: ${by.path} — ${why}`);
+}
+
+/** A store id fit for an answer: a local folder's id holds its server path, so its label stands in. */
+export function publicStoreId(id: string, description: string): string {
+  return id.startsWith('dir:') ? `dir:${redactServerPaths(description)}` : redactServerPaths(id);
 }
 
 function subRecipesOf(snapshot: SourceSnapshot | undefined): SubRecipe[] {

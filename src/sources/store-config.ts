@@ -1,5 +1,5 @@
 import { homedir, tmpdir } from 'node:os';
-import { delimiter, join, resolve } from 'node:path';
+import { basename, delimiter, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { DirectoryStore } from './directory-store';
 import { GitStore } from './git-store';
@@ -34,38 +34,89 @@ export const storeConfigSchema = z.discriminatedUnion(
 /** A configured store. */
 export type StoreConfig = z.input<typeof storeConfigSchema>;
 
-/** Inputs of {@link createSearchStores}. */
-export interface SearchStoresOptions {
-  /** The session's working directory (project directories are found under it). */
-  workingDirectory: string;
+/** Inputs of the operator's stores ({@link createOperatorStores}). */
+export interface OperatorStoresOptions {
   /** Configured stores, in configured order (validated with {@link storeConfigSchema}). */
   configured?: readonly StoreConfig[];
   /** `ERRAND_RECIPE_PATH` value (`:`-separated folders), searched after the configured stores. */
   recipePath?: string;
-  /** Home directory for the user-level folders (default: os.homedir(); injectable for tests). */
-  homeDirectory?: string;
+  /**
+   * Where relative folders of directory stores and `ERRAND_RECIPE_PATH` start: the working root, never a
+   * tenant's folder (a store a tenant could write into would not be the operator's).
+   */
+  baseDirectory: string;
   /** Where git stores keep their checkouts (default: `<tmp>/errand-git-cache`). */
   gitCacheDirectory?: string;
+  /**
+   * The working root of tenant folders (`ERRAND_WORKING_DIR`). A folder under it is one tenants can write:
+   * it is reached from the root without following any link (src/tools/confined-dir.ts).
+   */
+  workingRoot?: string;
 }
 
-/** Project folders under the working directory, in search order (SEMANTICS §1, store 2). */
+/** Inputs of {@link createSearchStores}. */
+export interface SearchStoresOptions extends Omit<OperatorStoresOptions, 'baseDirectory'> {
+  /** The session's working directory (project directories are found under it). */
+  workingDirectory: string;
+  /** Where relative configured folders start (default: the working directory). */
+  baseDirectory?: string;
+  /** Home directory for the user-level folders (default: os.homedir(); injectable for tests). */
+  homeDirectory?: string;
+}
+
+/** Project folders under the working directory, in search order (SEMANTICS §1). */
 export const projectSourceFolders = ['.goose/recipes', '.agents/recipes', '.goose/agents', '.claude/agents', '.agents/agents'] as const;
-/** User-level folders under the home directory, in search order (SEMANTICS §1, store 4). */
+/** User-level folders under the home directory, in search order (SEMANTICS §1). */
 export const userSourceFolders = ['.goose/recipes', '.agents/recipes', '.goose/agents', '.agents/agents', '.claude/agents'] as const;
 
 /**
  * Builds the ordered stores of SEMANTICS §1 (session sub-recipes are not a store: the resolver puts them
- * first): the working directory itself (recipes only, non-recipes skipped silently), the project
- * folders, the configured stores, `ERRAND_RECIPE_PATH`, then the user-level folders.
+ * first): the operator's stores (configured stores, then `ERRAND_RECIPE_PATH`), the project folders under
+ * the working directory, then the user-level folders. The operator's stores come before the project
+ * folders because a tenant or its model can write the latter: a repository's recipe must not replace
+ * the operator's of the same name (the resolver reports the shadowing).
  * Throws when a configured store is invalid, naming its position and the field.
  */
 export function createSearchStores(options: SearchStoresOptions): CatalogStore[] {
-  const work = resolve(options.workingDirectory);
-  const home = options.homeDirectory ?? homedir();
-  const stores: CatalogStore[] = [
-    { store: new DirectoryStore(work, { kinds: ['recipe'], description: 'working directory' }), quietInvalid: true },
-    ...projectSourceFolders.map((folder) => ({ store: new DirectoryStore(join(work, folder), { description: `project ${folder}` }) })),
+  return [
+    ...createOperatorStores({ ...options, baseDirectory: options.baseDirectory ?? options.workingDirectory }),
+    ...createProjectStores(options.workingDirectory, options.workingRoot),
+    ...createUserStores(options.homeDirectory),
   ];
+}
+
+/**
+ * The project stores of one working directory: the directory itself (recipes only, non-recipes skipped
+ * silently) and the project folders. Labels, not paths, describe them: listings reach tenants.
+ */
+export function createProjectStores(workingDirectory: string, workingRoot?: string): CatalogStore[] {
+  const work = resolve(workingDirectory);
+  // A tenant writes its working directory: its stores are read without following links, from the working
+  // root when the directory is under it (src/tools/confined-dir.ts).
+  const confinedWithin = workingRoot !== undefined && within(resolve(workingRoot), work) ? resolve(workingRoot) : work;
+  return [
+    { store: new DirectoryStore(work, { kinds: ['recipe'], description: 'working directory', confinedWithin }), quietInvalid: true, group: 'project' },
+    ...projectSourceFolders.map((folder) => ({ store: new DirectoryStore(join(work, folder), { description: `project ${folder}`, confinedWithin, agentFolder: isAgentFolder(folder) }), group: 'project' as const })),
+  ];
+}
+
+/** The user-level folders under the home directory (the worker's user, not a tenant). */
+export function createUserStores(homeDirectory: string = homedir()): CatalogStore[] {
+  return userSourceFolders.map((folder) => ({ store: new DirectoryStore(join(homeDirectory, folder), { description: `user ~/${folder}`, agentFolder: isAgentFolder(folder) }), group: 'user' as const }));
+}
+
+/**
+ * The operator's stores: configured stores in configured order, then the folders of `ERRAND_RECIPE_PATH`.
+ * They do not depend on a working directory, so a worker builds them once and shares them (one git
+ * checkout state, one S3 client). Directory stores are labelled by position and folder name, since their
+ * full path is a server path that listings must not show.
+ */
+export function createOperatorStores(options: OperatorStoresOptions): CatalogStore[] {
+  const base = resolve(options.baseDirectory);
+  const root = options.workingRoot === undefined ? undefined : resolve(options.workingRoot);
+  // An operator's folder under the working root is one tenants can write: read it without following links.
+  const confined = (folder: string) => (root !== undefined && within(root, folder) ? { confinedWithin: root } : {});
+  const stores: CatalogStore[] = [];
   (options.configured ?? []).forEach((raw, index) => {
     const parsed = storeConfigSchema.safeParse(raw);
     if (!parsed.success) {
@@ -74,8 +125,10 @@ export function createSearchStores(options: SearchStoresOptions): CatalogStore[]
       throw new Error(`source store ${index + 1} in configuration: ${field ? `${field}: ` : ''}${issue?.message ?? 'invalid'}`);
     }
     const config = parsed.data;
-    if (config.type === 'directory') stores.push({ store: new DirectoryStore(resolve(work, config.path), { description: `directory ${config.path}` }) });
-    else if (config.type === 'git') {
+    if (config.type === 'directory') {
+      const folder = resolve(base, config.path);
+      stores.push({ store: new DirectoryStore(folder, { description: `configured store ${index + 1} (directory ${basename(folder)})`, ...confined(folder) }), group: 'operator' });
+    } else if (config.type === 'git') {
       stores.push({
         store: new GitStore({
           url: config.url,
@@ -84,19 +137,29 @@ export function createSearchStores(options: SearchStoresOptions): CatalogStore[]
           cacheDirectory: config.cacheDirectory ?? options.gitCacheDirectory ?? join(tmpdir(), 'errand-git-cache'),
           ...(config.syncIntervalMs ? { syncIntervalMs: config.syncIntervalMs } : {}),
         }),
+        group: 'operator',
       });
     } else {
       const { type: _type, ...s3 } = config;
-      stores.push({ store: new S3Store(s3) });
+      stores.push({ store: new S3Store(s3), group: 'operator' });
     }
   });
-  for (const folder of parseRecipePath(options.recipePath)) {
-    stores.push({ store: new DirectoryStore(resolve(work, folder), { description: `ERRAND_RECIPE_PATH ${folder}` }) });
-  }
-  for (const folder of userSourceFolders) {
-    stores.push({ store: new DirectoryStore(join(home, folder), { description: `user ~/${folder}` }) });
-  }
+  parseRecipePath(options.recipePath).forEach((folder, index) => {
+    const path = resolve(base, folder);
+    stores.push({ store: new DirectoryStore(path, { description: `ERRAND_RECIPE_PATH folder ${index + 1} (${basename(path)})`, ...confined(path) }), group: 'operator' });
+  });
   return stores;
+}
+
+/** Whether a project or user folder holds agents (`.claude/agents`, …): those are scanned recursively. */
+function isAgentFolder(folder: string): boolean {
+  return folder.endsWith('/agents');
+}
+
+/** Whether `candidate` is `folder` or below it (both absolute). */
+function within(folder: string, candidate: string): boolean {
+  const inside = relative(folder, candidate);
+  return inside === '' || (inside !== '..' && !inside.startsWith(`..${sep}`) && !isAbsolute(inside));
 }
 
 /** Splits `ERRAND_RECIPE_PATH` (`:`-separated, `;` on Windows); empty parts are ignored. */

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, lstatSync, mkdtempSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { ProcessContainment } from './process-containment';
 import { commandBaseEnvironment, sandboxCheckTimeoutMs, sandboxSystemPaths } from '../contracts/limits';
 
 /**
@@ -27,6 +28,11 @@ export interface CommandOptions {
   /** The worker's environment the allowed values are read from (default `process.env`). */
   env?: NodeJS.ProcessEnv;
   sandbox?: BwrapSandbox;
+  /**
+   * Without the sandbox: how a command is made to end as a whole (its own PID namespace where the system
+   * allows it; see process-containment.ts). Absent: its process group only.
+   */
+  containment?: ProcessContainment;
 }
 
 /** The environment of a command: the allow-listed variables that are set in the worker's environment. */
@@ -58,14 +64,28 @@ export interface Invocation {
  *   push input into the worker's terminal.
  */
 export function bwrapInvocation(sandbox: BwrapSandbox, workingDir: string, command: string, env: Record<string, string>): Invocation {
+  return bwrapProgramInvocation(sandbox, workingDir, '/bin/sh', ['-c', command], env);
+}
+
+/** The bwrap arguments that run `file args` in `workingDir` in the sandbox {@link bwrapInvocation} describes (a recipe's stdio server). */
+export function bwrapProgramInvocation(sandbox: BwrapSandbox, workingDir: string, file: string, programArgs: readonly string[], env: Record<string, string>): Invocation {
+  return { file: 'bwrap', args: [...bwrapArguments(sandbox, workingDir, workingDir, env), '--', file, ...programArgs] };
+}
+
+/**
+ * The bwrap options of {@link bwrapInvocation} without the program: `writable` is the one folder of the
+ * host the sandbox sees (read-write), `chdir` where the program starts. The worker's git for worktrees
+ * runs with the tenant's folder as `writable` (safe-git.ts).
+ */
+export function bwrapArguments(sandbox: BwrapSandbox, writable: string, chdir: string, env: Record<string, string>): string[] {
   const args = ['--unshare-all', ...(sandbox.network ? ['--share-net'] : []), '--die-with-parent', '--new-session', '--cap-drop', 'ALL'];
   args.push(...systemMounts());
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--setenv', 'TMPDIR', '/tmp');
   const home = env.HOME;
   if (home !== undefined && path.isAbsolute(home) && path.resolve(home) !== '/') args.push('--tmpfs', path.resolve(home));
   for (const extra of sandbox.readOnlyPaths) args.push('--ro-bind', extra, extra);
-  args.push('--bind', workingDir, workingDir, '--chdir', workingDir, '--', '/bin/sh', '-c', command);
-  return { file: 'bwrap', args };
+  args.push('--bind', writable, writable, '--chdir', chdir);
+  return args;
 }
 
 let cachedSystemMounts: string[] | undefined;

@@ -7,8 +7,9 @@ import { createSearchTextTool } from './developer/search-text';
 import { createWriteFileTool } from './developer/write-file';
 import type { Tool, Toolset } from './tool';
 
-/** Name of the built-in developer toolset. */
-export const developerToolsetName = 'developer';
+import { developerToolsetName } from './developer-toolset-name';
+
+export { developerToolsetName };
 
 /** The worker's settings the developer tools apply to every call. */
 export interface DeveloperToolsetOptions {

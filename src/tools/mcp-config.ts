@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import type { RecipeServerOrigin } from '../contracts/agent-wire';
 import type { RecipeExtension } from '../contracts/recipe-schema';
 import { isValidToolsetName } from './tool-name';
 
@@ -110,6 +111,11 @@ export const mcpSettingsSchema = z.strictObject({
   allowRecipeServers: z.boolean().optional(),
   /** Worker environment variables a recipe's `env_keys` may pass to its servers; others are dropped. */
   recipeEnvKeys: z.array(envNameSchema).optional(),
+  /**
+   * Folders inside the working root (tenant-writable) whose recipes may start servers
+   * (`ERRAND_TRUSTED_RECIPE_DIRS`); a recipe from any other folder there never starts one.
+   */
+  trustedRecipeDirs: z.array(z.string().refine((path) => path.startsWith('/'), { error: 'expected an absolute folder' })).optional(),
 });
 /** Parsed MCP settings. */
 export type McpSettings = z.output<typeof mcpSettingsSchema>;
@@ -120,6 +126,8 @@ export interface RecipeServer {
   declaredName: string;
   /** The config, whose `name` is the registered toolset name (`recipe-<name>-<hash>`). */
   config: McpServerConfig;
+  /** The definition that declared it (set by the planner; see RecipeServerOrigin). */
+  origin?: RecipeServerOrigin;
 }
 
 /** Result of converting one recipe extension. */

@@ -13,7 +13,7 @@ import {
 } from './mcp-config';
 import { convertCallResult } from './mcp-call-result';
 import { modelSafeToolName, uniqueName } from './mcp-tool-names';
-import { createMcpTransport } from './mcp-transport';
+import { createMcpTransport, type StdioLaunch } from './mcp-transport';
 import { toolError, type Tool, type ToolContext, type ToolResult, type Toolset } from './tool';
 
 /** Options of {@link McpToolset}. */
@@ -28,6 +28,8 @@ export interface McpToolsetOptions {
   env?: NodeJS.ProcessEnv;
   /** Name the client announces to servers. */
   clientName?: string;
+  /** How a stdio server's process is started (recipe servers: in the sandbox or a PID namespace of its own). */
+  launch?: StdioLaunch;
 }
 
 /** A live connection to the server. */
@@ -230,7 +232,7 @@ export class McpToolset implements Toolset {
     this.stderrTail = '';
     const transport = createMcpTransport(this.config, this.options.env ?? process.env, (text) => {
       this.stderrTail = (this.stderrTail + text).slice(-mcpStderrTailChars);
-    });
+    }, this.options.launch);
     const client = new Client({ name: this.options.clientName ?? 'errand', version: '0.1.0' }, { capabilities: {} });
     const connection: Connection = { client, transport, closed: false };
     client.onclose = () => {

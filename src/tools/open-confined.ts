@@ -2,6 +2,7 @@ import { constants, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readlink, realpath, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { isErrnoCode, type ConfinedPath } from './confine-path';
+import { isConfinedWalkError, withConfinedDir } from './confined-dir';
 
 /**
  * Opening a confined path without the check-then-use gap. `confinePath` resolves symlinks and checks the
@@ -9,8 +10,9 @@ import { isErrnoCode, type ConfinedPath } from './confine-path';
  * for a directory on the way). So the file is opened with `O_NOFOLLOW` (a symlink as the last name fails
  * with ELOOP instead of being followed) and `O_NONBLOCK` (a FIFO does not hang the call), the handle is
  * `fstat`ed, and the file it names is compared with what the confined path names now: the real path must
- * still be the confined one and device and inode must match. Only then is anything read or written, and
- * reads stop at the limit however large the file has grown.
+ * still be the confined one and device and inode must match. Only then is anything written. Reads go
+ * further: they walk from the working directory without following any link (confined-dir.ts) and stop
+ * at the limit however large the file has grown.
  */
 
 /** Why an open was refused (the tool turns it into a message for the model). */
@@ -22,34 +24,30 @@ export type ReadOutcome =
   | { ok: false; reason: OpenRefusal }
   | { ok: false; reason: 'too-large'; size: number };
 
-/** Reads a confined regular file, at most `maxBytes`. */
+/**
+ * Reads a confined regular file, at most `maxBytes`. The file is reached from the working directory's real
+ * path one folder at a time, each opened relative to the one before and none through a link
+ * (confined-dir.ts), so a folder on the way swapped for a link after the check is refused at its open.
+ */
 export async function readConfined(confined: ConfinedPath, maxBytes: number): Promise<ReadOutcome> {
-  let handle: FileHandle;
+  const inside = path.relative(confined.realRoot, confined.absolutePath).split(path.sep).join('/');
+  const folder = path.posix.dirname(inside);
+  const name = path.posix.basename(inside);
+  if (inside === '') return { ok: false, reason: 'directory' };
   try {
-    handle = await open(confined.absolutePath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    const read = await withConfinedDir(confined.realRoot, folder === '.' ? '' : folder, async (opened) => {
+      const stats = await opened.lstatChild(name);
+      if (stats?.isDirectory()) return 'directory' as const;
+      return opened.readFile(name, maxBytes);
+    });
+    if (read === 'directory') return { ok: false, reason: 'directory' };
+    if ('tooLarge' in read) return { ok: false, reason: 'too-large', size: read.tooLarge };
+    return { ok: true, content: read.content, size: read.content.length };
   } catch (error) {
-    if (isErrnoCode(error, 'ENOENT') || isErrnoCode(error, 'ENOTDIR')) return { ok: false, reason: 'missing' };
-    if (isErrnoCode(error, 'ELOOP')) return { ok: false, reason: 'moved' };
-    throw error;
-  }
-  try {
-    const stats = await handle.stat();
-    if (stats.isDirectory()) return { ok: false, reason: 'directory' };
-    if (!stats.isFile()) return { ok: false, reason: 'not-regular' };
-    if (!(await namesSameFile(confined.absolutePath, stats))) return { ok: false, reason: 'moved' };
-    if (stats.size > maxBytes) return { ok: false, reason: 'too-large', size: stats.size };
-    // Read at most one byte past the limit: the file may have grown since fstat.
-    const buffer = Buffer.alloc(Math.min(stats.size, maxBytes) + 1);
-    let filled = 0;
-    while (filled < buffer.length) {
-      const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
-      if (bytesRead === 0) break;
-      filled += bytesRead;
-    }
-    if (filled > maxBytes) return { ok: false, reason: 'too-large', size: filled };
-    return { ok: true, content: buffer.subarray(0, filled), size: filled };
-  } finally {
-    await handle.close();
+    if (!isConfinedWalkError(error)) throw error;
+    if (error.reason === 'missing') return { ok: false, reason: 'missing' };
+    if (error.reason === 'not-regular') return { ok: false, reason: 'not-regular' };
+    return { ok: false, reason: 'moved' };
   }
 }
 

@@ -6,7 +6,11 @@ import type { ToolPolicyNarrowing } from './tool-policy';
  *
  * errand's operator policy plays the part of Claude Code's permission rules: its explicit rules always
  * stand, and a mode changes only what happens to a tool the operator's rules do not name.
- * - `default`: the operator's policy, unchanged;
+ * - `default` (and `manual`, Claude Code's newer name for it): the operator's policy, unchanged;
+ * - `auto`: the operator's policy, with every `ask` decided by a person. Claude Code's `auto` has a
+ *   classifier decide its prompts; errand has none, and the only safe stand-in is the person the
+ *   operator's policy already asks, so the delegating model may not decide even where the operator's
+ *   `approvers` lets it (`approvers: 'human'` on the planned run);
  * - `plan`: read-only tools only (reading, listing and searching files), everything else denied;
  * - `acceptEdits`: file writes run without asking where the operator asks only by its default;
  * - `dontAsk`: whatever would ask is denied instead (nobody is there to answer);
@@ -22,9 +26,9 @@ export const readOnlyDeveloperTools = ['developer__read_file', 'developer__list_
 /** The developer tools that write files: what `acceptEdits` lets run without asking. */
 export const fileWriteDeveloperTools = ['developer__write_file'] as const;
 
-/** A mode's policy layer, a note for the calling model, or why the mode may not be used here. */
+/** A mode's policy layer, who decides an `ask`, a note for the calling model, or why the mode may not be used here. */
 export type PermissionModeLayer =
-  | { ok: true; layer?: ToolPolicyNarrowing; warnings: string[] }
+  | { ok: true; layer?: ToolPolicyNarrowing; approvers?: 'human'; warnings: string[] }
   | { ok: false; message: string };
 
 /**
@@ -34,7 +38,10 @@ export type PermissionModeLayer =
 export function permissionModeLayer(mode: PermissionMode, options: { toolsets: readonly string[]; allowBypass: boolean; where: string }): PermissionModeLayer {
   switch (mode) {
     case 'default':
+    case 'manual':
       return { ok: true, warnings: [] };
+    case 'auto':
+      return { ok: true, approvers: 'human', warnings: [] };
     case 'plan': {
       const others = options.toolsets.filter((name) => name !== 'developer');
       return {
@@ -53,7 +60,7 @@ export function permissionModeLayer(mode: PermissionMode, options: { toolsets: r
       if (!options.allowBypass) {
         return {
           ok: false,
-          message: `${options.where}: permissionMode bypassPermissions is not allowed here: the operator has not enabled it (ERRAND_ALLOW_BYPASS_PERMISSIONS=true). Use default, plan, acceptEdits or dontAsk, or ask the operator.`,
+          message: `${options.where}: permissionMode bypassPermissions is not allowed here: the operator has not enabled it (ERRAND_ALLOW_BYPASS_PERMISSIONS=true). Use default, manual, auto, plan, acceptEdits or dontAsk, or ask the operator.`,
         };
       }
       return { ok: true, layer: { allowOverDefaultAsk: ['*'] }, warnings: [] };

@@ -37,3 +37,10 @@ export function splitToolName(qualifiedName: string): { toolsetName: string; too
   if (toolName.length === 0 || !isValidToolsetName(toolsetName)) return undefined;
   return { toolsetName, toolName };
 }
+
+/** Whether `name` matches `pattern`, where `*` stands for any run of characters. */
+export function matchesPattern(pattern: string, name: string): boolean {
+  if (!pattern.includes('*')) return pattern === name;
+  const escaped = pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return new RegExp(`^${escaped.join('.*')}$`).test(name);
+}

@@ -2,8 +2,7 @@ import { z } from 'zod';
 import type { ToolSpec } from '../contracts/model';
 import { toolNameSeparator } from '../contracts/limits';
 import { isOrchestrationTool, OrchestrationTool, type OrchestrationToolName } from '../domain/orchestration-tools';
-import { splitToolName } from './tool-name';
-import { matchesPattern } from './toolset-registry';
+import { matchesPattern, splitToolName } from './tool-name';
 
 /**
  * Tool policies: per toolset or tool, `allow` (run), `ask` (run after a human approves) or `deny` (never

@@ -1,7 +1,8 @@
 import type { RecipeExtension } from '../contracts/recipe-schema';
 import { recipeServerFromExtension, type RecipeServer } from './mcp-config';
 import { toolPolicyNarrowingSchema, type ToolPolicyNarrowing } from './tool-policy';
-import { matchesPattern, type ToolFilter } from './toolset-registry';
+import { matchesPattern } from './tool-name';
+import type { ToolFilter } from './toolset-registry';
 
 /**
  * Which tools a delegation gets (SEMANTICS §2), as one pure function:
@@ -226,8 +227,8 @@ export function selectTools(input: ToolSelectionInput): ToolSelection {
 
 /**
  * An agent's `tools` / `disallowedTools` entries as filter entries: Claude Code names (`Read`, `Bash`)
- * through {@link claudeToolNames}, Claude's MCP names (`mcp__github__create_issue`, `mcp__github`) to
- * ours, qualified names, toolset names and patterns as they are. Entries that can match nothing here are
+ * through {@link claudeToolNames}, Claude's MCP names (`mcp__github__create_issue`, `mcp__github`,
+ * `mcp__github__*`) to ours, qualified names, toolset names and patterns as they are. Entries that can match nothing here are
  * reported and dropped.
  */
 export function agentToolPatterns(
@@ -250,7 +251,8 @@ export function agentToolPatterns(
     if (mcp) {
       const server = serverNames.get(mcp[1] ?? '');
       if (server === undefined) report(entry, 'names an MCP server this delegation does not have');
-      else patterns.push(mcp[2] ? `${server}__${mcp[2]}` : server);
+      // `mcp__<server>__*` is the whole server, as `mcp__<server>` is: a deny of it drops the toolset.
+      else patterns.push(mcp[2] && mcp[2] !== '*' ? `${server}__${mcp[2]}` : server);
       continue;
     }
     if (entry.includes('*')) {
@@ -271,6 +273,31 @@ export function agentToolPatterns(
     patterns.push(separator > 0 ? `${resolved}${entry.slice(separator)}` : resolved);
   }
   return patterns;
+}
+
+/**
+ * Why an agent cannot start when its `tools` / `disallowedTools` leave it no tool at all (SEMANTICS §6),
+ * or undefined when they leave some, or when the delegation had nothing to give in the first place. An
+ * explicitly empty `tools` list (`tools: []`) asks for no tools and is not refused. `withoutLists` is the
+ * selection made without the agent's two lists: what was available.
+ */
+export function agentToolsRefusal(
+  agent: { tools?: readonly string[]; disallowedTools?: readonly string[] } | undefined,
+  selection: Pick<ToolSelection, 'toolsets'>,
+  withoutLists: Pick<ToolSelection, 'toolsets' | 'recipeServers'>,
+  file: string,
+): string | undefined {
+  if (agent === undefined || selection.toolsets.length > 0 || withoutLists.toolsets.length === 0) return undefined;
+  if (agent.tools !== undefined && agent.tools.length === 0) return undefined;
+  const fields = [
+    ...(agent.tools !== undefined ? [`tools (${agent.tools.join(', ')})`] : []),
+    ...(agent.disallowedTools !== undefined && agent.disallowedTools.length > 0 ? [`disallowedTools (${agent.disallowedTools.join(', ')})`] : []),
+  ];
+  const declared = new Map(withoutLists.recipeServers.map((server) => [server.config.name, server.declaredName]));
+  const available = withoutLists.toolsets.map((name) =>
+    name === 'developer' ? 'Read, Write, Edit, MultiEdit, Bash, Grep, Glob, LS (the developer tools)' : `mcp__${declared.get(name) ?? name}`,
+  );
+  return `${file}: ${fields.join(' and ')} leave this agent no tool, so it cannot start; available here: ${available.join('; ')}. Name tools from those in tools, remove entries from disallowedTools, or write tools: [] for an agent meant to run without tools.`;
 }
 
 /** Whether filter entry `outer` allows everything `inner` allows (conservative for overlapping patterns). */

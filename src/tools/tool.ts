@@ -33,7 +33,8 @@ export interface Toolset {
   /** Lower-case name, no `__` (it separates toolset and tool in qualified names). */
   name: string;
   description: string;
-  tools(): Promise<Tool[]>;
+  /** Its tools; `context` names the working directory they will run for (a recipe server runs one process per directory). */
+  tools(context?: { workingDir: string }): Promise<Tool[]>;
 }
 
 /** Builds a successful result. */

@@ -1,5 +1,9 @@
+import type { RecipeServerOrigin } from '../contracts/agent-wire';
+import type { CommandOptions } from './command-environment';
 import { canonicalJson, isRecipeServerName, mcpServerConfigSchema, type McpServerConfig } from './mcp-config';
 import { McpToolset, type McpToolsetOptions } from './mcp-toolset';
+import { RecipeServerToolset } from './recipe-server-toolset';
+import type { RecipeServerVerifier } from './recipe-server-trust';
 import { createDeveloperToolset, type DeveloperToolsetOptions } from './developer-toolset';
 import { ToolsetRegistry, ToolsetRegistryError } from './toolset-registry';
 
@@ -18,8 +22,19 @@ export interface ToolsetRegistryConfig extends Omit<McpToolsetOptions, 'idleMs'>
    * started the workflow. Default false.
    */
   allowRecipeServers?: boolean;
+  /**
+   * Checks each recipe server against the recipe the worker finds itself, and where that recipe lives
+   * (ERRAND_TRUSTED_RECIPE_DIRS). Required for recipe servers to start: without it none do.
+   */
+  recipeVerifier?: RecipeServerVerifier;
   /** Settings of the built-in developer tools (working root, denied folders, command environment, sandbox). */
   developer?: DeveloperToolsetOptions;
+}
+
+/** A recipe server as a workflow input carries it: config and origin, both checked before use. */
+export interface CarriedRecipeServer {
+  config: unknown;
+  origin?: RecipeServerOrigin;
 }
 
 /**
@@ -29,10 +44,15 @@ export interface ToolsetRegistryConfig extends Omit<McpToolsetOptions, 'idleMs'>
  */
 export class WorkerToolsetRegistry extends ToolsetRegistry {
   private readonly mcpToolsets: McpToolset[] = [];
+  private readonly recipeToolsets: RecipeServerToolset[] = [];
   /** Canonical JSON of each registered recipe server's config, by toolset name. */
   private readonly recipeConfigs = new Map<string, string>();
 
-  constructor(private readonly mcpOptions: McpToolsetOptions = {}, private readonly allowRecipeServers = false) {
+  constructor(
+    private readonly mcpOptions: McpToolsetOptions = {},
+    private readonly allowRecipeServers = false,
+    private readonly recipe: { verifier?: RecipeServerVerifier; commands?: CommandOptions } = {},
+  ) {
     super();
   }
 
@@ -52,16 +72,21 @@ export class WorkerToolsetRegistry extends ToolsetRegistry {
    * A name is `recipe-<name>-<config hash>`; the full config is compared too, so a name collision (or a
    * forged input) can never route calls to another recipe's server. Configs are re-validated here
    * because they come from workflow input, and refused outright unless the operator allows recipe
-   * servers on this worker: a workflow input is not the operator's word.
+   * servers on this worker: a workflow input is not the operator's word. Each config is then checked
+   * against the recipe the worker finds itself, and that recipe's folder must be the operator's or one
+   * the operator trusts (recipe-server-trust.ts). Each server runs one process per working directory,
+   * in the sandbox where one is configured (recipe-server-toolset.ts).
    */
-  ensureRecipeServers(configs: readonly unknown[]): string[] {
+  async ensureRecipeServers(servers: readonly CarriedRecipeServer[]): Promise<string[]> {
     const names: string[] = [];
-    if (configs.length > 0 && !this.allowRecipeServers) {
+    if (servers.length > 0 && !this.allowRecipeServers) {
       throw new ToolsetRegistryError(
         'this delegation carries recipe-declared MCP servers, but this worker does not allow them (ERRAND_ALLOW_RECIPE_MCP_SERVERS is not true); nothing was started',
       );
     }
-    for (const raw of configs) {
+    const verifier = this.recipe.verifier;
+    if (servers.length > 0 && !verifier) throw new ToolsetRegistryError('this worker cannot check where recipe MCP servers come from; nothing was started');
+    for (const { config: raw, origin } of servers) {
       const parsed = mcpServerConfigSchema.safeParse(raw);
       if (!parsed.success) {
         throw new ToolsetRegistryError(`invalid recipe MCP server config: ${parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
@@ -72,14 +97,19 @@ export class WorkerToolsetRegistry extends ToolsetRegistry {
       }
       const canonical = canonicalJson(config);
       const known = this.recipeConfigs.get(config.name);
+      if (known !== undefined && known !== canonical) {
+        throw new ToolsetRegistryError(`recipe MCP server "${config.name}" is already registered with a different config`);
+      }
+      // Every delegation's claim is checked, also for a config another delegation registered already.
+      await verifier?.verify(config, origin);
       if (known === undefined) {
         if (this.recipeConfigs.size >= maxRecipeServersPerWorker) {
           throw new ToolsetRegistryError(`this worker already runs ${maxRecipeServersPerWorker} distinct recipe MCP servers; restart it or use fewer`);
         }
-        this.registerMcpServer(config);
+        const toolset = new RecipeServerToolset(config, this.mcpOptions, this.recipe.commands ?? {});
+        this.register(toolset);
+        this.recipeToolsets.push(toolset);
         this.recipeConfigs.set(config.name, canonical);
-      } else if (known !== canonical) {
-        throw new ToolsetRegistryError(`recipe MCP server "${config.name}" is already registered with a different config`);
       }
       names.push(config.name);
     }
@@ -91,9 +121,14 @@ export class WorkerToolsetRegistry extends ToolsetRegistry {
     return this.mcpToolsets.find((toolset) => toolset.name === name);
   }
 
+  /** The recipe server of that name, if one is registered (for diagnostics and tests). */
+  recipeToolset(name: string): RecipeServerToolset | undefined {
+    return this.recipeToolsets.find((toolset) => toolset.name === name);
+  }
+
   /** Closes every MCP connection and stops every stdio server; later calls report the servers unavailable. */
   async close(): Promise<void> {
-    await Promise.all(this.mcpToolsets.map((toolset) => toolset.close(true)));
+    await Promise.all([...this.mcpToolsets, ...this.recipeToolsets].map((toolset) => toolset.close(true)));
   }
 }
 
@@ -102,8 +137,11 @@ export class WorkerToolsetRegistry extends ToolsetRegistry {
  * Nothing is started here; each server starts on first use.
  */
 export function createToolsetRegistryFromConfig(config: ToolsetRegistryConfig): WorkerToolsetRegistry {
-  const { mcpServers, allowRecipeServers, developer, ...options } = config;
-  const registry = new WorkerToolsetRegistry(options, allowRecipeServers ?? false);
+  const { mcpServers, allowRecipeServers, recipeVerifier, developer, ...options } = config;
+  const registry = new WorkerToolsetRegistry(options, allowRecipeServers ?? false, {
+    ...(recipeVerifier ? { verifier: recipeVerifier } : {}),
+    ...(developer?.commands ? { commands: developer.commands } : {}),
+  });
   registry.register(createDeveloperToolset(developer));
   for (const server of mcpServers) {
     if (isRecipeServerName(server.name)) {

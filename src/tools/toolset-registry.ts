@@ -2,7 +2,9 @@ import type { JsonObject } from '../contracts/json';
 import type { ToolSpec } from '../contracts/model';
 import { createDeveloperToolset } from './developer-toolset';
 import { toolError, type Tool, type ToolContext, type ToolResult, type Toolset } from './tool';
-import { isValidToolsetName, qualifyToolName } from './tool-name';
+import { isValidToolsetName, matchesPattern, qualifyToolName } from './tool-name';
+
+export { matchesPattern };
 
 /**
  * Narrows a set of tools. Each entry is a qualified tool name (`developer__run_command`), a toolset name
@@ -70,8 +72,8 @@ export class ToolsetRegistry {
    * Tool specs, with qualified names, of the given toolsets after the filter. An unknown toolset name is
    * a caller error (delegate validates names against `names()` first) and throws a ToolsetRegistryError.
    */
-  async specsFor(toolsetNames: string[], filter?: ToolFilter): Promise<ToolSpec[]> {
-    const tools = await this.qualifiedTools({ toolsetNames, filter });
+  async specsFor(toolsetNames: string[], filter?: ToolFilter, workingDir?: string): Promise<ToolSpec[]> {
+    const tools = await this.qualifiedTools({ toolsetNames, filter }, workingDir);
     return tools.map(({ qualifiedName, tool }) => ({ ...tool.spec, name: qualifiedName }));
   }
 
@@ -81,7 +83,7 @@ export class ToolsetRegistry {
    * model can correct itself.
    */
   async call(qualifiedName: string, args: JsonObject, context: ToolContext, scope?: ToolScope): Promise<ToolResult> {
-    const available = await this.qualifiedTools(scope ?? { toolsetNames: this.names() });
+    const available = await this.qualifiedTools(scope ?? { toolsetNames: this.names() }, context.workingDir);
     const found = available.find((entry) => entry.qualifiedName === qualifiedName);
     if (found === undefined) {
       const names = available.map((entry) => entry.qualifiedName);
@@ -92,14 +94,14 @@ export class ToolsetRegistry {
     return found.tool.run(args, context);
   }
 
-  private async qualifiedTools(scope: ToolScope): Promise<{ qualifiedName: string; tool: Tool }[]> {
+  private async qualifiedTools(scope: ToolScope, workingDir?: string): Promise<{ qualifiedName: string; tool: Tool }[]> {
     const result: { qualifiedName: string; tool: Tool }[] = [];
     for (const toolsetName of scope.toolsetNames) {
       const toolset = this.toolsets.get(toolsetName);
       if (toolset === undefined) {
         throw new ToolsetRegistryError(`unknown toolset "${toolsetName}"; registered toolsets: ${this.names().join(', ') || '(none)'}`);
       }
-      for (const tool of await toolset.tools()) {
+      for (const tool of await toolset.tools(workingDir !== undefined ? { workingDir } : undefined)) {
         const qualifiedName = qualifyToolName(toolset.name, tool.spec.name);
         if (isOffered(qualifiedName, toolset.name, scope.filter)) result.push({ qualifiedName, tool });
       }
@@ -122,9 +124,3 @@ function isOffered(qualifiedName: string, toolsetName: string, filter: ToolFilte
   return !(filter.deny ?? []).some(matches);
 }
 
-/** Whether `name` matches `pattern`, where `*` stands for any run of characters. */
-export function matchesPattern(pattern: string, name: string): boolean {
-  if (!pattern.includes('*')) return pattern === name;
-  const escaped = pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-  return new RegExp(`^${escaped.join('.*')}$`).test(name);
-}

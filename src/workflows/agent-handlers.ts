@@ -1,4 +1,5 @@
-import { setHandler } from '@temporalio/workflow';
+import { proxySinks, setHandler } from '@temporalio/workflow';
+import type { InFlightSinks } from '../contracts/in-flight-sinks';
 import {
   approvalUpdate,
   cancelSignal,
@@ -24,6 +25,8 @@ export interface AgentHandlerHooks {
   startsAtOnce(): boolean;
 }
 
+const { inFlightCalls } = proxySinks<InFlightSinks>();
+
 /**
  * Registers the message handlers both agent workflows share: peek and transcript queries, the cancel
  * signal, the sendMessage and approval updates, and the child → parent progress and settlement signals.
@@ -31,7 +34,13 @@ export interface AgentHandlerHooks {
 export function registerAgentHandlers(agent: Agent, orchestrator: TaskOrchestrator, hooks: AgentHandlerHooks): void {
   setHandler(peekQuery, () => agent.peek(hooks.maxTurns));
   setHandler(transcriptQuery, () => ({ state: agent.state, entries: agent.transcript, queuedMessages: agent.pendingMessages.length }));
-  setHandler(cancelSignal, (input) => hooks.cancel(input?.reason ?? 'cancelled by request'));
+  setHandler(cancelSignal, (input) => {
+    const reason = input?.reason ?? 'cancelled by request';
+    hooks.cancel(reason);
+    // The worker running this task aborts the run's model and tool calls running on it now, instead of at
+    // their next heartbeat (a sink: no history, not called on replay; decision 0022).
+    inFlightCalls.abortRun(reason);
+  });
   setHandler(sendMessageUpdate, (input) => agent.acceptMessage(input, hooks.startsAtOnce()), {
     validator: (input) => {
       hooks.refuseMessage(input);

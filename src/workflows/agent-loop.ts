@@ -7,7 +7,7 @@ import { asLiveText, type LiveText } from '../contracts/live-text';
 import { addUsage } from '../contracts/model';
 import type { CheckSummary } from '../contracts/subagent-result';
 import type { EndStatus } from '../contracts/subagent';
-import { formatDenial, notRunReason, type NotRunCause } from '../domain/delegation-texts';
+import { formatDenial, notRunReason, truncationDiagnostic, type NotRunCause } from '../domain/delegation-texts';
 import { didNotCallFinalOutput, finalOutputReminder, finalOutputToolName, structuredText, tooManyInvalidFinalOutputs } from '../domain/final-output';
 import { isOrchestrationTool } from '../domain/orchestration-tools';
 import { preview, turnBudgetNote } from '../domain/subagent-prompt';
@@ -106,7 +106,7 @@ export class AgentLoop {
       const calls = answer.toolCalls;
       if (answer.finishReason === 'length') {
         await this.sealNow(assistantSeq, calls, 'cut-off');
-        return { status: 'truncated', diagnostic: `its answer was cut off at the output token limit (${answer.maxOutputTokens} tokens)` };
+        return { status: 'truncated', diagnostic: truncationDiagnostic(answer.maxOutputTokens, answer.answerCap) };
       }
       const over = agent.checkBudget();
       if (over) {
@@ -194,7 +194,9 @@ export class AgentLoop {
     notices.forEach((notice, index) => {
       if (index > 0) parts.push('\n\n');
       parts.push(notice.text);
-      if (notice.outputRef) parts.push({ ref: notice.outputRef });
+      // A notice with `after` fences its output as the task's words; one queued before that format has none.
+      if (notice.outputRef) parts.push(notice.after !== undefined ? { ref: notice.outputRef, childWords: true } : { ref: notice.outputRef });
+      if (notice.after !== undefined) parts.push(notice.after);
     });
     agent.appendBeforeNextTurn([{ role: 'user', parts }]);
     const now = Date.now();
@@ -245,7 +247,7 @@ export class AgentLoop {
           checkContext,
           ...(agent.canDelegate ? { orchestrationTools: orchestrationToolsFor(options.approvers) } : {}),
           ...(options.toolPolicy ? { toolPolicy: options.toolPolicy } : {}),
-          ...(options.recipeServers ? { recipeServers: options.recipeServers } : {}),
+          ...(options.recipeServers ? { recipeServers: options.recipeServers, workingDir: options.workingDir } : {}),
           ...(agent.finalOutput ? { finalOutput: { schemaKey: agent.finalOutput.schemaKey } } : {}),
         }]));
         // The call stored the pending messages before anything else.

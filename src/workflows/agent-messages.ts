@@ -1,4 +1,6 @@
-import { maxMessageLength, previewLength, recentMessageIdCount } from '../contracts/limits';
+import { ApplicationFailure } from '@temporalio/workflow';
+import { FailureType } from '../contracts/failures';
+import { defaultMaxQueuedMessages, maxMessageLength, previewLength, recentMessageIdCount } from '../contracts/limits';
 import type { QueuedMessage } from '../contracts/carried-agent-state';
 import type { SendMessageInput, SendMessageResult } from '../contracts/subagent-messages';
 import { preview } from '../domain/subagent-prompt';
@@ -7,6 +9,21 @@ import { preview } from '../domain/subagent-prompt';
 export interface MessageQueueHost {
   pendingMessages: QueuedMessage[];
   recentMessageIds: string[];
+}
+
+/**
+ * Refuses a message past the queue's cap (review N12): the queue is carried across continue-as-new, and an
+ * unbounded one could push that input past Temporal's payload limit. A repeated delivery of a message the
+ * queue already took is not refused (it is dropped as a duplicate). The failure's type lets the API answer 429.
+ */
+export function validateQueueRoom(agent: MessageQueueHost, input: SendMessageInput, maxQueued = defaultMaxQueuedMessages): void {
+  if (input?.messageId !== undefined && agent.recentMessageIds.includes(input.messageId)) return;
+  if (agent.pendingMessages.length < maxQueued) return;
+  throw ApplicationFailure.create({
+    type: FailureType.messageQueueFull,
+    nonRetryable: true,
+    message: `${agent.pendingMessages.length} messages are already queued; the limit is ${maxQueued} (ERRAND_MAX_QUEUED_MESSAGES): send it again once the queue has room`,
+  });
 }
 
 /** Validates a message for an agent (the sendMessage update's validator). Throws with the reason. */

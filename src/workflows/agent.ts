@@ -16,11 +16,12 @@ import type { SendMessageInput, SendMessageResult } from '../contracts/subagent-
 import { preview } from '../domain/subagent-prompt';
 import { emptyRegistry, expireTasks, type TaskRegistry } from '../domain/task-registry';
 import { createActivityProxies, type AgentActivityProxies } from './activity-proxies';
-import { acceptMessage, validateMessage } from './agent-messages';
+import { acceptMessage, validateMessage, validateQueueRoom } from './agent-messages';
 import type { AgentOptions } from './agent-options';
 import { carriedAgentState, peekAgent } from './agent-snapshot';
 import { AgentViews } from './agent-views';
 import { Approvals } from './approvals';
+import { quietWaits } from './quiet-waits';
 
 /**
  * The state of one agent (a session or a subagent): its conversation's length and compaction state,
@@ -32,6 +33,8 @@ import { Approvals } from './approvals';
 export class Agent {
   readonly options: AgentOptions;
   readonly activities: AgentActivityProxies;
+  /** This run waits quietly (decision 0021); decided once when the run starts, see {@link quietWaits}. */
+  readonly quietWaits: boolean;
   state: SubagentState = 'running';
   startedAt: number;
   lastActivityAt: number;
@@ -85,6 +88,7 @@ export class Agent {
 
   constructor(options: AgentOptions, carried?: CarriedAgentState) {
     this.options = options;
+    this.quietWaits = quietWaits();
     this.activities = createActivityProxies(options.activity);
     this.startedAt = carried?.startedAt ?? options.now;
     this.lastActivityAt = carried?.lastActivityAt ?? options.now;
@@ -283,6 +287,7 @@ export class Agent {
   /** Validates a message for this agent (the sendMessage update's validator). Throws with the reason. */
   validateMessage(input: SendMessageInput): void {
     validateMessage(input);
+    validateQueueRoom(this, input, this.options.tasks.maxQueuedMessages);
   }
 
   /** Queues an accepted message (dropping a repeated delivery of the same message id). */

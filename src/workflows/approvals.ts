@@ -53,9 +53,10 @@ export class Approvals {
       throw new Error(`no pending approval "${String(input?.approvalId)}" in ${this.agent.options.workflowId}; pending: ${pending.length > 0 ? pending.join(', ') : '(none)'}`);
     }
     if (input.decision !== 'approve' && input.decision !== 'deny') throw new Error(`decision must be "approve" or "deny", not "${String(input.decision)}"`);
-    // A delegating model may decide only where the operator allows it (toolPolicy.approvers); a person always may.
+    // A delegating model may decide only where the operator allows it (toolPolicy.approvers) and the agent
+    // file does not say `permissionMode: auto`; a person always may.
     if (typeof input.by === 'string' && input.by.startsWith('parent ') && this.agent.options.approvers !== 'human-or-parent') {
-      throw new Error(`approvals in ${this.agent.options.workflowId} are decided by a person (toolPolicy.approvers is "human"), not by the delegating agent`);
+      throw new Error(`approvals in ${this.agent.options.workflowId} are decided by a person (toolPolicy.approvers is "human", or its agent file says permissionMode: auto), not by the delegating agent`);
     }
   }
 

@@ -51,12 +51,13 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
   const orchestrator = new TaskOrchestrator(agent);
   const loop = new AgentLoop(agent, orchestrator);
   const idleTimeoutMs = input.idleTimeoutMs ?? defaultSessionIdleTimeoutMs;
-  const idle = new IdleAlarm(() => agent.lastActivityAt, idleTimeoutMs);
+  const idle = new IdleAlarm(() => agent.lastActivityAt, idleTimeoutMs, agent.quietWaits);
   let cancelReason: string | undefined;
   let ended = false;
   let messages = 0;
   const loopScope = new CancellationScope();
-  if (!input.carried) agent.state = 'waiting';
+  // A run continued from a wait waits again (decision 0021: it may continue as new while nothing is queued).
+  if (!input.carried || (agent.quietWaits && input.carried.phase === 'waiting')) agent.state = 'waiting';
   agent.onBudgetCrossed = () => loopScope.cancel();
 
   registerAgentHandlers(agent, orchestrator, {
@@ -89,15 +90,13 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
       }
       for (;;) {
         idle.arm();
-        await agent.waitFor(() => agent.pendingMessages.length > 0 || agent.pendingNotices.length > 0 || idle.expired());
+        // Waiting adds no history (decision 0021): the wait also ends when the server suggests continue-as-new.
+        await agent.waitFor(() => agent.pendingMessages.length > 0 || agent.pendingNotices.length > 0 || idle.expired() || (agent.quietWaits && continueAsNewDue()));
         if (agent.pendingMessages.length === 0 && agent.pendingNotices.length === 0) {
+          if (agent.quietWaits && !idle.expired() && continueAsNewDue()) await continueAsNewWaiting();
           return { status: 'idle' as const, diagnostic: `no message for ${Math.round(idleTimeoutMs / 1000)} s (the session idle timeout)` };
         }
-        if (workflowInfo().continueAsNewSuggested && agent.idle) {
-          await condition(allHandlersFinished);
-          agent.settleViews();
-          await continueAsNew<typeof sessionWorkflow>({ ...input, carried: agent.snapshot('waiting') });
-        }
+        if (continueAsNewDue()) await continueAsNewWaiting();
         agent.setState('running');
         if (agent.appendNextMessage()) messages += 1;
         const run = await runOnce();
@@ -110,20 +109,33 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
     outcome = outcomeOfError(error, cancelReason, agent.budgetCrossed);
   }
 
+  /** The server suggests continue-as-new and nothing is in flight. */
+  function continueAsNewDue(): boolean {
+    return workflowInfo().continueAsNewSuggested && agent.idle;
+  }
+
+  /** Continues as new from the waiting state, after every handler finished, with the timers cancelled. */
+  async function continueAsNewWaiting(): Promise<never> {
+    await condition(allHandlersFinished);
+    agent.settleViews();
+    orchestrator.settleTimers();
+    idle.settle();
+    return continueAsNew<typeof sessionWorkflow>({ ...input, carried: agent.snapshot('waiting') });
+  }
+
   /**
    * An MCP session runs no model: its client's tool calls are updates (mcp-tool-calls.ts), and notices wait
-   * for the client's next call. It lives until it is idle for its idle timeout, cancelled or over budget.
+   * for the client's next call. It lives until it is idle for its idle timeout, cancelled or over budget,
+   * and continues as new from its wait when the server suggests it.
    */
   async function serveMcp(): Promise<{ status: 'idle'; diagnostic: string }> {
     for (;;) {
       idle.arm();
-      await agent.waitFor(() => (idle.expired() && agent.idle) || (workflowInfo().continueAsNewSuggested && agent.idle));
+      await agent.waitFor(() => (idle.expired() && agent.idle) || continueAsNewDue());
       if (idle.expired() && agent.idle) {
         return { status: 'idle', diagnostic: `no tool call for ${Math.round(idleTimeoutMs / 1000)} s (the session idle timeout)` };
       }
-      await condition(allHandlersFinished);
-      agent.settleViews();
-      await continueAsNew<typeof sessionWorkflow>({ ...input, carried: agent.snapshot('waiting') });
+      await continueAsNewWaiting();
     }
   }
 
@@ -154,6 +166,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
     agent.setState(outcome.status === 'idle' ? 'completed' : outcome.status);
     agent.flushViews(true);
     await orchestrator.cancelAll(`its session ${info.workflowId} ended (${outcome.status})`);
+    orchestrator.settleTimers();
+    idle.settle();
     log.info('session ended', { status: outcome.status, turns: agent.turns });
     const status: SessionResult['status'] = outcome.status === 'cancelled' || outcome.status === 'idle' || outcome.status === 'budget' ? outcome.status : 'failed';
     return {

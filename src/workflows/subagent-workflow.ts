@@ -65,7 +65,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   const retry = input.retry ? new RetryChecks(agent, input.retry) : undefined;
   const continuable = input.continuable === true;
   const idleTimeoutMs = input.idleTimeoutMs ?? defaultContinuableIdleTimeoutMs;
-  const idle = new IdleAlarm(() => agent.lastActivityAt, idleTimeoutMs);
+  const idle = new IdleAlarm(() => agent.lastActivityAt, idleTimeoutMs, agent.quietWaits);
   let ended = false;
   let cancelReason: string | undefined;
   const loopScope = new CancellationScope();
@@ -131,10 +131,15 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       durationMs: Date.now() - agent.startedAt,
     };
   };
+  /** The server suggests continue-as-new and nothing is in flight. */
+  const continueAsNewDue = () => workflowInfo().continueAsNewSuggested && agent.idle;
   const continueIfSuggested = async (phase: 'running' | 'waiting') => {
-    if (!workflowInfo().continueAsNewSuggested || !agent.idle) return;
+    if (!continueAsNewDue()) return;
     await condition(allHandlersFinished);
     agent.settleViews();
+    // Nothing to cancel for runs from before decision 0021.
+    orchestrator.settleTimers();
+    idle.settle();
     await continueAsNew<typeof subagentWorkflow>({ ...input, carried: agent.snapshot(phase) });
   };
   /** Tasks this subagent promised a notice for: background (not continuable) tasks still running. */
@@ -218,6 +223,8 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
         startConversation();
       }
       let waiting = input.carried?.phase === 'waiting';
+      // A run continued from a wait waits again (decision 0021: it may continue as new while nothing is queued).
+      if (waiting && agent.quietWaits) agent.state = 'waiting';
       for (;;) {
         if (!waiting) {
           const run = await activate(resume);
@@ -232,8 +239,10 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
         }
         waiting = false;
         idle.arm();
-        await agent.waitFor(() => agent.pendingMessages.length > 0 || agent.pendingNotices.length > 0 || idle.expired());
+        // Waiting adds no history (decision 0021): the wait also ends when the server suggests continue-as-new.
+        await agent.waitFor(() => agent.pendingMessages.length > 0 || agent.pendingNotices.length > 0 || idle.expired() || (agent.quietWaits && continueAsNewDue()));
         if (agent.pendingMessages.length === 0 && agent.pendingNotices.length === 0) {
+          if (agent.quietWaits && !idle.expired()) await continueIfSuggested('waiting');
           return { status: 'completed', diagnostic: `ended after ${Math.round(idleTimeoutMs / 1000)} s without a message (idle timeout)` };
         }
         await continueIfSuggested('waiting');
@@ -257,6 +266,8 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     const worktree = agent.worktree ? await finishWorktree(agent) : undefined;
     const result: SubagentResult = worktree ? { ...ran, worktree } : ran;
     await reportSettled(result, true);
+    orchestrator.settleTimers();
+    idle.settle();
     log.info('subagent ended', { status: outcome.status, turns: agent.turns, toolCalls: agent.toolCalls });
     return result;
   });

@@ -1,15 +1,13 @@
 import {
   CancellationScope,
-  condition,
   getExternalWorkflowHandle,
   ParentClosePolicy,
-  sleep,
   startChild,
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
-import type { ClosedChild, PlanDelegationOutput, ToolCallRef } from '../contracts/activities';
+import type { PlanDelegationOutput, ToolCallRef } from '../contracts/activities';
 import type { JsonObject } from '../contracts/json';
-import { announcedApprovalCount, cancelSettleWaitMs, childProbeIntervalMs, defaultMaxContinuables, workflowTaskTimeoutMs } from '../contracts/limits';
+import { announcedApprovalCount, cancelSettleWaitMs, defaultMaxContinuables, workflowTaskTimeoutMs } from '../contracts/limits';
 import { zeroUsage, type TokenUsage } from '../contracts/model';
 import { searchAttributes } from '../contracts/search-attributes';
 import { cancelSignal, type ChildProgressInput, type ChildSettledInput } from '../contracts/subagent-messages';
@@ -31,6 +29,7 @@ import {
   admissionError,
   findTask,
   isLive,
+  isStaleProgress,
   listingState,
   markRead,
   recordProgress,
@@ -39,6 +38,7 @@ import {
 } from '../domain/task-registry';
 import type { Agent } from './agent';
 import type { OrchestrationTools, ToolOutcome } from './agent-loop';
+import { ChildProbe } from './child-probe';
 import { approve, listModels, liveTextOf, sendMessage, type CallPosition } from './child-messages';
 import { forkReference } from './conversation';
 import { attempt, errorText, toolError, toolText } from './tool-outcomes';
@@ -51,15 +51,22 @@ const turnStates: readonly TaskRecord['state'][] = ['starting', 'running', 'wait
  * The orchestration tools of a delegating agent and the tracking of its children (SEMANTICS §2, §5):
  * `delegate` starts a child workflow, `load` lists, waits for, peeks at or cancels a task,
  * `send_message` and `approve` deliver to a child by update (so delivery is confirmed), and settlement
- * reaches the parent by the child's signal, by watching a child started in this run, or by probing
- * children started before a continue-as-new. Every step that can fail becomes a tool error for the
+ * reaches the parent by the child's signal, by watching a child started in this run, or by checking
+ * children started before a continue-as-new while they run a turn ({@link ChildProbe}, decision 0021). Every step that can fail becomes a tool error for the
  * calling model; nothing here throws out of the workflow.
  */
 export class TaskOrchestrator implements OrchestrationTools {
   /** Tasks whose child workflow this run watches (its result settles the record even if a signal is lost). */
   private readonly watched = new Set<string>();
+  /** Finds children this run does not watch that ended without a word. */
+  private readonly probe: ChildProbe;
 
-  constructor(private readonly agent: Agent) {}
+  constructor(private readonly agent: Agent) {
+    this.probe = new ChildProbe(agent, (taskId) => this.watched.has(taskId), (record, child) => {
+      const result = child.result ?? this.endedWithoutResult(record, child.temporalStatus, child.diagnostic ?? `the child workflow closed as ${child.temporalStatus}`);
+      this.settle(record, result, true, record.totalUsage);
+    });
+  }
 
   /** Runs one orchestration tool call. */
   async run(call: ToolCallRef, position: CallPosition): Promise<ToolOutcome> {
@@ -69,8 +76,12 @@ export class TaskOrchestrator implements OrchestrationTools {
         return this.delegate(args, position);
       case OrchestrationTool.load:
         return this.load(args);
-      case OrchestrationTool.sendMessage:
-        return sendMessage(this.agent, args, position);
+      case OrchestrationTool.sendMessage: {
+        const outcome = await sendMessage(this.agent, args, position);
+        // A waiting child is not checked while nothing happens; one that cannot take a message is checked now.
+        if (outcome.isError && this.agent.quietWaits) await this.checkUnreached(args.task_id);
+        return outcome;
+      }
       case OrchestrationTool.approve:
         return approve(this.agent, args, position);
       case OrchestrationTool.listSubagentModels:
@@ -132,6 +143,8 @@ export class TaskOrchestrator implements OrchestrationTools {
         return toolError(`delegate was not started: ${handle}`);
       }
       record.state = 'running';
+      // Planning gives a child `approvers: human` of its own only for `permissionMode: auto` (tools/permission-mode.ts).
+      if (plan.input.approvers === 'human' && agent.options.approvers === 'human-or-parent') record.approvalsByPersonOnly = true;
       this.watch(record, handle);
       const warnings = plan.warnings.length > 0 ? `\nNote: ${plan.warnings.join('\nNote: ')}` : '';
       if (record.mode !== 'foreground') {
@@ -145,7 +158,7 @@ export class TaskOrchestrator implements OrchestrationTools {
       const result = record.result;
       if (!result) return toolError('The subagent left no result.');
       markRead(record, Date.now());
-      const formatted = formatForegroundResult(result);
+      const formatted = formatForegroundResult(result, record.taskId);
       return { parts: warnings ? [...formatted.parts, warnings] : formatted.parts, isError: formatted.isError };
     });
   }
@@ -250,7 +263,7 @@ export class TaskOrchestrator implements OrchestrationTools {
     if (!recordSettlement(record, result, final, totalUsage, Date.now())) return;
     if (record.mode !== 'foreground') {
       const notice = formatSettlementNotice(record.taskId, result, final);
-      this.agent.pendingNotices.push({ text: notice.text, taskId: record.taskId, ...(notice.outputRef ? { outputRef: notice.outputRef } : {}) });
+      this.agent.pendingNotices.push({ text: notice.text, taskId: record.taskId, ...(notice.outputRef ? { outputRef: notice.outputRef } : {}), ...(notice.after !== undefined ? { after: notice.after } : {}) });
       this.agent.remember('notice', notice.text);
     }
     this.agent.updateViews();
@@ -262,9 +275,11 @@ export class TaskOrchestrator implements OrchestrationTools {
     const agent = this.agent;
     const record = findTask(agent.registry, input.taskId);
     if (!record) return;
-    recordProgress(record, input.peek, input.totalUsage);
+    this.probe.heard(record.taskId);
+    if (agent.quietWaits && isStaleProgress(record, input.peek)) record.totalUsage = input.totalUsage;
+    else recordProgress(record, input.peek, input.totalUsage);
     // A child's call waiting for an approval becomes one notice, where this workflow's model may decide it.
-    if (agent.options.approvers === 'human-or-parent') {
+    if (agent.options.approvers === 'human-or-parent' && record.approvalsByPersonOnly !== true) {
       for (const pending of input.peek.pendingApprovals ?? []) {
         if (agent.announcedApprovals.includes(pending.id)) continue;
         agent.announcedApprovals.push(pending.id);
@@ -280,47 +295,29 @@ export class TaskOrchestrator implements OrchestrationTools {
   /** Handles a child's settlement signal. */
   onChildSettled(input: ChildSettledInput): void {
     const record = findTask(this.agent.registry, input.taskId);
-    if (record) this.settle(record, input.result, input.final, input.totalUsage);
+    if (!record) return;
+    this.probe.heard(record.taskId);
+    this.settle(record, input.result, input.final, input.totalUsage);
   }
 
   private checkBudget(): void {
     if (this.agent.checkBudget()) this.agent.onBudgetCrossed?.();
   }
 
-  /** Live tasks this run does not watch: started before a continue-as-new. */
-  private unwatchedLive(): TaskRecord[] {
-    return this.agent.registry.tasks.filter((task) => isLive(task) && task.state !== 'starting' && !this.watched.has(task.taskId));
+  /** Runs the check on children this run does not watch, for the life of the run (see {@link ChildProbe}). */
+  probeLoop(): Promise<void> {
+    return this.probe.loop();
   }
 
-  /**
-   * Checks on children this run does not watch, every {@link childProbeIntervalMs} while there are any,
-   * so one that was terminated or timed out (and could not signal) is settled within a minute.
-   * Runs for the life of the workflow; never throws.
-   */
-  async probeLoop(): Promise<void> {
-    for (;;) {
-      await condition(() => this.unwatchedLive().length > 0);
-      await sleep(childProbeIntervalMs);
-      await this.probe();
-    }
+  /** Before the run completes or continues as new: stops the check on children and cancels its timer. */
+  settleTimers(): void {
+    this.probe.settle();
   }
 
-  /** One probe of the unwatched live children. */
-  private async probe(): Promise<void> {
-    const tasks = this.unwatchedLive();
-    if (tasks.length === 0) return;
-    let closed: ClosedChild[];
-    try {
-      closed = await this.agent.activities.orchestration.probeChildren.executeWithOptions({ summary: `check ${tasks.length} task(s)` }, [{ workflowIds: tasks.map((task) => task.workflowId) }]);
-    } catch {
-      return; // the next probe tries again
-    }
-    for (const child of closed) {
-      const record = tasks.find((task) => task.workflowId === child.workflowId);
-      if (!record) continue;
-      const result = child.result ?? this.endedWithoutResult(record, child.temporalStatus, child.diagnostic ?? `the child workflow closed as ${child.temporalStatus}`);
-      this.settle(record, result, true, record.totalUsage);
-    }
+  /** A child this run does not watch, that the model just could not reach, is checked now (decision 0021). */
+  private async checkUnreached(taskId: unknown): Promise<void> {
+    const task = typeof taskId === 'string' ? findTask(this.agent.registry, taskId) : undefined;
+    if (task && isLive(task) && !this.watched.has(task.taskId)) await this.probe.probe([task]);
   }
 
   // ---- load ----------------------------------------------------------------------------------------
@@ -364,7 +361,7 @@ export class TaskOrchestrator implements OrchestrationTools {
       await CancellationScope.nonCancellable(() => getExternalWorkflowHandle(task.workflowId).signal(cancelSignal, { reason }));
     } catch {
       // Its workflow has closed already: its settlement is on the way (signal, watch or probe).
-      if (!this.watched.has(task.taskId)) await this.probe();
+      if (!this.watched.has(task.taskId)) await this.probe.probe();
     }
     const settled = await this.agent.waitFor(() => !isLive(task) && task.result !== undefined, cancelSettleWaitMs);
     if (!settled || !task.result) return toolText(`Asked ${task.taskId} to cancel; it has not confirmed yet.`);

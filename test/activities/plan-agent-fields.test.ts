@@ -104,6 +104,13 @@ describe('Claude Code agent fields in planning', () => {
     expect((await planned({ source: 'release-notes' }, underRecipe)).input.maxTurns).toBe(8);
     expect((await planned({ source: 'docs-writer' }, underRecipe)).input.maxTurns).toBe(4);
     expect((await planned({ source: 'docs-writer' }, {}, { configuredMaxTurns: 11 })).input.maxTurns).toBe(11);
+    // Neither the agent file nor the session's recipe raises the operator's limit: capped, with a warning.
+    const agentCapped = await planned({ source: 'release-notes' }, {}, { configuredMaxTurns: 5 });
+    expect(agentCapped.input.maxTurns).toBe(5);
+    expect(agentCapped.warnings).toContainEqual(expect.stringMatching(/maxTurns asks for 8 turns, above this server's limit of 5 \(ERRAND_SUBAGENT_MAX_TURNS\)/));
+    const parentCapped = await planned({ source: 'docs-writer' }, underRecipe, { configuredMaxTurns: 2 });
+    expect(parentCapped.input.maxTurns).toBe(2);
+    expect(parentCapped.warnings).toContainEqual(expect.stringMatching(/the session recipe's settings\.max_turns asks for 4 turns/));
   });
 
   test('tools and disallowedTools: the allow-list in Claude names, narrowed by the deny-list', async () => {
@@ -164,9 +171,18 @@ describe('Claude Code agent fields in planning', () => {
     expect(refused.input.toolsets).toEqual(['developer', 'github']);
     expect(refused.warnings).toContain('the agent\'s MCP server "jira" is not started: the operator does not allow MCP servers declared by recipes or agents (ERRAND_ALLOW_RECIPE_MCP_SERVERS)');
 
-    const allowed = await planned({ source: 'tracker' }, {}, { mcp: { allowRecipeServers: true, recipeEnvKeys: ['JIRA_TOKEN'] } });
+    // The agent file lies in the project folder, which tenants can write: its servers need that folder trusted.
+    const untrusted = await plan({ source: 'tracker' }, {}, { mcp: { allowRecipeServers: true, recipeEnvKeys: ['JIRA_TOKEN'] } });
+    expect(untrusted).toEqual({ ok: false, message: expect.stringMatching(/^project \.claude\/agents: tracker\.md declares MCP servers, but it lies in a folder under the working directory that tenants can write.*ERRAND_TRUSTED_RECIPE_DIRS/) });
+    const trustedRecipeDirs = [join(project, '.claude', 'agents')];
+    const allowed = await planned({ source: 'tracker' }, {}, { mcp: { allowRecipeServers: true, recipeEnvKeys: ['JIRA_TOKEN'], trustedRecipeDirs }, resolveDir: project });
     expect(allowed.input.recipeServers).toEqual([
-      { declaredName: 'jira', config: { type: 'stdio', name: expect.stringMatching(/^recipe-jira-[0-9a-f]{8}$/), command: 'npx', args: ['-y', 'jira-mcp-server'], envFrom: ['JIRA_TOKEN'] } },
+      {
+        declaredName: 'jira',
+        config: { type: 'stdio', name: expect.stringMatching(/^recipe-jira-[0-9a-f]{8}$/), command: 'npx', args: ['-y', 'jira-mcp-server'], envFrom: ['JIRA_TOKEN'] },
+        // Where the worker finds the agent file again before it starts anything.
+        origin: { source: 'tracker', resolveDir: project, workingDir: project, values: {} },
+      },
     ]);
     expect(allowed.input.toolsets).toEqual(['developer', 'github', allowed.input.recipeServers?.[0]?.config.name]);
 
@@ -196,7 +212,7 @@ describe('Claude Code agent fields in planning', () => {
     const fixer = await planned({ source: 'test-fixer' });
     expect(fixer.warnings.some((warning) => warning.includes('test-fixer.md: description: not valid YAML'))).toBe(true);
     const planner = await planned({ source: 'planner' });
-    expect(planner.warnings.filter((warning) => warning.includes('not supported by errand')).map((warning) => warning.replace(/^.*planner\.md: /, '').split(':')[0])).toEqual(['skills', 'hooks', 'memory', 'effort', 'initialPrompt']);
+    expect(planner.warnings.filter((warning) => warning.includes('not supported by errand')).map((warning) => warning.replace(/^.*planner\.md: /, '').split(':')[0])).toEqual(['skills', 'hooks', 'memory']);
   });
 });
 

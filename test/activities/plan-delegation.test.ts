@@ -212,6 +212,49 @@ describe('precedence (SEMANTICS §3)', () => {
     });
   });
 
+  test("a recipe's settings.max_turns may lower the operator's limit; above it, it is capped and the plan says so", async () => {
+    const lower = await plan({ source: 'deploy', parameters: { service: 's' } }, {}, { configuredMaxTurns: 11 });
+    expect(lower.ok && lower.input.maxTurns).toBe(7);
+    expect(lower.ok && lower.warnings.some((warning) => warning.includes('max_turns'))).toBe(false);
+    const capped = await plan({ source: 'deploy', parameters: { service: 's' } }, {}, { configuredMaxTurns: 3 });
+    if (!capped.ok) throw new Error(capped.message);
+    expect(capped.input.maxTurns).toBe(3);
+    expect(capped.warnings).toContainEqual(expect.stringMatching(/deploy\.yaml: settings\.max_turns asks for 7 turns, above this server's limit of 3 \(ERRAND_SUBAGENT_MAX_TURNS\); it runs with 3\./));
+  });
+
+  test("a recipe's max_output_tokens and check time limits are capped at the operator's, with warnings", async () => {
+    const folder = realpathSync(mkdtempSync(join(tmpdir(), 'errand-plan-limits-')));
+    mkdirSync(join(folder, '.goose', 'recipes'), { recursive: true });
+    writeFileSync(join(folder, '.goose', 'recipes', 'greedy.yaml'), [
+      'version: 1.0.0',
+      'title: Greedy',
+      'description: Asks for more',
+      'prompt: Write a lot.',
+      'settings:',
+      '  max_output_tokens: 100000',
+      'retry:',
+      '  max_retries: 1',
+      '  timeout_seconds: 7200',
+      '  checks:',
+      '    - type: shell',
+      '      command: "true"',
+      '',
+    ].join('\n'));
+    const resolver = createResolverCache(loadConfig({ ERRAND_DATA_DIR: mkdtempSync(join(tmpdir(), 'errand-plan-limits-data-')) }), folder)(folder);
+    const limited = await plan({ source: 'greedy' }, { workingDir: folder }, { resolver, configuredMaxOutputTokens: 8_192 });
+    if (!limited.ok) throw new Error(limited.message);
+    expect(limited.input.maxOutputTokens).toBe(8_192);
+    expect(limited.input.retry?.timeoutSeconds).toBe(600);
+    expect(limited.warnings).toContainEqual(expect.stringMatching(/greedy\.yaml: settings\.max_output_tokens asks for 100000 tokens, above this server's limit of 8192 \(ERRAND_MAX_OUTPUT_TOKENS\); it runs with 8192\./));
+    expect(limited.warnings).toContainEqual(expect.stringMatching(/greedy\.yaml: retry\.timeout_seconds asks for 7200 seconds, above this server's limit of 600 \(the run_command time limit\)/));
+    // A model entry's own limit is the operator's word for that model.
+    const entry = await plan({ source: 'greedy' }, { workingDir: folder }, { resolver, configuredMaxOutputTokens: 8_192, providers: [{ ...providers[0]!, maxOutputTokens: { 'gpt-b': 32_000 } }] });
+    expect(entry.ok && entry.input.maxOutputTokens).toBe(32_000);
+    // A delegate's own max_output_tokens is the caller's, as before.
+    const asked = await plan({ source: 'greedy', max_output_tokens: 50_000 }, { workingDir: folder }, { resolver, configuredMaxOutputTokens: 8_192 });
+    expect(asked.ok && asked.input.maxOutputTokens).toBe(50_000);
+  });
+
   test('model: operator override > delegate > recipe > agent > configured default > parent', async () => {
     const parentRoute = { provider: 'openai', model: 'gpt-b' };
     const base = { providers, override: {}, request: {}, recipe: {}, parent: parentRoute };

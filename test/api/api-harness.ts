@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { Hono } from 'hono';
 import { loadApiConfig, type ApiConfig } from '../../src/api/api-config';
 import type { ApiEnv } from '../../src/api/api-env';
+import type { ApiDependencies } from '../../src/api/api-dependencies';
 import { createApp } from '../../src/api/app';
 import { hashApiKey } from '../../src/api/auth-config';
 import { createApiDependencies, createApiSourceLookup } from '../../src/api/default-dependencies';
@@ -74,9 +75,11 @@ export interface ApiStackOptions {
   /** Start no worker (for tests of workflows nobody runs). */
   withoutWorker?: boolean;
   extraEnv?: NodeJS.ProcessEnv;
+  /** Changes the API's dependencies before the app is built (e.g. a start path with a short deadline). */
+  adjust?: (deps: ApiDependencies) => ApiDependencies;
 }
 
-/** Writes the project sources the tests use into the working directory. */
+/** Writes the project sources the tests use into a working directory (tenant acme's: the API resolves sources in the caller's folder). */
 function writeSources(workDir: string): void {
   const recipes = join(workDir, '.goose', 'recipes');
   mkdirSync(recipes, { recursive: true });
@@ -96,7 +99,7 @@ export async function startApiStack(options: ApiStackOptions = {}): Promise<ApiS
   const home = join(root, 'home');
   mkdirSync(workDir, { recursive: true });
   mkdirSync(home, { recursive: true });
-  writeSources(workDir);
+  writeSources(join(workDir, 'acme'));
   const env: NodeJS.ProcessEnv = {
     ERRAND_TEMPORAL_ADDRESS: temporalAddress(),
     ERRAND_TASK_QUEUE: taskQueue,
@@ -119,7 +122,7 @@ export async function startApiStack(options: ApiStackOptions = {}): Promise<ApiS
   let worker: RunningWorker | undefined;
   if (!options.withoutWorker) worker = await startTestWorker(taskQueue, createWorkerDependencies(config, { scripted: { scripted: model }, env, homeDirectory: home }));
   const deps = createApiDependencies({ env, cwd: root, config, api, temporal: fixedTemporalClient(client), sources: createApiSourceLookup(config, home) });
-  const app = createApp(deps);
+  const app = createApp(options.adjust ? options.adjust(deps) : deps);
   const server: RunningApiServer = await startApiServer(app, { host: '127.0.0.1', port: 0 });
   return {
     url: server.url,

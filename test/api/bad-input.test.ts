@@ -65,7 +65,9 @@ const cases: BadCase[] = [
   { name: 'an empty message', method: 'POST', path: '/v1/delegations/errand-0123456789abcdef/messages', raw: body({ message: '' }), status: 400, field: { in: 'body', field: 'message' } },
   { name: 'a refresh flag that is not a boolean', method: 'GET', path: '/v1/sources?refresh=yes', status: 400, field: { in: 'query', field: 'refresh' } },
   { name: 'an unknown route', method: 'GET', path: '/v1/nothing-here', status: 404 },
-  { name: 'an unsupported method', method: 'DELETE', path: '/v1/delegations', status: 404 },
+  { name: 'an unsupported method', method: 'DELETE', path: '/v1/delegations', status: 405, says: /\/v1\/delegations does not take DELETE; it takes POST, GET, HEAD/ },
+  { name: 'an unsupported method on a path with an id', method: 'PUT', path: '/v1/sessions/errand-0123456789abcdef/cancel', status: 405, says: /it takes POST$/ },
+  { name: 'a body of whitespace only', method: 'POST', path: '/v1/delegations/errand-0123456789abcdef/cancel', raw: '\n', status: 400, field: { in: 'body', field: '' } },
   { name: 'an unknown delegation', method: 'GET', path: '/v1/delegations/errand-0123456789abcdef', status: 404 },
   { name: 'an unknown source', method: 'GET', path: '/v1/sources/dpeloy', status: 404, field: { in: 'path', field: 'name' }, says: /deploy/ },
 ];
@@ -78,6 +80,8 @@ describe('bad requests', () => {
       const response = await stack.request(bad.path, { method: bad.method, headers, ...(bad.raw === undefined ? {} : { body: bad.raw }) });
       expect(response.status).toBe(bad.status);
       expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      // A 405 names the methods the path does take (RFC 9110).
+      if (bad.status === 405) expect(response.headers.get('allow')).toBe(String((/it takes (.+)$/.exec(String((await response.clone().json() as { detail?: string }).detail)) ?? [])[1]));
       const problem = await json(response);
       expect(problem).toMatchObject({ status: bad.status, type: expect.stringMatching(/^urn:errand:problem:/), title: expect.any(String) });
       if (bad.field) expect(problem.errors).toEqual(expect.arrayContaining([expect.objectContaining(bad.field)]));

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpTransport } from '../../src/cli/api-transport';
+import { defaultMaxQueuedMessages } from '../../src/contracts/limits';
 import type { CliContext } from '../../src/cli/cli-context';
 import { delegateCommand, resultCommand } from '../../src/cli/delegation-commands';
 import { eventually, json, keys, listItems, postJson, startApiStack, type ApiStack } from './api-harness';
@@ -180,6 +181,22 @@ describe('POST /v1/delegations/{id}/messages', () => {
     const history = [...raw.matchAll(/"data":"([A-Za-z0-9+/=]+)"/g)].map((match) => Buffer.from(match[1] ?? '', 'base64').toString('utf8')).join('\n');
     expect(history).not.toContain('with many words with many words');
     expect(history).toContain('inbound/');
+    await stack.request(path(id, '/cancel'), postJson({}));
+  });
+
+  it('answers 429 naming ERRAND_MAX_QUEUED_MESSAGES once 100 messages wait behind a running turn', async () => {
+    const { body } = await start({ instructions: 'slow but continuable', continuable: true });
+    const id = String(body.id);
+    await waitForTurn(id);
+    for (let batch = 0; batch < defaultMaxQueuedMessages / 10; batch += 1) {
+      const sent = await Promise.all(Array.from({ length: 10 }, (_, index) => stack.request(path(id, '/messages'), postJson({ message: `queued ${batch * 10 + index}` }))));
+      expect(sent.map((response) => response.status)).toEqual(Array.from({ length: 10 }, () => 202));
+    }
+    const refused = await stack.request(path(id, '/messages'), postJson({ message: 'one too many' }));
+    expect(refused.status).toBe(429);
+    const problem = await json(refused);
+    expect(problem).toMatchObject({ type: 'urn:errand:problem:limit-exceeded' });
+    expect(String(problem.detail)).toContain(`the limit is ${defaultMaxQueuedMessages} (ERRAND_MAX_QUEUED_MESSAGES)`);
     await stack.request(path(id, '/cancel'), postJson({}));
   });
 

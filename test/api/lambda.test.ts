@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createLambdaHandler, type ApiGatewayV2Event, type ApiGatewayV2Handler } from '../../src/api/lambda';
+import { gatewayEvent, recordedEvent } from '../support/api-gateway-events';
 import { json, keys, postJson, startApiStack, type ApiStack } from './api-harness';
 
 /**
@@ -20,46 +19,9 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const eventSchema = z.looseObject({
-  version: z.literal('2.0'),
-  routeKey: z.string(),
-  rawPath: z.string(),
-  rawQueryString: z.string(),
-  headers: z.record(z.string(), z.string()),
-  requestContext: z.looseObject({ http: z.looseObject({ method: z.string(), path: z.string() }) }),
-  isBase64Encoded: z.boolean(),
-  body: z.string().optional(),
-});
-
-function fixture(name: string): ApiGatewayV2Event {
-  const parsed = eventSchema.parse(JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'api-gateway', name), 'utf8')));
-  const event: ApiGatewayV2Event = {
-    ...parsed,
-    body: parsed.body ?? null,
-    requestContext: { ...JSON.parse(JSON.stringify(parsed.requestContext)), http: { ...parsed.requestContext.http } },
-  };
-  return event;
-}
-
-/** An event for a request, in the recorded shape. */
+/** An event for a request, in the recorded shape (tenant acme's key unless `key` says otherwise). */
 function event(method: string, pathAndQuery: string, options: { key?: string | null; body?: string; base64?: boolean; headers?: Record<string, string> } = {}): ApiGatewayV2Event {
-  const base = fixture(method === 'GET' ? 'http-api-v2-get.json' : 'http-api-v2-post.json');
-  const [path = '', query = ''] = pathAndQuery.split('?');
-  const headers: Record<string, string | undefined> = { ...base.headers, ...options.headers };
-  const key = options.key === undefined ? keys.acme : options.key;
-  if (key !== null) headers.authorization = `Bearer ${key}`;
-  const body = options.body === undefined ? null : options.base64 ? Buffer.from(options.body).toString('base64') : options.body;
-  headers['content-length'] = String(options.body === undefined ? 0 : Buffer.byteLength(options.body));
-  return {
-    ...base,
-    rawPath: path,
-    rawQueryString: query,
-    headers,
-    queryStringParameters: Object.fromEntries(new URLSearchParams(query)),
-    requestContext: { ...base.requestContext, http: { ...base.requestContext.http, method, path } },
-    body,
-    isBase64Encoded: options.base64 === true,
-  };
+  return gatewayEvent(method, pathAndQuery, { ...options, key: options.key === undefined ? keys.acme : options.key });
 }
 
 async function both(method: string, pathAndQuery: string, options: { key?: string | null; body?: string } = {}) {
@@ -75,10 +37,10 @@ async function both(method: string, pathAndQuery: string, options: { key?: strin
 
 describe('Lambda handler (API Gateway HTTP API, payload 2.0)', () => {
   it('runs the recorded POST event (base64 body, ?wait=) and returns the result', async () => {
-    const answer = await handler(fixture('http-api-v2-post.json'));
+    const answer = await handler(recordedEvent('http-api-v2-post.json'));
     // The recorded event has no key: 401, as on the Node server.
     expect(answer.statusCode).toBe(401);
-    const withKey = fixture('http-api-v2-post.json');
+    const withKey = recordedEvent('http-api-v2-post.json');
     withKey.headers.authorization = `Bearer ${keys.acme}`;
     const started = await handler(withKey);
     expect(started.statusCode).toBe(201);

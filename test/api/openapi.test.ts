@@ -6,6 +6,7 @@ import { buildOpenApiDocument } from '../../src/api/openapi-document';
 import { honoPath } from '../../src/api/route-spec';
 import { apiRoutes } from '../../src/api/route-table';
 import { lazyTemporalClient } from '../../src/api/temporal-client-provider';
+import { maxListPageSize } from '../../src/contracts/limits';
 
 /**
  * The OpenAPI document lists every mounted route and has the structure OpenAPI 3.1 requires. No OpenAPI
@@ -109,5 +110,32 @@ describe('OpenAPI document', () => {
     expect(schema).toMatchObject({ type: 'object', additionalProperties: false, properties: { instructions: { type: 'string' }, max_turns: { type: 'integer', minimum: 1 } } });
     expect(start?.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'wait', in: 'query', required: false }), expect.objectContaining({ name: 'Idempotency-Key', in: 'header', required: false })]));
     expect(Object.keys(start?.responses ?? {})).toEqual(expect.arrayContaining(['200', '201', '400', '401', '413', '422', '500']));
+  });
+});
+
+describe('OpenAPI document matches the server (what schemathesis checks, pinned)', () => {
+  const paths = openApi31.parse(buildOpenApiDocument(apiRoutes)).paths;
+  const operations = Object.entries(paths).flatMap(([path, item]) => Object.entries(item).flatMap(([method, operation]) => (operation ? [{ path, method, operation }] : [])));
+
+  it('declares 413 and 415 on every route that takes a body, and 429 on the starts', () => {
+    const withBody = operations.filter(({ operation }) => operation.requestBody);
+    expect(withBody.length).toBeGreaterThan(5);
+    for (const { path, method, operation } of withBody) expect([`${method} ${path}`, Object.keys(operation.responses)]).toEqual([`${method} ${path}`, expect.arrayContaining(['413', '415'])]);
+    expect(Object.keys(paths['/v1/delegations']?.post?.responses ?? {})).toContain('429');
+    expect(Object.keys(paths['/v1/sessions']?.post?.responses ?? {})).toContain('429');
+  });
+
+  it('declares pageSize as exactly the numbers the server takes (1 to the maximum)', () => {
+    const pageSize = paths['/v1/delegations']?.get?.parameters?.find((parameter) => parameter.name === 'pageSize');
+    const pattern = new RegExp(String((pageSize?.schema as { pattern?: string }).pattern));
+    expect(['1', '20', '99', String(maxListPageSize)].every((value) => pattern.test(value))).toBe(true);
+    expect(['0', '00', '01', String(maxListPageSize + 1), '-1', '1.5'].some((value) => pattern.test(value))).toBe(false);
+  });
+
+  it('describes the events of the event stream, each with the JSON schema of its data', () => {
+    const schema = paths['/v1/delegations/{id}/events']?.get?.responses['200']?.content?.['text/event-stream']?.schema as { oneOf?: { properties: { event: { const: string }; data: { contentMediaType: string; contentSchema: unknown } } }[] };
+    expect(schema.oneOf?.map((event) => event.properties.event.const)).toEqual(['state', 'turn', 'tool', 'text', 'queued', 'settled', 'error']);
+    const turn = schema.oneOf?.find((event) => event.properties.event.const === 'turn')?.properties.data;
+    expect(turn).toMatchObject({ contentMediaType: 'application/json', contentSchema: { type: 'object', properties: { turn: { type: 'integer' }, maxTurns: { type: 'integer' } } } });
   });
 });

@@ -7,7 +7,7 @@ import { eventually, json, keys, postJson, startApiStack, type ApiStack } from '
 
 let stack: ApiStack;
 beforeAll(async () => {
-  stack = await startApiStack({ extraEnv: { ERRAND_TOOL_POLICY: JSON.stringify({ default: 'allow', rules: { developer__write_file: 'ask' } }) } });
+  stack = await startApiStack({ extraEnv: { ERRAND_TOOL_POLICY: JSON.stringify({ default: 'allow', rules: { developer__write_file: 'ask' } }), ERRAND_MAX_QUEUED_MESSAGES: '2' } });
 });
 afterAll(async () => {
   await stack?.stop();
@@ -37,6 +37,24 @@ describe('sessions', () => {
     expect((await stack.request(`/v1/sessions/${encodeURIComponent(id)}/messages`, postJson({ message: 'x' }, { key: keys.globex }))).status).toBe(404);
     const empty = await stack.request(`/v1/sessions/${encodeURIComponent(id)}/messages`, postJson({ message: '' }));
     expect(empty.status).toBe(400);
+    await stack.client.workflow.getHandle(id).cancel();
+  });
+
+  it('queues messages behind a running turn up to ERRAND_MAX_QUEUED_MESSAGES, then answers 429 naming the limit', async () => {
+    const started = await stack.request('/v1/sessions', postJson({ label: 'busy', message: 'slow please' }));
+    const { id } = (await json(started)) as { id: string };
+    const path = `/v1/sessions/${encodeURIComponent(id)}`;
+    await eventually(async () => (((await transcriptOf(id)).transcript as { state: string }).state === 'running' ? true : undefined));
+    const first = await stack.request(`${path}/messages`, postJson({ message: 'one' }));
+    expect(first.status).toBe(202);
+    expect(await json(first)).toMatchObject({ queuedTurns: 1 });
+    expect((await stack.request(`${path}/messages`, postJson({ message: 'two' }))).status).toBe(202);
+    const refused = await stack.request(`${path}/messages`, postJson({ message: 'three' }));
+    expect(refused.status).toBe(429);
+    const problem = (await json(refused)) as { type: string; detail: string };
+    expect(problem.type).toContain('limit-exceeded');
+    expect(problem.detail).toContain('2 messages are already queued; the limit is 2 (ERRAND_MAX_QUEUED_MESSAGES)');
+    expect(((await transcriptOf(id)).transcript as { queuedMessages: number }).queuedMessages).toBe(2);
     await stack.client.workflow.getHandle(id).cancel();
   });
 

@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { Agent } from 'node:http';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { plainHttpRequest } from '../../src/cli/plain-http';
+import { plainHttpRequest } from '../../src/http/plain-http';
 import { freePort } from '../../src/dev/free-port';
+import { DelegationService } from '../../src/api/delegation-service';
+import { fixedTemporalClient } from '../../src/api/temporal-client-provider';
 import { startRequestJson, TemporalHttpStartError, TemporalHttpStarter, type TemporalHttpStartRequest } from '../../src/api/temporal-http-start';
 import { subagentStartOptions } from '../../src/observability/start-options';
 import { json, postJson, startApiStack, type ApiStack } from './api-harness';
@@ -119,7 +121,8 @@ describe('TemporalHttpStarter', () => {
 
   it('says Temporal cannot be reached (UNAVAILABLE, naming the address and the setting) when nothing listens there', async () => {
     const port = await freePort('127.0.0.1');
-    const nowhere = new TemporalHttpStarter({ baseUrl: `http://127.0.0.1:${port}`, namespace: 'default', headers: {} });
+    // A short deadline: a refused connection is retried (as the SDK retries UNAVAILABLE) until it runs out.
+    const nowhere = new TemporalHttpStarter({ baseUrl: `http://127.0.0.1:${port}`, namespace: 'default', headers: {}, deadlineMs: 1_000 });
     const error = await nowhere.start(startFor(`http-start-${randomUUID()}`, 'nowhere')).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(TemporalHttpStartError);
     expect(error).toMatchObject({ code: 14, message: expect.stringMatching(new RegExp(`127\\.0\\.0\\.1:${port}.*ERRAND_TEMPORAL_HTTP_URL.*ECONNREFUSED`)) });
@@ -149,7 +152,22 @@ describe('the API with ERRAND_TEMPORAL_HTTP_URL', () => {
 
   it('answers 503 temporal-unavailable when the HTTP API cannot be reached', async () => {
     const port = await freePort('127.0.0.1');
-    const unreachable = await startApiStack({ withoutWorker: true, extraEnv: { ERRAND_TEMPORAL_HTTP_URL: `http://127.0.0.1:${port}` } });
+    const baseUrl = `http://127.0.0.1:${port}`;
+    const unreachable = await startApiStack({
+      withoutWorker: true,
+      extraEnv: { ERRAND_TEMPORAL_HTTP_URL: baseUrl },
+      // The same start path with a short deadline (the default retries for 20 s, as the SDK would).
+      adjust: (deps) => ({
+        ...deps,
+        delegations: new DelegationService({
+          temporal: fixedTemporalClient(client),
+          namespace: 'default',
+          taskQueue: deps.config.temporal.taskQueue,
+          startedBy: 'errand HTTP API',
+          httpStarter: new TemporalHttpStarter({ baseUrl, namespace: 'default', headers: {}, deadlineMs: 1_000 }),
+        }),
+      }),
+    });
     try {
       const response = await unreachable.request('/v1/delegations', postJson({ instructions: 'never starts' }));
       expect(response.status).toBe(503);

@@ -31,6 +31,13 @@ describe('replay of recorded histories', () => {
   test('every recorded scenario is present and small', () => {
     // Histories of earlier releases may be kept beside these (docs/deploy.md, "Upgrades"); they replay too.
     expect(files).toEqual(expect.arrayContaining([
+      'session-continuables-child-before-idle-patch.json',
+      'session-continuables-child-run-1.json',
+      'session-continuables-child-run-2.json',
+      'session-continuables-run-1-before-idle-patch.json',
+      'session-continuables-run-1.json',
+      'session-continuables-run-2-before-idle-patch.json',
+      'session-continuables-run-2.json',
       'session-delegates-child.json',
       'session-delegates.json',
       'session-forks-child.json',

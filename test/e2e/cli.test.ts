@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -259,9 +259,16 @@ describe('errand dev', () => {
     expect(banner).toContain(`HTTP gateway http://127.0.0.1:${ports.http}`);
     expect(banner).toContain('DEMO MODEL');
     expect(banner).toContain('examples/recipes (ERRAND_RECIPE_PATH)');
-    expect(banner).toContain(`The CLI finds this stack through ${join(dataDir, 'dev-stack.json')}`);
+    expect(banner).toContain(`The CLI finds this stack and its token through ${join(dataDir, 'dev-stack.json')}`);
+    expect(banner).toMatch(/Sandbox {6}(bubblewrap|NONE)/);
 
-    const apiEnv = baseEnv({ ERRAND_API_URL: `http://127.0.0.1:${ports.api}` });
+    // The stack's API wants its token, kept beside the state file for the owner only.
+    const tokenPath = join(dataDir, 'dev-stack-token');
+    expect(statSync(tokenPath).mode & 0o777).toBe(0o600);
+    expect(banner).toContain(`authorization: Bearer $(cat ${tokenPath})`);
+    const refused = await fetch(`http://127.0.0.1:${ports.api}/v1/delegations`);
+    expect(refused.status).toBe(401);
+    const apiEnv = baseEnv({ ERRAND_API_URL: `http://127.0.0.1:${ports.api}`, ERRAND_API_KEY: readFileSync(tokenPath, 'utf8').trim() });
     const run = await runErrand(['delegate', '--json', 'Say what this project is'], apiEnv, stack.workDir);
     expect(run.code).toBe(0);
     const body = z.object({ result: z.object({ status: z.string(), output: z.string(), toolCalls: z.number() }) }).parse(JSON.parse(run.stdout));
@@ -314,5 +321,6 @@ describe('errand dev', () => {
     child?.kill('SIGINT');
     expect(await exited).toBe(0);
     expect(existsSync(statePath)).toBe(false);
+    expect(existsSync(join(dataDir, 'dev-stack-token'))).toBe(false);
   });
 });

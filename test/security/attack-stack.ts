@@ -43,6 +43,8 @@ export interface AttackStackOptions {
   network?: boolean;
   /** Extra configuration environment. */
   extraEnv?: Record<string, string>;
+  /** Extra configuration environment that names the stack's folders (made before the configuration is read). */
+  extraEnvFor?: (folders: { workRoot: string; dataDir: string }) => Record<string, string>;
 }
 
 /** A tool call the attacking model makes. */
@@ -122,6 +124,7 @@ export async function startAttackStack(options: AttackStackOptions = {}): Promis
     LC_ALL: 'C.UTF-8',
     ...(options.sandbox ? { ERRAND_SANDBOX: 'bwrap', ERRAND_SANDBOX_NETWORK: String(options.network ?? false) } : {}),
     ...options.extraEnv,
+    ...options.extraEnvFor?.({ workRoot, dataDir }),
   };
   const env: NodeJS.ProcessEnv = { ...process.env, ...configEnv };
   const config = loadConfig(env, root);

@@ -22,7 +22,7 @@ beforeEach(() => {
 });
 
 describe('discovery order', () => {
-  it('searches project, configured, ERRAND_RECIPE_PATH then user folders; first name wins', async () => {
+  it('searches configured, ERRAND_RECIPE_PATH, project then user folders; first name wins, and the hidden ones are reported', async () => {
     writeFiles(work, {
       'deploy.yaml': recipeText('deploy from the working directory'),
       'package.json': '{"name": "not a recipe"}',
@@ -54,7 +54,7 @@ describe('discovery order', () => {
     const described = Object.fromEntries(listing.items.map((item) => [item.name, item.description]));
     expect(described).toEqual({
       deploy: 'deploy from the working directory',
-      lint: 'lint from .goose/recipes',
+      lint: 'lint from configured',
       reviewer: 'project reviewer',
       build: 'build from configured',
       test: 'test from ERRAND_RECIPE_PATH',
@@ -64,8 +64,20 @@ describe('discovery order', () => {
     // package.json in the working directory is not a recipe and is skipped silently.
     expect(listing.problems).toEqual([]);
     expect(listing.searched).toHaveLength(2 + 5 + 1 + 1 + 5 - 1);
+    expect(listing.searched.slice(0, 3)).toEqual(['configured store 1 (directory configured)', 'ERRAND_RECIPE_PATH folder 1 (env-path)', 'working directory']);
+    expect(listing.shadowed).toEqual([
+      'ERRAND_RECIPE_PATH folder 1 (env-path): build.yaml ("build") is hidden by configured store 1 (directory configured): build.yaml — the first store in search order wins',
+      'project .goose/recipes: deploy.yaml ("deploy") is hidden by working directory: deploy.yaml — the first store in search order wins',
+      "project .goose/recipes: lint.yaml (\"lint\") is hidden by configured store 1 (directory configured): lint.yaml — the operator's stores win over project folders",
+      'user ~/.goose/recipes: test.yaml ("test") is hidden by ERRAND_RECIPE_PATH folder 1 (env-path): test.yaml — the first store in search order wins',
+      'user ~/.claude/agents: reviewer.md ("reviewer") is hidden by project .claude/agents: reviewer.md — project folders win over user-level folders',
+    ]);
     const resolved = await resolver.resolve('test');
-    expect(resolved.ok && resolved.snapshot.store.description).toBe(`ERRAND_RECIPE_PATH ${join(base, 'env-path')}`);
+    expect(resolved.ok && resolved.snapshot.store.description).toBe('ERRAND_RECIPE_PATH folder 1 (env-path)');
+    const lint = await resolver.resolve('lint');
+    expect(lint.ok && lint.shadowing).toContain("the operator's stores win over project folders");
+    // No listing text names a folder of this machine.
+    expect(JSON.stringify(listing)).not.toContain(base);
   });
 
   it('reports invalid files in a store (not in the working directory) without failing the listing', async () => {
@@ -129,6 +141,36 @@ describe('limits', () => {
     expect(listing.problems.find((problem) => problem.includes('escape.yaml'))).toMatch(/refused: symlink leaves the store/);
     await expect(store.read('escape.yaml')).rejects.toThrow(/symlink leaves the store/);
     await expect(store.read('../outside/secret.yaml')).rejects.toThrow(/outside the store/);
+  });
+});
+
+describe('stores under the working directory', () => {
+  it('are read without following any link: a linked folder is refused, a linked file skipped, sub-paths walked', async () => {
+    writeFiles(work, {
+      '.goose/recipes/own.yaml': recipeText('own recipe'),
+      '.goose/recipes/lib/inner.yaml': recipeText('inner recipe'),
+      '.goose/recipes/alias-target.yaml': recipeText('alias target'),
+    });
+    writeFiles(base, { 'other/.claude/agents/private.md': agentText('private', 'private agent'), 'other/secret.yaml': recipeText('secret') });
+    mkdirSync(join(work, '.claude'), { recursive: true });
+    symlinkSync(join(base, 'other/.claude/agents'), join(work, '.claude/agents'));
+    symlinkSync(join(work, '.goose/recipes/alias-target.yaml'), join(work, '.goose/recipes/alias.yaml'));
+    symlinkSync(join(base, 'other'), join(work, '.goose/recipes/linked'));
+    const stores = createSearchStores({ workingDirectory: work, homeDirectory: home, workingRoot: base });
+    const recipes = stores.find((entry) => entry.store.describe() === 'project .goose/recipes')?.store;
+    const agents = stores.find((entry) => entry.store.describe() === 'project .claude/agents')?.store;
+    const recipeListing = await recipes?.list();
+    // Even a link that stays inside the store is not followed here; the listing says so.
+    expect(recipeListing?.entries.map((entry) => entry.path)).toEqual(['alias-target.yaml', 'own.yaml']);
+    expect(recipeListing?.problems).toEqual(['project .goose/recipes: alias.yaml: skipped: a symbolic link, and links are not followed in folders under the working directory']);
+    expect((await recipes?.read('lib/inner.yaml'))?.content).toContain('inner recipe');
+    await expect(recipes?.read('linked/secret.yaml')).rejects.toThrow(/refused: linked is a symbolic link/);
+    await expect(recipes?.read('alias.yaml')).rejects.toThrow(/refused: alias\.yaml is a symbolic link/);
+    const agentListing = await agents?.list();
+    expect(agentListing?.entries).toEqual([]);
+    expect(agentListing?.problems).toEqual(['project .claude/agents: refused: the store folder is a symbolic link (or became one); links are not followed in folders under the working directory']);
+    // No server path in any message.
+    expect(JSON.stringify([recipeListing, agentListing])).not.toContain(base);
   });
 });
 

@@ -5,6 +5,7 @@ import { defaultContextWindow, scriptedServerMaxBodyBytes } from '../../src/cont
 import { estimateTextTokens } from '../../src/domain/token-estimate';
 import { deepCopy, isJsonObject, tryParseJson } from '../../src/llm/json-value';
 import { parseScript, scriptedAnswer, scriptExhaustedErrorCode, type ScriptResponder, type ScriptStep } from '../../src/llm/scripted-step';
+import { streamEndlessly } from './endless-stream';
 import { answerBody, answerEvents, type StreamEvent } from './vendor-answers';
 import { checkVendorRequest, type ScriptedApi, type VendorRejection } from './vendor-rules';
 
@@ -58,6 +59,8 @@ export interface RecordedRequest {
   rejection?: { type: string; message: string };
   /** True when the server dropped the connection on purpose (`breakAfterChars`). */
   broken: boolean;
+  /** For an `endless` step: bytes of the stream written before the client closed it. */
+  endlessBytes?: number;
 }
 
 /** Options of the scripted server. */
@@ -208,6 +211,14 @@ export async function startScriptedOpenAIServer(options: ScriptedServerOptions =
         return;
       }
       sendJson(response, 200, answerBody(api, answer, context));
+      return;
+    }
+    if (step.endless === true) {
+      if (!wanted.stream || api !== 'chat-completions') {
+        sendRejection(response, api, { status: 400, type: 'invalid_request_error', message: 'scripted server: an endless step needs a streamed chat completions request', code: null, param: null });
+        return;
+      }
+      await streamEndlessly(response, answerEvents(api, answer, context, { includeUsage: false, chunkChars })[0]?.wire ?? '', answer.text, context, () => clientGone, (bytes) => (record.endlessBytes = bytes));
       return;
     }
     const events = answerEvents(api, answer, context, { includeUsage: wanted.includeUsage, chunkChars });

@@ -1,4 +1,10 @@
+import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config';
+import { createResolverCache } from '../../src/worker';
+import { RecipeServerVerifier } from '../../src/tools/recipe-server-trust';
 import { recipeServerFromExtension } from '../../src/tools/mcp-config';
 import { convertCallResult } from '../../src/tools/mcp-call-result';
 import { createToolsetRegistryFromConfig, type WorkerToolsetRegistry } from '../../src/tools/toolset-registry-factory';
@@ -177,30 +183,56 @@ describe('streamable HTTP MCP server as a toolset', () => {
 });
 
 describe('recipe-declared servers', () => {
-  it('are registered on demand under recipe-<name>-<hash>, idempotently, and run like any MCP toolset', async () => {
-    const tools = registry({ mcpServers: [], allowRecipeServers: true });
+  /** A project folder with a recipe that declares the echo server, and a verifier that trusts (or not) its folder. */
+  function recipeSetup(trusted: boolean) {
     const echo = echoServerConfig();
-    const converted = recipeServerFromExtension({ type: 'stdio', name: 'Echo', cmd: echo.command, args: echo.args, cwd: echo.cwd });
+    const extension = { type: 'stdio' as const, name: 'Echo', cmd: echo.command, args: echo.args, ...(echo.cwd ? { cwd: echo.cwd } : {}) };
+    const project = realpathSync(mkdtempSync(join(tmpdir(), 'errand-recipe-servers-')));
+    const recipes = join(project, '.goose', 'recipes');
+    mkdirSync(recipes, { recursive: true });
+    writeFileSync(join(recipes, 'echo-recipe.yaml'), `version: 1.0.0\ntitle: Echo\ndescription: d\nprompt: p\nextensions:\n  - ${JSON.stringify(extension)}\n`);
+    const config = loadConfig({ ERRAND_DATA_DIR: mkdtempSync(join(tmpdir(), 'errand-recipe-servers-data-')), ERRAND_WORKING_DIR: project });
+    const verifier = new RecipeServerVerifier({
+      resolverFor: createResolverCache(config, mkdtempSync(join(tmpdir(), 'errand-recipe-servers-home-'))),
+      trust: { workingRoot: project, trustedDirs: trusted ? [recipes] : [] },
+    });
+    const converted = recipeServerFromExtension(extension);
     if (!converted.ok) throw new Error(converted.message);
-    const config = converted.server.config;
+    const origin = { source: 'echo-recipe', resolveDir: project, workingDir: project, values: {} };
+    return { verifier, config: converted.server.config, origin, project };
+  }
+
+  it('are registered on demand under recipe-<name>-<hash>, idempotently, and run like any MCP toolset', async () => {
+    const { verifier, config, origin, project } = recipeSetup(true);
+    const tools = registry({ mcpServers: [], allowRecipeServers: true, recipeVerifier: verifier });
     expect(config.name).toMatch(/^recipe-echo-[0-9a-f]{8}$/);
-    expect(tools.ensureRecipeServers([config])).toEqual([config.name]);
-    expect(tools.ensureRecipeServers([JSON.parse(JSON.stringify(config))])).toEqual([config.name]);
+    expect(await tools.ensureRecipeServers([{ config, origin }])).toEqual([config.name]);
+    expect(await tools.ensureRecipeServers([{ config: JSON.parse(JSON.stringify(config)), origin }])).toEqual([config.name]);
     expect(tools.names()).toEqual(['developer', config.name]);
-    expect(await tools.call(`${config.name}__echo`, { text: 'from a recipe' }, sandbox.context())).toEqual({ content: 'stdio echo: from a recipe', isError: false });
+    expect(await tools.call(`${config.name}__echo`, { text: 'from a recipe' }, { ...sandbox.context(), workingDir: project })).toEqual({ content: 'stdio echo: from a recipe', isError: false });
     // The same name with another config (a forged input) is refused, never routed to the registered server.
-    expect(() => tools.ensureRecipeServers([{ ...config, args: ['--version'] }])).toThrow(/already registered with a different config/);
-    expect(() => tools.ensureRecipeServers([{ ...config, name: 'echo' }])).toThrow(/must be named recipe-/);
+    await expect(tools.ensureRecipeServers([{ config: { ...config, args: ['--version'] }, origin }])).rejects.toThrow(/already registered with a different config/);
+    await expect(tools.ensureRecipeServers([{ config: { ...config, name: 'echo' }, origin }])).rejects.toThrow(/must be named recipe-/);
+    // A config the recipe does not declare, under a name of its own, is refused: the worker read the recipe itself.
+    const forged = recipeServerFromExtension({ type: 'stdio', name: 'Echo', cmd: '/bin/sh', args: ['-c', 'id'] });
+    if (!forged.ok) throw new Error(forged.message);
+    await expect(tools.ensureRecipeServers([{ config: forged.server.config, origin }])).rejects.toThrow(/is not declared by .*echo-recipe\.yaml as this worker reads it; nothing was started/);
+    await expect(tools.ensureRecipeServers([{ config: forged.server.config }])).rejects.toThrow(/does not say which recipe declared it/);
   });
 
-  it('are refused on a worker whose operator does not allow them, whatever the workflow input says', () => {
-    const tools = registry({ mcpServers: [] });
-    const echo = echoServerConfig();
-    const converted = recipeServerFromExtension({ type: 'stdio', name: 'Echo', cmd: echo.command, args: echo.args, cwd: echo.cwd });
-    if (!converted.ok) throw new Error(converted.message);
-    expect(() => tools.ensureRecipeServers([converted.server.config])).toThrow(/does not allow them \(ERRAND_ALLOW_RECIPE_MCP_SERVERS is not true\); nothing was started/);
+  it("are refused from a tenant-writable folder the operator does not trust, naming ERRAND_TRUSTED_RECIPE_DIRS", async () => {
+    const { verifier, config, origin } = recipeSetup(false);
+    const tools = registry({ mcpServers: [], allowRecipeServers: true, recipeVerifier: verifier });
+    await expect(tools.ensureRecipeServers([{ config, origin }])).rejects.toThrow(/lies in a folder under the working directory that tenants can write.*ERRAND_TRUSTED_RECIPE_DIRS/);
     expect(tools.names()).toEqual(['developer']);
-    expect(tools.ensureRecipeServers([])).toEqual([]);
+  });
+
+  it('are refused on a worker whose operator does not allow them, whatever the workflow input says', async () => {
+    const { verifier, config, origin } = recipeSetup(true);
+    const tools = registry({ mcpServers: [], recipeVerifier: verifier });
+    await expect(tools.ensureRecipeServers([{ config, origin }])).rejects.toThrow(/does not allow them \(ERRAND_ALLOW_RECIPE_MCP_SERVERS is not true\); nothing was started/);
+    expect(tools.names()).toEqual(['developer']);
+    expect(await tools.ensureRecipeServers([])).toEqual([]);
   });
 });
 

@@ -47,16 +47,32 @@ describe('agent files', () => {
     const errors = (frontmatter: Record<string, unknown>) => parseAgentDocument({ name: 'a', ...frontmatter }, 'Go.', 'a.md', aliases).errors;
     expect(errors({ maxTurns: 0 })).toEqual(['a.md: maxTurns: expected a whole number from 1 to 10000 (got 0)']);
     expect(errors({ maxTurns: 2.5 })).toEqual(['a.md: maxTurns: expected a whole number from 1 to 10000 (got 2.5)']);
-    expect(errors({ permissionMode: 'yolo' })).toEqual(['a.md: permissionMode: expected one of default, plan, acceptEdits, dontAsk, bypassPermissions (got "yolo")']);
-    expect(errors({ permissionMode: 'auto' })[0]).toContain("a.md: permissionMode: auto (Claude Code's classifier-decided mode) is not supported; expected one of default, plan");
+    expect(errors({ permissionMode: 'yolo' })).toEqual(['a.md: permissionMode: expected one of default, manual, auto, plan, acceptEdits, dontAsk, bypassPermissions (got "yolo")']);
+    expect(parseAgentDocument({ name: 'a', permissionMode: 'auto' }, 'Go.', 'a.md', aliases).agent?.permissionMode).toBe('auto');
+    expect(parseAgentDocument({ name: 'a', permissionMode: 'manual' }, 'Go.', 'a.md', aliases).agent?.permissionMode).toBe('manual');
     expect(errors({ background: 'sometimes' })).toEqual(['a.md: background: expected true or false (got "sometimes")']);
     expect(errors({ isolation: 'docker' })).toEqual(['a.md: isolation: expected worktree (the only isolation there is) (got "docker")']);
   });
 
-  it('reports skills, hooks, memory, effort and initialPrompt as not supported, never dropping them silently', () => {
-    const result = parseAgentDocument({ name: 'a', skills: ['x'], hooks: {}, memory: 'project', effort: 'high', initialPrompt: 'hi' }, 'Go.', 'a.md', aliases);
+  it('reports skills, hooks and memory as not supported, never dropping them silently; initialPrompt is said to be main-session only', () => {
+    const result = parseAgentDocument({ name: 'a', skills: ['x'], hooks: {}, memory: 'project', effort: 'high', initialPrompt: 'hi', color: 'blue' }, 'Go.', 'a.md', aliases);
     expect(result.errors).toEqual([]);
-    expect(result.warnings.map((warning) => warning.split(': not supported by errand: ')[0])).toEqual(['a.md: skills', 'a.md: hooks', 'a.md: memory', 'a.md: effort', 'a.md: initialPrompt']);
+    expect(result.warnings.filter((warning) => warning.includes(': not supported by errand: ')).map((warning) => warning.split(': not supported by errand: ')[0])).toEqual(['a.md: skills', 'a.md: hooks', 'a.md: memory']);
+    expect(result.warnings.filter((warning) => !warning.includes(': not supported by errand: '))).toEqual([
+      'a.md: initialPrompt: Claude Code sends it only when the agent runs as the main session; a delegated agent starts, in Claude Code as in errand, from the task it is given',
+    ]);
+  });
+
+  it('reads effort as one of Claude Code\'s levels; anything else names the file, field and the levels', () => {
+    for (const effort of ['low', 'medium', 'high', 'xhigh', 'max']) {
+      expect(parseAgentDocument({ name: 'a', effort }, 'Go.', 'a.md', aliases).agent?.effort).toBe(effort);
+    }
+    // Read key by key (frontmatter that is not strict YAML), a value arrives as text with spaces around it.
+    expect(parseAgentDocument({ name: 'a', effort: ' high ' }, 'Go.', 'a.md', aliases).agent?.effort).toBe('high');
+    expect(parseAgentDocument({ name: 'a' }, 'Go.', 'a.md', aliases).agent?.effort).toBeUndefined();
+    const errors = (effort: unknown) => parseAgentDocument({ name: 'a', effort }, 'Go.', 'a.md', aliases).errors;
+    expect(errors('extreme')).toEqual(['a.md: effort: expected one of low, medium, high, xhigh, max (got "extreme")']);
+    expect(errors(3)).toEqual(['a.md: effort: expected one of low, medium, high, xhigh, max (got 3)']);
   });
 
   it('reads mcpServers as names and inline definitions (list or map), reporting what cannot be carried over', () => {

@@ -95,7 +95,7 @@ describe('provider entries as precedence and discovery see them', () => {
   ];
 
   test('providerChoices carries efforts per model; withDefaultEffort gives a session route its model default', () => {
-    expect(providerChoices(configs)).toEqual([{ name: 'openai', models: ['plain', 'thinker'], defaultModel: 'thinker', efforts: { thinker: { efforts: ['low', 'high'], default: 'low' } } }]);
+    expect(providerChoices(configs)).toEqual([{ name: 'openai', models: ['plain', 'thinker'], defaultModel: 'thinker', efforts: { thinker: { efforts: ['low', 'high'], default: 'low' } }, maxOutputTokens: { thinker: 4000 } }]);
     expect(withDefaultEffort(configs, { provider: 'openai', model: 'thinker' })).toEqual({ provider: 'openai', model: 'thinker', reasoningEffort: 'low' });
     expect(withDefaultEffort(configs, { provider: 'openai', model: 'plain' })).toEqual({ provider: 'openai', model: 'plain' });
     expect(withDefaultEffort(configs, { provider: 'openai', model: 'thinker', reasoningEffort: 'high' }).reasoningEffort).toBe('high');

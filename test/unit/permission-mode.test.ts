@@ -28,6 +28,16 @@ describe('permission modes', () => {
     expect(decisions(askByDefault, layer('default'))).toEqual(decisions(askByDefault, []));
   });
 
+  it('manual is default under its newer name; auto is the operator policy with every ask decided by a person', () => {
+    const manual = permissionModeLayer('manual', { toolsets: ['developer'], allowBypass: false, where: 'agents/m.md' });
+    expect(manual).toEqual({ ok: true, warnings: [] });
+    expect(decisions(askByDefault, layer('manual'))).toEqual(decisions(askByDefault, []));
+    // errand has no classifier: auto adds no layer (the operator's decisions stand) and takes the approval from the delegating model.
+    const auto = permissionModeLayer('auto', { toolsets: ['developer'], allowBypass: false, where: 'agents/a.md' });
+    expect(auto).toEqual({ ok: true, approvers: 'human', warnings: [] });
+    expect(decisions(askByDefault, layer('auto'))).toEqual(decisions(askByDefault, []));
+  });
+
   it('plan leaves only the read-only developer tools, and says the MCP tools are left out', () => {
     expect(decisions(undefined, layer('plan'))).toEqual({
       developer__read_file: 'allow',
@@ -67,7 +77,7 @@ describe('permission modes', () => {
     const refused = permissionModeLayer('bypassPermissions', { toolsets: ['developer'], allowBypass: false, where: 'agents/b.md' });
     expect(refused).toEqual({
       ok: false,
-      message: 'agents/b.md: permissionMode bypassPermissions is not allowed here: the operator has not enabled it (ERRAND_ALLOW_BYPASS_PERMISSIONS=true). Use default, plan, acceptEdits or dontAsk, or ask the operator.',
+      message: 'agents/b.md: permissionMode bypassPermissions is not allowed here: the operator has not enabled it (ERRAND_ALLOW_BYPASS_PERMISSIONS=true). Use default, manual, auto, plan, acceptEdits or dontAsk, or ask the operator.',
     });
     expect(decisions(askByDefault, layer('bypassPermissions', true))).toEqual({
       developer__read_file: 'allow',
@@ -84,6 +94,6 @@ describe('permission modes', () => {
   it('a recipe or request narrowing cannot carry the loosening keys', () => {
     expect(toolPolicyNarrowingSchema.safeParse({ allowOverDefaultAsk: ['*'] }).success).toBe(false);
     expect(toolPolicyNarrowingSchema.safeParse({ askBecomes: 'deny' }).success).toBe(false);
-    expect(permissionModes).toEqual(['default', 'plan', 'acceptEdits', 'dontAsk', 'bypassPermissions']);
+    expect(permissionModes).toEqual(['default', 'manual', 'auto', 'plan', 'acceptEdits', 'dontAsk', 'bypassPermissions']);
   });
 });

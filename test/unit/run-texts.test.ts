@@ -38,12 +38,12 @@ describe('worktree names', () => {
 describe('what the parent reads', () => {
   test('a completed worktree delegation ends with the worktree line; a notice carries it before the output', () => {
     const result: SubagentResult = { ...base, worktree: { branch: 'errand/task-1', path: '.git/errand-worktrees/x', changed: true } };
-    expect(formatForegroundResult(result).parts).toEqual([
-      'done',
+    expect(formatForegroundResult(result, 'task-1').parts).toEqual([
+      '<task-output task="task-1">\ndone\n</task-output>',
       '\nWorktree: the changes are on branch errand/task-1, in .git/errand-worktrees/x (relative to the working directory); merge or remove them when done.',
     ]);
     expect(formatSettlementNotice('task-1', result, true).text).toBe(
-      '[task notice] Background task task-1 completed.\nWorktree: the changes are on branch errand/task-1, in .git/errand-worktrees/x (relative to the working directory); merge or remove them when done.\nFinal message:\ndone',
+      '[task notice] Background task task-1 completed.\nWorktree: the changes are on branch errand/task-1, in .git/errand-worktrees/x (relative to the working directory); merge or remove them when done.\nFinal message (the task\'s own words):\n<task-output task="task-1">\ndone\n</task-output>',
     );
   });
 
@@ -55,7 +55,13 @@ describe('what the parent reads', () => {
     expect(checkSummary(0, 'git stash')).toBe('on_failure: git stash');
     const result: SubagentResult = { ...base, status: 'failed', output: '', partialOutput: 'tried', diagnostic, checks: { attempts: 3, passed: false, lastFailure: failure } };
     expect(formatForegroundResult(result)).toEqual({
-      parts: [`The subagent did not finish: it failed.\nDiagnostic: ${diagnostic}\nPartial output:\n`, 'tried', '\nWhole output of check 2 (npm test -- --ci):\n', { blobKey: failure.outputKey }],
+      parts: [
+        `The subagent did not finish: it failed.\nDiagnostic: ${diagnostic}\nPartial output:\n`,
+        '<task-output>\ntried\n</task-output>',
+        '\nWhole output of check 2 (npm test -- --ci):\n<task-output>\n',
+        { blobKey: failure.outputKey, childWords: true },
+        '\n</task-output>',
+      ],
       isError: true,
     });
   });

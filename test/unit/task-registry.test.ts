@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import type { SubagentResult } from '../../src/contracts/subagent-result';
+import type { SubagentPeek, SubagentResult } from '../../src/contracts/subagent-result';
 import type { TaskLimits } from '../../src/contracts/subagent';
 import type { TaskRecord } from '../../src/contracts/carried-agent-state';
 import {
@@ -11,6 +11,7 @@ import {
   expireTasks,
   findTask,
   isLive,
+  isStaleProgress,
   liveContinuables,
   markRead,
   recordSettlement,
@@ -53,6 +54,19 @@ describe('task registry', () => {
     expect(admissionError(registry, 'background', limits, 20)).toBeUndefined();
     background.state = 'waiting_approval'; // a call waiting for a person still holds its slot
     expect(busySlots(registry)).toBe(1);
+  });
+
+  test('a "running" progress report that counts no more turns than the recorded settlement is stale; one from a new activation is not', () => {
+    const registry = emptyRegistry();
+    const continuable = add(registry, 'continuable');
+    recordSettlement(continuable, { ...result('completed'), turns: 3 }, false, { inputTokens: 0, outputTokens: 0 }, 10);
+    const peek = (state: 'running' | 'waiting_approval', turns: number) => ({ state, turns, toolCalls: 0, usage: { inputTokens: 0, outputTokens: 0 }, lastToolCall: null, lastAssistantText: null, maxTurns: 10 }) as SubagentPeek;
+    expect(isStaleProgress(continuable, peek('running', 3))).toBe(true);
+    expect(isStaleProgress(continuable, peek('running', 4))).toBe(false);
+    // A call that waits for a decision is news whatever the count.
+    expect(isStaleProgress(continuable, peek('waiting_approval', 3))).toBe(false);
+    continuable.state = 'running'; // the parent sent it a message
+    expect(isStaleProgress(continuable, peek('running', 3))).toBe(false);
   });
 
   test('live continuables are capped separately, waiting ones included', () => {

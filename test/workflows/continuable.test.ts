@@ -153,7 +153,7 @@ describe('continuable subagents', () => {
     // The first answer of the child arrives as a notice and wakes the session ("asked it" is the woken turn).
     await waitReplies(3);
     const requests = scripts.of('chat');
-    expect(notices(requests[2])[0]).toBe('[task notice] Background task task-1 answered and is waiting for your next send_message.\nFinal message:\nchild: hello');
+    expect(notices(requests[2])[0]).toBe('[task notice] Background task task-1 answered and is waiting for your next send_message.\nFinal message (the task\'s own words):\n<task-output task="task-1">\nchild: hello\n</task-output>');
     expect(toolResults(requests[3]).at(-1)?.content).toBe('Message delivered to task-1. Its answer will arrive as a task notice.');
     // The second answer wakes the session again ("it says 5").
     expect(await waitReplies(3)).toEqual(['calculator started', 'asked it', 'it says 5']);
@@ -171,7 +171,9 @@ describe('continuable subagents', () => {
     const big = 'x'.repeat(2_000);
     const marker = scripts.add('history', (_request, call) => ({ text: `answer ${call} ${big}` }));
     const workflowId = `errand-history-${Date.now()}`;
-    const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId, args: [subagentInput({ prompt: `Long chat ${marker}`, workingDir, continuable: true, maxTurns: 5 })] });
+    // Most turns are queued at once (below), so the queue's cap is raised above them.
+    const tasks = { maxBackgroundTasks: 5, waitTimeoutMs: 30_000, completedTaskTtlMs: 600_000, maxQueuedMessages: 200 };
+    const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId, args: [subagentInput({ prompt: `Long chat ${marker}`, workingDir, continuable: true, maxTurns: 5, tasks })] });
     // Counted: the events that carry the conversation (activities, updates, markers). Left out: events whose
     // number depends on timing, not on the conversation — workflow-task bookkeeping (a task that timed out
     // or failed on a busy machine adds three), timers and search-attribute upserts (the views write at most

@@ -122,7 +122,7 @@ describe('orchestration failures are tool errors, never a crash of the parent', 
     expect(first?.isError).toBe(true);
     expect(first?.content).toMatch(/^delegate was not started: Temporal did not start .*\/task-1/);
     const [second] = toolResults(scripts.of('taken')[2]).slice(-1);
-    expect(second?.content).toBe('second child answered');
+    expect(second?.content).toBe('<task-output task="task-2">\nsecond child answered\n</task-output>');
     const result: SubagentResult = await client.workflow.getHandle(`${handle.workflowId}/task-2`).result();
     expect(result.status).toBe('completed');
     await handle.cancel();
@@ -248,7 +248,7 @@ describe('slots, caps, idle ends and notices', () => {
     const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId: nextId('promise'), args: [subagentInput({ prompt: `go ${promiser}`, workingDir, maxDepth: 2 })] });
     const result: SubagentResult = await handle.result();
     expect(result.status).toBe('completed');
-    expect(result.output).toMatch(/^final with: \[task notice\] Background task task-1 completed\.\nFinal message:\ngrandchild result/);
+    expect(result.output).toMatch(/^final with: \[task notice\] Background task task-1 completed\.\nFinal message \(the task's own words\):\n<task-output task="task-1">\ngrandchild result\n<\/task-output>/);
     const child: SubagentResult = await client.workflow.getHandle(`${handle.workflowId}/task-1`).result();
     expect(child.status).toBe('completed');
 

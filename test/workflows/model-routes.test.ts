@@ -153,7 +153,7 @@ describe('reasoning_effort', () => {
     expect(seen('recipe-named')).toEqual({ route: 'scripted/thinker', effort: 'medium' });
     // The session's own calls send its route's effort too.
     expect(scripts.of('prec').map((request) => request.reasoningEffort)).toEqual(['low', 'low']);
-    expect(toolResults(scripts.of('prec')[1]).map((result) => result.content)).toEqual(names.map((name) => `${name} done`));
+    expect(toolResults(scripts.of('prec')[1]).map((result) => result.content)).toEqual(names.map((name, index) => `<task-output task="task-${index + 1}">\n${name} done\n</task-output>`));
     expect(scripts.model.rejectedCalls).toEqual([]);
     await handle.cancel();
   });
@@ -189,7 +189,7 @@ describe('reasoning_effort', () => {
     ]);
     const handle = await startSession();
     await ask(handle, `Wire ${session}`);
-    expect(toolResults(scripts.of('wire')[1]).map((result) => result.content)).toEqual(['wire answer', 'wire answer']);
+    expect(toolResults(scripts.of('wire')[1]).map((result) => result.content)).toEqual(['<task-output task="task-1">\nwire answer\n</task-output>', '<task-output task="task-2">\nwire answer\n</task-output>']);
     const openai = server.requests.find((request) => request.api === 'chat-completions');
     const anthropic = server.requests.find((request) => request.api === 'messages');
     expect(openai?.body).toMatchObject({ model: 'wire-thinker', reasoning_effort: 'low' });
@@ -243,7 +243,7 @@ describe('persona', () => {
       expect(parentRequest.messages.filter((message) => message.role !== 'assistant').some((message) => message.content.includes('Ada'))).toBe(false);
     }
     const results = toolResults(scripts.of('persona')[1]);
-    expect(results[0]).toMatchObject({ content: 'reviewed' });
+    expect(results[0]).toMatchObject({ content: '<task-output task="task-1">\nreviewed\n</task-output>' });
     expect(results[1]?.content).toBe('delegate was not started: persona: persona must be at most 4000 characters: a persona says who the subagent is in a few paragraphs; put reference material into context');
     await handle.cancel();
   });
@@ -276,7 +276,7 @@ describe('fork', () => {
     // Same provider, model and effort as the parent.
     expect(child.route).toEqual(sessionRoute);
     expect(child.reasoningEffort).toBe('low');
-    expect(toolResults(scripts.of('fork-parent')[2]).find((result) => result.toolName === 'delegate')?.content).toBe('The fork summarised the listing.');
+    expect(toolResults(scripts.of('fork-parent')[2]).find((result) => result.toolName === 'delegate')?.content).toBe('<task-output task="task-1">\nThe fork summarised the listing.\n</task-output>');
 
     // By reference: the fork's history names the parent's conversation and a length, and holds none of its messages.
     const forkId = `${handle.workflowId}/task-1`;

@@ -58,7 +58,7 @@ async function run(allow: boolean): Promise<{ scripts: ConversationScripts; sess
     return { text: echo ? `echoed: ${toolResults(request).at(-1)?.content ?? ''}` : 'I have no echo tool' };
   });
   const session = scripts.add(`recipe-parent-${allow}`, [{ toolCalls: [{ name: 'delegate', arguments: { source: 'echo-recipe' } }] }, { text: 'done' }]);
-  const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model } }, env: { ERRAND_ALLOW_RECIPE_MCP_SERVERS: String(allow) } });
+  const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model } }, env: { ERRAND_ALLOW_RECIPE_MCP_SERVERS: String(allow), ERRAND_TRUSTED_RECIPE_DIRS: join(workingDir, '.goose', 'recipes') } });
   const taskQueue = uniqueTaskQueue(`recipe-mcp-${allow}`);
   const worker = await startTestWorker(taskQueue, dependencies);
   workers.push(worker);

@@ -61,7 +61,7 @@ describe('agent background: true', () => {
     expect(started?.content).toMatch(
       /^Started task-1 in the background: the agent "watcher" always runs in the background \(background: true in its agent file\), so this call does not wait for it\. You will get a notice when it ends;/,
     );
-    expect(notices(withNotice)[0]).toMatch(/^\[task notice\] Background task task-1 completed\.\nFinal message:\nNothing changed in the folder\./);
+    expect(notices(withNotice)[0]).toMatch(/^\[task notice\] Background task task-1 completed\.\nFinal message \(the task's own words\):\n<task-output task="task-1">\nNothing changed in the folder\.\n<\/task-output>$/);
     await handle.cancel();
   });
 
@@ -159,7 +159,7 @@ describe('structured output', () => {
     ]);
     const handle = await harness.startSession(workingDir, `structured ${session}`);
     const request = await until(async () => harness.scripts.of('structured-parent')[1], Boolean, 'the delegate result');
-    expect(toolResult(request, 'delegate')?.content).toBe('{\n  "count": 2\n}');
+    expect(toolResult(request, 'delegate')?.content).toBe('<task-output task="task-1">\n{\n  "count": 2\n}\n</task-output>');
     const delegateSpec = harness.scripts.of('structured-parent')[0]?.tools.find((tool) => tool.name === 'delegate');
     expect(Object.keys(Object(delegateSpec?.inputSchema.properties))).toEqual(expect.arrayContaining(['output_schema', 'isolation']));
     const childResult: SubagentResult = await harness.client.workflow.getHandle(`${handle.workflowId}/task-1`).result();

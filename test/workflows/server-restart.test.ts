@@ -155,11 +155,15 @@ test('continue-as-new keeps the conversation, counters and pending messages; pee
   await handle.result();
 }, 180_000);
 
-test('a child terminated from outside after its parent continued as new is settled within a minute', async () => {
-  const child = scripts.add('probe-child', (_request, call) => ({ text: `child answer ${call}` }));
-  const session = scripts.add('probe-parent', (_request, call) => (call === 0
-    ? { toolCalls: [{ name: 'delegate', arguments: { instructions: `stay ${child}`, continuable: true } }] }
-    : { text: `parent reply ${call}` }));
+test('a child terminated from outside during a turn, after its parent continued as new, is settled within a minute', async () => {
+  // The child's second turn (for the parent's send_message) takes long: it is terminated during it.
+  const child = scripts.add('probe-child', (_request, call) => ({ text: `child answer ${call}`, ...(call === 1 ? { delayMs: 120_000 } : {}) }));
+  const session = scripts.add('probe-parent', (request, call) => {
+    if (call === 0) return { toolCalls: [{ name: 'delegate', arguments: { instructions: `stay ${child}`, continuable: true } }] };
+    const last = request.messages[request.messages.length - 1];
+    if (last?.role === 'user' && last.content === 'talk to it') return { toolCalls: [{ name: 'send_message', arguments: { task_id: 'task-1', message: 'take your time' } }] };
+    return { text: `parent reply ${call}` };
+  });
   const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-probe-${Date.now()}`, args: [sessionInput({ workingDir })] });
   const firstRunId = (await handle.describe()).runId;
   await sendMessage(handle, `start ${session}`);
@@ -171,6 +175,9 @@ test('a child terminated from outside after its parent continued as new is settl
     await poll(() => handle.query(peekQuery), (peek: SubagentPeek) => peek.state === 'waiting' && (peek.queuedMessages ?? 0) === 0, 'the session waiting');
   }
   await poll(() => handle.describe(), (description) => description.runId !== firstRunId, 'continue-as-new');
+  // A waiting child is not checked (decision 0021); one running a turn is: the parent's message starts one.
+  await sendMessage(handle, 'talk to it');
+  await poll(async () => scripts.of('probe-child').length, (count) => count === 2, 'the child turn to start');
   const terminatedAt = Date.now();
   await childHandle.terminate('removed by an operator');
   const view = await poll(

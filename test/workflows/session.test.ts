@@ -85,7 +85,7 @@ describe('session: delegate', () => {
     await say(handle, `How many files? ${session}`);
     expect(await replies(handle, 1)).toEqual(['The child found 3 files.']);
     const second = scripts.of('fg')[1];
-    expect(toolResults(second)[0]?.content).toBe('Child says: 3 files.');
+    expect(toolResults(second)[0]?.content).toBe('<task-output task="task-1">\nChild says: 3 files.\n</task-output>');
     expect((await childResult(handle.workflowId, 'task-1')).status).toBe('completed');
     // The session model had the orchestration tools; the child (depth 1 = limit) does not get delegate.
     expect(scripts.of('fg')[0]?.tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['load', 'delegate', 'send_message', 'list_subagent_models']));
@@ -105,7 +105,7 @@ describe('session: delegate', () => {
     await say(handle, `Do both ${session}`);
     await replies(handle, 1);
     const results = toolResults(scripts.of('par')[1]);
-    expect(results.map((result) => [result.toolCallId, result.content])).toEqual([['call-slow', 'slow result'], ['call-fast', 'fast result']]);
+    expect(results.map((result) => [result.toolCallId, result.content])).toEqual([['call-slow', '<task-output task="task-1">\nslow result\n</task-output>'], ['call-fast', '<task-output task="task-2">\nfast result\n</task-output>']]);
     const slowChild = await client.workflow.getHandle(`${handle.workflowId}/task-1`).describe();
     const fastChild = await client.workflow.getHandle(`${handle.workflowId}/task-2`).describe();
     // Both started before either ended: they ran at the same time.
@@ -140,7 +140,7 @@ describe('session: delegate', () => {
     const result = toolResults(scripts.of('limit')[1])[0];
     expect(result?.isError).toBe(true);
     expect(result?.content.split('\n')[0]).toBe('The subagent did not finish: it reached its turn limit after 2 turns.');
-    expect(result?.content).toContain('Partial output:\npartial work');
+    expect(result?.content).toContain('Partial output:\n<task-output task="task-1">\npartial work\n</task-output>');
   });
 });
 
@@ -210,7 +210,7 @@ describe('session: background tasks', () => {
     const woken = scripts.of('notice')[2];
     const received = notices(woken);
     expect(received).toHaveLength(1);
-    expect(received[0]).toBe('[task notice] Background task task-1 completed.\nFinal message:\nBackground answer: 42');
+    expect(received[0]).toBe('[task notice] Background task task-1 completed.\nFinal message (the task\'s own words):\n<task-output task="task-1">\nBackground answer: 42\n</task-output>');
     const view: TranscriptView = await handle.query(transcriptQuery);
     expect(view.entries.filter((entry) => entry.role === 'notice')).toHaveLength(1);
     expect(scripts.of('notice')).toHaveLength(3);
@@ -231,7 +231,7 @@ describe('session: background tasks', () => {
     expect(await replies(handle, 2)).toEqual(['started', 'read it']);
     const read = toolResults(scripts.of('ttl')[3]).at(-1)?.content ?? '';
     expect(read).toMatch(/^Task: task-1\nStatus: completed/);
-    expect(read).toContain('Output:\nttl result');
+    expect(read).toContain('Output:\n<task-output task="task-1">\nttl result\n</task-output>');
     await new Promise((resolveWait) => setTimeout(resolveWait, 1_500));
     await say(handle, 'Is it still there?');
     expect(await replies(handle, 3)).toEqual(['started', 'read it', 'gone']);

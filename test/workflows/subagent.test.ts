@@ -69,7 +69,7 @@ function script(name: string, steps: ScriptStep[]): string {
 }
 
 /** Temporal's TaskQueueKind.TASK_QUEUE_KIND_NORMAL (2 is a worker's sticky queue). */
-const taskQueueKindNormal = 1;
+const taskQueueKindSticky = 2;
 
 async function run(workflowId: string, prompt: string, overrides: Partial<Parameters<typeof subagentInput>[0]> = {}): Promise<SubagentResult> {
   return client.workflow.execute('subagentWorkflow', {
@@ -233,7 +233,7 @@ describe('subagent workflow', () => {
     expect(gap).toBeGreaterThanOrEqual(900);
   });
 
-  test('a retried model call moves its workflow off the sticky queue: the next workflow task goes to the normal queue', async () => {
+  test('a model call retried after a 503 keeps its workflow on the sticky queue: the worker that had it is alive (review N15)', async () => {
     server.reset();
     server.enqueue({ error: { status: 503, message: 'overloaded' } }, { text: 'back again' });
     const workflowId = `errand-503-${Date.now()}`;
@@ -245,9 +245,11 @@ describe('subagent workflow', () => {
     const scheduledId = Number(retried?.activityTaskStartedEventAttributes?.scheduledEventId);
     const completedAt = events.findIndex((event) => Number(event.activityTaskCompletedEventAttributes?.scheduledEventId ?? -1) === scheduledId);
     expect(completedAt).toBeGreaterThan(-1);
-    // The worker is alive, so without the reset this task would be on its sticky queue (src/activities/sticky-reset.ts).
+    // The previous attempt failed, it did not time out: no reset (src/activities/sticky-reset.ts), so the next
+    // workflow task goes to the live worker's sticky queue and no replay is forced. A timed-out attempt does
+    // reset it (test/activities/sticky-reset.test.ts).
     const next = events.slice(completedAt).find((event) => event.workflowTaskScheduledEventAttributes);
-    expect(next?.workflowTaskScheduledEventAttributes?.taskQueue?.kind).toBe(taskQueueKindNormal);
+    expect(next?.workflowTaskScheduledEventAttributes?.taskQueue?.kind).toBe(taskQueueKindSticky);
   });
 
   test('a 400 fails fast with the provider message as diagnostic', async () => {

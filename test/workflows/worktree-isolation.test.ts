@@ -64,9 +64,9 @@ describe('isolation: worktree', () => {
     const request = await until(async () => harness.scripts.of('wt')[1], Boolean, 'the three results', 120_000);
     const [one, two, three] = toolResults(request).map((result) => result.content);
 
-    expect(one).toMatch(/^wt-first edited shared\.txt\nWorktree: the changes are on branch errand\/task-1, in \.git\/errand-worktrees\/[^ ]+ \(relative to the working directory\); merge or remove them when done\.$/);
-    expect(two).toMatch(/^wt-second edited shared\.txt\nWorktree: the changes are on branch errand\/task-2, in \.git\/errand-worktrees\/[^ ]+ \(relative/);
-    expect(three).toBe('Nothing needed changing.\nWorktree: it changed nothing, so its worktree and branch errand/task-3 were removed.');
+    expect(one).toMatch(/^<task-output task="task-1">\nwt-first edited shared\.txt\n<\/task-output>\nWorktree: the changes are on branch errand\/task-1, in \.git\/errand-worktrees\/[^ ]+ \(relative to the working directory\); merge or remove them when done\.$/);
+    expect(two).toMatch(/^<task-output task="task-2">\nwt-second edited shared\.txt\n<\/task-output>\nWorktree: the changes are on branch errand\/task-2, in \.git\/errand-worktrees\/[^ ]+ \(relative/);
+    expect(three).toBe('<task-output task="task-3">\nNothing needed changing.\n</task-output>\nWorktree: it changed nothing, so its worktree and branch errand/task-3 were removed.');
 
     // Both branches exist, each with its own content; the main checkout is as it was.
     expect(git(repo, ['show', 'errand/task-1:shared.txt'])).toBe('from the first\n');

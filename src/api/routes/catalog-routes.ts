@@ -8,22 +8,27 @@ import { mountRoute, sendJson } from '../route-spec';
 import { getSourceRoute, listModelsRoute, listSourcesRoute } from '../route-table';
 import { suggestNames } from '../../domain/name-suggestions';
 import { routeCatalog } from '../../llm/provider-config';
+import { redactServerPaths } from '../../domain/redact-paths';
+import { publicStoreId } from '../../sources/source-resolver';
 
 /** Mounts `/v1/sources` and `/v1/models`: what can be delegated, and with which models. */
 export function mountCatalogRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
-  mountRoute(app, listSourcesRoute, async ({ query, c }) => {
-    if (!deps.sources) return sendJson(c, listSourcesResponseSchema, 200, { items: [], problems: ['no source stores are configured for this API'], stores: [], searched: [] });
-    const listing = await deps.sources.list({ refresh: query.refresh === 'true' });
+  mountRoute(app, listSourcesRoute, async ({ query, tenant, c }) => {
+    const sources = deps.sourcesFor?.(tenant);
+    if (!sources) return sendJson(c, listSourcesResponseSchema, 200, { items: [], problems: ['no source stores are configured for this API'], shadowed: [], stores: [], searched: [] });
+    const listing = await sources.list({ refresh: query.refresh === 'true' });
     return sendJson(c, listSourcesResponseSchema, 200, {
       items: listing.items.map((item) => ({ name: item.name, kind: item.kind, description: item.description ?? null, requiredParameters: [...item.requiredParameters] })),
       problems: listing.problems,
+      shadowed: listing.shadowed,
       stores: listing.stores.map((store) => ({ id: store.id, description: store.description, stale: store.stale, ...(store.error ? { error: store.error } : {}) })),
       searched: listing.searched,
     });
   });
 
-  mountRoute(app, getSourceRoute, async ({ params, c }) => {
-    const resolved = deps.sources ? await deps.sources.resolve(params.name) : { ok: false as const, reason: 'not_found' as const, message: formatSourceNotFound(params.name, []), suggestions: [] };
+  mountRoute(app, getSourceRoute, async ({ params, tenant, c }) => {
+    const sources = deps.sourcesFor?.(tenant);
+    const resolved = sources ? await sources.resolve(params.name) : { ok: false as const, reason: 'not_found' as const, message: formatSourceNotFound(params.name, []), suggestions: [] };
     if (!resolved.ok) {
       if (resolved.reason === 'not_found') {
         throw new ApiProblem(404, ProblemKind.sourceNotFound, 'Unknown source', {
@@ -38,7 +43,8 @@ export function mountCatalogRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): vo
     return sendJson(c, sourceContentResponseSchema, 200, {
       name: snapshot.name,
       kind: snapshot.kind,
-      store: snapshot.store,
+      // The snapshot keeps the store's real id (a local folder's holds its path); answers show its label.
+      store: { id: publicStoreId(snapshot.store.id, snapshot.store.description), description: redactServerPaths(snapshot.store.description) },
       path: snapshot.path,
       version: snapshot.version,
       contentHash: snapshot.contentHash,

@@ -24,6 +24,7 @@ import {
 } from '../route-table';
 import { waitMilliseconds } from '../wait-duration';
 import { delegationEventStream, eventStreamNotAvailable, servedByLambda } from '../delegation-event-stream';
+import { EventStreamHub } from '../event-stream-hub';
 import { eventStreamMinLifetimeMs } from '../../contracts/limits';
 
 /** Links of a delegation, relative to the API root. */
@@ -35,6 +36,8 @@ function links(id: string): { self: string; result: string } {
 /** Mounts the `/v1/delegations` routes. */
 export function mountDelegationRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
   const { delegations } = deps;
+  // One per API process: the event streams' shared pollers and the per-tenant cap.
+  const eventStreams = new EventStreamHub(delegations, deps.api.maxEventStreamsPerTenant);
 
   mountRoute(app, startDelegationRoute, async ({ body, query, headers, tenant, c }) => {
     assertProviderConfigured(deps.config, 'delegation');
@@ -92,6 +95,7 @@ export function mountDelegationRoutes(app: Hono<ApiEnv>, deps: ApiDependencies):
     if (servedByLambda(c)) throw eventStreamNotAvailable(params.id);
     return delegationEventStream(c, {
       delegations,
+      hub: eventStreams,
       tenant,
       id: params.id,
       lastEventId: headers['Last-Event-ID'],

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { runCommandDefaultTimeoutMs, runCommandKillGraceMs, runCommandMaxTimeoutMs, toolOutputMaxChars } from '../../contracts/limits';
 import { bwrapInvocation, commandEnvironment, type CommandOptions, type Invocation } from '../command-environment';
 import { confinePath, type PathRules } from '../confine-path';
+import { containedInvocation } from '../process-containment';
 import { defineTool } from '../define-tool';
 import { HeadTailBuffer } from '../output-cap';
 import { toolError, type Tool, type ToolResult } from '../tool';
@@ -85,7 +86,7 @@ export async function runShellCommand(command: string, run: CommandRun, options:
   const env = commandEnvironment(options);
   const invocation: Invocation = options.sandbox
     ? bwrapInvocation(options.sandbox, confined.absolutePath, command, env)
-    : { file: '/bin/sh', args: ['-c', command] };
+    : containedInvocation(options.containment, '/bin/sh', ['-c', command]);
   return runInProcessGroup(invocation, env, confined.absolutePath, run.timeoutMs, run.abortSignal);
 }
 
@@ -152,7 +153,7 @@ function runInProcessGroup(invocation: Invocation, env: Record<string, string>, 
 
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => output.append(chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => output.append(chunk));
-    child.on('error', (error) => finish({ refused: `Could not start ${invocation.file === 'bwrap' ? 'the sandbox (bwrap)' : '/bin/sh'}: ${error.message}`, exitCode: null, signal: null, output: '', timeoutMs }));
+    child.on('error', (error) => finish({ refused: `Could not start ${invocation.file === 'bwrap' ? 'the sandbox (bwrap)' : invocation.file === '/bin/sh' ? '/bin/sh' : `/bin/sh under ${invocation.file}`}: ${error.message}`, exitCode: null, signal: null, output: '', timeoutMs }));
     child.on('exit', (code, signal) => {
       exit = { code, signal };
       // Background processes the command left behind would keep the pipes (and this call) open: stop them.

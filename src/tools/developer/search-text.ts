@@ -1,5 +1,3 @@
-import { constants } from 'node:fs';
-import { lstat, open, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import {
@@ -13,6 +11,7 @@ import {
   toolOutputMaxChars,
 } from '../../contracts/limits';
 import { confinePath, isInside, type PathRules } from '../confine-path';
+import { ConfinedDir, folderIdentities, walkStart } from '../confined-dir';
 import { defineTool } from '../define-tool';
 import { capOutput } from '../output-cap';
 import { toolError, toolSuccess, type Tool } from '../tool';
@@ -82,45 +81,41 @@ export function createSearchTextTool(paths: PathRules = {}, regexDeadlineMs: num
       const requested = args.path ?? '.';
       const confined = await confinePath(context.workingDir, requested, paths);
       if (!confined.ok) return toolError(confined.message);
-      const rootStats = await lstat(confined.absolutePath).catch(() => undefined);
-      if (rootStats === undefined) return toolError(`path "${requested}" does not exist`);
+      // Every step from the working root down is taken relative to an opened folder, never through a link
+      // (src/tools/confined-dir.ts): a folder swapped for a symlink during the walk is refused, not followed.
+      const start = await walkStart(confined.absolutePath, confined.realRoot, paths.workingRoot);
+      const deniedFolders = await folderIdentities(confined.denied);
+      const isDenied = (folder: ConfinedDir) => deniedFolders.some((identity) => identity.dev === folder.identity.dev && identity.ino === folder.identity.ino);
+      const base = await ConfinedDir.openRoot(start.root).catch(() => undefined);
+      if (base === undefined) return toolError(`path "${requested}" does not exist`);
 
       const threaded = args.regex ? new ThreadedRegexMatcher(args.pattern, caseInsensitive, regexDeadlineMs, context.abortSignal) : undefined;
       const match: LineMatcher = threaded ? (text, max) => threaded.matchLines(text, max) : literalMatcher(args.pattern, caseInsensitive);
       const maxMatches = args.max_matches ?? searchTextDefaultMaxMatches;
       const matches: string[] = [];
-      const skipped = { binary: 0, large: 0 };
+      const skipped = { binary: 0, large: 0, links: 0 };
       let filesVisited = 0;
       let stoppedEarly: string | undefined;
       // The display root is the working directory, so reported paths can be passed straight to read_file.
-      const displayRoot = confined.realRoot;
+      const displayOf = (relative: string) => path.relative(confined.realRoot, path.join(start.root, relative)) || path.basename(relative);
 
-      const searchFile = async (file: string): Promise<void> => {
+      const searchFile = async (folder: ConfinedDir, name: string): Promise<void> => {
         filesVisited += 1;
         // No symlink is followed and a FIFO does not block; what was opened is what fstat describes.
-        const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(() => undefined);
-        if (handle === undefined) return;
-        let buffer: Buffer;
-        try {
-          const stats = await handle.stat();
-          if (!stats.isFile()) return;
-          if (stats.size > searchTextMaxFileBytes) {
-            skipped.large += 1;
-            return;
-          }
-          buffer = Buffer.alloc(stats.size);
-          const { bytesRead } = await handle.read(buffer, 0, stats.size, 0);
-          buffer = buffer.subarray(0, bytesRead);
-        } finally {
-          await handle.close();
+        const read = await folder.readFile(name, searchTextMaxFileBytes).catch(() => undefined);
+        if (read === undefined) return;
+        if ('tooLarge' in read) {
+          skipped.large += 1;
+          return;
         }
+        const buffer = read.content;
         if (looksBinary(buffer)) {
           skipped.binary += 1;
           return;
         }
         const text = buffer.toString('utf8');
         const lines = text.split('\n');
-        const display = path.relative(displayRoot, file) || path.basename(file);
+        const display = displayOf(folder.relativePath === '.' ? name : `${folder.relativePath}/${name}`);
         for (const index of await match(text, maxMatches - matches.length)) {
           const line = lines[index] ?? '';
           const excerpt = line.length > searchTextMaxLineChars ? `${line.slice(0, searchTextMaxLineChars)}…` : line;
@@ -129,11 +124,29 @@ export function createSearchTextTool(paths: PathRules = {}, regexDeadlineMs: num
       };
 
       try {
-        if (rootStats.isFile()) {
-          await searchFile(confined.absolutePath);
-        } else if (rootStats.isDirectory()) {
-          // Iterative depth-first walk with an explicit stack: bounded by searchTextMaxFiles and maxMatches.
-          const stack = [confined.absolutePath];
+        const parent = path.posix.dirname(start.relative);
+        const last = path.posix.basename(start.relative);
+        const rootKind = start.relative === '' ? 'directory' : await base.openPath(parent === '.' ? '' : parent).then(
+          async (folder) => {
+            try {
+              const info = await folder.lstatChild(last);
+              if (info?.isFile()) {
+                await searchFile(folder, last);
+                return 'file';
+              }
+              return info?.isDirectory() ? 'directory' : info === undefined ? 'missing' : 'other';
+            } finally {
+              await folder.close();
+            }
+          },
+          () => 'missing',
+        );
+        if (rootKind === 'missing') return toolError(`path "${requested}" does not exist`);
+        if (rootKind === 'other') return toolError(`path "${requested}" is neither a file nor a directory`);
+        if (rootKind === 'directory') {
+          // Iterative depth-first walk with an explicit stack of paths below the walk's root: each folder is
+          // opened again from the root, step by step, so no handle is held for the folders still to visit.
+          const stack = [start.relative];
           while (stack.length > 0) {
             if (context.abortSignal.aborted) return toolError('search_text was cancelled');
             if (matches.length >= maxMatches) {
@@ -144,24 +157,32 @@ export function createSearchTextTool(paths: PathRules = {}, regexDeadlineMs: num
               stoppedEarly = `stopped after visiting ${searchTextMaxFiles} files; narrow the path`;
               break;
             }
-            const directory = stack.pop() ?? '';
-            const entries = await readdir(directory, { withFileTypes: true }).catch(() => []);
-            entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-            const subdirectories: string[] = [];
-            for (const entry of entries) {
-              const full = path.join(directory, entry.name);
-              if (entry.isDirectory()) {
-                // errand's data folder may sit inside a working directory: it is never searched.
-                if (!skippedDirectories.has(entry.name) && !confined.denied.some((folder) => isInside(folder, full))) subdirectories.push(full);
-              } else if (entry.isFile()) {
-                if (matches.length >= maxMatches || filesVisited >= searchTextMaxFiles) break;
-                await searchFile(full);
-              }
+            const relative = stack.pop() ?? '';
+            const folder = await base.openPath(relative).catch(() => undefined);
+            if (folder === undefined) {
+              skipped.links += 1; // swapped for a link (or removed) since it was listed: not followed
+              continue;
             }
-            stack.push(...subdirectories.reverse()); // reversed so they are popped in name order
+            try {
+              // errand's data folder may sit inside a working directory: it is never searched.
+              if (isDenied(folder)) continue;
+              const subdirectories: string[] = [];
+              for (const entry of await folder.entries().catch(() => [])) {
+                const child = relative === '' ? entry.name : `${relative}/${entry.name}`;
+                if (entry.kind === 'directory') {
+                  if (!skippedDirectories.has(entry.name) && !confined.denied.some((denied) => isInside(denied, path.join(start.root, child)))) subdirectories.push(child);
+                } else if (entry.kind === 'file') {
+                  if (matches.length >= maxMatches || filesVisited >= searchTextMaxFiles) break;
+                  await searchFile(folder, entry.name);
+                } else if (entry.kind === 'link') {
+                  skipped.links += 1;
+                }
+              }
+              stack.push(...subdirectories.reverse()); // reversed so they are popped in name order
+            } finally {
+              await folder.close();
+            }
           }
-        } else {
-          return toolError(`path "${requested}" is neither a file nor a directory`);
         }
       } catch (error) {
         if (error instanceof RegexCancelledError) return toolError('search_text was cancelled');
@@ -173,12 +194,14 @@ export function createSearchTextTool(paths: PathRules = {}, regexDeadlineMs: num
         );
       } finally {
         await threaded?.close();
+        await base.close();
       }
 
       if (matches.length >= maxMatches && stoppedEarly === undefined) stoppedEarly = `stopped at ${maxMatches} matches (max_matches)`;
       const notes = [
         skipped.binary > 0 ? `${skipped.binary} binary file(s) skipped` : undefined,
         skipped.large > 0 ? `${skipped.large} file(s) over ${searchTextMaxFileBytes} bytes skipped` : undefined,
+        skipped.links > 0 ? `${skipped.links} symbolic link(s) not followed` : undefined,
         stoppedEarly,
       ].filter((note) => note !== undefined);
       const summary = matches.length === 0 ? `No matches for ${JSON.stringify(args.pattern)} in ${confined.displayPath} (${filesVisited} files searched)` : matches.join('\n');
