@@ -117,7 +117,7 @@ export class SessionService {
   }
 
   /** The session's state, transcript and tasks. */
-  async get(tenant: string, id: string): Promise<{ id: string; running: boolean; transcript: TranscriptView; peek: Record<string, unknown> }> {
+  async get(tenant: string, id: string): Promise<{ id: string; running: boolean; transcript: TranscriptView; peek: SubagentPeek & { partial?: ReturnType<typeof livePartial> } & Record<string, unknown> }> {
     const { client, handle, running } = await this.owned(tenant, id, 'session');
     const [transcript, peek] = await Promise.all([handle.query(transcriptQuery), handle.query(peekQuery)]);
     // Described after the queries, so a turn that ended in between shows its answer, not its partial text.

@@ -69,7 +69,22 @@ export const delegationStates = ['running', 'waiting_approval', 'waiting', 'comp
 /** Live or final state of a delegation. */
 export const delegationStateSchema = z.enum(delegationStates);
 
-const tokenUsageSchema = z.object({ inputTokens: z.number(), outputTokens: z.number() });
+/** Tokens and cost of model calls (SEMANTICS §6 "Spend"). */
+export const tokenUsageSchema = z.object({
+  /** All prompt tokens, cached ones included. */
+  inputTokens: z.number(),
+  outputTokens: z.number(),
+  /** Of inputTokens, those read from the provider's prompt cache. */
+  cachedInputTokens: z.number().optional(),
+  /** Of inputTokens, those written to the prompt cache (Anthropic). */
+  cacheWriteInputTokens: z.number().optional(),
+  /** Cost in micro-dollars (integer; 1 = 0.000001 USD) from the model entries' prices. Absent in runs recorded before costs were kept. */
+  costMicroUsd: z.number().int().optional(),
+  /** The cost in US dollars (costMicroUsd / 1,000,000). Absent in runs recorded before costs were kept. */
+  costUsd: z.number().optional(),
+  /** Model calls whose model entry has no prices: their cost is not counted. */
+  unpricedCalls: z.number().int().optional(),
+});
 
 /**
  * The text the model is writing now (the turn in flight), from the heartbeat details of the pending model
@@ -110,10 +125,13 @@ export const peekSchema = z.object({
   retry: z.object({ attempt: z.number().int(), attempts: z.number().int(), state: z.string() }).optional(),
   lastToolCall: z.object({ name: z.string(), argumentsPreview: z.string(), turn: z.number().int() }).nullable(),
   lastAssistantText: z.string().nullable(),
+  /** Its own model calls' tokens and cost. */
   usage: tokenUsageSchema,
+  /** Tokens and cost with every descendant's. */
+  totalUsage: tokenUsageSchema.optional(),
   model: z.string(),
-  /** Tasks this subagent delegated, if it may delegate. */
-  tasks: z.array(z.object({ taskId: z.string(), state: z.string(), description: z.string(), turns: z.number().int() })).optional(),
+  /** Tasks this subagent delegated, if it may delegate; `usage` is each task's total (with its own descendants). */
+  tasks: z.array(z.object({ taskId: z.string(), state: z.string(), description: z.string(), turns: z.number().int(), usage: tokenUsageSchema.optional() })).optional(),
   /** Messages queued for a continuable subagent. */
   queuedMessages: z.number().int().optional(),
   /** The text the model is writing now, while a model call streams (API answers only; marked partial). */
@@ -160,7 +178,10 @@ export const subagentResultSchema = z.object({
   }).optional(),
   turns: z.number().int(),
   toolCalls: z.number().int(),
+  /** Its own model calls' tokens and cost. */
   usage: tokenUsageSchema,
+  /** Tokens and cost with every descendant's. */
+  totalUsage: tokenUsageSchema.optional(),
   durationMs: z.number(),
 });
 /** A finished delegation's result. */

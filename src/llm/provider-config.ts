@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ModelRoute } from '../contracts/model';
 import { anthropicThinkingBudgets, defaultContextWindow, defaultMaxOutputTokens, defaultModelRequestTimeoutMs } from '../contracts/limits';
+import { pricedUsage, type ModelPrices } from '../domain/model-cost';
 import type { ModelEfforts, ProviderChoice } from '../domain/model-precedence';
 import type { CatalogModel, CatalogProvider } from '../domain/route-discovery';
 import type { AnthropicSettings } from './anthropic-adapter';
@@ -24,9 +25,29 @@ const positiveTokens = (field: string, example: number) =>
     .refine(Number.isInteger, `${field} must be a whole number of tokens, e.g. ${example}`)
     .refine((value) => value > 0, `${field} must be positive, e.g. ${example}`);
 
+// A price is USD per million tokens: a finite number, zero for a free kind of token (a local model).
+const usdPerMillion = (field: string, example: number) =>
+  z
+    .number({ error: `prices.${field} must be a number of US dollars per million tokens, e.g. ${example}` })
+    .refine(Number.isFinite, `prices.${field} must be a finite number of US dollars per million tokens, e.g. ${example}`)
+    .refine((value) => value >= 0, `prices.${field} must not be negative (US dollars per million tokens, e.g. ${example})`);
+
+/** Schema of a model entry's prices: US dollars per million input, output, cached-input and cache-write tokens. */
+export const modelPricesSchema = z
+  .object(
+    {
+      input: usdPerMillion('input', 2.5),
+      output: usdPerMillion('output', 10),
+      cachedInput: usdPerMillion('cachedInput', 1.25).optional(),
+      cacheWriteInput: usdPerMillion('cacheWriteInput', 3.75).optional(),
+    },
+    { error: 'prices must be {input, output, cachedInput?, cacheWriteInput?} in US dollars per million tokens' },
+  )
+  .strict();
+
 /**
  * Schema of a model entry with settings: `{id, contextWindow?, maxOutputTokens?, reasoningEfforts?,
- * defaultReasoningEffort?}`. A plain string entry is the same as `{id}`.
+ * defaultReasoningEffort?, prices?}`. A plain string entry is the same as `{id}`.
  */
 export const modelEntrySchema = z
   .object({
@@ -40,6 +61,8 @@ export const modelEntrySchema = z
     reasoningEfforts: z.array(z.string().min(1, 'reasoningEfforts must not contain an empty name')).optional(),
     /** The effort sent when a delegation names none; must be one of `reasoningEfforts`. */
     defaultReasoningEffort: z.string().min(1).optional(),
+    /** What a call costs: US dollars per million tokens (SEMANTICS §6 "Spend"); without it calls count as unpriced. */
+    prices: modelPricesSchema.optional(),
   })
   .strict()
   .superRefine((entry, context) => {
@@ -150,10 +173,10 @@ export const providerConfigSchema = z
     headers: z.record(z.string().regex(headerName, 'header names must be HTTP tokens'), z.string()).optional(),
     /**
      * The models a route may name at this provider (allow-list): model ids, or entries with settings
-     * (`{id, contextWindow?, maxOutputTokens?, reasoningEfforts?, defaultReasoningEffort?}`).
+     * (`{id, contextWindow?, maxOutputTokens?, reasoningEfforts?, defaultReasoningEffort?, prices?}`).
      */
     models: z
-      .array(z.union([z.string().min(1, 'a model id must not be empty'), modelEntrySchema], { error: 'each model must be a model id or {id, contextWindow?, maxOutputTokens?, reasoningEfforts?, defaultReasoningEffort?}' }))
+      .array(z.union([z.string().min(1, 'a model id must not be empty'), modelEntrySchema], { error: 'each model must be a model id or {id, contextWindow?, maxOutputTokens?, reasoningEfforts?, defaultReasoningEffort?, prices?}' }))
       .min(1, 'models must list at least one model id (the allow-list)'),
     /** The model used when a route gives none; must be one of `models`. */
     defaultModel: z.string().min(1).optional(),
@@ -312,13 +335,23 @@ export function createModelRegistry(providers: ProviderConfig[], options: ModelR
       const key = `${route.provider}\u0000${route.model}`;
       let model = resolved.get(key);
       if (model === undefined) {
-        model = provider.modelFor(route.model);
+        model = pricedModel(provider.modelFor(route.model), provider.entries.get(route.model)?.prices);
         resolved.set(key, model);
       }
       return model;
     },
     providers(): ProviderInfo[] {
       return [...configured.values()].map(({ info }) => ({ ...info, models: [...info.models] }));
+    },
+  };
+}
+
+/** A model whose answers carry their cost (or count as unpriced): every caller, compaction too, gets it. */
+function pricedModel(model: ChatModel, prices: ModelPrices | undefined): ChatModel {
+  return {
+    async generate(request, options) {
+      const response = await model.generate(request, options);
+      return { ...response, usage: pricedUsage(response.usage, prices) };
     },
   };
 }
