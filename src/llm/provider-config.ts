@@ -25,24 +25,28 @@ const positiveTokens = (field: string, example: number) =>
     .refine(Number.isInteger, `${field} must be a whole number of tokens, e.g. ${example}`)
     .refine((value) => value > 0, `${field} must be positive, e.g. ${example}`);
 
-// A price is USD per million tokens: a finite number, zero for a free kind of token (a local model).
+// A price is USD per million tokens: a finite number, zero for a free kind of token (a local model). Checked
+// in one refinement of an unknown value: a failed type check would abort the entry, and the union of a
+// string and an entry would then report its generic message instead of naming the price.
 const usdPerMillion = (field: string, example: number) =>
   z
-    .number({ error: `prices.${field} must be a number of US dollars per million tokens, e.g. ${example}` })
-    .refine(Number.isFinite, `prices.${field} must be a finite number of US dollars per million tokens, e.g. ${example}`)
-    .refine((value) => value >= 0, `prices.${field} must not be negative (US dollars per million tokens, e.g. ${example})`);
+    .unknown()
+    .superRefine((value, context) => {
+      const unit = `US dollars per million tokens, e.g. ${example}`;
+      if (typeof value !== 'number') context.addIssue({ code: 'custom', message: `prices.${field} must be a number of ${unit}` });
+      else if (!Number.isFinite(value)) context.addIssue({ code: 'custom', message: `prices.${field} must be a finite number of ${unit}` });
+      else if (value < 0) context.addIssue({ code: 'custom', message: `prices.${field} must not be negative (${unit})` });
+    })
+    .transform((value) => value as number);
 
 /** Schema of a model entry's prices: US dollars per million input, output, cached-input and cache-write tokens. */
 export const modelPricesSchema = z
-  .object(
-    {
-      input: usdPerMillion('input', 2.5),
-      output: usdPerMillion('output', 10),
-      cachedInput: usdPerMillion('cachedInput', 1.25).optional(),
-      cacheWriteInput: usdPerMillion('cacheWriteInput', 3.75).optional(),
-    },
-    { error: 'prices must be {input, output, cachedInput?, cacheWriteInput?} in US dollars per million tokens' },
-  )
+  .object({
+    input: usdPerMillion('input', 2.5),
+    output: usdPerMillion('output', 10),
+    cachedInput: usdPerMillion('cachedInput', 1.25).optional(),
+    cacheWriteInput: usdPerMillion('cacheWriteInput', 3.75).optional(),
+  })
   .strict();
 
 /**

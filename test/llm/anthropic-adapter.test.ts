@@ -21,11 +21,11 @@ describe('Anthropic adapter against the scripted server (Messages API)', () => {
 
   it('returns a text answer with usage and sends the key, system prompt and messages', async () => {
     const { model, route } = modelAgainst(server, 'anthropic');
-    server.enqueue({ text: 'Hello from Claude.', usage: { inputTokens: 21, outputTokens: 4 } });
+    server.enqueue({ text: 'Hello from Claude.', usage: { inputTokens: 21, outputTokens: 4, unpricedCalls: 1 } });
 
     const response = await model.generate(simpleRequest(route), {});
 
-    expect(response).toEqual({ text: 'Hello from Claude.', toolCalls: [], finishReason: 'stop', usage: { inputTokens: 21, outputTokens: 4 } });
+    expect(response).toEqual({ text: 'Hello from Claude.', toolCalls: [], finishReason: 'stop', usage: { inputTokens: 21, outputTokens: 4, unpricedCalls: 1 } });
     const [request] = server.requests;
     expect(request?.api).toBe('messages');
     expect(request?.headers['x-api-key']).toBe(testApiKey);
