@@ -24,7 +24,7 @@ export interface ScriptStep {
    * Token usage to report; a rough deterministic estimate (characters / 4) when omitted. Cached and
    * cache-write tokens are parts of `inputTokens`, reported as each vendor reports them.
    */
-  usage?: Partial<TokenUsage>;
+  usage?: Partial<Pick<TokenUsage, 'inputTokens' | 'outputTokens' | 'cachedInputTokens' | 'cacheWriteInputTokens'>>;
   /** Finish reason; `tool-calls` when there are tool calls, otherwise `stop`, when omitted. */
   finishReason?: FinishReason;
   /**

@@ -21,7 +21,7 @@ describe('Anthropic adapter against the scripted server (Messages API)', () => {
 
   it('returns a text answer with usage and sends the key, system prompt and messages', async () => {
     const { model, route } = modelAgainst(server, 'anthropic');
-    server.enqueue({ text: 'Hello from Claude.', usage: { inputTokens: 21, outputTokens: 4, unpricedCalls: 1 } });
+    server.enqueue({ text: 'Hello from Claude.', usage: { inputTokens: 21, outputTokens: 4 } });
 
     const response = await model.generate(simpleRequest(route), {});
 

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelPrices } from '../../src/domain/model-cost';
+import { parseScript } from '../../src/llm/scripted-step';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
 import { modelAgainst, simpleRequest } from './llm-test-helpers';
 
@@ -61,8 +62,7 @@ describe('Anthropic Messages: cache_read_input_tokens and cache_creation_input_t
 });
 
 describe('the scripted step', () => {
-  it('refuses cached tokens without the prompt size they are part of, or more than it', async () => {
-    const { parseScript } = await import('../../src/llm/scripted-step');
+  it('refuses cached tokens without the prompt size they are part of, or more than it', () => {
     expect(() => parseScript([{ text: 'x', usage: { cachedInputTokens: 5 } }], 'script.json')).toThrow(/usage\.inputTokens must be scripted with cachedInputTokens or cacheWriteInputTokens/);
     expect(() => parseScript([{ text: 'x', usage: { inputTokens: 5, cachedInputTokens: 4, cacheWriteInputTokens: 2 } }], 'script.json')).toThrow(/usage\.cachedInputTokens \+ cacheWriteInputTokens \(6\) must not exceed inputTokens \(5\)/);
   });
