@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { delegationStatusSchema, peekSchema, type PeekView } from '../contracts/api';
 import { usageTreeMaxNodes } from '../contracts/limits';
 import { usageText } from '../domain/model-cost';
-import { call, isApiRequestError, type ApiTransport } from './api-transport';
+import { ApiRequestError, call, isApiRequestError, type ApiTransport } from './api-transport';
 import type { CliContext } from './cli-context';
 import { UsageError } from './cli-io';
 
@@ -57,8 +57,13 @@ async function readRoot(transport: ApiTransport, id: string): Promise<{ state: s
   } catch (error) {
     if (!isApiRequestError(error) || error.status !== 404) throw error;
   }
-  const { body } = await call(transport, 'GET', `/v1/sessions/${encodeURIComponent(id)}`, sessionPeekSchema);
-  return { state: body.peek.state, peek: body.peek };
+  try {
+    const { body } = await call(transport, 'GET', `/v1/sessions/${encodeURIComponent(id)}`, sessionPeekSchema);
+    return { state: body.peek.state, peek: body.peek };
+  } catch (error) {
+    if (!isApiRequestError(error) || error.status !== 404) throw error;
+    throw new ApiRequestError(404, undefined, `no delegation or session has the id ${id} (for this API key)`);
+  }
 }
 
 type TaskEntry = NonNullable<PeekView['tasks']>[number];
