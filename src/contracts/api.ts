@@ -326,6 +326,8 @@ export const modelEntryViewSchema = z.object({
   reasoningEfforts: z.array(z.string()),
   /** The effort a delegation to it gets when nothing names one; null: none is sent. */
   defaultReasoningEffort: z.string().nullable(),
+  /** US dollars per million tokens (input, output, and cached or cache-write input when they differ); null: calls count as unpriced. */
+  prices: z.object({ input: z.number(), output: z.number(), cachedInput: z.number().optional(), cacheWriteInput: z.number().optional() }).nullable(),
 });
 
 /** One allowed model provider. */

@@ -111,6 +111,7 @@ export function catalogModel(entry: string | ModelEntry): CatalogModel {
     ...(entry.maxOutputTokens === undefined ? {} : { maxOutputTokens: entry.maxOutputTokens }),
     reasoningEfforts: [...(entry.reasoningEfforts ?? [])],
     ...(entry.defaultReasoningEffort === undefined ? {} : { defaultReasoningEffort: entry.defaultReasoningEffort }),
+    ...(entry.prices === undefined ? {} : { prices: { ...entry.prices } }),
   };
 }
 

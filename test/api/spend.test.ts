@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { httpTransport } from '../../src/cli/api-transport';
+import { modelsCommand } from '../../src/cli/catalog-commands';
 import type { CliContext } from '../../src/cli/cli-context';
 import { peekCommand } from '../../src/cli/delegation-commands';
 import { sessionsCommand } from '../../src/cli/session-commands';
@@ -131,6 +132,16 @@ describe('cost of a delegation with two model calls and a child', () => {
     const run = cli();
     await expect(usageCommand(['errand-0000000000000000', '--json'], run.context)).rejects.toThrow('no delegation or session has the id errand-0000000000000000 (for this API key)');
     expect(run.stdout).toEqual([]);
+  });
+});
+
+describe('prices in the model catalog', () => {
+  it('GET /v1/models and errand models show the entry\'s prices', async () => {
+    const body = await json(await stack.request('/v1/models'));
+    expect(body).toMatchObject({ providers: [{ provider: 'vendor', entries: [{ id: 'priced-model', prices: { input: 2, output: 8, cachedInput: 0.5 } }] }] });
+    const run = cli();
+    expect(await modelsCommand([], run.context)).toBe(0);
+    expect(run.stdout.join('')).toBe('vendor/priced-model  (default)  $/M tokens: 2 in, 8 out, 0.5 cached\n');
   });
 });
 
