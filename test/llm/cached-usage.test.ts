@@ -1,5 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelPrices } from '../../src/domain/model-cost';
+import { createModelRegistry } from '../../src/llm/provider-config';
+import { ScriptedModel } from '../../src/llm/scripted-model';
 import { parseScript } from '../../src/llm/scripted-step';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
 import { modelAgainst, simpleRequest } from './llm-test-helpers';
@@ -58,6 +60,17 @@ describe('Anthropic Messages: cache_read_input_tokens and cache_creation_input_t
     server.enqueue({ text: 'unpriced', usage: { inputTokens: 50, outputTokens: 5, cachedInputTokens: 20 } });
     const response = await model.generate(simpleRequest(route), {});
     expect(response.usage).toEqual({ inputTokens: 50, outputTokens: 5, cachedInputTokens: 20, unpricedCalls: 1 });
+  });
+});
+
+describe('the in-process scripted model', () => {
+  it('reports cached tokens as the port carries them, and the registry prices them', async () => {
+    const scripted = new ScriptedModel([{ text: 'cached', usage: { inputTokens: 1_000, outputTokens: 10, cachedInputTokens: 800, cacheWriteInputTokens: 100 } }]);
+    const registry = createModelRegistry([{ name: 'fake', kind: 'scripted', models: [{ id: 'm', prices }] }], { env: {}, scripted: { fake: scripted } });
+    const route = { provider: 'fake', model: 'm' };
+    const response = await registry.resolve(route).generate(simpleRequest(route), {});
+    // 100 plain × 3 + 800 cached × 0.3 + 100 written × 3.75 + 10 out × 15.
+    expect(response.usage).toEqual({ inputTokens: 1_000, outputTokens: 10, cachedInputTokens: 800, cacheWriteInputTokens: 100, costMicroUsd: 300 + 240 + 375 + 150 });
   });
 });
 
