@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { tokenUsageSchema } from '../contracts/api';
+import { tokenUsageSchema } from '../contracts/usage-api';
 import { usageText } from '../domain/model-cost';
 import { call } from './api-transport';
 import type { CliContext } from './cli-context';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { idempotencyKeyMaxLength, maxListPageSize, maxMessageLength } from './limits';
+import { tokenUsageSchema } from './usage-api';
 
 /**
  * Wire schemas of the HTTP API (`/v1`). The routes validate with these and the OpenAPI document is
@@ -68,23 +69,6 @@ export const emptyPathSchema = z.strictObject({});
 export const delegationStates = ['running', 'waiting_approval', 'waiting', 'completed', 'truncated', 'max_turns', 'cancelled', 'failed', 'budget', 'declined'] as const;
 /** Live or final state of a delegation. */
 export const delegationStateSchema = z.enum(delegationStates);
-
-/** Tokens and cost of model calls (SEMANTICS §6 "Spend"). */
-export const tokenUsageSchema = z.object({
-  /** All prompt tokens, cached ones included. */
-  inputTokens: z.number(),
-  outputTokens: z.number(),
-  /** Of inputTokens, those read from the provider's prompt cache. */
-  cachedInputTokens: z.number().optional(),
-  /** Of inputTokens, those written to the prompt cache (Anthropic). */
-  cacheWriteInputTokens: z.number().optional(),
-  /** Cost in micro-dollars (integer; 1 = 0.000001 USD) from the model entries' prices. Absent in runs recorded before costs were kept. */
-  costMicroUsd: z.number().int().optional(),
-  /** The cost in US dollars (costMicroUsd / 1,000,000). Absent in runs recorded before costs were kept. */
-  costUsd: z.number().optional(),
-  /** Model calls whose model entry has no prices: their cost is not counted. */
-  unpricedCalls: z.number().int().optional(),
-});
 
 /**
  * The text the model is writing now (the turn in flight), from the heartbeat details of the pending model

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { tokenUsageSchema } from './api';
+import { tokenUsageSchema } from './usage-api';
 import { maxDepthCeiling, maxMessageLength } from './limits';
 
 /** Request and response bodies of the session and approval routes (`/v1/sessions`, `/v1/approvals`). */

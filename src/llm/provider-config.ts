@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import type { ModelRoute } from '../contracts/model';
 import { anthropicThinkingBudgets, defaultContextWindow, defaultMaxOutputTokens, defaultModelRequestTimeoutMs } from '../contracts/limits';
-import { pricedUsage, type ModelPrices } from '../domain/model-cost';
 import type { ModelEfforts, ProviderChoice } from '../domain/model-precedence';
 import type { CatalogModel, CatalogProvider } from '../domain/route-discovery';
 import type { AnthropicSettings } from './anthropic-adapter';
 import { modelNotConfiguredFailure } from './model-failures';
+import { modelPricesSchema, pricedModel } from './model-prices';
 import { ProviderKind, type ChatModel, type ModelInfo, type ModelRegistry, type ProviderInfo } from './model-port';
 import type { OpenAICompatibleSettings } from './openai-compatible-adapter';
 
@@ -24,30 +24,6 @@ const positiveTokens = (field: string, example: number) =>
     .number({ error: `${field} must be a whole number of tokens, e.g. ${example}` })
     .refine(Number.isInteger, `${field} must be a whole number of tokens, e.g. ${example}`)
     .refine((value) => value > 0, `${field} must be positive, e.g. ${example}`);
-
-// A price is USD per million tokens: a finite number, zero for a free kind of token (a local model). Checked
-// in one refinement of an unknown value: a failed type check would abort the entry, and the union of a
-// string and an entry would then report its generic message instead of naming the price.
-const usdPerMillion = (field: string, example: number) =>
-  z
-    .unknown()
-    .superRefine((value, context) => {
-      const unit = `US dollars per million tokens, e.g. ${example}`;
-      if (typeof value !== 'number') context.addIssue({ code: 'custom', message: `prices.${field} must be a number of ${unit}` });
-      else if (!Number.isFinite(value)) context.addIssue({ code: 'custom', message: `prices.${field} must be a finite number of ${unit}` });
-      else if (value < 0) context.addIssue({ code: 'custom', message: `prices.${field} must not be negative (${unit})` });
-    })
-    .transform((value) => value as number);
-
-/** Schema of a model entry's prices: US dollars per million input, output, cached-input and cache-write tokens. */
-export const modelPricesSchema = z
-  .object({
-    input: usdPerMillion('input', 2.5),
-    output: usdPerMillion('output', 10),
-    cachedInput: usdPerMillion('cachedInput', 1.25).optional(),
-    cacheWriteInput: usdPerMillion('cacheWriteInput', 3.75).optional(),
-  })
-  .strict();
 
 /**
  * Schema of a model entry with settings: `{id, contextWindow?, maxOutputTokens?, reasoningEfforts?,
@@ -347,16 +323,6 @@ export function createModelRegistry(providers: ProviderConfig[], options: ModelR
     },
     providers(): ProviderInfo[] {
       return [...configured.values()].map(({ info }) => ({ ...info, models: [...info.models] }));
-    },
-  };
-}
-
-/** A model whose answers carry their cost (or count as unpriced): every caller, compaction too, gets it. */
-function pricedModel(model: ChatModel, prices: ModelPrices | undefined): ChatModel {
-  return {
-    async generate(request, options) {
-      const response = await model.generate(request, options);
-      return { ...response, usage: pricedUsage(response.usage, prices) };
     },
   };
 }
