@@ -325,8 +325,9 @@ export const cliProgressPollMs = 400;
 /** Lines of the model's text-so-far the CLI's live view shows under its progress line on a terminal (the last ones). */
 export const cliLiveTextLines = 6;
 /**
- * Most tasks `errand usage` reads below its root (one API request each): a tree wider than that is cut,
- * and the output says so. Each level holds at most `maxTaskRecords` records, so this bounds a deep tree.
+ * Most tasks `errand usage` reads below its root (one API request each). A parent keeps at most
+ * `maxTaskRecords` task records, but a deep tree holds many more across its levels: the walk stops here,
+ * and the output says so.
  */
 export const usageTreeMaxNodes = 500;
 /** How often the event stream (`GET /v1/delegations/{id}/events`) looks at the delegation, in milliseconds. */
