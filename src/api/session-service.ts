@@ -125,7 +125,7 @@ export class SessionService {
   }
 
   /** The session's state, transcript and tasks. */
-  async get(tenant: string, id: string): Promise<{ id: string; running: boolean; transcript: TranscriptView; peek: Record<string, unknown> }> {
+  async get(tenant: string, id: string): Promise<{ id: string; running: boolean; transcript: TranscriptView; peek: SubagentPeek & { partial?: ReturnType<typeof livePartial> } & Record<string, unknown> }> {
     const { client, handle, running } = await this.owned(tenant, id, 'session');
     // With a deadline, as DelegationService.peek: a query is answered by a worker, which may be absent.
     let transcript: TranscriptView;

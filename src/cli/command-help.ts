@@ -69,6 +69,11 @@ Validates recipe and agent files; every problem names the file and the field.`,
        errand sessions show <id>
        errand sessions cancel <id> [--reason r]
 (every form takes --json)`,
+  usage: `usage: errand usage <delegation or session id> [--json]
+
+Shows the delegation (or session) and every task below it: state, turns, its own tokens and cost, and
+the total with its tasks'. Costs come from the prices of the model entries (ERRAND_PROVIDERS); calls to a
+model without prices are counted as unpriced.`,
   approvals: `usage: errand approvals [list] | approve <approval id> | deny <approval id> [--reason r] [--json]
 
 Tool calls under an ask policy wait for a person; approve or deny them.`,
