@@ -30,12 +30,14 @@ const commands: Record<string, CommandEntry> = {
   result: { summary: 'print a delegation\'s result [--wait 30s] (exit 3 while it runs)', load: async () => (await import('./cli/delegation-commands.js')).resultCommand },
   cancel: { summary: 'cancel a delegation [--reason text]', load: async () => (await import('./cli/delegation-commands.js')).cancelCommand },
   send: { summary: 'send a message to a continuable delegation', load: async () => (await import('./cli/delegation-commands.js')).sendCommand },
+  usage: { summary: 'tokens and cost of a delegation or session and every descendant, with turns and state', load: async () => (await import('./cli/usage-command.js')).usageCommand },
   list: { summary: 'list delegations [--status s] [--source s] [--parent id]', load: async () => (await import('./cli/delegation-commands.js')).listCommand },
   sources: { summary: 'list recipes and agents, or show one: errand sources [name]', load: async () => (await import('./cli/catalog-commands.js')).sourcesCommand },
   models: { summary: 'list the models a delegation may use', load: async () => (await import('./cli/catalog-commands.js')).modelsCommand },
   recipes: { summary: 'recipes check <file or folder>…: validate recipe and agent files', load: async () => (await import('./cli/recipes-command.js')).recipesCommand },
   sessions: { summary: 'parent sessions: sessions start [message] | send <id> <message> | show <id> | cancel <id>', load: async () => (await import('./cli/session-commands.js')).sessionsCommand },
   approvals: { summary: 'tool calls waiting for approval: approvals [list] | approve <id> | deny <id> [--reason r]', load: async () => (await import('./cli/session-commands.js')).approvalsCommand },
+  mcp: { summary: 'serve errand\'s orchestration tools to an MCP client over stdio [--session id] (reconnects to a session)', load: async () => (await import('./cli/mcp-command.js')).mcpCommand },
   'api-key': { summary: 'make an API key for a tenant and print its configuration entry', load: async () => (await import('./cli/catalog-commands.js')).apiKeyCommand },
 };
 

@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { FinalOutputVerdict } from '../contracts/activities';
 import { FailureType } from '../contracts/failures';
 import type { JsonObject } from '../contracts/json';
-import { zeroUsage, type AnswerCap, type ChatMessage, type FinishReason, type ModelResponse, type TokenUsage } from '../contracts/model';
+import { optionalUsageFields, zeroUsage, type AnswerCap, type ChatMessage, type FinishReason, type ModelResponse, type TokenUsage } from '../contracts/model';
 import { isConversationMessageConflictError, type ConversationStore } from './conversation-store';
 
 /*
@@ -60,7 +60,7 @@ export function storedAnswer(stored: { message: ChatMessage; outcome?: JsonObjec
     text: message.content,
     toolCalls: message.toolCalls ?? [],
     finishReason: typeof finishReason === 'string' && isFinishReason(finishReason) ? finishReason : 'stop',
-    usage: isUsage(usage) ? { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens } : zeroUsage,
+    usage: isUsage(usage) ? storedUsage(usage) : zeroUsage,
     ...(message.reasoning && message.reasoning.length > 0 ? { reasoning: message.reasoning } : {}),
     ...(isAnswerCap(outcome?.answerCap) ? { answerCap: outcome.answerCap } : {}),
   };
@@ -87,6 +87,15 @@ export function storedToolResult(stored: { message: ChatMessage; outcome?: JsonO
 const finishReasons: readonly string[] = ['stop', 'tool-calls', 'length', 'content-filter', 'error', 'other'] satisfies FinishReason[];
 function isFinishReason(value: string): value is FinishReason {
   return finishReasons.includes(value);
+}
+
+/** The usage stored with an answer: the token counts and, when stored, the cached tokens and the cost. */
+function storedUsage(usage: TokenUsage): TokenUsage {
+  const optional = Object.fromEntries(optionalUsageFields.flatMap((field) => {
+    const value: unknown = usage[field];
+    return typeof value === 'number' && value !== 0 ? [[field, value]] : [];
+  }));
+  return { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, ...optional };
 }
 
 function isUsage(value: unknown): value is TokenUsage {

@@ -15,6 +15,7 @@ import { apiRoutes, healthRoute, openApiRoute } from './route-table';
 import { mountCatalogRoutes } from './routes/catalog-routes';
 import { createLogger } from '../observability/json-logger';
 import { mountDelegationRoutes } from './routes/delegation-routes';
+import { mountMcpRoutes } from './routes/mcp-routes';
 import { mountSessionRoutes } from './routes/session-routes';
 
 /**
@@ -97,6 +98,7 @@ export function createApp(deps: ApiDependencies, options: { requestLog?: boolean
 
   mountDelegationRoutes(app, deps);
   mountSessionRoutes(app, deps);
+  mountMcpRoutes(app, deps);
   mountCatalogRoutes(app, deps);
 
   mountRoute(app, healthRoute, async ({ c }) => sendJson(c, healthResponseSchema, 200, { ok: true, version: apiVersion }));

@@ -11,7 +11,7 @@ import { ApiProblem, invalidRequest, ProblemKind } from './problem';
  */
 
 /** HTTP methods the API uses. */
-export type HttpMethod = 'get' | 'post';
+export type HttpMethod = 'get' | 'post' | 'delete';
 
 /** One documented answer. */
 export interface ResponseSpec {

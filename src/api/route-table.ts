@@ -25,6 +25,7 @@ import {
 } from '../contracts/api';
 import { delegateRequestSchema } from '../contracts/delegation';
 import { delegationEvents } from '../contracts/delegation-events';
+import { mcpDeleteRoute, mcpGetRoute, mcpPostRoute } from './mcp-route-specs';
 import { defineRoute, type ResponseSpec, type RouteSpec } from './route-spec';
 import {
   approvalBodySchema,
@@ -364,6 +365,9 @@ export const apiRoutes: readonly RouteSpec[] = [
   cancelSessionRoute,
   listApprovalsRoute,
   decideApprovalRoute,
+  mcpPostRoute,
+  mcpGetRoute,
+  mcpDeleteRoute,
   listSourcesRoute,
   getSourceRoute,
   listModelsRoute,

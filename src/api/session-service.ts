@@ -1,6 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { ErrandConfig } from '../config';
+import { callToolUpdate, pendingNoticesQuery, type CallToolInput, type CallToolResult } from '../contracts/mcp-session';
+import type { TextPart } from '../contracts/agent-wire';
 import { searchAttributes } from '../contracts/search-attributes';
 import type { SessionInput } from '../contracts/session';
 import {
@@ -35,6 +37,8 @@ export interface StartSessionRequest {
   message?: string | undefined;
   maxTurnsPerMessage?: number | undefined;
   maxDepth?: number | undefined;
+  /** An MCP session: no model of its own, its MCP client calls the tools (SEMANTICS §6). */
+  mcp?: boolean | undefined;
 }
 
 function notFound(kind: string, id: string): ApiProblem {
@@ -77,7 +81,7 @@ export class SessionService {
       throw new ApiProblem(422, ProblemKind.invalidDelegation, 'No model is configured', { detail: 'set ERRAND_DEFAULT_MODEL ("<provider>/<model>") or configure providers' });
     }
     const input: SessionInput = {
-      label: request.label ?? 'API session',
+      label: request.label ?? (request.mcp ? 'MCP session' : 'API session'),
       // A session thinks as hard as its model's entry says by default (its defaultReasoningEffort).
       route: withDefaultEffort(this.config.providers, defaultModel),
       toolsets: ['developer', ...this.config.tools.mcpServers.map((server) => server.name)],
@@ -92,6 +96,7 @@ export class SessionService {
       idleTimeoutMs: this.config.sessionIdleTimeoutMs,
       approvers: approversFor(this.config.toolPolicy),
       ...(request.message ? { initialMessage: request.message } : {}),
+      ...(request.mcp ? { mcp: true } : {}),
     };
     const visible = sessionStartOptions(input, { workflowId, tenant, startedBy: 'api' });
     const taskQueue = this.config.temporal.taskQueue;
@@ -120,7 +125,7 @@ export class SessionService {
   }
 
   /** The session's state, transcript and tasks. */
-  async get(tenant: string, id: string): Promise<{ id: string; running: boolean; transcript: TranscriptView; peek: Record<string, unknown> }> {
+  async get(tenant: string, id: string): Promise<{ id: string; running: boolean; transcript: TranscriptView; peek: SubagentPeek & { partial?: ReturnType<typeof livePartial> } & Record<string, unknown> }> {
     const { client, handle, running } = await this.owned(tenant, id, 'session');
     // With a deadline, as DelegationService.peek: a query is answered by a worker, which may be absent.
     let transcript: TranscriptView;
@@ -151,6 +156,29 @@ export class SessionService {
     } catch (error) {
       throw queueFullProblem(error) ?? new ApiProblem(409, ProblemKind.conflict, 'The message was not accepted', { detail: updateRejection(error) });
     }
+  }
+
+  /**
+   * Runs one orchestration tool of an MCP session (the `callTool` update) and returns its result with the
+   * notices waiting for the client. A refused call (unknown tool, not an MCP session, ended) is a conflict.
+   */
+  async callTool(tenant: string, id: string, input: CallToolInput): Promise<CallToolResult> {
+    const { handle, running } = await this.owned(tenant, id, 'session');
+    if (!running) throw new ApiProblem(409, ProblemKind.conflict, 'The session has ended', { detail: `session ${id} takes no more tool calls` });
+    // One id for every attempt: a retry after a continue-as-new is the same call, never a second one.
+    const updateId = randomUUID();
+    try {
+      return await sendUpdateAcrossRunChange(() => handle.executeUpdate(callToolUpdate, { args: [input], updateId }));
+    } catch (error) {
+      if (!(error instanceof WorkflowUpdateFailedError)) throw error;
+      throw new ApiProblem(409, ProblemKind.conflict, 'The tool call was not accepted', { detail: updateRejection(error) });
+    }
+  }
+
+  /** The notices an MCP session holds for its client's next tool result (read, not taken). */
+  async pendingNotices(tenant: string, id: string): Promise<TextPart[][]> {
+    const { handle } = await this.owned(tenant, id, 'session');
+    return handle.query(pendingNoticesQuery);
   }
 
   /**

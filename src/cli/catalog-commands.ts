@@ -50,7 +50,8 @@ export async function modelsCommand(argv: string[], context: CliContext): Promis
     for (const model of entry.entries) {
       const isDefault = body.default?.provider === entry.provider && body.default.model === model.id;
       const efforts = model.reasoningEfforts.map((effort) => (effort === model.defaultReasoningEffort ? `${effort} (default)` : effort)).join(', ');
-      context.io.stdout(`${entry.provider}/${model.id}${isDefault ? '  (default)' : ''}${efforts ? `  efforts: ${efforts}` : ''}\n`);
+      const prices = model.prices ? `  $/M tokens: ${model.prices.input} in, ${model.prices.output} out${model.prices.cachedInput !== undefined ? `, ${model.prices.cachedInput} cached` : ''}` : '';
+      context.io.stdout(`${entry.provider}/${model.id}${isDefault ? '  (default)' : ''}${efforts ? `  efforts: ${efforts}` : ''}${prices}\n`);
     }
   }
   return 0;

@@ -69,9 +69,19 @@ Validates recipe and agent files; every problem names the file and the field.`,
        errand sessions show <id>
        errand sessions cancel <id> [--reason r]
 (every form takes --json)`,
+  usage: `usage: errand usage <delegation or session id> [--json]
+
+Shows the delegation (or session) and every task below it: state, turns, its own tokens and cost, and
+the total with its tasks'. Costs come from the prices of the model entries (ERRAND_PROVIDERS); calls to a
+model without prices are counted as unpriced.`,
   approvals: `usage: errand approvals [list] | approve <approval id> | deny <approval id> [--reason r] [--json]
 
 Tool calls under an ask policy wait for a person; approve or deny them.`,
+  mcp: `usage: errand mcp [--session <id>] [--label l]
+
+Serves load, delegate, send_message and list_subagent_models to an MCP client over stdio (stdout is the
+protocol; messages for a person go to stderr). Each run is one durable session; --session (or
+ERRAND_MCP_SESSION) reconnects to an earlier one and its tasks. See docs/mcp.md.`,
   'api-key': `usage: errand api-key <tenant>
 
 Prints a new API key and the ERRAND_API_KEYS entry (its SHA-256) to configure for the tenant.`,

@@ -15,6 +15,7 @@ import { cliProgressPollMs } from '../contracts/limits';
 import type { JsonObject } from '../contracts/json';
 import { endedLine } from '../domain/delegation-texts';
 import { liveEvents, type LiveCursor } from '../domain/live-events';
+import { usageText } from '../domain/model-cost';
 import { worktreeLine } from '../domain/worktree-names';
 import { call } from './api-transport';
 import type { CliContext } from './cli-context';
@@ -220,7 +221,8 @@ function formatStatus(status: DelegationStatus): string {
     const idle = peek.idleMs ?? Date.now() - peek.lastActivityAt;
     lines.push(
       `${status.closedAt ? `Ran: ${seconds(elapsed)}` : `Elapsed: ${seconds(elapsed)} · Idle: ${seconds(idle)}`}${peek.compactions ? ` · Compactions: ${peek.compactions}` : ''}`,
-      `Turns: ${peek.turns} of ${peek.maxTurns} · Tool calls: ${peek.toolCalls} · Tokens: ${peek.usage.inputTokens} in, ${peek.usage.outputTokens} out`,
+      `Turns: ${peek.turns} of ${peek.maxTurns} · Tool calls: ${peek.toolCalls} · Tokens: ${usageText(peek.usage)}`,
+      ...(peek.totalUsage && peek.tasks?.length ? [`With subagents: ${usageText(peek.totalUsage)} (errand usage ${status.id} shows each)`] : []),
       `Last tool call: ${peek.lastToolCall ? `${peek.lastToolCall.name} ${peek.lastToolCall.argumentsPreview} (turn ${peek.lastToolCall.turn})` : '(none)'}`,
       `Last assistant text: ${peek.lastAssistantText ?? '(none)'}`,
     );

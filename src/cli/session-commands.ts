@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { tokenUsageSchema } from '../contracts/usage-api';
+import { usageText } from '../domain/model-cost';
 import { call } from './api-transport';
 import type { CliContext } from './cli-context';
 import { UsageError } from './cli-io';
@@ -13,6 +15,7 @@ const sessionSchema = z.object({
   id: z.string(),
   running: z.boolean(),
   transcript: z.object({ state: z.string(), entries: z.array(z.object({ role: z.string(), text: z.string(), at: z.number() })), queuedMessages: z.number() }),
+  peek: z.object({ totalUsage: tokenUsageSchema.optional() }).loose(),
 }).loose();
 const approvalsSchema = z.object({ approvals: z.array(z.object({ id: z.string(), workflowId: z.string(), tool: z.string(), argumentsPreview: z.string(), requestedAt: z.number(), expiresAt: z.number() })) });
 const decidedSchema = z.object({ id: z.string(), decision: z.enum(['approve', 'deny']) });
@@ -62,6 +65,8 @@ export async function sessionsCommand(argv: string[], context: CliContext): Prom
     const { body } = await call(context.transport(), 'GET', sessionPath(id), sessionSchema);
     const lines = [`${id} · ${body.running ? body.transcript.state : 'ended'}${body.transcript.queuedMessages > 0 ? ` · ${body.transcript.queuedMessages} queued` : ''}`];
     for (const entry of body.transcript.entries) lines.push(`${entry.role.padEnd(9)} ${entry.text.replace(/\n/g, '\n          ')}`);
+    const usage = body.peek.totalUsage;
+    if (usage) lines.push(`Tokens (with its subagents): ${usageText(usage)} · errand usage ${id} shows each task`);
     print(context, values.json, body, lines.join('\n'));
     return 0;
   }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { wholeNumberPattern } from './whole-number-pattern';
 import { idempotencyKeyMaxLength, maxListPageSize, maxMessageLength } from './limits';
+import { tokenUsageSchema } from './usage-api';
 
 /**
  * Wire schemas of the HTTP API (`/v1`). The routes validate with these and the OpenAPI document is
@@ -70,8 +71,6 @@ export const delegationStates = ['running', 'waiting_approval', 'waiting', 'comp
 /** Live or final state of a delegation. */
 export const delegationStateSchema = z.enum(delegationStates);
 
-const tokenUsageSchema = z.object({ inputTokens: z.number(), outputTokens: z.number() });
-
 /**
  * The text the model is writing now (the turn in flight), from the heartbeat details of the pending model
  * call: partial, replaced by the turn's answer when it is complete. Added by the API (a query cannot see it).
@@ -111,10 +110,13 @@ export const peekSchema = z.object({
   retry: z.object({ attempt: z.number().int(), attempts: z.number().int(), state: z.string() }).optional(),
   lastToolCall: z.object({ name: z.string(), argumentsPreview: z.string(), turn: z.number().int() }).nullable(),
   lastAssistantText: z.string().nullable(),
+  /** Its own model calls' tokens and cost. */
   usage: tokenUsageSchema,
+  /** Tokens and cost with every descendant's. */
+  totalUsage: tokenUsageSchema.optional(),
   model: z.string(),
-  /** Tasks this subagent delegated, if it may delegate. */
-  tasks: z.array(z.object({ taskId: z.string(), state: z.string(), description: z.string(), turns: z.number().int() })).optional(),
+  /** Tasks this subagent delegated, if it may delegate; `usage` is each task's total (with its own descendants). */
+  tasks: z.array(z.object({ taskId: z.string(), state: z.string(), description: z.string(), turns: z.number().int(), usage: tokenUsageSchema.optional() })).optional(),
   /** Messages queued for a continuable subagent. */
   queuedMessages: z.number().int().optional(),
   /** The text the model is writing now, while a model call streams (API answers only; marked partial). */
@@ -161,7 +163,10 @@ export const subagentResultSchema = z.object({
   }).optional(),
   turns: z.number().int(),
   toolCalls: z.number().int(),
+  /** Its own model calls' tokens and cost. */
   usage: tokenUsageSchema,
+  /** Tokens and cost with every descendant's. */
+  totalUsage: tokenUsageSchema.optional(),
   durationMs: z.number(),
 });
 /** A finished delegation's result. */
@@ -307,6 +312,8 @@ export const modelEntryViewSchema = z.object({
   reasoningEfforts: z.array(z.string()),
   /** The effort a delegation to it gets when nothing names one; null: none is sent. */
   defaultReasoningEffort: z.string().nullable(),
+  /** US dollars per million tokens (input, output, and cached or cache-write input when they differ); null: calls count as unpriced. */
+  prices: z.object({ input: z.number(), output: z.number(), cachedInput: z.number().optional(), cacheWriteInput: z.number().optional() }).nullable(),
 });
 
 /** One allowed model provider. */

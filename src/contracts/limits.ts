@@ -338,6 +338,11 @@ export const defaultMaxContinuables = 20;
 /** Task records a workflow keeps; beyond this the oldest settled ones are dropped (read ones first). */
 export const maxTaskRecords = 200;
 /**
+ * How often `errand mcp` (stdio) looks for notices to send as MCP notifications while its client is
+ * connected, ms: a query, which adds nothing to the session's history.
+ */
+export const mcpNoticePollIntervalMs = 5_000;
+/**
  * How often a workflow checks on children it no longer watches (started before a continue-as-new) while one
  * of them runs a turn, ms. A waiting continuable is not checked (decision 0021): waiting costs no history.
  */
@@ -408,6 +413,12 @@ export const defaultApiPort = 8787;
 export const cliProgressPollMs = 400;
 /** Lines of the model's text-so-far the CLI's live view shows under its progress line on a terminal (the last ones). */
 export const cliLiveTextLines = 6;
+/**
+ * Most tasks `errand usage` reads below its root (one API request each). A parent keeps at most
+ * `maxTaskRecords` task records, but a deep tree holds many more across its levels: the walk stops here,
+ * and the output says so.
+ */
+export const usageTreeMaxNodes = 500;
 /** How often the event stream (`GET /v1/delegations/{id}/events`) looks at the delegation, in milliseconds. */
 export const eventStreamPollMs = 400;
 /** How often the event stream sends a comment line when nothing happens, so proxies keep the connection open (ms). */

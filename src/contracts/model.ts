@@ -59,10 +59,32 @@ export interface ToolSpec {
   inputSchema: JsonObject;
 }
 
-/** Token usage of one or more model calls. */
+/**
+ * Token usage of one or more model calls, with their cost. The optional fields are left out when zero, so
+ * a usage without caching or prices stays `{inputTokens, outputTokens}`.
+ */
 export interface TokenUsage {
+  /** All prompt tokens, cached ones included. */
   inputTokens: number;
   outputTokens: number;
+  /** Of `inputTokens`, those read from the provider's prompt cache (OpenAI `cached_tokens`, Anthropic `cache_read_input_tokens`). */
+  cachedInputTokens?: number;
+  /** Of `inputTokens`, those written to the prompt cache (Anthropic `cache_creation_input_tokens`). */
+  cacheWriteInputTokens?: number;
+  /**
+   * Cost in micro-dollars (1 = 0.000001 USD), from the model entry's prices. Integers, so sums up the tree
+   * do not drift as float dollars would.
+   */
+  costMicroUsd?: number;
+  /** Model calls whose model entry has no prices: their cost is not in `costMicroUsd`. */
+  unpricedCalls?: number;
+}
+
+/** A usage as peek, results and the API show it: every counter, and the cost in micro-dollars and in USD. */
+export interface UsageView extends TokenUsage {
+  costMicroUsd: number;
+  /** `costMicroUsd` in US dollars. */
+  costUsd: number;
 }
 
 /** Why the model stopped producing output. */
@@ -116,8 +138,24 @@ export interface AnswerCap {
 
 /** Adds two usages. */
 export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
-  return { inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens };
+  const sum = (field: OptionalUsageField): Partial<TokenUsage> => {
+    const value = (a[field] ?? 0) + (b[field] ?? 0);
+    return value === 0 ? {} : { [field]: value };
+  };
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    ...sum('cachedInputTokens'),
+    ...sum('cacheWriteInputTokens'),
+    ...sum('costMicroUsd'),
+    ...sum('unpricedCalls'),
+  };
 }
+
+/** The counters of a usage that are left out when zero. */
+export const optionalUsageFields = ['cachedInputTokens', 'cacheWriteInputTokens', 'costMicroUsd', 'unpricedCalls'] as const;
+/** One of `optionalUsageFields`. */
+export type OptionalUsageField = (typeof optionalUsageFields)[number];
 
 /** Zero usage. */
 export const zeroUsage: TokenUsage = { inputTokens: 0, outputTokens: 0 };

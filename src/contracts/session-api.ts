@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { tokenUsageSchema } from './usage-api';
 import { maxDepthCeiling, maxMessageLength } from './limits';
 
 /** Request and response bodies of the session and approval routes (`/v1/sessions`, `/v1/approvals`). */
@@ -18,8 +19,11 @@ export const sessionResponseSchema = z.object({
   id: z.string(),
   running: z.boolean(),
   transcript: z.object({ state: z.string(), entries: z.array(transcriptEntrySchema), queuedMessages: z.number() }),
-  /** The session's peek; `partial` is the text its model is writing now, while a model call streams. */
-  peek: z.record(z.string(), z.unknown()),
+  /**
+   * The session's peek; `partial` is the text its model is writing now, while a model call streams. `usage`
+   * is its own model calls' tokens and cost, `totalUsage` with its tasks', and each of `tasks` its own total.
+   */
+  peek: z.object({ usage: tokenUsageSchema, totalUsage: tokenUsageSchema.optional() }).loose(),
 });
 export const sessionMessageResponseSchema = z.object({ id: z.string(), accepted: z.literal(true), queuedTurns: z.number() });
 export const approvalSchema = z.object({ id: z.string(), workflowId: z.string(), tool: z.string(), argumentsPreview: z.string(), requestedAt: z.number(), expiresAt: z.number() });

@@ -35,6 +35,11 @@ export interface SessionInput {
   maxOutputTokens?: number;
   /** Who may decide its children's approvals: a person only (default), or also the session's model. */
   approvers?: Approvers;
+  /**
+   * An MCP session (SEMANTICS §6): no model of its own; its MCP client calls the orchestration tools through
+   * the `callTool` update and gets the notices of its background tasks with its next tool result.
+   */
+  mcp?: boolean;
   carried?: CarriedAgentState;
 }
 

@@ -1,5 +1,5 @@
 import type { JsonObject } from './json';
-import type { TokenUsage } from './model';
+import type { UsageView } from './model';
 import type { MessageRef, WorktreeOutcome } from './agent-wire';
 import type { TaskRecord } from './carried-agent-state';
 import type { EndStatus, SubagentState } from './subagent';
@@ -32,7 +32,7 @@ export interface ToolCallSummary {
 export interface SubagentPeek {
   workflowId: string;
   /** Tasks this subagent delegated, if it may delegate. */
-  tasks?: { taskId: string; state: TaskRecord['state']; description: string; turns: number }[];
+  tasks?: { taskId: string; state: TaskRecord['state']; description: string; turns: number; usage?: UsageView }[];
   /** Messages queued for a continuable subagent. */
   queuedMessages?: number;
   /** Tool calls waiting for an approval. */
@@ -52,7 +52,10 @@ export interface SubagentPeek {
   retry?: RetryView;
   lastToolCall: ToolCallSummary | null;
   lastAssistantText: string | null;
-  usage: TokenUsage;
+  /** Its own model calls' tokens and cost. */
+  usage: UsageView;
+  /** Tokens and cost with every descendant's (absent in peeks from before costs were kept). */
+  totalUsage?: UsageView;
   model: string;
 }
 
@@ -78,7 +81,10 @@ export interface SubagentResult {
   checks?: CheckSummary;
   turns: number;
   toolCalls: number;
-  usage: TokenUsage;
+  /** Its own model calls' tokens and cost. */
+  usage: UsageView;
+  /** Tokens and cost with every descendant's (absent in results from before costs were kept). */
+  totalUsage?: UsageView;
   durationMs: number;
 }
 

@@ -1,3 +1,4 @@
+import type { ModelPrices } from './model-cost';
 import { describeEfforts } from './model-precedence';
 import { suggestNames } from './name-suggestions';
 
@@ -15,6 +16,8 @@ export interface CatalogModel {
   maxOutputTokens?: number;
   reasoningEfforts: readonly string[];
   defaultReasoningEffort?: string;
+  /** What a call costs, when the entry has prices (SEMANTICS §6 "Spend"). */
+  prices?: ModelPrices;
 }
 
 /** One provider of the catalog. */
@@ -80,7 +83,9 @@ function listModels(provider: CatalogProvider, context: DiscoveryContext): strin
     ].filter(Boolean);
     const output = model.maxOutputTokens !== undefined ? `${model.maxOutputTokens}` : `${context.defaultMaxOutputTokens} (the configured default)`;
     const efforts = model.reasoningEfforts.length > 0 ? describeEfforts({ efforts: model.reasoningEfforts, ...(model.defaultReasoningEffort ? { default: model.defaultReasoningEffort } : {}) }) : 'none';
-    lines.push(`- ${model.id}${marks.length > 0 ? ` (${marks.join(', ')})` : ''}: context window ${model.contextWindow} tokens, output limit ${output} tokens, reasoning efforts: ${efforts}`);
+    // Prices let the model weigh a cheaper route; a model without them says nothing about cost.
+    const prices = model.prices ? `, US dollars per million tokens: ${model.prices.input} in, ${model.prices.output} out${model.prices.cachedInput !== undefined ? `, ${model.prices.cachedInput} cached in` : ''}` : '';
+    lines.push(`- ${model.id}${marks.length > 0 ? ` (${marks.join(', ')})` : ''}: context window ${model.contextWindow} tokens, output limit ${output} tokens, reasoning efforts: ${efforts}${prices}`);
   }
   lines.push(`Next: list_subagent_models("${provider.name}", model) shows a model's reasoning efforts; delegate with provider "${provider.name}" and model to use one.`);
   return lines.join('\n');

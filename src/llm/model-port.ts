@@ -1,4 +1,5 @@
 import type { ModelRequest, ModelResponse, ModelRoute } from '../contracts/model';
+import type { ModelPrices } from '../domain/model-cost';
 
 /**
  * The model port (DESIGN.md convention 3): the only way errand code talks to a language model.
@@ -69,6 +70,8 @@ export interface ModelInfo {
   reasoningEfforts: string[];
   /** The effort to send when a delegation names none. */
   defaultReasoningEffort?: string;
+  /** The entry's prices, US dollars per million tokens (absent: its calls count as unpriced). */
+  prices?: ModelPrices;
 }
 
 /** Resolves model routes to chat models, and lists what is configured. */

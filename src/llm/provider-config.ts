@@ -5,6 +5,7 @@ import type { ModelEfforts, ProviderChoice } from '../domain/model-precedence';
 import type { CatalogModel, CatalogProvider } from '../domain/route-discovery';
 import type { AnthropicSettings } from './anthropic-adapter';
 import { modelNotConfiguredFailure } from './model-failures';
+import { modelPricesSchema, pricedModel } from './model-prices';
 import { ProviderKind, type ChatModel, type ModelInfo, type ModelRegistry, type ProviderInfo } from './model-port';
 import type { OpenAICompatibleSettings } from './openai-compatible-adapter';
 import type { AnswerLimits } from './sdk-chat-model';
@@ -27,7 +28,7 @@ const positiveTokens = (field: string, example: number) =>
 
 /**
  * Schema of a model entry with settings: `{id, contextWindow?, maxOutputTokens?, reasoningEfforts?,
- * defaultReasoningEffort?}`. A plain string entry is the same as `{id}`.
+ * defaultReasoningEffort?, prices?}`. A plain string entry is the same as `{id}`.
  */
 export const modelEntrySchema = z
   .object({
@@ -41,6 +42,8 @@ export const modelEntrySchema = z
     reasoningEfforts: z.array(z.string().min(1, 'reasoningEfforts must not contain an empty name')).optional(),
     /** The effort sent when a delegation names none; must be one of `reasoningEfforts`. */
     defaultReasoningEffort: z.string().min(1).optional(),
+    /** What a call costs: US dollars per million tokens (SEMANTICS §6 "Spend"); without it calls count as unpriced. */
+    prices: modelPricesSchema.optional(),
   })
   .strict()
   .superRefine((entry, context) => {
@@ -85,6 +88,7 @@ export function catalogModel(entry: string | ModelEntry): CatalogModel {
     ...(entry.maxOutputTokens === undefined ? {} : { maxOutputTokens: entry.maxOutputTokens }),
     reasoningEfforts: [...(entry.reasoningEfforts ?? [])],
     ...(entry.defaultReasoningEffort === undefined ? {} : { defaultReasoningEffort: entry.defaultReasoningEffort }),
+    ...(entry.prices === undefined ? {} : { prices: { ...entry.prices } }),
   };
 }
 
@@ -154,10 +158,10 @@ export const providerConfigSchema = z
     headers: z.record(z.string().regex(headerName, 'header names must be HTTP tokens'), z.string()).optional(),
     /**
      * The models a route may name at this provider (allow-list): model ids, or entries with settings
-     * (`{id, contextWindow?, maxOutputTokens?, reasoningEfforts?, defaultReasoningEffort?}`).
+     * (`{id, contextWindow?, maxOutputTokens?, reasoningEfforts?, defaultReasoningEffort?, prices?}`).
      */
     models: z
-      .array(z.union([z.string().min(1, 'a model id must not be empty'), modelEntrySchema], { error: 'each model must be a model id or {id, contextWindow?, maxOutputTokens?, reasoningEfforts?, defaultReasoningEffort?}' }))
+      .array(z.union([z.string().min(1, 'a model id must not be empty'), modelEntrySchema], { error: 'each model must be a model id or {id, contextWindow?, maxOutputTokens?, reasoningEfforts?, defaultReasoningEffort?, prices?}' }))
       .min(1, 'models must list at least one model id (the allow-list)'),
     /** The model used when a route gives none; must be one of `models`. */
     defaultModel: z.string().min(1).optional(),
@@ -318,7 +322,7 @@ export function createModelRegistry(providers: ProviderConfig[], options: ModelR
       const key = `${route.provider}\u0000${route.model}`;
       let model = resolved.get(key);
       if (model === undefined) {
-        model = provider.modelFor(route.model);
+        model = pricedModel(provider.modelFor(route.model), provider.entries.get(route.model)?.prices);
         resolved.set(key, model);
       }
       return model;

@@ -20,8 +20,11 @@ export interface ScriptStep {
   delayMs?: number;
   /** Fail the call with this HTTP status and message instead of answering. */
   error?: ScriptedError;
-  /** Token usage to report; a rough deterministic estimate (characters / 4) when omitted. */
-  usage?: Partial<TokenUsage>;
+  /**
+   * Token usage to report; a rough deterministic estimate (characters / 4) when omitted. Cached and
+   * cache-write tokens are parts of `inputTokens`, reported as each vendor reports them.
+   */
+  usage?: Partial<Pick<TokenUsage, 'inputTokens' | 'outputTokens' | 'cachedInputTokens' | 'cacheWriteInputTokens'>>;
   /** Finish reason; `tool-calls` when there are tool calls, otherwise `stop`, when omitted. */
   finishReason?: FinishReason;
   /**
@@ -73,6 +76,24 @@ export const scriptExhaustedErrorCode = 'script_exhausted';
 const jsonObjectSchema = z.record(z.string(), z.unknown()).refine(isJsonValue, 'must be plain JSON');
 const jsonObjectOrRaw = z.union([z.string(), jsonObjectSchema]);
 
+/** A step's usage: what the vendor reports, cached prompt tokens included (parts of inputTokens). */
+const scriptedUsageSchema = z
+  .object({
+    inputTokens: z.number().int().nonnegative(),
+    outputTokens: z.number().int().nonnegative(),
+    cachedInputTokens: z.number().int().nonnegative(),
+    cacheWriteInputTokens: z.number().int().nonnegative(),
+  })
+  .partial()
+  .strict()
+  .superRefine((usage, context) => {
+    const cached = (usage.cachedInputTokens ?? 0) + (usage.cacheWriteInputTokens ?? 0);
+    if (cached === 0) return;
+    // Cached tokens are part of the prompt, as every vendor counts them: the prompt's size must be scripted too.
+    if (usage.inputTokens === undefined) context.addIssue({ code: 'custom', path: ['inputTokens'], message: 'usage.inputTokens must be scripted with cachedInputTokens or cacheWriteInputTokens (they are part of it)' });
+    else if (cached > usage.inputTokens) context.addIssue({ code: 'custom', path: ['cachedInputTokens'], message: `usage.cachedInputTokens + cacheWriteInputTokens (${cached}) must not exceed inputTokens (${usage.inputTokens})` });
+  });
+
 /** Strict schema of a script step, for scripts read from JSON files or the control API. */
 export const scriptStepSchema = z
   .object({
@@ -89,7 +110,7 @@ export const scriptStepSchema = z
       })
       .strict()
       .optional(),
-    usage: z.object({ inputTokens: z.number().int().nonnegative(), outputTokens: z.number().int().nonnegative() }).partial().strict().optional(),
+    usage: scriptedUsageSchema.optional(),
     finishReason: z.enum(['stop', 'tool-calls', 'length', 'content-filter', 'error', 'other']).optional(),
     breakAfterChars: z.number().int().nonnegative().optional(),
     chunkDelayMs: z.number().int().nonnegative().optional(),
@@ -178,6 +199,11 @@ export function scriptedAnswer(step: ScriptStep, callId: (index: number) => stri
   const text = step.text ?? '';
   const calls = (step.toolCalls ?? []).map((call, index) => ({ id: call.id ?? callId(index), name: call.name, arguments: call.arguments }));
   const inputTokens = step.usage?.inputTokens ?? promptTokens;
+  // Reported as the vendors report them: parts of inputTokens, left out when none.
+  const cache = {
+    ...(step.usage?.cachedInputTokens ? { cachedInputTokens: step.usage.cachedInputTokens } : {}),
+    ...(step.usage?.cacheWriteInputTokens ? { cacheWriteInputTokens: step.usage.cacheWriteInputTokens } : {}),
+  };
   const textTokens = estimateTextTokens(text);
   const fullTokens = calls.reduce((sum, call) => sum + callTokens(call), textTokens);
   const reasoning = step.reasoning === undefined || step.reasoning === '' ? {} : { reasoning: step.reasoning };
@@ -187,10 +213,10 @@ export function scriptedAnswer(step: ScriptStep, callId: (index: number) => stri
       text,
       toolCalls: calls.map((call) => ({ ...call, complete: true })),
       finishReason: stepFinishReason(step),
-      usage: { inputTokens, outputTokens: step.usage?.outputTokens ?? fullTokens },
+      usage: { inputTokens, outputTokens: step.usage?.outputTokens ?? fullTokens, ...cache },
     };
   }
-  const cut: ScriptedAnswer = { ...reasoning, text: truncateToTokens(text, maxOutputTokens), toolCalls: [], finishReason: 'length', usage: { inputTokens, outputTokens: maxOutputTokens } };
+  const cut: ScriptedAnswer = { ...reasoning, text: truncateToTokens(text, maxOutputTokens), toolCalls: [], finishReason: 'length', usage: { inputTokens, outputTokens: maxOutputTokens, ...cache } };
   let remaining = maxOutputTokens - textTokens;
   for (const call of calls) {
     if (remaining <= 0) break;

@@ -112,7 +112,7 @@ async function readAnswer(
     reader.cancel(abortSignal.reason).catch(() => undefined);
   };
   abortSignal.addEventListener('abort', onAbort, { once: true });
-  const answer: SdkAnswer = { text: '', toolCalls: [], finishReason: 'other', usage: { inputTokens: undefined, outputTokens: undefined }, reasoning: [] };
+  const answer: SdkAnswer = { text: '', toolCalls: [], finishReason: 'other', usage: { inputTokens: undefined, outputTokens: undefined, cachedInputTokens: undefined, cacheWriteInputTokens: undefined }, reasoning: [] };
   const thinking = new Map<string, ReasoningBlock>();
   let finished = false;
   // errand's own caps: a provider stream that never ends (or ends only after gigabytes) is cut here, and
@@ -167,7 +167,14 @@ async function readAnswer(
         case 'finish':
           finished = true;
           answer.finishReason = part.finishReason.unified;
-          answer.usage = { inputTokens: part.usage.inputTokens.total, outputTokens: part.usage.outputTokens.total };
+          // The SDK's total counts cached prompt tokens too; cacheRead / cacheWrite are the parts of it the
+          // provider reported (OpenAI's cached_tokens, Anthropic's cache_read / cache_creation_input_tokens).
+          answer.usage = {
+            inputTokens: part.usage.inputTokens.total,
+            outputTokens: part.usage.outputTokens.total,
+            cachedInputTokens: part.usage.inputTokens.cacheRead,
+            cacheWriteInputTokens: part.usage.inputTokens.cacheWrite,
+          };
           break;
         case 'error':
           // A stream that just stopped (a proxy closing it cleanly) is transport trouble, not a bad answer.
@@ -189,7 +196,7 @@ async function readAnswer(
   if (cap !== undefined) {
     // Cut like an answer at the output-token limit: the provider's usage never came, so it is estimated.
     answer.finishReason = 'length';
-    answer.usage = { inputTokens: answer.usage.inputTokens, outputTokens: estimateTextTokens(answer.text) };
+    answer.usage = { ...answer.usage, outputTokens: estimateTextTokens(answer.text) };
     return { answer, cap };
   }
   if (!finished) throw streamError({ message: 'the model stream ended without a finish event', type: 'incomplete_stream' });

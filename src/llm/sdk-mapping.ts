@@ -126,7 +126,7 @@ export interface SdkAnswer {
   /** Tool calls with their raw JSON arguments, in order. */
   toolCalls: Array<{ toolCallId: string; toolName: string; input: string }>;
   finishReason: FinishReason;
-  usage: { inputTokens: number | undefined; outputTokens: number | undefined };
+  usage: { inputTokens: number | undefined; outputTokens: number | undefined; cachedInputTokens: number | undefined; cacheWriteInputTokens: number | undefined };
   /** Thinking blocks, in order. */
   reasoning: ReasoningBlock[];
 }
@@ -152,7 +152,12 @@ export function toModelResponse(answer: SdkAnswer): ModelResponse {
     text: answer.text,
     toolCalls,
     finishReason: answer.finishReason,
-    usage: { inputTokens: answer.usage.inputTokens ?? 0, outputTokens: answer.usage.outputTokens ?? 0 },
+    usage: {
+      inputTokens: answer.usage.inputTokens ?? 0,
+      outputTokens: answer.usage.outputTokens ?? 0,
+      ...(answer.usage.cachedInputTokens ? { cachedInputTokens: answer.usage.cachedInputTokens } : {}),
+      ...(answer.usage.cacheWriteInputTokens ? { cacheWriteInputTokens: answer.usage.cacheWriteInputTokens } : {}),
+    },
     ...(reasoning.length > 0 ? { reasoning } : {}),
   };
 }

@@ -1,6 +1,7 @@
 import { carriedTranscriptEntries, previewLength } from '../contracts/limits';
 import type { CarriedAgentState } from '../contracts/carried-agent-state';
 import type { SubagentPeek } from '../contracts/subagent-result';
+import { usageView } from '../domain/model-cost';
 import { carriedRegistry } from '../domain/task-registry';
 import type { Agent } from './agent';
 
@@ -25,10 +26,19 @@ export function peekAgent(agent: Agent, maxTurns: number): SubagentPeek {
     ...(agent.retryView ? { retry: agent.retryView } : {}),
     lastToolCall: agent.lastToolCall,
     lastAssistantText: agent.lastAssistantText,
-    usage: agent.usage,
+    usage: usageView(agent.usage),
+    totalUsage: usageView(agent.totalUsage()),
     model: agent.modelName,
     ...(agent.registry.tasks.length > 0
-      ? { tasks: agent.registry.tasks.map((task) => ({ taskId: task.taskId, state: task.state, description: task.description, turns: task.peek?.turns ?? task.result?.turns ?? 0 })) }
+      ? {
+          tasks: agent.registry.tasks.map((task) => ({
+            taskId: task.taskId,
+            state: task.state,
+            description: task.description,
+            turns: task.peek?.turns ?? task.result?.turns ?? 0,
+            usage: usageView(task.totalUsage),
+          })),
+        }
       : {}),
     ...(agent.pendingMessages.length > 0 ? { queuedMessages: agent.pendingMessages.length } : {}),
     ...(agent.approvals.pending.length > 0 ? { pendingApprovals: agent.approvals.pending } : {}),

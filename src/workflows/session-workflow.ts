@@ -15,6 +15,7 @@ import { AgentLoop, type RunOutcome } from './agent-loop';
 import { registerAgentHandlers } from './agent-handlers';
 import { conversationIdOf, lastAssistantFullText } from './conversation';
 import { IdleAlarm } from './idle-alarm';
+import { registerMcpToolCalls } from './mcp-tool-calls';
 import { TaskOrchestrator } from './task-orchestration';
 import { outcomeOfError } from './workflow-outcome';
 
@@ -67,14 +68,21 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
     },
     refuseMessage: () => {
       if (ended || cancelReason !== undefined) throw new Error(`session ${info.workflowId} has ended and takes no more messages`);
+      if (input.mcp) throw new Error(`session ${info.workflowId} is an MCP session: it takes tool calls from its MCP client, not messages`);
     },
     startsAtOnce: () => agent.state === 'waiting' && agent.pendingMessages.length === 0,
+  });
+  // Registered for every session (a handler adds no command); only an MCP session accepts its calls.
+  registerMcpToolCalls(agent, orchestrator, () => {
+    if (!input.mcp) throw new Error(`session ${info.workflowId} is not an MCP session: its tools are called by its own model`);
+    if (ended || cancelReason !== undefined) throw new Error(`session ${info.workflowId} has ended and takes no more tool calls`);
   });
   void orchestrator.probeLoop().catch(() => undefined);
 
   let outcome: RunOutcome | { status: 'idle'; diagnostic: string };
   try {
     outcome = await loopScope.run(async () => {
+      if (input.mcp) return await serveMcp();
       if (!input.carried) {
         // Stored by the first model call (no activity of its own).
         agent.appendBeforeNextTurn([{ role: 'system', content: buildSessionSystemPrompt({ ...input.system, workingDir: input.workingDir, toolsets: input.toolsets, canDelegate: agent.canDelegate }) }]);
@@ -113,6 +121,22 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
     orchestrator.settleTimers();
     idle.settle();
     return continueAsNew<typeof sessionWorkflow>({ ...input, carried: agent.snapshot('waiting') });
+  }
+
+  /**
+   * An MCP session runs no model: its client's tool calls are updates (mcp-tool-calls.ts), and notices wait
+   * for the client's next call. It lives until it is idle for its idle timeout, cancelled or over budget,
+   * and continues as new from its wait when the server suggests it.
+   */
+  async function serveMcp(): Promise<{ status: 'idle'; diagnostic: string }> {
+    for (;;) {
+      idle.arm();
+      await agent.waitFor(() => (idle.expired() && agent.idle) || continueAsNewDue());
+      if (idle.expired() && agent.idle) {
+        return { status: 'idle', diagnostic: `no tool call for ${Math.round(idleTimeoutMs / 1000)} s (the session idle timeout)` };
+      }
+      await continueAsNewWaiting();
+    }
   }
 
   /** One run for a message or notices; a failure is reported and the session carries on. */

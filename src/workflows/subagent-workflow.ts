@@ -13,6 +13,7 @@ import { liveTextShown } from '../contracts/live-text';
 import { childProgressSignal, childSettledSignal } from '../contracts/subagent-messages';
 import type { SubagentInput } from '../contracts/subagent';
 import type { SubagentResult } from '../contracts/subagent-result';
+import { usageView } from '../domain/model-cost';
 import { buildForkTask, buildSubagentSystemPrompt, preview } from '../domain/subagent-prompt';
 import { isLive } from '../domain/task-registry';
 import { defaultTaskLimits } from '../domain/task-limits';
@@ -127,7 +128,8 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       ...(outcome.checks ? { checks: outcome.checks } : {}),
       turns: agent.turns,
       toolCalls: agent.toolCalls,
-      usage: agent.usage,
+      usage: usageView(agent.usage),
+      totalUsage: usageView(agent.totalUsage()),
       durationMs: Date.now() - agent.startedAt,
     };
   };

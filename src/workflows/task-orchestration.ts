@@ -23,6 +23,7 @@ import {
   forcedBackgroundReason,
 } from '../domain/delegation-texts';
 import { OrchestrationTool } from '../domain/orchestration-tools';
+import { usageView } from '../domain/model-cost';
 import { preview } from '../domain/subagent-prompt';
 import {
   addTask,
@@ -253,7 +254,8 @@ export class TaskOrchestrator implements OrchestrationTools {
       diagnostic,
       turns: record.peek?.turns ?? 0,
       toolCalls: record.peek?.toolCalls ?? 0,
-      usage: record.peek?.usage ?? zeroUsage,
+      usage: usageView(record.peek?.usage ?? zeroUsage),
+      totalUsage: usageView(record.totalUsage),
       durationMs: Date.now() - record.startedAt,
     };
   }

@@ -72,8 +72,8 @@ describe('GET /v1/models and /healthz', () => {
         models: ['scripted-model', 'other-model'],
         defaultModel: null,
         entries: [
-          { id: 'scripted-model', contextWindow: 128_000, maxOutputTokens: null, reasoningEfforts: [], defaultReasoningEffort: null },
-          { id: 'other-model', contextWindow: 64_000, maxOutputTokens: 2_000, reasoningEfforts: ['low', 'high'], defaultReasoningEffort: 'high' },
+          { id: 'scripted-model', contextWindow: 128_000, maxOutputTokens: null, reasoningEfforts: [], defaultReasoningEffort: null, prices: null },
+          { id: 'other-model', contextWindow: 64_000, maxOutputTokens: 2_000, reasoningEfforts: ['low', 'high'], defaultReasoningEffort: 'high', prices: null },
         ],
       }],
       default: { provider: 'scripted', model: 'scripted-model' },

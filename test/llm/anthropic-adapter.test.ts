@@ -25,7 +25,7 @@ describe('Anthropic adapter against the scripted server (Messages API)', () => {
 
     const response = await model.generate(simpleRequest(route), {});
 
-    expect(response).toEqual({ text: 'Hello from Claude.', toolCalls: [], finishReason: 'stop', usage: { inputTokens: 21, outputTokens: 4 } });
+    expect(response).toEqual({ text: 'Hello from Claude.', toolCalls: [], finishReason: 'stop', usage: { inputTokens: 21, outputTokens: 4, unpricedCalls: 1 } });
     const [request] = server.requests;
     expect(request?.api).toBe('messages');
     expect(request?.headers['x-api-key']).toBe(testApiKey);

@@ -27,7 +27,7 @@ describe('OpenAI-compatible adapter against the scripted server', () => {
 
     const response = await model.generate(simpleRequest({ ...route, temperature: 0.2 }), {});
 
-    expect(response).toEqual({ text: 'Hello there.', toolCalls: [], finishReason: 'stop', usage: { inputTokens: 11, outputTokens: 3 } });
+    expect(response).toEqual({ text: 'Hello there.', toolCalls: [], finishReason: 'stop', usage: { inputTokens: 11, outputTokens: 3, unpricedCalls: 1 } });
     expect(server.requests).toHaveLength(1);
     const [request] = server.requests;
     expect(request?.api).toBe('chat-completions');

@@ -85,11 +85,14 @@ describe('model registry', () => {
     expect(typeof registry.resolve({ provider: 'ollama', model: 'qwen3:8b' }).generate).toBe('function');
   });
 
-  it('resolves scripted providers to the supplied model and fails clearly when none is supplied', () => {
-    const scripted = new ScriptedModel([{ text: 'hi' }]);
+  it('resolves scripted providers to the supplied model and fails clearly when none is supplied', async () => {
+    const scripted = new ScriptedModel([{ text: 'hi', usage: { inputTokens: 3, outputTokens: 1 } }]);
     const config: ProviderConfig = { name: 'fake', kind: 'scripted', models: ['m'] };
     const registry = createModelRegistry([config], { env: {}, scripted: { fake: scripted } });
-    expect(registry.resolve({ provider: 'fake', model: 'm' })).toBe(scripted);
+    // The supplied model answers; the registry adds what the call cost (here: unpriced, the entry has no prices).
+    const answer = await registry.resolve({ provider: 'fake', model: 'm' }).generate({ route: { provider: 'fake', model: 'm' }, messages: [{ role: 'user', content: 'hello' }], tools: [] }, {});
+    expect(answer).toMatchObject({ text: 'hi', usage: { inputTokens: 3, outputTokens: 1, unpricedCalls: 1 } });
+    expect(scripted.calls).toHaveLength(1);
     expect(registry.resolve({ provider: 'fake', model: 'm' })).toBe(registry.resolve({ provider: 'fake', model: 'm' }));
 
     const error = classifyModelError(thrown(() => createModelRegistry([config], { env: {}, scripted: { other: scripted } })));
@@ -158,6 +161,20 @@ describe('model entries with settings', () => {
       'ERRAND_PROVIDERS[0.models.0.reasoningEfforts.0]: reasoning effort "minimal" has no thinking budget for kind anthropic; use low, medium, high',
     );
     expect(String(thrown(() => parseProviderConfigs([{ ...ollama, models: ['m', { id: 'm' }] }], 'providers')))).toContain('providers[0.models.1]: model "m" is listed twice');
+  });
+
+  it('takes prices in US dollars per million tokens, and names the field and what would be valid when one is wrong', () => {
+    const priced = { id: 'gpt-4.1', prices: { input: 2, output: 8, cachedInput: 0.5 } };
+    expect(parseProviderConfigs([{ ...openai, models: ['gpt-4.1-mini', priced] }], 'providers')[0]?.models).toEqual(['gpt-4.1-mini', priced]);
+    expect(parseProviderConfigs([{ ...ollama, models: [{ id: 'local', prices: { input: 0, output: 0 } }] }], 'providers')[0]?.models).toEqual([{ id: 'local', prices: { input: 0, output: 0 } }]);
+    const bad = (prices: unknown): string => String(thrown(() => parseProviderConfigs([{ ...ollama, models: [{ id: 'm', prices }] }], 'ERRAND_PROVIDERS')));
+    expect(bad({ input: -1, output: 8 })).toContain('ERRAND_PROVIDERS[0.models.0.prices.input]: prices.input must not be negative (US dollars per million tokens, e.g. 2.5)');
+    expect(bad({ input: 2, output: '8' })).toContain('ERRAND_PROVIDERS[0.models.0.prices.output]: prices.output must be a number of US dollars per million tokens, e.g. 10');
+    expect(bad({ input: 2, output: 8, cachedInput: -0.5 })).toContain('ERRAND_PROVIDERS[0.models.0.prices.cachedInput]: prices.cachedInput must not be negative');
+    expect(bad({ input: 2 })).toContain('ERRAND_PROVIDERS[0.models.0.prices.output]: prices.output must be a number of US dollars per million tokens');
+    expect(bad({ input: 2, output: 8, cached: 1 })).toMatch(/ERRAND_PROVIDERS\[0\.models\.0\.prices\]: .*cached/);
+    // Not an object at all: the entry is not an entry, and the message lists what one holds.
+    expect(bad(2.5)).toContain('ERRAND_PROVIDERS[0.models.0]: each model must be a model id or {id, contextWindow?, maxOutputTokens?, reasoningEfforts?, defaultReasoningEffort?, prices?}');
   });
 
   it('lets defaultModel name an entry by its id', () => {

@@ -91,7 +91,21 @@ function chatCompletion(answer: ScriptedAnswer, context: AnswerContext): JsonObj
 }
 
 function openAIUsage(answer: ScriptedAnswer): JsonObject {
-  return { prompt_tokens: answer.usage.inputTokens, completion_tokens: answer.usage.outputTokens, total_tokens: answer.usage.inputTokens + answer.usage.outputTokens };
+  // OpenAI counts cached tokens inside prompt_tokens and names them in prompt_tokens_details; it has no cache writes.
+  const { inputTokens, outputTokens, cachedInputTokens } = answer.usage;
+  return {
+    prompt_tokens: inputTokens,
+    completion_tokens: outputTokens,
+    total_tokens: inputTokens + outputTokens,
+    ...(cachedInputTokens ? { prompt_tokens_details: { cached_tokens: cachedInputTokens } } : {}),
+  };
+}
+
+/** Anthropic's input usage: `input_tokens` excludes what was read from or written to the cache, reported beside it. */
+function anthropicInputUsage(answer: ScriptedAnswer): JsonObject {
+  const cached = answer.usage.cachedInputTokens ?? 0;
+  const written = answer.usage.cacheWriteInputTokens ?? 0;
+  return { input_tokens: answer.usage.inputTokens - cached - written, cache_creation_input_tokens: written, cache_read_input_tokens: cached };
 }
 
 function chatCompletionChunks(answer: ScriptedAnswer, context: AnswerContext, options: { includeUsage: boolean; chunkChars: number }): StreamEvent[] {
@@ -140,7 +154,7 @@ function anthropicMessage(answer: ScriptedAnswer, context: AnswerContext): JsonO
     content,
     stop_reason: anthropicStopReasons[answer.finishReason],
     stop_sequence: null,
-    usage: { input_tokens: answer.usage.inputTokens, output_tokens: answer.usage.outputTokens },
+    usage: { ...anthropicInputUsage(answer), output_tokens: answer.usage.outputTokens },
   };
 }
 
@@ -157,7 +171,7 @@ function anthropicEvents(answer: ScriptedAnswer, context: AnswerContext, chunkCh
           content: [],
           stop_reason: null,
           stop_sequence: null,
-          usage: { input_tokens: answer.usage.inputTokens, output_tokens: 1 },
+          usage: { ...anthropicInputUsage(answer), output_tokens: 1 },
         },
       }),
       answerChars: 0,

@@ -16,7 +16,7 @@ import { freePort } from '../../src/dev/free-port';
  */
 
 const models = {
-  providers: [{ provider: 'demo', kind: 'scripted', models: ['demo'], defaultModel: 'demo', entries: [{ id: 'demo', contextWindow: 128_000, maxOutputTokens: null, reasoningEfforts: [], defaultReasoningEffort: null }] }],
+  providers: [{ provider: 'demo', kind: 'scripted', models: ['demo'], defaultModel: 'demo', entries: [{ id: 'demo', contextWindow: 128_000, maxOutputTokens: null, reasoningEfforts: [], defaultReasoningEffort: null, prices: null }] }],
   default: { provider: 'demo', model: 'demo' },
 } satisfies ModelsResponse;
 

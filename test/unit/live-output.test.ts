@@ -7,6 +7,7 @@ import { asLiveText, liveText, liveTextShown } from '../../src/contracts/live-te
 import type { SubagentPeek } from '../../src/contracts/subagent-result';
 import { formatPeek } from '../../src/domain/delegation-texts';
 import { decodeCursor, encodeCursor, liveEvents, type LiveCursor } from '../../src/domain/live-events';
+import { usageView } from '../../src/domain/model-cost';
 
 /** The pure parts of live output: the heartbeat details, the events a look yields, the parent's peek text, the CLI's view. */
 
@@ -97,7 +98,8 @@ describe('live events', () => {
 
 describe('what load(task_id, peek: true) shows', () => {
   const { tasks: _apiTasks, ...apiPeek } = peek();
-  const subagentPeek: SubagentPeek = { ...apiPeek, turns: 2 };
+  const { totalUsage: _apiTotal, ...apiOwn } = apiPeek;
+  const subagentPeek: SubagentPeek = { ...apiOwn, usage: usageView(apiPeek.usage), turns: 2 };
 
   test('the text in flight, marked partial with its turn; a long one by its end', () => {
     const text = formatPeek('task-1', subagentPeek, 'running', 5_000, liveText('I am writing', 2, 1));

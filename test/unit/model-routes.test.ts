@@ -130,6 +130,13 @@ describe('route discovery in three levels', () => {
     expect(text).toContain("- thinker (the provider's default, the default route): context window 64000 tokens, output limit 4000 tokens, reasoning efforts: low (default), high");
   });
 
+  test('a model with prices shows them, so the parent can weigh a cheaper route', () => {
+    const priced: CatalogProvider[] = [{ name: 'openai', kind: 'openai-compatible', models: [{ id: 'cheap', contextWindow: 128_000, reasoningEfforts: [], prices: { input: 0.4, output: 1.6, cachedInput: 0.1 } }] }];
+    expect(formatRouteDiscovery(priced, context, { provider: 'openai' })).toContain(
+      '- cheap: context window 128000 tokens, output limit 8192 (the configured default) tokens, reasoning efforts: none, US dollars per million tokens: 0.4 in, 1.6 out, 0.1 cached in',
+    );
+  });
+
   test('a provider and a model: its efforts with the default marked; a model alone finds its provider', () => {
     const text = formatRouteDiscovery(catalog, context, { provider: 'openai', model: 'thinker' });
     expect(text.split('\n').slice(0, 3)).toEqual(['Reasoning efforts of openai/thinker:', '- low (default)', '- high']);

@@ -14,7 +14,7 @@ const base: SubagentResult = {
   partialOutput: '',
   turns: 1,
   toolCalls: 0,
-  usage: { inputTokens: 0, outputTokens: 0 },
+  usage: { inputTokens: 0, outputTokens: 0, costMicroUsd: 0, costUsd: 0 },
   durationMs: 10,
 };
 

@@ -21,7 +21,7 @@ import {
 const limits: TaskLimits = { maxBackgroundTasks: 2, maxContinuables: 2, waitTimeoutMs: 1_000, completedTaskTtlMs: 10_000 };
 
 function result(status: SubagentResult['status'], output = 'done'): SubagentResult {
-  return { workflowId: 'w', status, output: status === 'completed' ? output : '', partialOutput: status === 'completed' ? '' : output, turns: 1, toolCalls: 0, usage: { inputTokens: 1, outputTokens: 1 }, durationMs: 5 };
+  return { workflowId: 'w', status, output: status === 'completed' ? output : '', partialOutput: status === 'completed' ? '' : output, turns: 1, toolCalls: 0, usage: { inputTokens: 1, outputTokens: 1, costMicroUsd: 0, costUsd: 0 }, durationMs: 5 };
 }
 
 function add(registry: TaskRegistry, mode: TaskRecord['mode'], now = 0): TaskRecord {

@@ -87,6 +87,7 @@ export function mountCatalogRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): vo
           maxOutputTokens: model.maxOutputTokens ?? null,
           reasoningEfforts: [...model.reasoningEfforts],
           defaultReasoningEffort: model.defaultReasoningEffort ?? null,
+          prices: model.prices ? { ...model.prices } : null,
         })),
       })),
       default: defaultModel ?? null,

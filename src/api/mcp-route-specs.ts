@@ -1,0 +1,76 @@
+import { z } from 'zod';
+import { emptyPathSchema, emptyQuerySchema } from '../contracts/api';
+import { mcpRequestBodySchema, mcpSessionIdHeaderSchema } from '../contracts/mcp-api';
+import { defineRoute } from './route-spec';
+
+/** The routes of errand's MCP endpoint (Streamable HTTP, SEMANTICS §6); listed in route-table.ts's `apiRoutes`. */
+
+const sessionHeader = {
+  'Mcp-Session-Id': {
+    schema: mcpSessionIdHeaderSchema,
+    description: 'The MCP session (a session workflow of this API key\'s tenant), from the `Mcp-Session-Id` header of the initialize answer.',
+  },
+};
+
+/** `POST /v1/mcp`. */
+export const mcpPostRoute = defineRoute({
+  method: 'post',
+  path: '/v1/mcp',
+  operationId: 'mcpMessage',
+  summary: 'MCP (Streamable HTTP): send a JSON-RPC message',
+  description:
+    'errand\'s orchestration tools (load, delegate, send_message, list_subagent_models) for an MCP client. An `initialize` without ' +
+    '`Mcp-Session-Id` starts a session workflow whose id comes back in the `Mcp-Session-Id` header; with the header it reconnects ' +
+    'to that session and its tasks. Every other message needs the header. Answers are JSON (no event stream).',
+  tag: 'mcp',
+  authenticated: true,
+  params: emptyPathSchema,
+  query: emptyQuerySchema,
+  body: { schema: mcpRequestBodySchema, required: true, description: 'A JSON-RPC 2.0 message or batch (MCP).' },
+  headers: sessionHeader,
+  responses: {
+    200: { description: 'The JSON-RPC answer.', schema: z.unknown() },
+    202: { description: 'A notification or response was accepted.', empty: true },
+    400: { description: 'Not a JSON-RPC message, or a message other than initialize without `Mcp-Session-Id`.' },
+    401: { description: 'Missing or invalid API key.' },
+    404: { description: 'No such running MCP session for this API key: initialize a new one.' },
+    406: { description: 'The Accept header does not take both application/json and text/event-stream.' },
+    413: { description: 'The request body is larger than the configured limit.' },
+    503: { description: 'Temporal cannot be reached, or this server has no model provider configured.' },
+  },
+});
+
+/** `GET /v1/mcp`. */
+export const mcpGetRoute = defineRoute({
+  method: 'get',
+  path: '/v1/mcp',
+  operationId: 'mcpStream',
+  summary: 'MCP (Streamable HTTP): server stream (not offered)',
+  description: 'errand opens no server-to-client stream yet: 405. Notices of background tasks come with the next tool result.',
+  tag: 'mcp',
+  authenticated: true,
+  params: emptyPathSchema,
+  query: emptyQuerySchema,
+  responses: { 401: { description: 'Missing or invalid API key.' }, 405: { description: 'No server-to-client stream is offered.' } },
+});
+
+/** `DELETE /v1/mcp`. */
+export const mcpDeleteRoute = defineRoute({
+  method: 'delete',
+  path: '/v1/mcp',
+  operationId: 'mcpEndSession',
+  summary: 'MCP (Streamable HTTP): end the session',
+  description: 'Ends the MCP session: its session workflow is cancelled, and every live task under it.',
+  tag: 'mcp',
+  authenticated: true,
+  params: emptyPathSchema,
+  query: emptyQuerySchema,
+  headers: sessionHeader,
+  responses: {
+    204: { description: 'The session is cancelling.', empty: true },
+    400: { description: 'No `Mcp-Session-Id` header.' },
+    401: { description: 'Missing or invalid API key.' },
+    404: { description: 'No such running MCP session for this API key.' },
+    503: { description: 'Temporal cannot be reached.' },
+  },
+});

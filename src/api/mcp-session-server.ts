@@ -1,0 +1,92 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult as McpCallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { JsonObject } from '../contracts/json';
+import type { CallToolInput, CallToolResult } from '../contracts/mcp-session';
+import type { TextPart } from '../contracts/agent-wire';
+import { isMcpSessionTool, mcpToolListings } from '../domain/mcp-session-tools';
+
+/** What the MCP server needs of errand: one session's tool calls, and the text behind a stored part. */
+export interface McpSessionBackend {
+  /** The session workflow this MCP session is (its id is the MCP session id). */
+  sessionId: string;
+  /** How the client reconnects to this session (shown in the server's instructions). */
+  reconnect: string;
+  callTool(input: CallToolInput): Promise<CallToolResult>;
+  /** Reads the whole text of a part given by reference (a long result or notice). */
+  resolveParts(parts: TextPart[]): Promise<string>;
+  /** Why a failed call failed, as the client should read it. */
+  describeError(error: unknown): string;
+}
+
+/** Version errand reports to MCP clients (the server's implementation info). */
+const serverInfo = { name: 'errand', version: '0.1.0' };
+
+/**
+ * An MCP server over one errand session: `tools/list` gives the session tools with their own schemas and
+ * hints; `tools/call` runs one through the session workflow and answers with its text, followed by the
+ * notices of background tasks that settled since the previous call (one text item each).
+ */
+export function createErrandMcpServer(backend: McpSessionBackend): Server {
+  const server = new Server(serverInfo, {
+    capabilities: { tools: {}, logging: {} },
+    instructions:
+      `errand session ${backend.sessionId}: delegate tasks to durable subagents, in the foreground or in the background, ` +
+      'and read their results with load. Notices of background tasks arrive with your next tool result. ' +
+      `Reconnect to this session (and its tasks) with ${backend.reconnect}.`,
+  });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: mcpToolListings() }));
+  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<McpCallToolResult> => {
+    const { name } = request.params;
+    if (!isMcpSessionTool(name)) {
+      return errorResult(`Unknown tool "${name}". The tools are ${mcpToolListings().map((tool) => tool.name).join(', ')}.`);
+    }
+    const args: JsonObject = (request.params.arguments ?? {}) as JsonObject;
+    let result: CallToolResult;
+    try {
+      result = await backend.callTool({ name, arguments: args });
+    } catch (error) {
+      return errorResult(`${name} did not run: ${backend.describeError(error)}`);
+    }
+    const content = [{ type: 'text' as const, text: await backend.resolveParts(result.parts) }];
+    for (const notice of result.notices) content.push({ type: 'text', text: await backend.resolveParts(notice) });
+    return { content, isError: result.isError };
+  });
+  return server;
+}
+
+/**
+ * For a client that keeps its connection open (stdio): sends each notice that waits for the next tool result
+ * also as an MCP logging notification (`notifications/message`, level `notice`, logger `errand`) as soon
+ * as it is seen, once. The notice still comes with the next tool result, which is what a model reads.
+ * Returns the function that stops it. A failed look is skipped; the next one tries again.
+ */
+export function notifyNotices(server: Server, pendingNotices: () => Promise<TextPart[][]>, resolveParts: (parts: TextPart[]) => Promise<string>, intervalMs: number): () => void {
+  let sent = new Set<string>();
+  let busy = false;
+  const look = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const notices = await pendingNotices();
+      const keys = new Set<string>();
+      for (const notice of notices) {
+        const key = JSON.stringify(notice);
+        keys.add(key);
+        if (sent.has(key)) continue;
+        await server.sendLoggingMessage({ level: 'notice', logger: 'errand', data: await resolveParts(notice) });
+      }
+      // Only notices still waiting are remembered: a later notice with the same text is a new one.
+      sent = keys;
+    } catch {
+      // The session is unreachable for a moment, or the client is gone: the next look tries again.
+    } finally {
+      busy = false;
+    }
+  };
+  const timer = setInterval(() => void look(), intervalMs);
+  return () => clearInterval(timer);
+}
+
+function errorResult(text: string): McpCallToolResult {
+  return { content: [{ type: 'text', text }], isError: true };
+}

@@ -1,0 +1,67 @@
+import { parseArgs } from 'node:util';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { createBlobStore } from '../activities/blob-store-factory';
+import { loadApiConfig } from '../api/api-config';
+import { createApiDependencies } from '../api/default-dependencies';
+import { storedTextReader } from '../api/mcp-stored-text';
+import { sessionIdPattern } from '../contracts/mcp-api';
+import type { CliContext } from './cli-context';
+import { UsageError } from './cli-io';
+import { createErrandMcpServer, notifyNotices } from '../api/mcp-session-server';
+import { mcpNoticePollIntervalMs } from '../contracts/limits';
+
+/**
+ * `errand mcp`: errand's orchestration tools for any MCP client, over stdio (SEMANTICS §6). The MCP session
+ * is one durable session workflow, reached straight through Temporal (the client configuration, as the
+ * in-process CLI), as tenant `local` (`ERRAND_LOCAL_TENANT`). `--session <id>` (or `ERRAND_MCP_SESSION`)
+ * reconnects to an earlier session and its tasks; otherwise a new one starts. stdout carries the protocol
+ * only: everything for a person goes to stderr.
+ */
+export async function mcpCommand(argv: string[], context: CliContext): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: { session: { type: 'string' }, label: { type: 'string' } }, allowPositionals: false, strict: true });
+  const { env, cwd, io } = context;
+  const given = values.session ?? env.ERRAND_MCP_SESSION;
+  const from = values.session !== undefined ? '--session' : 'ERRAND_MCP_SESSION';
+  if (given !== undefined && !sessionIdPattern.test(given)) {
+    throw new UsageError(`${from} "${given}" is not a session id (errand- and 16 hex digits, as errand mcp printed when it started the session)`);
+  }
+  if (env.ERRAND_API_URL) io.stderr('errand mcp: ERRAND_API_URL is set, but errand mcp talks to Temporal directly (ERRAND_TEMPORAL_ADDRESS, ERRAND_TASK_QUEUE); the API\'s MCP endpoint is not built yet\n');
+  const loaded = loadApiConfig(env, cwd, { localDefault: true });
+  const tenant = loaded.auth.mode === 'off' ? loaded.auth.tenant : (env.ERRAND_LOCAL_TENANT ?? 'local');
+  const deps = createApiDependencies({ env, cwd, api: { ...loaded, auth: { mode: 'off', tenant } }, startedBy: 'errand mcp' });
+  const sessions = deps.sessions;
+  if (!sessions) throw new Error('the session service is not configured');
+  try {
+    let sessionId: string;
+    if (given !== undefined) {
+      const found = await sessions.get(tenant, given);
+      if (!found.running) throw new UsageError(`session ${given} (${from}) has ended; start errand mcp without it for a new session`);
+      sessionId = given;
+      io.stderr(`errand mcp: reconnected to session ${sessionId}\n`);
+    } else {
+      sessionId = (await sessions.start(tenant, { mcp: true, ...(values.label ? { label: values.label } : {}) })).id;
+      io.stderr(`errand mcp: session ${sessionId} started (reconnect with --session ${sessionId})\n`);
+    }
+    const resolveParts = storedTextReader(createBlobStore(deps.config));
+    const server = createErrandMcpServer({
+      sessionId,
+      reconnect: `errand mcp --session ${sessionId}`,
+      callTool: (input) => sessions.callTool(tenant, sessionId, input),
+      resolveParts,
+      // An ApiProblem's message is its title and detail (e.g. why the session refused the call).
+      describeError: (error) => (error instanceof Error ? error.message : String(error)),
+    });
+    const closed = new Promise<void>((resolveClosed) => {
+      server.onclose = () => resolveClosed();
+    });
+    await server.connect(new StdioServerTransport());
+    const stopNotices = notifyNotices(server, () => sessions.pendingNotices(tenant, sessionId), resolveParts, mcpNoticePollIntervalMs);
+    // The client ends the MCP session by closing stdin; the session workflow stays for a reconnect until its idle timeout.
+    process.stdin.once('end', () => void server.close());
+    await closed;
+    stopNotices();
+    return 0;
+  } finally {
+    await deps.temporal.close().catch(() => undefined);
+  }
+}

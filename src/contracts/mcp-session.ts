@@ -1,0 +1,35 @@
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { TextPart } from './agent-wire';
+import type { JsonObject } from './json';
+
+/**
+ * errand as an MCP server (SEMANTICS §6): each MCP session is a session workflow started with `mcp: true`,
+ * which runs no model of its own. Its MCP client calls the session's orchestration tools through the
+ * `callTool` update, which runs the tool the way the session's own loop does and returns its text, with
+ * the notices of background tasks that settled since the client's previous call.
+ */
+
+/** The tools an MCP client may call (the session tools of SEMANTICS §2; `approve` stays with a person). */
+export const mcpSessionTools = ['load', 'delegate', 'send_message', 'list_subagent_models'] as const;
+
+/** One of {@link mcpSessionTools}. */
+export type McpSessionToolName = (typeof mcpSessionTools)[number];
+
+/** A tool call from the MCP client. */
+export interface CallToolInput {
+  name: string;
+  arguments: JsonObject;
+}
+
+/** What the tool returned, and the notices that were waiting for the client (each a list of text parts). */
+export interface CallToolResult {
+  parts: TextPart[];
+  isError: boolean;
+  notices: TextPart[][];
+}
+
+/** The notices waiting for the client's next tool result (each a list of text parts), without taking them. */
+export const pendingNoticesQuery = defineQuery<TextPart[][]>('mcpPendingNotices');
+
+/** Runs one orchestration tool for an MCP session's client. */
+export const callToolUpdate = defineUpdate<CallToolResult, [CallToolInput]>('callTool');

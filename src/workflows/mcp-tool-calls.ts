@@ -1,0 +1,62 @@
+import { setHandler } from '@temporalio/workflow';
+import type { TextPart } from '../contracts/activities';
+import type { PendingNotice } from '../contracts/carried-agent-state';
+import { previewLength } from '../contracts/limits';
+import { callToolUpdate, mcpSessionTools, pendingNoticesQuery, type CallToolInput, type CallToolResult } from '../contracts/mcp-session';
+import { preview } from '../domain/subagent-prompt';
+import { findTask, markRead } from '../domain/task-registry';
+import type { Agent } from './agent';
+import type { TaskOrchestrator } from './task-orchestration';
+import { toolError } from './tool-outcomes';
+
+/**
+ * The `callTool` update of an MCP session (SEMANTICS §6): the MCP client's tool call runs through the same
+ * {@link TaskOrchestrator} as a session model's call, so texts, limits and task records are the same. The
+ * notices that settled tasks left since the previous call are handed to the client with the result (as
+ * goose does for its own model) instead of waking a model.
+ */
+export function registerMcpToolCalls(agent: Agent, orchestrator: TaskOrchestrator, refuse: () => void): void {
+  setHandler(pendingNoticesQuery, () => agent.pendingNotices.map(noticeParts));
+  setHandler(callToolUpdate, (input) => callTool(agent, orchestrator, input), {
+    validator: (input) => {
+      refuse();
+      if (typeof input?.name !== 'string' || !(mcpSessionTools as readonly string[]).includes(input.name)) {
+        throw new Error(`unknown tool "${String(input?.name)}"; the tools are ${mcpSessionTools.join(', ')}`);
+      }
+      if (typeof input.arguments !== 'object' || input.arguments === null || Array.isArray(input.arguments)) {
+        throw new Error(`the arguments of ${input.name} must be a JSON object`);
+      }
+    },
+  });
+}
+
+async function callTool(agent: Agent, orchestrator: TaskOrchestrator, input: CallToolInput): Promise<CallToolResult> {
+  agent.touch();
+  // The MCP session has no model turns, so the call counter stands in for the assistant message: it makes
+  // the ids (e.g. send_message's message id) that stay the same when this update is replayed.
+  const position = { assistantSeq: agent.toolCalls, index: 0 };
+  agent.toolCalls += 1;
+  const argumentsPreview = preview(JSON.stringify(input.arguments), previewLength);
+  agent.lastToolCall = { name: input.name, argumentsPreview, turn: agent.turns };
+  const outcome = input.name === 'delegate' && input.arguments.fork === true
+    ? toolError('delegate was not started: `fork` is not available through MCP (an MCP session has no conversation of its own to fork); give the context in `instructions` or `context`.')
+    : await orchestrator.run({ id: `mcp-${position.assistantSeq}`, name: input.name, arguments: input.arguments, argumentsPreview }, position);
+  agent.touch();
+  agent.updateViews();
+  return { parts: outcome.parts, isError: outcome.isError, notices: takeNotices(agent) };
+}
+
+/** The notices waiting for the client; a settled task's result counts as read once its notice is handed over. */
+function takeNotices(agent: Agent): TextPart[][] {
+  const notices = agent.pendingNotices.splice(0);
+  const now = Date.now();
+  for (const notice of notices) {
+    const task = notice.taskId ? findTask(agent.registry, notice.taskId) : undefined;
+    if (task && task.state !== 'waiting' && task.state !== 'running') markRead(task, now);
+  }
+  return notices.map(noticeParts);
+}
+
+function noticeParts(notice: PendingNotice): TextPart[] {
+  return notice.outputRef ? [notice.text, { ref: notice.outputRef }] : [notice.text];
+}

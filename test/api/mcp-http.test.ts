@@ -1,0 +1,101 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cancelSignal } from '../../src/contracts/subagent-messages';
+import { orchestrationToolSpecs } from '../../src/domain/orchestration-tools';
+import { callErrandTool, nextNotice, startedTask } from '../support/mcp-errand-client';
+import { keys, startApiStack, type ApiStack } from './api-harness';
+
+/**
+ * `/v1/mcp` (MCP Streamable HTTP) with the MCP TypeScript SDK's client over real HTTP against the Node API
+ * server, a worker with the scripted model and the run's Temporal dev server (api-harness).
+ */
+
+let stack: ApiStack;
+const clients: Client[] = [];
+const sessions: string[] = [];
+
+beforeAll(async () => {
+  stack = await startApiStack();
+});
+afterAll(async () => {
+  expect(stack.model.rejectedCalls).toHaveLength(0);
+  for (const client of clients) await client.close().catch(() => undefined);
+  for (const id of sessions) await stack.client.workflow.getHandle(id).signal(cancelSignal, { reason: 'test over' }).catch(() => undefined);
+  await stack?.stop();
+});
+
+async function connect(key: string = keys.acme, sessionId?: string): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  const transport = new StreamableHTTPClientTransport(new URL(`${stack.url}/v1/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${key}` } },
+    ...(sessionId ? { sessionId } : {}),
+  });
+  const client = new Client({ name: 'errand-http-test-client', version: '1.0.0' });
+  clients.push(client);
+  await client.connect(transport);
+  if (transport.sessionId && !sessions.includes(transport.sessionId)) sessions.push(transport.sessionId);
+  return { client, transport };
+}
+
+describe('/v1/mcp (Streamable HTTP)', () => {
+  it('needs an API key', async () => {
+    const response = await stack.request('/v1/mcp', { method: 'POST', key: null, headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(response.status).toBe(401);
+  });
+
+  it('initializes a session (its id in Mcp-Session-Id), lists the tools with their schemas and runs a foreground delegate', async () => {
+    const { client, transport } = await connect();
+    expect(transport.sessionId).toMatch(/^errand-[0-9a-f]{16}$/);
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(['load', 'delegate', 'send_message', 'list_subagent_models']);
+    for (const tool of tools) expect(tool.inputSchema).toEqual(orchestrationToolSpecs[tool.name as keyof typeof orchestrationToolSpecs].inputSchema);
+    const result = await callErrandTool(client, 'delegate', { instructions: 'summarise over http' });
+    expect(result.isError).toBe(false);
+    expect(result.texts[0]).toContain('done: summarise over http');
+  });
+
+  it('brings an async task\'s notice with a later tool result; a reconnect with the session id finds the task; another tenant cannot', async () => {
+    const { client, transport } = await connect();
+    const sessionId = transport.sessionId ?? '';
+    const taskId = startedTask((await callErrandTool(client, 'delegate', { instructions: 'take a moment over http', async: true })).texts[0] ?? '');
+    const notice = await nextNotice(client, (text) => text.includes(`Background task ${taskId} completed`));
+    expect(notice).toContain('done: take a moment over http');
+
+    const again = await connect(keys.acme, sessionId);
+    expect(again.transport.sessionId).toBe(sessionId);
+    expect((await callErrandTool(again.client, 'load')).texts[0]).toContain(taskId);
+    const loaded = await callErrandTool(again.client, 'load', { source: taskId });
+    expect(loaded.texts.join('\n')).toContain('done: take a moment over http');
+
+    const other = await stack.request('/v1/mcp', {
+      method: 'POST',
+      key: keys.globex,
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'load', arguments: {} } }),
+    });
+    expect(other.status).toBe(404);
+  });
+
+  it('refuses a message without a session, and GET; DELETE ends the session', async () => {
+    const orphan = await stack.request('/v1/mcp', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(orphan.status).toBe(400);
+    expect(await orphan.text()).toContain('Mcp-Session-Id');
+    expect((await stack.request('/v1/mcp')).status).toBe(405);
+
+    const { transport } = await connect();
+    const sessionId = transport.sessionId ?? '';
+    await transport.terminateSession();
+    const description = await stack.client.workflow.getHandle(sessionId).result();
+    expect(description).toMatchObject({ status: 'cancelled' });
+    const after = await stack.request('/v1/mcp', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(after.status).toBe(404);
+  });
+});
