@@ -58,6 +58,10 @@ export function usageText(usage: TokenUsage): string {
     ...(usage.cachedInputTokens ? [`${usage.cachedInputTokens} cached`] : []),
     ...(usage.cacheWriteInputTokens ? [`${usage.cacheWriteInputTokens} written to cache`] : []),
   ];
-  const unpriced = usage.unpricedCalls ? ` (+${usage.unpricedCalls} unpriced call${usage.unpricedCalls === 1 ? '' : 's'})` : '';
-  return `${usage.inputTokens} in${cache.length > 0 ? ` (${cache.join(', ')})` : ''}, ${usage.outputTokens} out · ${formatUsd(usage.costMicroUsd ?? 0)}${unpriced}`;
+  const calls = (count: number) => `${count} unpriced call${count === 1 ? '' : 's'}`;
+  const tokens = `${usage.inputTokens} in${cache.length > 0 ? ` (${cache.join(', ')})` : ''}, ${usage.outputTokens} out`;
+  // Nothing priced at all: a cost of $0 would read as free, so say it is unknown.
+  if (usage.unpricedCalls && !usage.costMicroUsd) return `${tokens} · cost unknown (${calls(usage.unpricedCalls)})`;
+  const unpriced = usage.unpricedCalls ? ` (+${calls(usage.unpricedCalls)})` : '';
+  return `${tokens} · ${formatUsd(usage.costMicroUsd ?? 0)}${unpriced}`;
 }

@@ -53,6 +53,8 @@ describe('usage sums and views', () => {
     expect(formatUsd(1_500_000)).toBe('$1.50');
     expect(formatUsd(0)).toBe('$0.00');
     expect(usageText({ inputTokens: 1_200, outputTokens: 300, cachedInputTokens: 800, costMicroUsd: 4_200, unpricedCalls: 2 })).toBe('1200 in (800 cached), 300 out · $0.0042 (+2 unpriced calls)');
+    // No call priced: the cost is unknown, not $0.
+    expect(usageText({ inputTokens: 1_200, outputTokens: 300, costMicroUsd: 0, unpricedCalls: 1 })).toBe('1200 in, 300 out · cost unknown (1 unpriced call)');
     expect(usageText({ inputTokens: 5, outputTokens: 1 })).toBe('5 in, 1 out · $0.00');
   });
 });
