@@ -36,22 +36,9 @@ export const mcpPostRoute = defineRoute({
     404: { description: 'No such running MCP session for this API key: initialize a new one.' },
     406: { description: 'The Accept header does not take both application/json and text/event-stream.' },
     413: { description: 'The request body is larger than the configured limit.' },
+    415: { description: 'The body is not application/json.' },
     503: { description: 'Temporal cannot be reached, or this server has no model provider configured.' },
   },
-});
-
-/** `GET /v1/mcp`. */
-export const mcpGetRoute = defineRoute({
-  method: 'get',
-  path: '/v1/mcp',
-  operationId: 'mcpStream',
-  summary: 'MCP (Streamable HTTP): server stream (not offered)',
-  description: 'errand opens no server-to-client stream yet: 405. Notices of background tasks come with the next tool result.',
-  tag: 'mcp',
-  authenticated: true,
-  params: emptyPathSchema,
-  query: emptyQuerySchema,
-  responses: { 401: { description: 'Missing or invalid API key.' }, 405: { description: 'No server-to-client stream is offered.' } },
 });
 
 /** `DELETE /v1/mcp`. */

@@ -25,7 +25,7 @@ import {
 } from '../contracts/api';
 import { delegateRequestSchema } from '../contracts/delegation';
 import { delegationEvents } from '../contracts/delegation-events';
-import { mcpDeleteRoute, mcpGetRoute, mcpPostRoute } from './mcp-route-specs';
+import { mcpDeleteRoute, mcpPostRoute } from './mcp-route-specs';
 import { defineRoute, type ResponseSpec, type RouteSpec } from './route-spec';
 import {
   approvalBodySchema,
@@ -366,7 +366,6 @@ export const apiRoutes: readonly RouteSpec[] = [
   listApprovalsRoute,
   decideApprovalRoute,
   mcpPostRoute,
-  mcpGetRoute,
   mcpDeleteRoute,
   listSourcesRoute,
   getSourceRoute,

@@ -114,7 +114,7 @@ describe('errand mcp (stdio)', () => {
     const sent = await call(client, 'send_message', { task_id: taskId, message: 'one more question' });
     expect(sent.isError).toBe(false);
     expect(sent.texts[0]).toBe(`Message delivered to ${taskId}. Its answer will arrive as a task notice.`);
-    expect(await nextNotice(client, answered)).toContain('Final message:');
+    expect(await nextNotice(client, answered)).toContain("Final message (the task's own words):");
     await client.close();
 
     const again = await connect(['--session', sessionId]);

@@ -36,10 +36,13 @@ describe('demo model', () => {
     expect(second.text).toContain('The task I was given: "Look at the project"');
   });
 
-  it('plugs into the registry as a scripted provider', () => {
+  it('plugs into the registry as a scripted provider', async () => {
     const model = createDemoModel();
     const registry = createModelRegistry([demoProviderConfig], { env: {}, scripted: { [demoProviderName]: model } });
-    expect(registry.resolve(route)).toBe(model);
+    // The registry wraps every model it resolves (to price its answers): the demo model answers through it, unpriced.
+    const answer = await registry.resolve(route).generate({ route, tools: [], messages: [{ role: 'user', content: 'Say hello' }] }, {});
+    expect(answer.text).toContain('[demo model]');
+    expect(answer.usage.unpricedCalls).toBe(1);
     expect(registry.providers()).toEqual([{ name: 'demo', kind: 'scripted', models: ['demo'], defaultModel: 'demo' }]);
   });
 });

@@ -3,7 +3,7 @@ import type { Hono } from 'hono';
 import { createBlobStore } from '../../activities/blob-store-factory';
 import type { ApiDependencies } from '../api-dependencies';
 import type { ApiEnv } from '../api-env';
-import { mcpDeleteRoute, mcpGetRoute, mcpPostRoute } from '../mcp-route-specs';
+import { mcpDeleteRoute, mcpPostRoute } from '../mcp-route-specs';
 import { createErrandMcpServer } from '../mcp-session-server';
 import { storedTextReader } from '../mcp-stored-text';
 import { ApiProblem, assertProviderConfigured, ProblemKind } from '../problem';
@@ -69,7 +69,6 @@ export function mountMcpRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
     }
   });
 
-  mountRoute(app, mcpGetRoute, async ({ c }) => c.body(null, 405, { allow: 'POST, DELETE' }));
 
   mountRoute(app, mcpDeleteRoute, async ({ headers, tenant, c }) => {
     const id = headers['Mcp-Session-Id'];
