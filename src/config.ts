@@ -365,7 +365,7 @@ function trustedRecipeDirsFrom(value: string | undefined): string[] | undefined 
   const dirs = value.split(':').map((path) => path.trim()).filter((path) => path !== '');
   const relative = dirs.filter((path) => !isAbsolute(path));
   if (relative.length > 0) {
-    throw new ConfigError(`ERRAND_TRUSTED_RECIPE_DIRS: ${relative.map((path) => `"${path}"`).join(', ')} ${relative.length === 1 ? 'is' : 'are'} not absolute; give absolute folders, ":"-separated (e.g. "/srv/work/acme/.goose/recipes")`);
+    throw new ConfigError(`ERRAND_TRUSTED_RECIPE_DIRS: ${relative.map((path) => `"${path}"`).join(', ')} ${relative.length === 1 ? 'is' : 'are'} not absolute; give absolute folders, ":"-separated (e.g. "/srv/errand/tenants/acme/.goose/recipes")`);
   }
   return dirs.map((path) => resolve(path));
 }

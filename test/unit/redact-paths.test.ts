@@ -3,7 +3,7 @@ import { redactServerPaths } from '../../src/domain/redact-paths';
 
 describe('redactServerPaths', () => {
   it('replaces absolute paths in file system and git messages', () => {
-    expect(redactServerPaths("ENOENT: no such file or directory, open '/srv/errand/work/acme/.goose/recipes/x.yaml'")).toBe("ENOENT: no such file or directory, open '<server path>'");
+    expect(redactServerPaths("ENOENT: no such file or directory, open '/srv/errand/tenants/acme/.goose/recipes/x.yaml'")).toBe("ENOENT: no such file or directory, open '<server path>'");
     expect(redactServerPaths('refused: symlink leaves the store (points to /etc/hostname); only links inside /var/lib/errand/recipes are followed')).toBe(
       'refused: symlink leaves the store (points to <server path>); only links inside <server path> are followed',
     );
