@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +21,7 @@ import { startTestWorker, temporalAddress, temporalHttpUrl, uniqueTaskQueue, typ
 
 const projectRoot = resolve(__dirname, '..', '..');
 const apiKey = 'schemathesis-key-0123456789abcdef';
+const tenant = `schemathesis-${randomBytes(4).toString('hex')}`;
 /** Test cases per operation and phase: sized to a minute or two on a small machine. */
 const maxExamples = 25;
 const seed = 20261202;
@@ -71,7 +73,9 @@ beforeAll(async () => {
     ERRAND_DATA_DIR: join(root, 'data'),
     ERRAND_WORKING_DIR: workDir,
     ERRAND_PROVIDERS: JSON.stringify([{ name: 'scripted', kind: 'scripted', models: ['scripted-model'] }]),
-    ERRAND_API_KEYS: JSON.stringify([{ tenant: 'acme', sha256: hashApiKey(apiKey) }]),
+    // A tenant of its own: the run's dev server is shared by every test file, and the stateful phase lists
+    // the tenant's delegations and cancels them — another file's delegations of a shared tenant included.
+    ERRAND_API_KEYS: JSON.stringify([{ tenant, sha256: hashApiKey(apiKey) }]),
     ERRAND_API_HOST: '127.0.0.1',
     ERRAND_API_PORT: '0',
     ERRAND_API_MAX_BODY_BYTES: '65536',
