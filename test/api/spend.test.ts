@@ -154,7 +154,9 @@ describe('cost of a session and its task', () => {
     const session = await eventually(async () => {
       const body = await json(await stack.request(`/v1/sessions/${encodeURIComponent(id)}`));
       const entries = z.object({ transcript: z.object({ entries: z.array(z.object({ role: z.string(), text: z.string() })) }) }).parse(body).transcript.entries;
-      return entries.some((entry) => entry.role === 'assistant' && entry.text === 'done: there are three files') ? body : undefined;
+      // The reply and the roll-up of the child's cost are written in separate workflow tasks: wait for both.
+      const rolledUp = z.object({ peek: z.object({ totalUsage: z.object({ costMicroUsd: z.number() }) }) }).safeParse(body).data?.peek.totalUsage.costMicroUsd === withChild.costMicroUsd;
+      return entries.some((entry) => entry.role === 'assistant' && entry.text === 'done: there are three files') && rolledUp ? body : undefined;
     }, 20_000);
     expect(session).toMatchObject({ peek: { usage: ownParent, totalUsage: withChild, tasks: [{ taskId: 'task-1', usage: ownChild }] } });
 
