@@ -30,8 +30,8 @@ export const apiBundleOptions: BuildOptions = {
   minify: true,
   keepNames: true,
   sourcemap: true,
-  // The AWS SDK is bundled, pinned at the version the code was tested with, not whatever the runtime ships.
-  external: [],
+  // Nothing is external: the AWS SDK is bundled too, pinned at the version the code was tested with, not
+  // whatever the runtime ships.
   legalComments: 'none',
   logLevel: 'error',
 };

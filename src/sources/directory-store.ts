@@ -1,6 +1,6 @@
 import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
-import type { Dirent } from 'node:fs';
+import type { Dirent, Stats } from 'node:fs';
 import { maxSourceFileBytes, maxStoreEntries } from '../contracts/limits';
 import { isConfinedWalkError, withConfinedDir, type ConfinedDir } from '../tools/confined-dir';
 import { walkAgentSubfolders, type FolderEntry } from './agent-folder-walk';
@@ -141,13 +141,8 @@ export class DirectoryStore implements SourceStore {
             continue;
           }
           if (entry.kind !== 'file') continue;
-          const info = await folder.lstatChild(entry.name);
-          if (!info?.isFile()) continue;
-          if (info.size > maxSourceFileBytes) {
-            problems.push(`${this.describe()}: ${entry.name}: refused: file is ${formatBytes(info.size)}, over the ${formatBytes(maxSourceFileBytes)} limit for sources`);
-            continue;
-          }
-          found.push({ path: entry.name, kind, version: this.options.version?.() ?? `mtime:${info.mtime.toISOString()}` });
+          const checked = this.sizedEntry(entry.name, kind, await folder.lstatChild(entry.name), problems);
+          if (checked) found.push(checked);
         }
         return found;
       });
@@ -166,16 +161,22 @@ export class DirectoryStore implements SourceStore {
     for (const path of walk.paths) {
       try {
         const info = await this.inConfinedFolder(base, posix.dirname(path), (opened) => opened.lstatChild(posix.basename(path)));
-        if (!info?.isFile()) continue;
-        if (info.size > maxSourceFileBytes) {
-          problems.push(`${this.describe()}: ${path}: refused: file is ${formatBytes(info.size)}, over the ${formatBytes(maxSourceFileBytes)} limit for sources`);
-          continue;
-        }
-        entries.push({ path, kind: 'agent', version: this.options.version?.() ?? `mtime:${info.mtime.toISOString()}` });
+        const checked = this.sizedEntry(path, 'agent', info, problems);
+        if (checked) entries.push(checked);
       } catch (error) {
         problems.push(messageOf(error));
       }
     }
+  }
+
+  /** A listed file as a store entry: only a regular file within the size limit (a larger one is reported). */
+  private sizedEntry(path: string, kind: StoreEntryKind, info: Stats | undefined, problems: string[]): StoreEntry | undefined {
+    if (!info?.isFile()) return undefined;
+    if (info.size > maxSourceFileBytes) {
+      problems.push(`${this.describe()}: ${path}: refused: file is ${formatBytes(info.size)}, over the ${formatBytes(maxSourceFileBytes)} limit for sources`);
+      return undefined;
+    }
+    return { path, kind, version: this.options.version?.() ?? `mtime:${info.mtime.toISOString()}` };
   }
 
   private async readConfined(base: string, relativePath: string): Promise<StoreReadResult> {
