@@ -87,8 +87,10 @@ export class StoreSkillPlace implements SkillPlace {
   async read(name: string): Promise<string | undefined> {
     try {
       return (await this.store.read(`${skillFolder}/${name}/${skillFile}`)).content;
-    } catch {
-      // These stores say "missing" and "unreachable" alike; a skill not found here is looked for in the next place.
+    } catch (error) {
+      // A file the store refuses (too large) is an error; otherwise these stores say "missing" and
+      // "unreachable" alike, and a skill not found here is looked for in the next place.
+      if (messageOf(error).includes(': refused: ')) throw error;
       return undefined;
     }
   }

@@ -7,6 +7,7 @@ import { LocalBlobStore } from '../../src/activities/blob-store';
 import { agentMemoryPromptMaxBytes, agentMemoryPromptMaxLines } from '../../src/contracts/limits';
 import { memoryToolSpecs, runMemoryTool } from '../../src/tools/memory-tools';
 import { findSkills, FolderSkillPlace, projectSkillPlace } from '../../src/sources/skill-sources';
+import { SharedSources } from '../../src/sources/shared-sources';
 
 /**
  * An agent's memory folder on a real blob store folder, and skill lookup on real folders (decision 0031):
@@ -136,5 +137,30 @@ describe('skills', () => {
     expect(!linked.ok && linked.message).toMatch(/^agents\/x\.md: skills: skill "borrowed" cannot be read: project \.claude\/skills: refused: borrowed is a symbolic link/);
     expect(JSON.stringify(linked)).not.toContain('GLOBEX SECRET');
     expect(readdirSync(join(work, '.claude', 'skills')).sort()).toEqual(['api-conventions', 'borrowed', 'testing']);
+  });
+
+  it("a worker's resolver looks in the operator's configured stores, then the project, then the user's folder", async () => {
+    const workRoot = join(root, 'shared-work');
+    const project = join(workRoot, 'acme');
+    const operator = join(root, 'operator-store');
+    const home = join(root, 'home');
+    const skill = (folder: string, name: string, text: string) => {
+      mkdirSync(join(folder, '.claude', 'skills', name), { recursive: true });
+      writeFileSync(join(folder, '.claude', 'skills', name, 'SKILL.md'), text);
+    };
+    skill(operator, 'style', 'operator style');
+    skill(project, 'style', 'project style');
+    skill(project, 'layout', 'project layout');
+    skill(home, 'style', 'user style');
+    skill(home, 'habits', 'user habits');
+    const sources = new SharedSources({ configured: [{ type: 'directory', path: operator }], workingRoot: workRoot, homeDirectory: home, aliases: {} });
+    const places = sources.resolverFor(project).skillPlaces;
+    expect(places.map((place) => place.label)).toEqual(['configured store 1 (directory operator-store) .claude/skills', 'project .claude/skills', 'user ~/.claude/skills']);
+    const found = await findSkills(['style', 'layout', 'habits'], places, 'agents/x.md');
+    expect(found.ok && found.skills.map((entry) => `${entry.name}: ${entry.content} (${entry.from})`)).toEqual([
+      'style: operator style (configured store 1 (directory operator-store) .claude/skills)',
+      'layout: project layout (project .claude/skills)',
+      'habits: user habits (user ~/.claude/skills)',
+    ]);
   });
 });

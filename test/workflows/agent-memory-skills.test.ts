@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { sendMessageUpdate, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent-messages';
@@ -10,6 +10,8 @@ import { ConversationScripts, toolResults } from '../support/conversation-script
 import { startS3Server, type S3TestServer } from '../support/s3-server';
 import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
 import { writeFiles } from '../sources/source-files';
+import { S3Store } from '../../src/sources/s3-store';
+import { findSkills, StoreSkillPlace } from '../../src/sources/skill-sources';
 
 /**
  * Claude Code's `memory` and `skills` in agent files, run end to end on the real dev server with the
@@ -147,6 +149,8 @@ describe('memory on S3 (SeaweedFS), shared by workers that share nothing else', 
     const bucket = 'errand-memory';
     const admin = new S3Client({ endpoint: s3.endpoint, region: s3.region, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey }, forcePathStyle: true });
     await admin.send(new CreateBucketCommand({ Bucket: bucket }));
+    // An operator's S3 source store with a skill of its own.
+    await admin.send(new PutObjectCommand({ Bucket: bucket, Key: 'stores/team/.claude/skills/s3-style/SKILL.md', Body: '---\nname: s3-style\n---\nWrite short reviews.\n' }));
     admin.destroy();
     env = { ERRAND_BLOB_BUCKET: bucket, ERRAND_BLOB_PREFIX: 'errand/', ERRAND_BLOB_S3_ENDPOINT: s3.endpoint, ERRAND_BLOB_S3_REGION: s3.region, ERRAND_BLOB_S3_FORCE_PATH_STYLE: 'true' };
   }, 120_000);
@@ -170,4 +174,14 @@ describe('memory on S3 (SeaweedFS), shared by workers that share nothing else', 
       await workerB.stop();
     }
   }, 120_000);
+
+  test("a skill in an operator's S3 store is found by name; a missing one is not", async () => {
+    if (!s3) throw new Error('no S3 server');
+    const store = new S3Store({ bucket: 'errand-memory', prefix: 'stores/team/', endpoint: s3.endpoint, region: s3.region, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey }, forcePathStyle: true });
+    const place = new StoreSkillPlace(store);
+    expect(await findSkills(['s3-style'], [place], 'agents/x.md')).toEqual({ ok: true, skills: [{ name: 's3-style', from: place.label, content: '---\nname: s3-style\n---\nWrite short reviews.\n' }] });
+    const missing = await findSkills(['absent'], [place], 'agents/x.md');
+    expect(missing.ok).toBe(false);
+    expect(!missing.ok && missing.message).toContain('agents/x.md: skills: no skill named "absent"');
+  });
 });
