@@ -125,8 +125,10 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
         const outcome = await withHeartbeat(async (abortSignal): Promise<{ response: ModelResponse } | { needsCompaction: NonNullable<ModelTurnOutput['needsCompaction']> }> => {
           await deps.toolsets.ensureRecipeServers(input.recipeServers ?? []);
           // An agent with memory gets its memory tools whatever its `tools` list says (as in Claude Code); the policy still applies.
+          // They take precedence over a same-named tool of an operator's toolset called `memory` (runTool routes them so too).
           const memory = input.memory ? memoryToolSpecs : [];
-          const policed = applyToolPolicy([...orchestration, ...(await deps.toolsets.specsFor(input.toolsets, input.toolFilter, input.workingDir)), ...memory], deps.toolPolicy, input.toolPolicy ?? []).offered;
+          const toolsetSpecs = (await deps.toolsets.specsFor(input.toolsets, input.toolFilter, input.workingDir)).filter((spec) => !input.memory || !isMemoryTool(spec.name));
+          const policed = applyToolPolicy([...orchestration, ...toolsetSpecs, ...memory], deps.toolPolicy, input.toolPolicy ?? []).offered;
           // final_output is how a structured-output run delivers its result, not a capability: no policy takes it away.
           const offered = input.finalOutput ? [...policed, await finalOutput.spec(input.finalOutput.schemaKey)] : policed;
           if (input.checkContext) {

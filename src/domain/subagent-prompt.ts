@@ -1,5 +1,6 @@
 import { finalOutputPromptSection } from './final-output';
 import type { MemoryPromptPart, PreloadedSkill } from '../contracts/subagent';
+import { agentMemoryPromptMaxLines } from '../contracts/limits';
 
 /**
  * Pure text builders for a subagent's conversation. Used by workflow code: no I/O, deterministic.
@@ -37,8 +38,8 @@ export function memoryPromptSection(memory: MemoryPromptPart): string {
     `You have a persistent memory folder (scope: ${memory.scope}) that outlives this task: later delegations of this agent start with ` +
       'the start of its MEMORY.md below. Reach it only with the memory tools (memory__read, memory__write, memory__edit, memory__list) and ' +
       'paths under memory/ (memory/MEMORY.md, memory/<topic>.md); it is not in your working directory. Before you finish, record what ' +
-      'will help next time (patterns, decisions, pitfalls) and keep memory/MEMORY.md a short index: its first 200 lines are all that is ' +
-      'shown at the start, so move details into topic files.',
+      'will help next time (patterns, decisions, pitfalls) and keep memory/MEMORY.md a short index: ' +
+      `its first ${agentMemoryPromptMaxLines} lines are all that is shown at the start, so move details into topic files.`,
     '',
   ];
   if (memory.excerpt.trim() === '') {
