@@ -32,16 +32,16 @@ const signal = new AbortController().signal;
 
 describe('memory locations', () => {
   it('user memory is per tenant and agent; project and local add a hash of the working directory below the working root', () => {
-    const user = memoryLocationFor({ tenant: 'acme', scope: 'user', agent: 'reviewer', workingDir: '/srv/work/acme/api', workingRoot: '/srv/work', file: 'a.md' });
+    const user = memoryLocationFor({ tenant: 'acme', scope: 'user', agent: 'reviewer', workingDir: '/srv/tenants/acme/api', workingRoot: '/srv/tenants', file: 'a.md' });
     expect(user).toEqual({ tenant: 'acme', scope: 'user', agent: 'reviewer' });
     expect(memoryFolderKey(user)).toBe('agent-memory/acme/user/reviewer');
-    const project = memoryLocationFor({ tenant: 'acme', scope: 'project', agent: 'reviewer', workingDir: '/srv/work/acme/api', workingRoot: '/srv/work', file: 'a.md' });
+    const project = memoryLocationFor({ tenant: 'acme', scope: 'project', agent: 'reviewer', workingDir: '/srv/tenants/acme/api', workingRoot: '/srv/tenants', file: 'a.md' });
     // The same working directory on another mount of the working root is the same project.
     const elsewhere = memoryLocationFor({ tenant: 'acme', scope: 'project', agent: 'reviewer', workingDir: '/mnt/w/acme/api/', workingRoot: '/mnt/w', file: 'a.md' });
     expect(elsewhere.project).toBe(project.project);
-    const other = memoryLocationFor({ tenant: 'acme', scope: 'project', agent: 'reviewer', workingDir: '/srv/work/acme/web', workingRoot: '/srv/work', file: 'a.md' });
+    const other = memoryLocationFor({ tenant: 'acme', scope: 'project', agent: 'reviewer', workingDir: '/srv/tenants/acme/web', workingRoot: '/srv/tenants', file: 'a.md' });
     expect(other.project).not.toBe(project.project);
-    const local = memoryLocationFor({ tenant: 'acme', scope: 'local', agent: 'reviewer', workingDir: '/srv/work/acme/api', workingRoot: '/srv/work', file: 'a.md' });
+    const local = memoryLocationFor({ tenant: 'acme', scope: 'local', agent: 'reviewer', workingDir: '/srv/tenants/acme/api', workingRoot: '/srv/tenants', file: 'a.md' });
     expect(memoryFolderKey(local)).toBe(`agent-memory/acme/local/${project.project ?? ''}/reviewer`);
     expect(memoryFolderKey({ scope: 'user', agent: 'reviewer' })).toBe('agent-memory/_none/user/reviewer');
   });
