@@ -26,6 +26,7 @@ import type { ModelRegistry } from '../llm/model-port';
 import { toolError } from '../tools/tool';
 import { applyOrchestrationPolicy, applyToolPolicy, checkToolCall, type ToolPolicyConfig } from '../tools/tool-policy';
 import type { WorkerToolsetRegistry } from '../tools/toolset-registry-factory';
+import { isMemoryTool, memoryToolSpecs, runMemoryTool } from '../tools/memory-tools';
 import { checkReasoningEffort, classifyAndThrow, classifyStoreErrors, modelInfo, resolveModel } from './agent-loop-failures';
 import type { BlobStore } from './blob-store';
 import { compactConversation, windowedMessages } from './compaction';
@@ -123,7 +124,11 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
         const live = (): LiveText | undefined => (written.length > 0 ? liveText(written, input.totalTurn ?? input.turn, attempt) : undefined);
         const outcome = await withHeartbeat(async (abortSignal): Promise<{ response: ModelResponse } | { needsCompaction: NonNullable<ModelTurnOutput['needsCompaction']> }> => {
           await deps.toolsets.ensureRecipeServers(input.recipeServers ?? []);
-          const policed = applyToolPolicy([...orchestration, ...(await deps.toolsets.specsFor(input.toolsets, input.toolFilter, input.workingDir))], deps.toolPolicy, input.toolPolicy ?? []).offered;
+          // An agent with memory gets its memory tools whatever its `tools` list says (as in Claude Code); the policy still applies.
+          // They take precedence over a same-named tool of an operator's toolset called `memory` (runTool routes them so too).
+          const memory = input.memory ? memoryToolSpecs : [];
+          const toolsetSpecs = (await deps.toolsets.specsFor(input.toolsets, input.toolFilter, input.workingDir)).filter((spec) => !input.memory || !isMemoryTool(spec.name));
+          const policed = applyToolPolicy([...orchestration, ...toolsetSpecs, ...memory], deps.toolPolicy, input.toolPolicy ?? []).offered;
           // final_output is how a structured-output run delivers its result, not a capability: no policy takes it away.
           const offered = input.finalOutput ? [...policed, await finalOutput.spec(input.finalOutput.schemaKey)] : policed;
           if (input.checkContext) {
@@ -181,13 +186,18 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
           if (!verdict.run) {
             result = toolError(input.approval?.decision === 'deny' ? formatDenial(call.name, input.approval) : verdict.message);
           } else {
-            await deps.toolsets.ensureRecipeServers(input.recipeServers ?? []);
-            result = await withHeartbeat((abortSignal) =>
-              deps.toolsets.call(call.name, call.arguments, { workingDir: input.workingDir, abortSignal }, {
-                toolsetNames: input.toolsets,
-                ...(input.toolFilter ? { filter: input.toolFilter } : {}),
-              }), heartbeats,
-            );
+            const memory = input.memory;
+            if (memory && isMemoryTool(call.name)) {
+              result = await withHeartbeat((abortSignal) => runMemoryTool(deps.blobs, memory, call.name, call.arguments, abortSignal), heartbeats);
+            } else {
+              await deps.toolsets.ensureRecipeServers(input.recipeServers ?? []);
+              result = await withHeartbeat((abortSignal) =>
+                deps.toolsets.call(call.name, call.arguments, { workingDir: input.workingDir, abortSignal }, {
+                  toolsetNames: input.toolsets,
+                  ...(input.toolFilter ? { filter: input.toolFilter } : {}),
+                }), heartbeats,
+              );
+            }
           }
         }
         const winner = await storeFirstWins(deps.conversations, input.conversationId, input.resultSeq, {

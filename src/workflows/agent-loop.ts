@@ -248,6 +248,7 @@ export class AgentLoop {
           ...(agent.canDelegate ? { orchestrationTools: orchestrationToolsFor(options.approvers) } : {}),
           ...(options.toolPolicy ? { toolPolicy: options.toolPolicy } : {}),
           ...(options.recipeServers ? { recipeServers: options.recipeServers, workingDir: options.workingDir } : {}),
+          ...(options.memory ? { memory: options.memory } : {}),
           ...(agent.finalOutput ? { finalOutput: { schemaKey: agent.finalOutput.schemaKey } } : {}),
         }]));
         // The call stored the pending messages before anything else.
@@ -338,6 +339,7 @@ export class AgentLoop {
         ...(agent.options.toolFilter ? { toolFilter: agent.options.toolFilter } : {}),
         ...(agent.options.toolPolicy ? { toolPolicy: agent.options.toolPolicy } : {}),
         ...(agent.options.recipeServers ? { recipeServers: agent.options.recipeServers } : {}),
+        ...(agent.options.memory ? { memory: agent.options.memory } : {}),
         ...(approval ? { approval } : {}),
         ...(delivers && agent.finalOutput ? { finalOutput: { schemaKey: agent.finalOutput.schemaKey } } : {}),
       }]);

@@ -1,6 +1,6 @@
 import type { RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from '../contracts/activities';
 import type { ModelRoute } from '../contracts/model';
-import type { Approvers, ConversationPrefix, SubagentActivitySettings, TaskLimits } from '../contracts/subagent';
+import type { AgentMemoryLocation, Approvers, ConversationPrefix, SubagentActivitySettings, TaskLimits } from '../contracts/subagent';
 
 /** What a session or subagent workflow configures its agent with. */
 export interface AgentOptions {
@@ -34,6 +34,8 @@ export interface AgentOptions {
   toolPolicy?: ToolPolicyNarrowingWire[];
   /** MCP servers its recipe declared. */
   recipeServers?: RecipeServerWire[];
+  /** The agent's memory folder (`memory` in its agent file): its memory tools are offered (decision 0031). */
+  memory?: AgentMemoryLocation;
   /** How long a tool call under `ask` waits for a decision before it is denied (ms). */
   approvalTimeoutMs: number;
   /** Who may decide its children's approvals. */

@@ -57,6 +57,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {}),
     ...(input.toolPolicy ? { toolPolicy: input.toolPolicy } : {}),
     ...(input.recipeServers ? { recipeServers: input.recipeServers } : {}),
+    ...(input.memory ? { memory: input.memory } : {}),
     approvalTimeoutMs: input.approvalTimeoutMs ?? defaultApprovalTimeoutMs,
     approvers: input.approvers ?? 'human',
     now: Date.now(),
