@@ -55,6 +55,7 @@ export function mountMcpRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
       callTool: (input) => service().callTool(tenant, sessionId, input),
       resolveParts,
       describeError: (error) => (error instanceof Error ? error.message : String(error)),
+      toolPolicy: deps.config.toolPolicy,
     });
     // Stateless transport: the session is the workflow, named by the header this route sets on every answer.
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
