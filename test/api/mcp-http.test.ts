@@ -108,6 +108,9 @@ describe('/v1/mcp (Streamable HTTP)', () => {
 
     const { transport } = await connect();
     const sessionId = transport.sessionId ?? '';
+    // Another tenant's session has no stream for this key.
+    const foreign = await stack.request('/v1/mcp', { key: keys.globex, headers: { accept: 'text/event-stream', 'mcp-session-id': sessionId } });
+    expect(foreign.status).toBe(404);
     await transport.terminateSession();
     const description = await stack.client.workflow.getHandle(sessionId).result();
     expect(description).toMatchObject({ status: 'cancelled' });
