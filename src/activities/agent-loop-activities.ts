@@ -17,6 +17,7 @@ import type {
 import { FailureType } from '../contracts/failures';
 import { previewLength } from '../contracts/limits';
 import { zeroUsage, type ChatMessage, type ModelResponse } from '../contracts/model';
+import type { JsonObject } from '../contracts/json';
 import { formatDenial } from '../domain/delegation-texts';
 import { finalOutputToolName } from '../domain/final-output';
 import { orchestrationToolSpecs } from '../domain/orchestration-tools';
@@ -37,6 +38,10 @@ import { invalidArgumentsText, toModelTurnOutput } from './model-turn-output';
 import { defaultHeartbeatSettings, withHeartbeat, type HeartbeatSettings } from './heartbeat';
 import { escapeChildWords } from '../domain/child-words';
 import type { ConversationStore } from './conversation-store';
+import type { AgentHooksWire } from '../contracts/agent-hooks';
+import type { CommandOptions } from '../tools/command-environment';
+import type { PathRules } from '../tools/confine-path';
+import { hookToolNames, matchingHooks, runHooks, type HookRunOutcome } from './agent-hook-runner';
 
 /** What the agent-loop activities need; injected so tests and the worker choose the real parts. */
 export interface AgentLoopActivityDependencies {
@@ -53,6 +58,10 @@ export interface AgentLoopActivityDependencies {
   compactAt: number;
   /** How model and tool calls heartbeat (live-text interval, the in-flight registry); absent: the defaults. */
   heartbeats?: HeartbeatSettings;
+  /** How `run_command` runs on this worker: an agent file's command hooks run the same way (absent: hooks cannot run). */
+  commands?: CommandOptions;
+  /** The worker's path rules (working root, errand's own folders), for hooks' working directory. */
+  paths?: PathRules;
 }
 
 /** The transient note (turn budget) for this call only: added to the last user or tool message, never stored. */
@@ -187,16 +196,41 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
             result = toolError(input.approval?.decision === 'deny' ? formatDenial(call.name, input.approval) : verdict.message);
           } else {
             const memory = input.memory;
-            if (memory && isMemoryTool(call.name)) {
-              result = await withHeartbeat((abortSignal) => runMemoryTool(deps.blobs, memory, call.name, call.arguments, abortSignal), heartbeats);
+            const hooks = input.hooks;
+            const toolNames = hookToolNames(call.name);
+            const hookInput = { tool_name: toolNames[0] ?? call.name, tool_input: call.arguments, tool_use_id: call.id, errand_tool_name: call.name };
+            const runToolHooks = (event: 'PreToolUse' | 'PostToolUse', extra: JsonObject): Promise<HookRunOutcome | undefined> => {
+              const matched = hooks ? matchingHooks(event === 'PreToolUse' ? hooks.preToolUse : hooks.postToolUse, toolNames) : [];
+              if (!hooks || matched.length === 0) return Promise.resolve(undefined);
+              return withHeartbeat((abortSignal) => runToolHookGroup(matched, event, { ...hookInput, ...extra }, hooks, input, abortSignal), heartbeats);
+            };
+            const runToolHookGroup = (matched: ReturnType<typeof matchingHooks>, event: string, hookStdin: JsonObject, wire: AgentHooksWire, run: RunToolInput, abortSignal: AbortSignal) => {
+              if (!deps.commands || !deps.paths) return Promise.resolve<HookRunOutcome>({ blocked: event === 'PreToolUse', feedback: ['this worker has no command settings, so the agent\'s hooks cannot run'], context: [], notes: [] });
+              return runHooks(matched, event, hookStdin, { hooks: wire, workflowId: run.workflowId, workingDir: run.workingDir, ...(run.toolPolicy ? { toolPolicy: run.toolPolicy } : {}), abortSignal }, { commands: deps.commands, paths: deps.paths, ...(deps.toolPolicy ? { toolPolicy: deps.toolPolicy } : {}) });
+            };
+            const pre = await runToolHooks('PreToolUse', {});
+            if (pre?.blocked) {
+              result = toolError(`The call of ${call.name} was blocked by a PreToolUse hook of agent ${hooks?.agentName ?? ''}: ${pre.feedback.join('\n')}`);
             } else {
-              await deps.toolsets.ensureRecipeServers(input.recipeServers ?? []);
-              result = await withHeartbeat((abortSignal) =>
-                deps.toolsets.call(call.name, call.arguments, { workingDir: input.workingDir, abortSignal }, {
-                  toolsetNames: input.toolsets,
-                  ...(input.toolFilter ? { filter: input.toolFilter } : {}),
-                }), heartbeats,
-              );
+              if (memory && isMemoryTool(call.name)) {
+                result = await withHeartbeat((abortSignal) => runMemoryTool(deps.blobs, memory, call.name, call.arguments, abortSignal), heartbeats);
+              } else {
+                await deps.toolsets.ensureRecipeServers(input.recipeServers ?? []);
+                result = await withHeartbeat((abortSignal) =>
+                  deps.toolsets.call(call.name, call.arguments, { workingDir: input.workingDir, abortSignal }, {
+                    toolsetNames: input.toolsets,
+                    ...(input.toolFilter ? { filter: input.toolFilter } : {}),
+                  }), heartbeats,
+                );
+              }
+              // PostToolUse in Claude Code follows a call that succeeded.
+              const post = result.isError ? undefined : await runToolHooks('PostToolUse', { tool_response: result.content });
+              const added = [
+                ...(pre?.context ?? []).map((context) => `[PreToolUse hook] ${context}`),
+                ...(post?.feedback ?? []).map((feedback) => `[PostToolUse hook] ${feedback}`),
+                ...(post?.context ?? []).map((context) => `[PostToolUse hook] ${context}`),
+              ];
+              if (added.length > 0) result = { ...result, content: [result.content, ...added].join('\n\n') };
             }
           }
         }

@@ -1,3 +1,4 @@
+import type { AgentHooksWire } from '../contracts/agent-hooks';
 import { realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { DelegationParent, PlanDelegationOutput, RecipeServerWire, RunningRecipe } from '../contracts/activities';
@@ -140,6 +141,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
   // An agent file's `skills` and `memory` (decision 0031): read now, put into the system prompt at start.
   let skills: PreloadedSkill[] | undefined;
   let memory: { location: AgentMemoryLocation; prompt: MemoryPromptPart } | undefined;
+  let agentHooks: AgentHooksWire | undefined;
 
   if (request.source) {
     const resolved = await context.resolver.resolve(request.source, {
@@ -178,6 +180,14 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
         const loaded = await loadMemory(agent.memory, agent.name, agentFile, workingDir.path, parent.tenant, context);
         if (!loaded.ok) return { ok: false, message: loaded.message };
         memory = loaded.memory;
+      }
+      if (agent.hooks) {
+        agentHooks = {
+          ...agent.hooks,
+          agentName: agent.name,
+          file: `${snapshot.store.description}: ${snapshot.path}`,
+          ...(agent.permissionMode ? { permissionMode: agent.permissionMode } : {}),
+        };
       }
       agentRun = {
         file: `${snapshot.store.description}: ${snapshot.path}`,
@@ -350,6 +360,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     ...(retry ? { retry } : {}),
     ...(run.outputSchema ? { outputSchema: run.outputSchema } : {}),
     ...(run.isolation ? { isolation: run.isolation } : {}),
+    ...(agentHooks ? { hooks: agentHooks } : {}),
   };
   return { ok: true, input, ...(source ? { source } : {}), warnings, ...(agentRun?.background ? { forceBackground: true } : {}) };
 }

@@ -1,5 +1,6 @@
 import type { JsonObject } from './json';
 import type { LiveText } from './live-text';
+import type { AgentHooksWire } from './agent-hooks';
 import type { ApprovalDecision, MessageInput, RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from './agent-wire';
 import type { AgentMemoryLocation, Approvers, ContextWindowState, ConversationPrefix, SourceSummary, SubagentActivitySettings, SubagentInput } from './subagent';
 import type { SubagentResult } from './subagent-result';
@@ -158,6 +159,8 @@ export interface RunToolInput {
   approval?: ApprovalDecision;
   /** Set for a `final_output` call: its arguments are validated against this stored schema. */
   finalOutput?: FinalOutputTool;
+  /** The agent file's hooks (`PreToolUse` and `PostToolUse` run around the call, in this activity). */
+  hooks?: AgentHooksWire;
 }
 
 /** What a tool call returns to the workflow. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { agentSkillsMax, maxTurnsCeiling } from './limits';
 import { readAgentMcpServers } from './agent-mcp-servers';
+import { agentHooksSchema, parseAgentHooks, type AgentHooks } from './agent-hooks';
 import { formatSchemaIssues } from './schema-issues';
 import { isRecord, recipeExtensionSchema, type RecipeExtension } from './recipe-schema';
 
@@ -61,6 +62,8 @@ export interface AgentDefinition {
   memory?: AgentMemoryScope;
   /** `skills`: skill names whose `SKILL.md` is put into the agent's system prompt at start. */
   skills?: string[];
+  /** `hooks`: command hooks for the subagent's own events (contracts/agent-hooks.ts). */
+  hooks?: AgentHooks;
   /** The Markdown body: the agent's instructions. */
   instructions: string;
 }
@@ -82,6 +85,7 @@ export const agentDefinitionSchema = z.object({
   isolation: z.literal('worktree').optional(),
   memory: z.enum(agentMemoryScopes).optional(),
   skills: z.array(z.string()).optional(),
+  hooks: agentHooksSchema.optional(),
   instructions: z.string(),
 });
 
@@ -153,17 +157,17 @@ const frontmatterSchema = z.looseObject({
   isolation: z.string({ error: 'expected worktree' }).trim().pipe(z.literal('worktree', { error: 'expected worktree (the only isolation there is)' })).nullable().optional(),
   memory: memoryField.nullable().optional(),
   skills: skillsField.nullable().optional(),
+  hooks: z.unknown().optional(),
 });
 
 /** Frontmatter fields errand honours. */
-const honouredKeys = ['name', 'description', 'model', 'tools', 'disallowedTools', 'maxTurns', 'permissionMode', 'effort', 'mcpServers', 'background', 'isolation', 'memory', 'skills'] as const;
+const honouredKeys = ['name', 'description', 'model', 'tools', 'disallowedTools', 'maxTurns', 'permissionMode', 'effort', 'mcpServers', 'background', 'isolation', 'memory', 'skills', 'hooks'] as const;
 
 /** Fields Claude Code uses only for its own display: ignored without a word, as Claude Code's subagents ignore them. */
 const cosmeticKeys = ['color'] as const;
 
 /** Claude Code fields errand does not support, with what that means for a run (reported, never dropped silently). */
 export const unsupportedAgentFields: Readonly<Record<string, string>> = {
-  hooks: 'Claude Code hooks are not run by errand; the agent runs without them',
 };
 
 /**
@@ -215,7 +219,7 @@ export interface AgentParseResult {
 
 /**
  * Validates parsed frontmatter plus body as an agent. Unknown frontmatter keys are warned and ignored;
- * Claude Code fields errand does not support (`hooks`) are reported as such.
+ * Claude Code fields errand does not support (none at present) are reported as such.
  * `model: inherit` sets `inheritModel`; a Claude alias is mapped through `aliases`; an alias with no
  * mapping is dropped with a warning (goose passes it on literally and the model call fails — issue 8496).
  */
@@ -237,6 +241,9 @@ export function parseAgentDocument(frontmatter: unknown, body: string, file: str
   const servers = data.mcpServers === undefined || data.mcpServers === null ? { names: [], servers: [], errors: [], warnings: [] } : readAgentMcpServers(data.mcpServers, file);
   if (servers.errors.length > 0) return { errors: servers.errors, warnings };
   warnings.push(...servers.warnings);
+  const hooks = parseAgentHooks(data.hooks, file);
+  warnings.push(...hooks.warnings);
+  if (hooks.errors.length > 0) return { errors: hooks.errors, warnings };
   const instructions = body.trim();
   if (instructions === '') warnings.push(`${file}: body: the agent has no instructions (empty Markdown body)`);
   const agent: AgentDefinition = { name: data.name, inheritModel: false, instructions };
@@ -262,5 +269,6 @@ export function parseAgentDocument(frontmatter: unknown, body: string, file: str
   if (data.isolation) agent.isolation = data.isolation;
   if (data.memory) agent.memory = data.memory;
   if (data.skills && data.skills.length > 0) agent.skills = [...new Set(data.skills)];
+  if (hooks.hooks) agent.hooks = hooks.hooks;
   return { agent, errors: [], warnings };
 }

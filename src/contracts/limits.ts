@@ -477,3 +477,16 @@ export const agentMemoryNameMaxLength = 64;
 export const agentSkillsMax = 32;
 /** Most bytes of skill text (all preloaded `SKILL.md` files together) put into one system prompt. */
 export const agentSkillsMaxTotalBytes = 256 * 1024;
+
+/**
+ * Claude Code agent-file `hooks` (decision 0032): a command hook's time limit when it names none, in
+ * seconds (Claude Code's own default), and the most one may ask for (a hook blocks its tool call or the
+ * end of the run while it runs).
+ */
+export const agentHookDefaultTimeoutSeconds = 60;
+/** The longest time limit a command hook may set, in seconds. */
+export const agentHookMaxTimeoutSeconds = 600;
+/** The most characters of a hook's feedback (its stderr, its reason, its additional context) the model gets; start and end are kept. */
+export const agentHookFeedbackMaxChars = 10_000;
+/** The longest `matcher` an agent-file hook may have (it is a regular expression over tool names). */
+export const agentHookMatcherMaxChars = 200;

@@ -1,3 +1,4 @@
+import type { AgentHooksWire } from './agent-hooks';
 import type { ConversationPrefix, RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from './agent-wire';
 import type { CarriedAgentState } from './carried-agent-state';
 
@@ -151,6 +152,8 @@ export interface SubagentInput {
   outputSchema?: JsonObject;
   /** Work in a new git worktree of `workingDir` (agent `isolation: worktree` or `isolation` on the request). */
   isolation?: 'worktree';
+  /** The agent file's `hooks` (SubagentStart, PreToolUse, PostToolUse, Stop), with the agent's name. */
+  hooks?: AgentHooksWire;
   /** State carried across continue-as-new; absent on the first run. */
   carried?: CarriedAgentState;
 }

@@ -136,3 +136,17 @@ export function preview(text: string, length: number): string {
   if (text.length <= length) return text;
   return `${text.slice(0, Math.max(0, length - 1))}…`;
 }
+
+/**
+ * The system prompt with what an agent file's SubagentStart hooks printed (decision 0032), as a section of
+ * its own at the end; unchanged when they printed nothing.
+ */
+export function withHookContext(system: string, context: readonly string[]): string {
+  if (context.length === 0) return system;
+  return `${system}\n\n# Context from the agent's SubagentStart hooks\n\n${context.join('\n\n')}`;
+}
+
+/** What the model reads when a Stop hook sends it back to work (Claude Code: the hook's reason, as the next message). */
+export function stopHookFeedback(feedback: readonly string[]): string {
+  return `[Stop hook] You are not done yet:\n${feedback.join('\n')}`;
+}

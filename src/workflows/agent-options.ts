@@ -1,3 +1,4 @@
+import type { AgentHooksWire } from '../contracts/agent-hooks';
 import type { RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from '../contracts/activities';
 import type { ModelRoute } from '../contracts/model';
 import type { AgentMemoryLocation, Approvers, ConversationPrefix, SubagentActivitySettings, TaskLimits } from '../contracts/subagent';
@@ -40,6 +41,8 @@ export interface AgentOptions {
   approvalTimeoutMs: number;
   /** Who may decide its children's approvals. */
   approvers: Approvers;
+  /** The agent file's hooks, if it has any (run by activities: tool hooks inside runTool, the others by runAgentHook). */
+  hooks?: AgentHooksWire;
   /** Wall clock at the start of this run. */
   now: number;
 }

@@ -217,7 +217,7 @@ describe('Claude Code agent fields in planning', () => {
     const fixer = await planned({ source: 'test-fixer' });
     expect(fixer.warnings.some((warning) => warning.includes('test-fixer.md: description: not valid YAML'))).toBe(true);
     const planner = await planned({ source: 'planner' });
-    expect(planner.warnings.filter((warning) => warning.includes('not supported by errand')).map((warning) => warning.replace(/^.*planner\.md: /, '').split(':')[0])).toEqual(['hooks']);
+    expect(planner.warnings.filter((warning) => warning.includes('not supported by errand')).map((warning) => warning.replace(/^.*planner\.md: /, '').split(':')[0])).toEqual([]);
   });
 
   test('skills: the project\'s SKILL.md goes into the system prompt parts; memory: the project memory folder of this tenant and agent', async () => {

@@ -25,7 +25,6 @@ const expected: Record<string, { ok: boolean; warnings?: string[]; errors?: stri
   'agents/planner.md': {
     ok: true,
     warnings: [
-      'hooks: not supported by errand: Claude Code hooks are not run',
       'initialPrompt: Claude Code sends it only when the agent runs as the main session',
     ],
   },

@@ -54,10 +54,10 @@ describe('agent files', () => {
     expect(errors({ isolation: 'docker' })).toEqual(['a.md: isolation: expected worktree (the only isolation there is) (got "docker")']);
   });
 
-  it('reports hooks as not supported, never dropping them silently; initialPrompt is said to be main-session only', () => {
+  it('reports no Claude Code field as not supported (hooks, skills and memory are run); initialPrompt is said to be main-session only', () => {
     const result = parseAgentDocument({ name: 'a', skills: ['x'], hooks: {}, memory: 'project', effort: 'high', initialPrompt: 'hi', color: 'blue' }, 'Go.', 'a.md', aliases);
     expect(result.errors).toEqual([]);
-    expect(result.warnings.filter((warning) => warning.includes(': not supported by errand: ')).map((warning) => warning.split(': not supported by errand: ')[0])).toEqual(['a.md: hooks']);
+    expect(result.warnings.filter((warning) => warning.includes(': not supported by errand: ')).map((warning) => warning.split(': not supported by errand: ')[0])).toEqual([]);
     expect(result.warnings.filter((warning) => !warning.includes(': not supported by errand: '))).toEqual([
       'a.md: initialPrompt: Claude Code sends it only when the agent runs as the main session; a delegated agent starts, in Claude Code as in errand, from the task it is given',
     ]);
