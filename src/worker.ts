@@ -139,6 +139,7 @@ export function commandOptions(config: ErrandConfig, env: NodeJS.ProcessEnv = pr
   return {
     envNames: config.commands.env,
     env,
+    hookUrls: config.commands.hookUrls,
     ...(config.commands.sandbox === 'bwrap'
       ? { sandbox: { kind: 'bwrap' as const, network: config.commands.network, readOnlyPaths: config.commands.readOnlyPaths } }
       : { containment: probeProcessContainment() }),

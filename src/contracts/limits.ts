@@ -490,3 +490,7 @@ export const agentHookMaxTimeoutSeconds = 600;
 export const agentHookFeedbackMaxChars = 10_000;
 /** The longest `matcher` an agent-file hook may have (it is a regular expression over tool names). */
 export const agentHookMatcherMaxChars = 200;
+/** Headers one `http` hook may set. */
+export const agentHookHttpHeadersMax = 20;
+/** Bytes of an `http` hook's answer the worker reads; a longer answer is a non-blocking error. */
+export const agentHookHttpAnswerMaxBytes = 1_048_576;
