@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { traceHeaderInterceptor } from '../observability/start-options';
 import type { TemporalConnectOptions } from '../temporal-connection';
 
 /**
@@ -24,7 +25,7 @@ export function lazyTemporalClient(settings: TemporalClientSettings): TemporalCl
   let pending: Promise<{ client: Client; connection: Connection }> | undefined;
   const connect = async () => {
     const connection = await Connection.connect(settings.connection);
-    return { client: new Client({ connection, namespace: settings.namespace }), connection };
+    return { client: new Client({ connection, namespace: settings.namespace, interceptors: { workflow: [traceHeaderInterceptor] } }), connection };
   };
   return {
     async get() {
