@@ -43,7 +43,22 @@ export function lazyTemporalClient(settings: TemporalClientSettings): TemporalCl
   };
 }
 
-/** A provider around an existing client (tests, the CLI's in-process mode). */
+/**
+ * The client as the API uses it: sending the active trace with every start, signal and update
+ * (traceHeaderInterceptor). A client made elsewhere gets a twin on the same connection and settings, with
+ * the interceptor in front of its own.
+ */
+export function withTraceHeaders(client: Client): Client {
+  const { workflow } = client.options.interceptors;
+  const existing = Array.isArray(workflow) ? workflow : [];
+  if (existing.includes(traceHeaderInterceptor)) return client;
+  // A client with the older object form of workflow interceptors is left as it is: they cannot be combined.
+  if (workflow !== undefined && !Array.isArray(workflow)) return client;
+  return new Client({ ...client.options, interceptors: { ...client.options.interceptors, workflow: [traceHeaderInterceptor, ...existing] } });
+}
+
+/** A provider around an existing client (tests, the CLI's in-process mode), with {@link withTraceHeaders}. */
 export function fixedTemporalClient(client: Client): TemporalClientProvider {
-  return { get: () => Promise.resolve(client), close: () => Promise.resolve() };
+  const traced = withTraceHeaders(client);
+  return { get: () => Promise.resolve(traced), close: () => Promise.resolve() };
 }
