@@ -294,7 +294,7 @@ function installGoModule(name: ToolName, tool: GoModuleTool): void {
     moveIntoPlace(scratch, name);
     say(`${tool.name} installed (${tool.version}) in ${Math.round((Date.now() - started) / 1000)} s`);
   } catch (error) {
-    if (error instanceof Error && 'code' in error && error.code === 'ENOENT') throw new Error(`install-tools: ${tool.name} is built with Go, but \`go\` is not on the PATH (install Go 1.22 or newer)`);
+    if (error instanceof Error && 'code' in error && error.code === 'ENOENT') throw new Error(`install-tools: ${tool.name} is built with Go, but \`go\` is not on the PATH (install Go 1.24 or newer: "go get -tool" needs it)`);
     throw error;
   } finally {
     rmSync(scratch, { recursive: true, force: true });

@@ -71,8 +71,15 @@ export function startTracing(role: string, env: NodeJS.ProcessEnv = process.env)
     if (!settings) return undefined;
     // Imported here only: the SDK and the exporter must not load (nor be bundled into the API's Lambda
     // eagerly) when tracing is off.
-    const { registerTracing } = await import('./tracing-sdk.js');
-    return registerTracing(settings);
+    let sdk: typeof import('./tracing-sdk.js');
+    try {
+      sdk = await import('./tracing-sdk.js');
+    } catch (error) {
+      // The API's Lambda bundle leaves the SDK out (infra/lib/api-bundle.ts): it must come from a layer.
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new Error(`${settings.endpoint.setting} is set, but the OpenTelemetry SDK cannot be loaded (${reason}); install @opentelemetry/sdk-trace-node, @opentelemetry/exporter-trace-otlp-http and @opentelemetry/resources beside errand (in a Lambda: a layer's nodejs/node_modules), or unset ${settings.endpoint.setting}`);
+    }
+    return sdk.registerTracing(settings);
   })();
   return started;
 }
