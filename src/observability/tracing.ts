@@ -71,7 +71,7 @@ export function startTracing(role: string, env: NodeJS.ProcessEnv = process.env)
     if (!settings) return undefined;
     // Imported here only: the SDK and the exporter must not load (nor be bundled into the API's Lambda
     // eagerly) when tracing is off.
-    let sdk: typeof import('./tracing-sdk.js');
+    let sdk: { registerTracing(settings: TracingSettings): Tracing };
     try {
       sdk = await import('./tracing-sdk.js');
     } catch (error) {
