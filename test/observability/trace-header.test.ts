@@ -73,7 +73,7 @@ describe('the start header', () => {
     const start = traceHeaderInterceptor.start;
     expect(start).toBeDefined();
     const sdk = inActiveSpan(() =>
-      start?.({ workflowType: 'subagentWorkflow', headers: {}, options: { taskQueue: 'q', workflowId: 'errand-trace-2' } }, (next) => {
+      start?.({ workflowType: 'subagentWorkflow', headers: {}, options: { taskQueue: 'q', workflowId: 'errand-trace-2', args: [] } }, (next) => {
         seen = next.headers;
         return Promise.resolve('run');
       }),
