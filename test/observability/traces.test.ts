@@ -140,7 +140,7 @@ describe('one trace per delegation tree, in Jaeger', () => {
     const toolPath = ancestry(trace, tool);
     expect(toolPath[0]).toBe(`execute_tool ${toolName}`);
     expect(toolPath).toContain('RunWorkflow:subagentWorkflow');
-    expect(toolPath).toContain('StartChildWorkflowExecution:subagentWorkflow');
+    expect(toolPath, toolPath.join(' <- ')).toContain('StartChildWorkflow:subagentWorkflow');
     expect(toolPath.indexOf('RunWorkflow:subagentWorkflow')).toBeLessThan(toolPath.indexOf('RunWorkflow:sessionWorkflow'));
     expect(toolPath.slice(-2)).toEqual(['RunWorkflow:sessionWorkflow', 'POST /v1/sessions']);
 
