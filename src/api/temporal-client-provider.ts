@@ -52,8 +52,10 @@ export function withTraceHeaders(client: Client): Client {
   const { workflow } = client.options.interceptors;
   const existing = Array.isArray(workflow) ? workflow : [];
   if (existing.includes(traceHeaderInterceptor)) return client;
-  // A client with the older object form of workflow interceptors is left as it is: they cannot be combined.
+  // Left as it is: a client with the older object form of workflow interceptors (they cannot be combined),
+  // or with plugins (a second client would apply them again).
   if (workflow !== undefined && !Array.isArray(workflow)) return client;
+  if ((client.options.plugins ?? []).length > 0) return client;
   return new Client({ ...client.options, interceptors: { ...client.options.interceptors, workflow: [traceHeaderInterceptor, ...existing] } });
 }
 

@@ -5,6 +5,8 @@ import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { TRACE_HEADER } from '@temporalio/interceptors-opentelemetry/lib/instrumentation';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@temporalio/client';
+import { withTraceHeaders } from '../../src/api/temporal-client-provider';
 import { startRequestJson } from '../../src/api/temporal-http-start';
 import { createCliContext, traceparentEnv } from '../../src/cli/cli-context';
 import { formatLogLine } from '../../src/observability/json-logger';
@@ -80,6 +82,22 @@ describe('the start header', () => {
     );
     await sdk.value;
     expect(carrierOf(seen[traceHeaderKey]).traceparent).toBe(`00-${sdk.traceId}-${sdk.spanId}-01`);
+  });
+});
+
+describe('the API\'s client', () => {
+  it('gets the trace header interceptor in front of its own, once', async () => {
+    const own = { start: (input: never, next: (input: never) => Promise<string>) => next(input) };
+    const client = new Client({ interceptors: { workflow: [own] } });
+    try {
+      const traced = withTraceHeaders(client);
+      expect(traced).not.toBe(client);
+      expect(traced.options.interceptors.workflow).toEqual([traceHeaderInterceptor, own]);
+      expect(traced.options.namespace).toBe(client.options.namespace);
+      expect(withTraceHeaders(traced)).toBe(traced);
+    } finally {
+      await client.connection.close();
+    }
   });
 });
 
