@@ -5,7 +5,7 @@ import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { TRACE_HEADER } from '@temporalio/interceptors-opentelemetry/lib/instrumentation';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client } from '@temporalio/client';
+import { Client, type WorkflowClientInterceptor } from '@temporalio/client';
 import { withTraceHeaders } from '../../src/api/temporal-client-provider';
 import { startRequestJson } from '../../src/api/temporal-http-start';
 import { createCliContext, traceparentEnv } from '../../src/cli/cli-context';
@@ -87,7 +87,7 @@ describe('the start header', () => {
 
 describe('the API\'s client', () => {
   it('gets the trace header interceptor in front of its own, once', async () => {
-    const own = { start: (input: never, next: (input: never) => Promise<string>) => next(input) };
+    const own: WorkflowClientInterceptor = { start: (input, next) => next(input) };
     const client = new Client({ interceptors: { workflow: [own] } });
     try {
       const traced = withTraceHeaders(client);
