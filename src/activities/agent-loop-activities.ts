@@ -1,3 +1,4 @@
+import { trace } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type {
@@ -23,6 +24,7 @@ import { orchestrationToolSpecs } from '../domain/orchestration-tools';
 import { preview } from '../domain/subagent-prompt';
 import { estimateTokens } from '../domain/token-estimate';
 import type { ModelRegistry } from '../llm/model-port';
+import { inModelSpan, inToolSpan, nameToolSpan, recordModelAnswer, recordToolOutcome } from '../observability/genai-spans';
 import { toolError } from '../tools/tool';
 import { applyOrchestrationPolicy, applyToolPolicy, checkToolCall, type ToolPolicyConfig } from '../tools/tool-policy';
 import type { WorkerToolsetRegistry } from '../tools/toolset-registry-factory';
@@ -35,7 +37,6 @@ import { appendFirstWins, mayHaveRun, storedAnswer, storedToolResult, storeFirst
 import { invalidArgumentsText, toModelTurnOutput } from './model-turn-output';
 import { defaultHeartbeatSettings, withHeartbeat, type HeartbeatSettings } from './heartbeat';
 import { escapeChildWords } from '../domain/child-words';
-import { inModelSpan, inToolSpan, recordModelAnswer, recordToolOutcome } from '../observability/genai-spans';
 import type { ConversationStore } from './conversation-store';
 
 /** What the agent-loop activities need; injected so tests and the worker choose the real parts. */
@@ -107,56 +108,53 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
       const info = modelInfo(deps.models, input);
       checkReasoningEffort(info, input.route.reasoningEffort);
       const maxOutputTokens = input.maxOutputTokens ?? info.maxOutputTokens ?? deps.defaultMaxOutputTokens;
-      return inModelSpan(input.route, info.kind, maxOutputTokens, async (span) => {
-        // The answer stored at `length` is this call's outcome: a retry finds it and never calls the model again.
-        const stored = mayHaveRun() ? await deps.conversations.readStored(input.conversationId, input.length) : undefined;
-        let response: ModelResponse;
-        if (stored !== undefined) {
-          response = storedAnswer(stored, input.conversationId, input.length);
-        } else {
-          const model = resolveModel(deps.models, input);
-          const messages = withNote(await windowedMessages(deps.conversations, deps.blobs, input.conversationId, input.length, input.window, input.prefix), input.note);
-          // Orchestration tools fall under the same policy; `approve` only where the operator lets the parent decide.
-          const orchestration = applyOrchestrationPolicy(deps.toolPolicy, input.toolPolicy ?? [], input.orchestrationTools ?? []).offered.map((name) => orchestrationToolSpecs[name]);
-          // Listing tools may start an MCP server: it runs under the heartbeat like the model call.
-          let written = '';
-          // The attempt goes with the text: Temporal keeps an attempt's heartbeat details for the next one.
-          const attempt = Context.current().info.attempt;
-          const live = (): LiveText | undefined => (written.length > 0 ? liveText(written, input.totalTurn ?? input.turn, attempt) : undefined);
-          const outcome = await withHeartbeat(async (abortSignal): Promise<{ response: ModelResponse } | { needsCompaction: NonNullable<ModelTurnOutput['needsCompaction']> }> => {
-            await deps.toolsets.ensureRecipeServers(input.recipeServers ?? []);
-            const policed = applyToolPolicy([...orchestration, ...(await deps.toolsets.specsFor(input.toolsets, input.toolFilter, input.workingDir))], deps.toolPolicy, input.toolPolicy ?? []).offered;
-            // final_output is how a structured-output run delivers its result, not a capability: no policy takes it away.
-            const offered = input.finalOutput ? [...policed, await finalOutput.spec(input.finalOutput.schemaKey)] : policed;
-            if (input.checkContext) {
-              const estimatedTokens = estimateTokens(messages, offered);
-              const thresholdTokens = compactionThreshold(info.contextWindow, maxOutputTokens, deps.compactAt);
-              if (estimatedTokens > thresholdTokens) return { needsCompaction: { estimatedTokens, thresholdTokens, contextWindow: info.contextWindow } };
-            }
-            const reasoningEffort = input.route.reasoningEffort;
-            return {
-              response: await model.generate(
-                { route: input.route, messages, tools: offered, maxOutputTokens, ...(reasoningEffort !== undefined ? { reasoningEffort } : {}) },
-                { abortSignal, onText: (text) => { written = text; } },
-              ),
-            };
-          }, heartbeats, live).catch((error: unknown) => classifyAndThrow(error));
-          if ('needsCompaction' in outcome) {
-            span.setAttribute('errand.needs_compaction', true);
-            return { text: '', textTruncated: false, toolCalls: [], finishReason: 'other', usage: zeroUsage, maxOutputTokens, needsCompaction: outcome.needsCompaction };
+      // The answer stored at `length` is this call's outcome: a retry finds it and never calls the model again.
+      const stored = mayHaveRun() ? await deps.conversations.readStored(input.conversationId, input.length) : undefined;
+      let response: ModelResponse;
+      if (stored !== undefined) {
+        response = storedAnswer(stored, input.conversationId, input.length);
+      } else {
+        const model = resolveModel(deps.models, input);
+        const messages = withNote(await windowedMessages(deps.conversations, deps.blobs, input.conversationId, input.length, input.window, input.prefix), input.note);
+        // Orchestration tools fall under the same policy; `approve` only where the operator lets the parent decide.
+        const orchestration = applyOrchestrationPolicy(deps.toolPolicy, input.toolPolicy ?? [], input.orchestrationTools ?? []).offered.map((name) => orchestrationToolSpecs[name]);
+        // Listing tools may start an MCP server: it runs under the heartbeat like the model call.
+        let written = '';
+        // The attempt goes with the text: Temporal keeps an attempt's heartbeat details for the next one.
+        const attempt = Context.current().info.attempt;
+        const live = (): LiveText | undefined => (written.length > 0 ? liveText(written, input.totalTurn ?? input.turn, attempt) : undefined);
+        const outcome = await withHeartbeat(async (abortSignal): Promise<{ response: ModelResponse } | { needsCompaction: NonNullable<ModelTurnOutput['needsCompaction']> }> => {
+          await deps.toolsets.ensureRecipeServers(input.recipeServers ?? []);
+          const policed = applyToolPolicy([...orchestration, ...(await deps.toolsets.specsFor(input.toolsets, input.toolFilter, input.workingDir))], deps.toolPolicy, input.toolPolicy ?? []).offered;
+          // final_output is how a structured-output run delivers its result, not a capability: no policy takes it away.
+          const offered = input.finalOutput ? [...policed, await finalOutput.spec(input.finalOutput.schemaKey)] : policed;
+          if (input.checkContext) {
+            const estimatedTokens = estimateTokens(messages, offered);
+            const thresholdTokens = compactionThreshold(info.contextWindow, maxOutputTokens, deps.compactAt);
+            if (estimatedTokens > thresholdTokens) return { needsCompaction: { estimatedTokens, thresholdTokens, contextWindow: info.contextWindow } };
           }
-          const answer = outcome.response;
-          const winner = await storeFirstWins(deps.conversations, input.conversationId, input.length, {
-            role: 'assistant',
-            content: answer.text,
-            ...(answer.toolCalls.length > 0 ? { toolCalls: answer.toolCalls } : {}),
-            ...(answer.reasoning && answer.reasoning.length > 0 ? { reasoning: answer.reasoning } : {}),
-          }, { usage: { ...answer.usage }, finishReason: answer.finishReason, ...(answer.answerCap ? { answerCap: { ...answer.answerCap } } : {}) });
-          response = storedAnswer(winner, input.conversationId, input.length);
+          const reasoningEffort = input.route.reasoningEffort;
+          return {
+            response: await model.generate(
+              { route: input.route, messages, tools: offered, maxOutputTokens, ...(reasoningEffort !== undefined ? { reasoningEffort } : {}) },
+              { abortSignal, onText: (text) => { written = text; } },
+            ),
+          };
+        }, heartbeats, live).catch((error: unknown) => classifyAndThrow(error));
+        if ('needsCompaction' in outcome) {
+          return { text: '', textTruncated: false, toolCalls: [], finishReason: 'other', usage: zeroUsage, maxOutputTokens, needsCompaction: outcome.needsCompaction };
         }
-        recordModelAnswer(span, response, stored !== undefined);
-        return toModelTurnOutput(response, input, deps.toolPolicy, maxOutputTokens);
-      });
+        const answer = outcome.response;
+        const winner = await storeFirstWins(deps.conversations, input.conversationId, input.length, {
+          role: 'assistant',
+          content: answer.text,
+          ...(answer.toolCalls.length > 0 ? { toolCalls: answer.toolCalls } : {}),
+          ...(answer.reasoning && answer.reasoning.length > 0 ? { reasoning: answer.reasoning } : {}),
+        }, { usage: { ...answer.usage }, finishReason: answer.finishReason, ...(answer.answerCap ? { answerCap: { ...answer.answerCap } } : {}) });
+        response = storedAnswer(winner, input.conversationId, input.length);
+      }
+      recordModelAnswer(trace.getActiveSpan(), response, stored !== undefined);
+      return toModelTurnOutput(response, input, deps.toolPolicy, maxOutputTokens);
     },
 
     async runTool(input: RunToolInput): Promise<RunToolOutput> {
@@ -169,45 +167,44 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
           nonRetryable: true,
         });
       }
-      return inToolSpan({ name: call.name, callId: call.id }, async (span) => {
-        // The result stored at `resultSeq` is this call's outcome: a retry finds it and never runs the tool again.
-        const stored = mayHaveRun() ? await deps.conversations.readStored(input.conversationId, input.resultSeq) : undefined;
-        let result: ToolResultOutcome;
-        if (stored !== undefined) {
-          result = storedToolResult(stored, input.conversationId, input.resultSeq);
+      nameToolSpan(trace.getActiveSpan(), { name: call.name, callId: call.id });
+      // The result stored at `resultSeq` is this call's outcome: a retry finds it and never runs the tool again.
+      const stored = mayHaveRun() ? await deps.conversations.readStored(input.conversationId, input.resultSeq) : undefined;
+      let result: ToolResultOutcome;
+      if (stored !== undefined) {
+        result = storedToolResult(stored, input.conversationId, input.resultSeq);
+      } else {
+        if (call.invalidArguments !== undefined) {
+          result = toolError(invalidArgumentsText(call.name, call.invalidArguments));
+        } else if (input.finalOutput && call.name === finalOutputToolName) {
+          // Validated here (ajv stays out of the workflow bundle); the verdict is stored with the result like any outcome.
+          result = await finalOutput.check(input.finalOutput.schemaKey, call.arguments);
         } else {
-          if (call.invalidArguments !== undefined) {
-            result = toolError(invalidArgumentsText(call.name, call.invalidArguments));
-          } else if (input.finalOutput && call.name === finalOutputToolName) {
-            // Validated here (ajv stays out of the workflow bundle); the verdict is stored with the result like any outcome.
-            result = await finalOutput.check(input.finalOutput.schemaKey, call.arguments);
+          // The policy is checked again at run time: the model may call a tool it was not offered.
+          const verdict = checkToolCall(deps.toolPolicy, input.toolPolicy ?? [], call.name, input.approval?.decision === 'approve');
+          if (!verdict.run) {
+            result = toolError(input.approval?.decision === 'deny' ? formatDenial(call.name, input.approval) : verdict.message);
           } else {
-            // The policy is checked again at run time: the model may call a tool it was not offered.
-            const verdict = checkToolCall(deps.toolPolicy, input.toolPolicy ?? [], call.name, input.approval?.decision === 'approve');
-            if (!verdict.run) {
-              result = toolError(input.approval?.decision === 'deny' ? formatDenial(call.name, input.approval) : verdict.message);
-            } else {
-              await deps.toolsets.ensureRecipeServers(input.recipeServers ?? []);
-              result = await withHeartbeat((abortSignal) =>
-                deps.toolsets.call(call.name, call.arguments, { workingDir: input.workingDir, abortSignal }, {
-                  toolsetNames: input.toolsets,
-                  ...(input.toolFilter ? { filter: input.toolFilter } : {}),
-                }), heartbeats,
-              );
-            }
+            await deps.toolsets.ensureRecipeServers(input.recipeServers ?? []);
+            result = await withHeartbeat((abortSignal) =>
+              deps.toolsets.call(call.name, call.arguments, { workingDir: input.workingDir, abortSignal }, {
+                toolsetNames: input.toolsets,
+                ...(input.toolFilter ? { filter: input.toolFilter } : {}),
+              }), heartbeats,
+            );
           }
-          const winner = await storeFirstWins(deps.conversations, input.conversationId, input.resultSeq, {
-            role: 'tool',
-            toolCallId: call.id,
-            toolName: call.name,
-            content: result.content,
-            ...(result.isError ? { isError: true } : {}),
-          }, result.finalOutput ? { finalOutput: { ...result.finalOutput } } : undefined);
-          result = storedToolResult(winner, input.conversationId, input.resultSeq);
         }
-        recordToolOutcome(span, { isError: result.isError, stored: stored !== undefined });
-        return { isError: result.isError, preview: preview(result.content, previewLength), ...(result.finalOutput ? { finalOutput: result.finalOutput } : {}) };
-      });
+        const winner = await storeFirstWins(deps.conversations, input.conversationId, input.resultSeq, {
+          role: 'tool',
+          toolCallId: call.id,
+          toolName: call.name,
+          content: result.content,
+          ...(result.isError ? { isError: true } : {}),
+        }, result.finalOutput ? { finalOutput: { ...result.finalOutput } } : undefined);
+        result = storedToolResult(winner, input.conversationId, input.resultSeq);
+      }
+      recordToolOutcome(trace.getActiveSpan(), { isError: result.isError, stored: stored !== undefined });
+      return { isError: result.isError, preview: preview(result.content, previewLength), ...(result.finalOutput ? { finalOutput: result.finalOutput } : {}) };
     },
 
     async readMessageText(input: ReadMessageTextInput): Promise<string> {
@@ -244,8 +241,8 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
   };
   return {
     appendMessages: (input) => classifyStoreErrors(() => activities.appendMessages(input)),
-    modelTurn: (input) => classifyStoreErrors(() => activities.modelTurn(input)),
-    runTool: (input) => classifyStoreErrors(() => activities.runTool(input)),
+    modelTurn: (input) => inModelSpan(deps.models, input, () => classifyStoreErrors(() => activities.modelTurn(input))),
+    runTool: (input) => inToolSpan(() => classifyStoreErrors(() => activities.runTool(input))),
     readMessageText: (input) => classifyStoreErrors(() => activities.readMessageText(input)),
     sealToolCalls: (input) => classifyStoreErrors(() => activities.sealToolCalls(input)),
     compactConversation: (input) => classifyStoreErrors(() => activities.compactConversation(input)),

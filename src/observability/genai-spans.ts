@@ -1,6 +1,7 @@
 import { SpanStatusCode, type Span } from '@opentelemetry/api';
+import type { ModelTurnInput, ModelTurnOutput } from '../contracts/activities';
 import type { FinishReason, ModelRoute, TokenUsage } from '../contracts/model';
-import type { ProviderKindName } from '../llm/model-port';
+import type { ModelRegistry, ProviderKindName } from '../llm/model-port';
 import { inSpan } from './trace-context';
 
 /**
@@ -15,14 +16,12 @@ export function genAiSystem(kind: ProviderKindName): string {
   return kind === 'openai-compatible' ? 'openai' : kind;
 }
 
-/** What a model span says before the call: the operation, the model and its provider. */
-export function modelSpanAttributes(route: ModelRoute, kind: ProviderKindName, maxOutputTokens: number): Record<string, string | number> {
+/** What a model span says before the call: the operation, the model and, when it is configured, its provider's API. */
+export function modelSpanAttributes(route: ModelRoute, kind: ProviderKindName | undefined): Record<string, string | number> {
   return {
     'gen_ai.operation.name': 'chat',
-    'gen_ai.system': genAiSystem(kind),
-    'gen_ai.provider.name': genAiSystem(kind),
+    ...(kind !== undefined ? { 'gen_ai.system': genAiSystem(kind), 'gen_ai.provider.name': genAiSystem(kind) } : {}),
     'gen_ai.request.model': route.model,
-    'gen_ai.request.max_tokens': maxOutputTokens,
     ...(route.temperature !== undefined ? { 'gen_ai.request.temperature': route.temperature } : {}),
     // errand's own: the configured provider's name (two OpenAI-compatible providers differ only here).
     'errand.provider': route.provider,
@@ -34,8 +33,8 @@ export function modelSpanAttributes(route: ModelRoute, kind: ProviderKindName, m
  * convention yet: `errand.cost_usd` (and the exact `errand.cost_micro_usd`), absent when the model entry has
  * no prices. `errand.stored_answer` marks a retried call answered from the stored outcome (not billed again).
  */
-export function recordModelAnswer(span: Span, answer: { usage: TokenUsage; finishReason: FinishReason; model?: string }, stored: boolean): void {
-  span.setAttributes({
+export function recordModelAnswer(span: Span | undefined, answer: { usage: TokenUsage; finishReason: FinishReason }, stored: boolean): void {
+  span?.setAttributes({
     'gen_ai.usage.input_tokens': answer.usage.inputTokens,
     'gen_ai.usage.output_tokens': answer.usage.outputTokens,
     'gen_ai.response.finish_reasons': [answer.finishReason],
@@ -46,19 +45,40 @@ export function recordModelAnswer(span: Span, answer: { usage: TokenUsage; finis
   });
 }
 
-/** Runs a model call in a `chat <model>` span (the GenAI conventions' span name). */
-export function inModelSpan<T>(route: ModelRoute, kind: ProviderKindName, maxOutputTokens: number, fn: (span: Span) => Promise<T>): Promise<T> {
-  return inSpan(`chat ${route.model}`, modelSpanAttributes(route, kind, maxOutputTokens), fn);
+/**
+ * Runs a model turn (the `modelTurn` activity) in a `chat <model>` span, the GenAI conventions' span name;
+ * the activity records the answer on it ({@link recordModelAnswer}).
+ */
+export function inModelSpan(models: ModelRegistry, input: Pick<ModelTurnInput, 'route'>, fn: () => Promise<ModelTurnOutput>): Promise<ModelTurnOutput> {
+  let kind: ProviderKindName | undefined;
+  try {
+    kind = models.modelInfo(input.route).kind;
+  } catch {
+    // A model that is not configured: the activity fails with its own classified error, inside the span.
+    kind = undefined;
+  }
+  return inSpan(`chat ${input.route.model}`, modelSpanAttributes(input.route, kind), async (span) => {
+    const output = await fn();
+    span.setAttribute('gen_ai.request.max_tokens', output.maxOutputTokens);
+    if (output.needsCompaction) span.setAttribute('errand.needs_compaction', true);
+    return output;
+  });
 }
 
-/** Runs a tool call in an `execute_tool <name>` span with the tool's name and call id. */
-export function inToolSpan<T>(tool: { name: string; callId: string }, fn: (span: Span) => Promise<T>): Promise<T> {
-  return inSpan(`execute_tool ${tool.name}`, { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': tool.name, 'gen_ai.tool.call.id': tool.callId }, fn);
+/** Runs a tool call (the `runTool` activity) in an `execute_tool` span; the activity names it ({@link nameToolSpan}). */
+export function inToolSpan<T>(fn: () => Promise<T>): Promise<T> {
+  return inSpan('execute_tool', { 'gen_ai.operation.name': 'execute_tool' }, () => fn());
+}
+
+/** Names a tool span after the call it runs: `execute_tool <name>`, with the tool's name and call id. */
+export function nameToolSpan(span: Span | undefined, tool: { name: string; callId: string }): void {
+  span?.updateName(`execute_tool ${tool.name}`);
+  span?.setAttributes({ 'gen_ai.tool.name': tool.name, 'gen_ai.tool.call.id': tool.callId });
 }
 
 /** Marks a tool span with the call's outcome: an error result is the span's error status. */
-export function recordToolOutcome(span: Span, outcome: { isError: boolean; stored: boolean }): void {
-  span.setAttribute('errand.tool.is_error', outcome.isError);
-  if (outcome.stored) span.setAttribute('errand.stored_result', true);
-  if (outcome.isError) span.setStatus({ code: SpanStatusCode.ERROR, message: 'the tool answered with an error' });
+export function recordToolOutcome(span: Span | undefined, outcome: { isError: boolean; stored: boolean }): void {
+  span?.setAttribute('errand.tool.is_error', outcome.isError);
+  if (outcome.stored) span?.setAttribute('errand.stored_result', true);
+  if (outcome.isError) span?.setStatus({ code: SpanStatusCode.ERROR, message: 'the tool answered with an error' });
 }
