@@ -145,7 +145,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
           if (input.checkContext) {
             const estimatedTokens = estimateTokens(messages, offered);
             const thresholdTokens = compactionThreshold(info.contextWindow, maxOutputTokens, deps.compactAt);
-            if (estimatedTokens > thresholdTokens) return { needsCompaction: { estimatedTokens, thresholdTokens, contextWindow: info.contextWindow } };
+            if (estimatedTokens > thresholdTokens) return { needsCompaction: { estimatedTokens, thresholdTokens, contextWindow: info.contextWindow, toolTokens: estimateTokens([], offered) } };
           }
           const reasoningEffort = input.route.reasoningEffort;
           return {

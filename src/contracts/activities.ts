@@ -49,6 +49,12 @@ export interface CompactConversationInput {
   prefix?: ConversationPrefix;
   /** Keep fewer recent turns than usual (after the provider said the prompt was too long). */
   aggressive?: boolean;
+  /**
+   * The threshold the prompt passed and what its tool specs take (from the model turn that asked for
+   * compaction): the verbatim tail is sized so that the prompt lands under the threshold with room for
+   * new turns, instead of compacting again at the next one (review N8).
+   */
+  budget?: { thresholdTokens: number; toolTokens: number };
 }
 
 /** The new compaction state, or why nothing could be compacted. */
@@ -138,7 +144,13 @@ export interface ModelTurnOutput {
    * Set instead of an answer when `checkContext` found the estimated prompt over the compaction threshold:
    * nothing was sent to the model and nothing stored.
    */
-  needsCompaction?: { estimatedTokens: number; thresholdTokens: number; contextWindow: number };
+  needsCompaction?: {
+    estimatedTokens: number;
+    thresholdTokens: number;
+    contextWindow: number;
+    /** What the prompt takes besides the messages (the offered tools' specs): compaction cannot shrink it, so the tail it keeps leaves room for it. */
+    toolTokens?: number;
+  };
 }
 
 /** Run one tool call of the assistant message at `assistantSeq`; store its result at `resultSeq`. */

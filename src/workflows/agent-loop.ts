@@ -276,7 +276,8 @@ export class AgentLoop {
         // The call stored the pending messages before anything else.
         agent.pending = undefined;
         if (!output.needsCompaction) return output;
-        await this.compact(false);
+        const { thresholdTokens, toolTokens } = output.needsCompaction;
+        await this.compact(false, toolTokens !== undefined ? { thresholdTokens, toolTokens } : undefined);
         // Whatever the compaction achieved, the next attempt goes to the model; only the provider can say it is too long.
         checkContext = false;
       } catch (error) {
@@ -291,7 +292,7 @@ export class AgentLoop {
   }
 
   /** Summarises older turns; returns false when there was nothing left to summarise. */
-  private async compact(aggressive: boolean): Promise<boolean> {
+  private async compact(aggressive: boolean, budget?: { thresholdTokens: number; toolTokens: number }): Promise<boolean> {
     const agent = this.agent;
     await agent.storePending();
     const output = await agent.busy(() => agent.activities.compaction.compactConversation.executeWithOptions({ summary: `compact context${aggressive ? ' (after overflow)' : ''}` }, [{
@@ -302,6 +303,7 @@ export class AgentLoop {
       ...(agent.context ? { window: agent.context } : {}),
       ...(agent.options.prefix ? { prefix: agent.options.prefix } : {}),
       ...(aggressive ? { aggressive: true } : {}),
+      ...(budget ? { budget } : {}),
     }]));
     agent.usage = addUsage(agent.usage, output.usage);
     if (!output.compacted) {
