@@ -75,6 +75,7 @@ export function planningSettings(config: ErrandConfig, _models: ModelRegistry, t
     },
     configuredMaxTurns: config.subagent.maxTurns,
     configuredMaxOutputTokens: config.model.maxOutputTokens,
+    caps: config.caps,
     availableToolsets: toolsets.names(),
     tasks: config.tasks,
     approvalTimeoutMs: config.approvalTimeoutMs,

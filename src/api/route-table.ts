@@ -80,7 +80,7 @@ export const startDelegationRoute = defineRoute({
     401: unauthorized,
     413: tooLarge,
     415: unsupported,
-    422: { description: 'The request is well-formed but cannot run: unknown source (with suggestions), model not allowed, bad parameters, working_dir outside, or an Idempotency-Key reused for a different request.' },
+    422: { description: "The request is well-formed but cannot run: unknown source (with suggestions), model not allowed, bad parameters, working_dir outside, max_turns / time_budget / cost_budget_usd over the operator's limit, a cost cap on a model without prices, a context whose estimated cost does not fit cost_budget_usd, or an Idempotency-Key reused for a different request." },
     429: rateLimited,
     503: unavailableOrNotConfigured,
   },
@@ -230,7 +230,7 @@ export const startSessionRoute = defineRoute({
   description: 'Starts a session whose model can load and delegate; messages arrive with POST /v1/sessions/{id}/messages.',
   tag: 'sessions', authenticated: true, params: emptyPathSchema, query: emptyQuerySchema,
   body: { schema: startSessionBodySchema, required: true, description: 'Session settings and an optional first message.' },
-  responses: { 201: { description: 'The session started.', schema: startSessionResponseSchema }, 400: badRequest, 401: unauthorized, 413: tooLarge, 415: unsupported, 422: { description: "No default model is configured, or maxDepth / maxTurnsPerMessage is over the operator's limit." }, 429: rateLimited, 503: unavailableOrNotConfigured },
+  responses: { 201: { description: 'The session started.', schema: startSessionResponseSchema }, 400: badRequest, 401: unauthorized, 413: tooLarge, 415: unsupported, 422: { description: "No default model is configured, maxDepth / maxTurnsPerMessage / timeBudget / costBudgetUsd is over the operator's limit, or costBudgetUsd is set for a model without prices." }, 429: rateLimited, 503: unavailableOrNotConfigured },
 });
 /** `GET /v1/sessions/{id}`. */
 export const getSessionRoute = defineRoute({

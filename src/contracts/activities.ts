@@ -196,6 +196,15 @@ export interface DelegationParent {
   activity: SubagentActivitySettings;
   /** Tokens the parent has left of its budget: a child gets at most this much. */
   remainingBudget?: number;
+  /** Milliseconds the parent has left of its time budget (workflow clock): a child gets at most this much. */
+  remainingTimeMs?: number;
+  /** Micro-dollars the parent has left of its cost budget: a child gets at most this much. */
+  remainingCostMicroUsd?: number;
+  /**
+   * Prompt tokens of the parent's last model call as its provider reported them: what a fork's first
+   * prompt repeats (the fork continues exactly that conversation). Given only with `conversation`.
+   */
+  conversationTokens?: number;
   /** Who may decide the child's own children's approvals (inherited). */
   approvers?: Approvers;
   /**

@@ -1,3 +1,4 @@
+import { formatUsd } from '../domain/model-cost';
 import type { SearchAttributePair } from '@temporalio/common';
 import { staticSummaryMaxChars, summaryInstructionWords, workflowTaskTimeoutMs } from '../contracts/limits';
 import type { ModelRoute } from '../contracts/model';
@@ -49,6 +50,7 @@ export function subagentStartOptions(input: SubagentInput, ids: TopLevelStartIds
       `max turns ${input.maxTurns}`,
       `depth ${input.depth} of ${input.maxDepth}`,
       ...(input.tokenBudget !== undefined ? [`token budget ${input.tokenBudget}`] : []),
+      ...capLines(input),
       ...(input.tasks ? [`${input.tasks.maxBackgroundTasks} background tasks`] : []),
       ...(input.idleTimeoutMs !== undefined ? [`idle timeout ${Math.round(input.idleTimeoutMs / 1000)} s`] : []),
     ].join(' · ')}`,
@@ -74,6 +76,14 @@ export function subagentStartOptions(input: SubagentInput, ids: TopLevelStartIds
   };
 }
 
+/** The time and cost caps of a run, for its details. */
+function capLines(input: { timeBudgetMs?: number; costBudgetMicroUsd?: number }): string[] {
+  return [
+    ...(input.timeBudgetMs !== undefined ? [`time budget ${Math.floor(input.timeBudgetMs / 1_000)} s`] : []),
+    ...(input.costBudgetMicroUsd !== undefined ? [`cost budget ${formatUsd(input.costBudgetMicroUsd)}`] : []),
+  ];
+}
+
 /** Start options of a session workflow (started by the API or `errand session`). */
 export function sessionStartOptions(input: SessionInput, ids: TopLevelStartIds): TopLevelStartOptions {
   const tenant = ids.tenant ?? input.tenant;
@@ -91,6 +101,7 @@ export function sessionStartOptions(input: SessionInput, ids: TopLevelStartIds):
       `delegation depth ${input.maxDepth}`,
       `${input.tasks.maxBackgroundTasks} background tasks`,
       ...(input.tokenBudget !== undefined ? [`token budget ${input.tokenBudget}`] : []),
+      ...capLines(input),
     ].join(' · ')}`,
     toolsetsLine(input.toolsets),
     `**Working directory:** \`${input.workingDir}\``,

@@ -84,7 +84,7 @@ export class AgentLoop {
     for (;;) {
       await hooks.beforeTurn?.();
       const crossed = agent.checkBudget();
-      if (crossed) return { status: 'budget', diagnostic: crossed };
+      if (crossed) return { status: crossed.status, diagnostic: crossed.diagnostic };
       agent.pruneTasks();
       this.flushNotices();
       agent.turns += 1;
@@ -97,6 +97,7 @@ export class AgentLoop {
       agent.length += 1;
       agent.touch();
       agent.usage = addUsage(agent.usage, answer.usage);
+      agent.lastPromptTokens = answer.usage.inputTokens;
       if (answer.text.length > 0) {
         agent.lastAssistantText = preview(answer.text, previewLength);
         agent.lastText = { seq: assistantSeq, text: answer.text, truncated: answer.textTruncated };
@@ -110,8 +111,8 @@ export class AgentLoop {
       }
       const over = agent.checkBudget();
       if (over) {
-        await this.sealNow(assistantSeq, calls, 'budget');
-        return { status: 'budget', diagnostic: over };
+        await this.sealNow(assistantSeq, calls, over.status);
+        return { status: over.status, diagnostic: over.diagnostic };
       }
       const finalOutput = agent.finalOutput;
       if (calls.length === 0) {
