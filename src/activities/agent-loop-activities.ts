@@ -36,6 +36,7 @@ import { invalidArgumentsText, toModelTurnOutput } from './model-turn-output';
 import { defaultHeartbeatSettings, withHeartbeat, type HeartbeatSettings } from './heartbeat';
 import { escapeChildWords } from '../domain/child-words';
 import type { ConversationStore } from './conversation-store';
+import type { SpendRecord } from '../contracts/tenant-spend';
 
 /** What the agent-loop activities need; injected so tests and the worker choose the real parts. */
 export interface AgentLoopActivityDependencies {
@@ -52,6 +53,11 @@ export interface AgentLoopActivityDependencies {
   compactAt: number;
   /** How model and tool calls heartbeat (live-text interval, the in-flight registry); absent: the defaults. */
   heartbeats?: HeartbeatSettings;
+  /**
+   * Reports a tenant's priced model call to its day of spend (set when the operator caps a tenant's daily
+   * cost, `ERRAND_TENANT_DAILY_COST_USD`; decision 0027). Safe to repeat: the day counts a call's key once.
+   */
+  recordSpend?: (tenant: string, record: SpendRecord) => Promise<void>;
 }
 
 /** The transient note (turn budget) for this call only: added to the last user or tool message, never stored. */
@@ -151,6 +157,9 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
         }, { usage: { ...answer.usage }, finishReason: answer.finishReason, ...(answer.answerCap ? { answerCap: { ...answer.answerCap } } : {}) });
         response = storedAnswer(winner, input.conversationId, input.length);
       }
+      // Also for a stored answer reused by a retry: the report of the first attempt may have been lost.
+      const cost = response.usage.costMicroUsd ?? 0;
+      if (deps.recordSpend && input.tenant !== undefined && cost > 0) await deps.recordSpend(input.tenant, { key: `${input.conversationId}#${input.length}`, costMicroUsd: cost });
       return toModelTurnOutput(response, input, deps.toolPolicy, maxOutputTokens);
     },
 

@@ -58,6 +58,8 @@ export type CompactConversationOutput =
 /** One model call over the first `length` messages of a conversation. */
 export interface ModelTurnInput {
   workflowId: string;
+  /** The tenant whose call this is: its priced calls count against its daily cost cap (decision 0027). */
+  tenant?: string;
   conversationId: string;
   /** Messages 0..length-1 are the conversation so far; the answer is stored at `length`. */
   length: number;

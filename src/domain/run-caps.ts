@@ -158,3 +158,12 @@ export function firstPromptRefusal(prompt: FirstPrompt, caps: { tokens?: number 
   }
   return undefined;
 }
+
+/**
+ * Why a tenant may not start anything now (its spend today has reached the operator's daily cap), or
+ * undefined. The day is the UTC calendar day; starts are possible again after its midnight.
+ */
+export function dailyCapRefusal(tenant: string, day: string, spentMicroUsd: number, capMicroUsd: number | undefined): string | undefined {
+  if (capMicroUsd === undefined || spentMicroUsd < capMicroUsd) return undefined;
+  return `tenant ${tenant} has spent ${formatUsd(spentMicroUsd)} on model calls today (${day}, UTC), and the daily cost cap per tenant is ${formatUsd(capMicroUsd)} (ERRAND_TENANT_DAILY_COST_USD); nothing new starts until 00:00 UTC`;
+}

@@ -232,6 +232,7 @@ export class AgentLoop {
       try {
         const output = await agent.busy(() => agent.activities.model.modelTurn.executeWithOptions({ summary: `model ${agent.modelName} · turn ${agent.turns}` }, [{
           workflowId: options.workflowId,
+          ...(options.tenant !== undefined ? { tenant: options.tenant } : {}),
           conversationId: agent.conversationId,
           length: agent.length,
           route: options.route,
