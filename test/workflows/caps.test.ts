@@ -237,3 +237,30 @@ describe('estimates before a start', () => {
     await handle.cancel();
   });
 });
+
+describe('cost in the Web UI', () => {
+  test('the current details show the cost, and the search attribute ErrandCostUsd finds the run by a visibility query', async () => {
+    const marker = scripts.add('cost-visible', [
+      // 2,000 × 2 + 250 × 8 = 6,000 micro-dollars; then 1,000 × 2 + 500 × 8 = 6,000: $0.012 in all.
+      { toolCalls: [{ name: 'developer__list_directory', arguments: { path: '.' } }], usage: { inputTokens: 2_000, outputTokens: 250 } },
+      { text: 'two calls', usage: { inputTokens: 1_000, outputTokens: 500 } },
+    ]);
+    const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId: nextId('visible'), args: [subagentInput({ prompt: `price me ${marker}`, workingDir })] });
+    const result: SubagentResult = await handle.result();
+    expect(result.totalUsage).toMatchObject({ costMicroUsd: 12_000, costUsd: 0.012 });
+    const metadata: { currentDetails?: string } = await handle.query('__temporal_workflow_metadata');
+    expect(metadata.currentDetails).toContain('cost: 3000 in, 750 out · $0.012');
+    const description = await handle.describe();
+    expect(description.searchAttributes).toMatchObject({ ErrandCostUsd: [0.012] });
+    const found = async (query: string) => {
+      const ids: string[] = [];
+      for await (const execution of client.workflow.list({ query })) ids.push(execution.workflowId);
+      return ids;
+    };
+    // Visibility is eventually consistent: wait until the run is listed at all, then ask by cost.
+    const deadline = Date.now() + 15_000;
+    while ((await found(`WorkflowId = '${handle.workflowId}' AND ErrandCostUsd > 0.011`)).length === 0 && Date.now() < deadline) await new Promise((resolveWait) => setTimeout(resolveWait, 250));
+    expect(await found(`WorkflowId = '${handle.workflowId}' AND ErrandCostUsd > 0.011`)).toEqual([handle.workflowId]);
+    expect(await found(`WorkflowId = '${handle.workflowId}' AND ErrandCostUsd > 0.012`)).toEqual([]);
+  });
+});
