@@ -9,7 +9,9 @@ import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedOpenAISer
 import { eventually, json, postJson, startApiStack, type ApiStack } from './api-harness';
 
 /**
- * The operator's daily cost cap per tenant (ERRAND_TENANT_DAILY_COST_USD, decision 0027) through the API and
+ * Caps through the API (decision 0027). The operator's ceilings (ERRAND_MAX_TIME_BUDGET_SECS 3600,
+ * ERRAND_MAX_COST_BUDGET_USD 1): a request may ask for less, never more (422), and one that asks for nothing
+ * runs under them. The operator's daily cost cap per tenant (ERRAND_TENANT_DAILY_COST_USD, decision 0027) through the API and
  * the delegate tool, against the real dev server and the scripted vendor over the OpenAI wire. Every call
  * reports 1,000 prompt and 100 answer tokens: 1,000 × 2 + 100 × 8 = 2,800 micro-dollars at the entry's prices.
  * The cap is $0.005: two calls reach it. The day's spend lives in the tenant's day workflow, which the API
@@ -21,6 +23,8 @@ const callUsage: ScriptStep['usage'] = { inputTokens: 1_000, outputTokens: 100 }
 const suffix = randomBytes(4).toString('hex');
 const capped = { tenant: `capped-${suffix}`, key: `test-key-capped-${suffix}-0123456789` };
 const other = { tenant: `other-${suffix}`, key: `test-key-other-${suffix}-0123456789` };
+// For the ceilings: a tenant of its own, whose day the other tests do not spend.
+const third = { tenant: `third-${suffix}`, key: `test-key-third-${suffix}-0123456789` };
 
 function messagesOf(request: RecordedRequest): Record<string, unknown>[] {
   const body = isJsonObject(request.body) ? request.body : {};
@@ -49,8 +53,11 @@ beforeAll(async () => {
       ERRAND_API_KEYS: JSON.stringify([
         { tenant: capped.tenant, sha256: hashApiKey(capped.key) },
         { tenant: other.tenant, sha256: hashApiKey(other.key) },
+        { tenant: third.tenant, sha256: hashApiKey(third.key) },
       ]),
       ERRAND_TENANT_DAILY_COST_USD: '0.005',
+      ERRAND_MAX_TIME_BUDGET_SECS: '3600',
+      ERRAND_MAX_COST_BUDGET_USD: '1',
     },
   });
 });
@@ -118,5 +125,42 @@ describe('daily cost cap per tenant', () => {
     await expect(stack.client.workflow.getHandle(`${sessionId}/task-1`).describe()).rejects.toThrow(/not found/i);
     expect(vendor.rejectedRequests).toEqual([]);
     await stack.request(`/v1/sessions/${encodeURIComponent(sessionId)}/cancel`, { ...postJson({}), key: capped.key });
+  });
+});
+
+describe("the operator's ceilings", () => {
+  async function startedInput(id: string): Promise<Record<string, unknown>> {
+    const history = await stack.client.workflow.getHandle(id).fetchHistory();
+    const data = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
+    return JSON.parse(Buffer.from(data ?? new Uint8Array()).toString('utf8')) as Record<string, unknown>;
+  }
+
+  it('a delegation that asks for nothing runs under them; one that asks for less gets what it asked for', async () => {
+    const plain = await json(await delegate(third.key));
+    expect(await startedInput(String(plain.id))).toMatchObject({ timeBudgetMs: 3_600_000, costBudgetMicroUsd: 1_000_000 });
+    const lower = await stack.request('/v1/delegations', { ...postJson({ instructions: 'a small job', time_budget: 60, cost_budget_usd: 0.25 }), key: third.key });
+    expect(lower.status).toBe(201);
+    expect(await startedInput(String((await json(lower)).id))).toMatchObject({ timeBudgetMs: 60_000, costBudgetMicroUsd: 250_000 });
+  });
+
+  it('a delegation that asks for more is refused with 422 naming the field, the limit and its setting', async () => {
+    const refused = await stack.request('/v1/delegations', { ...postJson({ instructions: 'a long job', time_budget: 7_200, cost_budget_usd: 5 }), key: third.key });
+    expect(refused.status).toBe(422);
+    const body = await json(refused);
+    expect(body.errors).toEqual([
+      { in: 'body', field: 'time_budget', message: "7200 is over this deployment's limit of 3600 (ERRAND_MAX_TIME_BUDGET_SECS); a request may lower the operator's limits, never raise them: ask for at most 3600" },
+      { in: 'body', field: 'cost_budget_usd', message: "5 is over this deployment's limit of 1 (ERRAND_MAX_COST_BUDGET_USD); a request may lower the operator's limits, never raise them: ask for at most 1" },
+    ]);
+  });
+
+  it('a session takes timeBudget, costBudgetUsd and tokenBudget; over the ceiling it is 422', async () => {
+    const started = await stack.request('/v1/sessions', { ...postJson({ timeBudget: 120, costBudgetUsd: 0.5, tokenBudget: 10_000 }), key: third.key });
+    expect(started.status).toBe(201);
+    const id = String((await json(started)).id);
+    expect(await startedInput(id)).toMatchObject({ timeBudgetMs: 120_000, costBudgetMicroUsd: 500_000, tokenBudget: 10_000 });
+    await stack.request(`/v1/sessions/${encodeURIComponent(id)}/cancel`, { ...postJson({}), key: third.key });
+    const refused = await stack.request('/v1/sessions', { ...postJson({ costBudgetUsd: 2 }), key: third.key });
+    expect(refused.status).toBe(422);
+    expect(await json(refused)).toMatchObject({ errors: [{ field: 'costBudgetUsd' }] });
   });
 });
