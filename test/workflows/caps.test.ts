@@ -10,7 +10,8 @@ import type { SubagentInput } from '../../src/contracts/subagent';
 import type { SubagentResult } from '../../src/contracts/subagent-result';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { ConversationScripts, toolResults } from '../support/conversation-scripts';
-import { sessionInput, startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { Worker } from '@temporalio/worker';
+import { sessionInput, startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, workflowBundlePath, type RunningWorker } from '../support/temporal';
 
 /**
  * Caps of time and money (SEMANTICS §6 "Spend", decision 0027) against the real dev server, with the
@@ -144,6 +145,10 @@ describe('cost cap', () => {
     // The session's foreground delegate got the child's ending; then the session itself was over its cap.
     expect(ended).toMatchObject({ status: 'cost_budget', diagnostic: 'spent $0.0148 (with its subagents); the cost budget is $0.01' });
     expect(scripts.of('cost-fg')).toHaveLength(1);
+    // Both histories (the cost search attribute behind its patch, the cap's ending) replay without nondeterminism.
+    for (const id of [handle.workflowId, `${handle.workflowId}/task-1`]) {
+      await Worker.runReplayHistory({ workflowBundle: { codePath: workflowBundlePath() } }, await client.workflow.getHandle(id).fetchHistory(), id);
+    }
   });
 
   test('a cost cap on a model without prices is refused before anything starts, naming the model', async () => {
