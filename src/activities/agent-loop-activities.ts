@@ -282,9 +282,13 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
     async compactConversation(input: CompactConversationInput): Promise<CompactConversationOutput> {
       const model = resolveModel(deps.models, input);
       const info = modelInfo(deps.models, input);
-      return withHeartbeat((abortSignal) =>
+      const output = await withHeartbeat((abortSignal) =>
         compactConversation(input, { conversations: deps.conversations, blobs: deps.blobs, model, route: input.route, contextWindow: info.contextWindow, abortSignal }),
       heartbeats).catch((error: unknown) => classifyAndThrow(error));
+      // A summary made by this attempt is a priced call of the tenant (one reused from an earlier attempt reports no usage).
+      const cost = output.usage.costMicroUsd ?? 0;
+      if (deps.recordSpend && input.tenant !== undefined && output.compacted && cost > 0) await deps.recordSpend(input.tenant, { key: output.window.summaryKey, costMicroUsd: cost });
+      return output;
     },
   };
   return {

@@ -39,6 +39,8 @@ export interface SealToolCallsInput {
 /** Summarise older turns of a conversation into one stored summary (context compaction). */
 export interface CompactConversationInput {
   workflowId: string;
+  /** The tenant whose call this is: a priced summary counts against its daily cost cap (decision 0027). */
+  tenant?: string;
   conversationId: string;
   /** Messages 0..length-1 are the conversation so far. */
   length: number;

@@ -298,6 +298,7 @@ export class AgentLoop {
     await agent.storePending();
     const output = await agent.busy(() => agent.activities.compaction.compactConversation.executeWithOptions({ summary: `compact context${aggressive ? ' (after overflow)' : ''}` }, [{
       workflowId: agent.options.workflowId,
+      ...(agent.options.tenant !== undefined ? { tenant: agent.options.tenant } : {}),
       conversationId: agent.conversationId,
       length: agent.length,
       route: agent.options.route,
