@@ -115,9 +115,12 @@ export function chooseCaps(inputs: CapChoiceInputs): CapChoice {
   let costMicro = request.costBudgetUsd !== undefined ? usdToMicro(request.costBudgetUsd) : undefined;
   if (costMicro === undefined && definition.costBudgetUsd !== undefined) {
     const asked = usdToMicro(definition.costBudgetUsd);
-    const capped = operator.costBudgetMicroUsd === undefined ? { value: asked } : capDefinitionLimit({ field: 'settings.cost_budget_usd', ...(definition.file ? { file: definition.file } : {}), asked, limit: operator.costBudgetMicroUsd, setting: 'ERRAND_MAX_COST_BUDGET_USD', unit: 'micro-dollars' });
-    if (capped.warning) warnings.push(capped.warning);
-    costMicro = capped.value;
+    const limit = operator.costBudgetMicroUsd;
+    costMicro = limit === undefined ? asked : Math.min(asked, limit);
+    if (limit !== undefined && asked > limit) {
+      // In dollars, as the file and the setting say it (capDefinitionLimit speaks in whole units).
+      warnings.push(`${definition.file ? `${definition.file}: ` : ''}settings.cost_budget_usd asks for ${formatUsd(asked)}, above this server's limit of ${formatUsd(limit)} (ERRAND_MAX_COST_BUDGET_USD); it runs with ${formatUsd(limit)}. A recipe or agent file can lower the operator's limits, never raise them.`);
+    }
   }
   timeMs = childCap(timeMs ?? operator.timeBudgetMs, inputs.parent.timeMs);
   costMicro = childCap(costMicro ?? operator.costBudgetMicroUsd, inputs.parent.costMicroUsd);
