@@ -1,9 +1,9 @@
 import { RE2JS } from 're2js';
-import type { AgentHookGroup, AgentHooksWire } from '../contracts/agent-hooks';
+import { fillHeaderVariables, headerVariables, type AgentHookGroup, type AgentHooksWire, type AgentHttpHook } from '../contracts/agent-hooks';
 import type { ToolPolicyNarrowingWire } from '../contracts/agent-wire';
 import type { JsonObject, JsonValue } from '../contracts/json';
-import { agentHookFeedbackMaxChars, toolNameSeparator } from '../contracts/limits';
-import type { CommandOptions } from '../tools/command-environment';
+import { agentHookFeedbackMaxChars, agentHookHttpAnswerMaxBytes, toolNameSeparator } from '../contracts/limits';
+import { commandEnvironment, type CommandOptions } from '../tools/command-environment';
 import type { PathRules } from '../tools/confine-path';
 import { runShellCommand } from '../tools/developer/run-command';
 import { developerToolsetName } from '../tools/developer-toolset-name';
@@ -132,15 +132,27 @@ export async function runHooks(
 ): Promise<HookRunOutcome> {
   const outcome: HookRunOutcome = { blocked: false, feedback: [], context: [], notes: [] };
   if (hooks.length === 0) return outcome;
-  const refusal = policyRefusal(deps, context);
-  if (refusal !== undefined) {
-    const why = `the ${event} hooks of ${context.hooks.file} could not run: ${refusal} (hooks are shell commands and run only where run_command runs without asking)`;
-    // A PreToolUse hook may be there to stop the call: without it, the call does not run.
-    if (event === 'PreToolUse') return { blocked: true, feedback: [`${why}; the call is blocked`], context: [], notes: [why] };
-    return { ...outcome, notes: [why] };
-  }
   const stdin = JSON.stringify({ ...commonHookInput(context, event), ...input });
   for (const hook of hooks) {
+    if (hook.type === 'http') {
+      const refused = httpHookRefusal(hook, deps);
+      if (refused !== undefined) {
+        const why = `the ${event} http hook of ${context.hooks.file} to ${hook.url} could not run: ${refused}`;
+        outcome.notes.push(why);
+        // A PreToolUse hook may be there to stop the call: without it, the call does not run.
+        if (event === 'PreToolUse') return { ...outcome, blocked: true, feedback: [...outcome.feedback, `${why}; the call is blocked`] };
+        continue;
+      }
+      if (await postHook(hook, event, stdin, context, deps, outcome)) break;
+      continue;
+    }
+    const refusal = policyRefusal(deps, context);
+    if (refusal !== undefined) {
+      const why = `the ${event} hooks of ${context.hooks.file} could not run: ${refusal} (hooks are shell commands and run only where run_command runs without asking)`;
+      if (event === 'PreToolUse') return { ...outcome, blocked: true, feedback: [...outcome.feedback, `${why}; the call is blocked`], notes: [...outcome.notes, why] };
+      outcome.notes.push(why);
+      continue;
+    }
     const ran = await runShellCommand(hook.command, { workingDir: context.workingDir, timeoutMs: hook.timeoutSeconds * 1_000, abortSignal: context.abortSignal, input: stdin }, deps.commands, deps.paths);
     const name = `${event} hook "${preview(hook.command)}"`;
     if (ran.refused !== undefined) {
@@ -163,6 +175,101 @@ export async function runHooks(
     if (readAnswer(ran.stdout, event, outcome)) break;
   }
   return outcome;
+}
+
+/**
+ * Whether an http hook's URL is one the operator allows (`ERRAND_HOOK_URLS`): same origin as a listed
+ * prefix and a path that starts with the prefix's path at a `/`. Undefined when allowed, else why not.
+ */
+export function httpHookRefusal(hook: Pick<AgentHttpHook, 'url'>, deps: Pick<HookRunnerDependencies, 'commands'>): string | undefined {
+  const allowed = deps.commands.hookUrls ?? [];
+  if (allowed.length === 0) return 'this worker allows no http hooks (the operator lists the URLs they may reach in ERRAND_HOOK_URLS)';
+  let url: URL;
+  try {
+    url = new URL(hook.url);
+  } catch {
+    return 'its URL is not valid';
+  }
+  const match = allowed.some((prefixText) => {
+    const prefix = new URL(prefixText);
+    if (prefix.origin !== url.origin) return false;
+    const base = prefix.pathname.endsWith('/') ? prefix.pathname : `${prefix.pathname}/`;
+    return url.pathname === prefix.pathname || url.pathname.startsWith(base);
+  });
+  return match ? undefined : 'its URL is not under one the operator allows in ERRAND_HOOK_URLS';
+}
+
+/**
+ * POSTs the event's JSON to an http hook and reads its answer as Claude Code does: a 2xx with an empty body
+ * goes on; a 2xx with a JSON object is read like a command hook's stdout; any other body, another status,
+ * a redirect (never followed), a time limit or a failed connection is a non-blocking error. Header values
+ * get variables only from `allowedEnvVars` names that the command environment allow-list also passes: an
+ * agent file cannot send the worker's credentials anywhere. Returns true when the hook blocked.
+ */
+async function postHook(hook: AgentHttpHook, event: string, body: string, context: HookRunContext, deps: HookRunnerDependencies, outcome: HookRunOutcome): Promise<boolean> {
+  const name = `${event} http hook ${hook.url}`;
+  const passed = commandEnvironment(deps.commands);
+  const values: Record<string, string> = {};
+  for (const variable of hook.allowedEnvVars ?? []) {
+    const value = passed[variable];
+    if (value !== undefined) values[variable] = value;
+  }
+  const headers: Record<string, string> = {};
+  for (const [header, value] of Object.entries(hook.headers ?? {})) {
+    for (const variable of headerVariables(value)) {
+      if (values[variable] === undefined && (hook.allowedEnvVars ?? []).includes(variable)) outcome.notes.push(`${name}: header ${header} uses $${variable}, which the worker does not pass to commands (ERRAND_COMMAND_ENV): it was sent empty`);
+    }
+    headers[header] = fillHeaderVariables(value, values);
+  }
+  const timeout = AbortSignal.timeout(hook.timeoutSeconds * 1_000);
+  let response: Response;
+  try {
+    response = await fetch(hook.url, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body,
+      redirect: 'manual',
+      signal: AbortSignal.any([timeout, context.abortSignal]),
+    });
+  } catch (error) {
+    outcome.notes.push(timeout.aborted ? `${name} timed out after ${hook.timeoutSeconds} s` : context.abortSignal.aborted ? `${name} was cancelled` : `${name} could not be reached (not blocking): ${error instanceof Error ? error.message : String(error)}`);
+    return false;
+  }
+  const text = await readCapped(response);
+  if (response.status < 200 || response.status > 299) {
+    outcome.notes.push(`${name} answered ${response.status}${response.status >= 300 && response.status < 400 ? ' (a redirect, not followed)' : ''} (not blocking)`);
+    return false;
+  }
+  if (text === undefined) {
+    outcome.notes.push(`${name} answered more than ${agentHookHttpAnswerMaxBytes} bytes (not blocking)`);
+    return false;
+  }
+  const trimmed = text.trim();
+  if (trimmed === '') return false;
+  if (!trimmed.startsWith('{')) {
+    outcome.notes.push(`${name} answered a body that is not a JSON object (not blocking)`);
+    return false;
+  }
+  return readAnswer(trimmed, event, outcome);
+}
+
+/** The body of a response, or undefined when it is longer than an http hook's answer may be. */
+async function readCapped(response: Response): Promise<string | undefined> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > agentHookHttpAnswerMaxBytes) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** Reads a hook's stdout after exit code 0; returns true when it blocked. */

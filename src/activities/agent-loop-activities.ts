@@ -1,3 +1,4 @@
+import { trace } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type {
@@ -24,6 +25,7 @@ import { orchestrationToolSpecs } from '../domain/orchestration-tools';
 import { preview } from '../domain/subagent-prompt';
 import { estimateTokens } from '../domain/token-estimate';
 import type { ModelRegistry } from '../llm/model-port';
+import { inModelSpan, inToolSpan, nameToolSpan, recordModelAnswer, recordToolOutcome } from '../observability/genai-spans';
 import { toolError } from '../tools/tool';
 import { applyOrchestrationPolicy, applyToolPolicy, checkToolCall, type ToolPolicyConfig } from '../tools/tool-policy';
 import type { WorkerToolsetRegistry } from '../tools/toolset-registry-factory';
@@ -171,6 +173,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
         }, { usage: { ...answer.usage }, finishReason: answer.finishReason, ...(answer.answerCap ? { answerCap: { ...answer.answerCap } } : {}) });
         response = storedAnswer(winner, input.conversationId, input.length);
       }
+      recordModelAnswer(trace.getActiveSpan(), response, stored !== undefined);
       // Also for a stored answer reused by a retry: the report of the first attempt may have been lost.
       const cost = response.usage.costMicroUsd ?? 0;
       if (deps.recordSpend && input.tenant !== undefined && cost > 0) await deps.recordSpend(input.tenant, { key: `${input.conversationId}#${input.length}`, costMicroUsd: cost });
@@ -187,6 +190,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
           nonRetryable: true,
         });
       }
+      nameToolSpan(trace.getActiveSpan(), { name: call.name, callId: call.id });
       // The result stored at `resultSeq` is this call's outcome: a retry finds it and never runs the tool again.
       const stored = mayHaveRun() ? await deps.conversations.readStored(input.conversationId, input.resultSeq) : undefined;
       let result: ToolResultOutcome;
@@ -252,6 +256,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
         }, result.finalOutput ? { finalOutput: { ...result.finalOutput } } : undefined);
         result = storedToolResult(winner, input.conversationId, input.resultSeq);
       }
+      recordToolOutcome(trace.getActiveSpan(), { isError: result.isError, stored: stored !== undefined });
       return { isError: result.isError, preview: preview(result.content, previewLength), ...(result.finalOutput ? { finalOutput: result.finalOutput } : {}) };
     },
 
@@ -293,8 +298,8 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
   };
   return {
     appendMessages: (input) => classifyStoreErrors(() => activities.appendMessages(input)),
-    modelTurn: (input) => classifyStoreErrors(() => activities.modelTurn(input)),
-    runTool: (input) => classifyStoreErrors(() => activities.runTool(input)),
+    modelTurn: (input) => inModelSpan(deps.models, input, () => classifyStoreErrors(() => activities.modelTurn(input))),
+    runTool: (input) => inToolSpan(() => classifyStoreErrors(() => activities.runTool(input))),
     readMessageText: (input) => classifyStoreErrors(() => activities.readMessageText(input)),
     sealToolCalls: (input) => classifyStoreErrors(() => activities.sealToolCalls(input)),
     compactConversation: (input) => classifyStoreErrors(() => activities.compactConversation(input)),

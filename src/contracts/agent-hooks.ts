@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { agentHookDefaultTimeoutSeconds, agentHookMatcherMaxChars, agentHookMaxTimeoutSeconds } from './limits';
+import { agentHookDefaultTimeoutSeconds, agentHookHttpHeadersMax, agentHookMatcherMaxChars, agentHookMaxTimeoutSeconds } from './limits';
 
 /**
  * Claude Code agent-file `hooks` as errand runs them (SEMANTICS §6, decision 0032): the events of the
- * subagent's own life, each with matcher groups of `command` hooks. Parsed here (pure) from the frontmatter
+ * subagent's own life, each with matcher groups of `command` and `http` hooks. Parsed here (pure) from the frontmatter
  * value; JSON only, so it travels in the subagent's workflow input.
  */
 
@@ -17,15 +17,32 @@ const otherClaudeEvents = ['UserPromptSubmit', 'Notification', 'SessionStart', '
 
 /** One `command` hook: a shell command, run like `run_command`, with its time limit. */
 export interface AgentCommandHook {
+  type?: 'command';
   command: string;
   timeoutSeconds: number;
 }
+
+/**
+ * One `http` hook: the event's JSON POSTed by the worker to `url`, which only a URL the operator allows
+ * (`ERRAND_HOOK_URLS`) may be; `headers` values may name variables (`$NAME`, `${NAME}`) filled only for
+ * the names in `allowedEnvVars` that the command environment allow-list passes too.
+ */
+export interface AgentHttpHook {
+  type: 'http';
+  url: string;
+  headers?: Record<string, string>;
+  allowedEnvVars?: string[];
+  timeoutSeconds: number;
+}
+
+/** A hook errand runs. */
+export type AgentHook = AgentCommandHook | AgentHttpHook;
 
 /** A matcher group: the hooks run for a tool call whose name the matcher matches (all, without one). */
 export interface AgentHookGroup {
   /** A regular expression over the tool name, anchored at both ends (Claude Code's `Edit|Write`); absent, empty or `*` = every tool. */
   matcher?: string;
-  hooks: AgentCommandHook[];
+  hooks: AgentHook[];
 }
 
 /** An agent's hooks by the point of its life they run at. */
@@ -50,8 +67,9 @@ export interface AgentHooksWire extends AgentHooks {
   permissionMode?: string;
 }
 
-const commandHookSchema = z.object({ command: z.string(), timeoutSeconds: z.number() });
-const groupSchema = z.object({ matcher: z.string().optional(), hooks: z.array(commandHookSchema) });
+const commandHookSchema = z.object({ type: z.literal('command').optional(), command: z.string(), timeoutSeconds: z.number() });
+const httpHookSchema = z.object({ type: z.literal('http'), url: z.string(), headers: z.record(z.string(), z.string()).optional(), allowedEnvVars: z.array(z.string()).optional(), timeoutSeconds: z.number() });
+const groupSchema = z.object({ matcher: z.string().optional(), hooks: z.array(z.union([httpHookSchema, commandHookSchema])) });
 /** Zod schema of {@link AgentHooks}, for snapshots crossing a durable boundary. */
 export const agentHooksSchema = z.object({
   start: z.array(groupSchema).optional(),
@@ -139,25 +157,21 @@ export function parseAgentHooks(value: unknown, file: string): AgentHooksParse {
         }
       }
       if (!Array.isArray(group.hooks)) {
-        errors.push(`${at}.hooks: expected a list of hooks ({ type: command, command })`);
+        errors.push(`${at}.hooks: expected a list of hooks ({ type: command, command } or { type: http, url })`);
         return;
       }
-      const commands: AgentCommandHook[] = [];
+      const commands: AgentHook[] = [];
       group.hooks.forEach((hook: unknown, hookIndex) => {
         const hookAt = `${at}.hooks[${hookIndex}]`;
         if (!isRecord(hook)) {
-          errors.push(`${hookAt}: expected a map ({ type: command, command })`);
+          errors.push(`${hookAt}: expected a map ({ type: command, command } or { type: http, url })`);
           return;
         }
         const type = hook.type ?? 'command';
-        if (type !== 'command') {
-          const text = `${hookAt}.type: "${String(type)}" hooks are not run by errand (only command hooks are)`;
+        if (type !== 'command' && type !== 'http') {
+          const text = `${hookAt}.type: "${String(type)}" hooks are not run by errand (only command and http hooks are)`;
           if (known === 'PreToolUse') errors.push(`${text}; a PreToolUse hook may be there to block calls, so the agent does not run without it`);
           else warnings.push(`${text}; this hook is skipped`);
-          return;
-        }
-        if (typeof hook.command !== 'string' || hook.command.trim() === '') {
-          errors.push(`${hookAt}.command: expected a non-empty shell command`);
           return;
         }
         let timeoutSeconds = agentHookDefaultTimeoutSeconds;
@@ -171,6 +185,15 @@ export function parseAgentHooks(value: unknown, file: string): AgentHooksParse {
           if (timeout > agentHookMaxTimeoutSeconds) warnings.push(`${hookAt}.timeout: ${timeout} s is more than errand allows for a hook; it runs with ${agentHookMaxTimeoutSeconds} s`);
           timeoutSeconds = Math.min(timeout, agentHookMaxTimeoutSeconds);
         }
+        if (type === 'http') {
+          const http = parseHttpHook(hook, hookAt, timeoutSeconds, errors, warnings);
+          if (http) commands.push(http);
+          return;
+        }
+        if (typeof hook.command !== 'string' || hook.command.trim() === '') {
+          errors.push(`${hookAt}.command: expected a non-empty shell command`);
+          return;
+        }
         for (const key of Object.keys(hook)) if (!['type', 'command', 'timeout'].includes(key)) warnings.push(`${hookAt}.${key}: unknown field, ignored`);
         commands.push({ command: hook.command, timeoutSeconds });
       });
@@ -182,4 +205,71 @@ export function parseAgentHooks(value: unknown, file: string): AgentHooksParse {
     }
   }
   return { ...(Object.keys(hooks).length > 0 ? { hooks } : {}), errors, warnings };
+}
+
+const envReference = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g;
+
+/** The variable names a header value refers to (`$NAME`, `${NAME}`). */
+export function headerVariables(value: string): string[] {
+  return [...value.matchAll(envReference)].map((match) => match[1] ?? match[2] ?? '');
+}
+
+/** A header value with its variables filled from `values` (a name without a value becomes empty, as in Claude Code). */
+export function fillHeaderVariables(value: string, values: Readonly<Record<string, string>>): string {
+  return value.replace(envReference, (_whole, braced: string | undefined, bare: string | undefined) => values[braced ?? bare ?? ''] ?? '');
+}
+
+/** Reads an `http` hook; errors and warnings name the field. */
+function parseHttpHook(hook: Record<string, unknown>, at: string, timeoutSeconds: number, errors: string[], warnings: string[]): AgentHttpHook | undefined {
+  for (const key of Object.keys(hook)) if (!['type', 'url', 'headers', 'allowedEnvVars', 'timeout'].includes(key)) warnings.push(`${at}.${key}: unknown field, ignored`);
+  if (typeof hook.url !== 'string' || hook.url.trim() === '') {
+    errors.push(`${at}.url: expected the http(s) URL the hook POSTs the event to`);
+    return undefined;
+  }
+  let url: URL;
+  try {
+    url = new URL(hook.url.trim());
+  } catch {
+    errors.push(`${at}.url: "${hook.url}" is not a URL; expected an http(s) URL such as https://hooks.example.com/pre-tool-use`);
+    return undefined;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    errors.push(`${at}.url: "${hook.url}" is not an http(s) URL`);
+    return undefined;
+  }
+  if (url.username !== '' || url.password !== '') {
+    errors.push(`${at}.url: a URL with a user name or password is not accepted; send a credential in a header from allowedEnvVars`);
+    return undefined;
+  }
+  const result: AgentHttpHook = { type: 'http', url: url.href, timeoutSeconds };
+  if (hook.allowedEnvVars !== undefined && hook.allowedEnvVars !== null) {
+    if (!Array.isArray(hook.allowedEnvVars) || hook.allowedEnvVars.some((name) => typeof name !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))) {
+      errors.push(`${at}.allowedEnvVars: expected a list of environment variable names (e.g. [HOOK_TOKEN]), without "$"`);
+      return undefined;
+    }
+    result.allowedEnvVars = hook.allowedEnvVars as string[];
+  }
+  if (hook.headers !== undefined && hook.headers !== null) {
+    if (!isRecord(hook.headers) || Object.values(hook.headers).some((value) => typeof value !== 'string')) {
+      errors.push(`${at}.headers: expected a map of header names to string values`);
+      return undefined;
+    }
+    const headers = hook.headers as Record<string, string>;
+    if (Object.keys(headers).length > agentHookHttpHeadersMax) {
+      errors.push(`${at}.headers: at most ${agentHookHttpHeadersMax} headers`);
+      return undefined;
+    }
+    const badName = Object.keys(headers).find((name) => !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name));
+    if (badName !== undefined) {
+      errors.push(`${at}.headers: "${badName}" is not a header name`);
+      return undefined;
+    }
+    for (const [name, value] of Object.entries(headers)) {
+      for (const variable of headerVariables(value)) {
+        if (!(result.allowedEnvVars ?? []).includes(variable)) warnings.push(`${at}.headers.${name}: uses $${variable}, which allowedEnvVars does not list: it is sent empty`);
+      }
+    }
+    result.headers = headers;
+  }
+  return result;
 }

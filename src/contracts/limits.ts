@@ -394,6 +394,16 @@ export const compactionMessageMaxChars = 20_000;
 /** Summarising calls one compaction may make (bounds the fold over a very long conversation). */
 export const compactionMaxCalls = 20;
 
+// ---- traces ---------------------------------------------------------------------------------------
+/**
+ * How long a process that exports traces waits at its end (worker stop, API stop, a CLI command) for the
+ * spans it still holds to reach the OTLP endpoint, in milliseconds. A receiver that is down must not hold
+ * a stop longer than this.
+ */
+export const traceFlushTimeoutMs = 5_000;
+/** Service name of spans when `OTEL_SERVICE_NAME` is not set: the process's role after this prefix (`errand-api`, `errand-worker`). */
+export const traceServiceNamePrefix = 'errand';
+
 // ---- HTTP API and CLI (owned by src/api) -----------------------------------------------------------
 /** Default largest request body the API accepts, in bytes (`ERRAND_API_MAX_BODY_BYTES`); larger bodies get 413. */
 export const defaultApiMaxBodyBytes = 256 * 1024;
@@ -516,3 +526,7 @@ export const agentHookMaxTimeoutSeconds = 600;
 export const agentHookFeedbackMaxChars = 10_000;
 /** The longest `matcher` an agent-file hook may have (it is a regular expression over tool names). */
 export const agentHookMatcherMaxChars = 200;
+/** Headers one `http` hook may set. */
+export const agentHookHttpHeadersMax = 20;
+/** Bytes of an `http` hook's answer the worker reads; a longer answer is a non-blocking error. */
+export const agentHookHttpAnswerMaxBytes = 1_048_576;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseAgentHooks } from '../../src/contracts/agent-hooks';
-import { hookToolNames, matcherMatches } from '../../src/activities/agent-hook-runner';
+import { hookToolNames, httpHookRefusal, matcherMatches } from '../../src/activities/agent-hook-runner';
 
 /** Reading an agent file's `hooks` (decision 0032): what errand runs, what it reports, what it refuses. */
 describe('agent-file hooks: parsing', () => {
@@ -26,17 +26,17 @@ describe('agent-file hooks: parsing', () => {
     const reported = parseAgentHooks({
       UserPromptSubmit: [{ hooks: [{ type: 'command', command: 'x' }] }],
       Whatever: [],
-      PostToolUse: [{ hooks: [{ type: 'http', url: 'https://example.com/hook' }] }],
+      PostToolUse: [{ hooks: [{ type: 'agent', prompt: 'check it' }] }],
     }, 'a.md');
     expect(reported.errors).toEqual([]);
     expect(reported.hooks).toBeUndefined();
     expect(reported.warnings).toEqual([
       'a.md: hooks.UserPromptSubmit: not run by errand: the event does not happen to a delegated subagent (errand runs SubagentStart, PreToolUse, PostToolUse, Stop, SubagentStop)',
       'a.md: hooks.Whatever: unknown hook event, ignored (errand runs SubagentStart, PreToolUse, PostToolUse, Stop, SubagentStop)',
-      'a.md: hooks.PostToolUse[0].hooks[0].type: "http" hooks are not run by errand (only command hooks are); this hook is skipped',
+      'a.md: hooks.PostToolUse[0].hooks[0].type: "agent" hooks are not run by errand (only command and http hooks are); this hook is skipped',
     ]);
     const refused = parseAgentHooks({ PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'prompt', prompt: 'is this safe?' }] }] }, 'a.md');
-    expect(refused.errors).toEqual(['a.md: hooks.PreToolUse[0].hooks[0].type: "prompt" hooks are not run by errand (only command hooks are); a PreToolUse hook may be there to block calls, so the agent does not run without it']);
+    expect(refused.errors).toEqual(['a.md: hooks.PreToolUse[0].hooks[0].type: "prompt" hooks are not run by errand (only command and http hooks are); a PreToolUse hook may be there to block calls, so the agent does not run without it']);
   });
 
   it('names the field and what would be valid', () => {
@@ -45,6 +45,36 @@ describe('agent-file hooks: parsing', () => {
     expect(parseAgentHooks({ PreToolUse: [{ matcher: '(', hooks: [] }] }, 'a.md').errors[0]).toMatch(/^a\.md: hooks\.PreToolUse\[0\]\.matcher: not a valid regular expression: /);
     expect(parseAgentHooks({ PreToolUse: [{ hooks: [{ type: 'command', command: ' ' }] }] }, 'a.md').errors).toEqual(['a.md: hooks.PreToolUse[0].hooks[0].command: expected a non-empty shell command']);
     expect(parseAgentHooks({ Stop: [{ hooks: [{ command: 'x', timeout: 0 }] }] }, 'a.md').errors).toEqual(['a.md: hooks.Stop[0].hooks[0].timeout: expected a whole number of seconds from 1 to 600']);
+  });
+
+  it('reads http hooks: url, headers with variables, allowedEnvVars; names what is wrong', () => {
+    const parsed = parseAgentHooks({
+      PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'http', url: 'https://hooks.example.com/pre', headers: { Authorization: 'Bearer $HOOK_TOKEN', 'X-Team': '${TEAM}' }, allowedEnvVars: ['HOOK_TOKEN'], timeout: 5 }] }],
+    }, 'a.md');
+    expect(parsed.errors).toEqual([]);
+    expect(parsed.hooks).toEqual({ preToolUse: [{ matcher: 'Bash', hooks: [{ type: 'http', url: 'https://hooks.example.com/pre', headers: { Authorization: 'Bearer $HOOK_TOKEN', 'X-Team': '${TEAM}' }, allowedEnvVars: ['HOOK_TOKEN'], timeoutSeconds: 5 }] }] });
+    expect(parsed.warnings).toEqual(['a.md: hooks.PreToolUse[0].hooks[0].headers.X-Team: uses $TEAM, which allowedEnvVars does not list: it is sent empty']);
+    const errors = (hook: Record<string, unknown>): string[] => parseAgentHooks({ PostToolUse: [{ hooks: [hook] }] }, 'a.md').errors;
+    expect(errors({ type: 'http' })).toEqual(['a.md: hooks.PostToolUse[0].hooks[0].url: expected the http(s) URL the hook POSTs the event to']);
+    expect(errors({ type: 'http', url: 'not a url' })).toEqual(['a.md: hooks.PostToolUse[0].hooks[0].url: "not a url" is not a URL; expected an http(s) URL such as https://hooks.example.com/pre-tool-use']);
+    expect(errors({ type: 'http', url: 'file:///etc/passwd' })).toEqual(['a.md: hooks.PostToolUse[0].hooks[0].url: "file:///etc/passwd" is not an http(s) URL']);
+    expect(errors({ type: 'http', url: 'https://u:p@hooks.example.com/' })).toEqual(['a.md: hooks.PostToolUse[0].hooks[0].url: a URL with a user name or password is not accepted; send a credential in a header from allowedEnvVars']);
+    expect(errors({ type: 'http', url: 'https://hooks.example.com/', allowedEnvVars: ['$TOKEN'] })).toEqual(['a.md: hooks.PostToolUse[0].hooks[0].allowedEnvVars: expected a list of environment variable names (e.g. [HOOK_TOKEN]), without "$"']);
+    expect(errors({ type: 'http', url: 'https://hooks.example.com/', headers: { 'Bad Header': 'x' } })).toEqual(['a.md: hooks.PostToolUse[0].hooks[0].headers: "Bad Header" is not a header name']);
+  });
+});
+
+describe('agent-file hooks: the URLs an http hook may reach', () => {
+  const deps = (hookUrls: string[]) => ({ commands: { hookUrls } });
+  it('allows only URLs under a prefix the operator lists, by origin and whole path segments', () => {
+    expect(httpHookRefusal({ url: 'https://hooks.example.com/errand/pre' }, deps([]))).toBe('this worker allows no http hooks (the operator lists the URLs they may reach in ERRAND_HOOK_URLS)');
+    const allowed = deps(['https://hooks.example.com/errand', 'http://127.0.0.1:8080/']);
+    expect(httpHookRefusal({ url: 'https://hooks.example.com/errand' }, allowed)).toBeUndefined();
+    expect(httpHookRefusal({ url: 'https://hooks.example.com/errand/pre?x=1' }, allowed)).toBeUndefined();
+    expect(httpHookRefusal({ url: 'http://127.0.0.1:8080/anything' }, allowed)).toBeUndefined();
+    for (const url of ['https://hooks.example.com/errand-other', 'http://hooks.example.com/errand/pre', 'https://hooks.example.com.evil.test/errand', 'http://127.0.0.1:8081/', 'http://169.254.169.254/latest/meta-data/']) {
+      expect(httpHookRefusal({ url }, allowed)).toBe('its URL is not under one the operator allows in ERRAND_HOOK_URLS');
+    }
   });
 });
 

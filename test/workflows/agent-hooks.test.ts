@@ -1,4 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { SubagentResult } from '../../src/contracts/subagent-result';
@@ -15,16 +17,37 @@ import { freshFolder, startRunHarness, toolResult, until, type RunHarness } from
 
 let harness: RunHarness;
 let denying: RunHarness;
+let httpHooks: RunHarness;
+/** A real policy service an agent file's http hook POSTs to (allowed by ERRAND_HOOK_URLS on the third worker). */
+let policyServer: Server;
+let policyUrl: string;
+const policyRequests: Record<string, unknown>[] = [];
 
 beforeAll(async () => {
+  policyServer = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+      policyRequests.push(event);
+      const input = event.tool_input as { command?: string } | undefined;
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(input?.command?.includes('rm -rf') ? JSON.stringify({ decision: 'block', reason: 'The policy service refuses deletions.' }) : '');
+    });
+  });
+  await new Promise<void>((resolve) => policyServer.listen(0, '127.0.0.1', resolve));
+  policyUrl = `http://127.0.0.1:${(policyServer.address() as AddressInfo).port}/policy/`;
   harness = await startRunHarness('hooks');
   denying = await startRunHarness('hooks-deny', { ERRAND_TOOL_POLICY: JSON.stringify({ rules: { developer__run_command: 'deny' } }) });
+  httpHooks = await startRunHarness('hooks-http', { ERRAND_HOOK_URLS: policyUrl });
 });
 
 afterAll(async () => {
   expect(harness.scripts.model.rejectedCalls).toHaveLength(0);
   await harness?.stop();
   await denying?.stop();
+  await httpHooks?.stop();
+  await new Promise<void>((resolve) => policyServer.close(() => resolve()));
 });
 
 /** A real-shaped agent file with hooks for each event errand runs, and its hook scripts. */
@@ -163,6 +186,53 @@ describe('agent-file hooks', () => {
     expect(blocked?.content).toContain('was blocked by a PreToolUse hook of agent guarded: the PreToolUse hooks of');
     expect(blocked?.content).toContain('could not run: The tool developer__run_command is not allowed by policy.');
     expect(existsSync(join(workingDir, 'a.txt'))).toBe(false);
+    await handle.cancel();
+  });
+
+  test('an http PreToolUse hook to a URL the operator allows decides on the call; its event JSON reaches the service', async () => {
+    const workingDir = freshFolder('errand-hooks-http-');
+    mkdirSync(join(workingDir, '.claude', 'agents'), { recursive: true });
+    mkdirSync(join(workingDir, 'build'));
+    writeFileSync(join(workingDir, '.claude', 'agents', 'checked.md'), [
+      '---',
+      'name: checked',
+      'description: Works under a policy service',
+      'tools: Bash',
+      'hooks:',
+      '  PreToolUse:',
+      '    - matcher: Bash',
+      '      hooks:',
+      '        - type: http',
+      `          url: ${policyUrl}pre-tool-use`,
+      '          timeout: 10',
+      '---',
+      'You work carefully.',
+      '',
+    ].join('\n'));
+    const child = httpHooks.scripts.add('hooks-http-child', [
+      { toolCalls: [{ name: 'developer__run_command', arguments: { command: 'rm -rf build' } }] },
+      { toolCalls: [{ name: 'developer__run_command', arguments: { command: 'echo kept > kept.txt' } }] },
+      { text: 'Done.' },
+    ]);
+    const session = httpHooks.scripts.add('hooks-http-session', [
+      { toolCalls: [{ name: 'delegate', arguments: { source: 'checked', instructions: `tidy up ${child}` } }] },
+      { text: 'Finished.' },
+    ]);
+    const handle = await httpHooks.startSession(workingDir, `go ${session}`);
+    const childId = `${handle.workflowId}/task-1`;
+    const result: SubagentResult = await until(() => httpHooks.client.workflow.getHandle(childId).result() as Promise<SubagentResult>, Boolean, 'the child result', 120_000);
+    expect(result.status).toBe('completed');
+    const requests = httpHooks.scripts.of('hooks-http-child');
+    const blocked = toolResult(requests[1], 'developer__run_command');
+    expect(blocked?.isError).toBe(true);
+    expect(blocked?.content).toBe('The call of developer__run_command was blocked by a PreToolUse hook of agent checked: The policy service refuses deletions.');
+    expect(existsSync(join(workingDir, 'build'))).toBe(true);
+    expect(readFileSync(join(workingDir, 'kept.txt'), 'utf8')).toBe('kept\n');
+    expect(policyRequests.map((event) => [event.hook_event_name, event.tool_name, (event.tool_input as { command: string }).command, event.agent_type, event.session_id])).toEqual([
+      ['PreToolUse', 'Bash', 'rm -rf build', 'checked', childId],
+      ['PreToolUse', 'Bash', 'echo kept > kept.txt', 'checked', childId],
+    ]);
+    expect(httpHooks.scripts.model.rejectedCalls).toHaveLength(0);
     await handle.cancel();
   });
 });
