@@ -41,6 +41,7 @@ import {
   temporalSettings,
   type TemporalSettings,
 } from './client-config';
+import { capSettings, capsFileSchema, type CapSettings } from './cap-settings';
 import { commandSettings, commandsFileSchema, type CommandSettings } from './command-settings';
 import { mcpServerListSchema, mcpSettingsSchema, type McpServerConfig, type McpSettings } from './tools/mcp-config';
 import { toolPolicyConfigSchema, type ToolPolicyConfig } from './tools/tool-policy';
@@ -67,6 +68,8 @@ const fileSchema = z.strictObject({
   /** Where `isolation: worktree` puts worktrees: relative to the repository's top folder, or absolute. */
   worktreeDir: z.string().min(1).optional(),
   commands: commandsFileSchema.optional(),
+  /** The operator's caps of time and money (cap-settings.ts). */
+  caps: capsFileSchema.optional(),
   /** Configured source stores, in search order. */
   stores: z.array(storeConfigSchema).optional(),
   /** Claude Code agent model aliases (`sonnet`, `opus`, `haiku`) → `model` or `provider/model`. */
@@ -164,6 +167,8 @@ export interface ErrandConfig {
   worktreeDir: string | undefined;
   /** How model-run commands run (environment allow-list, sandbox). */
   commands: CommandSettings;
+  /** The operator's caps of time and money per delegation and session, and per tenant and day (cap-settings.ts). */
+  caps: CapSettings;
   /** How long one search_text call may spend matching a regular expression (`ERRAND_SEARCH_TEXT_REGEX_DEADLINE_MS`), ms. */
   searchTextRegexDeadlineMs: number;
   tools: {
@@ -305,6 +310,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     // Kept as given: a relative value is resolved against each repository's top folder, on the worker.
     worktreeDir: env.ERRAND_WORKTREE_DIR || file.worktreeDir || undefined,
     commands,
+    caps: capSettings(env, file.caps, providers),
     searchTextRegexDeadlineMs: intFromEnv(env, 'ERRAND_SEARCH_TEXT_REGEX_DEADLINE_MS', 100, 600_000) ?? searchTextRegexDeadlineMs,
     toolPolicy,
     approvalTimeoutMs: secondsFromEnv('ERRAND_APPROVAL_TIMEOUT_SECS') ?? defaultApprovalTimeoutMs,

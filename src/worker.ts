@@ -1,7 +1,10 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { Context } from '@temporalio/activity';
 import type { OpenTelemetryWorkflowExporter } from '@temporalio/interceptors-opentelemetry/lib/workflow/definitions';
 import { NativeConnection, Worker, type ActivityInterceptorsFactory, type InjectedSinks, type WorkerOptions } from '@temporalio/worker';
+import { recordTenantSpend } from './activities/tenant-spend-book';
+import type { SpendRecord } from './contracts/tenant-spend';
 import type { BlobStore } from './activities/blob-store';
 import { createBlobStore } from './activities/blob-store-factory';
 import { ConversationStore } from './activities/conversation-store';
@@ -55,6 +58,10 @@ export interface WorkerDependencies {
   worktreeDir?: string;
   /** How model and tool calls heartbeat, and this worker's running calls that a workflow's cancel aborts. */
   heartbeats: HeartbeatSettings & { inFlight: InFlightCalls };
+  /** Reports a tenant's priced call to its day of spend (only with `ERRAND_TENANT_DAILY_COST_USD`). */
+  recordSpend?: (tenant: string, record: SpendRecord) => Promise<void>;
+  /** The operator's daily cost cap per tenant (`ERRAND_TENANT_DAILY_COST_USD`), micro-dollars: `delegate` checks it before planning. */
+  tenantDailyCostMicroUsd?: number;
 }
 
 /**
@@ -77,6 +84,7 @@ export function planningSettings(config: ErrandConfig, _models: ModelRegistry, t
     },
     configuredMaxTurns: config.subagent.maxTurns,
     configuredMaxOutputTokens: config.model.maxOutputTokens,
+    caps: config.caps,
     availableToolsets: toolsets.names(),
     tasks: config.tasks,
     approvalTimeoutMs: config.approvalTimeoutMs,
@@ -129,6 +137,13 @@ export function createWorkerDependencies(
     ...(config.toolPolicy ? { toolPolicy: config.toolPolicy } : {}),
     defaultMaxOutputTokens: config.model.maxOutputTokens,
     compactAt: config.model.compactAt,
+    // A tenant's priced calls count against its daily cap only where the operator set one (each report is a signal).
+    ...(config.caps.tenantDailyCostMicroUsd !== undefined
+      ? {
+          recordSpend: (tenant: string, record: SpendRecord) => recordTenantSpend(Context.current().client, Context.current().info.taskQueue, tenant, record, Date.now()),
+          tenantDailyCostMicroUsd: config.caps.tenantDailyCostMicroUsd,
+        }
+      : {}),
     commands: commandOptions(config, options.env ?? process.env),
     paths: developerToolsetOptions(config).paths ?? {},
     ...(config.worktreeDir !== undefined ? { worktreeDir: config.worktreeDir } : {}),

@@ -40,6 +40,7 @@ import { invalidArgumentsText, toModelTurnOutput } from './model-turn-output';
 import { defaultHeartbeatSettings, withHeartbeat, type HeartbeatSettings } from './heartbeat';
 import { escapeChildWords } from '../domain/child-words';
 import type { ConversationStore } from './conversation-store';
+import type { SpendRecord } from '../contracts/tenant-spend';
 import type { AgentHooksWire } from '../contracts/agent-hooks';
 import type { CommandOptions } from '../tools/command-environment';
 import type { PathRules } from '../tools/confine-path';
@@ -60,6 +61,11 @@ export interface AgentLoopActivityDependencies {
   compactAt: number;
   /** How model and tool calls heartbeat (live-text interval, the in-flight registry); absent: the defaults. */
   heartbeats?: HeartbeatSettings;
+  /**
+   * Reports a tenant's priced model call to its day of spend (set when the operator caps a tenant's daily
+   * cost, `ERRAND_TENANT_DAILY_COST_USD`; decision 0027). Safe to repeat: the day counts a call's key once.
+   */
+  recordSpend?: (tenant: string, record: SpendRecord) => Promise<void>;
   /** How `run_command` runs on this worker: an agent file's command hooks run the same way (absent: hooks cannot run). */
   commands?: CommandOptions;
   /** The worker's path rules (working root, errand's own folders), for hooks' working directory. */
@@ -168,6 +174,9 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
         response = storedAnswer(winner, input.conversationId, input.length);
       }
       recordModelAnswer(trace.getActiveSpan(), response, stored !== undefined);
+      // Also for a stored answer reused by a retry: the report of the first attempt may have been lost.
+      const cost = response.usage.costMicroUsd ?? 0;
+      if (deps.recordSpend && input.tenant !== undefined && cost > 0) await deps.recordSpend(input.tenant, { key: `${input.conversationId}#${input.length}`, costMicroUsd: cost });
       return toModelTurnOutput(response, input, deps.toolPolicy, maxOutputTokens);
     },
 
@@ -278,9 +287,13 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
     async compactConversation(input: CompactConversationInput): Promise<CompactConversationOutput> {
       const model = resolveModel(deps.models, input);
       const info = modelInfo(deps.models, input);
-      return withHeartbeat((abortSignal) =>
+      const output = await withHeartbeat((abortSignal) =>
         compactConversation(input, { conversations: deps.conversations, blobs: deps.blobs, model, route: input.route, contextWindow: info.contextWindow, abortSignal }),
       heartbeats).catch((error: unknown) => classifyAndThrow(error));
+      // A summary made by this attempt is a priced call of the tenant (one reused from an earlier attempt reports no usage).
+      const cost = output.usage.costMicroUsd ?? 0;
+      if (deps.recordSpend && input.tenant !== undefined && output.compacted && cost > 0) await deps.recordSpend(input.tenant, { key: output.window.summaryKey, costMicroUsd: cost });
+      return output;
     },
   };
   return {

@@ -10,6 +10,8 @@ import type { SourceSnapshot } from '../contracts/source';
 import type { SourceSummary, SubagentInput, TaskLimits } from '../contracts/subagent';
 import { forkRefusal, forkRoute } from '../domain/fork-rules';
 import { capDefinitionLimit } from '../domain/definition-limits';
+import { childCap, chooseCaps, firstPromptRefusal } from '../domain/run-caps';
+import { estimateMessageTokens } from '../domain/token-estimate';
 import { chooseMaxTurns, chooseModel, type ProviderChoice } from '../domain/model-precedence';
 import { recipeRetryPolicy } from '../domain/recipe-retry';
 import type { RecipeExtension } from '../contracts/recipe-schema';
@@ -59,6 +61,11 @@ export interface PlanContext {
    * asked only when such a check comes up (the API's answer is a file-system call, kept off plain starts).
    */
   workersDiskIsLocal?: boolean | (() => boolean);
+  /**
+   * The operator's caps of a delegation (`ERRAND_MAX_TIME_BUDGET_SECS`, `ERRAND_MAX_COST_BUDGET_USD`): a
+   * request may ask for less, never more; a delegation that asks for none runs under them.
+   */
+  caps?: { timeBudgetMs?: number; costBudgetMicroUsd?: number };
   /** Whether an agent's `permissionMode: bypassPermissions` may be used (`ERRAND_ALLOW_BYPASS_PERMISSIONS`; default no). */
   allowBypassPermissions?: boolean;
   /** errand's blob store, where agents' memory folders live (an agent with `memory` is refused without it). */
@@ -127,7 +134,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
   let snapshot: SourceSnapshot | undefined;
   let instructions: string | undefined;
   let prompt: string | undefined;
-  let recipeSettings: { provider?: string; model?: string; temperature?: number; maxTurns?: number; maxOutputTokens?: number; reasoningEffort?: string } = {};
+  let recipeSettings: { provider?: string; model?: string; temperature?: number; maxTurns?: number; maxOutputTokens?: number; reasoningEffort?: string; timeBudgetSecs?: number; costBudgetUsd?: number } = {};
   // An agent file's `effort` (Claude Code's level): ranks where a recipe's reasoning_effort does.
   let agentEffort: string | undefined;
   let childRecipe: RunningRecipe | undefined;
@@ -208,6 +215,8 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
         ...(typeof settings?.max_turns === 'number' ? { maxTurns: settings.max_turns } : {}),
         ...(typeof settings?.max_output_tokens === 'number' ? { maxOutputTokens: settings.max_output_tokens } : {}),
         ...(typeof settings?.reasoning_effort === 'string' ? { reasoningEffort: settings.reasoning_effort } : {}),
+        ...(typeof settings?.time_budget === 'number' ? { timeBudgetSecs: settings.time_budget } : {}),
+        ...(typeof settings?.cost_budget_usd === 'number' ? { costBudgetUsd: settings.cost_budget_usd } : {}),
       };
       // A recipe's own extensions are honoured within what the operator allows (goose issue 9949): see selectTools.
       recipeExtensions = recipe?.extensions;
@@ -320,6 +329,31 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     }
   }
 
+  // Caps (decision 0027): what the request or the recipe asks for, within the operator's and what the parent has left.
+  const modelName = `${route.route.provider}/${route.route.model}`;
+  const prices = context.providers.find((choice) => choice.name === route.route.provider)?.prices?.[route.route.model];
+  const caps = chooseCaps({
+    request: { timeBudgetSecs: request.time_budget, costBudgetUsd: request.cost_budget_usd },
+    definition: { timeBudgetSecs: recipeSettings.timeBudgetSecs, costBudgetUsd: recipeSettings.costBudgetUsd, file: definitionFile },
+    parent: { timeMs: parent.remainingTimeMs, costMicroUsd: parent.remainingCostMicroUsd },
+    operator: context.caps ?? {},
+    model: modelName,
+    prices,
+  });
+  if (!caps.ok) return { ok: false, message: caps.message };
+  warnings.push(...caps.warnings);
+  const tokenBudget = childCap(request.token_budget, parent.remainingBudget);
+  if (request.fork || request.context !== undefined) {
+    // A fork repeats the parent's whole conversation, a context sits in every prompt: estimated before it starts (SEMANTICS §6).
+    const ownTokens = [instructions, request.context, request.persona, prompt].reduce((sum, part) => sum + (part ? estimateMessageTokens({ role: 'user', content: part }) : 0), 0);
+    const refused = firstPromptRefusal(
+      { ownTokens, forkTokens: request.fork ? parent.conversationTokens : undefined, fork: request.fork === true },
+      { tokens: tokenBudget, costMicroUsd: caps.costBudgetMicroUsd },
+      { name: modelName, prices },
+    );
+    if (refused) return { ok: false, message: refused };
+  }
+
   const source: SourceSummary | undefined = snapshot
     ? { kind: snapshot.kind, name: snapshot.name, store: snapshot.store.id, version: snapshot.version, path: snapshot.path }
     : undefined;
@@ -346,7 +380,9 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     parent: { workflowId: parent.workflowId, taskId: parent.taskId },
     ...(request.continuable ? { continuable: true } : {}),
     ...(parent.tenant ? { tenant: parent.tenant } : {}),
-    ...(childBudget(request.token_budget, parent.remainingBudget) !== undefined ? { tokenBudget: childBudget(request.token_budget, parent.remainingBudget) } : {}),
+    ...(tokenBudget !== undefined ? { tokenBudget } : {}),
+    ...(caps.timeBudgetMs !== undefined ? { timeBudgetMs: caps.timeBudgetMs } : {}),
+    ...(caps.costBudgetMicroUsd !== undefined ? { costBudgetMicroUsd: caps.costBudgetMicroUsd } : {}),
     ...(request.max_output_tokens !== undefined ? { maxOutputTokens: request.max_output_tokens } : recipeMaxOutputTokens !== undefined ? { maxOutputTokens: recipeMaxOutputTokens } : {}),
     ...(request.continuable && context.tasks.continuableIdleTimeoutMs !== undefined ? { idleTimeoutMs: context.tasks.continuableIdleTimeoutMs } : {}),
     // `permissionMode: auto`: a person decides what asks, whatever the parent's approvers (tools/permission-mode.ts).
@@ -390,10 +426,4 @@ async function loadMemory(
     if (isAgentMemoryError(error)) return { ok: false, message: error.message };
     throw error;
   }
-}
-
-/** A child's token budget: what it asked for, but never more than its parent has left (SEMANTICS §5). */
-function childBudget(requested: number | undefined, remaining: number | undefined): number | undefined {
-  if (remaining === undefined) return requested;
-  return requested === undefined ? remaining : Math.min(requested, remaining);
 }

@@ -1,3 +1,4 @@
+import { readTenantSpend } from '../activities/tenant-spend-book';
 import { createBlobStore } from '../activities/blob-store-factory';
 import { loadConfig, type ErrandConfig } from '../config';
 import { existsSync } from 'node:fs';
@@ -76,5 +77,6 @@ export function createApiDependencies(options: ApiDependencyOptions = {}): ApiDe
     sourcesFor: (tenant) => sources.resolverFor(workingDirFor(tenant)),
     plan: (request, caller) => planner(request, caller, workingDirFor(caller.tenant)),
     sessions: new SessionService(temporal, config, workingDirFor, blobs, httpStarter),
+    ...(config.caps.tenantDailyCostMicroUsd !== undefined ? { tenantSpend: async (tenant: string, now: number) => readTenantSpend(await temporal.get(), tenant, now) } : {}),
   };
 }

@@ -16,6 +16,9 @@ export type { PlanResult } from './planning-types';
 
 /** The request field a planner message is about, for the problem document's field path. */
 function fieldOf(message: string, request: DelegateRequest): string {
+  if (/^time_budget/.test(message)) return 'time_budget';
+  if (/^cost_budget_usd|^a cost cap/.test(message)) return 'cost_budget_usd';
+  if (/^the subagent's first prompt/.test(message)) return 'context';
   if (/^output_schema/.test(message)) return 'output_schema';
   if (/^fork/.test(message)) return 'fork';
   if (/^reasoning_effort/.test(message)) return 'reasoning_effort';
@@ -53,6 +56,7 @@ export function apiPlanner(config: ErrandConfig, sources: { resolverFor(workingD
     },
     configuredMaxTurns: config.subagent.maxTurns,
     configuredMaxOutputTokens: config.model.maxOutputTokens,
+    caps: config.caps,
     // The API lists sources over the working root: the worker resolves a recipe's servers there again.
     resolveDir: config.workingDir,
     // Present when the API runs beside its workers, absent in a Lambda; looked at only by checks that need

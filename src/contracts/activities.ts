@@ -39,6 +39,8 @@ export interface SealToolCallsInput {
 /** Summarise older turns of a conversation into one stored summary (context compaction). */
 export interface CompactConversationInput {
   workflowId: string;
+  /** The tenant whose call this is: a priced summary counts against its daily cost cap (decision 0027). */
+  tenant?: string;
   conversationId: string;
   /** Messages 0..length-1 are the conversation so far. */
   length: number;
@@ -65,6 +67,8 @@ export type CompactConversationOutput =
 /** One model call over the first `length` messages of a conversation. */
 export interface ModelTurnInput {
   workflowId: string;
+  /** The tenant whose call this is: its priced calls count against its daily cost cap (decision 0027). */
+  tenant?: string;
   conversationId: string;
   /** Messages 0..length-1 are the conversation so far; the answer is stored at `length`. */
   length: number;
@@ -215,6 +219,15 @@ export interface DelegationParent {
   activity: SubagentActivitySettings;
   /** Tokens the parent has left of its budget: a child gets at most this much. */
   remainingBudget?: number;
+  /** Milliseconds the parent has left of its time budget (workflow clock): a child gets at most this much. */
+  remainingTimeMs?: number;
+  /** Micro-dollars the parent has left of its cost budget: a child gets at most this much. */
+  remainingCostMicroUsd?: number;
+  /**
+   * Prompt tokens of the parent's last model call as its provider reported them: what a fork's first
+   * prompt repeats (the fork continues exactly that conversation). Given only with `conversation`.
+   */
+  conversationTokens?: number;
   /** Who may decide the child's own children's approvals (inherited). */
   approvers?: Approvers;
   /**

@@ -13,6 +13,32 @@ export const defaultMaxDepth = 1;
 /** Largest depth limit the operator may configure (`ERRAND_MAX_DEPTH`); requests may only go lower than the configured one. */
 export const maxDepthCeiling = 10;
 
+// ---- caps: time and money (SEMANTICS §6 "Spend", decision 0027) ------------------------------------
+/**
+ * Largest `time_budget` (seconds of wall-clock time) any input may ask for: a year. The operator's own
+ * ceiling is `ERRAND_MAX_TIME_BUDGET_SECS` (none by default: runs are limited by turns and tokens only).
+ */
+export const timeBudgetSecsCeiling = 31_536_000;
+/**
+ * Largest `cost_budget_usd` any input may ask for. The operator's own ceiling is
+ * `ERRAND_MAX_COST_BUDGET_USD` (none by default).
+ */
+export const costBudgetUsdCeiling = 1_000_000;
+/**
+ * Largest per-tenant daily cost cap the operator may set (`ERRAND_TENANT_DAILY_COST_USD`; none by
+ * default). The day is the UTC calendar day.
+ */
+export const tenantDailyCostUsdCeiling = 100_000_000;
+/**
+ * Spend records a tenant's day keeps to drop a repeated report of the same model call (a retried activity
+ * that reuses a stored answer reports it again); older ones are forgotten. Retries come within minutes.
+ */
+export const tenantSpendRecentCalls = 2_000;
+/** How long after the end of its UTC day a tenant's spend workflow stays to answer late reports and reads. */
+export const tenantSpendGraceMs = 3_600_000;
+/** Deadline of the API's read of a tenant's spend today before a start (a query answered by a worker). */
+export const tenantSpendQueryTimeoutMs = 5_000;
+
 // ---- sources (owned by src/sources) ---------------------------------------------------------------
 // (sources section)
 /** Largest source file (recipe or agent) a store will read; bigger files are refused. */

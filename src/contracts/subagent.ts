@@ -20,7 +20,12 @@ export const EndStatus = {
   maxTurns: 'max_turns',
   cancelled: 'cancelled',
   failed: 'failed',
+  /** The token budget (`token_budget`) was reached. */
   budget: 'budget',
+  /** The time budget (`time_budget`, wall-clock seconds since it started) was reached. */
+  timeBudget: 'time_budget',
+  /** The cost budget (`cost_budget_usd`, with its descendants' calls) was reached. */
+  costBudget: 'cost_budget',
   /**
    * Listed by SEMANTICS §5 and kept on the wire; nothing ends with it: failed recipe checks and invalid
    * structured output end `failed`, as SEMANTICS §5 says.
@@ -29,6 +34,15 @@ export const EndStatus = {
 } as const;
 /** One of the end statuses. */
 export type EndStatus = (typeof EndStatus)[keyof typeof EndStatus];
+
+/** The end statuses of a run stopped by one of its caps (tokens, time, money): each cap has its own. */
+export const capStatuses = ['budget', 'time_budget', 'cost_budget'] as const;
+/** An end status of a cap. */
+export type CapStatus = (typeof capStatuses)[number];
+/** True for `budget`, `time_budget` and `cost_budget`: a run a cap stopped (it ends for good, also when continuable). */
+export function isCapStatus(status: string): status is CapStatus {
+  return (capStatuses as readonly string[]).includes(status);
+}
 
 /** Live state of a subagent: running a turn, waiting for an approval or a message (continuable), or ended. */
 export type SubagentState = 'running' | 'waiting_approval' | 'waiting' | EndStatus;
@@ -126,6 +140,10 @@ export interface SubagentInput {
   tenant?: string;
   /** Total tokens (input + output, this subagent and its descendants) after which it ends with `budget`. */
   tokenBudget?: number;
+  /** Wall-clock milliseconds from its start (workflow clock) after which it ends with `time_budget`. */
+  timeBudgetMs?: number;
+  /** Micro-dollars (this subagent and its descendants) after which it ends with `cost_budget`. */
+  costBudgetMicroUsd?: number;
   activity: SubagentActivitySettings;
   /** Background-task limits, used when this subagent may itself delegate (depth < maxDepth). */
   tasks?: TaskLimits;

@@ -1,5 +1,6 @@
 import type { WorkflowClientInterceptor } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload, type SearchAttributePair } from '@temporalio/common';
+import { formatUsd } from '../domain/model-cost';
 import { staticSummaryMaxChars, summaryInstructionWords, workflowTaskTimeoutMs } from '../contracts/limits';
 import type { ModelRoute } from '../contracts/model';
 import { searchAttributes } from '../contracts/search-attributes';
@@ -84,6 +85,7 @@ export function subagentStartOptions(input: SubagentInput, ids: TopLevelStartIds
       `max turns ${input.maxTurns}`,
       `depth ${input.depth} of ${input.maxDepth}`,
       ...(input.tokenBudget !== undefined ? [`token budget ${input.tokenBudget}`] : []),
+      ...capLines(input),
       ...(input.tasks ? [`${input.tasks.maxBackgroundTasks} background tasks`] : []),
       ...(input.idleTimeoutMs !== undefined ? [`idle timeout ${Math.round(input.idleTimeoutMs / 1000)} s`] : []),
     ].join(' · ')}`,
@@ -109,6 +111,14 @@ export function subagentStartOptions(input: SubagentInput, ids: TopLevelStartIds
   };
 }
 
+/** The time and cost caps of a run, for its details. */
+function capLines(input: { timeBudgetMs?: number; costBudgetMicroUsd?: number }): string[] {
+  return [
+    ...(input.timeBudgetMs !== undefined ? [`time budget ${Math.floor(input.timeBudgetMs / 1_000)} s`] : []),
+    ...(input.costBudgetMicroUsd !== undefined ? [`cost budget ${formatUsd(input.costBudgetMicroUsd)}`] : []),
+  ];
+}
+
 /** Start options of a session workflow (started by the API or `errand session`). */
 export function sessionStartOptions(input: SessionInput, ids: TopLevelStartIds): TopLevelStartOptions {
   const tenant = ids.tenant ?? input.tenant;
@@ -126,6 +136,7 @@ export function sessionStartOptions(input: SessionInput, ids: TopLevelStartIds):
       `delegation depth ${input.maxDepth}`,
       `${input.tasks.maxBackgroundTasks} background tasks`,
       ...(input.tokenBudget !== undefined ? [`token budget ${input.tokenBudget}`] : []),
+      ...capLines(input),
     ].join(' · ')}`,
     toolsetsLine(input.toolsets),
     `**Working directory:** \`${input.workingDir}\``,

@@ -87,7 +87,7 @@ export class AgentLoop {
     for (;;) {
       await hooks.beforeTurn?.();
       const crossed = agent.checkBudget();
-      if (crossed) return { status: 'budget', diagnostic: crossed };
+      if (crossed) return { status: crossed.status, diagnostic: crossed.diagnostic };
       agent.pruneTasks();
       this.flushNotices();
       agent.turns += 1;
@@ -100,6 +100,7 @@ export class AgentLoop {
       agent.length += 1;
       agent.touch();
       agent.usage = addUsage(agent.usage, answer.usage);
+      agent.lastPromptTokens = answer.usage.inputTokens;
       if (answer.text.length > 0) {
         agent.lastAssistantText = preview(answer.text, previewLength);
         agent.lastText = { seq: assistantSeq, text: answer.text, truncated: answer.textTruncated };
@@ -113,8 +114,8 @@ export class AgentLoop {
       }
       const over = agent.checkBudget();
       if (over) {
-        await this.sealNow(assistantSeq, calls, 'budget');
-        return { status: 'budget', diagnostic: over };
+        await this.sealNow(assistantSeq, calls, over.status);
+        return { status: over.status, diagnostic: over.diagnostic };
       }
       const finalOutput = agent.finalOutput;
       if (calls.length === 0) {
@@ -253,6 +254,7 @@ export class AgentLoop {
       try {
         const output = await agent.busy(() => agent.activities.model.modelTurn.executeWithOptions({ summary: `model ${agent.modelName} · turn ${agent.turns}` }, [{
           workflowId: options.workflowId,
+          ...(options.tenant !== undefined ? { tenant: options.tenant } : {}),
           conversationId: agent.conversationId,
           length: agent.length,
           route: options.route,
@@ -297,6 +299,7 @@ export class AgentLoop {
     await agent.storePending();
     const output = await agent.busy(() => agent.activities.compaction.compactConversation.executeWithOptions({ summary: `compact context${aggressive ? ' (after overflow)' : ''}` }, [{
       workflowId: agent.options.workflowId,
+      ...(agent.options.tenant !== undefined ? { tenant: agent.options.tenant } : {}),
       conversationId: agent.conversationId,
       length: agent.length,
       route: agent.options.route,

@@ -29,6 +29,10 @@ export interface AgentOptions {
   tenant?: string;
   /** Token budget of this workflow and its descendants. */
   tokenBudget?: number;
+  /** Wall-clock milliseconds from its start (workflow clock) it may run. */
+  timeBudgetMs?: number;
+  /** Micro-dollars this workflow and its descendants may spend. */
+  costBudgetMicroUsd?: number;
   /** Output-token limit of each model call, if the delegation or recipe set one. */
   maxOutputTokens?: number;
   /** Narrowings of the operator's tool policy (recipe, delegation). */

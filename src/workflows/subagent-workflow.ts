@@ -11,7 +11,7 @@ import {
 import { defaultApprovalTimeoutMs, defaultContinuableIdleTimeoutMs, inlineTextLimit } from '../contracts/limits';
 import { liveTextShown } from '../contracts/live-text';
 import { childProgressSignal, childSettledSignal } from '../contracts/subagent-messages';
-import type { SubagentInput } from '../contracts/subagent';
+import { isCapStatus, type SubagentInput } from '../contracts/subagent';
 import type { SubagentResult } from '../contracts/subagent-result';
 import { usageView } from '../domain/model-cost';
 import { buildForkTask, buildSubagentSystemPrompt, preview, withHookContext } from '../domain/subagent-prompt';
@@ -54,6 +54,8 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     ...(input.recipe ? { recipe: input.recipe } : {}),
     ...(input.tenant ? { tenant: input.tenant } : {}),
     ...(input.tokenBudget !== undefined ? { tokenBudget: input.tokenBudget } : {}),
+    ...(input.timeBudgetMs !== undefined ? { timeBudgetMs: input.timeBudgetMs } : {}),
+    ...(input.costBudgetMicroUsd !== undefined ? { costBudgetMicroUsd: input.costBudgetMicroUsd } : {}),
     ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {}),
     ...(input.toolPolicy ? { toolPolicy: input.toolPolicy } : {}),
     ...(input.recipeServers ? { recipeServers: input.recipeServers } : {}),
@@ -235,7 +237,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
         if (!waiting) {
           const run = await activate(resume);
           resume = false;
-          if (!continuable || run.status === 'budget') return run;
+          if (!continuable || isCapStatus(run.status)) return run;
           const answer = await resultOf(run, false);
           agent.answers += 1;
           agent.remember(run.status === 'failed' ? 'event' : 'assistant', run.status === 'completed' ? answer.output : `[${run.status}] ${run.diagnostic ?? ''}\n${answer.partialOutput}`.trim());
@@ -264,7 +266,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   return CancellationScope.nonCancellable(async () => {
     ended = true;
     await agent.storePending().catch(() => undefined);
-    await loop.seal(outcome.status === 'cancelled' ? 'cancelled' : outcome.status === 'budget' ? 'budget' : 'failed').catch(() => undefined);
+    await loop.seal(outcome.status === 'cancelled' ? 'cancelled' : isCapStatus(outcome.status) ? outcome.status : 'failed').catch(() => undefined);
     const ran = await resultOf(outcome, true);
     agent.setState(outcome.status);
     agent.flushViews(true);

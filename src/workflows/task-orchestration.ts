@@ -166,7 +166,7 @@ export class TaskOrchestrator implements OrchestrationTools {
 
   private plan(record: TaskRecord, args: JsonObject, position: CallPosition): Promise<PlanDelegationOutput> {
     const options = this.agent.options;
-    const remaining = this.agent.remainingBudget();
+    const remaining = this.agent.remainingCaps();
     return this.agent.activities.orchestration.planDelegation.executeWithOptions({ summary: `plan ${record.taskId}: ${record.description}` }, [{
       request: args,
       parent: {
@@ -182,11 +182,14 @@ export class TaskOrchestrator implements OrchestrationTools {
         ...(options.toolPolicy ? { toolPolicy: options.toolPolicy } : {}),
         ...(options.recipeServers ? { recipeServers: options.recipeServers } : {}),
         ...(options.tenant ? { tenant: options.tenant } : {}),
-        ...(remaining !== undefined ? { remainingBudget: remaining } : {}),
+        ...(remaining.tokens !== undefined ? { remainingBudget: remaining.tokens } : {}),
+        ...(remaining.timeMs !== undefined ? { remainingTimeMs: remaining.timeMs } : {}),
+        ...(remaining.costMicroUsd !== undefined ? { remainingCostMicroUsd: remaining.costMicroUsd } : {}),
         approvers: options.approvers,
         activity: options.activity,
         // Only a fork needs the conversation (by reference): other plans stay as small as before.
         ...(args.fork === true ? { conversation: forkReference(this.agent, position.assistantSeq) } : {}),
+        ...(args.fork === true && this.agent.lastPromptTokens !== undefined ? { conversationTokens: this.agent.lastPromptTokens } : {}),
       },
     }]);
   }
