@@ -292,6 +292,16 @@ export const defaultMaxCachedWorkflows = 500;
  * (decision 0016).
  */
 export const defaultWorkflowThreads = 2;
+
+/**
+ * What a versioned worker (Worker Deployment Versioning, decision 0030) declares for a workflow type that
+ * declares nothing itself. errand's own types all declare theirs (subagents pinned; sessions and continuables
+ * moving up); PINNED is the safe fallback: a run stays on the code that started it.
+ */
+export const defaultWorkerVersioningBehavior = 'PINNED';
+
+/** Longest worker deployment name or build id (`ERRAND_WORKER_DEPLOYMENT_NAME`, `ERRAND_WORKER_BUILD_ID`): Temporal's limit on both. */
+export const workerDeploymentIdMaxChars = 255;
 /** Default upper bound of one tool call (ms). */
 export const defaultToolCallTimeoutMs = 5 * 60_000;
 /**
