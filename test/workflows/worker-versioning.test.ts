@@ -189,6 +189,9 @@ test('a build B made current takes over the session and its continuable; a runni
   await startBuild('B', { code: buildB.code });
   await setCurrentVersion('B');
   const before = { session: await tasksOf(session), helper: await tasksOf(helper), worker: await tasksOf(worker) };
+  // The drain query of docs/deploy.md finds what still runs on build A (visibility may lag: polled).
+  const onBuildA = `ExecutionStatus="Running" AND TemporalWorkerDeploymentVersion="${deploymentName}:A" AND WorkflowId STARTS_WITH "${session.workflowId}"`;
+  await poll(async () => (await client.workflow.count(onBuildA)).count, (count) => count === 3, 'the three workflows listed on build A');
   releaseHeldCall();
 
   // The worker finishes where it started, on build A.
@@ -221,6 +224,8 @@ test('a build B made current takes over the session and its continuable; a runni
   expect(await fresh.query(buildQuery)).toEqual({ build: 'B', startedOnB: true });
   expect(await versioningOf(fresh)).toEqual({ behavior: 'VERSIONING_BEHAVIOR_AUTO_UPGRADE', buildId: 'B' });
   expect(scripts.model.rejectedCalls).toEqual([]);
+  // Build A is drained of them: the worker ended there, the others moved on.
+  await poll(async () => (await client.workflow.count(onBuildA)).count, (count) => count === 0, 'build A to have nothing running');
 
   await fresh.signal(cancelSignal, { reason: 'test done' });
   await session.signal(cancelSignal, { reason: 'test done' });
