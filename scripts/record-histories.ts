@@ -26,11 +26,16 @@ import { bundleWithPatchesWithheld } from './withheld-patches';
  * and its child), and runs shaped by their definitions: a recipe's checks with a retry, structured output
  * through final_output, a subagent in its own git worktree, and a session that forks (the session and its
  * fork, which starts from the session's turns by reference), and a session with a continuable task that both
- * continue as new (each run recorded) with send_message, waits and the probe loop between. Each is run against a Temporal dev server with a scripted model and written as JSON to
- * test/fixtures/histories/. Re-record after a deliberate, versioned change to workflow code (docs/deploy.md,
- * "Upgrades"), never to make a failing replay pass.
+ * continue as new (each run recorded) with send_message, waits and the probe loop between; and the
+ * long-haul scenarios of record-more-histories.ts (an approval, a compaction, `load(peek)` with and without
+ * its patch, the probe loop of a session that continued as new while its task runs). Each is run against a
+ * Temporal dev server with a scripted model and written as JSON to test/fixtures/histories/. A second worker
+ * runs a bundle that withholds the patches in `withheldPatches` (withheld-patches.ts): its runs are the
+ * "before the patch" side that patches.json lists. Re-record after a deliberate, versioned change to workflow
+ * code (docs/deploy.md, "Upgrades"), never to make a failing replay pass.
  *
- * Usage: `tsx scripts/record-histories.ts [--address host:port] [--out test/fixtures/histories]`
+ * Usage: `tsx scripts/record-histories.ts [--address host:port] [--out test/fixtures/histories] [--only a,b]`
+ * (`--only` records those scenarios and keeps every other fixture and its index entry).
  * Without `--address` it starts its own dev server from the project-installed CLI (`npm run tools`).
  */
 
