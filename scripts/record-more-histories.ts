@@ -10,8 +10,8 @@ import { sendUpdateAcrossRunChange } from '../src/temporal-update-retry';
 
 /**
  * The long-haul scenarios of the recording script (record-histories.ts): approvals, compaction, `load(peek)`
- * on both sides of its patch, and the probe loop of a session that continued as new while its child runs a
- * turn. Each records its histories through the context and throws when the run did not do what the
+ * on both sides of its patch, the probe loop of a session that continued as new while its child runs a
+ * turn, and a continuable ended by its idle alarm. Each records its histories through the context and throws when the run did not do what the
  * scenario is about (so a fixture never claims a path it did not take).
  */
 
@@ -39,7 +39,7 @@ export interface RecordingContext {
 }
 
 /** The scenario names `--only` takes. */
-export const moreScenarios = ['approvals', 'compaction', 'load-peek', 'load-peek-before-patch', 'probe-loop'] as const;
+export const moreScenarios = ['approvals', 'compaction', 'load-peek', 'load-peek-before-patch', 'probe-loop', 'idle-timeout'] as const;
 
 /** A gate a held model call waits on. */
 function gate(): { release: () => void; step: (answer: ScriptStep) => HeldStep } {
@@ -169,4 +169,18 @@ export async function recordProbeLoop(context: RecordingContext): Promise<void> 
   await context.record('session-probe-loop-run-1', workflowId, firstRunId);
   await context.record('session-probe-loop-run-2', workflowId, secondRunId);
   await context.record('session-probe-loop-child', `${workflowId}/task-1`);
+}
+
+/** The idle alarm: a continuable answers, waits, takes one message, and ends when its idle timeout passes. */
+export async function recordIdleTimeout(context: RecordingContext): Promise<void> {
+  const { client, taskQueue, stamp } = context;
+  const steps: ScriptStep[] = [{ text: 'Ready when you are.' }, { text: 'Got your message.' }];
+  const marker = context.script('idle-timeout', steps);
+  const workflowId = `errand-record-idle-timeout-${stamp}`;
+  const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId, args: [context.subagent(`Stay a little ${marker}`, { continuable: true, idleTimeoutMs: 3_000 })] });
+  await context.waitUntil('the first answer', async () => steps.length === 1 && (await handle.query(peekQuery)).state === 'waiting');
+  await handle.executeUpdate(sendMessageUpdate, { args: [{ message: 'One more thing' }] });
+  const result = (await handle.result()) as { diagnostic?: string };
+  if (!result.diagnostic?.includes('without a message')) throw new Error(`idle-timeout: the run did not end by its idle alarm (${result.diagnostic ?? 'no diagnostic'})`);
+  await context.record('subagent-idle-timeout', workflowId);
 }

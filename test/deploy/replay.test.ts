@@ -59,6 +59,7 @@ describe('replay of recorded histories', () => {
       'session-probe-loop-run-2.json',
       'subagent-approvals.json',
       'subagent-compaction.json',
+      'subagent-idle-timeout.json',
       'session-delegates.json',
       'session-forks-child.json',
       'session-forks.json',
