@@ -66,7 +66,7 @@ export function createResolverCache(config: ErrandConfig, homeDirectory?: string
 }
 
 /** Planning settings from configuration. */
-export function planningSettings(config: ErrandConfig, _models: ModelRegistry, toolsets: ToolsetRegistry): Omit<PlanContext, 'resolver'> {
+export function planningSettings(config: ErrandConfig, _models: ModelRegistry, toolsets: ToolsetRegistry, memoryStore?: BlobStore): Omit<PlanContext, 'resolver'> {
   return {
     providers: providerChoices(config.providers),
     configuredDefault: config.defaultModel,
@@ -87,6 +87,7 @@ export function planningSettings(config: ErrandConfig, _models: ModelRegistry, t
       ...(config.tools.settings.trustedRecipeDirs ? { trustedRecipeDirs: config.tools.settings.trustedRecipeDirs } : {}),
     },
     paths: developerToolsetOptions(config).paths ?? {},
+    ...(memoryStore ? { memoryStore } : {}),
   };
 }
 
@@ -123,7 +124,7 @@ export function createWorkerDependencies(
     blobs,
     conversations: new ConversationStore(blobs),
     resolverFor,
-    planning: planningSettings(config, models, toolsets),
+    planning: planningSettings(config, models, toolsets, blobs),
     ...(config.toolPolicy ? { toolPolicy: config.toolPolicy } : {}),
     defaultMaxOutputTokens: config.model.maxOutputTokens,
     compactAt: config.model.compactAt,

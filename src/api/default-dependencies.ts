@@ -67,7 +67,7 @@ export function createApiDependencies(options: ApiDependencyOptions = {}): ApiDe
   });
   const sources = options.sources ?? createApiSourceLookup(config);
   const workingDirFor = (tenant: string) => tenantWorkingDir(config.workingDir, api.auth, tenant);
-  const planner = apiPlanner(config, sources);
+  const planner = apiPlanner(config, sources, blobs);
   return {
     config,
     api,

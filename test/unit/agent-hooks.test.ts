@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { parseAgentHooks } from '../../src/contracts/agent-hooks';
+import { hookToolNames, matcherMatches } from '../../src/activities/agent-hook-runner';
+
+/** Reading an agent file's `hooks` (decision 0032): what errand runs, what it reports, what it refuses. */
+describe('agent-file hooks: parsing', () => {
+  it('reads command hooks by event, with matchers, default and capped time limits; Stop and SubagentStop are one event', () => {
+    const parsed = parseAgentHooks({
+      SubagentStart: [{ hooks: [{ type: 'command', command: 'echo context' }] }],
+      PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: './check.sh', timeout: 30 }] }],
+      PostToolUse: [{ matcher: 'Edit|Write', hooks: [{ command: 'npm run lint', timeout: '5000' }] }],
+      Stop: [{ hooks: [{ type: 'command', command: './stop.sh' }] }],
+      SubagentStop: [{ matcher: '*', hooks: [{ type: 'command', command: './stop2.sh' }] }],
+    }, 'a.md');
+    expect(parsed.errors).toEqual([]);
+    expect(parsed.hooks).toEqual({
+      start: [{ hooks: [{ command: 'echo context', timeoutSeconds: 60 }] }],
+      preToolUse: [{ matcher: 'Bash', hooks: [{ command: './check.sh', timeoutSeconds: 30 }] }],
+      postToolUse: [{ matcher: 'Edit|Write', hooks: [{ command: 'npm run lint', timeoutSeconds: 600 }] }],
+      stop: [{ hooks: [{ command: './stop.sh', timeoutSeconds: 60 }] }, { hooks: [{ command: './stop2.sh', timeoutSeconds: 60 }] }],
+    });
+    expect(parsed.warnings).toEqual(['a.md: hooks.PostToolUse[0].hooks[0].timeout: 5000 s is more than errand allows for a hook; it runs with 600 s']);
+  });
+
+  it('reports events that never happen to a subagent and hook types it cannot run; refuses a PreToolUse hook it cannot run', () => {
+    const reported = parseAgentHooks({
+      UserPromptSubmit: [{ hooks: [{ type: 'command', command: 'x' }] }],
+      Whatever: [],
+      PostToolUse: [{ hooks: [{ type: 'http', url: 'https://example.com/hook' }] }],
+    }, 'a.md');
+    expect(reported.errors).toEqual([]);
+    expect(reported.hooks).toBeUndefined();
+    expect(reported.warnings).toEqual([
+      'a.md: hooks.UserPromptSubmit: not run by errand: the event does not happen to a delegated subagent (errand runs SubagentStart, PreToolUse, PostToolUse, Stop, SubagentStop)',
+      'a.md: hooks.Whatever: unknown hook event, ignored (errand runs SubagentStart, PreToolUse, PostToolUse, Stop, SubagentStop)',
+      'a.md: hooks.PostToolUse[0].hooks[0].type: "http" hooks are not run by errand (only command hooks are); this hook is skipped',
+    ]);
+    const refused = parseAgentHooks({ PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'prompt', prompt: 'is this safe?' }] }] }, 'a.md');
+    expect(refused.errors).toEqual(['a.md: hooks.PreToolUse[0].hooks[0].type: "prompt" hooks are not run by errand (only command hooks are); a PreToolUse hook may be there to block calls, so the agent does not run without it']);
+  });
+
+  it('names the field and what would be valid', () => {
+    expect(parseAgentHooks('echo hi', 'a.md').errors).toEqual(['a.md: hooks: expected a map of event names (SubagentStart, PreToolUse, PostToolUse, Stop, SubagentStop) to lists of matcher groups']);
+    expect(parseAgentHooks({ PreToolUse: { matcher: 'Bash' } }, 'a.md').errors).toEqual(['a.md: hooks.PreToolUse: expected a list of matcher groups ({ matcher, hooks: [{ type: command, command }] })']);
+    expect(parseAgentHooks({ PreToolUse: [{ matcher: '(', hooks: [] }] }, 'a.md').errors[0]).toMatch(/^a\.md: hooks\.PreToolUse\[0\]\.matcher: not a valid regular expression: /);
+    expect(parseAgentHooks({ PreToolUse: [{ hooks: [{ type: 'command', command: ' ' }] }] }, 'a.md').errors).toEqual(['a.md: hooks.PreToolUse[0].hooks[0].command: expected a non-empty shell command']);
+    expect(parseAgentHooks({ Stop: [{ hooks: [{ command: 'x', timeout: 0 }] }] }, 'a.md').errors).toEqual(['a.md: hooks.Stop[0].hooks[0].timeout: expected a whole number of seconds from 1 to 600']);
+  });
+});
+
+describe('agent-file hooks: matching tool names', () => {
+  it('knows errand tools by their Claude Code names, MCP tools as mcp__<server>__<tool>, and both by errand names', () => {
+    expect(hookToolNames('developer__run_command')).toEqual(['Bash', 'developer__run_command']);
+    expect(hookToolNames('developer__write_file')).toEqual(['Write', 'Edit', 'MultiEdit', 'developer__write_file']);
+    expect(hookToolNames('github__create_issue')).toEqual(['mcp__github__create_issue', 'github__create_issue']);
+    expect(matcherMatches('Bash', hookToolNames('developer__run_command'))).toBe(true);
+    expect(matcherMatches('Edit|Write', hookToolNames('developer__write_file'))).toBe(true);
+    expect(matcherMatches('Edit|Write', hookToolNames('developer__read_file'))).toBe(false);
+    expect(matcherMatches('mcp__github__.*', hookToolNames('github__create_issue'))).toBe(true);
+    // Anchored at both ends, as Claude Code matches a plain name exactly.
+    expect(matcherMatches('Bas', hookToolNames('developer__run_command'))).toBe(false);
+    expect(matcherMatches(undefined, hookToolNames('developer__run_command'))).toBe(true);
+    // RE2: a pattern that backtracks exponentially in a JavaScript RegExp matches in linear time.
+    expect(matcherMatches('(a+)+$', [`${'a'.repeat(60)}!`])).toBe(false);
+  });
+});
