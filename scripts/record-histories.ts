@@ -17,7 +17,7 @@ import { createScriptedModel } from '../src/llm/scripted-model';
 import type { ScriptStep } from '../src/llm/scripted-step';
 import { sendUpdateAcrossRunChange } from '../src/temporal-update-retry';
 import { createErrandWorker, createWorkerDependencies, workflowsFromSources } from '../src/worker';
-import { moreScenarios, recordApprovals, recordCompaction, recordLoadPeekBeforePatch, recordLoadPeekPatched, recordIdleTimeout, recordProbeLoop, type HeldStep, type RecordingContext } from './record-more-histories';
+import { moreScenarios, recordAgentHooksBeforePatch, recordAgentHooksPatched, recordApprovals, recordCompaction, recordLoadPeekBeforePatch, recordLoadPeekPatched, recordIdleTimeout, recordProbeLoop, type HeldStep, type RecordingContext } from './record-more-histories';
 import { bundleWithPatchesWithheld } from './withheld-patches';
 
 /**
@@ -28,7 +28,8 @@ import { bundleWithPatchesWithheld } from './withheld-patches';
  * fork, which starts from the session's turns by reference), and a session with a continuable task that both
  * continue as new (each run recorded) with send_message, waits and the probe loop between; and the
  * long-haul scenarios of record-more-histories.ts (an approval, a compaction, `load(peek)` with and without
- * its patch, the probe loop of a session that continued as new while its task runs, the idle alarm). Each is run against a
+ * its patch, the probe loop of a session that continued as new while its task runs, the idle alarm, an
+ * agent file's hooks with and without their patch). Each is run against a
  * Temporal dev server with a scripted model and written as JSON to test/fixtures/histories/. A second worker
  * runs a bundle that withholds the patches in `withheldPatches` (withheld-patches.ts): its runs are the
  * "before the patch" side that patches.json lists. Re-record after a deliberate, versioned change to workflow
@@ -43,7 +44,7 @@ const identity = 'errand-record-histories';
 /** Every scenario, as `--only` names them. */
 const allScenarios = ['plain', 'tool-calls', 'max-turns', 'cancelled', 'session', 'checks', 'structured', 'worktree', 'fork', 'continuables', ...moreScenarios] as const;
 /** The patches the second worker withholds (its runs are the "before the patch" side of the replay fixtures). */
-const withheldPatches = ['load-peek-live-text'];
+const withheldPatches = ['load-peek-live-text', 'agent-file-hooks'];
 /** The context window of the model the compaction scenario uses: a few file reads outgrow it. */
 const compactionWindow = 4_000;
 /** History events after which the recording server suggests continue-as-new (scenario 10 passes it). */
@@ -345,7 +346,7 @@ async function main(): Promise<void> {
       await record('session-continuables-child-run-2', `${continuablesId}/task-1`);
     }
 
-    // 11.-16. the long-haul scenarios (record-more-histories.ts).
+    // 11.-18. the long-haul scenarios (record-more-histories.ts).
     const context: RecordingContext = {
       client, taskQueue, withheldTaskQueue, stamp, workingDir, subagent, sessionInput,
       script: (name, steps) => script(name, steps),
@@ -361,6 +362,8 @@ async function main(): Promise<void> {
     if (want('load-peek-before-patch')) await recordLoadPeekBeforePatch(context);
     if (want('probe-loop')) await recordProbeLoop(context);
     if (want('idle-timeout')) await recordIdleTimeout(context);
+    if (want('agent-hooks')) await recordAgentHooksPatched(context);
+    if (want('agent-hooks-before-patch')) await recordAgentHooksBeforePatch(context);
   } finally {
     worker.shutdown();
     withheldWorker.shutdown();

@@ -39,7 +39,7 @@ export interface RecordingContext {
 }
 
 /** The scenario names `--only` takes. */
-export const moreScenarios = ['approvals', 'compaction', 'load-peek', 'load-peek-before-patch', 'probe-loop', 'idle-timeout'] as const;
+export const moreScenarios = ['approvals', 'compaction', 'load-peek', 'load-peek-before-patch', 'probe-loop', 'idle-timeout', 'agent-hooks', 'agent-hooks-before-patch'] as const;
 
 /** A gate a held model call waits on. */
 function gate(): { release: () => void; step: (answer: ScriptStep) => HeldStep } {
@@ -183,4 +183,37 @@ export async function recordIdleTimeout(context: RecordingContext): Promise<void
   const result = (await handle.result()) as { diagnostic?: string };
   if (!result.diagnostic?.includes('without a message')) throw new Error(`idle-timeout: the run did not end by its idle alarm (${result.diagnostic ?? 'no diagnostic'})`);
   await context.record('subagent-idle-timeout', workflowId);
+}
+
+/** An agent file's hooks (SubagentStart, PreToolUse, Stop) around a tool call; before their patch, none run. */
+async function recordAgentHooks(context: RecordingContext, name: string, taskQueue: string, hooksRun: boolean): Promise<void> {
+  const { client, stamp } = context;
+  const marker = context.script(name, [
+    { toolCalls: [{ id: 'read-notes', name: 'developer__read_file', arguments: { path: 'notes.txt' } }] },
+    { text: 'The notes say 42.' },
+  ]);
+  const hook = (command: string) => [{ hooks: [{ command, timeoutSeconds: 10 }] }];
+  const workflowId = `errand-record-${name}-${stamp}`;
+  const handle = await client.workflow.start('subagentWorkflow', {
+    taskQueue,
+    workflowId,
+    args: [context.subagent(`Read the notes ${marker}`, {
+      hooks: { agentName: 'recorded-agent', file: 'recorded: agents/recorded-agent.md', start: hook('echo "the notes are in notes.txt"'), preToolUse: hook('true'), stop: hook('true') },
+    })],
+  });
+  await handle.result();
+  const types = await activityTypes(handle);
+  if (hooksRun) expectActivity(types, 'runAgentHook', name);
+  else if (types.includes('runAgentHook')) throw new Error(`${name}: hooks ran although their patch was withheld`);
+  await context.record(`subagent-${name}`, workflowId);
+}
+
+/** Agent-file hooks with the current code (the `agent-file-hooks` patch's markers and hook activities). */
+export function recordAgentHooksPatched(context: RecordingContext): Promise<void> {
+  return recordAgentHooks(context, 'agent-hooks', context.taskQueue, true);
+}
+
+/** The same subagent as code from before the `agent-file-hooks` patch runs it. */
+export function recordAgentHooksBeforePatch(context: RecordingContext): Promise<void> {
+  return recordAgentHooks(context, 'agent-hooks-before-hooks-patch', context.withheldTaskQueue, false);
 }

@@ -57,6 +57,8 @@ describe('replay of recorded histories', () => {
       'session-probe-loop-child.json',
       'session-probe-loop-run-1.json',
       'session-probe-loop-run-2.json',
+      'subagent-agent-hooks-before-hooks-patch.json',
+      'subagent-agent-hooks.json',
       'subagent-approvals.json',
       'subagent-compaction.json',
       'subagent-idle-timeout.json',
@@ -87,10 +89,13 @@ describe('replay of recorded histories', () => {
   });
 
   test('every patch in the workflow code has histories recorded on both sides of it', () => {
-    // Each patch id in src/workflows (a `...Patch = '<id>'` constant passed to patched()) …
+    // Each patch id in src/workflows (`patched('<id>')`, or a `...Patch = '<id>'` constant passed to patched()) …
     const sources = readdirSync(workflowSources).filter((name) => name.endsWith('.ts')).map((name) => readFileSync(join(workflowSources, name), 'utf8'));
-    const ids = sources.flatMap((text) => [...text.matchAll(/const (\w+Patch) = '([^']+)'/g)].filter((match) => text.includes(`patched(${match[1] ?? ''})`)).map((match) => match[2] ?? ''));
-    expect(ids.length).toBeGreaterThanOrEqual(3);
+    const ids = [...new Set(sources.flatMap((text) => [
+      ...[...text.matchAll(/patched\('([^']+)'\)/g)].map((match) => match[1] ?? ''),
+      ...[...text.matchAll(/const (\w+Patch) = '([^']+)'/g)].filter((match) => text.includes(`patched(${match[1] ?? ''})`)).map((match) => match[2] ?? ''),
+    ]))];
+    expect(ids.length).toBeGreaterThanOrEqual(4);
     // … is listed in patches.json with histories that carry its marker and histories that do not (code from before it).
     const sides = JSON.parse(readFileSync(join(folder, 'patches.json'), 'utf8')) as Record<string, { with: string[]; without: string[] }>;
     expect(Object.keys(sides).sort()).toEqual([...ids].sort());
