@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
@@ -22,10 +22,14 @@ export async function bundleWithPatchesWithheld(patchIds: readonly string[]): Pr
     'export function patched(patchId) { return withheld.includes(patchId) ? false : realPatched(patchId); }',
     '',
   ].join('\n'));
-  const { code } = await bundleWorkflowCode({
-    ...workflowBundleOptions(),
-    webpackConfigHook: (config) => ({ ...config, resolve: { ...config.resolve, alias: { ...(config.resolve?.alias as Record<string, string | false>), '@temporalio/workflow$': shim } } }),
-    logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: (message: string) => process.stderr.write(`withheld-patches: ${message}\n`) },
-  });
-  return code;
+  try {
+    const { code } = await bundleWorkflowCode({
+      ...workflowBundleOptions(),
+      webpackConfigHook: (config) => ({ ...config, resolve: { ...config.resolve, alias: { ...(config.resolve?.alias as Record<string, string | false>), '@temporalio/workflow$': shim } } }),
+      logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: (message: string) => process.stderr.write(`withheld-patches: ${message}\n`) },
+    });
+    return code;
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
 }
