@@ -46,6 +46,7 @@ import { commandSettings, commandsFileSchema, type CommandSettings } from './com
 import { mcpServerListSchema, mcpSettingsSchema, type McpServerConfig, type McpSettings } from './tools/mcp-config';
 import { toolPolicyConfigSchema, type ToolPolicyConfig } from './tools/tool-policy';
 import { modelIds, providerConfigSchema, type ProviderConfig } from './llm/provider-config';
+import { workerDeploymentFromEnv, type WorkerDeploymentSettings } from './worker-deployment';
 
 /**
  * errand's configuration, parsed once into a typed object (DESIGN.md convention 8). Sources, in order of
@@ -110,6 +111,11 @@ export interface ErrandConfig {
    * the local dev server. `connection` carries TLS / API key for Temporal Cloud or a secured cluster.
    */
   temporal: TemporalSettings;
+  /**
+   * The worker deployment version workers poll as (`ERRAND_WORKER_DEPLOYMENT_NAME` + `ERRAND_WORKER_BUILD_ID`,
+   * decision 0030); undefined = unversioned workers, the default.
+   */
+  workerDeployment: WorkerDeploymentSettings | undefined;
   providers: ProviderConfig[];
   /** The model a delegation uses when nothing else chooses one; undefined when none is configured. */
   defaultModel: { provider: string; model: string } | undefined;
@@ -294,6 +300,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
   };
   return {
     temporal,
+    workerDeployment: workerDeploymentFromEnv(env),
     providers,
     defaultModel,
     dataDir,

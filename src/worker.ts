@@ -15,8 +15,9 @@ import { createRunActivities } from './activities/run-activities';
 import type { HeartbeatSettings } from './activities/heartbeat';
 import { InFlightCalls, inFlightSinks } from './activities/in-flight-calls';
 import { loadConfig, type ErrandConfig } from './config';
-import { defaultMaxCachedWorkflows, defaultWorkflowThreads, heartbeatThrottleMs } from './contracts/limits';
+import { defaultMaxCachedWorkflows, defaultWorkerVersioningBehavior, defaultWorkflowThreads, heartbeatThrottleMs } from './contracts/limits';
 import { workerTuningFromEnv } from './worker-tuning';
+import type { WorkerDeploymentSettings } from './worker-deployment';
 import { installLogging, providerApiKeys } from './observability/logging';
 import { currentTracing, startTracing, stopTracing, type Tracing } from './observability/tracing';
 import { projectRoot } from './dev/tool-paths';
@@ -211,6 +212,8 @@ export interface ErrandWorkerOptions {
   workflows?: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions'>;
   /** The process's trace export; default: what `startTracing` started in this process, if anything. */
   tracing?: Tracing;
+  /** The worker deployment version to poll as (decision 0030); absent: an unversioned worker. */
+  deployment?: WorkerDeploymentSettings;
   /** Extra worker options (tuning, identity). */
   tuning?: Partial<Pick<WorkerOptions, 'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows' | 'workflowThreadPoolSize' | 'identity' | 'shutdownGraceTime'>>;
 }
@@ -263,6 +266,11 @@ export async function createErrandWorker(options: ErrandWorkerOptions): Promise<
       // A worker that bundles its sources at start adds the workflow trace interceptors as the prebuilt bundle has them.
       ...('workflowsPath' in workflows && workflows.workflowsPath !== undefined ? { workflowModules: [workflowTraceInterceptorModule] } : {}),
     },
+    // Versioned: the server routes each workflow by its behaviour (subagents stay on the build that started
+    // them, sessions and continuables move to the current one); unversioned, nothing changes.
+    ...(options.deployment
+      ? { workerDeploymentOptions: { useWorkerVersioning: true, version: { deploymentName: options.deployment.deploymentName, buildId: options.deployment.buildId }, defaultVersioningBehavior: defaultWorkerVersioningBehavior } }
+      : {}),
     ...options.tuning,
   });
 }
@@ -280,9 +288,12 @@ export async function runWorker(config: ErrandConfig = loadConfig()): Promise<vo
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
       dependencies,
+      ...(config.workerDeployment ? { deployment: config.workerDeployment } : {}),
       tuning,
     });
     process.stdout.write(`errand worker: polling task queue "${config.temporal.taskQueue}" on ${config.temporal.summary}\n`);
+    const deployment = config.workerDeployment;
+    process.stdout.write(`errand worker: ${deployment ? `worker deployment "${deployment.deploymentName}", build "${deployment.buildId}"` : 'unversioned (no worker deployment)'}\n`);
     process.stdout.write(`errand worker: ${processContainmentSummary(dependencies.commands)}\n`);
     try {
       await worker.run();

@@ -109,6 +109,7 @@ export function startRequestJson(target: Pick<TemporalHttpStartTarget, 'namespac
     workflowIdReusePolicy: 'WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE',
     workflowIdConflictPolicy: 'WORKFLOW_ID_CONFLICT_POLICY_FAIL',
     searchAttributes: { indexedFields: Object.fromEntries(Object.entries(indexedFields).map(([name, payload]) => [name, payloadJson(payload)])) },
+    ...(visible.memo ? { memo: { fields: Object.fromEntries(Object.entries(visible.memo).map(([key, value]) => [key, toPayloadJson(value)])) } } : {}),
     // The active trace (the API request's span), as the SDK client's traceHeaderInterceptor sends it.
     header: trace.length === 0 ? {} : { fields: Object.fromEntries(trace.map(([name, payload]) => [name, payloadJson(payload)])) },
     userMetadata: { summary: toPayloadJson(visible.staticSummary), details: toPayloadJson(visible.staticDetails) },

@@ -139,6 +139,7 @@ export async function devCommand(argv: string[], context: CliContext): Promise<n
     stops.push(() => connection.close());
     const dependencies = createWorkerDependencies(config, { env, ...(demo ? { scripted: { [demoProviderName]: createDemoModel() } } : {}) });
     io.stderr(`errand dev: ${processContainmentSummary(dependencies.commands)}\n`);
+    // Unversioned whatever ERRAND_WORKER_* say: a fresh dev server has no current version to route work to it.
     const worker = await createErrandWorker({
       connection,
       namespace: config.temporal.namespace,
@@ -241,6 +242,7 @@ export async function workerCommand(argv: string[], context: CliContext): Promis
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
       dependencies: createWorkerDependencies(config, { env, scripted: { [demoProviderName]: createDemoModel() } }),
+      ...(config.workerDeployment ? { deployment: config.workerDeployment } : {}),
     });
     context.io.stderr(`errand worker: polling "${config.temporal.taskQueue}" on ${config.temporal.address} with the demo model\n`);
     context.io.stderr(`errand worker: ${processContainmentSummary(commandOptions(config, env))}\n`);

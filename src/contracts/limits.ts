@@ -318,6 +318,17 @@ export const defaultMaxCachedWorkflows = 500;
  * (decision 0016).
  */
 export const defaultWorkflowThreads = 2;
+
+/**
+ * What a versioned worker (Worker Deployment Versioning, decision 0030) uses for a run that declares no
+ * behaviour: one whose first workflow task ran before versioning was turned on (runs that start on a
+ * versioned worker declare theirs: subagents pinned, sessions and continuables moving up). Such a run moves
+ * to the current build, as it did unversioned, guarded by `patched()` and the replay test.
+ */
+export const defaultWorkerVersioningBehavior = 'AUTO_UPGRADE';
+
+/** Longest worker deployment name or build id (`ERRAND_WORKER_DEPLOYMENT_NAME`, `ERRAND_WORKER_BUILD_ID`): Temporal's limit on both. */
+export const workerDeploymentIdMaxChars = 255;
 /** Default upper bound of one tool call (ms). */
 export const defaultToolCallTimeoutMs = 5 * 60_000;
 /**

@@ -4,6 +4,7 @@ import { formatUsd } from '../domain/model-cost';
 import { staticSummaryMaxChars, summaryInstructionWords, workflowTaskTimeoutMs } from '../contracts/limits';
 import type { ModelRoute } from '../contracts/model';
 import { searchAttributes } from '../contracts/search-attributes';
+import { versioningMemo } from '../contracts/versioning';
 import type { SessionInput } from '../contracts/session';
 import type { SourceSummary, SubagentInput } from '../contracts/subagent';
 import { activeTraceHeaders } from './trace-context';
@@ -37,6 +38,8 @@ export interface TopLevelStartOptions {
   staticSummary: string;
   staticDetails: string;
   typedSearchAttributes: SearchAttributePair[];
+  /** A continuable's memo: it moves up to the current worker build (contracts/versioning.ts, decision 0030). */
+  memo?: Record<string, string>;
 }
 
 /**
@@ -108,6 +111,7 @@ export function subagentStartOptions(input: SubagentInput, ids: TopLevelStartIds
       ...(input.parent ? [{ key: searchAttributes.parent, value: input.parent.workflowId }] : []),
       ...(tenant ? [{ key: searchAttributes.tenant, value: tenant }] : []),
     ],
+    ...(input.continuable === true ? { memo: versioningMemo(input) } : {}),
   };
 }
 

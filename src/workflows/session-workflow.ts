@@ -5,6 +5,7 @@ import {
   continueAsNew,
   isCancellation,
   log,
+  setWorkflowOptions,
   workflowInfo,
 } from '@temporalio/workflow';
 import { defaultApprovalTimeoutMs, defaultSessionIdleTimeoutMs } from '../contracts/limits';
@@ -16,6 +17,7 @@ import { AgentLoop, type RunOutcome } from './agent-loop';
 import { registerAgentHandlers } from './agent-handlers';
 import { conversationIdOf, lastAssistantFullText } from './conversation';
 import { IdleAlarm } from './idle-alarm';
+import { sessionDefinitionOptions } from './versioning-behaviour';
 import { registerMcpToolCalls } from './mcp-tool-calls';
 import { TaskOrchestrator } from './task-orchestration';
 import { outcomeOfError } from './workflow-outcome';
@@ -182,3 +184,6 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
     };
   });
 }
+
+// A session moves up to the current build at its next workflow task (decision 0030).
+setWorkflowOptions(sessionDefinitionOptions, sessionWorkflow);

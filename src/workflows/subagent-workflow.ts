@@ -2,10 +2,11 @@ import {
   allHandlersFinished,
   CancellationScope,
   condition,
-  continueAsNew,
   getExternalWorkflowHandle,
   isCancellation,
   log,
+  makeContinueAsNewFunc,
+  setWorkflowOptions,
   workflowInfo,
 } from '@temporalio/workflow';
 import { defaultApprovalTimeoutMs, defaultContinuableIdleTimeoutMs, inlineTextLimit } from '../contracts/limits';
@@ -26,6 +27,7 @@ import { RetryChecks } from './retry-checks';
 import { TaskOrchestrator } from './task-orchestration';
 import { outcomeOfError } from './workflow-outcome';
 import { finishWorktree, prepareRun } from './run-preparation';
+import { subagentDefinitionOptions } from './versioning-behaviour';
 
 /**
  * One delegation: the agent loop until a final answer, `max_turns`, the token budget, a cut-off answer,
@@ -146,7 +148,9 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     // Nothing to cancel for runs from before decision 0021.
     orchestrator.settleTimers();
     idle.settle();
-    await continueAsNew<typeof subagentWorkflow>({ ...input, carried: agent.snapshot(phase) });
+    // The memo goes on with the run: a continuable's says it moves up to the current build (decision 0030).
+    const memo = workflowInfo().memo;
+    await makeContinueAsNewFunc<typeof subagentWorkflow>(memo && Object.keys(memo).length > 0 ? { memo } : {})({ ...input, carried: agent.snapshot(phase) });
   };
   /** Tasks this subagent promised a notice for: background (not continuable) tasks still running. */
   const promisedTasks = () => agent.registry.tasks.some((task) => task.mode === 'background' && isLive(task));
@@ -280,3 +284,6 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     return result;
   });
 }
+
+// Pinned, or moving up for a continuable: decided from the run's memo when it starts (decision 0030).
+setWorkflowOptions(subagentDefinitionOptions, subagentWorkflow);

@@ -10,6 +10,7 @@ import type { JsonObject } from '../contracts/json';
 import { announcedApprovalCount, cancelSettleWaitMs, defaultMaxContinuables, workflowTaskTimeoutMs } from '../contracts/limits';
 import { zeroUsage, type TokenUsage } from '../contracts/model';
 import { searchAttributes } from '../contracts/search-attributes';
+import { versioningMemo } from '../contracts/versioning';
 import { cancelSignal, type ChildProgressInput, type ChildSettledInput } from '../contracts/subagent-messages';
 import type { SubagentResult } from '../contracts/subagent-result';
 import type { TaskRecord } from '../contracts/carried-agent-state';
@@ -208,6 +209,8 @@ export class TaskOrchestrator implements OrchestrationTools {
           // Like a top-level start: a task lost with its worker goes elsewhere after this (decision 0012).
           workflowTaskTimeout: workflowTaskTimeoutMs,
           staticSummary: record.description,
+          // A continuable moves up to the current build with its parent; a one-shot child stays pinned (decision 0030).
+          ...(input.continuable === true ? { memo: versioningMemo(input) } : {}),
           staticDetails: [
             `source: ${plan.source ? `${plan.source.kind} ${plan.source.name} @ ${plan.source.version}` : 'ad hoc'}`,
             `model: ${input.route.provider}/${input.route.model}${input.route.reasoningEffort ? ` (reasoning effort ${input.route.reasoningEffort})` : ''}`,

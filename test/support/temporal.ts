@@ -18,6 +18,11 @@ export function temporalAddress(): string {
   return address;
 }
 
+/** Namespace of the run's server: `ERRAND_TEST_TEMPORAL_NAMESPACE` when a run points the tests at a cluster, else `default`. */
+export function temporalNamespace(): string {
+  return process.env.ERRAND_TEST_TEMPORAL_NAMESPACE ?? 'default';
+}
+
 /** Temporal's HTTP API of the run's dev server (the frontend's JSON gateway). */
 export function temporalHttpUrl(): string {
   const url = process.env.ERRAND_TEST_TEMPORAL_HTTP_URL;
