@@ -17,7 +17,7 @@ import { createScriptedModel } from '../src/llm/scripted-model';
 import type { ScriptStep } from '../src/llm/scripted-step';
 import { sendUpdateAcrossRunChange } from '../src/temporal-update-retry';
 import { createErrandWorker, createWorkerDependencies, workflowsFromSources } from '../src/worker';
-import { moreScenarios, recordAgentHooksBeforePatch, recordAgentHooksPatched, recordApprovals, recordCompaction, recordLoadPeekBeforePatch, recordLoadPeekPatched, recordIdleTimeout, recordProbeLoop, type HeldStep, type RecordingContext } from './record-more-histories';
+import { moreScenarios, recordAgentHooksBeforePatch, recordAgentHooksPatched, recordCostBeforePatch, recordCostPatched, recordApprovals, recordCompaction, recordLoadPeekBeforePatch, recordLoadPeekPatched, recordIdleTimeout, recordProbeLoop, type HeldStep, type RecordingContext } from './record-more-histories';
 import { bundleWithPatchesWithheld } from './withheld-patches';
 
 /**
@@ -44,7 +44,7 @@ const identity = 'errand-record-histories';
 /** Every scenario, as `--only` names them. */
 const allScenarios = ['plain', 'tool-calls', 'max-turns', 'cancelled', 'session', 'checks', 'structured', 'worktree', 'fork', 'continuables', ...moreScenarios] as const;
 /** The patches the second worker withholds (its runs are the "before the patch" side of the replay fixtures). */
-const withheldPatches = ['load-peek-live-text', 'agent-file-hooks'];
+const withheldPatches = ['load-peek-live-text', 'agent-file-hooks', 'cost-search-attribute'];
 /** The context window of the model the compaction scenario uses: a few file reads outgrow it. */
 const compactionWindow = 4_000;
 /** History events after which the recording server suggests continue-as-new (scenario 10 passes it). */
@@ -107,7 +107,7 @@ async function main(): Promise<void> {
   writeFileSync(join(workingDir, 'notes.txt'), 'the answer is 42\n');
   writeFileSync(join(workingDir, 'docs', 'readme.md'), '# docs\n');
 
-  const config = loadConfig({ ERRAND_DATA_DIR: join(scratch, 'data'), ERRAND_PROVIDERS: JSON.stringify([{ name: 'scripted', kind: 'scripted', models: ['scripted-model', { id: 'small-window-model', contextWindow: compactionWindow, maxOutputTokens: 200 }] }]) });
+  const config = loadConfig({ ERRAND_DATA_DIR: join(scratch, 'data'), ERRAND_PROVIDERS: JSON.stringify([{ name: 'scripted', kind: 'scripted', models: ['scripted-model', { id: 'small-window-model', contextWindow: compactionWindow, maxOutputTokens: 200 }, { id: 'priced-model', prices: { input: 2, output: 8 } }] }]) });
   const dependencies = createWorkerDependencies(config, { scripted: { scripted: model }, env: {}, homeDirectory: join(scratch, 'home') });
   const taskQueue = `record-histories-${Date.now()}`;
   const nativeConnection = await NativeConnection.connect({ address });
@@ -364,6 +364,8 @@ async function main(): Promise<void> {
     if (want('idle-timeout')) await recordIdleTimeout(context);
     if (want('agent-hooks')) await recordAgentHooksPatched(context);
     if (want('agent-hooks-before-patch')) await recordAgentHooksBeforePatch(context);
+    if (want('cost')) await recordCostPatched(context);
+    if (want('cost-before-patch')) await recordCostBeforePatch(context);
   } finally {
     worker.shutdown();
     withheldWorker.shutdown();

@@ -39,7 +39,7 @@ export interface RecordingContext {
 }
 
 /** The scenario names `--only` takes. */
-export const moreScenarios = ['approvals', 'compaction', 'load-peek', 'load-peek-before-patch', 'probe-loop', 'idle-timeout', 'agent-hooks', 'agent-hooks-before-patch'] as const;
+export const moreScenarios = ['approvals', 'compaction', 'load-peek', 'load-peek-before-patch', 'probe-loop', 'idle-timeout', 'agent-hooks', 'agent-hooks-before-patch', 'cost', 'cost-before-patch'] as const;
 
 /** A gate a held model call waits on. */
 function gate(): { release: () => void; step: (answer: ScriptStep) => HeldStep } {
@@ -216,4 +216,35 @@ export function recordAgentHooksPatched(context: RecordingContext): Promise<void
 /** The same subagent as code from before the `agent-file-hooks` patch runs it. */
 export function recordAgentHooksBeforePatch(context: RecordingContext): Promise<void> {
   return recordAgentHooks(context, 'agent-hooks-before-hooks-patch', context.withheldTaskQueue, false);
+}
+
+/** A subagent on a priced model: its cost grows with each answer and shows in the Web UI's search attribute. */
+async function recordCost(context: RecordingContext, name: string, taskQueue: string, patchedRun: boolean): Promise<void> {
+  const { client, stamp } = context;
+  const marker = context.script(name, [
+    { toolCalls: [{ id: 'read-notes', name: 'developer__read_file', arguments: { path: 'notes.txt' } }], usage: { inputTokens: 1_000, outputTokens: 100 } },
+    { text: 'The notes say 42.', usage: { inputTokens: 1_200, outputTokens: 50 } },
+  ]);
+  const workflowId = `errand-record-${name}-${stamp}`;
+  const handle = await client.workflow.start('subagentWorkflow', {
+    taskQueue,
+    workflowId,
+    args: [context.subagent(`Read the notes ${marker}`, { route: { provider: 'scripted', model: 'priced-model' } })],
+  });
+  await handle.result();
+  const events = (await handle.fetchHistory()).events ?? [];
+  const upserts = events.filter((event) => event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.ErrandCostUsd !== undefined).length;
+  if (patchedRun && upserts === 0) throw new Error(`${name}: the run never set ErrandCostUsd`);
+  if (!patchedRun && upserts > 0) throw new Error(`${name}: ErrandCostUsd was set although the patch was withheld`);
+  await context.record(`subagent-${name}`, workflowId);
+}
+
+/** A priced subagent with the current code (the `cost-search-attribute` patch's marker and upserts). */
+export function recordCostPatched(context: RecordingContext): Promise<void> {
+  return recordCost(context, 'cost', context.taskQueue, true);
+}
+
+/** The same subagent as code from before the `cost-search-attribute` patch runs it. */
+export function recordCostBeforePatch(context: RecordingContext): Promise<void> {
+  return recordCost(context, 'cost-before-cost-patch', context.withheldTaskQueue, false);
 }
