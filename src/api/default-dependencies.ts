@@ -9,7 +9,8 @@ import { lazyTemporalClient, type TemporalClientProvider } from './temporal-clie
 import { apiPlanner } from './plan-api-delegation';
 import { SessionService } from './session-service';
 import { tenantWorkingDir } from './tenant-working-dir';
-import { TemporalHttpStarter } from './temporal-http-start';
+import { createTemporalGateway } from './temporal-gateway-factory';
+import type { TemporalGateway } from './temporal-gateway';
 import { temporalHttpHeaders } from '../temporal-http-url';
 
 /**
@@ -26,6 +27,8 @@ export interface ApiDependencyOptions {
   api?: ApiConfig;
   apiOptions?: LoadApiConfigOptions;
   temporal?: TemporalClientProvider;
+  /** Temporal's gateway; default: over its HTTP API when `temporal.httpUrl` is set, else the SDK's client over `temporal`. */
+  gateway?: TemporalGateway;
   sources?: Pick<SharedSources, 'resolverFor'>;
   /** Shown in each workflow's static details. */
   startedBy?: string;
@@ -44,7 +47,7 @@ export function createApiSourceLookup(config: ErrandConfig, homeDirectory?: stri
 }
 
 /** Builds the API's dependencies from the environment (or the given parts). */
-export function createApiDependencies(options: ApiDependencyOptions = {}): ApiDependencies & { temporal: TemporalClientProvider } {
+export function createApiDependencies(options: ApiDependencyOptions = {}): ApiDependencies & { temporal: TemporalClientProvider; gateway: TemporalGateway } {
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const config = options.config ?? loadConfig(env, cwd);
@@ -52,16 +55,18 @@ export function createApiDependencies(options: ApiDependencyOptions = {}): ApiDe
   const temporal = options.temporal ?? lazyTemporalClient({ connection: config.temporal.connection, namespace: config.temporal.namespace });
   // Long messages go by reference through the workers' blob store (in a deployment, its inbound/ prefix).
   const blobs = createBlobStore(config);
-  // With Temporal's HTTP API known, plain starts go through it: one HTTP/1.1 request instead of a gRPC call (decision 0019).
-  const { httpUrl } = config.temporal;
-  const httpStarter = httpUrl === undefined
-    ? undefined
-    : new TemporalHttpStarter({ baseUrl: httpUrl, namespace: config.temporal.namespace, headers: temporalHttpHeaders(config.temporal.connection) });
+  // With Temporal's HTTP API known, everything goes through it: plain HTTP/1.1 requests, no SDK loaded (decisions 0019, 0026).
+  const { httpUrl, namespace } = config.temporal;
+  const gateway =
+    options.gateway ??
+    createTemporalGateway({
+      http: httpUrl === undefined ? undefined : { baseUrl: httpUrl, namespace, headers: temporalHttpHeaders(config.temporal.connection) },
+      namespace,
+      temporal,
+    });
   const delegations = new DelegationService({
-    temporal,
+    gateway,
     blobs,
-    ...(httpStarter ? { httpStarter } : {}),
-    namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     startedBy: options.startedBy ?? 'errand HTTP API',
   });
@@ -73,8 +78,9 @@ export function createApiDependencies(options: ApiDependencyOptions = {}): ApiDe
     api,
     delegations,
     temporal,
+    gateway,
     sourcesFor: (tenant) => sources.resolverFor(workingDirFor(tenant)),
     plan: (request, caller) => planner(request, caller, workingDirFor(caller.tenant)),
-    sessions: new SessionService(temporal, config, workingDirFor, blobs, httpStarter),
+    sessions: new SessionService(gateway, config, workingDirFor, blobs),
   };
 }

@@ -1,10 +1,11 @@
-import { Client, Connection } from '@temporalio/client';
+import type { Client, Connection } from '@temporalio/client';
 import type { TemporalConnectOptions } from '../temporal-connection';
 
 /**
  * The Temporal client of an API process: connected on first use and then reused for every request (a
- * connection is expensive; a Lambda container keeps it between invocations). A failed connect is not
- * cached, so the next request tries again.
+ * connection is expensive; a long-running `errand api` keeps it). A failed connect is not cached, so the
+ * next request tries again. The SDK is loaded with the first connect (`import()`), so a process that reaches
+ * Temporal only over its HTTP API (decision 0026) never loads it.
  */
 export interface TemporalClientProvider {
   /** The shared client, connecting on first use. */
@@ -23,8 +24,9 @@ export interface TemporalClientSettings {
 export function lazyTemporalClient(settings: TemporalClientSettings): TemporalClientProvider {
   let pending: Promise<{ client: Client; connection: Connection }> | undefined;
   const connect = async () => {
-    const connection = await Connection.connect(settings.connection);
-    return { client: new Client({ connection, namespace: settings.namespace }), connection };
+    const { Client: SdkClient, Connection: SdkConnection } = await import('@temporalio/client');
+    const connection = await SdkConnection.connect(settings.connection);
+    return { client: new SdkClient({ connection, namespace: settings.namespace }), connection };
   };
   return {
     async get() {

@@ -1,5 +1,6 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { TextPart } from './agent-wire';
+import { messageNames } from './wire-names';
 import type { JsonObject } from './json';
 
 /**
@@ -29,7 +30,7 @@ export interface CallToolResult {
 }
 
 /** The notices waiting for the client's next tool result (each a list of text parts), without taking them. */
-export const pendingNoticesQuery = defineQuery<TextPart[][]>('mcpPendingNotices');
+export const pendingNoticesQuery = defineQuery<TextPart[][]>(messageNames.pendingNoticesQuery);
 
 /** Runs one orchestration tool for an MCP session's client. */
-export const callToolUpdate = defineUpdate<CallToolResult, [CallToolInput]>('callTool');
+export const callToolUpdate = defineUpdate<CallToolResult, [CallToolInput]>(messageNames.callToolUpdate);
