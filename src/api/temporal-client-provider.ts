@@ -23,11 +23,7 @@ export interface TemporalClientSettings {
 /** A provider that connects lazily with the given settings. */
 export function lazyTemporalClient(settings: TemporalClientSettings): TemporalClientProvider {
   let pending: Promise<{ client: Client; connection: Connection }> | undefined;
-  const connect = async () => {
-    const { Client: SdkClient, Connection: SdkConnection } = await import('@temporalio/client');
-    const connection = await SdkConnection.connect(settings.connection);
-    return { client: new SdkClient({ connection, namespace: settings.namespace }), connection };
-  };
+  const connect = async () => (await import('./temporal-sdk-connect.js')).connectTemporalClient(settings);
   return {
     async get() {
       pending ??= connect().catch((error: unknown) => {

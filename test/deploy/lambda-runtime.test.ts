@@ -16,7 +16,7 @@ import { gatewayEvent } from '../support/api-gateway-events';
 import { startLambdaEmulator, type LambdaAnswer, type LambdaEmulator } from '../support/lambda-emulator';
 import { until } from '../support/polling';
 import { startS3Server, type S3TestServer } from '../support/s3-server';
-import { startTestWorker, temporalAddress, testClient, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { startTestWorker, temporalAddress, temporalHttpUrl, testClient, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
 
 /**
  * The API in a real Lambda runtime: the bundle the CDK app deploys (infra/lib/api-bundle.ts), run by the
@@ -60,6 +60,8 @@ beforeAll(async () => {
   mkdirSync(workingRoot, { recursive: true });
   const settings = parseSettings({
     temporalAddress: temporalAddress(),
+    // The deployment's fast path (decision 0026): the function reaches Temporal only through its HTTP API.
+    temporalHttpUrl: temporalHttpUrl(),
     temporalNamespace: 'default',
     temporalAuth: 'none',
     taskQueue,
@@ -137,7 +139,7 @@ describe('the API bundle in a Lambda runtime (Runtime Interface Emulator + aws-l
 
   it('starts a delegation of a recipe from the S3 store the CDK app configures', async () => {
     const started = await call('POST', '/v1/delegations?wait=20s', { source: 'deploy', parameters: { service: 'billing' } });
-    expect(started.statusCode).toBe(201);
+    expect(started.statusCode, started.body).toBe(201);
     expect(started.json).toMatchObject({ state: 'completed', result: { output: 'done: Deploy billing' } });
     // A misspelt name is refused before anything starts, with the stored recipe suggested.
     const unknown = await call('POST', '/v1/delegations', { source: 'dpeloy' });
