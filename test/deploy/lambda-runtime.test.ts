@@ -184,6 +184,41 @@ describe('the API bundle in a Lambda runtime (Runtime Interface Emulator + aws-l
     expect(result.status).toBe('cancelled');
   });
 
+  it('serves the routes whose code loads on demand: the listing, sources from S3, approvals and MCP', async () => {
+    // The listing goes through Temporal's HTTP API; only the caller's delegations are in it.
+    const started = await call('POST', '/v1/delegations?wait=20s', { instructions: 'listed later' });
+    const id = String(started.json.id);
+    const listed = await until(() => call('GET', '/v1/delegations?pageSize=50'), (page) => JSON.stringify(page.json).includes(id), 'the listing', 20_000);
+    expect(listed.statusCode).toBe(200);
+    expect(JSON.stringify((await call('GET', '/v1/delegations?pageSize=50', undefined, otherKey)).json)).not.toContain(id);
+    // Sources (YAML, JSON Schema validation, the S3 SDK: chunks loaded by this request).
+    const sources = await call('GET', '/v1/sources');
+    expect(sources.statusCode, sources.body).toBe(200);
+    expect(JSON.stringify(sources.json)).toContain('deploy');
+    expect((await call('GET', '/v1/sources/deploy')).statusCode).toBe(200);
+    // Approvals: a visibility listing and queries, none waiting.
+    const approvals = await call('GET', '/v1/approvals');
+    expect(approvals.statusCode, approvals.body).toBe(200);
+    // MCP (the MCP SDK and ajv: a chunk loaded by this request): initialize, list the tools, end the session.
+    const mcp = (body: unknown, sessionId?: string) =>
+      emulator.invoke(
+        gatewayEvent(sessionId === undefined || body !== undefined ? 'POST' : 'DELETE', '/v1/mcp', {
+          key: apiKey,
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(sessionId ? { 'mcp-session-id': sessionId } : {}) },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        }),
+      );
+    const initialized = await mcp({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'lambda-runtime-test', version: '1.0.0' } } });
+    expect(initialized.statusCode, initialized.body).toBe(200);
+    const sessionId = initialized.headers['mcp-session-id'] ?? '';
+    expect(sessionId).not.toBe('');
+    const tools = await mcp({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, sessionId);
+    expect(tools.statusCode, tools.body).toBe(200);
+    expect(tools.body).toContain('delegate');
+    expect((await mcp(undefined, sessionId)).statusCode).toBe(204);
+    expect(await client.workflow.getHandle(sessionId).result()).toMatchObject({ status: 'cancelled' });
+  });
+
   it('answers the event stream with 501 (Lambda cannot stream it) and an unknown route with a problem', async () => {
     const created = await call('POST', '/v1/delegations?wait=20s', { instructions: 'quick one' });
     const stream = await call('GET', `/v1/delegations/${String(created.json.id)}/events`);
