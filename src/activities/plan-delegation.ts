@@ -1,3 +1,4 @@
+import type { AgentHooksWire } from '../contracts/agent-hooks';
 import { realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { DelegationParent, PlanDelegationOutput, RecipeServerWire, RunningRecipe } from '../contracts/activities';
@@ -18,6 +19,10 @@ import { renderSource } from '../sources/render-source';
 import { recipeFolderTrusted, untrustedRecipeMessage } from '../tools/recipe-server-trust';
 import type { SourceResolver } from '../sources/source-resolver';
 import { planRunOptions, type AgentRunFields } from './plan-run-options';
+import { AgentMemory, isAgentMemoryError, memoryLocationFor } from './agent-memory';
+import type { BlobStore } from './blob-store';
+import type { AgentMemoryLocation, MemoryPromptPart, PreloadedSkill } from '../contracts/subagent';
+import { findSkills } from '../sources/skill-sources';
 
 /** What planning needs besides the request and the parent. */
 export interface PlanContext {
@@ -56,6 +61,8 @@ export interface PlanContext {
   workersDiskIsLocal?: boolean | (() => boolean);
   /** Whether an agent's `permissionMode: bypassPermissions` may be used (`ERRAND_ALLOW_BYPASS_PERMISSIONS`; default no). */
   allowBypassPermissions?: boolean;
+  /** errand's blob store, where agents' memory folders live (an agent with `memory` is refused without it). */
+  memoryStore?: BlobStore;
 }
 
 /** A recipe server carried in a workflow input, re-validated before use (nothing starts on a forged config). */
@@ -131,6 +138,10 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
   let recipeOutputSchema: unknown;
   let recipeExtensions: RecipeExtension[] | null | undefined;
   let recipeToolPolicy: unknown;
+  // An agent file's `skills` and `memory` (decision 0031): read now, put into the system prompt at start.
+  let skills: PreloadedSkill[] | undefined;
+  let memory: { location: AgentMemoryLocation; prompt: MemoryPromptPart } | undefined;
+  let agentHooks: AgentHooksWire | undefined;
 
   if (request.source) {
     const resolved = await context.resolver.resolve(request.source, {
@@ -159,6 +170,25 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
         ...(agent.mcpServerNames ? { mcpServerNames: agent.mcpServerNames } : {}),
         ...(agent.mcpServers ? { mcpServers: agent.mcpServers } : {}),
       };
+      const agentFile = `${snapshot.store.description}: ${snapshot.path}`;
+      if (agent.skills && agent.skills.length > 0) {
+        const found = await findSkills(agent.skills, context.resolver.skillPlaces, agentFile);
+        if (!found.ok) return { ok: false, message: found.message };
+        skills = found.skills;
+      }
+      if (agent.memory) {
+        const loaded = await loadMemory(agent.memory, agent.name, agentFile, workingDir.path, parent.tenant, context);
+        if (!loaded.ok) return { ok: false, message: loaded.message };
+        memory = loaded.memory;
+      }
+      if (agent.hooks) {
+        agentHooks = {
+          ...agent.hooks,
+          agentName: agent.name,
+          file: `${snapshot.store.description}: ${snapshot.path}`,
+          ...(agent.permissionMode ? { permissionMode: agent.permissionMode } : {}),
+        };
+      }
       agentRun = {
         file: `${snapshot.store.description}: ${snapshot.path}`,
         ...(agent.permissionMode ? { permissionMode: agent.permissionMode } : {}),
@@ -300,7 +330,10 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
       ...(instructions ? { instructions } : {}),
       ...(request.context ? { context: request.context } : {}),
       ...(request.persona ? { persona: request.persona } : {}),
+      ...(skills ? { skills } : {}),
+      ...(memory ? { memory: memory.prompt } : {}),
     },
+    ...(memory ? { memory: memory.location } : {}),
     route: route.route,
     ...(request.fork && parent.conversation ? { fork: parent.conversation } : {}),
     toolsets,
@@ -327,8 +360,36 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     ...(retry ? { retry } : {}),
     ...(run.outputSchema ? { outputSchema: run.outputSchema } : {}),
     ...(run.isolation ? { isolation: run.isolation } : {}),
+    ...(agentHooks ? { hooks: agentHooks } : {}),
   };
   return { ok: true, input, ...(source ? { source } : {}), warnings, ...(agentRun?.background ? { forceBackground: true } : {}) };
+}
+
+/**
+ * The memory folder of an agent with `memory`, and the start of its MEMORY.md. The project of `project` and
+ * `local` is the working directory below the working root, taken from the configured root or its real path
+ * (a worker's working directories are real paths; the API joins names onto the configured root).
+ */
+async function loadMemory(
+  scope: string,
+  agent: string,
+  file: string,
+  workingDir: string,
+  tenant: string | undefined,
+  context: PlanContext,
+): Promise<{ ok: true; memory: { location: AgentMemoryLocation; prompt: MemoryPromptPart } } | { ok: false; message: string }> {
+  if (!context.memoryStore) return { ok: false, message: `${file}: memory: this server has no data store for agent memory; remove memory from the agent file` };
+  const configuredRoot = context.mcp.workingRoot;
+  const realRoot = configuredRoot === undefined ? undefined : await realpath(configuredRoot).catch(() => configuredRoot);
+  const root = realRoot !== undefined && isInside(realRoot, workingDir) ? realRoot : configuredRoot;
+  try {
+    const location = memoryLocationFor({ tenant, scope, agent, workingDir, ...(root !== undefined ? { workingRoot: root } : {}), file });
+    const excerpt = await new AgentMemory(context.memoryStore, location).promptExcerpt();
+    return { ok: true, memory: { location, prompt: { scope: location.scope, excerpt: excerpt?.text ?? '', truncated: excerpt?.truncated ?? false } } };
+  } catch (error) {
+    if (isAgentMemoryError(error)) return { ok: false, message: error.message };
+    throw error;
+  }
 }
 
 /** A child's token budget: what it asked for, but never more than its parent has left (SEMANTICS §5). */

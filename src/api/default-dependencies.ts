@@ -64,7 +64,7 @@ export function createApiDependencies(options: ApiDependencyOptions = {}): ApiDe
   let sourcesLoaded: Promise<Pick<SharedSources, 'resolverFor'>> | undefined;
   const sources = () => (sourcesLoaded ??= options.sources ? Promise.resolve(options.sources) : planningParts().then((loaded) => loaded.createApiSourceLookup(config)));
   let plannerLoaded: Promise<ReturnType<typeof PlanningParts.apiPlanner>> | undefined;
-  const planner = () => (plannerLoaded ??= Promise.all([planningParts(), sources()]).then(([loaded, lookup]) => loaded.apiPlanner(config, lookup)));
+  const planner = () => (plannerLoaded ??= Promise.all([planningParts(), sources()]).then(([loaded, lookup]) => loaded.apiPlanner(config, lookup, blobs)));
   const workingDirFor = (tenant: string) => tenantWorkingDir(config.workingDir, api.auth, tenant);
   return {
     config,

@@ -4,4 +4,4 @@
  * MCP request: no other route, and no Lambda cold start, loads them (decision 0026).
  */
 export { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-export { createErrandMcpServer } from './mcp-session-server';
+export { createErrandMcpServer, notifyNotices } from './mcp-session-server';

@@ -7,6 +7,7 @@ import { planDelegation, type PlanContext } from '../activities/plan-delegation'
 import { providerChoices } from '../llm/provider-config';
 import { developerToolsetName } from '../tools/developer-toolset-name';
 import type { SourceResolver } from '../sources/source-resolver';
+import type { BlobStore } from '../activities/blob-store';
 import { redactServerPaths } from '../domain/redact-paths';
 import type { ApiCaller, PlanResult } from './planning-types';
 import { joinRequestedWorkingDir } from './tenant-working-dir';
@@ -39,7 +40,7 @@ export type ApiPlanner = (request: DelegateRequest, caller: ApiCaller, tenantDir
  * tenant's folder by name only: the API does not look at the workers' disk (it may run where that disk is
  * not), and the worker confines and creates the folder.
  */
-export function apiPlanner(config: ErrandConfig, sources: { resolverFor(workingDirectory: string): SourceResolver }): ApiPlanner {
+export function apiPlanner(config: ErrandConfig, sources: { resolverFor(workingDirectory: string): SourceResolver }, memoryStore?: BlobStore): ApiPlanner {
   const toolsets = [developerToolsetName, ...config.tools.mcpServers.map((server) => server.name)];
   const route = config.defaultModel ?? { provider: config.providers[0]?.name ?? '(none)', model: '(none)' };
   const approvers = approversFor(config.toolPolicy);
@@ -61,6 +62,8 @@ export function apiPlanner(config: ErrandConfig, sources: { resolverFor(workingD
     tasks: config.tasks,
     approvalTimeoutMs: config.approvalTimeoutMs,
     allowBypassPermissions: config.allowBypassPermissions,
+    // Agents' memory folders live in the workers' blob store, which the API shares.
+    ...(memoryStore ? { memoryStore } : {}),
     mcp: {
       allowRecipeServers: config.tools.settings.allowRecipeServers ?? false,
       ...(config.tools.settings.recipeEnvKeys ? { recipeEnvKeys: config.tools.settings.recipeEnvKeys } : {}),

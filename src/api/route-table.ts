@@ -25,7 +25,7 @@ import {
 } from '../contracts/api';
 import { delegateRequestSchema } from '../contracts/delegation';
 import { delegationEvents } from '../contracts/delegation-events';
-import { mcpDeleteRoute, mcpPostRoute } from './mcp-route-specs';
+import { mcpDeleteRoute, mcpPostRoute, mcpStreamRoute } from './mcp-route-specs';
 import { defineRoute, type ResponseSpec, type RouteSpec } from './route-spec';
 import {
   approvalBodySchema,
@@ -366,6 +366,7 @@ export const apiRoutes: readonly RouteSpec[] = [
   listApprovalsRoute,
   decideApprovalRoute,
   mcpPostRoute,
+  mcpStreamRoute,
   mcpDeleteRoute,
   listSourcesRoute,
   getSourceRoute,

@@ -40,7 +40,9 @@ export function lazyTemporalClient(settings: TemporalClientSettings): TemporalCl
   };
 }
 
-/** A provider around an existing client (tests, the CLI's in-process mode). */
+/** A provider around an existing client (tests, the CLI's in-process mode), with the trace header (`withTraceHeaders` of temporal-sdk-connect.ts). */
 export function fixedTemporalClient(client: Client): TemporalClientProvider {
-  return { get: () => Promise.resolve(client), close: () => Promise.resolve() };
+  // withTraceHeaders makes a client: it lives with the SDK, loaded only by a process that uses the SDK.
+  let traced: Promise<Client> | undefined;
+  return { get: () => (traced ??= import('./temporal-sdk-connect.js').then(({ withTraceHeaders }) => withTraceHeaders(client))), close: () => Promise.resolve() };
 }

@@ -10,13 +10,15 @@ import type { ExecutionBasics } from './delegation-facts';
 import type { ListedPage, TemporalGateway, UpdateOutcome, WorkflowEnd, WorkflowFacts, WorkflowStart } from './temporal-gateway';
 import { TemporalCallError } from './temporal-gateway';
 import { retryDelayMs, TemporalHttpStarter, type TemporalHttpStartTarget } from './temporal-http-start';
-import { errandAttributesOf, fromJsonPayload, fromJsonPayloads, toJsonPayloads } from './temporal-json-payloads';
+import { errandAttributesOf, fromJsonPayload, fromJsonPayloads, headerJson, toJsonPayloads } from './temporal-json-payloads';
+import { traceHeader } from '../observability/start-options';
 
 /**
  * The API's Temporal operations over Temporal's HTTP API (the frontend's grpc-gateway; decision 0026):
  * plain HTTP/1.1 requests over keep-alive connections, canonical proto JSON with payloads in base64
  * (`application/json+no-payload-shorthand`), so neither the SDK, gRPC nor Temporal's protobuf definitions
- * are loaded. Starts go through {@link TemporalHttpStarter} (decision 0019). Every other request is
+ * are loaded. Starts go through {@link TemporalHttpStarter} (decision 0019). Starts, signals and updates
+ * carry the active trace in their header, as the SDK client's traceHeaderInterceptor adds it. Every other request is
  * idempotent (reads, a signal with its request id, an update with its update id) and is retried on the
  * codes a lost connection or an overloaded frontend answer, as the SDK's gRPC client retries them.
  */
@@ -183,7 +185,7 @@ export class TemporalHttpGateway implements TemporalGateway {
 
   async signal(workflowId: string, signalName: string, arg: unknown): Promise<void> {
     await this.send('POST', `/workflows/${path(workflowId)}/signal/${path(signalName)}`, {
-      body: { workflowExecution: { workflowId }, signalName, input: toJsonPayloads([arg]), identity, requestId: randomUUID(), header: {} },
+      body: { workflowExecution: { workflowId }, signalName, input: toJsonPayloads([arg]), identity, requestId: randomUUID(), header: headerJson(traceHeader()) },
     });
   }
 
@@ -191,7 +193,7 @@ export class TemporalHttpGateway implements TemporalGateway {
     const deadline = options.timeoutMs === undefined ? undefined : Date.now() + options.timeoutMs;
     const body = (stage: 'ACCEPTED' | 'COMPLETED') => ({
       workflowExecution: { workflowId },
-      request: { meta: { updateId: options.updateId, identity }, input: { name: updateName, args: toJsonPayloads([arg]), header: {} } },
+      request: { meta: { updateId: options.updateId, identity }, input: { name: updateName, args: toJsonPayloads([arg]), header: headerJson(traceHeader()) } },
       waitPolicy: { lifecycleStage: `UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_${stage}` },
     });
     const outcomeOf = (answer: Record<string, unknown>): UpdateOutcome | undefined => {

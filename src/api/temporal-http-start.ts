@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Agent } from 'node:http';
 import { hostname } from 'node:os';
 import { plainHttpRequest, PlainHttpTimeout } from '../http/plain-http';
-import type { TopLevelStartOptions } from '../observability/start-options';
+import { traceHeader, type TopLevelStartOptions } from '../observability/start-options';
 import { TemporalCallError } from './temporal-gateway';
-import { searchAttributesJson, toJsonPayload } from './temporal-json-payloads';
+import { headerJson, searchAttributesJson, toJsonPayload } from './temporal-json-payloads';
 import { temporalHttpAttemptTimeoutMs, temporalHttpRetry, temporalHttpStartDeadlineMs } from '../contracts/limits';
 import { GrpcCode } from '../grpc-status';
 import { temporalHttpStatus } from '../temporal-http-url';
@@ -99,7 +99,8 @@ export function startRequestJson(target: Pick<TemporalHttpStartTarget, 'namespac
     workflowIdConflictPolicy: idempotent ? 'WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING' : 'WORKFLOW_ID_CONFLICT_POLICY_FAIL',
     ...(idempotent ? { memo: { fields: Object.fromEntries(Object.entries(idempotent.memo).map(([key, value]) => [key, toJsonPayload(value)])) } } : {}),
     searchAttributes: { indexedFields: searchAttributesJson(visible.typedSearchAttributes) },
-    header: {},
+    // The active trace (the API request's span), as the SDK client's traceHeaderInterceptor sends it.
+    header: headerJson(traceHeader()),
     userMetadata: { summary: toJsonPayload(visible.staticSummary), details: toJsonPayload(visible.staticDetails) },
   });
 }

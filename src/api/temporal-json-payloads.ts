@@ -25,6 +25,19 @@ export function toJsonPayload(value: unknown): JsonPayload {
   return { metadata: { encoding: base64('json/plain') }, data: base64(JSON.stringify(value)) };
 }
 
+/** A payload the SDK made (bytes), as canonical proto JSON. */
+export function payloadBytesJson(payload: { metadata?: Record<string, Uint8Array | null | undefined> | null; data?: Uint8Array | null }): JsonPayload {
+  const metadata: Record<string, string> = {};
+  for (const [key, value] of Object.entries(payload.metadata ?? {})) if (value) metadata[key] = Buffer.from(value).toString('base64');
+  return { metadata, data: Buffer.from(payload.data ?? new Uint8Array()).toString('base64') };
+}
+
+/** A Header message of payloads (the trace header of start-options.ts): empty when there are none. */
+export function headerJson(fields: Record<string, Parameters<typeof payloadBytesJson>[0]>): { fields?: Record<string, JsonPayload> } {
+  const entries = Object.entries(fields);
+  return entries.length === 0 ? {} : { fields: Object.fromEntries(entries.map(([name, payload]) => [name, payloadBytesJson(payload)])) };
+}
+
 /** A Payloads message of the values. */
 export function toJsonPayloads(values: readonly unknown[]): { payloads: JsonPayload[] } {
   return { payloads: values.map(toJsonPayload) };

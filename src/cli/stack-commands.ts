@@ -14,6 +14,7 @@ import { projectRoot } from '../dev/tool-paths';
 import { createDemoModel, demoProviderConfig, demoProviderName } from '../llm/demo-model';
 import { checkWorkerEnvironment, commandOptions, createErrandWorker, createWorkerDependencies, runWorker } from '../worker';
 import { processContainmentSummary } from '../tools/process-containment';
+import { startTracing, stopTracing } from '../observability/tracing';
 import type { CliContext } from './cli-context';
 import { UsageError } from './cli-io';
 import { chooseDevSandbox, devSandboxBanner } from './dev-sandbox-default';
@@ -130,6 +131,9 @@ export async function devCommand(argv: string[], context: CliContext): Promise<n
     const stackEnv: NodeJS.ProcessEnv = { ...baseEnv, ERRAND_TEMPORAL_ADDRESS: devServer.address, ERRAND_TEMPORAL_NAMESPACE: 'default', ERRAND_TEMPORAL_HTTP_URL: devServer.httpUrl };
     const { config, env, demo } = withDemoModel(stackEnv, context.cwd);
 
+    // One process, one trace export (OTEL_EXPORTER_OTLP_ENDPOINT): the API's spans and the worker's go out together.
+    const tracing = await startTracing('dev', env);
+    if (tracing) stops.push(() => stopTracing());
     io.stderr('errand dev: starting the worker (bundling the workflow code takes a few seconds)…\n');
     const connection = await NativeConnection.connect({ address: devServer.address });
     stops.push(() => connection.close());

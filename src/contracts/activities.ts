@@ -1,7 +1,8 @@
 import type { JsonObject } from './json';
 import type { LiveText } from './live-text';
+import type { AgentHooksWire } from './agent-hooks';
 import type { ApprovalDecision, MessageInput, RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from './agent-wire';
-import type { Approvers, ContextWindowState, ConversationPrefix, SourceSummary, SubagentActivitySettings, SubagentInput } from './subagent';
+import type { AgentMemoryLocation, Approvers, ContextWindowState, ConversationPrefix, SourceSummary, SubagentActivitySettings, SubagentInput } from './subagent';
 import type { SubagentResult } from './subagent-result';
 import type { AnswerCap, FinishReason, ModelRoute, TokenUsage } from './model';
 
@@ -87,6 +88,8 @@ export interface ModelTurnInput {
   toolPolicy?: ToolPolicyNarrowingWire[];
   /** Recipe-declared MCP servers among `toolsets`: registered by the worker before tools are listed. */
   recipeServers?: RecipeServerWire[];
+  /** The agent's memory folder: its memory tools are offered besides the toolsets (decision 0031). */
+  memory?: AgentMemoryLocation;
   /** The working directory (recipe servers run for it, in the sandbox where one is configured). */
   workingDir?: string;
   /** Offer the `final_output` tool, whose input schema is the stored output schema (SEMANTICS §5). */
@@ -150,10 +153,14 @@ export interface RunToolInput {
   toolFilter?: { allow?: string[]; deny?: string[] };
   toolPolicy?: ToolPolicyNarrowingWire[];
   recipeServers?: RecipeServerWire[];
+  /** The agent's memory folder: its memory tools (`memory__*`) work there (decision 0031). */
+  memory?: AgentMemoryLocation;
   /** The decision on a call that needed approval. */
   approval?: ApprovalDecision;
   /** Set for a `final_output` call: its arguments are validated against this stored schema. */
   finalOutput?: FinalOutputTool;
+  /** The agent file's hooks (`PreToolUse` and `PostToolUse` run around the call, in this activity). */
+  hooks?: AgentHooksWire;
 }
 
 /** What a tool call returns to the workflow. */

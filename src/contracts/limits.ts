@@ -368,6 +368,16 @@ export const compactionMessageMaxChars = 20_000;
 /** Summarising calls one compaction may make (bounds the fold over a very long conversation). */
 export const compactionMaxCalls = 20;
 
+// ---- traces ---------------------------------------------------------------------------------------
+/**
+ * How long a process that exports traces waits at its end (worker stop, API stop, a CLI command) for the
+ * spans it still holds to reach the OTLP endpoint, in milliseconds. A receiver that is down must not hold
+ * a stop longer than this.
+ */
+export const traceFlushTimeoutMs = 5_000;
+/** Service name of spans when `OTEL_SERVICE_NAME` is not set: the process's role after this prefix (`errand-api`, `errand-worker`). */
+export const traceServiceNamePrefix = 'errand';
+
 // ---- HTTP API and CLI (owned by src/api) -----------------------------------------------------------
 /** Default largest request body the API accepts, in bytes (`ERRAND_API_MAX_BODY_BYTES`); larger bodies get 413. */
 export const defaultApiMaxBodyBytes = 256 * 1024;
@@ -457,3 +467,42 @@ export const devStackProbeTimeoutMs = 3_000;
 // ---- approvals ------------------------------------------------------------------------------------
 /** How long a tool call under an `ask` policy waits for a decision before it is denied (`ERRAND_APPROVAL_TIMEOUT_SECS`). */
 export const defaultApprovalTimeoutMs = 60 * 60_000;
+
+// ---- agent memory and skills (Claude Code `memory` / `skills`, decision 0031) ------------------------
+/** Lines of an agent's `MEMORY.md` put into its system prompt (Claude Code's figure). */
+export const agentMemoryPromptMaxLines = 200;
+/** Bytes (UTF-8) of an agent's `MEMORY.md` put into its system prompt, at most (Claude Code's 25 KB). */
+export const agentMemoryPromptMaxBytes = 25 * 1024;
+/** Largest file an agent's memory tools write or read back whole, in bytes. */
+export const agentMemoryFileMaxBytes = 256 * 1024;
+/** Most files one agent memory folder holds; a write of a new file past it is refused. */
+export const agentMemoryMaxFiles = 200;
+/** Longest path of a file inside a memory folder, in characters. */
+export const agentMemoryPathMaxLength = 200;
+/** Most folder levels of a path inside a memory folder (`topics/api/errors.md` is 3). */
+export const agentMemoryPathMaxDepth = 6;
+/** Times a memory write retries after another write of the same file won the race for its next revision. */
+export const agentMemoryWriteAttempts = 5;
+/** Longest agent name that names a memory folder; longer names cannot have memory. */
+export const agentMemoryNameMaxLength = 64;
+/** Most skills one agent file preloads (`skills`). */
+export const agentSkillsMax = 32;
+/** Most bytes of skill text (all preloaded `SKILL.md` files together) put into one system prompt. */
+export const agentSkillsMaxTotalBytes = 256 * 1024;
+
+/**
+ * Claude Code agent-file `hooks` (decision 0032): a command hook's time limit when it names none, in
+ * seconds (Claude Code's own default), and the most one may ask for (a hook blocks its tool call or the
+ * end of the run while it runs).
+ */
+export const agentHookDefaultTimeoutSeconds = 60;
+/** The longest time limit a command hook may set, in seconds. */
+export const agentHookMaxTimeoutSeconds = 600;
+/** The most characters of a hook's feedback (its stderr, its reason, its additional context) the model gets; start and end are kept. */
+export const agentHookFeedbackMaxChars = 10_000;
+/** The longest `matcher` an agent-file hook may have (it is a regular expression over tool names). */
+export const agentHookMatcherMaxChars = 200;
+/** Headers one `http` hook may set. */
+export const agentHookHttpHeadersMax = 20;
+/** Bytes of an `http` hook's answer the worker reads; a longer answer is a non-blocking error. */
+export const agentHookHttpAnswerMaxBytes = 1_048_576;

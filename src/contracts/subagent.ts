@@ -1,3 +1,4 @@
+import type { AgentHooksWire } from './agent-hooks';
 import type { ConversationPrefix, RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from './agent-wire';
 import type { CarriedAgentState } from './carried-agent-state';
 
@@ -57,14 +58,50 @@ export interface SubagentActivitySettings {
   modelMaximumAttempts: number;
 }
 
+/**
+ * Where an agent's memory lives (decision 0031): tenant, scope, project (a hash of the working directory,
+ * for `project` and `local`) and agent name; the worker builds the blob-store folder from them and checks
+ * each part again.
+ */
+export interface AgentMemoryLocation {
+  tenant?: string;
+  scope: 'user' | 'project' | 'local';
+  /** For `project` and `local`: 32 hex digits naming the working directory. */
+  project?: string;
+  agent: string;
+}
+
+/** The start of an agent's MEMORY.md as its system prompt shows it. */
+export interface MemoryPromptPart {
+  scope: 'user' | 'project' | 'local';
+  /** The first lines of MEMORY.md (empty when there is none yet). */
+  excerpt: string;
+  /** Whether MEMORY.md goes on past the excerpt. */
+  truncated: boolean;
+}
+
+/** A skill put into an agent's system prompt at start (`skills` in its agent file). */
+export interface PreloadedSkill {
+  name: string;
+  /** Where it was found, worded for people (`project .claude/skills`, ...). */
+  from: string;
+  /** The SKILL.md text, frontmatter included. */
+  content: string;
+}
+
 /** The fully resolved, JSON-only input of a subagent workflow. Nothing in it is read again from a store. */
 export interface SubagentInput {
   /** Short label for listings and the Web UI. */
   label: string;
   /** The task: the first user message. */
   prompt: string;
-  /** System prompt parts: the agent's or recipe's instructions, reference context, and the delegation's persona. */
-  system: { instructions?: string; context?: string; persona?: string };
+  /**
+   * System prompt parts: the agent's or recipe's instructions, reference context, the delegation's persona,
+   * the agent's preloaded skills and the start of its memory (read when the delegation was planned).
+   */
+  system: { instructions?: string; context?: string; persona?: string; skills?: PreloadedSkill[]; memory?: MemoryPromptPart };
+  /** The agent's memory folder (`memory` in its agent file): its memory tools read and write there. */
+  memory?: AgentMemoryLocation;
   route: ModelRoute;
   /**
    * A fork (`fork: true`): the parent's conversation up to its last completed turn, by reference. The
@@ -115,6 +152,8 @@ export interface SubagentInput {
   outputSchema?: JsonObject;
   /** Work in a new git worktree of `workingDir` (agent `isolation: worktree` or `isolation` on the request). */
   isolation?: 'worktree';
+  /** The agent file's `hooks` (SubagentStart, PreToolUse, PostToolUse, Stop), with the agent's name. */
+  hooks?: AgentHooksWire;
   /** State carried across continue-as-new; absent on the first run. */
   carried?: CarriedAgentState;
 }

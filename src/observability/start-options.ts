@@ -1,9 +1,11 @@
-import type { SearchAttributePair } from '@temporalio/common';
+import type { WorkflowClientInterceptor } from '@temporalio/client';
+import type { Payload, SearchAttributePair } from '@temporalio/common';
 import { staticSummaryMaxChars, summaryInstructionWords, workflowTaskTimeoutMs } from '../contracts/limits';
 import type { ModelRoute } from '../contracts/model';
 import { searchAttributes } from '../contracts/search-attributes';
 import type { SessionInput } from '../contracts/session';
 import type { SourceSummary, SubagentInput } from '../contracts/subagent';
+import { activeTraceHeaders } from './trace-context';
 
 /**
  * What the Temporal Web UI shows for a workflow errand starts from outside a workflow (the API or the
@@ -35,6 +37,42 @@ export interface TopLevelStartOptions {
   staticDetails: string;
   typedSearchAttributes: SearchAttributePair[];
 }
+
+/**
+ * The Temporal header under which `@temporalio/interceptors-opentelemetry` carries trace context from a
+ * starter into a workflow, and from a workflow into its activities, children and next run (its
+ * `TRACE_HEADER`; test/observability/trace-header.test.ts checks the two agree). The value is the W3C text
+ * map (`traceparent`, `tracestate`) as a JSON payload.
+ */
+export const traceHeaderKey = '_tracer-data';
+
+/**
+ * The workflow start's header fields that carry the active trace into the workflow, in the interceptors'
+ * format: empty when no span is active or tracing is off. Both ways the API starts a workflow send them
+ * (the SDK client through {@link traceHeaderInterceptor}, Temporal's HTTP API in its request's `header`), so
+ * the workflow's spans are children of the request's span either way.
+ */
+export function traceHeader(): Record<string, Payload> {
+  const carrier = activeTraceHeaders();
+  if (carrier.traceparent === undefined) return {};
+  // The payload the SDK's default converter writes (json/plain), built here: this module is loaded by the
+  // API's Lambda bundle, which leaves the SDK's converters and protobuf definitions out (decision 0026).
+  const utf8 = (text: string) => new TextEncoder().encode(text);
+  return { [traceHeaderKey]: { metadata: { encoding: utf8('json/plain') }, data: utf8(JSON.stringify(carrier)) } };
+}
+
+/**
+ * The SDK client's half of {@link traceHeader}: adds the active trace to every start, signal and update the
+ * client sends (a header the caller set wins). Installed on every client errand makes (API, CLI, worker).
+ */
+export const traceHeaderInterceptor: WorkflowClientInterceptor = {
+  start: (input, next) => next({ ...input, headers: { ...traceHeader(), ...input.headers } }),
+  startWithDetails: (input, next) => next({ ...input, headers: { ...traceHeader(), ...input.headers } }),
+  signalWithStart: (input, next) => next({ ...input, headers: { ...traceHeader(), ...input.headers } }),
+  startUpdateWithStart: (input, next) => next({ ...input, workflowStartHeaders: { ...traceHeader(), ...input.workflowStartHeaders }, updateHeaders: { ...traceHeader(), ...input.updateHeaders } }),
+  signal: (input, next) => next({ ...input, headers: { ...traceHeader(), ...input.headers } }),
+  startUpdate: (input, next) => next({ ...input, headers: { ...traceHeader(), ...input.headers } }),
+};
 
 /** Start options of a top-level subagent workflow (a delegation started by the API or the CLI). */
 export function subagentStartOptions(input: SubagentInput, ids: TopLevelStartIds): TopLevelStartOptions {

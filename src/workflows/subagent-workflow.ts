@@ -14,7 +14,7 @@ import { childProgressSignal, childSettledSignal } from '../contracts/subagent-m
 import type { SubagentInput } from '../contracts/subagent';
 import type { SubagentResult } from '../contracts/subagent-result';
 import { usageView } from '../domain/model-cost';
-import { buildForkTask, buildSubagentSystemPrompt, preview } from '../domain/subagent-prompt';
+import { buildForkTask, buildSubagentSystemPrompt, preview, withHookContext } from '../domain/subagent-prompt';
 import { isLive } from '../domain/task-registry';
 import { defaultTaskLimits } from '../domain/task-limits';
 import { Agent } from './agent';
@@ -57,6 +57,8 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {}),
     ...(input.toolPolicy ? { toolPolicy: input.toolPolicy } : {}),
     ...(input.recipeServers ? { recipeServers: input.recipeServers } : {}),
+    ...(input.memory ? { memory: input.memory } : {}),
+    ...(input.hooks ? { hooks: input.hooks } : {}),
     approvalTimeoutMs: input.approvalTimeoutMs ?? defaultApprovalTimeoutMs,
     approvers: input.approvers ?? 'human',
     now: Date.now(),
@@ -147,6 +149,8 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   /** Tasks this subagent promised a notice for: background (not continuable) tasks still running. */
   const promisedTasks = () => agent.registry.tasks.some((task) => task.mode === 'background' && isLive(task));
 
+  /** What the agent file's SubagentStart hooks added to the context (decision 0032). */
+  let startContext: string[] = [];
   /** The system prompt and the task: the start of the conversation (of each attempt of a recipe's retry). */
   const startConversation = (): void => {
     if (input.fork) {
@@ -165,7 +169,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       agent.appendBeforeNextTurn([{ role: 'user', content: task }]);
       return;
     }
-    const system = buildSubagentSystemPrompt({
+    const system = withHookContext(buildSubagentSystemPrompt({
       ...input.system,
       workingDir: agent.options.workingDir,
       maxTurns: input.maxTurns,
@@ -173,7 +177,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       canDelegate: agent.canDelegate,
       ...(agent.finalOutput ? { finalOutput: true } : {}),
       ...(agent.worktree ? { worktreeBranch: agent.worktree.branch } : {}),
-    });
+    }), startContext);
     agent.remember('user', input.prompt);
     // Stored by the first model call (no activity of its own).
     agent.appendBeforeNextTurn([{ role: 'system', content: system }, { role: 'user', content: input.prompt }]);
@@ -220,7 +224,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     outcome = await loopScope.run(async (): Promise<RunOutcome> => {
       let resume = input.carried?.phase === 'running';
       if (!input.carried) {
-        await prepareRun(agent, input, input.parent?.taskId ?? info.workflowId);
+        startContext = (await prepareRun(agent, input, input.parent?.taskId ?? info.workflowId)).startContext;
         retry?.show('working');
         startConversation();
       }
