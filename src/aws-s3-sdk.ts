@@ -9,6 +9,8 @@ let sdk: Promise<typeof S3Sdk> | undefined;
 
 /** The `@aws-sdk/client-s3` module. */
 export function loadS3Sdk(): Promise<typeof S3Sdk> {
-  sdk ??= import('@aws-sdk/client-s3');
+  // The package is CommonJS: Node's import() gives its exports by name, but in an esbuild chunk (the API's
+  // Lambda bundle, infra/lib/api-bundle.ts) they are only the default export's properties.
+  sdk ??= import('@aws-sdk/client-s3').then((loaded) => ('S3Client' in loaded ? loaded : (loaded as { default: typeof S3Sdk }).default));
   return sdk;
 }

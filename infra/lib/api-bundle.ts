@@ -1,5 +1,5 @@
 import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { buildSync, type BuildOptions } from 'esbuild';
 
 /**
@@ -7,9 +7,14 @@ import { buildSync, type BuildOptions } from 'esbuild';
  * under AWS's Runtime Interface Emulator, and the bench measures its size and cold start. What the figure
  * measures is what is deployed.
  *
- * esbuild, one CommonJS file for Node 22 (Lambda's `nodejs22.x`), minified (a cold start reads and compiles
- * every byte; names are kept so stacks and errors still name functions), with a source map beside it that
- * `NODE_OPTIONS=--enable-source-maps` reads only when an error's stack is printed.
+ * esbuild, ES modules for Node 22 (Lambda's `nodejs22.x`) split into chunks, minified (a cold start reads and
+ * compiles every byte it loads; names are kept so stacks and errors still name functions), with source maps
+ * beside them that `NODE_OPTIONS=--enable-source-maps` reads only when an error's stack is printed.
+ *
+ * Why chunks (decision 0026): what only some routes need (the AWS SDK for the S3 stores, the MCP server, the
+ * YAML parser, JSON Schema validation, the Temporal SDK when no HTTP API is configured) is reached through
+ * `import()`, and esbuild puts each such part in a chunk of its own that Node reads only when a request gets
+ * there. One CommonJS file would carry those bytes in the file every cold start reads.
  */
 
 const repositoryRoot = resolve(__dirname, '..', '..');
@@ -17,8 +22,17 @@ const repositoryRoot = resolve(__dirname, '..', '..');
 /** The entry point of the deployed API (it reads the secrets, then hands events to src/api/lambda.ts). */
 export const apiBundleEntry = join(repositoryRoot, 'infra', 'lambda', 'api-handler.ts');
 
-/** The handler setting of the function: `index.js`'s `handler`. */
+/** The handler setting of the function: `index.mjs`'s `handler`. */
 export const apiBundleHandler = 'index.handler';
+
+/** The entry file of the bundle (an ES module: Lambda's Node runtime loads `.mjs` as one). */
+export const apiBundleEntryFile = 'index.mjs';
+
+/**
+ * Bundled CommonJS packages call `require` for Node's built-ins; an ES module has none, so every output file
+ * gets one from `createRequire` (esbuild's shim throws "Dynamic require ... is not supported" otherwise).
+ */
+const requireBanner = "import { createRequire as __errandCreateRequire } from 'node:module'; const require = __errandCreateRequire(import.meta.url);";
 
 /** The OpenTelemetry packages src/observability/tracing-sdk.ts imports: not in the API bundle. */
 export const traceSdkPackages = ['@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/resources', '@opentelemetry/sdk-trace-base', '@opentelemetry/sdk-trace-node'] as const;
@@ -29,7 +43,12 @@ export const apiBundleOptions: BuildOptions = {
   bundle: true,
   platform: 'node',
   target: 'node22',
-  format: 'cjs',
+  format: 'esm',
+  splitting: true,
+  outExtension: { '.js': '.mjs' },
+  entryNames: 'index',
+  chunkNames: 'chunks/[name]-[hash]',
+  banner: { js: requireBanner },
   minify: true,
   keepNames: true,
   sourcemap: true,
@@ -44,19 +63,49 @@ export const apiBundleOptions: BuildOptions = {
 
 /** What a build wrote. */
 export interface ApiBundle {
-  /** The folder holding `index.js` and `index.js.map`. */
+  /** The folder holding `index.mjs`, its chunks (`chunks/`) and their source maps. */
   directory: string;
-  /** Bytes of `index.js` (the code a cold start loads). */
+  /**
+   * Bytes of the code a cold start loads: `index.mjs` and every chunk it imports statically (transitively).
+   * Chunks reached only through `import()` are read when a request needs them.
+   */
   codeBytes: number;
-  /** Bytes of every file in the folder (the deployment package, source map included). */
+  /** Bytes of every JavaScript file of the bundle, the chunks loaded on demand included. */
+  allCodeBytes: number;
+  /** Bytes of every file in the folder (the deployment package, source maps included). */
   packageBytes: number;
+  /** The output files a cold start loads (relative to `directory`), entry first. */
+  coldStartFiles: string[];
+}
+
+function filesUnder(directory: string): string[] {
+  return readdirSync(directory, { recursive: true, encoding: 'utf8' }).filter((file) => statSync(join(directory, file)).isFile());
 }
 
 /** Builds the API bundle into `directory` (emptied first). Synchronous, so the CDK app can call it while it constructs the stack. */
 export function buildApiBundle(directory: string): ApiBundle {
   rmSync(directory, { recursive: true, force: true });
   mkdirSync(directory, { recursive: true });
-  buildSync({ ...apiBundleOptions, outfile: join(directory, 'index.js') });
-  const packageBytes = readdirSync(directory).reduce((sum, file) => sum + statSync(join(directory, file)).size, 0);
-  return { directory, codeBytes: statSync(join(directory, 'index.js')).size, packageBytes };
+  const { metafile } = buildSync({ ...apiBundleOptions, outdir: directory, metafile: true });
+  // The metafile names outputs relative to the working directory; walk the static imports from the entry.
+  const outputs = new Map(Object.entries(metafile.outputs).map(([file, output]) => [resolve(file), output]));
+  const entry = join(directory, apiBundleEntryFile);
+  const coldStart: string[] = [];
+  const pending = [entry];
+  for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
+    if (coldStart.includes(file)) continue;
+    coldStart.push(file);
+    for (const imported of outputs.get(file)?.imports ?? []) {
+      if (imported.kind === 'import-statement' && !imported.external) pending.push(resolve(imported.path));
+    }
+  }
+  const files = filesUnder(directory);
+  const bytes = (file: string) => statSync(join(directory, file)).size;
+  return {
+    directory,
+    codeBytes: coldStart.reduce((sum, file) => sum + statSync(file).size, 0),
+    allCodeBytes: files.filter((file) => file.endsWith('.mjs')).reduce((sum, file) => sum + bytes(file), 0),
+    packageBytes: files.reduce((sum, file) => sum + bytes(file), 0),
+    coldStartFiles: coldStart.map((file) => relative(directory, file)),
+  };
 }

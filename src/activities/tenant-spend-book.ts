@@ -1,6 +1,7 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { tenantSpendQueryTimeoutMs } from '../contracts/limits';
-import { recordSpendSignal, tenantSpendQuery, tenantSpendWorkflowId, tenantSpendWorkflowType, utcDay, type SpendRecord, type TenantSpendInput } from '../contracts/tenant-spend';
+import { recordSpendSignal, tenantSpendQuery } from '../contracts/tenant-spend-messages';
+import { tenantSpendWorkflowId, tenantSpendWorkflowType, utcDay, type SpendRecord, type TenantSpendInput } from '../contracts/tenant-spend';
 
 /**
  * Where a tenant's spend of the day is kept and read (decision 0027): the tenant's day workflow
@@ -25,7 +26,7 @@ export async function recordTenantSpend(client: Client, taskQueue: string, tenan
   });
 }
 
-/** Micro-dollars the tenant's model calls cost today (UTC); 0 when nothing was reported yet. */
+/** Micro-dollars the tenant's model calls cost today (UTC), through a worker's client; 0 when nothing was reported yet (the API reads it through its gateway: tenant-spend-reader.ts). */
 export async function readTenantSpend(client: Client, tenant: string, now: number): Promise<number> {
   const handle = client.workflow.getHandle(tenantSpendWorkflowId(tenant, utcDay(now)));
   try {

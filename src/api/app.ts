@@ -1,4 +1,3 @@
-import { ServiceError } from '@temporalio/client';
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { healthResponseSchema } from '../contracts/api';
@@ -29,7 +28,8 @@ import { requestSpan } from './request-span';
 export function isTemporalUnavailable(error: unknown): boolean {
   const code = grpcStatusOf(error)?.code;
   if (code === GrpcCode.unavailable || code === GrpcCode.deadlineExceeded) return true;
-  return error instanceof ServiceError && /failed to connect/i.test(error.message);
+  // The SDK's ServiceError (matched by name: this module loads no SDK) of a channel that never connected.
+  return error instanceof Error && error.name === 'ServiceError' && /failed to connect/i.test(error.message);
 }
 
 /** True when Temporal refused for its rate limits (RESOURCE_EXHAUSTED, after the client's own retries): a 429. */

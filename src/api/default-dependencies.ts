@@ -1,16 +1,16 @@
-import { readTenantSpend } from '../activities/tenant-spend-book';
 import { createBlobStore } from '../activities/blob-store-factory';
 import { loadConfig, type ErrandConfig } from '../config';
-import { existsSync } from 'node:fs';
-import { createSharedSources, type SharedSources } from '../sources/shared-sources';
+import type { SharedSources } from '../sources/shared-sources';
+import type * as PlanningParts from './api-planning-parts';
 import { loadApiConfig, type ApiConfig, type LoadApiConfigOptions } from './api-config';
 import type { ApiDependencies } from './api-dependencies';
 import { DelegationService } from './delegation-service';
 import { lazyTemporalClient, type TemporalClientProvider } from './temporal-client-provider';
-import { apiPlanner } from './plan-api-delegation';
 import { SessionService } from './session-service';
 import { tenantWorkingDir } from './tenant-working-dir';
-import { TemporalHttpStarter } from './temporal-http-start';
+import { createTemporalGateway } from './temporal-gateway-factory';
+import { readTenantSpend } from './tenant-spend-reader';
+import type { TemporalGateway } from './temporal-gateway';
 import { temporalHttpHeaders } from '../temporal-http-url';
 
 /**
@@ -27,25 +27,15 @@ export interface ApiDependencyOptions {
   api?: ApiConfig;
   apiOptions?: LoadApiConfigOptions;
   temporal?: TemporalClientProvider;
+  /** Temporal's gateway; default: over its HTTP API when `temporal.httpUrl` is set, else the SDK's client over `temporal`. */
+  gateway?: TemporalGateway;
   sources?: Pick<SharedSources, 'resolverFor'>;
   /** Shown in each workflow's static details. */
   startedBy?: string;
 }
 
-/**
- * The sources the API uses (decision 0023): the worker's stores in the worker's order, resolved in the
- * tenant's working directory, so `POST /v1/delegations` and `GET /v1/sources` find what a session's
- * `delegate` finds. Project folders are read where the working root is on the API's disk (the API beside
- * its workers, `errand dev`); where it is not (a Lambda), only the operator's and user-level stores are
- * searched, and a tenant's own project recipes are delegated from a session.
- */
-export function createApiSourceLookup(config: ErrandConfig, homeDirectory?: string): SharedSources {
-  // Looked at per lookup, not once: `errand dev` may create the working root after the API starts.
-  return createSharedSources(config, homeDirectory, () => existsSync(config.workingDir));
-}
-
 /** Builds the API's dependencies from the environment (or the given parts). */
-export function createApiDependencies(options: ApiDependencyOptions = {}): ApiDependencies & { temporal: TemporalClientProvider } {
+export function createApiDependencies(options: ApiDependencyOptions = {}): ApiDependencies & { temporal: TemporalClientProvider; gateway: TemporalGateway } {
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const config = options.config ?? loadConfig(env, cwd);
@@ -53,30 +43,42 @@ export function createApiDependencies(options: ApiDependencyOptions = {}): ApiDe
   const temporal = options.temporal ?? lazyTemporalClient({ connection: config.temporal.connection, namespace: config.temporal.namespace });
   // Long messages go by reference through the workers' blob store (in a deployment, its inbound/ prefix).
   const blobs = createBlobStore(config);
-  // With Temporal's HTTP API known, plain starts go through it: one HTTP/1.1 request instead of a gRPC call (decision 0019).
-  const { httpUrl } = config.temporal;
-  const httpStarter = httpUrl === undefined
-    ? undefined
-    : new TemporalHttpStarter({ baseUrl: httpUrl, namespace: config.temporal.namespace, headers: temporalHttpHeaders(config.temporal.connection) });
+  // With Temporal's HTTP API known, everything goes through it: plain HTTP/1.1 requests, no SDK loaded (decisions 0019, 0026).
+  const { httpUrl, namespace } = config.temporal;
+  const gateway =
+    options.gateway ??
+    createTemporalGateway({
+      http: httpUrl === undefined ? undefined : { baseUrl: httpUrl, namespace, headers: temporalHttpHeaders(config.temporal.connection) },
+      namespace,
+      temporal,
+    });
   const delegations = new DelegationService({
-    temporal,
+    gateway,
     blobs,
-    ...(httpStarter ? { httpStarter } : {}),
-    namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     startedBy: options.startedBy ?? 'errand HTTP API',
   });
-  const sources = options.sources ?? createApiSourceLookup(config);
+  // Sources and the planner (YAML, JSON Schema validation, the tool registry) load with the first request
+  // that needs them, not with the process (decision 0026); api-source-lookup.ts says which sources they are.
+  let parts: Promise<typeof PlanningParts> | undefined;
+  const planningParts = () => (parts ??= import('./api-planning-parts.js'));
+  let sourcesLoaded: Promise<Pick<SharedSources, 'resolverFor'>> | undefined;
+  const sources = () => (sourcesLoaded ??= options.sources ? Promise.resolve(options.sources) : planningParts().then((loaded) => loaded.createApiSourceLookup(config)));
+  let plannerLoaded: Promise<ReturnType<typeof PlanningParts.apiPlanner>> | undefined;
+  const planner = () => (plannerLoaded ??= Promise.all([planningParts(), sources()]).then(([loaded, lookup]) => loaded.apiPlanner(config, lookup, blobs)));
   const workingDirFor = (tenant: string) => tenantWorkingDir(config.workingDir, api.auth, tenant);
-  const planner = apiPlanner(config, sources, blobs);
   return {
     config,
     api,
     delegations,
     temporal,
-    sourcesFor: (tenant) => sources.resolverFor(workingDirFor(tenant)),
-    plan: (request, caller) => planner(request, caller, workingDirFor(caller.tenant)),
-    sessions: new SessionService(temporal, config, workingDirFor, blobs, httpStarter),
-    ...(config.caps.tenantDailyCostMicroUsd !== undefined ? { tenantSpend: async (tenant: string, now: number) => readTenantSpend(await temporal.get(), tenant, now) } : {}),
+    gateway,
+    sourcesFor: (tenant) => ({
+      list: async (listOptions) => (await sources()).resolverFor(workingDirFor(tenant)).list(listOptions),
+      resolve: async (name) => (await sources()).resolverFor(workingDirFor(tenant)).resolve(name),
+    }),
+    plan: async (request, caller) => (await planner())(request, caller, workingDirFor(caller.tenant)),
+    sessions: new SessionService(gateway, config, workingDirFor, blobs),
+    ...(config.caps.tenantDailyCostMicroUsd !== undefined ? { tenantSpend: (tenant: string, now: number) => readTenantSpend(gateway, tenant, now) } : {}),
   };
 }

@@ -1,6 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { Client } from '@temporalio/client';
-import { defaultPayloadConverter, TypedSearchAttributes, type Payload, type SearchAttributePair } from '@temporalio/common';
 import { z } from 'zod';
 import type { DelegationSummary, ListDelegationsResponse } from '../contracts/api';
 import { defaultListPageSize } from '../contracts/limits';
@@ -8,6 +6,7 @@ import { searchAttributes } from '../contracts/search-attributes';
 import { summaryOf } from './execution-facts';
 import { isGrpcStatus } from '../grpc-status';
 import { ApiProblem, ProblemKind } from './problem';
+import type { ListedPage, TemporalGateway } from './temporal-gateway';
 
 /** Filters of a delegation listing (the query parameters of `GET /v1/delegations`). */
 export interface ListDelegationsFilters {
@@ -19,50 +18,24 @@ export interface ListDelegationsFilters {
 }
 
 /** Lists a tenant's delegations with a visibility query on the search attributes, one page at a time. */
-export async function listDelegations(client: Client, namespace: string, tenant: string, filters: ListDelegationsFilters): Promise<ListDelegationsResponse> {
+export async function listDelegations(gateway: TemporalGateway, tenant: string, filters: ListDelegationsFilters): Promise<ListDelegationsResponse> {
   // Values are interpolated only after their schemas restricted them to characters that need no escaping.
   const clauses = [`${searchAttributes.kind.name} = 'subagent'`, `${searchAttributes.tenant.name} = '${tenant}'`];
   if (filters.status) clauses.push(stateClause(filters.status));
   if (filters.source) clauses.push(`${searchAttributes.source.name} = '${filters.source}'`);
   if (filters.parent) clauses.push(`${searchAttributes.parent.name} = '${filters.parent}'`);
   const query = clauses.join(' AND ');
-  let response;
+  let page: ListedPage;
   try {
-    response = await client.workflowService.listWorkflowExecutions({
-      namespace,
-      query,
-      pageSize: filters.pageSize ?? defaultListPageSize,
-      ...(filters.pageToken ? { nextPageToken: decodePageToken(filters.pageToken, query) } : {}),
-    });
+    page = await gateway.list(query, filters.pageSize ?? defaultListPageSize, filters.pageToken ? decodePageToken(filters.pageToken, query) : undefined);
   } catch (error) {
     // INVALID_ARGUMENT here can only come from a page token the server does not accept.
     if (filters.pageToken && isGrpcStatus(error, 3)) throw badPageToken();
     throw error;
   }
-  const items = response.executions.map((raw) =>
-    summaryOf({
-      workflowId: raw.execution?.workflowId ?? '',
-      runId: raw.execution?.runId ?? '',
-      statusName: executionStatusNames[raw.status ?? 0] ?? 'UNKNOWN',
-      startTime: timestampToDate(raw.startTime),
-      closeTime: timestampToDate(raw.closeTime),
-      attributes: decodeErrandAttributes(raw.searchAttributes?.indexedFields as Record<string, Payload> | null | undefined),
-    }),
-  );
-  const token = response.nextPageToken;
-  return { items, nextPageToken: token && token.length > 0 ? encodePageToken(token, query) : null };
+  const items = page.executions.map((execution) => summaryOf(execution));
+  return { items, nextPageToken: page.nextPageToken === undefined ? null : encodePageToken(page.nextPageToken, query) };
 }
-
-/** Temporal's execution status enum (temporal.api.enums.v1.WorkflowExecutionStatus) by number. */
-const executionStatusNames: Record<number, string> = {
-  1: 'RUNNING',
-  2: 'COMPLETED',
-  3: 'FAILED',
-  4: 'CANCELLED',
-  5: 'TERMINATED',
-  6: 'CONTINUED_AS_NEW',
-  7: 'TIMED_OUT',
-};
 
 /** Visibility query clauses of a state filter (Temporal's ExecutionStatus covers runs that did not return). */
 function stateClause(state: DelegationSummary['state']): string {
@@ -98,12 +71,12 @@ function queryScope(query: string): string {
  * Our page token wraps Temporal's with the scope of its query, so a token from another listing, another
  * tenant, or no listing at all is a 400 here instead of an opaque server error.
  */
-function encodePageToken(serverToken: Uint8Array, query: string): string {
-  return Buffer.from(JSON.stringify({ v: 1, scope: queryScope(query), server: Buffer.from(serverToken).toString('base64') }), 'utf8').toString('base64url');
+function encodePageToken(serverToken: string, query: string): string {
+  return Buffer.from(JSON.stringify({ v: 1, scope: queryScope(query), server: serverToken }), 'utf8').toString('base64url');
 }
 
-/** Temporal's page token out of ours; a token of another listing or none at all is a 400. */
-function decodePageToken(token: string, query: string): Buffer {
+/** Temporal's page token (base64) out of ours; a token of another listing or none at all is a 400. */
+function decodePageToken(token: string, query: string): string {
   let json: unknown;
   try {
     json = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
@@ -112,24 +85,5 @@ function decodePageToken(token: string, query: string): Buffer {
   }
   const parsed = pageTokenSchema.safeParse(json);
   if (!parsed.success || parsed.data.scope !== queryScope(query)) throw badPageToken();
-  return Buffer.from(parsed.data.server, 'base64');
-}
-
-/** A protobuf timestamp of a raw visibility answer as a Date (the client's public API takes no raw answers). */
-function timestampToDate(ts: { seconds?: number | Long | string | null; nanos?: number | null } | null | undefined): Date | undefined {
-  if (!ts || ts.seconds === undefined || ts.seconds === null) return undefined;
-  return new Date(Number(ts.seconds) * 1_000 + Math.floor((ts.nanos ?? 0) / 1_000_000));
-}
-
-/** errand's search attributes out of a raw visibility answer (only the keys errand defines). */
-function decodeErrandAttributes(fields: Record<string, Payload> | null | undefined): TypedSearchAttributes {
-  const pairs: SearchAttributePair[] = [];
-  for (const key of Object.values(searchAttributes)) {
-    const payload = fields?.[key.name];
-    if (!payload) continue;
-    const value: unknown = defaultPayloadConverter.fromPayload(payload);
-    if (key.type === 'INT' && typeof value === 'number') pairs.push({ key, value } as SearchAttributePair);
-    else if (key.type === 'KEYWORD' && typeof value === 'string') pairs.push({ key, value } as SearchAttributePair);
-  }
-  return new TypedSearchAttributes(pairs);
+  return parsed.data.server;
 }

@@ -1,6 +1,5 @@
 import { eventStreamCapRetryAfterSeconds, eventStreamPollMs } from '../contracts/limits';
 import type { ResultResponse } from '../contracts/api';
-import { searchAttributes } from '../contracts/search-attributes';
 import type { LiveObservation } from '../domain/live-events';
 import { deriveState, type DelegationService } from './delegation-service';
 import { ApiProblem, ProblemKind } from './problem';
@@ -94,9 +93,9 @@ class SharedPoller {
     try {
       // Each look checks the tenant again, as every route does.
       const owned = await this.delegations.describeOwned(this.tenant, this.id);
-      const state = deriveState(owned.facts.statusName, owned.facts.attributes.get(searchAttributes.status));
+      const state = deriveState(owned.facts.statusName, owned.facts.attributes.status);
       const ended = owned.facts.statusName !== 'RUNNING';
-      const { peek } = ended ? { peek: null } : await this.delegations.peek(owned.client, owned.handle, owned.description);
+      const { peek } = ended ? { peek: null } : await this.delegations.peek(owned.description);
       if (!ended) return { kind: 'look', observation: { state, peek }, ended };
       const outcome = await this.delegations.result(this.tenant, this.id, 0);
       return { kind: 'look', observation: { state, peek }, ended, ...(outcome.done ? { settled: outcome.result } : {}) };

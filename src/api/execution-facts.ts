@@ -1,21 +1,17 @@
 import type { TypedSearchAttributes } from '@temporalio/common';
 import type { DelegationSummary } from '../contracts/api';
 import { searchAttributes } from '../contracts/search-attributes';
-import { summarizeExecution, type ErrandAttributeValues } from './delegation-facts';
+import { summarizeExecution, type ErrandAttributeValues, type ExecutionBasics } from './delegation-facts';
 
 /*
- * The SDK side of a delegation's facts: what a describe or a visibility listing gives, read into the
- * plain values `delegation-facts.ts` summarises (that file stays free of the SDK for the CLI's light peek).
+ * A delegation's facts as the API's Temporal gateway gives them (temporal-gateway.ts), and the SDK's typed
+ * search attributes read into the plain values `delegation-facts.ts` summarises (a type-only import: this
+ * file loads no SDK).
  */
 
-/** The facts of one execution the API shows, from a describe or a visibility listing. */
-export interface ExecutionFacts {
-  workflowId: string;
-  runId: string;
-  statusName: string;
-  startTime: Date | undefined;
-  closeTime: Date | undefined;
-  attributes: TypedSearchAttributes;
+/** The facts of one execution the API shows, from a describe or a visibility listing (either gateway's). */
+export interface ExecutionFacts extends ExecutionBasics {
+  attributes: ErrandAttributeValues;
 }
 
 /** errand's search attribute values out of the SDK's typed search attributes. */
@@ -33,5 +29,5 @@ export function attributeValues(attributes: TypedSearchAttributes): ErrandAttrib
 
 /** The summary the API shows of an execution. */
 export function summaryOf(facts: ExecutionFacts): DelegationSummary {
-  return summarizeExecution(facts, attributeValues(facts.attributes));
+  return summarizeExecution(facts, facts.attributes);
 }

@@ -1,34 +1,24 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { ErrandConfig } from '../config';
-import { callToolUpdate, pendingNoticesQuery, type CallToolInput, type CallToolResult } from '../contracts/mcp-session';
+import type { CallToolInput, CallToolResult } from '../contracts/mcp-session';
 import type { TextPart } from '../contracts/agent-wire';
-import { searchAttributes } from '../contracts/search-attributes';
 import type { SessionInput } from '../contracts/session';
-import {
-  approvalUpdate,
-  cancelSignal,
-  peekQuery,
-  sendMessageUpdate,
-  transcriptQuery,
-  type PendingApproval,
-  type TranscriptView,
-} from '../contracts/subagent-messages';
+import type { ApprovalInput, CancelInput, PendingApproval, SendMessageInput, SendMessageResult, TranscriptView } from '../contracts/subagent-messages';
+import { livePartial } from '../contracts/live-text';
+import { messageNames } from '../contracts/wire-names';
 import type { SubagentPeek } from '../contracts/subagent-result';
 import type { CapSettings } from '../cap-settings';
 import { usdToMicro } from '../domain/run-caps';
 import { modelEntryId, withDefaultEffort } from '../llm/provider-config';
 import { sessionStartOptions } from '../observability/start-options';
-import { livePartial, readLiveText } from '../observability/live-text-reader';
 import { approversFor } from '../tools/tool-policy';
 import type { BlobStore } from '../activities/blob-store';
 import { inboundMessage } from '../activities/inbound-message';
 import { ApiProblem, ProblemKind } from './problem';
-import { queueFullProblem } from './queue-full';
-import type { TemporalClientProvider } from './temporal-client-provider';
-import type { TemporalHttpStarter } from './temporal-http-start';
+import { queueFullProblem, UpdateRefused } from './queue-full';
+import type { TemporalGateway, UpdateOutcome } from './temporal-gateway';
 import { sendUpdateAcrossRunChange } from '../temporal-update-retry';
-import { approvalsListDeadlineMs, approvalsQueryParallelism, peekQueryTimeoutMs } from '../contracts/limits';
+import { approvalsListDeadlineMs, approvalsListMaxWorkflows, approvalsQueryParallelism, peekQueryTimeoutMs } from '../contracts/limits';
 import { GrpcCode, isGrpcStatus } from '../grpc-status';
 
 /** What a caller may set when starting a session. */
@@ -72,8 +62,13 @@ function notFound(kind: string, id: string): ApiProblem {
 }
 
 function updateRejection(error: unknown): string {
-  if (error instanceof WorkflowUpdateFailedError) return error.cause?.message ?? error.message;
   return error instanceof Error ? error.message : String(error);
+}
+
+/** The value of a completed update; a refused one is thrown as {@link UpdateRefused}. */
+function updateValue(outcome: UpdateOutcome): unknown {
+  if (outcome.stage === 'failed') throw new UpdateRefused(outcome.message, outcome.failureType);
+  return outcome.stage === 'completed' ? outcome.value : undefined;
 }
 
 /**
@@ -87,13 +82,12 @@ export class SessionService {
    * @param blobs the workers' blob store, for long messages (inline when absent).
    */
   constructor(
-    private readonly temporal: TemporalClientProvider,
+    /** Temporal, over its HTTP API or the SDK (temporal-gateway-factory.ts). */
+    private readonly gateway: TemporalGateway,
     private readonly config: ErrandConfig,
     private readonly workingDirFor: (tenant: string) => string,
     /** Where long messages are stored so only their key passes through history. */
     private readonly blobs?: BlobStore,
-    /** Starts through Temporal's HTTP API when `ERRAND_TEMPORAL_HTTP_URL` is set (temporal-http-start.ts). */
-    private readonly httpStarter?: TemporalHttpStarter,
   ) {}
 
   /**
@@ -134,39 +128,33 @@ export class SessionService {
       ...(request.mcp ? { mcp: true } : {}),
     };
     const visible = sessionStartOptions(input, { workflowId, tenant, startedBy: 'api' });
-    const taskQueue = this.config.temporal.taskQueue;
-    if (this.httpStarter) {
-      const { runId } = await this.httpStarter.start({ workflowType: 'sessionWorkflow', workflowId, taskQueue, args: [input], visible });
-      return { id: workflowId, runId };
-    }
-    const client = await this.temporal.get();
-    const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId, args: [input], ...visible });
-    return { id: workflowId, runId: handle.firstExecutionRunId };
+    const { runId } = await this.gateway.start({ workflowType: 'sessionWorkflow', workflowId, taskQueue: this.config.temporal.taskQueue, args: [input], visible });
+    return { id: workflowId, runId };
   }
 
-  private async owned(tenant: string, id: string, kind: 'session' | 'any'): Promise<{ client: Client; handle: WorkflowHandle; running: boolean }> {
-    const client = await this.temporal.get();
-    const handle = client.workflow.getHandle(id);
+  private async owned(tenant: string, id: string, kind: 'session' | 'any'): Promise<{ running: boolean }> {
     try {
-      const description = await handle.describe();
-      const attributes = description.typedSearchAttributes;
-      if (attributes.get(searchAttributes.tenant) !== tenant) throw notFound(kind === 'session' ? 'session' : 'workflow', id);
-      if (kind === 'session' && attributes.get(searchAttributes.kind) !== 'session') throw notFound('session', id);
-      return { client, handle, running: description.status.name === 'RUNNING' };
+      const { attributes, statusName } = await this.gateway.describe(id);
+      if (attributes.tenant !== tenant) throw notFound(kind === 'session' ? 'session' : 'workflow', id);
+      if (kind === 'session' && attributes.kind !== 'session') throw notFound('session', id);
+      return { running: statusName === 'RUNNING' };
     } catch (error) {
-      if (error instanceof WorkflowNotFoundError) throw notFound(kind === 'session' ? 'session' : 'workflow', id);
+      if (isGrpcStatus(error, GrpcCode.notFound)) throw notFound(kind === 'session' ? 'session' : 'workflow', id);
       throw error;
     }
   }
 
   /** The session's state, transcript and tasks. */
   async get(tenant: string, id: string): Promise<{ id: string; running: boolean; transcript: TranscriptView; peek: SubagentPeek & { partial?: ReturnType<typeof livePartial> } & Record<string, unknown> }> {
-    const { client, handle, running } = await this.owned(tenant, id, 'session');
+    const { running } = await this.owned(tenant, id, 'session');
     // With a deadline, as DelegationService.peek: a query is answered by a worker, which may be absent.
     let transcript: TranscriptView;
     let peek: SubagentPeek;
     try {
-      [transcript, peek] = await client.withDeadline(Date.now() + peekQueryTimeoutMs, () => Promise.all([handle.query(transcriptQuery), handle.query(peekQuery)]));
+      [transcript, peek] = (await Promise.all([
+        this.gateway.query(id, messageNames.transcriptQuery, [], peekQueryTimeoutMs),
+        this.gateway.query(id, messageNames.peekQuery, [], peekQueryTimeoutMs),
+      ])) as [TranscriptView, SubagentPeek];
     } catch (error) {
       if (!isGrpcStatus(error, GrpcCode.deadlineExceeded)) throw error;
       throw new ApiProblem(503, ProblemKind.unavailable, 'The session did not answer', {
@@ -175,18 +163,19 @@ export class SessionService {
       });
     }
     // Described after the queries, so a turn that ended in between shows its answer, not its partial text.
-    const live = running ? await readLiveText(client, id).catch(() => undefined) : undefined;
+    const live = running ? await this.gateway.describe(id).then((described) => described.liveText, () => undefined) : undefined;
     return { id, running, transcript, peek: { ...peek, ...(live ? { partial: livePartial(live) } : {}) } };
   }
 
   /** Sends a user message; answers once the session has durably accepted it. */
   async sendMessage(tenant: string, id: string, message: string): Promise<{ id: string; accepted: true; queuedTurns: number }> {
-    const { handle, running } = await this.owned(tenant, id, 'session');
+    const { running } = await this.owned(tenant, id, 'session');
     if (!running) throw new ApiProblem(409, ProblemKind.conflict, 'The session has ended', { detail: `session ${id} takes no more messages` });
     try {
-      const inbound = await inboundMessage(this.blobs, message, { from: `api:${tenant}` });
+      const inbound: SendMessageInput = await inboundMessage(this.blobs, message, { from: `api:${tenant}` });
       const updateId = randomUUID();
-      const result = await sendUpdateAcrossRunChange(() => handle.executeUpdate(sendMessageUpdate, { args: [inbound], updateId }));
+      const outcome = await sendUpdateAcrossRunChange(() => this.gateway.update(id, messageNames.sendMessageUpdate, inbound, { updateId, waitFor: 'completed' }));
+      const result = updateValue(outcome) as SendMessageResult;
       return { id, accepted: true, queuedTurns: result.queuedTurns };
     } catch (error) {
       throw queueFullProblem(error) ?? new ApiProblem(409, ProblemKind.conflict, 'The message was not accepted', { detail: updateRejection(error) });
@@ -198,22 +187,24 @@ export class SessionService {
    * notices waiting for the client. A refused call (unknown tool, not an MCP session, ended) is a conflict.
    */
   async callTool(tenant: string, id: string, input: CallToolInput): Promise<CallToolResult> {
-    const { handle, running } = await this.owned(tenant, id, 'session');
+    const { running } = await this.owned(tenant, id, 'session');
     if (!running) throw new ApiProblem(409, ProblemKind.conflict, 'The session has ended', { detail: `session ${id} takes no more tool calls` });
     // One id for every attempt: a retry after a continue-as-new is the same call, never a second one.
     const updateId = randomUUID();
     try {
-      return await sendUpdateAcrossRunChange(() => handle.executeUpdate(callToolUpdate, { args: [input], updateId }));
+      const outcome = await sendUpdateAcrossRunChange(() => this.gateway.update(id, messageNames.callToolUpdate, input, { updateId, waitFor: 'completed' }));
+      return updateValue(outcome) as CallToolResult;
     } catch (error) {
-      if (!(error instanceof WorkflowUpdateFailedError)) throw error;
+      if (!(error instanceof UpdateRefused)) throw error;
       throw new ApiProblem(409, ProblemKind.conflict, 'The tool call was not accepted', { detail: updateRejection(error) });
     }
   }
 
   /** The notices an MCP session holds for its client's next tool result (read, not taken). */
   async pendingNotices(tenant: string, id: string): Promise<TextPart[][]> {
-    const { handle } = await this.owned(tenant, id, 'session');
-    return handle.query(pendingNoticesQuery);
+    await this.owned(tenant, id, 'session');
+    // The SDK's query has no deadline of its own here; the gateway's is the attempt timeout.
+    return (await this.gateway.query(id, messageNames.pendingNoticesQuery, [], peekQueryTimeoutMs)) as TextPart[][];
   }
 
   /**
@@ -221,15 +212,16 @@ export class SessionService {
    * once the cancel signal is recorded; a session that has already ended is a conflict.
    */
   async cancel(tenant: string, id: string, reason: string | undefined): Promise<{ id: string; cancelling: true }> {
-    const { handle, running } = await this.owned(tenant, id, 'session');
+    const { running } = await this.owned(tenant, id, 'session');
     const ended = () => new ApiProblem(409, ProblemKind.conflict, 'The session has ended', { detail: `session ${id} is not running` });
     if (!running) throw ended();
     try {
-      await handle.signal(cancelSignal, { reason: reason ?? `cancelled through the API by ${tenant}` });
+      const input: CancelInput = { reason: reason ?? `cancelled through the API by ${tenant}` };
+      await this.gateway.signal(id, messageNames.cancelSignal, input);
     } catch (error) {
       // The session ended between the describe and the signal (a cancel already on its way, its idle
       // alarm, a terminate): Temporal answers NOT_FOUND "workflow execution already completed".
-      if (error instanceof WorkflowNotFoundError || isGrpcStatus(error, GrpcCode.notFound)) throw ended();
+      if (isGrpcStatus(error, GrpcCode.notFound)) throw ended();
       throw error;
     }
     return { id, cancelling: true };
@@ -241,21 +233,17 @@ export class SessionService {
    * ended in between) has nothing to show.
    */
   async listApprovals(tenant: string): Promise<PendingApproval[]> {
-    const client = await this.temporal.get();
     const query = `ErrandTenant = '${tenant.replace(/'/g, "\\'")}' AND ErrandStatus = 'waiting_approval' AND ExecutionStatus = 'Running'`;
     const deadline = Date.now() + approvalsListDeadlineMs;
-    const ids: string[] = [];
-    for await (const execution of client.workflow.list({ query })) {
-      ids.push(execution.workflowId);
-      if (ids.length >= 200) break; // bounded: one page of waiting workflows is plenty for a person
-    }
+    // Bounded: one page of waiting workflows is plenty for a person.
+    const ids = (await this.gateway.list(query, approvalsListMaxWorkflows)).executions.map((execution) => execution.workflowId).slice(0, approvalsListMaxWorkflows);
     const approvals: PendingApproval[] = [];
     let next = 0;
     const queryNext = async (): Promise<void> => {
       for (let id = ids[next++]; id !== undefined; id = ids[next++]) {
         const workflowId = id;
         try {
-          const peek: SubagentPeek = await client.withDeadline(deadline, () => client.workflow.getHandle(workflowId).query(peekQuery));
+          const peek = (await this.gateway.query(workflowId, messageNames.peekQuery, [], Math.max(1, deadline - Date.now()))) as SubagentPeek;
           approvals.push(...(peek.pendingApprovals ?? []));
         } catch {
           // Ended between the listing and the query, or no worker answered before the deadline.
@@ -270,10 +258,12 @@ export class SessionService {
   async decide(tenant: string, approvalId: string, decision: 'approve' | 'deny', reason: string | undefined): Promise<{ id: string; decision: 'approve' | 'deny' }> {
     const match = /^(.+):(\d+):(\d+)$/.exec(approvalId);
     if (!match?.[1]) throw new ApiProblem(404, ProblemKind.notFound, 'No such approval', { detail: `"${approvalId}" is not an approval id (<workflow id>:<message>:<call>)` });
-    const { handle } = await this.owned(tenant, match[1], 'any');
+    const workflowId = match[1];
+    await this.owned(tenant, workflowId, 'any');
     try {
       const updateId = randomUUID();
-      await sendUpdateAcrossRunChange(() => handle.executeUpdate(approvalUpdate, { args: [{ approvalId, decision, by: `api:${tenant}`, ...(reason ? { reason } : {}) }], updateId }));
+      const input: ApprovalInput = { approvalId, decision, by: `api:${tenant}`, ...(reason ? { reason } : {}) };
+      updateValue(await sendUpdateAcrossRunChange(() => this.gateway.update(workflowId, messageNames.approvalUpdate, input, { updateId, waitFor: 'completed' })));
     } catch (error) {
       throw new ApiProblem(409, ProblemKind.conflict, 'The approval is not pending', { detail: updateRejection(error) });
     }

@@ -1,11 +1,11 @@
-import { Client, Connection } from '@temporalio/client';
-import { traceHeaderInterceptor } from '../observability/start-options';
+import type { Client, Connection } from '@temporalio/client';
 import type { TemporalConnectOptions } from '../temporal-connection';
 
 /**
  * The Temporal client of an API process: connected on first use and then reused for every request (a
- * connection is expensive; a Lambda container keeps it between invocations). A failed connect is not
- * cached, so the next request tries again.
+ * connection is expensive; a long-running `errand api` keeps it). A failed connect is not cached, so the
+ * next request tries again. The SDK is loaded with the first connect (`import()`), so a process that reaches
+ * Temporal only over its HTTP API (decision 0026) never loads it.
  */
 export interface TemporalClientProvider {
   /** The shared client, connecting on first use. */
@@ -23,10 +23,7 @@ export interface TemporalClientSettings {
 /** A provider that connects lazily with the given settings. */
 export function lazyTemporalClient(settings: TemporalClientSettings): TemporalClientProvider {
   let pending: Promise<{ client: Client; connection: Connection }> | undefined;
-  const connect = async () => {
-    const connection = await Connection.connect(settings.connection);
-    return { client: new Client({ connection, namespace: settings.namespace, interceptors: { workflow: [traceHeaderInterceptor] } }), connection };
-  };
+  const connect = async () => (await import('./temporal-sdk-connect.js')).connectTemporalClient(settings);
   return {
     async get() {
       pending ??= connect().catch((error: unknown) => {
@@ -43,24 +40,9 @@ export function lazyTemporalClient(settings: TemporalClientSettings): TemporalCl
   };
 }
 
-/**
- * The client as the API uses it: sending the active trace with every start, signal and update
- * (traceHeaderInterceptor). A client made elsewhere gets a twin on the same connection and settings, with
- * the interceptor in front of its own.
- */
-export function withTraceHeaders(client: Client): Client {
-  const { workflow } = client.options.interceptors;
-  const existing = Array.isArray(workflow) ? workflow : [];
-  if (existing.includes(traceHeaderInterceptor)) return client;
-  // Left as it is: a client with the older object form of workflow interceptors (they cannot be combined),
-  // or with plugins (a second client would apply them again).
-  if (workflow !== undefined && !Array.isArray(workflow)) return client;
-  if ((client.options.plugins ?? []).length > 0) return client;
-  return new Client({ ...client.options, interceptors: { ...client.options.interceptors, workflow: [traceHeaderInterceptor, ...existing] } });
-}
-
-/** A provider around an existing client (tests, the CLI's in-process mode), with {@link withTraceHeaders}. */
+/** A provider around an existing client (tests, the CLI's in-process mode), with the trace header (`withTraceHeaders` of temporal-sdk-connect.ts). */
 export function fixedTemporalClient(client: Client): TemporalClientProvider {
-  const traced = withTraceHeaders(client);
-  return { get: () => Promise.resolve(traced), close: () => Promise.resolve() };
+  // withTraceHeaders makes a client: it lives with the SDK, loaded only by a process that uses the SDK.
+  let traced: Promise<Client> | undefined;
+  return { get: () => (traced ??= import('./temporal-sdk-connect.js').then(({ withTraceHeaders }) => withTraceHeaders(client))), close: () => Promise.resolve() };
 }

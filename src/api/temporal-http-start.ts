@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Agent } from 'node:http';
 import { hostname } from 'node:os';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import { defaultPayloadConverter, type Payload } from '@temporalio/common';
-import { encodeUnifiedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes';
 import { plainHttpRequest, PlainHttpTimeout } from '../http/plain-http';
 import { traceHeader, type TopLevelStartOptions } from '../observability/start-options';
+import { TemporalCallError } from './temporal-gateway';
+import { headerJson, searchAttributesJson, toJsonPayload } from './temporal-json-payloads';
 import { temporalHttpAttemptTimeoutMs, temporalHttpRetry, temporalHttpStartDeadlineMs } from '../contracts/limits';
 import { GrpcCode } from '../grpc-status';
 import { temporalHttpStatus } from '../temporal-http-url';
@@ -16,9 +15,9 @@ import { temporalHttpStatus } from '../temporal-http-url';
  * it when `ERRAND_TEMPORAL_HTTP_URL` (or `temporal.httpUrl`) is set: Node's HTTP/2 gRPC client costs about
  * a millisecond of the API process's time per start (bench figure api-start-latency; decision 0019).
  *
- * The request is the one the SDK's `client.workflow.start` sends, field for field: the same payloads (the
- * SDK's default payload converter, which is the API client's data converter: no codec), the same typed
- * search-attribute encoding, a fresh request id and the SDK's default identity. It is sent as canonical
+ * The request is the one the SDK's `client.workflow.start` sends, field for field: the same payloads (as the
+ * SDK's default payload converter writes them, the API client's data converter: no codec; written by
+ * temporal-json-payloads.ts, so this file loads no SDK), the same typed search-attribute encoding, a fresh request id and the SDK's default identity. It is sent as canonical
  * proto JSON (`application/json+no-payload-shorthand`), so every payload's bytes go through unchanged.
  * Failures are retried as the SDK's gRPC client retries them (the codes of its `isRetryableError`, its
  * backoff; limits.ts `temporalHttpRetry`), within one deadline for all attempts. Every attempt sends the
@@ -47,15 +46,18 @@ export interface TemporalHttpStartRequest {
   args: readonly unknown[];
   /** Summary, details, search attributes and workflow task timeout (src/observability/start-options.ts). */
   visible: TopLevelStartOptions;
+  /** An Idempotency-Key start: conflict USE_EXISTING, reuse REJECT_DUPLICATE, and this memo (see temporal-gateway.ts). */
+  idempotent?: { memo: Record<string, unknown> };
 }
 
-/** Temporal answered a start through its HTTP API with an error (google.rpc.Status); `code` is the gRPC status code. */
-export class TemporalHttpStartError extends Error {
-  readonly code: number;
+/**
+ * Temporal answered a start through its HTTP API with an error (google.rpc.Status), or gave none; `code` is
+ * the gRPC status code (6 ALREADY_EXISTS: the workflow id is taken).
+ */
+export class TemporalHttpStartError extends TemporalCallError {
   constructor(message: string, code: number) {
-    super(message);
+    super(message, code);
     this.name = 'TemporalHttpStartError';
-    this.code = code;
   }
 }
 
@@ -76,17 +78,6 @@ const mediaType = 'application/json+no-payload-shorthand';
 /** The SDK client's default identity, so a start looks the same in the history whichever way it went. */
 const identity = `${process.pid}@${hostname()}`;
 
-/** A payload as canonical proto JSON: bytes in base64. */
-function payloadJson(payload: Payload): { metadata: Record<string, string>; data: string } {
-  const metadata: Record<string, string> = {};
-  for (const [key, value] of Object.entries(payload.metadata ?? {})) if (value) metadata[key] = Buffer.from(value).toString('base64');
-  return { metadata, data: Buffer.from(payload.data ?? new Uint8Array()).toString('base64') };
-}
-
-function toPayloadJson(value: unknown): ReturnType<typeof payloadJson> {
-  return payloadJson(defaultPayloadConverter.toPayload(value));
-}
-
 /** A protobuf Duration in JSON ("3s", "0.25s"). */
 function durationJson(ms: number): string {
   return `${(ms / 1000).toFixed(3).replace(/\.?0+$/, '')}s`;
@@ -94,25 +85,24 @@ function durationJson(ms: number): string {
 
 /** The StartWorkflowExecutionRequest the SDK would send for this start, as canonical proto JSON. */
 export function startRequestJson(target: Pick<TemporalHttpStartTarget, 'namespace'>, request: TemporalHttpStartRequest, requestId: string): string {
-  const { visible } = request;
-  const indexedFields = encodeUnifiedSearchAttributes(undefined, visible.typedSearchAttributes);
-  const trace = Object.entries(traceHeader());
+  const { visible, idempotent } = request;
   return JSON.stringify({
     namespace: target.namespace,
     workflowId: request.workflowId,
     workflowType: { name: request.workflowType },
     taskQueue: { name: request.taskQueue, kind: 'TASK_QUEUE_KIND_NORMAL' },
-    input: { payloads: request.args.map(toPayloadJson) },
+    input: { payloads: request.args.map(toJsonPayload) },
     workflowTaskTimeout: durationJson(visible.workflowTaskTimeout),
     identity,
     requestId,
-    workflowIdReusePolicy: 'WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE',
-    workflowIdConflictPolicy: 'WORKFLOW_ID_CONFLICT_POLICY_FAIL',
-    searchAttributes: { indexedFields: Object.fromEntries(Object.entries(indexedFields).map(([name, payload]) => [name, payloadJson(payload)])) },
-    ...(visible.memo ? { memo: { fields: Object.fromEntries(Object.entries(visible.memo).map(([key, value]) => [key, toPayloadJson(value)])) } } : {}),
+    workflowIdReusePolicy: idempotent ? 'WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE' : 'WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE',
+    workflowIdConflictPolicy: idempotent ? 'WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING' : 'WORKFLOW_ID_CONFLICT_POLICY_FAIL',
+    // The versioning memo of the start options (decision 0030) and an idempotent start's own memo.
+    ...(visible.memo || idempotent ? { memo: { fields: Object.fromEntries(Object.entries({ ...(visible.memo ?? {}), ...(idempotent?.memo ?? {}) }).map(([key, value]) => [key, toJsonPayload(value)])) } } : {}),
+    searchAttributes: { indexedFields: searchAttributesJson(visible.typedSearchAttributes) },
     // The active trace (the API request's span), as the SDK client's traceHeaderInterceptor sends it.
-    header: trace.length === 0 ? {} : { fields: Object.fromEntries(trace.map(([name, payload]) => [name, payloadJson(payload)])) },
-    userMetadata: { summary: toPayloadJson(visible.staticSummary), details: toPayloadJson(visible.staticDetails) },
+    header: headerJson(traceHeader()),
+    userMetadata: { summary: toJsonPayload(visible.staticSummary), details: toJsonPayload(visible.staticDetails) },
   });
 }
 
@@ -152,8 +142,8 @@ export class TemporalHttpStarter {
   }
 
   /**
-   * Starts the workflow; answers its run id. Throws {@link WorkflowExecutionAlreadyStartedError}, or
-   * {@link TemporalHttpStartError} with the last attempt's code once a failure is not retryable, the attempts
+   * Starts the workflow; answers its run id (with USE_EXISTING, the running one's). Throws
+   * {@link TemporalHttpStartError} with code 6 (ALREADY_EXISTS) when the id is taken, or with the last attempt's code once a failure is not retryable, the attempts
    * are used up, or the deadline leaves no time for another.
    */
   async start(request: TemporalHttpStartRequest): Promise<{ runId: string }> {
@@ -172,10 +162,9 @@ export class TemporalHttpStarter {
         const answer = await plainHttpRequest(url, { method: 'POST', headers, body, agent, timeoutMs });
         if (answer.status >= 200 && answer.status < 300) return { runId: runIdOf(answer.text) };
         const { code, message } = errorOf(answer.status, answer.text);
-        if (code === GrpcCode.alreadyExists) throw new WorkflowExecutionAlreadyStartedError('Workflow execution already started', request.workflowId, request.workflowType);
         failure = new TemporalHttpStartError(`Temporal's HTTP API (${this.target.baseUrl}) refused the start: ${message}`, code);
       } catch (error) {
-        if (error instanceof TemporalHttpStartError || error instanceof WorkflowExecutionAlreadyStartedError) throw error;
+        if (error instanceof TemporalHttpStartError) throw error;
         // No answer in time: the start may have landed. It is retried like a lost connection, with the same
         // request id, so Temporal answers with the run it started instead of starting another.
         if (error instanceof PlainHttpTimeout) failure = new TemporalHttpStartError(`Temporal's HTTP API (${this.target.baseUrl}) did not answer a start within ${timeoutMs} ms`, GrpcCode.deadlineExceeded);

@@ -186,7 +186,7 @@ export class TemporalHttpPeek {
     }
   }
 
-  /** Like `currentLiveText`: described again only when the first describe showed text, so a finished turn's partial text is not shown beside its answer. */
+  /** As the API's peek (DelegationService.peek): described again only when the first describe showed text, so a finished turn's partial text is not shown beside its answer. */
   private async currentLiveText(id: string, description: Record<string, unknown>): Promise<LiveText | undefined> {
     try {
       if (!pendingLiveText(description)) return undefined;

@@ -431,6 +431,8 @@ export const peekQueryTimeoutMs = 5_000;
 /** Largest number of workflows `GET /v1/approvals` queries at once, and how long the whole listing may take (ms). */
 export const approvalsQueryParallelism = 8;
 export const approvalsListDeadlineMs = 10_000;
+/** Most waiting workflows `GET /v1/approvals` looks at (one visibility page: plenty for a person to decide). */
+export const approvalsListMaxWorkflows = 200;
 /**
  * Starts through Temporal's HTTP API (decision 0019): one attempt's longest wait (ms), and the deadline of
  * all attempts together (ms), under API Gateway HTTP APIs' 30 s integration timeout. The retries between

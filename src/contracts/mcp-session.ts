@@ -1,4 +1,3 @@
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { TextPart } from './agent-wire';
 import type { JsonObject } from './json';
 
@@ -27,9 +26,3 @@ export interface CallToolResult {
   isError: boolean;
   notices: TextPart[][];
 }
-
-/** The notices waiting for the client's next tool result (each a list of text parts), without taking them. */
-export const pendingNoticesQuery = defineQuery<TextPart[][]>('mcpPendingNotices');
-
-/** Runs one orchestration tool for an MCP session's client. */
-export const callToolUpdate = defineUpdate<CallToolResult, [CallToolInput]>('callTool');

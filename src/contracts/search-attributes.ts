@@ -1,5 +1,14 @@
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import type { defineSearchAttributeKey } from '@temporalio/common';
 import { searchAttributeNames } from './wire-names';
+
+/**
+ * A key as the SDK's `defineSearchAttributeKey` makes it (a plain `{ name, type }`), written out so that
+ * code which reaches Temporal without the SDK (the API's Lambda bundle) does not load `@temporalio/common`
+ * and the protobuf definitions it brings (decision 0026).
+ */
+function key<T extends 'KEYWORD' | 'INT' | 'DOUBLE'>(name: string, type: T): ReturnType<typeof defineSearchAttributeKey<T>> {
+  return { name, type };
+}
 
 /**
  * Search attributes errand sets on every workflow so the Temporal Web UI and visibility queries can
@@ -8,21 +17,21 @@ import { searchAttributeNames } from './wire-names';
  */
 export const searchAttributes = {
   /** `session` or `subagent`. */
-  kind: defineSearchAttributeKey(searchAttributeNames.kind, SearchAttributeType.KEYWORD),
+  kind: key(searchAttributeNames.kind, 'KEYWORD'),
   /** Source name (recipe / agent / subrecipe) or `ad-hoc`. */
-  source: defineSearchAttributeKey(searchAttributeNames.source, SearchAttributeType.KEYWORD),
+  source: key(searchAttributeNames.source, 'KEYWORD'),
   /** Workflow id of the parent session or subagent, if any. */
-  parent: defineSearchAttributeKey(searchAttributeNames.parent, SearchAttributeType.KEYWORD),
-  /** running / waiting / completed / max_turns / cancelled / failed / budget / time_budget / cost_budget. */
-  status: defineSearchAttributeKey(searchAttributeNames.status, SearchAttributeType.KEYWORD),
+  parent: key(searchAttributeNames.parent, 'KEYWORD'),
+  /** running / waiting / completed / max_turns / cancelled / failed / budget. */
+  status: key(searchAttributeNames.status, 'KEYWORD'),
   /** Tenant of the API key that started it. */
-  tenant: defineSearchAttributeKey(searchAttributeNames.tenant, SearchAttributeType.KEYWORD),
+  tenant: key(searchAttributeNames.tenant, 'KEYWORD'),
   /** `provider/model` of the route in use. */
-  model: defineSearchAttributeKey(searchAttributeNames.model, SearchAttributeType.KEYWORD),
+  model: key(searchAttributeNames.model, 'KEYWORD'),
   /** Model calls made so far. */
-  turns: defineSearchAttributeKey(searchAttributeNames.turns, SearchAttributeType.INT),
+  turns: key(searchAttributeNames.turns, 'INT'),
   /** US dollars its model calls and its descendants' cost so far (priced calls only); kept current as cost grows. */
-  costUsd: defineSearchAttributeKey(searchAttributeNames.costUsd, SearchAttributeType.DOUBLE),
+  costUsd: key(searchAttributeNames.costUsd, 'DOUBLE'),
 } as const;
 
 /** Name → Temporal type, as the `--search-attribute` flags of `temporal server start-dev` want them. */

@@ -3,7 +3,7 @@ import type { TokenUsage } from './model';
 import type { SubagentState } from './subagent';
 import type { TranscriptEntry } from './carried-agent-state';
 import type { SubagentPeek, SubagentResult } from './subagent-result';
-import { peekQueryName } from './wire-names';
+import { messageNames, peekQueryName } from './wire-names';
 
 /**
  * The queries, signals and updates of a session or subagent workflow, with their inputs and answers. Kept
@@ -18,7 +18,7 @@ export interface CancelInput {
 /** Peek at a subagent: state, counters, last tool call and text. Never blocks. */
 export const peekQuery = defineQuery<SubagentPeek>(peekQueryName);
 /** Ask a subagent to stop: in-flight model and tool calls are cancelled, the run ends `cancelled`. */
-export const cancelSignal = defineSignal<[CancelInput]>('cancel');
+export const cancelSignal = defineSignal<[CancelInput]>(messageNames.cancelSignal);
 
 /** Progress a child reports to its parent after each turn (so peeking the parent never blocks). */
 export interface ChildProgressInput {
@@ -70,7 +70,7 @@ export interface SendMessageResult {
  * Give a continuable subagent (or a session) its next message. An update, not a signal, because the caller
  * must know it was accepted: the validator rejects it when the subagent is not continuable or has ended.
  */
-export const sendMessageUpdate = defineUpdate<SendMessageResult, [SendMessageInput]>('sendMessage');
+export const sendMessageUpdate = defineUpdate<SendMessageResult, [SendMessageInput]>(messageNames.sendMessageUpdate);
 
 
 /** What the transcript query returns. */
@@ -81,7 +81,7 @@ export interface TranscriptView {
 }
 
 /** The bounded transcript of a session or continuable subagent. */
-export const transcriptQuery = defineQuery<TranscriptView>('transcript');
+export const transcriptQuery = defineQuery<TranscriptView>(messageNames.transcriptQuery);
 
 /** A tool call that waits for an approval. */
 export interface PendingApproval {
@@ -105,5 +105,10 @@ export interface ApprovalInput {
   by?: string;
 }
 
+/** What an accepted approval answers. */
+export interface ApprovalAccepted {
+  accepted: true;
+}
+
 /** Approve or deny a pending tool call. Rejected at once when no such approval is pending. */
-export const approvalUpdate = defineUpdate<{ accepted: true }, [ApprovalInput]>('approval');
+export const approvalUpdate = defineUpdate<ApprovalAccepted, [ApprovalInput]>(messageNames.approvalUpdate);

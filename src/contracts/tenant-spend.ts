@@ -1,5 +1,3 @@
-import { defineQuery, defineSignal } from '@temporalio/workflow';
-
 /**
  * A tenant's spend in one UTC day (SEMANTICS §6 "Spend", decision 0027): kept by one workflow per tenant and
  * day, so every API process and every worker sees the same figure. Model-call activities report each
@@ -51,7 +49,5 @@ export interface TenantSpendView {
   calls: number;
 }
 
-/** Adds one priced call to the day's spend. */
-export const recordSpendSignal = defineSignal<[SpendRecord]>('recordSpend');
-/** The day's spend so far. */
-export const tenantSpendQuery = defineQuery<TenantSpendView>('tenantSpend');
+/** Names of the day's messages, for code that sends them without the SDK (the API's gateway). */
+export const tenantSpendMessageNames = { recordSpend: 'recordSpend', spendQuery: 'tenantSpend' } as const;

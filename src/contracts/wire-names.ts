@@ -18,3 +18,17 @@ export const searchAttributeNames = {
 
 /** The subagent workflow's peek query. */
 export const peekQueryName = 'peek';
+
+/**
+ * The names of the queries, signals and updates the API sends to errand's workflows
+ * (`subagent-messages.ts` and `mcp-session.ts` define the SDK's messages from them).
+ */
+export const messageNames = {
+  peekQuery: peekQueryName,
+  transcriptQuery: 'transcript',
+  pendingNoticesQuery: 'mcpPendingNotices',
+  cancelSignal: 'cancel',
+  sendMessageUpdate: 'sendMessage',
+  approvalUpdate: 'approval',
+  callToolUpdate: 'callTool',
+} as const;

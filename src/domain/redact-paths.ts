@@ -20,3 +20,8 @@ const drivePath = /(?<![\w])[A-Za-z]:\\[^\s'"`()[\]{}<>,;]*/g;
 export function redactServerPaths(text: string): string {
   return text.replace(urlCredentials, '$1<credentials>@').replace(fileUrl, `file://${redactedPath}`).replace(absolutePath, redactedPath).replace(drivePath, redactedPath);
 }
+
+/** A store id fit for an answer: a local folder's id holds its server path, so its label stands in. */
+export function publicStoreId(id: string, description: string): string {
+  return id.startsWith('dir:') ? `dir:${redactServerPaths(description)}` : redactServerPaths(id);
+}

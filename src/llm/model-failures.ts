@@ -1,4 +1,6 @@
-import { ApplicationFailure } from '@temporalio/common';
+// The failure module alone: the package's index brings its payload converters and protobuf definitions,
+// which the API's Lambda bundle (it reads provider settings through this layer) leaves out (decision 0026).
+import { ApplicationFailure } from '@temporalio/common/lib/failure';
 import { FailureType } from '../contracts/failures';
 
 /**

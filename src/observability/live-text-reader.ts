@@ -1,4 +1,4 @@
-import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import type { LoadedDataConverter } from '@temporalio/common';
 import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
 import { asLiveText, type LiveText } from '../contracts/live-text';
@@ -49,23 +49,6 @@ export async function readLiveText(client: Client, workflowId: string): Promise<
   }
   if (description.status.name !== 'RUNNING') return undefined;
   return pendingLiveText(client.options.loadedDataConverter, description);
-}
-
-/**
- * The text-so-far for a peek: `description` was taken before the peek query; when it shows text, the
- * workflow is described again after the query, so a turn that ended in between does not show its partial
- * text next to its answer (a delegation that is not writing costs no second describe). Best effort: no
- * partial text rather than no peek.
- */
-export async function currentLiveText(client: Client, handle: WorkflowHandle, description: WorkflowExecutionDescription): Promise<LiveText | undefined> {
-  try {
-    if (description.status.name !== 'RUNNING') return undefined;
-    const converter = client.options.loadedDataConverter;
-    if (!(await pendingLiveText(converter, description))) return undefined;
-    return await pendingLiveText(converter, await handle.describe());
-  } catch {
-    return undefined;
-  }
 }
 
 export { livePartial } from '../contracts/live-text';

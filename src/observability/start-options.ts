@@ -1,5 +1,5 @@
 import type { WorkflowClientInterceptor } from '@temporalio/client';
-import { defaultPayloadConverter, type Payload, type SearchAttributePair } from '@temporalio/common';
+import type { Payload, SearchAttributePair } from '@temporalio/common';
 import { formatUsd } from '../domain/model-cost';
 import { staticSummaryMaxChars, summaryInstructionWords, workflowTaskTimeoutMs } from '../contracts/limits';
 import type { ModelRoute } from '../contracts/model';
@@ -59,7 +59,10 @@ export const traceHeaderKey = '_tracer-data';
 export function traceHeader(): Record<string, Payload> {
   const carrier = activeTraceHeaders();
   if (carrier.traceparent === undefined) return {};
-  return { [traceHeaderKey]: defaultPayloadConverter.toPayload(carrier) };
+  // The payload the SDK's default converter writes (json/plain), built here: this module is loaded by the
+  // API's Lambda bundle, which leaves the SDK's converters and protobuf definitions out (decision 0026).
+  const utf8 = (text: string) => new TextEncoder().encode(text);
+  return { [traceHeaderKey]: { metadata: { encoding: utf8('json/plain') }, data: utf8(JSON.stringify(carrier)) } };
 }
 
 /**

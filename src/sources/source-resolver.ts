@@ -6,7 +6,7 @@ import { suggestNames } from '../domain/name-suggestions';
 import { requiredParameterKeys, templateValuesOf } from '../domain/recipe-parameters';
 import { type SubRecipe } from '../contracts/recipe-schema';
 import { DirectoryStore, messageOf } from './directory-store';
-import { redactServerPaths } from '../domain/redact-paths';
+import { publicStoreId, redactServerPaths } from '../domain/redact-paths';
 import { firstNameWins, parseSource, SourceCatalog, type CatalogListing, type CatalogSource, type CatalogStore, type StoreStatus } from './source-catalog';
 import { type SourceStore } from './source-store';
 import { type SkillPlace } from './skill-sources';
@@ -221,10 +221,6 @@ export function shadowingText(hidden: CatalogSource, by: CatalogSource | { name:
   return redactServerPaths(`${where} is hidden by ${by.store.describe()}: ${by.path} — ${why}`);
 }
 
-/** A store id fit for an answer: a local folder's id holds its server path, so its label stands in. */
-export function publicStoreId(id: string, description: string): string {
-  return id.startsWith('dir:') ? `dir:${redactServerPaths(description)}` : redactServerPaths(id);
-}
 
 function subRecipesOf(snapshot: SourceSnapshot | undefined): SubRecipe[] {
   if (!snapshot || snapshot.definition.type !== 'recipe') return [];

@@ -1,6 +1,7 @@
 import { condition, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
 import { tenantSpendGraceMs, tenantSpendRecentCalls } from '../contracts/limits';
-import { recordSpendSignal, tenantSpendQuery, utcDayEnd, type TenantSpendInput, type TenantSpendView } from '../contracts/tenant-spend';
+import { recordSpendSignal, tenantSpendQuery } from '../contracts/tenant-spend-messages';
+import { utcDayEnd, type TenantSpendInput, type TenantSpendView } from '../contracts/tenant-spend';
 
 /**
  * One tenant's spend in one UTC day (decision 0027): sums the priced model calls its workers report, answers

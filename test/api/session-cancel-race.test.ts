@@ -2,6 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { SessionService } from '../../src/api/session-service';
 import { fixedTemporalClient } from '../../src/api/temporal-client-provider';
+import { TemporalSdkGateway } from '../../src/api/temporal-sdk-gateway';
 import { json, postJson, startApiStack, type ApiStack } from './api-harness';
 import { temporalAddress } from '../support/temporal';
 
@@ -36,7 +37,7 @@ beforeAll(async () => {
     },
   });
   stack = await startApiStack({
-    adjust: (deps) => ({ ...deps, sessions: new SessionService(fixedTemporalClient(racing), deps.config, () => stack.workDir) }),
+    adjust: (deps) => ({ ...deps, sessions: new SessionService(new TemporalSdkGateway(fixedTemporalClient(racing), 'default'), deps.config, () => stack.workDir) }),
   });
 });
 afterAll(async () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DelegationService } from '../../src/api/delegation-service';
-import { fixedTemporalClient } from '../../src/api/temporal-client-provider';
+import { TemporalHttpGateway } from '../../src/api/temporal-http-gateway';
 import { retryDelayMs, TemporalHttpStartError, TemporalHttpStarter, type TemporalHttpStartRequest } from '../../src/api/temporal-http-start';
 import { rateLimitedRetryAfterSeconds, temporalHttpRetry } from '../../src/contracts/limits';
 import { subagentStartOptions } from '../../src/observability/start-options';
@@ -156,11 +156,9 @@ describe('the API when Temporal stays over its rate limit', () => {
       adjust: (deps) => ({
         ...deps,
         delegations: new DelegationService({
-          temporal: fixedTemporalClient(client),
-          namespace: 'default',
+          gateway: new TemporalHttpGateway({ baseUrl: stub.url, namespace: 'default', headers: {}, deadlineMs: 2_500 }),
           taskQueue: deps.config.temporal.taskQueue,
           startedBy: 'errand HTTP API',
-          httpStarter: new TemporalHttpStarter({ baseUrl: stub.url, namespace: 'default', headers: {}, deadlineMs: 2_500 }),
         }),
       }),
     });
@@ -170,7 +168,9 @@ describe('the API when Temporal stays over its rate limit', () => {
       expect(response.headers.get('retry-after')).toBe(String(rateLimitedRetryAfterSeconds));
       expect(await json(response)).toMatchObject({ type: 'urn:errand:problem:temporal-rate-limited', status: 429, detail: expect.stringContaining('RESOURCE_EXHAUSTED') });
       expect(stub.requests.length).toBeGreaterThan(1);
-      expect((await stack.request('/v1/delegations')).status).toBe(200);
+      // The process still serves: a route that does not reach the rate-limited frontend answers as ever (a
+      // listing now goes through the same HTTP API, decision 0026, and would be refused the same way).
+      expect((await stack.request('/v1/models')).status).toBe(200);
     } finally {
       await stack.stop();
     }

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Agent } from 'node:http';
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { plainHttpRequest } from '../../src/http/plain-http';
 import { freePort } from '../../src/dev/free-port';
 import { DelegationService } from '../../src/api/delegation-service';
-import { fixedTemporalClient } from '../../src/api/temporal-client-provider';
+import { TemporalHttpGateway } from '../../src/api/temporal-http-gateway';
 import { startRequestJson, TemporalHttpStartError, TemporalHttpStarter, type TemporalHttpStartRequest } from '../../src/api/temporal-http-start';
 import { subagentStartOptions } from '../../src/observability/start-options';
 import { json, postJson, startApiStack, type ApiStack } from './api-harness';
@@ -105,10 +105,10 @@ describe('TemporalHttpStarter', () => {
     await client.workflow.getHandle(request.workflowId).terminate('test over');
   });
 
-  it('reports a workflow id already running as the SDK does', async () => {
+  it('reports a workflow id already running with ALREADY_EXISTS, the code the SDK turns into WorkflowExecutionAlreadyStartedError', async () => {
     const request = startFor(`http-start-${randomUUID()}`, uniqueTaskQueue('http-start-twice'));
     await starter.start(request);
-    await expect(starter.start(request)).rejects.toBeInstanceOf(WorkflowExecutionAlreadyStartedError);
+    await expect(starter.start(request)).rejects.toMatchObject({ name: 'TemporalHttpStartError', code: 6 });
     await client.workflow.getHandle(request.workflowId).terminate('test over');
   });
 
@@ -160,11 +160,9 @@ describe('the API with ERRAND_TEMPORAL_HTTP_URL', () => {
       adjust: (deps) => ({
         ...deps,
         delegations: new DelegationService({
-          temporal: fixedTemporalClient(client),
-          namespace: 'default',
+          gateway: new TemporalHttpGateway({ baseUrl, namespace: 'default', headers: {}, deadlineMs: 1_000 }),
           taskQueue: deps.config.temporal.taskQueue,
           startedBy: 'errand HTTP API',
-          httpStarter: new TemporalHttpStarter({ baseUrl, namespace: 'default', headers: {}, deadlineMs: 1_000 }),
         }),
       }),
     });

@@ -1,10 +1,11 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { apiBundleEntryFile } from '../../infra/lib/api-bundle';
 import { ErrandStack, payloadPrefixes } from '../../infra/lib/errand-stack';
 import { parseSettings } from '../../infra/lib/settings';
 
@@ -59,7 +60,7 @@ afterAll(() => {
 });
 
 describe('CDK synthesis', () => {
-  test('the HTTP API sends every route to the Lambda, which runs Node 22 and the bundled handler', () => {
+  test('the HTTP API sends every route to the Lambda, which runs Node 22 and the bundled handler', async () => {
     const functionId = logicalId('AWS::Lambda::Function', 'ApiFunction');
     template.hasResourceProperties('AWS::Lambda::Function', { Runtime: 'nodejs22.x', Handler: 'index.handler' });
     template.hasResourceProperties('AWS::ApiGatewayV2::Api', { ProtocolType: 'HTTP' });
@@ -77,10 +78,11 @@ describe('CDK synthesis', () => {
     // The bundle esbuild wrote is in the cloud assembly, loads, and exports the handler.
     const manifest = JSON.parse(readFileSync(join(outdir, 'ErrandTest.assets.json'), 'utf8')) as { files: Record<string, { source: { path: string } }> };
     const bundlePath = Object.values(manifest.files)
-      .map((file) => join(outdir, file.source.path, 'index.js'))
+      .map((file) => join(outdir, file.source.path, apiBundleEntryFile))
       .find((path) => existsSync(path));
     expect(bundlePath).toBeDefined();
-    const bundled = createRequire(__filename)(bundlePath ?? '') as { handler?: unknown };
+    // An ES module (with its chunks beside it), as Lambda's Node runtime loads it.
+    const bundled = (await import(pathToFileURL(bundlePath ?? '').href)) as { handler?: unknown };
     expect(typeof bundled.handler).toBe('function');
   });
 

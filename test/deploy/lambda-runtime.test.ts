@@ -16,7 +16,7 @@ import { gatewayEvent } from '../support/api-gateway-events';
 import { startLambdaEmulator, type LambdaAnswer, type LambdaEmulator } from '../support/lambda-emulator';
 import { until } from '../support/polling';
 import { startS3Server, type S3TestServer } from '../support/s3-server';
-import { startTestWorker, temporalAddress, testClient, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { startTestWorker, temporalAddress, temporalHttpUrl, testClient, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
 
 /**
  * The API in a real Lambda runtime: the bundle the CDK app deploys (infra/lib/api-bundle.ts), run by the
@@ -60,6 +60,8 @@ beforeAll(async () => {
   mkdirSync(workingRoot, { recursive: true });
   const settings = parseSettings({
     temporalAddress: temporalAddress(),
+    // The deployment's fast path (decision 0026): the function reaches Temporal only through its HTTP API.
+    temporalHttpUrl: temporalHttpUrl(),
     temporalNamespace: 'default',
     temporalAuth: 'none',
     taskQueue,
@@ -137,7 +139,7 @@ describe('the API bundle in a Lambda runtime (Runtime Interface Emulator + aws-l
 
   it('starts a delegation of a recipe from the S3 store the CDK app configures', async () => {
     const started = await call('POST', '/v1/delegations?wait=20s', { source: 'deploy', parameters: { service: 'billing' } });
-    expect(started.statusCode).toBe(201);
+    expect(started.statusCode, started.body).toBe(201);
     expect(started.json).toMatchObject({ state: 'completed', result: { output: 'done: Deploy billing' } });
     // A misspelt name is refused before anything starts, with the stored recipe suggested.
     const unknown = await call('POST', '/v1/delegations', { source: 'dpeloy' });
@@ -180,6 +182,41 @@ describe('the API bundle in a Lambda runtime (Runtime Interface Emulator + aws-l
     expect(cancelled.statusCode).toBe(202);
     const result = (await client.workflow.getHandle(id).result()) as { status: string };
     expect(result.status).toBe('cancelled');
+  });
+
+  it('serves the routes whose code loads on demand: the listing, sources from S3, approvals and MCP', async () => {
+    // The listing goes through Temporal's HTTP API; only the caller's delegations are in it.
+    const started = await call('POST', '/v1/delegations?wait=20s', { instructions: 'listed later' });
+    const id = String(started.json.id);
+    const listed = await until(() => call('GET', '/v1/delegations?pageSize=50'), (page) => JSON.stringify(page.json).includes(id), 'the listing', 20_000);
+    expect(listed.statusCode).toBe(200);
+    expect(JSON.stringify((await call('GET', '/v1/delegations?pageSize=50', undefined, otherKey)).json)).not.toContain(id);
+    // Sources (YAML, JSON Schema validation, the S3 SDK: chunks loaded by this request).
+    const sources = await call('GET', '/v1/sources');
+    expect(sources.statusCode, sources.body).toBe(200);
+    expect(JSON.stringify(sources.json)).toContain('deploy');
+    expect((await call('GET', '/v1/sources/deploy')).statusCode).toBe(200);
+    // Approvals: a visibility listing and queries, none waiting.
+    const approvals = await call('GET', '/v1/approvals');
+    expect(approvals.statusCode, approvals.body).toBe(200);
+    // MCP (the MCP SDK and ajv: a chunk loaded by this request): initialize, list the tools, end the session.
+    const mcp = (body: unknown, sessionId?: string) =>
+      emulator.invoke(
+        gatewayEvent(sessionId === undefined || body !== undefined ? 'POST' : 'DELETE', '/v1/mcp', {
+          key: apiKey,
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(sessionId ? { 'mcp-session-id': sessionId } : {}) },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        }),
+      );
+    const initialized = await mcp({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'lambda-runtime-test', version: '1.0.0' } } });
+    expect(initialized.statusCode, initialized.body).toBe(200);
+    const sessionId = initialized.headers['mcp-session-id'] ?? '';
+    expect(sessionId).not.toBe('');
+    const tools = await mcp({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, sessionId);
+    expect(tools.statusCode, tools.body).toBe(200);
+    expect(tools.body).toContain('delegate');
+    expect((await mcp(undefined, sessionId)).statusCode).toBe(204);
+    expect(await client.workflow.getHandle(sessionId).result()).toMatchObject({ status: 'cancelled' });
   });
 
   it('answers the event stream with 501 (Lambda cannot stream it) and an unknown route with a problem', async () => {

@@ -6,7 +6,7 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { TRACE_HEADER } from '@temporalio/interceptors-opentelemetry/lib/instrumentation';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, type WorkflowClientInterceptor } from '@temporalio/client';
-import { withTraceHeaders } from '../../src/api/temporal-client-provider';
+import { withTraceHeaders } from '../../src/api/temporal-sdk-connect';
 import { startRequestJson } from '../../src/api/temporal-http-start';
 import { createCliContext, traceparentEnv } from '../../src/cli/cli-context';
 import { formatLogLine } from '../../src/observability/json-logger';

@@ -8,8 +8,7 @@ import { mountRoute, sendJson } from '../route-spec';
 import { getSourceRoute, listModelsRoute, listSourcesRoute } from '../route-table';
 import { suggestNames } from '../../domain/name-suggestions';
 import { routeCatalog } from '../../llm/provider-config';
-import { redactServerPaths } from '../../domain/redact-paths';
-import { publicStoreId } from '../../sources/source-resolver';
+import { publicStoreId, redactServerPaths } from '../../domain/redact-paths';
 
 /** Mounts `/v1/sources` and `/v1/models`: what can be delegated, and with which models. */
 export function mountCatalogRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {

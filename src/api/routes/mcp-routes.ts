@@ -1,16 +1,26 @@
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Hono } from 'hono';
+import type * as McpServerParts from '../mcp-server-parts';
 import { createBlobStore } from '../../activities/blob-store-factory';
 import type { ApiDependencies } from '../api-dependencies';
 import type { ApiEnv } from '../api-env';
 import { mcpDeleteRoute, mcpPostRoute, mcpStreamRoute } from '../mcp-route-specs';
-import { createErrandMcpServer, notifyNotices } from '../mcp-session-server';
 import { servedByLambda } from '../delegation-event-stream';
 import { mcpNoticePollIntervalMs, eventStreamMinLifetimeMs } from '../../contracts/limits';
 import { storedTextReader } from '../mcp-stored-text';
 import { ApiProblem, assertProviderConfigured, ProblemKind } from '../problem';
 import { mountRoute } from '../route-spec';
 import type { SessionService } from '../session-service';
+
+/**
+ * The MCP server parts (the MCP SDK and, through it, ajv), loaded by the first MCP request and then kept:
+ * every other route, and a Lambda's cold start, does without them (decision 0026).
+ */
+let mcpParts: Promise<typeof McpServerParts> | undefined;
+
+function loadMcpParts(): Promise<typeof McpServerParts> {
+  mcpParts ??= import('../mcp-server-parts.js');
+  return mcpParts;
+}
 
 /**
  * Mounts `/v1/mcp`: errand's orchestration tools over MCP Streamable HTTP (SEMANTICS §6), with the API's keys
@@ -51,6 +61,7 @@ export function mountMcpRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
         errors: [{ in: 'header', field: 'Mcp-Session-Id', message: 'required for every message but initialize' }],
       });
     }
+    const { createErrandMcpServer, WebStandardStreamableHTTPServerTransport: Transport } = await loadMcpParts();
     const server = createErrandMcpServer({
       sessionId,
       reconnect: `the Mcp-Session-Id header ${sessionId}`,
@@ -60,7 +71,7 @@ export function mountMcpRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
       toolPolicy: deps.config.toolPolicy,
     });
     // Stateless transport: the session is the workflow, named by the header this route sets on every answer.
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = new Transport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {
       const answer = await transport.handleRequest(c.req.raw, { parsedBody: body });
@@ -103,6 +114,7 @@ export function mountMcpRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
       });
     }
     openStreams.set(tenant, held + 1);
+    const { createErrandMcpServer, notifyNotices, WebStandardStreamableHTTPServerTransport: Transport } = await loadMcpParts();
     const server = createErrandMcpServer({
       sessionId: id,
       reconnect: `the Mcp-Session-Id header ${id}`,
@@ -111,7 +123,7 @@ export function mountMcpRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
       describeError: (error) => (error instanceof Error ? error.message : String(error)),
       toolPolicy: deps.config.toolPolicy,
     });
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    const transport = new Transport({ sessionIdGenerator: undefined });
     let stopNotices = (): void => undefined;
     let closed = false;
     const close = (): void => {
