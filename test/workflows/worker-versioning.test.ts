@@ -87,12 +87,19 @@ async function setCurrentVersion(buildId: string): Promise<void> {
   for (;;) {
     try {
       await run(temporalCliPath(), args);
-      return;
+      break;
     } catch (error) {
       if (Date.now() > deadline) throw error;
       await new Promise((resolveWait) => setTimeout(resolveWait, 500));
     }
   }
+  // The new routing reaches the task queues after the command returns: until it has, a task may still go to
+  // the old build (describe's routingConfigUpdateState, 2 = COMPLETED).
+  await poll(async () => {
+    const described = await connection.workflowService.describeWorkerDeployment({ namespace: temporalNamespace(), deploymentName });
+    const info = described.workerDeploymentInfo;
+    return info?.routingConfig?.currentDeploymentVersion?.buildId === buildId && Number(info.routingConfigUpdateState ?? 0) === 2;
+  }, Boolean, `build ${buildId}'s routing to reach the task queues`);
 }
 
 async function poll<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 60_000): Promise<T> {
@@ -130,6 +137,19 @@ async function tasksOf(handle: WorkflowHandle): Promise<{ lastEventId: number; c
   return { lastEventId: Number(events[events.length - 1]?.eventId ?? 0), completed, failures };
 }
 
+/** Waits until a workflow has no workflow task pending and its history stays as it is for a second. */
+async function quiet(handle: WorkflowHandle): Promise<void> {
+  let last = -1;
+  await poll(async () => {
+    const description = await handle.describe();
+    const length = description.historyLength;
+    const settled = description.raw.pendingWorkflowTask == null && length === last;
+    last = length;
+    if (!settled) await new Promise((resolveWait) => setTimeout(resolveWait, 1_000));
+    return settled;
+  }, Boolean, `${handle.workflowId} to have no workflow task pending`);
+}
+
 /** The versioning behaviour and version Temporal holds for a workflow. */
 async function versioningOf(handle: WorkflowHandle): Promise<{ behavior: string; buildId: string }> {
   const info = (await handle.describe()).raw.workflowExecutionInfo?.versioningInfo;
@@ -141,6 +161,7 @@ test('a build B made current takes over the session and its continuable; a runni
   const buildB = await bundleWorkflowCode({
     workflowsPath: resolve(__dirname, '..', 'fixtures', 'workflows-build-b', 'index.ts'),
     preloadModules: workflowBundleOptions().preloadModules,
+    workflowInterceptorModules: workflowBundleOptions().workflowInterceptorModules,
     logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: (message: string) => process.stderr.write(`${message}\n`) },
   });
   await startBuild('A', { codePath: workflowBundlePath() });
@@ -185,6 +206,8 @@ test('a build B made current takes over the session and its continuable; a runni
   expect(await versioningOf(helper)).toEqual({ behavior: 'VERSIONING_BEHAVIOR_AUTO_UPGRADE', buildId: 'A' });
   expect(await versioningOf(worker)).toEqual({ behavior: 'VERSIONING_BEHAVIOR_PINNED', buildId: 'A' });
 
+  // Quiet on build A first: a workflow task dispatched to A before the switch completes on A after it.
+  for (const handle of [session, helper]) await quiet(handle);
   // Build B starts polling and becomes current; nothing has happened since (the worker's call is held).
   await startBuild('B', { code: buildB.code });
   await setCurrentVersion('B');
