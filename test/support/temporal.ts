@@ -25,6 +25,14 @@ export function temporalHttpUrl(): string {
   return url;
 }
 
+/**
+ * Namespace of the run's server: `default` on the dev server; on a cluster (`npm run test:cluster`) the one
+ * scripts/test-cluster.ts created (`default` unless ERRAND_TEST_CLUSTER_NAMESPACE names another).
+ */
+export function temporalNamespace(): string {
+  return process.env.ERRAND_TEST_TEMPORAL_NAMESPACE || 'default';
+}
+
 /** Path of the workflow bundle built once per run by global-setup.ts. */
 export function workflowBundlePath(): string {
   const path = process.env.ERRAND_TEST_WORKFLOW_BUNDLE;
@@ -40,7 +48,7 @@ export function uniqueTaskQueue(label: string): string {
 /** A client on the dev server. Close its connection at the end of the test file. */
 export async function testClient(address: string = temporalAddress()): Promise<{ client: Client; connection: Connection }> {
   const connection = await Connection.connect({ address });
-  return { client: new Client({ connection }), connection };
+  return { client: new Client({ connection, namespace: temporalNamespace() }), connection };
 }
 
 /** Fast activity settings for tests: short heartbeat timeout so lost workers are noticed quickly. */
@@ -63,7 +71,7 @@ export async function startTestWorker(taskQueue: string, dependencies: WorkerDep
   const connection = await NativeConnection.connect({ address });
   const worker = await createErrandWorker({
     connection,
-    namespace: 'default',
+    namespace: temporalNamespace(),
     taskQueue,
     dependencies,
     workflows: { workflowBundle: { codePath: workflowBundlePath() } },
