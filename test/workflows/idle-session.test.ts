@@ -42,7 +42,7 @@ beforeAll(async () => {
   taskQueue = uniqueTaskQueue('idle');
   worker = await startTestWorker(taskQueue, dependencies, server.address);
   workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-idle-work-')));
-}, 120_000);
+}, 240_000);
 
 afterAll(async () => {
   await worker?.stop();

@@ -38,7 +38,7 @@ beforeAll(async () => {
   taskQueue = uniqueTaskQueue('restart');
   worker = await startTestWorker(taskQueue, dependencies, server.address);
   workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-restart-work-')));
-}, 120_000);
+}, 240_000);
 
 afterAll(async () => {
   await worker?.stop();
