@@ -309,6 +309,17 @@ function goModuleSource(module: string, version: string): string {
   return goModuleDownloadSchema.parse(JSON.parse(output)).Dir;
 }
 
+/** Gives the owner write access to `path` and everything under it (folders 755, files 644). */
+function makeWritable(path: string): void {
+  if (!statSync(path).isDirectory()) {
+    chmodSync(path, 0o644);
+    return;
+  }
+  chmodSync(path, 0o755);
+  // Bounded by the size of the copied folder (a release's schema files).
+  for (const entry of readdirSync(path)) makeWritable(join(path, entry));
+}
+
 /** Whether every program and copied folder of `tool` is in place and its version program answers. */
 function goProgramsInstalled(name: ToolName, tool: GoModuleProgramsTool): boolean {
   const folder = toolFolder(name);
@@ -345,6 +356,8 @@ function installGoPrograms(name: ToolName, tool: GoModuleProgramsTool): void {
     const source = goModuleSource(tool.module, tool.version);
     for (const folder of tool.sourceFolders) {
       cpSync(join(source, folder), join(scratch, folder), { recursive: true });
+      // The module cache is read-only; the copy must not be, or removing the tool's folder would fail.
+      makeWritable(join(scratch, folder));
     }
     const version = versionOf(join(scratch, tool.versionProgram), tool.versionArgs);
     moveIntoPlace(scratch, name);
