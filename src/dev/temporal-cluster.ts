@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { stringify } from 'yaml';
 import { searchAttributeDefinitions } from '../contracts/search-attributes';
-import { freePort } from './free-port';
+import { freePortInRange } from './free-port';
 import type { PostgresEndpoint } from './postgres-cluster';
 import { temporalCliPath, temporalServerPaths } from './tool-paths';
 
@@ -37,10 +37,15 @@ async function sqlTool(postgres: PostgresEndpoint, database: string, args: strin
   const { sqlTool: tool } = temporalServerPaths();
   if (!existsSync(tool)) throw new Error(`temporal-sql-tool not found at ${tool}: run "npm run tools temporal-server"`);
   // The password goes in the environment (the tool reads SQL_PASSWORD), not on a command line others can list.
-  await execFileAsync(tool, ['--plugin', 'postgres12', '--db', database, ...args], {
-    env: { ...process.env, SQL_HOST: postgres.host, SQL_PORT: String(postgres.port), SQL_USER: postgres.user, SQL_PASSWORD: postgres.password },
-    timeout: 300_000,
-  });
+  try {
+    await execFileAsync(tool, ['--plugin', 'postgres12', '--db', database, ...args], {
+      env: { ...process.env, SQL_HOST: postgres.host, SQL_PORT: String(postgres.port), SQL_USER: postgres.user, SQL_PASSWORD: postgres.password },
+      timeout: 300_000,
+    });
+  } catch (error) {
+    const output = error instanceof Error && 'stderr' in error ? `${String(error.stderr)}${'stdout' in error ? String(error.stdout) : ''}`.trim() : String(error);
+    throw new Error(`temporal-sql-tool ${args[0] ?? ''} of database ${database} failed: ${output.slice(0, 2_000)}`);
+  }
 }
 
 /**
@@ -57,7 +62,7 @@ export async function createTemporalDatabases(postgres: PostgresEndpoint, databa
   await Promise.all(
     steps.map(async ([database, versioned]) => {
       if (!existsSync(versioned)) throw new Error(`Temporal's schema folder ${versioned} is missing: run "npm run tools temporal-server"`);
-      await sqlTool(postgres, database, ['create-database', '--default-db', 'postgres']);
+      await sqlTool(postgres, database, ['create-database', '--defaultdb', 'postgres']);
       await sqlTool(postgres, database, ['setup-schema', '-v', '0.0']);
       await sqlTool(postgres, database, ['update-schema', '-d', versioned]);
     }),
@@ -78,15 +83,23 @@ export interface TemporalServerPorts {
   metrics: number;
 }
 
-/** Free ports for a server. */
+/**
+ * The ports a server may use: Temporal's PostgreSQL schema stores a member's port as SMALLINT
+ * (`cluster_membership.rpc_port`), so a port above 32767 — every port of the OS's ephemeral range — makes the
+ * server die at start ("value is out of range for type smallint"). Below the ephemeral range, above the
+ * well-known services.
+ */
+export const temporalServerPortRange = { min: 20_000, max: 32_767 } as const;
+
+/** Free ports for a server, from {@link temporalServerPortRange}. */
 export async function freeTemporalServerPorts(): Promise<TemporalServerPorts> {
   const names = ['frontend', 'frontendHttp', 'frontendMembership', 'history', 'historyMembership', 'matching', 'matchingMembership', 'worker', 'workerMembership', 'metrics'] as const;
   const ports: Partial<Record<(typeof names)[number], number>> = {};
   const taken = new Set<number>();
   for (const name of names) {
-    let port = await freePort('127.0.0.1');
-    // Bounded: a port handed out twice in a row is rare; ask again until it is new.
-    while (taken.has(port)) port = await freePort('127.0.0.1');
+    let port = await freePortInRange(temporalServerPortRange.min, temporalServerPortRange.max);
+    // Bounded: the same free port twice in a row is rare; ask again until it is new.
+    while (taken.has(port)) port = await freePortInRange(temporalServerPortRange.min, temporalServerPortRange.max);
     taken.add(port);
     ports[name] = port;
   }
