@@ -18,19 +18,16 @@ export function temporalAddress(): string {
   return address;
 }
 
+/** Namespace of the run's server: `ERRAND_TEST_TEMPORAL_NAMESPACE` when a run points the tests at a cluster, else `default`. */
+export function temporalNamespace(): string {
+  return process.env.ERRAND_TEST_TEMPORAL_NAMESPACE ?? 'default';
+}
+
 /** Temporal's HTTP API of the run's dev server (the frontend's JSON gateway). */
 export function temporalHttpUrl(): string {
   const url = process.env.ERRAND_TEST_TEMPORAL_HTTP_URL;
   if (!url) throw new Error('ERRAND_TEST_TEMPORAL_HTTP_URL is not set: run tests through vitest (global setup starts the dev server)');
   return url;
-}
-
-/**
- * Namespace of the run's server: `default` on the dev server; on a cluster (`npm run test:cluster`) the one
- * scripts/test-cluster.ts created (`default` unless ERRAND_TEST_CLUSTER_NAMESPACE names another).
- */
-export function temporalNamespace(): string {
-  return process.env.ERRAND_TEST_TEMPORAL_NAMESPACE || 'default';
 }
 
 /** Path of the workflow bundle built once per run by global-setup.ts. */
