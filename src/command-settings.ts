@@ -28,6 +28,11 @@ export interface CommandSettings {
   network: boolean;
   /** Extra absolute paths a sandboxed command sees read-only (a toolchain outside the system folders). */
   readOnlyPaths: string[];
+  /**
+   * URL prefixes agent files' `http` hooks may POST to (`ERRAND_HOOK_URLS`); empty: no http hook runs. The
+   * worker makes the request, from inside the operator's network, so only the operator can say where.
+   */
+  hookUrls: string[];
 }
 
 /** The `commands` section of the configuration file. */
@@ -36,6 +41,7 @@ export const commandsFileSchema = z.strictObject({
   sandbox: z.enum([CommandSandbox.none, CommandSandbox.bwrap], { error: 'expected "none" or "bwrap"' }).optional(),
   network: z.boolean().optional(),
   readOnlyPaths: z.array(z.string().min(1)).optional(),
+  hookUrls: z.array(z.string().min(1)).optional(),
 });
 
 /** Names of variables errand itself reads credentials from: never passed to model-run commands. */
@@ -69,7 +75,7 @@ const credentialLikeName = /key|token|secret|password|authorization|credential/i
  */
 export function commandSettings(
   env: NodeJS.ProcessEnv,
-  file: { env?: string[] | undefined; sandbox?: CommandSandbox | undefined; network?: boolean | undefined; readOnlyPaths?: string[] | undefined } | undefined,
+  file: { env?: string[] | undefined; sandbox?: CommandSandbox | undefined; network?: boolean | undefined; readOnlyPaths?: string[] | undefined; hookUrls?: string[] | undefined } | undefined,
   providers: readonly ProviderConfig[],
   mcpServers: readonly McpServerConfig[],
 ): CommandSettings {
@@ -118,5 +124,33 @@ export function commandSettings(
   if (sandbox === CommandSandbox.none && (network || readOnlyPaths.length > 0)) {
     throw new ConfigError(`${network ? 'ERRAND_SANDBOX_NETWORK' : pathsSource} only applies to sandboxed commands, but ERRAND_SANDBOX is not "bwrap"; set ERRAND_SANDBOX=bwrap or remove it`);
   }
-  return { env: [...new Set(names)], sandbox, network, readOnlyPaths };
+  return { env: [...new Set(names)], sandbox, network, readOnlyPaths, hookUrls: hookUrlSettings(env, file?.hookUrls) };
+}
+
+/**
+ * `ERRAND_HOOK_URLS` (comma-separated) or `commands.hookUrls`: the http(s) URL prefixes agent files' `http`
+ * hooks may POST to. Each is an absolute URL without a user, password, query or fragment; a hook's URL
+ * is allowed when it has the same origin and its path starts with the prefix's path at a `/`.
+ */
+function hookUrlSettings(env: NodeJS.ProcessEnv, file: string[] | undefined): string[] {
+  let urls = file ?? [];
+  let source = 'commands.hookUrls (ERRAND_CONFIG)';
+  const listed = env.ERRAND_HOOK_URLS;
+  if (listed !== undefined && listed.trim() !== '') {
+    urls = listed.split(',').map((url) => url.trim()).filter((url) => url !== '');
+    source = 'ERRAND_HOOK_URLS';
+  }
+  return urls.map((text) => {
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      throw new ConfigError(`${source}: "${text}" is not a URL; list http(s) URL prefixes, comma-separated (e.g. "https://hooks.example.com/errand/")`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${source}: "${text}" is not an http(s) URL`);
+    if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
+      throw new ConfigError(`${source}: "${text}" has a user, password, query or fragment; give the scheme, host, port and path prefix only`);
+    }
+    return url.href;
+  });
 }

@@ -41,10 +41,12 @@ import {
   temporalSettings,
   type TemporalSettings,
 } from './client-config';
+import { capSettings, capsFileSchema, type CapSettings } from './cap-settings';
 import { commandSettings, commandsFileSchema, type CommandSettings } from './command-settings';
 import { mcpServerListSchema, mcpSettingsSchema, type McpServerConfig, type McpSettings } from './tools/mcp-config';
 import { toolPolicyConfigSchema, type ToolPolicyConfig } from './tools/tool-policy';
 import { modelIds, providerConfigSchema, type ProviderConfig } from './llm/provider-config';
+import { workerDeploymentFromEnv, type WorkerDeploymentSettings } from './worker-deployment';
 
 /**
  * errand's configuration, parsed once into a typed object (DESIGN.md convention 8). Sources, in order of
@@ -67,6 +69,8 @@ const fileSchema = z.strictObject({
   /** Where `isolation: worktree` puts worktrees: relative to the repository's top folder, or absolute. */
   worktreeDir: z.string().min(1).optional(),
   commands: commandsFileSchema.optional(),
+  /** The operator's caps of time and money (cap-settings.ts). */
+  caps: capsFileSchema.optional(),
   /** Configured source stores, in search order. */
   stores: z.array(storeConfigSchema).optional(),
   /** Claude Code agent model aliases (`sonnet`, `opus`, `haiku`) → `model` or `provider/model`. */
@@ -107,6 +111,11 @@ export interface ErrandConfig {
    * the local dev server. `connection` carries TLS / API key for Temporal Cloud or a secured cluster.
    */
   temporal: TemporalSettings;
+  /**
+   * The worker deployment version workers poll as (`ERRAND_WORKER_DEPLOYMENT_NAME` + `ERRAND_WORKER_BUILD_ID`,
+   * decision 0030); undefined = unversioned workers, the default.
+   */
+  workerDeployment: WorkerDeploymentSettings | undefined;
   providers: ProviderConfig[];
   /** The model a delegation uses when nothing else chooses one; undefined when none is configured. */
   defaultModel: { provider: string; model: string } | undefined;
@@ -164,6 +173,8 @@ export interface ErrandConfig {
   worktreeDir: string | undefined;
   /** How model-run commands run (environment allow-list, sandbox). */
   commands: CommandSettings;
+  /** The operator's caps of time and money per delegation and session, and per tenant and day (cap-settings.ts). */
+  caps: CapSettings;
   /** How long one search_text call may spend matching a regular expression (`ERRAND_SEARCH_TEXT_REGEX_DEADLINE_MS`), ms. */
   searchTextRegexDeadlineMs: number;
   tools: {
@@ -289,6 +300,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
   };
   return {
     temporal,
+    workerDeployment: workerDeploymentFromEnv(env),
     providers,
     defaultModel,
     dataDir,
@@ -305,6 +317,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     // Kept as given: a relative value is resolved against each repository's top folder, on the worker.
     worktreeDir: env.ERRAND_WORKTREE_DIR || file.worktreeDir || undefined,
     commands,
+    caps: capSettings(env, file.caps, providers),
     searchTextRegexDeadlineMs: intFromEnv(env, 'ERRAND_SEARCH_TEXT_REGEX_DEADLINE_MS', 100, 600_000) ?? searchTextRegexDeadlineMs,
     toolPolicy,
     approvalTimeoutMs: secondsFromEnv('ERRAND_APPROVAL_TIMEOUT_SECS') ?? defaultApprovalTimeoutMs,

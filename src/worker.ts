@@ -1,6 +1,10 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { Context } from '@temporalio/activity';
+import type { OpenTelemetryWorkflowExporter } from '@temporalio/interceptors-opentelemetry/lib/workflow/definitions';
+import { NativeConnection, Worker, type ActivityInterceptorsFactory, type InjectedSinks, type WorkerOptions } from '@temporalio/worker';
+import { recordTenantSpend } from './activities/tenant-spend-book';
+import type { SpendRecord } from './contracts/tenant-spend';
 import type { BlobStore } from './activities/blob-store';
 import { createBlobStore } from './activities/blob-store-factory';
 import { ConversationStore } from './activities/conversation-store';
@@ -11,11 +15,13 @@ import { createRunActivities } from './activities/run-activities';
 import type { HeartbeatSettings } from './activities/heartbeat';
 import { InFlightCalls, inFlightSinks } from './activities/in-flight-calls';
 import { loadConfig, type ErrandConfig } from './config';
-import { defaultMaxCachedWorkflows, defaultWorkflowThreads, heartbeatThrottleMs } from './contracts/limits';
+import { defaultMaxCachedWorkflows, defaultWorkerVersioningBehavior, defaultWorkflowThreads, heartbeatThrottleMs } from './contracts/limits';
 import { workerTuningFromEnv } from './worker-tuning';
+import type { WorkerDeploymentSettings } from './worker-deployment';
 import { installLogging, providerApiKeys } from './observability/logging';
+import { currentTracing, startTracing, stopTracing, type Tracing } from './observability/tracing';
 import { projectRoot } from './dev/tool-paths';
-import { workflowBundleOptions } from './workflow-bundle-options';
+import { workflowBundleOptions, workflowTraceInterceptorModule } from './workflow-bundle-options';
 import type { ChatModel, ModelRegistry } from './llm/model-port';
 import { createModelRegistry, providerChoices } from './llm/provider-config';
 import type { ToolsetRegistry } from './tools/toolset-registry';
@@ -53,6 +59,10 @@ export interface WorkerDependencies {
   worktreeDir?: string;
   /** How model and tool calls heartbeat, and this worker's running calls that a workflow's cancel aborts. */
   heartbeats: HeartbeatSettings & { inFlight: InFlightCalls };
+  /** Reports a tenant's priced call to its day of spend (only with `ERRAND_TENANT_DAILY_COST_USD`). */
+  recordSpend?: (tenant: string, record: SpendRecord) => Promise<void>;
+  /** The operator's daily cost cap per tenant (`ERRAND_TENANT_DAILY_COST_USD`), micro-dollars: `delegate` checks it before planning. */
+  tenantDailyCostMicroUsd?: number;
 }
 
 /**
@@ -65,7 +75,7 @@ export function createResolverCache(config: ErrandConfig, homeDirectory?: string
 }
 
 /** Planning settings from configuration. */
-export function planningSettings(config: ErrandConfig, _models: ModelRegistry, toolsets: ToolsetRegistry): Omit<PlanContext, 'resolver'> {
+export function planningSettings(config: ErrandConfig, _models: ModelRegistry, toolsets: ToolsetRegistry, memoryStore?: BlobStore): Omit<PlanContext, 'resolver'> {
   return {
     providers: providerChoices(config.providers),
     configuredDefault: config.defaultModel,
@@ -75,6 +85,7 @@ export function planningSettings(config: ErrandConfig, _models: ModelRegistry, t
     },
     configuredMaxTurns: config.subagent.maxTurns,
     configuredMaxOutputTokens: config.model.maxOutputTokens,
+    caps: config.caps,
     availableToolsets: toolsets.names(),
     tasks: config.tasks,
     approvalTimeoutMs: config.approvalTimeoutMs,
@@ -86,6 +97,7 @@ export function planningSettings(config: ErrandConfig, _models: ModelRegistry, t
       ...(config.tools.settings.trustedRecipeDirs ? { trustedRecipeDirs: config.tools.settings.trustedRecipeDirs } : {}),
     },
     paths: developerToolsetOptions(config).paths ?? {},
+    ...(memoryStore ? { memoryStore } : {}),
   };
 }
 
@@ -122,10 +134,17 @@ export function createWorkerDependencies(
     blobs,
     conversations: new ConversationStore(blobs),
     resolverFor,
-    planning: planningSettings(config, models, toolsets),
+    planning: planningSettings(config, models, toolsets, blobs),
     ...(config.toolPolicy ? { toolPolicy: config.toolPolicy } : {}),
     defaultMaxOutputTokens: config.model.maxOutputTokens,
     compactAt: config.model.compactAt,
+    // A tenant's priced calls count against its daily cap only where the operator set one (each report is a signal).
+    ...(config.caps.tenantDailyCostMicroUsd !== undefined
+      ? {
+          recordSpend: (tenant: string, record: SpendRecord) => recordTenantSpend(Context.current().client, Context.current().info.taskQueue, tenant, record, Date.now()),
+          tenantDailyCostMicroUsd: config.caps.tenantDailyCostMicroUsd,
+        }
+      : {}),
     commands: commandOptions(config, options.env ?? process.env),
     paths: developerToolsetOptions(config).paths ?? {},
     ...(config.worktreeDir !== undefined ? { worktreeDir: config.worktreeDir } : {}),
@@ -138,6 +157,7 @@ export function commandOptions(config: ErrandConfig, env: NodeJS.ProcessEnv = pr
   return {
     envNames: config.commands.env,
     env,
+    hookUrls: config.commands.hookUrls,
     ...(config.commands.sandbox === 'bwrap'
       ? { sandbox: { kind: 'bwrap' as const, network: config.commands.network, readOnlyPaths: config.commands.readOnlyPaths } }
       : { containment: probeProcessContainment() }),
@@ -190,24 +210,47 @@ export interface ErrandWorkerOptions {
   taskQueue: string;
   dependencies: WorkerDependencies;
   workflows?: Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions'>;
+  /** The process's trace export; default: what `startTracing` started in this process, if anything. */
+  tracing?: Tracing;
+  /** The worker deployment version to poll as (decision 0030); absent: an unversioned worker. */
+  deployment?: WorkerDeploymentSettings;
   /** Extra worker options (tuning, identity). */
   tuning?: Partial<Pick<WorkerOptions, 'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows' | 'workflowThreadPoolSize' | 'identity' | 'shutdownGraceTime'>>;
 }
 
+/**
+ * The worker's side of tracing. On: the interceptors' activity interceptors (each activity a span, child of
+ * the workflow's, with trace ids on its log lines) and the sink through which the workflow interceptors'
+ * spans leave the sandbox to the exporter. Off: a sink that drops those spans (the interceptors are in every
+ * workflow bundle; a workflow calling a sink no worker registered would log an error per span).
+ */
+export async function traceWorkerOptions(tracing: Tracing | undefined): Promise<{ sinks: InjectedSinks<{ exporter: OpenTelemetryWorkflowExporter }>; activity: ActivityInterceptorsFactory[] }> {
+  if (!tracing) return { sinks: { exporter: { export: { fn: () => undefined } } }, activity: [] };
+  // Loaded only with tracing on: the interceptors' worker half brings the OpenTelemetry SDK.
+  const { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } = await import('@temporalio/interceptors-opentelemetry/lib/worker/index.js');
+  const { spanProcessor, resource } = tracing.workflowExport as { spanProcessor: Parameters<typeof makeWorkflowExporter>[0]; resource: Parameters<typeof makeWorkflowExporter>[1] };
+  return {
+    sinks: { exporter: makeWorkflowExporter(spanProcessor, resource) },
+    activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
+  };
+}
+
 /** Creates a worker that runs errand's workflows and activities on one task queue. */
 export async function createErrandWorker(options: ErrandWorkerOptions): Promise<Worker> {
+  const trace = await traceWorkerOptions(options.tracing ?? (await currentTracing()));
+  const workflows = options.workflows ?? workflowSource();
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
-    ...(options.workflows ?? workflowSource()),
+    ...workflows,
     activities: { ...createAgentLoopActivities(options.dependencies), ...createOrchestrationActivities(options.dependencies), ...createRunActivities(options.dependencies) },
     // Activities pace their own heartbeats (src/activities/heartbeat.ts); after a cancel aborted a call here,
     // it heartbeats until the server confirms, which the SDK would otherwise hold back to 0.8 × the timeout.
     maxHeartbeatThrottleInterval: heartbeatThrottleMs,
     defaultHeartbeatThrottleInterval: heartbeatThrottleMs,
     // A workflow's cancel aborts its calls running here at once, without waiting for a heartbeat (decision 0022).
-    sinks: inFlightSinks(options.dependencies.heartbeats.inFlight),
+    sinks: { ...inFlightSinks(options.dependencies.heartbeats.inFlight), ...trace.sinks },
     // Bounded, so memory does not grow with the number of waiting subagents; evicted ones replay on wake.
     maxCachedWorkflows: defaultMaxCachedWorkflows,
     // errand's workflow tasks keep one thread busy in a burst; a second one uses the other core (decision 0016).
@@ -217,7 +260,17 @@ export async function createErrandWorker(options: ErrandWorkerOptions): Promise<
     stickyQueueScheduleToStartTimeout: '3s',
     // A retried activity (its first attempt died with a worker) moves its workflow off the dead worker's
     // sticky queue, so the workflow's next task does not wait the sticky timeout (decision 0014).
-    interceptors: { activity: [resetStickyOnRetry] },
+    // The trace interceptors run first, so the sticky reset and the activity itself are inside the activity's span.
+    interceptors: {
+      activity: [...trace.activity, resetStickyOnRetry],
+      // A worker that bundles its sources at start adds the workflow trace interceptors as the prebuilt bundle has them.
+      ...('workflowsPath' in workflows && workflows.workflowsPath !== undefined ? { workflowModules: [workflowTraceInterceptorModule] } : {}),
+    },
+    // Versioned: the server routes each workflow by its behaviour (subagents stay on the build that started
+    // them, sessions and continuables move to the current one); unversioned, nothing changes.
+    ...(options.deployment
+      ? { workerDeploymentOptions: { useWorkerVersioning: true, version: { deploymentName: options.deployment.deploymentName, buildId: options.deployment.buildId }, defaultVersioningBehavior: defaultWorkerVersioningBehavior } }
+      : {}),
     ...options.tuning,
   });
 }
@@ -226,6 +279,7 @@ export async function createErrandWorker(options: ErrandWorkerOptions): Promise<
 export async function runWorker(config: ErrandConfig = loadConfig()): Promise<void> {
   const tuning = workerTuningFromEnv(process.env);
   await checkWorkerEnvironment(config);
+  await startTracing('worker');
   const connection = await NativeConnection.connect(config.temporal.connection);
   try {
     const dependencies = createWorkerDependencies(config);
@@ -234,9 +288,12 @@ export async function runWorker(config: ErrandConfig = loadConfig()): Promise<vo
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
       dependencies,
+      ...(config.workerDeployment ? { deployment: config.workerDeployment } : {}),
       tuning,
     });
     process.stdout.write(`errand worker: polling task queue "${config.temporal.taskQueue}" on ${config.temporal.summary}\n`);
+    const deployment = config.workerDeployment;
+    process.stdout.write(`errand worker: ${deployment ? `worker deployment "${deployment.deploymentName}", build "${deployment.buildId}"` : 'unversioned (no worker deployment)'}\n`);
     process.stdout.write(`errand worker: ${processContainmentSummary(dependencies.commands)}\n`);
     try {
       await worker.run();
@@ -245,6 +302,7 @@ export async function runWorker(config: ErrandConfig = loadConfig()): Promise<vo
     }
   } finally {
     await connection.close();
+    await stopTracing();
   }
 }
 

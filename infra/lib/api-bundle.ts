@@ -20,6 +20,9 @@ export const apiBundleEntry = join(repositoryRoot, 'infra', 'lambda', 'api-handl
 /** The handler setting of the function: `index.js`'s `handler`. */
 export const apiBundleHandler = 'index.handler';
 
+/** The OpenTelemetry packages src/observability/tracing-sdk.ts imports: not in the API bundle. */
+export const traceSdkPackages = ['@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/resources', '@opentelemetry/sdk-trace-base', '@opentelemetry/sdk-trace-node'] as const;
+
 /** esbuild's options for the API bundle (without the output folder). */
 export const apiBundleOptions: BuildOptions = {
   entryPoints: [apiBundleEntry],
@@ -30,8 +33,11 @@ export const apiBundleOptions: BuildOptions = {
   minify: true,
   keepNames: true,
   sourcemap: true,
-  // Nothing is external: the AWS SDK is bundled too, pinned at the version the code was tested with, not
-  // whatever the runtime ships.
+  // Nothing else is external: the AWS SDK is bundled too, pinned at the version the code was tested with,
+  // not whatever the runtime ships. The OpenTelemetry SDK and exporter are left out: the API loads them
+  // only when OTEL_EXPORTER_OTLP_ENDPOINT is set (src/observability/tracing.ts), and a function that
+  // exports traces gets them from a layer (docs/observability.md). @opentelemetry/api stays in.
+  external: [...traceSdkPackages],
   legalComments: 'none',
   logLevel: 'error',
 };

@@ -1,3 +1,4 @@
+import { trace } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type {
@@ -17,15 +18,18 @@ import type {
 import { FailureType } from '../contracts/failures';
 import { previewLength } from '../contracts/limits';
 import { zeroUsage, type ChatMessage, type ModelResponse } from '../contracts/model';
+import type { JsonObject } from '../contracts/json';
 import { formatDenial } from '../domain/delegation-texts';
 import { finalOutputToolName } from '../domain/final-output';
 import { orchestrationToolSpecs } from '../domain/orchestration-tools';
 import { preview } from '../domain/subagent-prompt';
 import { estimateTokens } from '../domain/token-estimate';
 import type { ModelRegistry } from '../llm/model-port';
+import { inModelSpan, inToolSpan, nameToolSpan, recordModelAnswer, recordToolOutcome } from '../observability/genai-spans';
 import { toolError } from '../tools/tool';
 import { applyOrchestrationPolicy, applyToolPolicy, checkToolCall, type ToolPolicyConfig } from '../tools/tool-policy';
 import type { WorkerToolsetRegistry } from '../tools/toolset-registry-factory';
+import { isMemoryTool, memoryToolSpecs, runMemoryTool } from '../tools/memory-tools';
 import { checkReasoningEffort, classifyAndThrow, classifyStoreErrors, modelInfo, resolveModel } from './agent-loop-failures';
 import type { BlobStore } from './blob-store';
 import { compactConversation, windowedMessages } from './compaction';
@@ -36,6 +40,11 @@ import { invalidArgumentsText, toModelTurnOutput } from './model-turn-output';
 import { defaultHeartbeatSettings, withHeartbeat, type HeartbeatSettings } from './heartbeat';
 import { escapeChildWords } from '../domain/child-words';
 import type { ConversationStore } from './conversation-store';
+import type { SpendRecord } from '../contracts/tenant-spend';
+import type { AgentHooksWire } from '../contracts/agent-hooks';
+import type { CommandOptions } from '../tools/command-environment';
+import type { PathRules } from '../tools/confine-path';
+import { hookToolNames, matchingHooks, runHooks, type HookRunOutcome } from './agent-hook-runner';
 
 /** What the agent-loop activities need; injected so tests and the worker choose the real parts. */
 export interface AgentLoopActivityDependencies {
@@ -52,6 +61,15 @@ export interface AgentLoopActivityDependencies {
   compactAt: number;
   /** How model and tool calls heartbeat (live-text interval, the in-flight registry); absent: the defaults. */
   heartbeats?: HeartbeatSettings;
+  /**
+   * Reports a tenant's priced model call to its day of spend (set when the operator caps a tenant's daily
+   * cost, `ERRAND_TENANT_DAILY_COST_USD`; decision 0027). Safe to repeat: the day counts a call's key once.
+   */
+  recordSpend?: (tenant: string, record: SpendRecord) => Promise<void>;
+  /** How `run_command` runs on this worker: an agent file's command hooks run the same way (absent: hooks cannot run). */
+  commands?: CommandOptions;
+  /** The worker's path rules (working root, errand's own folders), for hooks' working directory. */
+  paths?: PathRules;
 }
 
 /** The transient note (turn budget) for this call only: added to the last user or tool message, never stored. */
@@ -123,13 +141,17 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
         const live = (): LiveText | undefined => (written.length > 0 ? liveText(written, input.totalTurn ?? input.turn, attempt) : undefined);
         const outcome = await withHeartbeat(async (abortSignal): Promise<{ response: ModelResponse } | { needsCompaction: NonNullable<ModelTurnOutput['needsCompaction']> }> => {
           await deps.toolsets.ensureRecipeServers(input.recipeServers ?? []);
-          const policed = applyToolPolicy([...orchestration, ...(await deps.toolsets.specsFor(input.toolsets, input.toolFilter, input.workingDir))], deps.toolPolicy, input.toolPolicy ?? []).offered;
+          // An agent with memory gets its memory tools whatever its `tools` list says (as in Claude Code); the policy still applies.
+          // They take precedence over a same-named tool of an operator's toolset called `memory` (runTool routes them so too).
+          const memory = input.memory ? memoryToolSpecs : [];
+          const toolsetSpecs = (await deps.toolsets.specsFor(input.toolsets, input.toolFilter, input.workingDir)).filter((spec) => !input.memory || !isMemoryTool(spec.name));
+          const policed = applyToolPolicy([...orchestration, ...toolsetSpecs, ...memory], deps.toolPolicy, input.toolPolicy ?? []).offered;
           // final_output is how a structured-output run delivers its result, not a capability: no policy takes it away.
           const offered = input.finalOutput ? [...policed, await finalOutput.spec(input.finalOutput.schemaKey)] : policed;
           if (input.checkContext) {
             const estimatedTokens = estimateTokens(messages, offered);
             const thresholdTokens = compactionThreshold(info.contextWindow, maxOutputTokens, deps.compactAt);
-            if (estimatedTokens > thresholdTokens) return { needsCompaction: { estimatedTokens, thresholdTokens, contextWindow: info.contextWindow } };
+            if (estimatedTokens > thresholdTokens) return { needsCompaction: { estimatedTokens, thresholdTokens, contextWindow: info.contextWindow, toolTokens: estimateTokens([], offered) } };
           }
           const reasoningEffort = input.route.reasoningEffort;
           return {
@@ -151,6 +173,10 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
         }, { usage: { ...answer.usage }, finishReason: answer.finishReason, ...(answer.answerCap ? { answerCap: { ...answer.answerCap } } : {}) });
         response = storedAnswer(winner, input.conversationId, input.length);
       }
+      recordModelAnswer(trace.getActiveSpan(), response, stored !== undefined);
+      // Also for a stored answer reused by a retry: the report of the first attempt may have been lost.
+      const cost = response.usage.costMicroUsd ?? 0;
+      if (deps.recordSpend && input.tenant !== undefined && cost > 0) await deps.recordSpend(input.tenant, { key: `${input.conversationId}#${input.length}`, costMicroUsd: cost });
       return toModelTurnOutput(response, input, deps.toolPolicy, maxOutputTokens);
     },
 
@@ -164,6 +190,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
           nonRetryable: true,
         });
       }
+      nameToolSpan(trace.getActiveSpan(), { name: call.name, callId: call.id });
       // The result stored at `resultSeq` is this call's outcome: a retry finds it and never runs the tool again.
       const stored = mayHaveRun() ? await deps.conversations.readStored(input.conversationId, input.resultSeq) : undefined;
       let result: ToolResultOutcome;
@@ -181,13 +208,43 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
           if (!verdict.run) {
             result = toolError(input.approval?.decision === 'deny' ? formatDenial(call.name, input.approval) : verdict.message);
           } else {
-            await deps.toolsets.ensureRecipeServers(input.recipeServers ?? []);
-            result = await withHeartbeat((abortSignal) =>
-              deps.toolsets.call(call.name, call.arguments, { workingDir: input.workingDir, abortSignal }, {
-                toolsetNames: input.toolsets,
-                ...(input.toolFilter ? { filter: input.toolFilter } : {}),
-              }), heartbeats,
-            );
+            const memory = input.memory;
+            const hooks = input.hooks;
+            const toolNames = hookToolNames(call.name);
+            const hookInput = { tool_name: toolNames[0] ?? call.name, tool_input: call.arguments, tool_use_id: call.id, errand_tool_name: call.name };
+            const runToolHooks = (event: 'PreToolUse' | 'PostToolUse', extra: JsonObject): Promise<HookRunOutcome | undefined> => {
+              const matched = hooks ? matchingHooks(event === 'PreToolUse' ? hooks.preToolUse : hooks.postToolUse, toolNames) : [];
+              if (!hooks || matched.length === 0) return Promise.resolve(undefined);
+              return withHeartbeat((abortSignal) => runToolHookGroup(matched, event, { ...hookInput, ...extra }, hooks, input, abortSignal), heartbeats);
+            };
+            const runToolHookGroup = (matched: ReturnType<typeof matchingHooks>, event: string, hookStdin: JsonObject, wire: AgentHooksWire, run: RunToolInput, abortSignal: AbortSignal) => {
+              if (!deps.commands || !deps.paths) return Promise.resolve<HookRunOutcome>({ blocked: event === 'PreToolUse', feedback: ['this worker has no command settings, so the agent\'s hooks cannot run'], context: [], notes: [] });
+              return runHooks(matched, event, hookStdin, { hooks: wire, workflowId: run.workflowId, workingDir: run.workingDir, ...(run.toolPolicy ? { toolPolicy: run.toolPolicy } : {}), abortSignal }, { commands: deps.commands, paths: deps.paths, ...(deps.toolPolicy ? { toolPolicy: deps.toolPolicy } : {}) });
+            };
+            const pre = await runToolHooks('PreToolUse', {});
+            if (pre?.blocked) {
+              result = toolError(`The call of ${call.name} was blocked by a PreToolUse hook of agent ${hooks?.agentName ?? ''}: ${pre.feedback.join('\n')}`);
+            } else {
+              if (memory && isMemoryTool(call.name)) {
+                result = await withHeartbeat((abortSignal) => runMemoryTool(deps.blobs, memory, call.name, call.arguments, abortSignal), heartbeats);
+              } else {
+                await deps.toolsets.ensureRecipeServers(input.recipeServers ?? []);
+                result = await withHeartbeat((abortSignal) =>
+                  deps.toolsets.call(call.name, call.arguments, { workingDir: input.workingDir, abortSignal }, {
+                    toolsetNames: input.toolsets,
+                    ...(input.toolFilter ? { filter: input.toolFilter } : {}),
+                  }), heartbeats,
+                );
+              }
+              // PostToolUse in Claude Code follows a call that succeeded.
+              const post = result.isError ? undefined : await runToolHooks('PostToolUse', { tool_response: result.content });
+              const added = [
+                ...(pre?.context ?? []).map((context) => `[PreToolUse hook] ${context}`),
+                ...(post?.feedback ?? []).map((feedback) => `[PostToolUse hook] ${feedback}`),
+                ...(post?.context ?? []).map((context) => `[PostToolUse hook] ${context}`),
+              ];
+              if (added.length > 0) result = { ...result, content: [result.content, ...added].join('\n\n') };
+            }
           }
         }
         const winner = await storeFirstWins(deps.conversations, input.conversationId, input.resultSeq, {
@@ -199,6 +256,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
         }, result.finalOutput ? { finalOutput: { ...result.finalOutput } } : undefined);
         result = storedToolResult(winner, input.conversationId, input.resultSeq);
       }
+      recordToolOutcome(trace.getActiveSpan(), { isError: result.isError, stored: stored !== undefined });
       return { isError: result.isError, preview: preview(result.content, previewLength), ...(result.finalOutput ? { finalOutput: result.finalOutput } : {}) };
     },
 
@@ -229,15 +287,19 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
     async compactConversation(input: CompactConversationInput): Promise<CompactConversationOutput> {
       const model = resolveModel(deps.models, input);
       const info = modelInfo(deps.models, input);
-      return withHeartbeat((abortSignal) =>
+      const output = await withHeartbeat((abortSignal) =>
         compactConversation(input, { conversations: deps.conversations, blobs: deps.blobs, model, route: input.route, contextWindow: info.contextWindow, abortSignal }),
       heartbeats).catch((error: unknown) => classifyAndThrow(error));
+      // A summary made by this attempt is a priced call of the tenant (one reused from an earlier attempt reports no usage).
+      const cost = output.usage.costMicroUsd ?? 0;
+      if (deps.recordSpend && input.tenant !== undefined && output.compacted && cost > 0) await deps.recordSpend(input.tenant, { key: output.window.summaryKey, costMicroUsd: cost });
+      return output;
     },
   };
   return {
     appendMessages: (input) => classifyStoreErrors(() => activities.appendMessages(input)),
-    modelTurn: (input) => classifyStoreErrors(() => activities.modelTurn(input)),
-    runTool: (input) => classifyStoreErrors(() => activities.runTool(input)),
+    modelTurn: (input) => inModelSpan(deps.models, input, () => classifyStoreErrors(() => activities.modelTurn(input))),
+    runTool: (input) => inToolSpan(() => classifyStoreErrors(() => activities.runTool(input))),
     readMessageText: (input) => classifyStoreErrors(() => activities.readMessageText(input)),
     sealToolCalls: (input) => classifyStoreErrors(() => activities.sealToolCalls(input)),
     compactConversation: (input) => classifyStoreErrors(() => activities.compactConversation(input)),

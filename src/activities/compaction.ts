@@ -131,7 +131,7 @@ export async function compactConversation(input: CompactConversationInput, deps:
   const before = await windowedMessages(deps.conversations, deps.blobs, input.conversationId, input.length, input.window, input.prefix);
   const tokensBefore = estimateTokens(before);
 
-  const tailBudget = deps.contextWindow * compactionTailShare * (input.aggressive ? 0.4 : 1);
+  const tailBudget = verbatimTailBudget(deps.contextWindow, estimateTokens(messages.slice(0, head)), input) * (input.aggressive ? 0.4 : 1);
   const cuts: number[] = [];
   for (let index = summarisedUpTo + 1; index < messages.length; index += 1) {
     if (messages[index]?.role === 'assistant') cuts.push(index);
@@ -168,10 +168,28 @@ export async function compactConversation(input: CompactConversationInput, deps:
   return { compacted: true, window, summarisedMessages: tailStart - summarisedUpTo, tokensBefore, tokensAfter: estimateTokens(after), usage };
 }
 
+/** Most tokens a summary may take: a tenth of the context window, at most {@link compactionSummaryMaxTokens}. */
+function summaryMaxTokens(contextWindow: number): number {
+  return Math.max(64, Math.min(compactionSummaryMaxTokens, Math.floor(contextWindow / 10)));
+}
+
+/**
+ * How many tokens of recent turns compaction keeps verbatim: a share of the context window, but never
+ * more than half of what the threshold leaves once the tool specs, the kept head and the summary are in
+ * the prompt. Sized by messages alone, a conversation with large toolsets landed over the threshold right
+ * after compacting and compacted again at every turn, one summarising call per turn (review N8).
+ */
+export function verbatimTailBudget(contextWindow: number, headTokens: number, input: Pick<CompactConversationInput, 'budget'>): number {
+  const share = contextWindow * compactionTailShare;
+  if (!input.budget) return share;
+  const room = input.budget.thresholdTokens - input.budget.toolTokens - headTokens - summaryMaxTokens(contextWindow);
+  return Math.max(0, Math.min(share, room / 2));
+}
+
 /** Folds the messages into the previous summary in chunks that each fit a share of the context window. */
 async function summarise(task: string, previous: string | undefined, messages: ChatMessage[], deps: CompactionDependencies): Promise<{ text: string; usage: TokenUsage }> {
   const chunkBudget = deps.contextWindow * compactionChunkShare;
-  const maxOutputTokens = Math.max(64, Math.min(compactionSummaryMaxTokens, Math.floor(deps.contextWindow / 10)));
+  const maxOutputTokens = summaryMaxTokens(deps.contextWindow);
   let summary = previous;
   let usage: TokenUsage = zeroUsage;
   let index = 0;
@@ -206,7 +224,18 @@ async function summarise(task: string, previous: string | undefined, messages: C
       deps.abortSignal ? { abortSignal: deps.abortSignal } : {},
     );
     usage = addUsage(usage, response.usage);
-    summary = response.text.trim().length > 0 ? response.text.trim() : summary ?? '(no summary)';
+    const text = response.text.trim();
+    if (text.length === 0) {
+      // An empty summary would silently replace the history it stands for (review N8): a failed call,
+      // retried with the activity like any model outage; the stored summary is written only once all succeed.
+      throw ApplicationFailure.create({
+        type: FailureType.modelUnavailable,
+        message: `the model answered an empty summary for compaction (finish reason ${response.finishReason}); nothing was replaced, the compaction is tried again`,
+      });
+    }
+    // A summary cut off at its token limit is kept (it is the best there is) and says so, for the agent reading it.
+    summary = response.finishReason === 'length' ? `${text}\n[this summary was cut off at its limit of ${maxOutputTokens} tokens; details of the older turns may be missing]` : text;
   }
-  return { text: summary ?? '(no summary)', usage };
+  if (summary === undefined) throw ApplicationFailure.create({ type: FailureType.compactionFailed, message: 'compaction had no turns to summarise', nonRetryable: true });
+  return { text: summary, usage };
 }

@@ -25,6 +25,9 @@ import { formatRouteDiscovery, type CatalogProvider } from '../domain/route-disc
 import type { ModelRegistry } from '../llm/model-port';
 import type { SourceResolver } from '../sources/source-resolver';
 import { planDelegation, type PlanContext } from './plan-delegation';
+import { readTenantSpend } from './tenant-spend-book';
+import { dailyCapRefusal } from '../domain/run-caps';
+import { utcDay } from '../contracts/tenant-spend';
 import { sendUpdateAcrossRunChange } from '../temporal-update-retry';
 
 /** What the orchestration activities need. */
@@ -40,6 +43,8 @@ export interface OrchestrationDependencies {
   blobs?: BlobStore;
   /** `ERRAND_MAX_OUTPUT_TOKENS`, shown for models whose entry sets no output limit. */
   defaultMaxOutputTokens?: number;
+  /** The operator's daily cost cap per tenant (`ERRAND_TENANT_DAILY_COST_USD`), micro-dollars: checked before planning. */
+  tenantDailyCostMicroUsd?: number;
 }
 
 /** The route catalog of a model registry: its providers and each allowed model's settings, defaults applied. */
@@ -67,6 +72,14 @@ export function createOrchestrationActivities(deps: OrchestrationDependencies): 
       const parsed = delegateRequestSchema.safeParse(input.request);
       if (!parsed.success) {
         return { ok: false, message: parsed.error.issues.map((issue) => `${issue.path.join('.') || '(arguments)'}: ${issue.message}`).join('; ') };
+      }
+      const tenant = input.parent.tenant;
+      if (deps.tenantDailyCostMicroUsd !== undefined && tenant !== undefined) {
+        // A tenant whose spend today reached the operator's daily cap starts nothing new (decision 0027).
+        const now = Date.now();
+        const spent = await readTenantSpend(deps.client?.() ?? Context.current().client, tenant, now);
+        const refused = dailyCapRefusal(tenant, utcDay(now), spent, deps.tenantDailyCostMicroUsd);
+        if (refused) return { ok: false, message: refused };
       }
       return planDelegation(parsed.data, input.parent, { ...deps.planning, resolver: deps.resolverFor(input.parent.workingDir), resolveDir: input.parent.workingDir });
     },

@@ -1,3 +1,4 @@
+import type { AgentHooksWire } from '../contracts/agent-hooks';
 import { realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { DelegationParent, PlanDelegationOutput, RecipeServerWire, RunningRecipe } from '../contracts/activities';
@@ -9,6 +10,8 @@ import type { SourceSnapshot } from '../contracts/source';
 import type { SourceSummary, SubagentInput, TaskLimits } from '../contracts/subagent';
 import { forkRefusal, forkRoute } from '../domain/fork-rules';
 import { capDefinitionLimit } from '../domain/definition-limits';
+import { childCap, chooseCaps, firstPromptRefusal } from '../domain/run-caps';
+import { estimateMessageTokens } from '../domain/token-estimate';
 import { chooseMaxTurns, chooseModel, type ProviderChoice } from '../domain/model-precedence';
 import { recipeRetryPolicy } from '../domain/recipe-retry';
 import type { RecipeExtension } from '../contracts/recipe-schema';
@@ -18,6 +21,10 @@ import { renderSource } from '../sources/render-source';
 import { recipeFolderTrusted, untrustedRecipeMessage } from '../tools/recipe-server-trust';
 import type { SourceResolver } from '../sources/source-resolver';
 import { planRunOptions, type AgentRunFields } from './plan-run-options';
+import { AgentMemory, isAgentMemoryError, memoryLocationFor } from './agent-memory';
+import type { BlobStore } from './blob-store';
+import type { AgentMemoryLocation, MemoryPromptPart, PreloadedSkill } from '../contracts/subagent';
+import { findSkills } from '../sources/skill-sources';
 
 /** What planning needs besides the request and the parent. */
 export interface PlanContext {
@@ -54,8 +61,15 @@ export interface PlanContext {
    * asked only when such a check comes up (the API's answer is a file-system call, kept off plain starts).
    */
   workersDiskIsLocal?: boolean | (() => boolean);
+  /**
+   * The operator's caps of a delegation (`ERRAND_MAX_TIME_BUDGET_SECS`, `ERRAND_MAX_COST_BUDGET_USD`): a
+   * request may ask for less, never more; a delegation that asks for none runs under them.
+   */
+  caps?: { timeBudgetMs?: number; costBudgetMicroUsd?: number };
   /** Whether an agent's `permissionMode: bypassPermissions` may be used (`ERRAND_ALLOW_BYPASS_PERMISSIONS`; default no). */
   allowBypassPermissions?: boolean;
+  /** errand's blob store, where agents' memory folders live (an agent with `memory` is refused without it). */
+  memoryStore?: BlobStore;
 }
 
 /** A recipe server carried in a workflow input, re-validated before use (nothing starts on a forged config). */
@@ -120,7 +134,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
   let snapshot: SourceSnapshot | undefined;
   let instructions: string | undefined;
   let prompt: string | undefined;
-  let recipeSettings: { provider?: string; model?: string; temperature?: number; maxTurns?: number; maxOutputTokens?: number; reasoningEffort?: string } = {};
+  let recipeSettings: { provider?: string; model?: string; temperature?: number; maxTurns?: number; maxOutputTokens?: number; reasoningEffort?: string; timeBudgetSecs?: number; costBudgetUsd?: number } = {};
   // An agent file's `effort` (Claude Code's level): ranks where a recipe's reasoning_effort does.
   let agentEffort: string | undefined;
   let childRecipe: RunningRecipe | undefined;
@@ -131,6 +145,10 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
   let recipeOutputSchema: unknown;
   let recipeExtensions: RecipeExtension[] | null | undefined;
   let recipeToolPolicy: unknown;
+  // An agent file's `skills` and `memory` (decision 0031): read now, put into the system prompt at start.
+  let skills: PreloadedSkill[] | undefined;
+  let memory: { location: AgentMemoryLocation; prompt: MemoryPromptPart } | undefined;
+  let agentHooks: AgentHooksWire | undefined;
 
   if (request.source) {
     const resolved = await context.resolver.resolve(request.source, {
@@ -159,6 +177,25 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
         ...(agent.mcpServerNames ? { mcpServerNames: agent.mcpServerNames } : {}),
         ...(agent.mcpServers ? { mcpServers: agent.mcpServers } : {}),
       };
+      const agentFile = `${snapshot.store.description}: ${snapshot.path}`;
+      if (agent.skills && agent.skills.length > 0) {
+        const found = await findSkills(agent.skills, context.resolver.skillPlaces, agentFile);
+        if (!found.ok) return { ok: false, message: found.message };
+        skills = found.skills;
+      }
+      if (agent.memory) {
+        const loaded = await loadMemory(agent.memory, agent.name, agentFile, workingDir.path, parent.tenant, context);
+        if (!loaded.ok) return { ok: false, message: loaded.message };
+        memory = loaded.memory;
+      }
+      if (agent.hooks) {
+        agentHooks = {
+          ...agent.hooks,
+          agentName: agent.name,
+          file: `${snapshot.store.description}: ${snapshot.path}`,
+          ...(agent.permissionMode ? { permissionMode: agent.permissionMode } : {}),
+        };
+      }
       agentRun = {
         file: `${snapshot.store.description}: ${snapshot.path}`,
         ...(agent.permissionMode ? { permissionMode: agent.permissionMode } : {}),
@@ -178,6 +215,8 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
         ...(typeof settings?.max_turns === 'number' ? { maxTurns: settings.max_turns } : {}),
         ...(typeof settings?.max_output_tokens === 'number' ? { maxOutputTokens: settings.max_output_tokens } : {}),
         ...(typeof settings?.reasoning_effort === 'string' ? { reasoningEffort: settings.reasoning_effort } : {}),
+        ...(typeof settings?.time_budget === 'number' ? { timeBudgetSecs: settings.time_budget } : {}),
+        ...(typeof settings?.cost_budget_usd === 'number' ? { costBudgetUsd: settings.cost_budget_usd } : {}),
       };
       // A recipe's own extensions are honoured within what the operator allows (goose issue 9949): see selectTools.
       recipeExtensions = recipe?.extensions;
@@ -290,6 +329,31 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     }
   }
 
+  // Caps (decision 0027): what the request or the recipe asks for, within the operator's and what the parent has left.
+  const modelName = `${route.route.provider}/${route.route.model}`;
+  const prices = context.providers.find((choice) => choice.name === route.route.provider)?.prices?.[route.route.model];
+  const caps = chooseCaps({
+    request: { timeBudgetSecs: request.time_budget, costBudgetUsd: request.cost_budget_usd },
+    definition: { timeBudgetSecs: recipeSettings.timeBudgetSecs, costBudgetUsd: recipeSettings.costBudgetUsd, file: definitionFile },
+    parent: { timeMs: parent.remainingTimeMs, costMicroUsd: parent.remainingCostMicroUsd },
+    operator: context.caps ?? {},
+    model: modelName,
+    prices,
+  });
+  if (!caps.ok) return { ok: false, message: caps.message };
+  warnings.push(...caps.warnings);
+  const tokenBudget = childCap(request.token_budget, parent.remainingBudget);
+  if (request.fork || request.context !== undefined) {
+    // A fork repeats the parent's whole conversation, a context sits in every prompt: estimated before it starts (SEMANTICS §6).
+    const ownTokens = [instructions, request.context, request.persona, prompt].reduce((sum, part) => sum + (part ? estimateMessageTokens({ role: 'user', content: part }) : 0), 0);
+    const refused = firstPromptRefusal(
+      { ownTokens, forkTokens: request.fork ? parent.conversationTokens : undefined, fork: request.fork === true },
+      { tokens: tokenBudget, costMicroUsd: caps.costBudgetMicroUsd },
+      { name: modelName, prices },
+    );
+    if (refused) return { ok: false, message: refused };
+  }
+
   const source: SourceSummary | undefined = snapshot
     ? { kind: snapshot.kind, name: snapshot.name, store: snapshot.store.id, version: snapshot.version, path: snapshot.path }
     : undefined;
@@ -300,7 +364,10 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
       ...(instructions ? { instructions } : {}),
       ...(request.context ? { context: request.context } : {}),
       ...(request.persona ? { persona: request.persona } : {}),
+      ...(skills ? { skills } : {}),
+      ...(memory ? { memory: memory.prompt } : {}),
     },
+    ...(memory ? { memory: memory.location } : {}),
     route: route.route,
     ...(request.fork && parent.conversation ? { fork: parent.conversation } : {}),
     toolsets,
@@ -313,7 +380,9 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     parent: { workflowId: parent.workflowId, taskId: parent.taskId },
     ...(request.continuable ? { continuable: true } : {}),
     ...(parent.tenant ? { tenant: parent.tenant } : {}),
-    ...(childBudget(request.token_budget, parent.remainingBudget) !== undefined ? { tokenBudget: childBudget(request.token_budget, parent.remainingBudget) } : {}),
+    ...(tokenBudget !== undefined ? { tokenBudget } : {}),
+    ...(caps.timeBudgetMs !== undefined ? { timeBudgetMs: caps.timeBudgetMs } : {}),
+    ...(caps.costBudgetMicroUsd !== undefined ? { costBudgetMicroUsd: caps.costBudgetMicroUsd } : {}),
     ...(request.max_output_tokens !== undefined ? { maxOutputTokens: request.max_output_tokens } : recipeMaxOutputTokens !== undefined ? { maxOutputTokens: recipeMaxOutputTokens } : {}),
     ...(request.continuable && context.tasks.continuableIdleTimeoutMs !== undefined ? { idleTimeoutMs: context.tasks.continuableIdleTimeoutMs } : {}),
     // `permissionMode: auto`: a person decides what asks, whatever the parent's approvers (tools/permission-mode.ts).
@@ -327,12 +396,34 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     ...(retry ? { retry } : {}),
     ...(run.outputSchema ? { outputSchema: run.outputSchema } : {}),
     ...(run.isolation ? { isolation: run.isolation } : {}),
+    ...(agentHooks ? { hooks: agentHooks } : {}),
   };
   return { ok: true, input, ...(source ? { source } : {}), warnings, ...(agentRun?.background ? { forceBackground: true } : {}) };
 }
 
-/** A child's token budget: what it asked for, but never more than its parent has left (SEMANTICS §5). */
-function childBudget(requested: number | undefined, remaining: number | undefined): number | undefined {
-  if (remaining === undefined) return requested;
-  return requested === undefined ? remaining : Math.min(requested, remaining);
+/**
+ * The memory folder of an agent with `memory`, and the start of its MEMORY.md. The project of `project` and
+ * `local` is the working directory below the working root, taken from the configured root or its real path
+ * (a worker's working directories are real paths; the API joins names onto the configured root).
+ */
+async function loadMemory(
+  scope: string,
+  agent: string,
+  file: string,
+  workingDir: string,
+  tenant: string | undefined,
+  context: PlanContext,
+): Promise<{ ok: true; memory: { location: AgentMemoryLocation; prompt: MemoryPromptPart } } | { ok: false; message: string }> {
+  if (!context.memoryStore) return { ok: false, message: `${file}: memory: this server has no data store for agent memory; remove memory from the agent file` };
+  const configuredRoot = context.mcp.workingRoot;
+  const realRoot = configuredRoot === undefined ? undefined : await realpath(configuredRoot).catch(() => configuredRoot);
+  const root = realRoot !== undefined && isInside(realRoot, workingDir) ? realRoot : configuredRoot;
+  try {
+    const location = memoryLocationFor({ tenant, scope, agent, workingDir, ...(root !== undefined ? { workingRoot: root } : {}), file });
+    const excerpt = await new AgentMemory(context.memoryStore, location).promptExcerpt();
+    return { ok: true, memory: { location, prompt: { scope: location.scope, excerpt: excerpt?.text ?? '', truncated: excerpt?.truncated ?? false } } };
+  } catch (error) {
+    if (isAgentMemoryError(error)) return { ok: false, message: error.message };
+    throw error;
+  }
 }

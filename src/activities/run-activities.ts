@@ -4,6 +4,7 @@ import type { PathRules } from '../tools/confine-path';
 import type { ToolPolicyConfig } from '../tools/tool-policy';
 import type { BlobStore } from './blob-store';
 import { runCheck } from './check-activities';
+import { runAgentHook } from './agent-hook-activity';
 import type { HeartbeatSettings } from './heartbeat';
 import { FinalOutputTools } from './final-output';
 import { SafeGit } from './safe-git';
@@ -38,6 +39,7 @@ export function createRunActivities(deps: RunActivityDependencies): RunActivitie
   return {
     storeOutputSchema: (input) => finalOutput.storeSchema(input.conversationId, input.schema),
     runCheck: (input) => runCheck(input, { blobs: deps.blobs, commands: deps.commands, paths: deps.paths, ...(deps.toolPolicy ? { toolPolicy: deps.toolPolicy } : {}), ...(deps.heartbeats ? { heartbeats: deps.heartbeats } : {}) }),
+    runAgentHook: (input) => runAgentHook(input, { blobs: deps.blobs, commands: deps.commands, paths: deps.paths, ...(deps.toolPolicy ? { toolPolicy: deps.toolPolicy } : {}), ...(deps.heartbeats ? { heartbeats: deps.heartbeats } : {}) }),
     prepareWorktree: (input) => prepareWorktree(input, worktrees),
     finishWorktree: (input) => finishWorktree(input, worktrees),
   };

@@ -17,6 +17,7 @@ import { createLogger } from '../observability/json-logger';
 import { mountDelegationRoutes } from './routes/delegation-routes';
 import { mountMcpRoutes } from './routes/mcp-routes';
 import { mountSessionRoutes } from './routes/session-routes';
+import { requestSpan } from './request-span';
 
 /**
  * The errand HTTP API: one Hono app for both entry points (Node server, AWS Lambda). Order of checks:
@@ -60,6 +61,9 @@ function methodsByPath(routes: readonly RouteSpec[]): (path: string) => string |
 export function createApp(deps: ApiDependencies, options: { requestLog?: boolean } = {}): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
   const log = createLogger('api');
+
+  // First: the request's span is active for everything after it, the request log line included.
+  app.use('*', requestSpan());
 
   // One structured line per request: method, route, status, time, tenant and the workflow it touched.
   // Headers (API keys) and bodies are never logged. The CLI's in-process use turns it off. Under Node

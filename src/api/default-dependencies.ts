@@ -1,3 +1,4 @@
+import { readTenantSpend } from '../activities/tenant-spend-book';
 import { createBlobStore } from '../activities/blob-store-factory';
 import { loadConfig, type ErrandConfig } from '../config';
 import { existsSync } from 'node:fs';
@@ -67,7 +68,7 @@ export function createApiDependencies(options: ApiDependencyOptions = {}): ApiDe
   });
   const sources = options.sources ?? createApiSourceLookup(config);
   const workingDirFor = (tenant: string) => tenantWorkingDir(config.workingDir, api.auth, tenant);
-  const planner = apiPlanner(config, sources);
+  const planner = apiPlanner(config, sources, blobs);
   return {
     config,
     api,
@@ -76,5 +77,6 @@ export function createApiDependencies(options: ApiDependencyOptions = {}): ApiDe
     sourcesFor: (tenant) => sources.resolverFor(workingDirFor(tenant)),
     plan: (request, caller) => planner(request, caller, workingDirFor(caller.tenant)),
     sessions: new SessionService(temporal, config, workingDirFor, blobs, httpStarter),
+    ...(config.caps.tenantDailyCostMicroUsd !== undefined ? { tenantSpend: async (tenant: string, now: number) => readTenantSpend(await temporal.get(), tenant, now) } : {}),
   };
 }

@@ -129,7 +129,7 @@ export class DelegationService {
     try {
       await client.workflow.start<SubagentWorkflow>(subagentWorkflowType, {
         ...options,
-        memo: { [memoKey]: { fingerprint: idempotency.requestFingerprint, nonce } },
+        memo: { ...visible.memo, [memoKey]: { fingerprint: idempotency.requestFingerprint, nonce } },
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
       });

@@ -1,6 +1,7 @@
 import type { Hono } from 'hono';
 import { handle, type APIGatewayProxyResult, type LambdaContext, type LambdaEvent } from 'hono/aws-lambda';
 import { configureLogging, createLogger, providerApiKeys } from '../observability/json-logger';
+import { startTracing, type Tracing } from '../observability/tracing';
 import type { ApiEnv } from './api-env';
 import { createApp } from './app';
 import { createApiDependencies } from './default-dependencies';
@@ -25,6 +26,7 @@ export function createLambdaHandler(app: Hono<ApiEnv>): ApiGatewayV2Handler {
 }
 
 let cached: ApiGatewayV2Handler | undefined;
+let tracing: Tracing | undefined;
 
 /** The Lambda entry point (`handler` in the function configuration). */
 export const handler: ApiGatewayV2Handler = async (event, context) => {
@@ -34,7 +36,14 @@ export const handler: ApiGatewayV2Handler = async (event, context) => {
     if (deps.api.auth.mode === 'off') throw new Error('ERRAND_API_AUTH=off is refused in the Lambda: it serves the internet; configure ERRAND_API_KEYS');
     configureLogging({ secrets: providerApiKeys(deps.config.providers) });
     if (deps.config.providers.length === 0) createLogger('api').warn(noProviderWarning);
+    // With OTEL_EXPORTER_OTLP_ENDPOINT set; the SDK is not in the bundle (docs/observability.md: from a layer).
+    tracing = await startTracing('api');
     cached = createLambdaHandler(createApp(deps));
   }
-  return cached(event, context);
+  try {
+    return await cached(event, context);
+  } finally {
+    // The container may be frozen once the function answered: its spans leave before that.
+    await tracing?.flush();
+  }
 };

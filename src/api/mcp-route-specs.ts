@@ -41,6 +41,45 @@ export const mcpPostRoute = defineRoute({
   },
 });
 
+/** `GET /v1/mcp`. */
+export const mcpStreamRoute = defineRoute({
+  method: 'get',
+  path: '/v1/mcp',
+  operationId: 'mcpNotificationStream',
+  summary: 'MCP (Streamable HTTP): the server-to-client stream (notices)',
+  description:
+    'For an MCP client that listens: a `text/event-stream` on which each notice of a background or continuable task of the session ' +
+    'arrives as an MCP logging notification (`notifications/message`, level `notice`, logger `errand`) as soon as the server sees it ' +
+    '(it looks every few seconds). The notice still comes with the next tool result, which is what a model reads. The stream closes ' +
+    'after the server\'s longest wait (ERRAND_API_MAX_WAIT_MS) and the client opens it again. A tenant may hold ' +
+    'ERRAND_API_MAX_EVENT_STREAMS of these streams open at once (429 past it). Node server only: behind API Gateway + Lambda it answers ' +
+    '405, which tells an MCP client there is no stream (responses are buffered there).',
+  tag: 'mcp',
+  authenticated: true,
+  params: emptyPathSchema,
+  query: emptyQuerySchema,
+  headers: sessionHeader,
+  responses: {
+    200: {
+      description: 'The stream of JSON-RPC notifications.',
+      contentType: 'text/event-stream',
+      events: {
+        message: {
+          data: z.object({ jsonrpc: z.literal('2.0'), method: z.string(), params: z.unknown() }).loose(),
+          description: 'A JSON-RPC notification: `notifications/message` with a notice of a task of the session (`params.data`).',
+        },
+      },
+    },
+    400: { description: 'No `Mcp-Session-Id` header.' },
+    401: { description: 'Missing or invalid API key.' },
+    404: { description: 'No such running MCP session for this API key.' },
+    405: { description: 'Served by the Lambda behind API Gateway, which buffers responses: notices come with tool results only.' },
+    406: { description: 'The Accept header does not take text/event-stream.' },
+    429: { description: 'This tenant already holds the most open streams the server allows (`ERRAND_API_MAX_EVENT_STREAMS`).' },
+    503: { description: 'Temporal cannot be reached.' },
+  },
+});
+
 /** `DELETE /v1/mcp`. */
 export const mcpDeleteRoute = defineRoute({
   method: 'delete',

@@ -4,6 +4,7 @@ import type { JsonObject } from '../contracts/json';
 import type { CallToolInput, CallToolResult } from '../contracts/mcp-session';
 import type { TextPart } from '../contracts/agent-wire';
 import { isMcpSessionTool, mcpToolListings } from '../domain/mcp-session-tools';
+import { resolvePolicy, type ToolPolicyConfig } from '../tools/tool-policy';
 
 /** What the MCP server needs of errand: one session's tool calls, and the text behind a stored part. */
 export interface McpSessionBackend {
@@ -16,6 +17,13 @@ export interface McpSessionBackend {
   resolveParts(parts: TextPart[]): Promise<string>;
   /** Why a failed call failed, as the client should read it. */
   describeError(error: unknown): string;
+  /**
+   * The operator's tool policy (`ERRAND_TOOL_POLICY`), applied to the client's own calls as to a session
+   * model's: a denied tool is neither listed nor run; a tool under `ask` is listed, and each call is
+   * refused, because errand cannot ask a person about a call an MCP client makes (its own prompts are
+   * the client's business, and not every client has them).
+   */
+  toolPolicy?: ToolPolicyConfig | undefined;
 }
 
 /** Version errand reports to MCP clients (the server's implementation info). */
@@ -34,11 +42,16 @@ export function createErrandMcpServer(backend: McpSessionBackend): Server {
       'and read their results with load. Notices of background tasks arrive with your next tool result. ' +
       `Reconnect to this session (and its tasks) with ${backend.reconnect}.`,
   });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: mcpToolListings() }));
+  const decision = (name: string) => resolvePolicy(backend.toolPolicy, [], name);
+  const listed = () => mcpToolListings().filter((tool) => decision(tool.name) !== 'deny');
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed() }));
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<McpCallToolResult> => {
     const { name } = request.params;
-    if (!isMcpSessionTool(name)) {
-      return errorResult(`Unknown tool "${name}". The tools are ${mcpToolListings().map((tool) => tool.name).join(', ')}.`);
+    if (!isMcpSessionTool(name) || decision(name) === 'deny') {
+      return errorResult(`Unknown tool "${name}". The tools are ${listed().map((tool) => tool.name).join(', ')}.`);
+    }
+    if (decision(name) === 'ask') {
+      return errorResult(`${name} did not run: the operator's tool policy says a person approves each call of ${name}, and errand cannot ask one about a call an MCP client makes. Ask the operator to allow ${name} for MCP clients, or run the delegation with errand's CLI or API, where approvals work (errand approvals).`);
     }
     const args: JsonObject = (request.params.arguments ?? {}) as JsonObject;
     let result: CallToolResult;

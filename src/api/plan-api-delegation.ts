@@ -7,6 +7,7 @@ import { planDelegation, type PlanContext } from '../activities/plan-delegation'
 import { providerChoices } from '../llm/provider-config';
 import { developerToolsetName } from '../tools/developer-toolset-name';
 import type { SourceResolver } from '../sources/source-resolver';
+import type { BlobStore } from '../activities/blob-store';
 import { redactServerPaths } from '../domain/redact-paths';
 import type { ApiCaller, PlanResult } from './planning-types';
 import { joinRequestedWorkingDir } from './tenant-working-dir';
@@ -15,6 +16,9 @@ export type { PlanResult } from './planning-types';
 
 /** The request field a planner message is about, for the problem document's field path. */
 function fieldOf(message: string, request: DelegateRequest): string {
+  if (/^time_budget/.test(message)) return 'time_budget';
+  if (/^cost_budget_usd|^a cost cap/.test(message)) return 'cost_budget_usd';
+  if (/^the subagent's first prompt/.test(message)) return 'context';
   if (/^output_schema/.test(message)) return 'output_schema';
   if (/^fork/.test(message)) return 'fork';
   if (/^reasoning_effort/.test(message)) return 'reasoning_effort';
@@ -39,7 +43,7 @@ export type ApiPlanner = (request: DelegateRequest, caller: ApiCaller, tenantDir
  * tenant's folder by name only: the API does not look at the workers' disk (it may run where that disk is
  * not), and the worker confines and creates the folder.
  */
-export function apiPlanner(config: ErrandConfig, sources: { resolverFor(workingDirectory: string): SourceResolver }): ApiPlanner {
+export function apiPlanner(config: ErrandConfig, sources: { resolverFor(workingDirectory: string): SourceResolver }, memoryStore?: BlobStore): ApiPlanner {
   const toolsets = [developerToolsetName, ...config.tools.mcpServers.map((server) => server.name)];
   const route = config.defaultModel ?? { provider: config.providers[0]?.name ?? '(none)', model: '(none)' };
   const approvers = approversFor(config.toolPolicy);
@@ -52,6 +56,7 @@ export function apiPlanner(config: ErrandConfig, sources: { resolverFor(workingD
     },
     configuredMaxTurns: config.subagent.maxTurns,
     configuredMaxOutputTokens: config.model.maxOutputTokens,
+    caps: config.caps,
     // The API lists sources over the working root: the worker resolves a recipe's servers there again.
     resolveDir: config.workingDir,
     // Present when the API runs beside its workers, absent in a Lambda; looked at only by checks that need
@@ -61,6 +66,8 @@ export function apiPlanner(config: ErrandConfig, sources: { resolverFor(workingD
     tasks: config.tasks,
     approvalTimeoutMs: config.approvalTimeoutMs,
     allowBypassPermissions: config.allowBypassPermissions,
+    // Agents' memory folders live in the workers' blob store, which the API shares.
+    ...(memoryStore ? { memoryStore } : {}),
     mcp: {
       allowRecipeServers: config.tools.settings.allowRecipeServers ?? false,
       ...(config.tools.settings.recipeEnvKeys ? { recipeEnvKeys: config.tools.settings.recipeEnvKeys } : {}),

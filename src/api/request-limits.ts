@@ -35,17 +35,31 @@ function refuse(problems: FieldProblem[]): void {
   });
 }
 
-/** Refuses a `POST /v1/delegations` body whose `max_turns` is over `ERRAND_SUBAGENT_MAX_TURNS`. */
-export function checkDelegationLimits(request: { max_turns?: number | undefined }, config: ErrandConfig): void {
-  refuse(problemsOf([{ field: 'max_turns', requested: request.max_turns, limit: config.subagent.maxTurns, setting: 'ERRAND_SUBAGENT_MAX_TURNS' }]));
+/** The operator's caps of time (seconds) and money (US dollars) as ceilings of two request fields. */
+function capCeilings(fields: { time: string; cost: string }, requested: { time: number | undefined; cost: number | undefined }, config: ErrandConfig): Ceiling[] {
+  return [
+    ...(config.caps.timeBudgetMs !== undefined ? [{ field: fields.time, requested: requested.time, limit: Math.floor(config.caps.timeBudgetMs / 1_000), setting: 'ERRAND_MAX_TIME_BUDGET_SECS' }] : []),
+    ...(config.caps.costBudgetMicroUsd !== undefined ? [{ field: fields.cost, requested: requested.cost, limit: config.caps.costBudgetMicroUsd / 1_000_000, setting: 'ERRAND_MAX_COST_BUDGET_USD' }] : []),
+  ];
 }
 
-/** Refuses a `POST /v1/sessions` body whose `maxDepth` or `maxTurnsPerMessage` is over the operator's. */
-export function checkSessionLimits(request: { maxDepth?: number | undefined; maxTurnsPerMessage?: number | undefined }, config: ErrandConfig): void {
+/** Refuses a `POST /v1/delegations` body whose `max_turns`, `time_budget` or `cost_budget_usd` is over the operator's. */
+export function checkDelegationLimits(request: { max_turns?: number | undefined; time_budget?: number | undefined; cost_budget_usd?: number | undefined }, config: ErrandConfig): void {
+  refuse(
+    problemsOf([
+      { field: 'max_turns', requested: request.max_turns, limit: config.subagent.maxTurns, setting: 'ERRAND_SUBAGENT_MAX_TURNS' },
+      ...capCeilings({ time: 'time_budget', cost: 'cost_budget_usd' }, { time: request.time_budget, cost: request.cost_budget_usd }, config),
+    ]),
+  );
+}
+
+/** Refuses a `POST /v1/sessions` body whose `maxDepth`, `maxTurnsPerMessage`, `timeBudget` or `costBudgetUsd` is over the operator's. */
+export function checkSessionLimits(request: { maxDepth?: number | undefined; maxTurnsPerMessage?: number | undefined; timeBudget?: number | undefined; costBudgetUsd?: number | undefined }, config: ErrandConfig): void {
   refuse(
     problemsOf([
       { field: 'maxDepth', requested: request.maxDepth, limit: config.subagent.maxDepth, setting: 'ERRAND_MAX_DEPTH' },
       { field: 'maxTurnsPerMessage', requested: request.maxTurnsPerMessage, limit: config.sessionMaxTurns, setting: 'ERRAND_SESSION_MAX_TURNS' },
+      ...capCeilings({ time: 'timeBudget', cost: 'costBudgetUsd' }, { time: request.timeBudget, cost: request.costBudgetUsd }, config),
     ]),
   );
 }

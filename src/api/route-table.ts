@@ -25,7 +25,7 @@ import {
 } from '../contracts/api';
 import { delegateRequestSchema } from '../contracts/delegation';
 import { delegationEvents } from '../contracts/delegation-events';
-import { mcpDeleteRoute, mcpPostRoute } from './mcp-route-specs';
+import { mcpDeleteRoute, mcpPostRoute, mcpStreamRoute } from './mcp-route-specs';
 import { defineRoute, type ResponseSpec, type RouteSpec } from './route-spec';
 import {
   approvalBodySchema,
@@ -51,7 +51,9 @@ const notFound: ResponseSpec = { description: 'No such delegation for this API k
 const tooLarge: ResponseSpec = { description: 'The request body is larger than the configured limit.' };
 const unsupported: ResponseSpec = { description: 'The body is not application/json.' };
 const unavailable: ResponseSpec = { description: 'Temporal cannot be reached.' };
-const rateLimited: ResponseSpec = { description: 'Temporal refused the start for its rate limits, also after retries (`temporal-rate-limited`); retry after `Retry-After` seconds.' };
+const startRefused: ResponseSpec = {
+  description: "Temporal refused the start for its rate limits, also after retries (`temporal-rate-limited`), or the tenant's model calls today reached the operator's daily cost cap, ERRAND_TENANT_DAILY_COST_USD (`daily-cost-cap`, with the figures; `Retry-After` is the time until 00:00 UTC).",
+};
 const unavailableOrNotConfigured: ResponseSpec = { description: 'Temporal cannot be reached, or this server has no model provider configured (`not-configured`).' };
 const sessionNotFound: ResponseSpec = { description: "No such session or approval for this API key (other tenants' are not visible)." };
 const sessionConflict: ResponseSpec = { description: 'The workflow refused it: the session has ended, or the approval is no longer pending.' };
@@ -80,8 +82,8 @@ export const startDelegationRoute = defineRoute({
     401: unauthorized,
     413: tooLarge,
     415: unsupported,
-    422: { description: 'The request is well-formed but cannot run: unknown source (with suggestions), model not allowed, bad parameters, working_dir outside, or an Idempotency-Key reused for a different request.' },
-    429: rateLimited,
+    422: { description: "The request is well-formed but cannot run: unknown source (with suggestions), model not allowed, bad parameters, working_dir outside, max_turns / time_budget / cost_budget_usd over the operator's limit, a cost cap on a model without prices, a context whose estimated cost does not fit cost_budget_usd, or an Idempotency-Key reused for a different request." },
+    429: startRefused,
     503: unavailableOrNotConfigured,
   },
 });
@@ -230,7 +232,7 @@ export const startSessionRoute = defineRoute({
   description: 'Starts a session whose model can load and delegate; messages arrive with POST /v1/sessions/{id}/messages.',
   tag: 'sessions', authenticated: true, params: emptyPathSchema, query: emptyQuerySchema,
   body: { schema: startSessionBodySchema, required: true, description: 'Session settings and an optional first message.' },
-  responses: { 201: { description: 'The session started.', schema: startSessionResponseSchema }, 400: badRequest, 401: unauthorized, 413: tooLarge, 415: unsupported, 422: { description: "No default model is configured, or maxDepth / maxTurnsPerMessage is over the operator's limit." }, 429: rateLimited, 503: unavailableOrNotConfigured },
+  responses: { 201: { description: 'The session started.', schema: startSessionResponseSchema }, 400: badRequest, 401: unauthorized, 413: tooLarge, 415: unsupported, 422: { description: "No default model is configured, maxDepth / maxTurnsPerMessage / timeBudget / costBudgetUsd is over the operator's limit, or costBudgetUsd is set for a model without prices." }, 429: startRefused, 503: unavailableOrNotConfigured },
 });
 /** `GET /v1/sessions/{id}`. */
 export const getSessionRoute = defineRoute({
@@ -366,6 +368,7 @@ export const apiRoutes: readonly RouteSpec[] = [
   listApprovalsRoute,
   decideApprovalRoute,
   mcpPostRoute,
+  mcpStreamRoute,
   mcpDeleteRoute,
   listSourcesRoute,
   getSourceRoute,

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { configureLogging, providerApiKeys } from '../observability/json-logger';
+import { startTracing, stopTracing } from '../observability/tracing';
 import type { ApiEnv } from './api-env';
 import { createApp } from './app';
 import { createApiDependencies } from './default-dependencies';
@@ -49,12 +50,14 @@ export async function startApiServer(app: Hono<ApiEnv>, options: { host: string;
 export async function runApiServer(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const deps = createApiDependencies({ env });
   configureLogging({ secrets: [...providerApiKeys(deps.config.providers, env)] });
+  const tracing = await startTracing('api', env);
   const server = await startApiServer(createApp(deps), { host: deps.api.host, port: deps.api.port });
   const auth = deps.api.auth.mode === 'keys' ? `${deps.api.auth.keys.length} API key(s)` : `auth OFF (every request runs as tenant "${deps.api.auth.tenant}")`;
   const { address, httpUrl, taskQueue } = deps.config.temporal;
   const starts = httpUrl === undefined ? '' : ` (starts through its HTTP API ${httpUrl})`;
   process.stdout.write(`errand api: listening on ${server.url} (${auth}); Temporal ${address}${starts}, task queue "${taskQueue}"\n`);
   if (deps.config.providers.length === 0) process.stderr.write(`errand api: warning: ${noProviderWarning}\n`);
+  if (tracing) process.stdout.write(`errand api: exporting traces to ${tracing.settings.endpoint.url} (${tracing.settings.endpoint.setting}) as service "${tracing.settings.serviceName}"\n`);
   await new Promise<void>((resolveStop) => {
     const stop = () => resolveStop();
     process.once('SIGINT', stop);
@@ -62,6 +65,7 @@ export async function runApiServer(env: NodeJS.ProcessEnv = process.env): Promis
   });
   await server.close();
   await deps.temporal.close();
+  await stopTracing();
 }
 
 if (require.main === module) {

@@ -15,7 +15,9 @@ import {
   type TranscriptView,
 } from '../contracts/subagent-messages';
 import type { SubagentPeek } from '../contracts/subagent-result';
-import { withDefaultEffort } from '../llm/provider-config';
+import type { CapSettings } from '../cap-settings';
+import { usdToMicro } from '../domain/run-caps';
+import { modelEntryId, withDefaultEffort } from '../llm/provider-config';
 import { sessionStartOptions } from '../observability/start-options';
 import { livePartial, readLiveText } from '../observability/live-text-reader';
 import { approversFor } from '../tools/tool-policy';
@@ -37,8 +39,32 @@ export interface StartSessionRequest {
   message?: string | undefined;
   maxTurnsPerMessage?: number | undefined;
   maxDepth?: number | undefined;
+  /** Tokens the session and its tasks may use. */
+  tokenBudget?: number | undefined;
+  /** Wall-clock seconds the session may run (at most the operator's `ERRAND_MAX_TIME_BUDGET_SECS`). */
+  timeBudget?: number | undefined;
+  /** US dollars the session and its tasks may spend (at most the operator's `ERRAND_MAX_COST_BUDGET_USD`). */
+  costBudgetUsd?: number | undefined;
   /** An MCP session: no model of its own, its MCP client calls the tools (SEMANTICS §6). */
   mcp?: boolean | undefined;
+}
+
+/**
+ * A session's time and cost caps: what the request asks for (the route refused more than the operator's),
+ * else the operator's ceiling; `Math.min` keeps the ceiling for any other caller.
+ */
+function sessionCaps(request: StartSessionRequest, operator: CapSettings): { timeBudgetMs?: number; costBudgetMicroUsd?: number } {
+  const time = request.timeBudget !== undefined ? request.timeBudget * 1_000 : undefined;
+  const cost = request.costBudgetUsd !== undefined ? usdToMicro(request.costBudgetUsd) : undefined;
+  const timeBudgetMs = time === undefined ? operator.timeBudgetMs : Math.min(time, operator.timeBudgetMs ?? time);
+  const costBudgetMicroUsd = cost === undefined ? operator.costBudgetMicroUsd : Math.min(cost, operator.costBudgetMicroUsd ?? cost);
+  return { ...(timeBudgetMs !== undefined ? { timeBudgetMs } : {}), ...(costBudgetMicroUsd !== undefined ? { costBudgetMicroUsd } : {}) };
+}
+
+/** Whether the configured entry of `route`'s model carries prices. */
+function modelHasPrices(providers: ErrandConfig['providers'], route: { provider: string; model: string }): boolean {
+  const entry = providers.find((provider) => provider.name === route.provider)?.models.find((candidate) => modelEntryId(candidate) === route.model);
+  return entry !== undefined && typeof entry !== 'string' && entry.prices !== undefined;
 }
 
 function notFound(kind: string, id: string): ApiProblem {
@@ -80,10 +106,17 @@ export class SessionService {
     if (!defaultModel) {
       throw new ApiProblem(422, ProblemKind.invalidDelegation, 'No model is configured', { detail: 'set ERRAND_DEFAULT_MODEL ("<provider>/<model>") or configure providers' });
     }
+    const route = withDefaultEffort(this.config.providers, defaultModel);
+    const caps = sessionCaps(request, this.config.caps);
+    if (caps.costBudgetMicroUsd !== undefined && !modelHasPrices(this.config.providers, route)) {
+      throw new ApiProblem(422, ProblemKind.invalidDelegation, 'A cost cap needs a model with prices', {
+        detail: `costBudgetUsd: the session's model ${route.provider}/${route.model} has no prices in the provider configuration, so the cost of its calls is unknown; leave costBudgetUsd out or give the model entry prices`,
+      });
+    }
     const input: SessionInput = {
       label: request.label ?? (request.mcp ? 'MCP session' : 'API session'),
       // A session thinks as hard as its model's entry says by default (its defaultReasoningEffort).
-      route: withDefaultEffort(this.config.providers, defaultModel),
+      route,
       toolsets: ['developer', ...this.config.tools.mcpServers.map((server) => server.name)],
       workingDir: this.workingDirFor(tenant),
       system: { ...(request.instructions ? { instructions: request.instructions } : {}), ...(request.context ? { context: request.context } : {}) },
@@ -95,6 +128,8 @@ export class SessionService {
       approvalTimeoutMs: this.config.approvalTimeoutMs,
       idleTimeoutMs: this.config.sessionIdleTimeoutMs,
       approvers: approversFor(this.config.toolPolicy),
+      ...(request.tokenBudget !== undefined ? { tokenBudget: request.tokenBudget } : {}),
+      ...caps,
       ...(request.message ? { initialMessage: request.message } : {}),
       ...(request.mcp ? { mcp: true } : {}),
     };

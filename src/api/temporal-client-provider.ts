@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { traceHeaderInterceptor } from '../observability/start-options';
 import type { TemporalConnectOptions } from '../temporal-connection';
 
 /**
@@ -24,7 +25,7 @@ export function lazyTemporalClient(settings: TemporalClientSettings): TemporalCl
   let pending: Promise<{ client: Client; connection: Connection }> | undefined;
   const connect = async () => {
     const connection = await Connection.connect(settings.connection);
-    return { client: new Client({ connection, namespace: settings.namespace }), connection };
+    return { client: new Client({ connection, namespace: settings.namespace, interceptors: { workflow: [traceHeaderInterceptor] } }), connection };
   };
   return {
     async get() {
@@ -42,7 +43,24 @@ export function lazyTemporalClient(settings: TemporalClientSettings): TemporalCl
   };
 }
 
-/** A provider around an existing client (tests, the CLI's in-process mode). */
+/**
+ * The client as the API uses it: sending the active trace with every start, signal and update
+ * (traceHeaderInterceptor). A client made elsewhere gets a twin on the same connection and settings, with
+ * the interceptor in front of its own.
+ */
+export function withTraceHeaders(client: Client): Client {
+  const { workflow } = client.options.interceptors;
+  const existing = Array.isArray(workflow) ? workflow : [];
+  if (existing.includes(traceHeaderInterceptor)) return client;
+  // Left as it is: a client with the older object form of workflow interceptors (they cannot be combined),
+  // or with plugins (a second client would apply them again).
+  if (workflow !== undefined && !Array.isArray(workflow)) return client;
+  if ((client.options.plugins ?? []).length > 0) return client;
+  return new Client({ ...client.options, interceptors: { ...client.options.interceptors, workflow: [traceHeaderInterceptor, ...existing] } });
+}
+
+/** A provider around an existing client (tests, the CLI's in-process mode), with {@link withTraceHeaders}. */
 export function fixedTemporalClient(client: Client): TemporalClientProvider {
-  return { get: () => Promise.resolve(client), close: () => Promise.resolve() };
+  const traced = withTraceHeaders(client);
+  return { get: () => Promise.resolve(traced), close: () => Promise.resolve() };
 }

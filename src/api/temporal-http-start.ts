@@ -5,7 +5,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { encodeUnifiedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes';
 import { plainHttpRequest, PlainHttpTimeout } from '../http/plain-http';
-import type { TopLevelStartOptions } from '../observability/start-options';
+import { traceHeader, type TopLevelStartOptions } from '../observability/start-options';
 import { temporalHttpAttemptTimeoutMs, temporalHttpRetry, temporalHttpStartDeadlineMs } from '../contracts/limits';
 import { GrpcCode } from '../grpc-status';
 import { temporalHttpStatus } from '../temporal-http-url';
@@ -96,6 +96,7 @@ function durationJson(ms: number): string {
 export function startRequestJson(target: Pick<TemporalHttpStartTarget, 'namespace'>, request: TemporalHttpStartRequest, requestId: string): string {
   const { visible } = request;
   const indexedFields = encodeUnifiedSearchAttributes(undefined, visible.typedSearchAttributes);
+  const trace = Object.entries(traceHeader());
   return JSON.stringify({
     namespace: target.namespace,
     workflowId: request.workflowId,
@@ -108,7 +109,9 @@ export function startRequestJson(target: Pick<TemporalHttpStartTarget, 'namespac
     workflowIdReusePolicy: 'WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE',
     workflowIdConflictPolicy: 'WORKFLOW_ID_CONFLICT_POLICY_FAIL',
     searchAttributes: { indexedFields: Object.fromEntries(Object.entries(indexedFields).map(([name, payload]) => [name, payloadJson(payload)])) },
-    header: {},
+    ...(visible.memo ? { memo: { fields: Object.fromEntries(Object.entries(visible.memo).map(([key, value]) => [key, toPayloadJson(value)])) } } : {}),
+    // The active trace (the API request's span), as the SDK client's traceHeaderInterceptor sends it.
+    header: trace.length === 0 ? {} : { fields: Object.fromEntries(trace.map(([name, payload]) => [name, payloadJson(payload)])) },
     userMetadata: { summary: toPayloadJson(visible.staticSummary), details: toPayloadJson(visible.staticDetails) },
   });
 }

@@ -1,6 +1,7 @@
 import { httpTransport, type ApiAnswer, type ApiTransport } from './api-transport';
 import type { ApiConfig } from '../api/api-config';
 import type { CliIo } from './cli-io';
+import { checkTraceparent, traceparentHeader } from '../observability/trace-context';
 
 /**
  * What every client command gets: output streams and a lazily built API transport, chosen in this order:
@@ -38,7 +39,13 @@ function inProcessApiTransport(env: NodeJS.ProcessEnv, cwd: string, onClose: (cl
     const loaded = loadApiConfig(env, cwd, { localDefault: true });
     const api = { ...loaded, auth: { mode: 'off' as const, tenant: cliTenant(loaded, env, localTenant) } };
     const deps = createApiDependencies({ env, cwd, api, startedBy: 'errand CLI' });
-    onClose(() => deps.temporal.close());
+    // In process, the API's spans are this process's: exported when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+    const { startTracing, stopTracing } = await import('../observability/tracing.js');
+    await startTracing('cli', env);
+    onClose(async () => {
+      await deps.temporal.close();
+      await stopTracing();
+    });
     const inner = inProcessTransport(createApp(deps, { requestLog: false }), `Temporal at ${deps.config.temporal.address} (in process; set ERRAND_API_URL to use an API server)`);
     transport.describe = inner.describe;
     return inner;
@@ -56,6 +63,19 @@ function inProcessApiTransport(env: NodeJS.ProcessEnv, cwd: string, onClose: (cl
 /** The tenant the in-process CLI acts as: the local tenant of auth `off`, else `ERRAND_LOCAL_TENANT` or `local`. */
 function cliTenant(loaded: ApiConfig, env: NodeJS.ProcessEnv, localTenant: string): string {
   return loaded.auth.mode === 'off' ? loaded.auth.tenant : (env.ERRAND_LOCAL_TENANT ?? localTenant);
+}
+
+/**
+ * The environment variable through which a caller hands the CLI its trace (a CI job's, a script's): a W3C
+ * `traceparent`, sent with every API request the command makes, so its workflows join that trace.
+ */
+export const traceparentEnv = 'TRACEPARENT';
+
+/** The headers every request of this invocation carries: the caller's trace, if `TRACEPARENT` is set. */
+function traceHeadersOf(env: NodeJS.ProcessEnv): Record<string, string> {
+  const value = env[traceparentEnv];
+  if (value === undefined || value.trim() === '') return {};
+  return { [traceparentHeader]: checkTraceparent(value, traceparentEnv), ...(env.TRACESTATE ? { tracestate: env.TRACESTATE } : {}) };
 }
 
 /** Builds the context of one CLI invocation. */
@@ -93,8 +113,9 @@ export function createCliContext(io: CliIo, env: NodeJS.ProcessEnv, cwd: string)
       return resolved?.describe ?? 'the errand API';
     },
     async request(method, path, options) {
+      const trace = traceHeadersOf(env);
       chosen ??= choose().then((transport) => (resolved = transport));
-      return (await chosen).request(method, path, options);
+      return (await chosen).request(method, path, { ...options, headers: { ...trace, ...options?.headers } });
     },
   };
   return {

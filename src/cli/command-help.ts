@@ -30,6 +30,8 @@ or returns at once with --async. Give the task, a --source, or both.
       --max-turns <n>          turn budget (at most ERRAND_SUBAGENT_MAX_TURNS)
       --max-output-tokens <n>  output-token limit of each model call
       --token-budget <n>       total tokens the delegation may use
+      --time-budget <secs>     wall-clock seconds it may run (at most ERRAND_MAX_TIME_BUDGET_SECS)
+      --cost-budget-usd <usd>  US dollars its model calls may cost (at most ERRAND_MAX_COST_BUDGET_USD)
       --context <text>         reference material; --context-file <file> reads it from a file
   -C, --working-dir <dir>      working directory, relative to the working root
       --continuable            keep it alive for errand send: waits for its first answer, prints it, and leaves it running

@@ -77,6 +77,8 @@ export const delegateOptions = {
   continuable: { type: 'boolean' },
   description: { type: 'string', short: 'd' },
   'token-budget': { type: 'string' },
+  'time-budget': { type: 'string' },
+  'cost-budget-usd': { type: 'string' },
   'output-schema': { type: 'string' },
   isolation: { type: 'string' },
   'idempotency-key': { type: 'string' },
@@ -133,6 +135,8 @@ export async function delegateCommand(argv: string[], context: CliContext): Prom
   const temperature = number('temperature', values.temperature, false);
   const maxTurns = number('max-turns', values['max-turns'], true);
   const tokenBudget = number('token-budget', values['token-budget'], true);
+  const timeBudget = number('time-budget', values['time-budget'], true);
+  const costBudgetUsd = number('cost-budget-usd', values['cost-budget-usd'], false);
   const maxOutputTokens = number('max-output-tokens', values['max-output-tokens'], true);
   const body = {
     ...(instructions ? { instructions } : {}),
@@ -150,6 +154,8 @@ export async function delegateCommand(argv: string[], context: CliContext): Prom
     ...(values.continuable ? { continuable: true } : {}),
     ...(values.description ? { description: values.description } : {}),
     ...(tokenBudget === undefined ? {} : { token_budget: tokenBudget }),
+    ...(timeBudget === undefined ? {} : { time_budget: timeBudget }),
+    ...(costBudgetUsd === undefined ? {} : { cost_budget_usd: costBudgetUsd }),
     ...(maxOutputTokens === undefined ? {} : { max_output_tokens: maxOutputTokens }),
     ...(outputSchema === undefined ? {} : { output_schema: outputSchema }),
     ...(values.isolation === 'worktree' ? { isolation: 'worktree' } : {}),

@@ -50,6 +50,7 @@ export async function mcpCommand(argv: string[], context: CliContext): Promise<n
       resolveParts,
       // An ApiProblem's message is its title and detail (e.g. why the session refused the call).
       describeError: (error) => (error instanceof Error ? error.message : String(error)),
+      toolPolicy: deps.config.toolPolicy,
     });
     const closed = new Promise<void>((resolveClosed) => {
       server.onclose = () => resolveClosed();

@@ -14,6 +14,7 @@ import { projectRoot } from '../dev/tool-paths';
 import { createDemoModel, demoProviderConfig, demoProviderName } from '../llm/demo-model';
 import { checkWorkerEnvironment, commandOptions, createErrandWorker, createWorkerDependencies, runWorker } from '../worker';
 import { processContainmentSummary } from '../tools/process-containment';
+import { startTracing, stopTracing } from '../observability/tracing';
 import type { CliContext } from './cli-context';
 import { UsageError } from './cli-io';
 import { chooseDevSandbox, devSandboxBanner } from './dev-sandbox-default';
@@ -130,11 +131,15 @@ export async function devCommand(argv: string[], context: CliContext): Promise<n
     const stackEnv: NodeJS.ProcessEnv = { ...baseEnv, ERRAND_TEMPORAL_ADDRESS: devServer.address, ERRAND_TEMPORAL_NAMESPACE: 'default', ERRAND_TEMPORAL_HTTP_URL: devServer.httpUrl };
     const { config, env, demo } = withDemoModel(stackEnv, context.cwd);
 
+    // One process, one trace export (OTEL_EXPORTER_OTLP_ENDPOINT): the API's spans and the worker's go out together.
+    const tracing = await startTracing('dev', env);
+    if (tracing) stops.push(() => stopTracing());
     io.stderr('errand dev: starting the worker (bundling the workflow code takes a few seconds)…\n');
     const connection = await NativeConnection.connect({ address: devServer.address });
     stops.push(() => connection.close());
     const dependencies = createWorkerDependencies(config, { env, ...(demo ? { scripted: { [demoProviderName]: createDemoModel() } } : {}) });
     io.stderr(`errand dev: ${processContainmentSummary(dependencies.commands)}\n`);
+    // Unversioned whatever ERRAND_WORKER_* say: a fresh dev server has no current version to route work to it.
     const worker = await createErrandWorker({
       connection,
       namespace: config.temporal.namespace,
@@ -237,6 +242,7 @@ export async function workerCommand(argv: string[], context: CliContext): Promis
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
       dependencies: createWorkerDependencies(config, { env, scripted: { [demoProviderName]: createDemoModel() } }),
+      ...(config.workerDeployment ? { deployment: config.workerDeployment } : {}),
     });
     context.io.stderr(`errand worker: polling "${config.temporal.taskQueue}" on ${config.temporal.address} with the demo model\n`);
     context.io.stderr(`errand worker: ${processContainmentSummary(commandOptions(config, env))}\n`);

@@ -1,7 +1,8 @@
 import type { JsonObject } from './json';
 import type { LiveText } from './live-text';
+import type { AgentHooksWire } from './agent-hooks';
 import type { ApprovalDecision, MessageInput, RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from './agent-wire';
-import type { Approvers, ContextWindowState, ConversationPrefix, SourceSummary, SubagentActivitySettings, SubagentInput } from './subagent';
+import type { AgentMemoryLocation, Approvers, ContextWindowState, ConversationPrefix, SourceSummary, SubagentActivitySettings, SubagentInput } from './subagent';
 import type { SubagentResult } from './subagent-result';
 import type { AnswerCap, FinishReason, ModelRoute, TokenUsage } from './model';
 
@@ -38,6 +39,8 @@ export interface SealToolCallsInput {
 /** Summarise older turns of a conversation into one stored summary (context compaction). */
 export interface CompactConversationInput {
   workflowId: string;
+  /** The tenant whose call this is: a priced summary counts against its daily cost cap (decision 0027). */
+  tenant?: string;
   conversationId: string;
   /** Messages 0..length-1 are the conversation so far. */
   length: number;
@@ -48,6 +51,12 @@ export interface CompactConversationInput {
   prefix?: ConversationPrefix;
   /** Keep fewer recent turns than usual (after the provider said the prompt was too long). */
   aggressive?: boolean;
+  /**
+   * The threshold the prompt passed and what its tool specs take (from the model turn that asked for
+   * compaction): the verbatim tail is sized so that the prompt lands under the threshold with room for
+   * new turns, instead of compacting again at the next one (review N8).
+   */
+  budget?: { thresholdTokens: number; toolTokens: number };
 }
 
 /** The new compaction state, or why nothing could be compacted. */
@@ -58,6 +67,8 @@ export type CompactConversationOutput =
 /** One model call over the first `length` messages of a conversation. */
 export interface ModelTurnInput {
   workflowId: string;
+  /** The tenant whose call this is: its priced calls count against its daily cost cap (decision 0027). */
+  tenant?: string;
   conversationId: string;
   /** Messages 0..length-1 are the conversation so far; the answer is stored at `length`. */
   length: number;
@@ -87,6 +98,8 @@ export interface ModelTurnInput {
   toolPolicy?: ToolPolicyNarrowingWire[];
   /** Recipe-declared MCP servers among `toolsets`: registered by the worker before tools are listed. */
   recipeServers?: RecipeServerWire[];
+  /** The agent's memory folder: its memory tools are offered besides the toolsets (decision 0031). */
+  memory?: AgentMemoryLocation;
   /** The working directory (recipe servers run for it, in the sandbox where one is configured). */
   workingDir?: string;
   /** Offer the `final_output` tool, whose input schema is the stored output schema (SEMANTICS §5). */
@@ -135,7 +148,13 @@ export interface ModelTurnOutput {
    * Set instead of an answer when `checkContext` found the estimated prompt over the compaction threshold:
    * nothing was sent to the model and nothing stored.
    */
-  needsCompaction?: { estimatedTokens: number; thresholdTokens: number; contextWindow: number };
+  needsCompaction?: {
+    estimatedTokens: number;
+    thresholdTokens: number;
+    contextWindow: number;
+    /** What the prompt takes besides the messages (the offered tools' specs): compaction cannot shrink it, so the tail it keeps leaves room for it. */
+    toolTokens?: number;
+  };
 }
 
 /** Run one tool call of the assistant message at `assistantSeq`; store its result at `resultSeq`. */
@@ -150,10 +169,14 @@ export interface RunToolInput {
   toolFilter?: { allow?: string[]; deny?: string[] };
   toolPolicy?: ToolPolicyNarrowingWire[];
   recipeServers?: RecipeServerWire[];
+  /** The agent's memory folder: its memory tools (`memory__*`) work there (decision 0031). */
+  memory?: AgentMemoryLocation;
   /** The decision on a call that needed approval. */
   approval?: ApprovalDecision;
   /** Set for a `final_output` call: its arguments are validated against this stored schema. */
   finalOutput?: FinalOutputTool;
+  /** The agent file's hooks (`PreToolUse` and `PostToolUse` run around the call, in this activity). */
+  hooks?: AgentHooksWire;
 }
 
 /** What a tool call returns to the workflow. */
@@ -196,6 +219,15 @@ export interface DelegationParent {
   activity: SubagentActivitySettings;
   /** Tokens the parent has left of its budget: a child gets at most this much. */
   remainingBudget?: number;
+  /** Milliseconds the parent has left of its time budget (workflow clock): a child gets at most this much. */
+  remainingTimeMs?: number;
+  /** Micro-dollars the parent has left of its cost budget: a child gets at most this much. */
+  remainingCostMicroUsd?: number;
+  /**
+   * Prompt tokens of the parent's last model call as its provider reported them: what a fork's first
+   * prompt repeats (the fork continues exactly that conversation). Given only with `conversation`.
+   */
+  conversationTokens?: number;
   /** Who may decide the child's own children's approvals (inherited). */
   approvers?: Approvers;
   /**

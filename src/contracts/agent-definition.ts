@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { maxTurnsCeiling } from './limits';
+import { agentSkillsMax, maxTurnsCeiling } from './limits';
 import { readAgentMcpServers } from './agent-mcp-servers';
+import { agentHooksSchema, parseAgentHooks, type AgentHooks } from './agent-hooks';
 import { formatSchemaIssues } from './schema-issues';
 import { isRecord, recipeExtensionSchema, type RecipeExtension } from './recipe-schema';
 
@@ -18,6 +19,11 @@ export type AgentEffort = (typeof agentEffortLevels)[number];
  * Agent files: Markdown with YAML frontmatter (goose and Claude Code format). This module is pure: the
  * caller parses the frontmatter YAML (src/sources) and hands over the resulting object.
  */
+
+/** Claude Code's memory scopes (an agent file's `memory`): what each means in errand is in docs/recipes.md (decision 0031). */
+export const agentMemoryScopes = ['user', 'project', 'local'] as const;
+/** One memory scope. */
+export type AgentMemoryScope = (typeof agentMemoryScopes)[number];
 
 /** Claude Code's model aliases; they are mapped through configuration, never passed on literally. */
 export const claudeModelAliases = ['sonnet', 'opus', 'haiku'] as const;
@@ -52,6 +58,12 @@ export interface AgentDefinition {
   background?: boolean;
   /** `isolation: worktree`: the subagent works in its own git worktree. */
   isolation?: 'worktree';
+  /** `memory`: the agent keeps a memory folder of this scope in errand's data store (decision 0031). */
+  memory?: AgentMemoryScope;
+  /** `skills`: skill names whose `SKILL.md` is put into the agent's system prompt at start. */
+  skills?: string[];
+  /** `hooks`: command hooks for the subagent's own events (contracts/agent-hooks.ts). */
+  hooks?: AgentHooks;
   /** The Markdown body: the agent's instructions. */
   instructions: string;
 }
@@ -71,6 +83,9 @@ export const agentDefinitionSchema = z.object({
   mcpServers: z.array(recipeExtensionSchema).optional(),
   background: z.boolean().optional(),
   isolation: z.literal('worktree').optional(),
+  memory: z.enum(agentMemoryScopes).optional(),
+  skills: z.array(z.string()).optional(),
+  hooks: agentHooksSchema.optional(),
   instructions: z.string(),
 });
 
@@ -105,6 +120,24 @@ const effortField = z.string({ error: effortMessage }).transform((text, context)
   return z.NEVER;
 });
 
+const memoryMessage = `expected one of ${agentMemoryScopes.join(', ')}`;
+const memoryField = z.string({ error: memoryMessage }).transform((text, context) => {
+  const scope = agentMemoryScopes.find((candidate) => candidate === text.trim());
+  if (scope !== undefined) return scope;
+  context.addIssue({ code: 'custom', message: memoryMessage });
+  return z.NEVER;
+});
+
+/** A skill name as Claude Code names skill folders: letters, digits, `-` and `_` (no path). */
+const skillNamePattern = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+const skillNameMessage = 'expected skill names (the folder name under .claude/skills/): letters, digits, "-" and "_", at most 64 characters';
+const skillsField = z.union([
+  z.string().transform((text) => text.split(',').map((item) => item.trim()).filter((item) => item !== '')),
+  z.array(z.string({ error: skillNameMessage })),
+], { error: 'expected a comma-separated string or a list of skill names' }).pipe(
+  z.array(z.string().regex(skillNamePattern, { error: skillNameMessage })).max(agentSkillsMax, { error: `expected at most ${agentSkillsMax} skills` }),
+);
+
 const booleanField = z.union([
   z.boolean(),
   z.enum(['true', 'false']).transform((text) => text === 'true'),
@@ -122,19 +155,19 @@ const frontmatterSchema = z.looseObject({
   mcpServers: z.unknown().optional(),
   background: booleanField.nullable().optional(),
   isolation: z.string({ error: 'expected worktree' }).trim().pipe(z.literal('worktree', { error: 'expected worktree (the only isolation there is)' })).nullable().optional(),
+  memory: memoryField.nullable().optional(),
+  skills: skillsField.nullable().optional(),
+  hooks: z.unknown().optional(),
 });
 
 /** Frontmatter fields errand honours. */
-const honouredKeys = ['name', 'description', 'model', 'tools', 'disallowedTools', 'maxTurns', 'permissionMode', 'effort', 'mcpServers', 'background', 'isolation'] as const;
+const honouredKeys = ['name', 'description', 'model', 'tools', 'disallowedTools', 'maxTurns', 'permissionMode', 'effort', 'mcpServers', 'background', 'isolation', 'memory', 'skills', 'hooks'] as const;
 
 /** Fields Claude Code uses only for its own display: ignored without a word, as Claude Code's subagents ignore them. */
 const cosmeticKeys = ['color'] as const;
 
 /** Claude Code fields errand does not support, with what that means for a run (reported, never dropped silently). */
 export const unsupportedAgentFields: Readonly<Record<string, string>> = {
-  skills: 'Claude Code skills are not preloaded by errand; the agent runs without them',
-  hooks: 'Claude Code hooks are not run by errand; the agent runs without them',
-  memory: 'errand keeps no persistent agent memory; the agent runs without it',
 };
 
 /**
@@ -186,7 +219,7 @@ export interface AgentParseResult {
 
 /**
  * Validates parsed frontmatter plus body as an agent. Unknown frontmatter keys are warned and ignored;
- * Claude Code fields errand does not support (`skills`, `hooks`, `memory`) are reported as such.
+ * Claude Code fields errand does not support (none at present) are reported as such.
  * `model: inherit` sets `inheritModel`; a Claude alias is mapped through `aliases`; an alias with no
  * mapping is dropped with a warning (goose passes it on literally and the model call fails — issue 8496).
  */
@@ -208,6 +241,9 @@ export function parseAgentDocument(frontmatter: unknown, body: string, file: str
   const servers = data.mcpServers === undefined || data.mcpServers === null ? { names: [], servers: [], errors: [], warnings: [] } : readAgentMcpServers(data.mcpServers, file);
   if (servers.errors.length > 0) return { errors: servers.errors, warnings };
   warnings.push(...servers.warnings);
+  const hooks = parseAgentHooks(data.hooks, file);
+  warnings.push(...hooks.warnings);
+  if (hooks.errors.length > 0) return { errors: hooks.errors, warnings };
   const instructions = body.trim();
   if (instructions === '') warnings.push(`${file}: body: the agent has no instructions (empty Markdown body)`);
   const agent: AgentDefinition = { name: data.name, inheritModel: false, instructions };
@@ -231,5 +267,8 @@ export function parseAgentDocument(frontmatter: unknown, body: string, file: str
   if (servers.servers.length > 0) agent.mcpServers = servers.servers;
   if (data.background === true) agent.background = true;
   if (data.isolation) agent.isolation = data.isolation;
+  if (data.memory) agent.memory = data.memory;
+  if (data.skills && data.skills.length > 0) agent.skills = [...new Set(data.skills)];
+  if (hooks.hooks) agent.hooks = hooks.hooks;
   return { agent, errors: [], warnings };
 }

@@ -67,7 +67,7 @@ export const emptyPathSchema = z.strictObject({});
 // ---- subagent state, peek and result (mirrors contracts/subagent-result.ts) -----------------------
 
 /** Live or final state of a delegation. */
-export const delegationStates = ['running', 'waiting_approval', 'waiting', 'completed', 'truncated', 'max_turns', 'cancelled', 'failed', 'budget', 'declined'] as const;
+export const delegationStates = ['running', 'waiting_approval', 'waiting', 'completed', 'truncated', 'max_turns', 'cancelled', 'failed', 'budget', 'time_budget', 'cost_budget', 'declined'] as const;
 /** Live or final state of a delegation. */
 export const delegationStateSchema = z.enum(delegationStates);
 
@@ -137,7 +137,7 @@ export type PeekView = z.infer<typeof peekSchema>;
 /** The result of a finished delegation (the subagent workflow's result). */
 export const subagentResultSchema = z.object({
   workflowId: z.string(),
-  status: z.enum(['completed', 'truncated', 'max_turns', 'cancelled', 'failed', 'budget', 'declined']),
+  status: z.enum(['completed', 'truncated', 'max_turns', 'cancelled', 'failed', 'budget', 'time_budget', 'cost_budget', 'declined']),
   output: z.string(),
   partialOutput: z.string(),
   /** Where the whole output is stored (the subagent's last assistant message). */

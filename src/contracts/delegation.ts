@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { maxPersonaChars, maxTurnsCeiling } from './limits';
+import { costBudgetUsdCeiling, maxPersonaChars, maxTurnsCeiling, timeBudgetSecsCeiling } from './limits';
 
 /**
  * The `delegate` request, shared by the session's `delegate` tool and `POST /v1/delegations`
@@ -35,6 +35,19 @@ export const delegateRequestSchema = z.strictObject({
   continuable: z.boolean().optional().describe('Background, and stays available for send_message after answering.'),
   description: z.string().max(200).optional().describe('Short label for listings and the UI.'),
   token_budget: z.number().int().min(1).optional().describe('Token budget of this delegation and its descendants.'),
+  time_budget: z
+    .number()
+    .int('time_budget must be a whole number of seconds')
+    .min(1, 'time_budget must be at least 1 second')
+    .max(timeBudgetSecsCeiling, `time_budget must be at most ${timeBudgetSecsCeiling} seconds (a year)`)
+    .optional()
+    .describe("Wall-clock seconds this delegation (with its descendants) may run, from its start; at most the operator's limit (ERRAND_MAX_TIME_BUDGET_SECS). A child gets at most what its parent has left."),
+  cost_budget_usd: z
+    .number()
+    .positive('cost_budget_usd must be more than 0')
+    .max(costBudgetUsdCeiling, `cost_budget_usd must be at most ${costBudgetUsdCeiling}`)
+    .optional()
+    .describe("US dollars this delegation and its descendants may spend on model calls; needs a model with prices; at most the operator's limit (ERRAND_MAX_COST_BUDGET_USD). A child gets at most what its parent has left."),
   max_output_tokens: z.number().int().min(1).max(1_000_000).optional().describe('Output-token limit of each of its model calls.'),
   isolation: z.enum(['worktree'], { error: 'expected "worktree" (the only isolation there is)' }).optional().describe('"worktree": the subagent works in a new git worktree of the working directory, on a branch errand/<task id>.'),
   output_schema: z

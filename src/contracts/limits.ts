@@ -13,6 +13,32 @@ export const defaultMaxDepth = 1;
 /** Largest depth limit the operator may configure (`ERRAND_MAX_DEPTH`); requests may only go lower than the configured one. */
 export const maxDepthCeiling = 10;
 
+// ---- caps: time and money (SEMANTICS §6 "Spend", decision 0027) ------------------------------------
+/**
+ * Largest `time_budget` (seconds of wall-clock time) any input may ask for: a year. The operator's own
+ * ceiling is `ERRAND_MAX_TIME_BUDGET_SECS` (none by default: runs are limited by turns and tokens only).
+ */
+export const timeBudgetSecsCeiling = 31_536_000;
+/**
+ * Largest `cost_budget_usd` any input may ask for. The operator's own ceiling is
+ * `ERRAND_MAX_COST_BUDGET_USD` (none by default).
+ */
+export const costBudgetUsdCeiling = 1_000_000;
+/**
+ * Largest per-tenant daily cost cap the operator may set (`ERRAND_TENANT_DAILY_COST_USD`; none by
+ * default). The day is the UTC calendar day.
+ */
+export const tenantDailyCostUsdCeiling = 100_000_000;
+/**
+ * Spend records a tenant's day keeps to drop a repeated report of the same model call (a retried activity
+ * that reuses a stored answer reports it again); older ones are forgotten. Retries come within minutes.
+ */
+export const tenantSpendRecentCalls = 2_000;
+/** How long after the end of its UTC day a tenant's spend workflow stays to answer late reports and reads. */
+export const tenantSpendGraceMs = 3_600_000;
+/** Deadline of the API's read of a tenant's spend today before a start (a query answered by a worker). */
+export const tenantSpendQueryTimeoutMs = 5_000;
+
 // ---- sources (owned by src/sources) ---------------------------------------------------------------
 // (sources section)
 /** Largest source file (recipe or agent) a store will read; bigger files are refused. */
@@ -292,6 +318,17 @@ export const defaultMaxCachedWorkflows = 500;
  * (decision 0016).
  */
 export const defaultWorkflowThreads = 2;
+
+/**
+ * What a versioned worker (Worker Deployment Versioning, decision 0030) uses for a run that declares no
+ * behaviour: one whose first workflow task ran before versioning was turned on (runs that start on a
+ * versioned worker declare theirs: subagents pinned, sessions and continuables moving up). Such a run moves
+ * to the current build, as it did unversioned, guarded by `patched()` and the replay test.
+ */
+export const defaultWorkerVersioningBehavior = 'AUTO_UPGRADE';
+
+/** Longest worker deployment name or build id (`ERRAND_WORKER_DEPLOYMENT_NAME`, `ERRAND_WORKER_BUILD_ID`): Temporal's limit on both. */
+export const workerDeploymentIdMaxChars = 255;
 /** Default upper bound of one tool call (ms). */
 export const defaultToolCallTimeoutMs = 5 * 60_000;
 /**
@@ -367,6 +404,16 @@ export const compactionSummaryMaxTokens = 2_048;
 export const compactionMessageMaxChars = 20_000;
 /** Summarising calls one compaction may make (bounds the fold over a very long conversation). */
 export const compactionMaxCalls = 20;
+
+// ---- traces ---------------------------------------------------------------------------------------
+/**
+ * How long a process that exports traces waits at its end (worker stop, API stop, a CLI command) for the
+ * spans it still holds to reach the OTLP endpoint, in milliseconds. A receiver that is down must not hold
+ * a stop longer than this.
+ */
+export const traceFlushTimeoutMs = 5_000;
+/** Service name of spans when `OTEL_SERVICE_NAME` is not set: the process's role after this prefix (`errand-api`, `errand-worker`). */
+export const traceServiceNamePrefix = 'errand';
 
 // ---- HTTP API and CLI (owned by src/api) -----------------------------------------------------------
 /** Default largest request body the API accepts, in bytes (`ERRAND_API_MAX_BODY_BYTES`); larger bodies get 413. */
@@ -455,3 +502,42 @@ export const devStackProbeTimeoutMs = 3_000;
 // ---- approvals ------------------------------------------------------------------------------------
 /** How long a tool call under an `ask` policy waits for a decision before it is denied (`ERRAND_APPROVAL_TIMEOUT_SECS`). */
 export const defaultApprovalTimeoutMs = 60 * 60_000;
+
+// ---- agent memory and skills (Claude Code `memory` / `skills`, decision 0031) ------------------------
+/** Lines of an agent's `MEMORY.md` put into its system prompt (Claude Code's figure). */
+export const agentMemoryPromptMaxLines = 200;
+/** Bytes (UTF-8) of an agent's `MEMORY.md` put into its system prompt, at most (Claude Code's 25 KB). */
+export const agentMemoryPromptMaxBytes = 25 * 1024;
+/** Largest file an agent's memory tools write or read back whole, in bytes. */
+export const agentMemoryFileMaxBytes = 256 * 1024;
+/** Most files one agent memory folder holds; a write of a new file past it is refused. */
+export const agentMemoryMaxFiles = 200;
+/** Longest path of a file inside a memory folder, in characters. */
+export const agentMemoryPathMaxLength = 200;
+/** Most folder levels of a path inside a memory folder (`topics/api/errors.md` is 3). */
+export const agentMemoryPathMaxDepth = 6;
+/** Times a memory write retries after another write of the same file won the race for its next revision. */
+export const agentMemoryWriteAttempts = 5;
+/** Longest agent name that names a memory folder; longer names cannot have memory. */
+export const agentMemoryNameMaxLength = 64;
+/** Most skills one agent file preloads (`skills`). */
+export const agentSkillsMax = 32;
+/** Most bytes of skill text (all preloaded `SKILL.md` files together) put into one system prompt. */
+export const agentSkillsMaxTotalBytes = 256 * 1024;
+
+/**
+ * Claude Code agent-file `hooks` (decision 0032): a command hook's time limit when it names none, in
+ * seconds (Claude Code's own default), and the most one may ask for (a hook blocks its tool call or the
+ * end of the run while it runs).
+ */
+export const agentHookDefaultTimeoutSeconds = 60;
+/** The longest time limit a command hook may set, in seconds. */
+export const agentHookMaxTimeoutSeconds = 600;
+/** The most characters of a hook's feedback (its stderr, its reason, its additional context) the model gets; start and end are kept. */
+export const agentHookFeedbackMaxChars = 10_000;
+/** The longest `matcher` an agent-file hook may have (it is a regular expression over tool names). */
+export const agentHookMatcherMaxChars = 200;
+/** Headers one `http` hook may set. */
+export const agentHookHttpHeadersMax = 20;
+/** Bytes of an `http` hook's answer the worker reads; a longer answer is a non-blocking error. */
+export const agentHookHttpAnswerMaxBytes = 1_048_576;

@@ -125,6 +125,10 @@ export const recipeSchema = z.looseObject({
       max_output_tokens: z.number({ error: 'expected a whole number ≥ 1' }).int().positive().nullable().optional(),
       /** errand's own setting: the reasoning effort of each model call (one the chosen model's entry lists). */
       reasoning_effort: z.string({ error: 'expected an effort name such as "high"' }).min(1, { error: 'expected an effort name such as "high"' }).nullable().optional(),
+      /** errand's own setting: wall-clock seconds a run of this recipe may take (a cap, decision 0027). */
+      time_budget: z.number({ error: 'expected a whole number of seconds ≥ 1' }).int({ error: 'expected a whole number of seconds ≥ 1' }).positive({ error: 'expected a whole number of seconds ≥ 1' }).nullable().optional(),
+      /** errand's own setting: US dollars a run of this recipe (with its subagents) may spend (a cap, decision 0027). */
+      cost_budget_usd: z.number({ error: 'expected a number of US dollars > 0' }).positive({ error: 'expected a number of US dollars > 0' }).nullable().optional(),
     })
     .nullable()
     .optional(),

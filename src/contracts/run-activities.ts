@@ -1,5 +1,6 @@
 import type { ApprovalDecision, PreparedWorktree, ToolPolicyNarrowingWire, WorktreeOutcome } from './agent-wire';
 import type { JsonObject } from './json';
+import type { AgentHooksWire } from './agent-hooks';
 
 /**
  * Signatures of the activities that shape how a delegation runs besides its model and tool calls
@@ -66,10 +67,34 @@ export interface FinishWorktreeInput {
   worktree: PreparedWorktree;
 }
 
-/** The activities that shape a run: the stored output schema, recipe checks, worktrees. */
+/** Run an agent file's `SubagentStart` or `Stop` hooks (decision 0032); the outcome is stored by `step`. */
+export interface RunAgentHookInput {
+  workflowId: string;
+  /** The conversation of the attempt: with `step`, the key of the stored outcome. */
+  conversationId: string;
+  /** `start`, or `stop-<assistant message seq>`: one outcome per point of the run. */
+  step: string;
+  event: 'SubagentStart' | 'SubagentStop';
+  hooks: AgentHooksWire;
+  workingDir: string;
+  /** Event fields of the hooks' input besides the common ones (`last_assistant_message`, `stop_hook_active`). */
+  eventInput: JsonObject;
+  toolPolicy?: ToolPolicyNarrowingWire[];
+}
+
+/** What the hooks of one event came to: whether one blocked, what they said to the model, what went wrong. */
+export interface RunAgentHookOutput {
+  blocked: boolean;
+  feedback: string[];
+  context: string[];
+  notes: string[];
+}
+
+/** The activities that shape a run: the stored output schema, recipe checks, worktrees, agent hooks. */
 export interface RunActivities {
   storeOutputSchema(input: StoreOutputSchemaInput): Promise<string>;
   runCheck(input: RunCheckInput): Promise<RunCheckOutput>;
+  runAgentHook(input: RunAgentHookInput): Promise<RunAgentHookOutput>;
   prepareWorktree(input: PrepareWorktreeInput): Promise<PreparedWorktree>;
   finishWorktree(input: FinishWorktreeInput): Promise<WorktreeOutcome>;
 }

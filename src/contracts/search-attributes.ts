@@ -13,7 +13,7 @@ export const searchAttributes = {
   source: defineSearchAttributeKey(searchAttributeNames.source, SearchAttributeType.KEYWORD),
   /** Workflow id of the parent session or subagent, if any. */
   parent: defineSearchAttributeKey(searchAttributeNames.parent, SearchAttributeType.KEYWORD),
-  /** running / waiting / completed / max_turns / cancelled / failed / budget. */
+  /** running / waiting / completed / max_turns / cancelled / failed / budget / time_budget / cost_budget. */
   status: defineSearchAttributeKey(searchAttributeNames.status, SearchAttributeType.KEYWORD),
   /** Tenant of the API key that started it. */
   tenant: defineSearchAttributeKey(searchAttributeNames.tenant, SearchAttributeType.KEYWORD),
@@ -21,10 +21,12 @@ export const searchAttributes = {
   model: defineSearchAttributeKey(searchAttributeNames.model, SearchAttributeType.KEYWORD),
   /** Model calls made so far. */
   turns: defineSearchAttributeKey(searchAttributeNames.turns, SearchAttributeType.INT),
+  /** US dollars its model calls and its descendants' cost so far (priced calls only); kept current as cost grows. */
+  costUsd: defineSearchAttributeKey(searchAttributeNames.costUsd, SearchAttributeType.DOUBLE),
 } as const;
 
 /** Name → Temporal type, as the `--search-attribute` flags of `temporal server start-dev` want them. */
-export const searchAttributeDefinitions: ReadonlyArray<{ name: string; type: 'Keyword' | 'Int' }> = [
+export const searchAttributeDefinitions: ReadonlyArray<{ name: string; type: 'Keyword' | 'Int' | 'Double' }> = [
   { name: 'ErrandKind', type: 'Keyword' },
   { name: 'ErrandSource', type: 'Keyword' },
   { name: 'ErrandParent', type: 'Keyword' },
@@ -32,4 +34,5 @@ export const searchAttributeDefinitions: ReadonlyArray<{ name: string; type: 'Ke
   { name: 'ErrandTenant', type: 'Keyword' },
   { name: 'ErrandModel', type: 'Keyword' },
   { name: 'ErrandTurns', type: 'Int' },
+  { name: 'ErrandCostUsd', type: 'Double' },
 ];

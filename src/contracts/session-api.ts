@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { tokenUsageSchema } from './usage-api';
-import { maxDepthCeiling, maxMessageLength } from './limits';
+import { costBudgetUsdCeiling, maxDepthCeiling, maxMessageLength, timeBudgetSecsCeiling } from './limits';
 
 /** Request and response bodies of the session and approval routes (`/v1/sessions`, `/v1/approvals`). */
 
@@ -12,6 +12,20 @@ export const startSessionBodySchema = z.strictObject({
   message: z.string().min(1).max(maxMessageLength).optional().describe('A first message, run at once.'),
   maxTurnsPerMessage: z.number().int().min(1).max(1_000).optional().describe("Model calls one message may cause; at most the operator's limit (ERRAND_SESSION_MAX_TURNS), else 422."),
   maxDepth: z.number().int().min(1).max(maxDepthCeiling).optional().describe("Depth limit of its delegations (1: subagents cannot delegate); at most the operator's limit (ERRAND_MAX_DEPTH), else 422."),
+  tokenBudget: z.number().int().min(1).optional().describe('Tokens the session and its tasks may use; crossing it ends the session with status budget.'),
+  timeBudget: z
+    .number()
+    .int('timeBudget must be a whole number of seconds')
+    .min(1)
+    .max(timeBudgetSecsCeiling)
+    .optional()
+    .describe("Wall-clock seconds the session may run from its start, checked before each model call; then it ends with status time_budget. At most the operator's limit (ERRAND_MAX_TIME_BUDGET_SECS), else 422; its tasks get at most what is left."),
+  costBudgetUsd: z
+    .number()
+    .positive()
+    .max(costBudgetUsdCeiling)
+    .optional()
+    .describe("US dollars the session and its tasks may spend on model calls, checked before each model call; then it ends with status cost_budget. Needs a model with prices. At most the operator's limit (ERRAND_MAX_COST_BUDGET_USD), else 422; its tasks get at most what is left."),
 });
 export const startSessionResponseSchema = z.object({ id: z.string(), runId: z.string(), links: z.object({ self: z.string(), messages: z.string() }) });
 export const transcriptEntrySchema = z.object({ role: z.enum(['user', 'assistant', 'notice', 'event']), text: z.string(), at: z.number() });

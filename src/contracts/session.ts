@@ -24,6 +24,10 @@ export interface SessionInput {
   tenant?: string;
   tasks: TaskLimits;
   tokenBudget?: number;
+  /** Wall-clock milliseconds from the session's start after which it ends with `time_budget`. */
+  timeBudgetMs?: number;
+  /** Micro-dollars (the session and its tasks) after which it ends with `cost_budget`. */
+  costBudgetMicroUsd?: number;
   activity: SubagentActivitySettings;
   /** How long a tool call under `ask` waits for a decision (ms). */
   approvalTimeoutMs?: number;
@@ -43,10 +47,10 @@ export interface SessionInput {
   carried?: CarriedAgentState;
 }
 
-/** What a session returns when it ends: cancelled, idle for too long, or over its token budget. */
+/** What a session returns when it ends: cancelled, idle for too long, or over one of its caps (tokens, time, money). */
 export interface SessionResult {
   workflowId: string;
-  status: 'cancelled' | 'idle' | 'budget' | 'failed';
+  status: 'cancelled' | 'idle' | 'budget' | 'time_budget' | 'cost_budget' | 'failed';
   diagnostic?: string;
   turns: number;
   messages: number;

@@ -1,3 +1,4 @@
+import type { AgentHooksWire } from './agent-hooks';
 import type { ConversationPrefix, RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from './agent-wire';
 import type { CarriedAgentState } from './carried-agent-state';
 
@@ -19,7 +20,12 @@ export const EndStatus = {
   maxTurns: 'max_turns',
   cancelled: 'cancelled',
   failed: 'failed',
+  /** The token budget (`token_budget`) was reached. */
   budget: 'budget',
+  /** The time budget (`time_budget`, wall-clock seconds since it started) was reached. */
+  timeBudget: 'time_budget',
+  /** The cost budget (`cost_budget_usd`, with its descendants' calls) was reached. */
+  costBudget: 'cost_budget',
   /**
    * Listed by SEMANTICS §5 and kept on the wire; nothing ends with it: failed recipe checks and invalid
    * structured output end `failed`, as SEMANTICS §5 says.
@@ -28,6 +34,15 @@ export const EndStatus = {
 } as const;
 /** One of the end statuses. */
 export type EndStatus = (typeof EndStatus)[keyof typeof EndStatus];
+
+/** The end statuses of a run stopped by one of its caps (tokens, time, money): each cap has its own. */
+export const capStatuses = ['budget', 'time_budget', 'cost_budget'] as const;
+/** An end status of a cap. */
+export type CapStatus = (typeof capStatuses)[number];
+/** True for `budget`, `time_budget` and `cost_budget`: a run a cap stopped (it ends for good, also when continuable). */
+export function isCapStatus(status: string): status is CapStatus {
+  return (capStatuses as readonly string[]).includes(status);
+}
 
 /** Live state of a subagent: running a turn, waiting for an approval or a message (continuable), or ended. */
 export type SubagentState = 'running' | 'waiting_approval' | 'waiting' | EndStatus;
@@ -57,14 +72,50 @@ export interface SubagentActivitySettings {
   modelMaximumAttempts: number;
 }
 
+/**
+ * Where an agent's memory lives (decision 0031): tenant, scope, project (a hash of the working directory,
+ * for `project` and `local`) and agent name; the worker builds the blob-store folder from them and checks
+ * each part again.
+ */
+export interface AgentMemoryLocation {
+  tenant?: string;
+  scope: 'user' | 'project' | 'local';
+  /** For `project` and `local`: 32 hex digits naming the working directory. */
+  project?: string;
+  agent: string;
+}
+
+/** The start of an agent's MEMORY.md as its system prompt shows it. */
+export interface MemoryPromptPart {
+  scope: 'user' | 'project' | 'local';
+  /** The first lines of MEMORY.md (empty when there is none yet). */
+  excerpt: string;
+  /** Whether MEMORY.md goes on past the excerpt. */
+  truncated: boolean;
+}
+
+/** A skill put into an agent's system prompt at start (`skills` in its agent file). */
+export interface PreloadedSkill {
+  name: string;
+  /** Where it was found, worded for people (`project .claude/skills`, ...). */
+  from: string;
+  /** The SKILL.md text, frontmatter included. */
+  content: string;
+}
+
 /** The fully resolved, JSON-only input of a subagent workflow. Nothing in it is read again from a store. */
 export interface SubagentInput {
   /** Short label for listings and the Web UI. */
   label: string;
   /** The task: the first user message. */
   prompt: string;
-  /** System prompt parts: the agent's or recipe's instructions, reference context, and the delegation's persona. */
-  system: { instructions?: string; context?: string; persona?: string };
+  /**
+   * System prompt parts: the agent's or recipe's instructions, reference context, the delegation's persona,
+   * the agent's preloaded skills and the start of its memory (read when the delegation was planned).
+   */
+  system: { instructions?: string; context?: string; persona?: string; skills?: PreloadedSkill[]; memory?: MemoryPromptPart };
+  /** The agent's memory folder (`memory` in its agent file): its memory tools read and write there. */
+  memory?: AgentMemoryLocation;
   route: ModelRoute;
   /**
    * A fork (`fork: true`): the parent's conversation up to its last completed turn, by reference. The
@@ -89,6 +140,10 @@ export interface SubagentInput {
   tenant?: string;
   /** Total tokens (input + output, this subagent and its descendants) after which it ends with `budget`. */
   tokenBudget?: number;
+  /** Wall-clock milliseconds from its start (workflow clock) after which it ends with `time_budget`. */
+  timeBudgetMs?: number;
+  /** Micro-dollars (this subagent and its descendants) after which it ends with `cost_budget`. */
+  costBudgetMicroUsd?: number;
   activity: SubagentActivitySettings;
   /** Background-task limits, used when this subagent may itself delegate (depth < maxDepth). */
   tasks?: TaskLimits;
@@ -115,6 +170,8 @@ export interface SubagentInput {
   outputSchema?: JsonObject;
   /** Work in a new git worktree of `workingDir` (agent `isolation: worktree` or `isolation` on the request). */
   isolation?: 'worktree';
+  /** The agent file's `hooks` (SubagentStart, PreToolUse, PostToolUse, Stop), with the agent's name. */
+  hooks?: AgentHooksWire;
   /** State carried across continue-as-new; absent on the first run. */
   carried?: CarriedAgentState;
 }

@@ -13,6 +13,7 @@ export const searchAttributeNames = {
   tenant: 'ErrandTenant',
   model: 'ErrandModel',
   turns: 'ErrandTurns',
+  costUsd: 'ErrandCostUsd',
 } as const;
 
 /** The subagent workflow's peek query. */

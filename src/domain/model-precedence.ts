@@ -1,4 +1,5 @@
 import type { ModelRoute } from '../contracts/model';
+import type { ModelPrices } from './model-cost';
 
 /**
  * Provider / model / temperature / reasoning effort / max_turns precedence for a delegation (SEMANTICS §3,
@@ -20,6 +21,8 @@ export interface ProviderChoice {
   efforts?: Readonly<Record<string, ModelEfforts>>;
   /** Output-token limits by model id, where the model's entry sets one. */
   maxOutputTokens?: Readonly<Record<string, number>>;
+  /** Prices by model id, where the model's entry sets them (cost caps and estimates need them). */
+  prices?: Readonly<Record<string, ModelPrices>>;
 }
 
 /** Everything that may choose a delegation's model, from strongest to weakest. */

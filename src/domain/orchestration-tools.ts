@@ -1,4 +1,4 @@
-import { maxPersonaChars } from '../contracts/limits';
+import { costBudgetUsdCeiling, maxPersonaChars, timeBudgetSecsCeiling } from '../contracts/limits';
 import type { ToolSpec } from '../contracts/model';
 import { childWordsRule } from './child-words';
 
@@ -87,6 +87,20 @@ export const orchestrationToolSpecs: Record<OrchestrationToolName, ToolSpec> = {
         continuable: { type: 'boolean', description: 'Background, and stays available for send_message.' },
         description: { type: 'string', description: 'Short label for listings.' },
         token_budget: { type: 'integer', minimum: 1, description: 'Token budget of the subagent and its descendants.' },
+        time_budget: {
+          type: 'integer',
+          minimum: 1,
+          maximum: timeBudgetSecsCeiling,
+          description: 'Wall-clock seconds the subagent may run (its descendants included); checked before each of its model calls. Never more than what is left of yours.',
+        },
+        cost_budget_usd: {
+          type: 'number',
+          minimum: 0.000001,
+          maximum: costBudgetUsdCeiling,
+          description:
+            'US dollars the subagent and its descendants may spend on model calls (priced by the model entry; list_subagent_models shows prices). ' +
+            'Never more than what is left of yours. A fork or a long context is estimated before it starts and refused if it would not fit.',
+        },
         max_output_tokens: { type: 'integer', minimum: 1, description: 'Output-token limit of each of its model calls.' },
         output_schema: {
           type: 'object',

@@ -1,4 +1,6 @@
 import { finalOutputPromptSection } from './final-output';
+import type { MemoryPromptPart, PreloadedSkill } from '../contracts/subagent';
+import { agentMemoryPromptMaxLines } from '../contracts/limits';
 
 /**
  * Pure text builders for a subagent's conversation. Used by workflow code: no I/O, deterministic.
@@ -19,6 +21,39 @@ export interface SystemPromptParts {
   finalOutput?: boolean;
   /** It works in a git worktree on this branch (`isolation: worktree`). */
   worktreeBranch?: string;
+  /** Skills its agent file preloads (`skills`), full text. */
+  skills?: PreloadedSkill[];
+  /** Its memory folder's scope and the start of its MEMORY.md (`memory`). */
+  memory?: MemoryPromptPart;
+}
+
+/**
+ * The memory section (Claude Code's `memory`, decision 0031): what the folder is for, how to reach it,
+ * and the start of MEMORY.md, marked as the agent's own notes.
+ */
+export function memoryPromptSection(memory: MemoryPromptPart): string {
+  const lines = [
+    '# Agent memory',
+    '',
+    `You have a persistent memory folder (scope: ${memory.scope}) that outlives this task: later delegations of this agent start with ` +
+      'the start of its MEMORY.md below. Reach it only with the memory tools (memory__read, memory__write, memory__edit, memory__list) and ' +
+      'paths under memory/ (memory/MEMORY.md, memory/<topic>.md); it is not in your working directory. Before you finish, record what ' +
+      'will help next time (patterns, decisions, pitfalls) and keep memory/MEMORY.md a short index: ' +
+      `its first ${agentMemoryPromptMaxLines} lines are all that is shown at the start, so move details into topic files.`,
+    '',
+  ];
+  if (memory.excerpt.trim() === '') {
+    lines.push('memory/MEMORY.md is empty or does not exist yet.');
+  } else {
+    lines.push('The start of memory/MEMORY.md:', '', '<agent-memory>', memory.excerpt, '</agent-memory>');
+    if (memory.truncated) lines.push('', 'MEMORY.md goes on past this point: read it with memory__read, and shorten it.');
+  }
+  return lines.join('\n');
+}
+
+/** The preloaded skills section: each skill's SKILL.md as its agent file asked for it, in order. */
+export function skillsPromptSection(skills: readonly PreloadedSkill[]): string {
+  return ['# Skills', '', 'These skills were loaded for you at start; follow them where they apply.', ...skills.map((skill) => `\n## Skill: ${skill.name}\n\n${skill.content.trim()}`)].join('\n');
 }
 
 /** Builds the system prompt of a subagent. */
@@ -40,6 +75,8 @@ export function buildSubagentSystemPrompt(parts: SystemPromptParts): string {
   }
   if (parts.persona && parts.persona.trim().length > 0) sections.push(`# Persona\n\n${parts.persona.trim()}`);
   if (parts.instructions && parts.instructions.trim().length > 0) sections.push(`# Instructions\n\n${parts.instructions.trim()}`);
+  if (parts.skills && parts.skills.length > 0) sections.push(skillsPromptSection(parts.skills));
+  if (parts.memory) sections.push(memoryPromptSection(parts.memory));
   if (parts.context && parts.context.trim().length > 0) sections.push(`# Reference material\n\n${parts.context.trim()}`);
   if (parts.finalOutput) sections.push(finalOutputPromptSection);
   return sections.join('\n\n');
@@ -98,4 +135,18 @@ export function turnBudgetNote(turn: number, maxTurns: number, finalOutput = fal
 export function preview(text: string, length: number): string {
   if (text.length <= length) return text;
   return `${text.slice(0, Math.max(0, length - 1))}…`;
+}
+
+/**
+ * The system prompt with what an agent file's SubagentStart hooks printed (decision 0032), as a section of
+ * its own at the end; unchanged when they printed nothing.
+ */
+export function withHookContext(system: string, context: readonly string[]): string {
+  if (context.length === 0) return system;
+  return `${system}\n\n# Context from the agent's SubagentStart hooks\n\n${context.join('\n\n')}`;
+}
+
+/** What the model reads when a Stop hook sends it back to work (Claude Code: the hook's reason, as the next message). */
+export function stopHookFeedback(feedback: readonly string[]): string {
+  return `[Stop hook] You are not done yet:\n${feedback.join('\n')}`;
 }

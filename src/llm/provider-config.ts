@@ -118,12 +118,14 @@ export function providerChoices(configs: readonly ProviderConfig[]): ProviderCho
     }));
     // The operator's output-token limit of each model whose entry sets one (a definition may not exceed it).
     const outputLimits = Object.fromEntries(config.models.flatMap((entry) => (typeof entry !== 'string' && entry.maxOutputTokens !== undefined ? [[entry.id, entry.maxOutputTokens] as const] : [])));
+    const prices = Object.fromEntries(config.models.flatMap((entry) => (typeof entry !== 'string' && entry.prices !== undefined ? [[entry.id, { ...entry.prices }] as const] : [])));
     return {
       name: config.name,
       models: modelIds(config),
       ...(config.defaultModel ? { defaultModel: config.defaultModel } : {}),
       ...(Object.keys(efforts).length > 0 ? { efforts } : {}),
       ...(Object.keys(outputLimits).length > 0 ? { maxOutputTokens: outputLimits } : {}),
+      ...(Object.keys(prices).length > 0 ? { prices } : {}),
     };
   });
 }

@@ -1,5 +1,6 @@
 import type { Logger, LogLevel, LogMetadata } from '@temporalio/common';
 import { defaultAnthropicApiKeyEnv, type ProviderConfig } from '../llm/provider-config';
+import { activeTraceIds } from './trace-context';
 
 /**
  * JSON-lines logging for errand's processes, with secrets redacted. This file has no dependency on
@@ -155,6 +156,9 @@ const reservedFields = new Set(['time', 'level', 'message']);
 /** One JSON line: `{"time", "level", "message", ...meta}` with secrets redacted. */
 export function formatLogLine(level: LogLevel, message: string, meta: LogMetadata | undefined, secrets: readonly string[], time: Date = new Date()): string {
   const line: Record<string, unknown> = { time: time.toISOString(), level, message: redactString(message, secrets) };
+  // The active span's ids (an API request's, an activity's), so a line can be found from its trace and back;
+  // workflow and activity lines bring their own in meta (the trace interceptors'), which win.
+  Object.assign(line, activeTraceIds());
   const redacted = meta ? redact(meta, secrets) : undefined;
   if (redacted && typeof redacted === 'object' && !Array.isArray(redacted)) {
     for (const [key, item] of Object.entries(redacted)) {

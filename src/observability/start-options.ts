@@ -1,9 +1,13 @@
-import type { SearchAttributePair } from '@temporalio/common';
+import type { WorkflowClientInterceptor } from '@temporalio/client';
+import { defaultPayloadConverter, type Payload, type SearchAttributePair } from '@temporalio/common';
+import { formatUsd } from '../domain/model-cost';
 import { staticSummaryMaxChars, summaryInstructionWords, workflowTaskTimeoutMs } from '../contracts/limits';
 import type { ModelRoute } from '../contracts/model';
 import { searchAttributes } from '../contracts/search-attributes';
+import { versioningMemo } from '../contracts/versioning';
 import type { SessionInput } from '../contracts/session';
 import type { SourceSummary, SubagentInput } from '../contracts/subagent';
+import { activeTraceHeaders } from './trace-context';
 
 /**
  * What the Temporal Web UI shows for a workflow errand starts from outside a workflow (the API or the
@@ -34,7 +38,42 @@ export interface TopLevelStartOptions {
   staticSummary: string;
   staticDetails: string;
   typedSearchAttributes: SearchAttributePair[];
+  /** A continuable's memo: it moves up to the current worker build (contracts/versioning.ts, decision 0030). */
+  memo?: Record<string, string>;
 }
+
+/**
+ * The Temporal header under which `@temporalio/interceptors-opentelemetry` carries trace context from a
+ * starter into a workflow, and from a workflow into its activities, children and next run (its
+ * `TRACE_HEADER`; test/observability/trace-header.test.ts checks the two agree). The value is the W3C text
+ * map (`traceparent`, `tracestate`) as a JSON payload.
+ */
+export const traceHeaderKey = '_tracer-data';
+
+/**
+ * The workflow start's header fields that carry the active trace into the workflow, in the interceptors'
+ * format: empty when no span is active or tracing is off. Both ways the API starts a workflow send them
+ * (the SDK client through {@link traceHeaderInterceptor}, Temporal's HTTP API in its request's `header`), so
+ * the workflow's spans are children of the request's span either way.
+ */
+export function traceHeader(): Record<string, Payload> {
+  const carrier = activeTraceHeaders();
+  if (carrier.traceparent === undefined) return {};
+  return { [traceHeaderKey]: defaultPayloadConverter.toPayload(carrier) };
+}
+
+/**
+ * The SDK client's half of {@link traceHeader}: adds the active trace to every start, signal and update the
+ * client sends (a header the caller set wins). Installed on every client errand makes (API, CLI, worker).
+ */
+export const traceHeaderInterceptor: WorkflowClientInterceptor = {
+  start: (input, next) => next({ ...input, headers: { ...traceHeader(), ...input.headers } }),
+  startWithDetails: (input, next) => next({ ...input, headers: { ...traceHeader(), ...input.headers } }),
+  signalWithStart: (input, next) => next({ ...input, headers: { ...traceHeader(), ...input.headers } }),
+  startUpdateWithStart: (input, next) => next({ ...input, workflowStartHeaders: { ...traceHeader(), ...input.workflowStartHeaders }, updateHeaders: { ...traceHeader(), ...input.updateHeaders } }),
+  signal: (input, next) => next({ ...input, headers: { ...traceHeader(), ...input.headers } }),
+  startUpdate: (input, next) => next({ ...input, headers: { ...traceHeader(), ...input.headers } }),
+};
 
 /** Start options of a top-level subagent workflow (a delegation started by the API or the CLI). */
 export function subagentStartOptions(input: SubagentInput, ids: TopLevelStartIds): TopLevelStartOptions {
@@ -49,6 +88,7 @@ export function subagentStartOptions(input: SubagentInput, ids: TopLevelStartIds
       `max turns ${input.maxTurns}`,
       `depth ${input.depth} of ${input.maxDepth}`,
       ...(input.tokenBudget !== undefined ? [`token budget ${input.tokenBudget}`] : []),
+      ...capLines(input),
       ...(input.tasks ? [`${input.tasks.maxBackgroundTasks} background tasks`] : []),
       ...(input.idleTimeoutMs !== undefined ? [`idle timeout ${Math.round(input.idleTimeoutMs / 1000)} s`] : []),
     ].join(' · ')}`,
@@ -71,7 +111,16 @@ export function subagentStartOptions(input: SubagentInput, ids: TopLevelStartIds
       ...(input.parent ? [{ key: searchAttributes.parent, value: input.parent.workflowId }] : []),
       ...(tenant ? [{ key: searchAttributes.tenant, value: tenant }] : []),
     ],
+    ...(input.continuable === true ? { memo: versioningMemo(input) } : {}),
   };
+}
+
+/** The time and cost caps of a run, for its details. */
+function capLines(input: { timeBudgetMs?: number; costBudgetMicroUsd?: number }): string[] {
+  return [
+    ...(input.timeBudgetMs !== undefined ? [`time budget ${Math.floor(input.timeBudgetMs / 1_000)} s`] : []),
+    ...(input.costBudgetMicroUsd !== undefined ? [`cost budget ${formatUsd(input.costBudgetMicroUsd)}`] : []),
+  ];
 }
 
 /** Start options of a session workflow (started by the API or `errand session`). */
@@ -91,6 +140,7 @@ export function sessionStartOptions(input: SessionInput, ids: TopLevelStartIds):
       `delegation depth ${input.maxDepth}`,
       `${input.tasks.maxBackgroundTasks} background tasks`,
       ...(input.tokenBudget !== undefined ? [`token budget ${input.tokenBudget}`] : []),
+      ...capLines(input),
     ].join(' · ')}`,
     toolsetsLine(input.toolsets),
     `**Working directory:** \`${input.workingDir}\``,

@@ -4,6 +4,7 @@ import { type ModelAliasTable } from '../contracts/agent-definition';
 import { SourceCatalog } from './source-catalog';
 import { SourceResolver } from './source-resolver';
 import { createOperatorStores, createProjectStores, createUserStores, type StoreConfig } from './store-config';
+import { operatorSkillPlace, projectSkillPlace, userSkillPlace, type SkillPlace } from './skill-sources';
 
 /** Options of {@link SharedSources}. */
 export interface SharedSourcesOptions {
@@ -64,7 +65,7 @@ export class SharedSources {
    */
   resolverFor(workingDirectory: string): SourceResolver {
     if (this.options.projectFolders && !this.options.projectFolders()) {
-      this.shared ??= new SourceResolver({ catalogs: [this.operator, this.user], aliases: this.options.aliases });
+      this.shared ??= new SourceResolver({ catalogs: [this.operator, this.user], aliases: this.options.aliases, skillPlaces: [...this.operatorSkills(), this.userSkills()] });
       return this.shared;
     }
     let resolver = this.resolvers.get(workingDirectory);
@@ -72,7 +73,11 @@ export class SharedSources {
       this.resolvers.delete(workingDirectory);
     } else {
       const project = new SourceCatalog(createProjectStores(workingDirectory, this.options.workingRoot), { aliases: this.options.aliases });
-      resolver = new SourceResolver({ catalogs: [this.operator, project, this.user], aliases: this.options.aliases });
+      resolver = new SourceResolver({
+        catalogs: [this.operator, project, this.user],
+        aliases: this.options.aliases,
+        skillPlaces: [...this.operatorSkills(), projectSkillPlace(workingDirectory, this.options.workingRoot), this.userSkills()],
+      });
     }
     this.resolvers.set(workingDirectory, resolver);
     const limit = this.options.maxDirectories ?? maxCachedSourceDirectories;
@@ -82,6 +87,16 @@ export class SharedSources {
       this.resolvers.delete(oldest);
     }
     return resolver;
+  }
+
+  /** Skills in the operator's stores (`.claude/skills/<name>/SKILL.md` in each, in store order). */
+  private operatorSkills(): SkillPlace[] {
+    return this.operator.storeList.map(operatorSkillPlace);
+  }
+
+  /** Skills of the worker's user (`~/.claude/skills`). */
+  private userSkills(): SkillPlace {
+    return userSkillPlace(this.options.homeDirectory);
   }
 
   /** How many working directories have a resolver now (bounded by the limit). */

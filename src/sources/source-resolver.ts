@@ -9,6 +9,7 @@ import { DirectoryStore, messageOf } from './directory-store';
 import { redactServerPaths } from '../domain/redact-paths';
 import { firstNameWins, parseSource, SourceCatalog, type CatalogListing, type CatalogSource, type CatalogStore, type StoreStatus } from './source-catalog';
 import { type SourceStore } from './source-store';
+import { type SkillPlace } from './skill-sources';
 import { renderTemplate } from './template-engine';
 
 /** Options of a {@link SourceResolver}. */
@@ -21,6 +22,8 @@ export interface SourceResolverOptions {
    */
   catalogs?: readonly SourceCatalog[];
   aliases: ModelAliasTable;
+  /** Where an agent's `skills` are looked for, in search order (skill-sources.ts); none when absent. */
+  skillPlaces?: readonly SkillPlace[];
   now?: () => number;
   ttlMs?: number;
 }
@@ -69,6 +72,11 @@ export class SourceResolver {
   /** The stores in search order. */
   get storeList(): readonly SourceStore[] {
     return this.catalogs.flatMap((catalog) => catalog.storeList);
+  }
+
+  /** Where an agent's `skills` are looked for, in search order. */
+  get skillPlaces(): readonly SkillPlace[] {
+    return this.options.skillPlaces ?? [];
   }
 
   /** Every catalog listed (from cache when fresh) and merged: the first source of a name wins. */

@@ -33,6 +33,8 @@ export interface CommandOptions {
    * allows it; see process-containment.ts). Absent: its process group only.
    */
   containment?: ProcessContainment;
+  /** URL prefixes agent files' `http` hooks may POST to (`ERRAND_HOOK_URLS`); absent or empty: none. */
+  hookUrls?: readonly string[];
 }
 
 /** The environment of a command: the allow-listed variables that are set in the worker's environment. */

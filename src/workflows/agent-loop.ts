@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, CancelledFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancelledFailure, patched } from '@temporalio/workflow';
 import type { FinalOutputVerdict, ModelTurnOutput, TextPart, ToolCallRef } from '../contracts/activities';
 import { FailureType } from '../contracts/failures';
 import type { JsonObject } from '../contracts/json';
@@ -10,7 +10,7 @@ import type { EndStatus } from '../contracts/subagent';
 import { formatDenial, notRunReason, truncationDiagnostic, type NotRunCause } from '../domain/delegation-texts';
 import { didNotCallFinalOutput, finalOutputReminder, finalOutputToolName, structuredText, tooManyInvalidFinalOutputs } from '../domain/final-output';
 import { isOrchestrationTool } from '../domain/orchestration-tools';
-import { preview, turnBudgetNote } from '../domain/subagent-prompt';
+import { preview, stopHookFeedback, turnBudgetNote } from '../domain/subagent-prompt';
 import { findTask, markRead } from '../domain/task-registry';
 import type { Agent } from './agent';
 
@@ -66,6 +66,8 @@ export class AgentLoop {
    * cancellation): the partial output of a run cancelled while the model wrote. Cleared by each model call.
    */
   interrupted: LiveText | undefined;
+  /** Whether a Stop hook already sent this run back to work (`stop_hook_active` in the hooks' input). */
+  private stopHookBlocked = false;
 
   constructor(
     private readonly agent: Agent,
@@ -79,12 +81,13 @@ export class AgentLoop {
       agent.turnsThisRun = 0;
       // Each run (an activation, an attempt) delivers its own final_output, with its own reminder and invalid calls.
       if (agent.finalOutput) agent.finalOutput = { schemaKey: agent.finalOutput.schemaKey, invalidCalls: 0, reminded: false };
+      this.stopHookBlocked = false;
     }
     agent.currentLimit = limit;
     for (;;) {
       await hooks.beforeTurn?.();
       const crossed = agent.checkBudget();
-      if (crossed) return { status: 'budget', diagnostic: crossed };
+      if (crossed) return { status: crossed.status, diagnostic: crossed.diagnostic };
       agent.pruneTasks();
       this.flushNotices();
       agent.turns += 1;
@@ -97,6 +100,7 @@ export class AgentLoop {
       agent.length += 1;
       agent.touch();
       agent.usage = addUsage(agent.usage, answer.usage);
+      agent.lastPromptTokens = answer.usage.inputTokens;
       if (answer.text.length > 0) {
         agent.lastAssistantText = preview(answer.text, previewLength);
         agent.lastText = { seq: assistantSeq, text: answer.text, truncated: answer.textTruncated };
@@ -110,11 +114,30 @@ export class AgentLoop {
       }
       const over = agent.checkBudget();
       if (over) {
-        await this.sealNow(assistantSeq, calls, 'budget');
-        return { status: 'budget', diagnostic: over };
+        await this.sealNow(assistantSeq, calls, over.status);
+        return { status: over.status, diagnostic: over.diagnostic };
       }
       const finalOutput = agent.finalOutput;
       if (calls.length === 0) {
+        // An agent file's Stop hooks (decision 0032) may send a subagent that could go on back to work.
+        if (!finalOutput && turn < limit && agent.options.hooks?.stop && patched('agent-file-hooks')) {
+          const stop = await agent.activities.checks.runAgentHook.executeWithOptions({ summary: `Stop hooks of ${agent.options.hooks.agentName}` }, [{
+            workflowId: agent.options.workflowId,
+            conversationId: agent.conversationId,
+            step: `stop-${assistantSeq}`,
+            event: 'SubagentStop',
+            hooks: agent.options.hooks,
+            workingDir: agent.options.workingDir,
+            eventInput: { stop_hook_active: this.stopHookBlocked, last_assistant_message: preview(answer.text, inlineTextLimit) },
+            ...(agent.options.toolPolicy ? { toolPolicy: agent.options.toolPolicy } : {}),
+          }]);
+          for (const note of stop.notes) agent.remember('event', `[hook] ${note}`);
+          if (stop.blocked) {
+            this.stopHookBlocked = true;
+            await agent.append([{ role: 'user', content: stopHookFeedback(stop.feedback) }], 'store Stop hook feedback');
+            continue;
+          }
+        }
         if (!finalOutput) return { status: 'completed' };
         // A structured-output run finishes only through final_output: a plain answer gets one reminder.
         if (finalOutput.reminded || turn >= limit) return { status: 'failed', diagnostic: didNotCallFinalOutput(finalOutput.reminded) };
@@ -231,6 +254,7 @@ export class AgentLoop {
       try {
         const output = await agent.busy(() => agent.activities.model.modelTurn.executeWithOptions({ summary: `model ${agent.modelName} · turn ${agent.turns}` }, [{
           workflowId: options.workflowId,
+          ...(options.tenant !== undefined ? { tenant: options.tenant } : {}),
           conversationId: agent.conversationId,
           length: agent.length,
           route: options.route,
@@ -248,12 +272,14 @@ export class AgentLoop {
           ...(agent.canDelegate ? { orchestrationTools: orchestrationToolsFor(options.approvers) } : {}),
           ...(options.toolPolicy ? { toolPolicy: options.toolPolicy } : {}),
           ...(options.recipeServers ? { recipeServers: options.recipeServers, workingDir: options.workingDir } : {}),
+          ...(options.memory ? { memory: options.memory } : {}),
           ...(agent.finalOutput ? { finalOutput: { schemaKey: agent.finalOutput.schemaKey } } : {}),
         }]));
         // The call stored the pending messages before anything else.
         agent.pending = undefined;
         if (!output.needsCompaction) return output;
-        await this.compact(false);
+        const { thresholdTokens, toolTokens } = output.needsCompaction;
+        await this.compact(false, toolTokens !== undefined ? { thresholdTokens, toolTokens } : undefined);
         // Whatever the compaction achieved, the next attempt goes to the model; only the provider can say it is too long.
         checkContext = false;
       } catch (error) {
@@ -268,17 +294,19 @@ export class AgentLoop {
   }
 
   /** Summarises older turns; returns false when there was nothing left to summarise. */
-  private async compact(aggressive: boolean): Promise<boolean> {
+  private async compact(aggressive: boolean, budget?: { thresholdTokens: number; toolTokens: number }): Promise<boolean> {
     const agent = this.agent;
     await agent.storePending();
     const output = await agent.busy(() => agent.activities.compaction.compactConversation.executeWithOptions({ summary: `compact context${aggressive ? ' (after overflow)' : ''}` }, [{
       workflowId: agent.options.workflowId,
+      ...(agent.options.tenant !== undefined ? { tenant: agent.options.tenant } : {}),
       conversationId: agent.conversationId,
       length: agent.length,
       route: agent.options.route,
       ...(agent.context ? { window: agent.context } : {}),
       ...(agent.options.prefix ? { prefix: agent.options.prefix } : {}),
       ...(aggressive ? { aggressive: true } : {}),
+      ...(budget ? { budget } : {}),
     }]));
     agent.usage = addUsage(agent.usage, output.usage);
     if (!output.compacted) {
@@ -326,7 +354,9 @@ export class AgentLoop {
         return;
       }
       const delivers = agent.finalOutput !== undefined && call.name === finalOutputToolName;
-      const tools = call.local ? agent.activities.localTools : agent.activities.tools;
+      const hooks = agent.options.hooks && (agent.options.hooks.preToolUse || agent.options.hooks.postToolUse) ? agent.options.hooks : undefined;
+      // A hook is a process with a time limit of its own: a call with hooks is a regular activity, never a local one.
+      const tools = call.local && !hooks ? agent.activities.localTools : agent.activities.tools;
       const ran = await tools.runTool.executeWithOptions({ summary: `tool ${call.name}${approval ? ` (${approval.decision === 'approve' ? 'approved' : 'denied'})` : ''}` }, [{
         workflowId: agent.options.workflowId,
         conversationId: agent.conversationId,
@@ -338,8 +368,10 @@ export class AgentLoop {
         ...(agent.options.toolFilter ? { toolFilter: agent.options.toolFilter } : {}),
         ...(agent.options.toolPolicy ? { toolPolicy: agent.options.toolPolicy } : {}),
         ...(agent.options.recipeServers ? { recipeServers: agent.options.recipeServers } : {}),
+        ...(agent.options.memory ? { memory: agent.options.memory } : {}),
         ...(approval ? { approval } : {}),
         ...(delivers && agent.finalOutput ? { finalOutput: { schemaKey: agent.finalOutput.schemaKey } } : {}),
+        ...(hooks ? { hooks } : {}),
       }]);
       verdicts[index] = ran.finalOutput;
       done(index);

@@ -1,6 +1,7 @@
+import type { AgentHooksWire } from '../contracts/agent-hooks';
 import type { RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from '../contracts/activities';
 import type { ModelRoute } from '../contracts/model';
-import type { Approvers, ConversationPrefix, SubagentActivitySettings, TaskLimits } from '../contracts/subagent';
+import type { AgentMemoryLocation, Approvers, ConversationPrefix, SubagentActivitySettings, TaskLimits } from '../contracts/subagent';
 
 /** What a session or subagent workflow configures its agent with. */
 export interface AgentOptions {
@@ -28,16 +29,24 @@ export interface AgentOptions {
   tenant?: string;
   /** Token budget of this workflow and its descendants. */
   tokenBudget?: number;
+  /** Wall-clock milliseconds from its start (workflow clock) it may run. */
+  timeBudgetMs?: number;
+  /** Micro-dollars this workflow and its descendants may spend. */
+  costBudgetMicroUsd?: number;
   /** Output-token limit of each model call, if the delegation or recipe set one. */
   maxOutputTokens?: number;
   /** Narrowings of the operator's tool policy (recipe, delegation). */
   toolPolicy?: ToolPolicyNarrowingWire[];
   /** MCP servers its recipe declared. */
   recipeServers?: RecipeServerWire[];
+  /** The agent's memory folder (`memory` in its agent file): its memory tools are offered (decision 0031). */
+  memory?: AgentMemoryLocation;
   /** How long a tool call under `ask` waits for a decision before it is denied (ms). */
   approvalTimeoutMs: number;
   /** Who may decide its children's approvals. */
   approvers: Approvers;
+  /** The agent file's hooks, if it has any (run by activities: tool hooks inside runTool, the others by runAgentHook). */
+  hooks?: AgentHooksWire;
   /** Wall clock at the start of this run. */
   now: number;
 }

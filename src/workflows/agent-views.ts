@@ -1,6 +1,7 @@
 import { CancellationScope, patched, setCurrentDetails, sleep, upsertSearchAttributes } from '@temporalio/workflow';
 import { viewsUpsertIntervalMs } from '../contracts/limits';
 import { searchAttributes } from '../contracts/search-attributes';
+import { usageText } from '../domain/model-cost';
 import type { Agent } from './agent';
 
 /**
@@ -8,6 +9,11 @@ import type { Agent } from './agent';
  * Histories without the marker replay with the old, uncancellable timer.
  */
 const cancellableViewsTimerPatch = 'views-timer-cancelled-at-end';
+/**
+ * Patch id of the `ErrandCostUsd` search attribute (decision 0027): histories without the marker replay
+ * without it, as a cost that grows with a child's report would otherwise add an upsert they do not have.
+ */
+const costSearchAttributePatch = 'cost-search-attribute';
 
 /**
  * The views that show an agent outside the workflow: its search attributes (listings, the Web UI's
@@ -44,7 +50,11 @@ export class AgentViews {
     if (!this.dirty && !force) return;
     this.dirty = false;
     const agent = this.agent;
-    const attributes = `${agent.state}|${agent.turns}`;
+    const total = agent.totalUsage();
+    const cost = total.costMicroUsd ?? 0;
+    // Asked only once there is a cost: runs on models without prices keep the commands they had.
+    const showCost = cost > 0 && patched(costSearchAttributePatch);
+    const attributes = `${agent.state}|${agent.turns}|${showCost ? cost : ''}`;
     if (attributes !== this.lastSearchAttributes) {
       const now = Date.now();
       if (force || now - this.lastUpsertAt >= viewsUpsertIntervalMs) {
@@ -53,6 +63,7 @@ export class AgentViews {
         upsertSearchAttributes([
           { key: searchAttributes.status, value: agent.state },
           { key: searchAttributes.turns, value: agent.turns },
+          ...(showCost ? [{ key: searchAttributes.costUsd, value: cost / 1_000_000 }] : []),
         ]);
       } else {
         this.deferUpsert(this.lastUpsertAt + viewsUpsertIntervalMs - now);
@@ -62,6 +73,7 @@ export class AgentViews {
       `**${agent.state}** · turn ${agent.turnsThisRun} of ${agent.currentLimit} (total ${agent.turns}) · ${agent.toolCalls} tool calls`,
       agent.lastToolCall ? `last tool: \`${agent.lastToolCall.name}\` (turn ${agent.lastToolCall.turn})` : 'no tool calls yet',
       `idle since ${new Date(agent.lastActivityAt).toISOString()}`,
+      total.costMicroUsd || total.unpricedCalls ? `cost: ${usageText(agent.usage)}${agent.registry.tasks.length > 0 ? `; with its tasks: ${usageText(total)}` : ''}` : '',
       agent.context ? `context compacted ${agent.context.compactions} time(s)` : '',
       agent.retryView ? `checks: attempt ${agent.retryView.attempt} of ${agent.retryView.attempts}, ${agent.retryView.state}` : '',
       agent.registry.tasks.length > 0 ? `tasks: ${agent.registry.tasks.map((task) => `${task.taskId} ${task.state}`).join(', ')}` : '',

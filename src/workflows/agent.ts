@@ -13,6 +13,7 @@ import type {
 } from '../contracts/carried-agent-state';
 import type { RetryView, SubagentPeek, ToolCallSummary } from '../contracts/subagent-result';
 import type { SendMessageInput, SendMessageResult } from '../contracts/subagent-messages';
+import { capCrossing, remainingCaps, type CapCrossing, type RunCaps } from '../domain/run-caps';
 import { preview } from '../domain/subagent-prompt';
 import { emptyRegistry, expireTasks, type TaskRegistry } from '../domain/task-registry';
 import { createActivityProxies, type AgentActivityProxies } from './activity-proxies';
@@ -61,9 +62,11 @@ export class Agent {
   readonly approvals: Approvals;
   /** Child approvals already announced to this workflow's model (each once). */
   announcedApprovals: string[] = [];
-  /** Set when the token budget was crossed: why (the run then ends with `budget`). */
-  budgetCrossed: string | undefined;
-  /** Called when the budget is crossed outside a model turn (a child's report): the workflow cancels its run. */
+  /** Set when a cap was reached: which (the run then ends with that cap's status) and why. */
+  budgetCrossed: CapCrossing | undefined;
+  /** Prompt tokens of the last model call, as its provider reported them (what a fork of this turn repeats). */
+  lastPromptTokens: number | undefined;
+  /** Called when a cap is reached outside a model turn (a child's report): the workflow cancels its run. */
   onBudgetCrossed: (() => void) | undefined;
   /** Called when something a parent or a person should see changed (an approval is now pending). */
   onChange: (() => void) | undefined;
@@ -173,25 +176,28 @@ export class Agent {
     return this.registry.tasks.reduce((sum, task) => addUsage(sum, task.totalUsage), this.usage);
   }
 
+  /** The caps this workflow runs under (tokens, time, money). */
+  private get caps(): RunCaps {
+    return { tokenBudget: this.options.tokenBudget, timeBudgetMs: this.options.timeBudgetMs, costBudgetMicroUsd: this.options.costBudgetMicroUsd };
+  }
+
+  /** What is left of each cap now (workflow clock), with its descendants' usage; absent where there is no cap. */
+  remainingCaps(): { tokens?: number; timeMs?: number; costMicroUsd?: number } {
+    return remainingCaps(this.caps, { total: this.totalUsage(), startedAt: this.startedAt, now: Date.now() });
+  }
+
   /** Tokens left of the budget, or undefined without a budget. */
   remainingBudget(): number | undefined {
-    if (this.options.tokenBudget === undefined) return undefined;
-    const total = this.totalUsage();
-    return Math.max(0, this.options.tokenBudget - total.inputTokens - total.outputTokens);
+    return this.remainingCaps().tokens;
   }
 
   /**
-   * Checks the token budget (SEMANTICS §5: before every model call and on every child report). Returns
-   * the diagnostic once the budget is crossed; the first crossing is remembered.
+   * Checks the caps — tokens, money, time (SEMANTICS §5-§6: before every model call and on every child
+   * report) — with the workflow clock. Returns the crossing once a cap is reached; the first is remembered.
    */
-  checkBudget(): string | undefined {
+  checkBudget(): CapCrossing | undefined {
     if (this.budgetCrossed) return this.budgetCrossed;
-    const budget = this.options.tokenBudget;
-    if (budget === undefined) return undefined;
-    const total = this.totalUsage();
-    const used = total.inputTokens + total.outputTokens;
-    if (used < budget) return undefined;
-    this.budgetCrossed = `used ${used} tokens (with its subagents); the token budget is ${budget}`;
+    this.budgetCrossed = capCrossing(this.caps, { total: this.totalUsage(), startedAt: this.startedAt, now: Date.now() });
     return this.budgetCrossed;
   }
 

@@ -1,4 +1,4 @@
-import { log } from '@temporalio/workflow';
+import { log, patched } from '@temporalio/workflow';
 import type { SubagentInput, WorktreeOutcome } from '../contracts/subagent';
 import type { Agent } from './agent';
 
@@ -14,7 +14,7 @@ import type { Agent } from './agent';
  * workflow id of a delegation the API or CLI started. A worktree that cannot be made ends the run
  * `failed` (the activity's failure is not retried: it names what to fix).
  */
-export async function prepareRun(agent: Agent, input: SubagentInput, name: string): Promise<void> {
+export async function prepareRun(agent: Agent, input: SubagentInput, name: string): Promise<{ startContext: string[] }> {
   if (input.isolation === 'worktree') {
     const worktree = await agent.activities.run.prepareWorktree.executeWithOptions({ summary: `worktree errand/${name}` }, [{
       workflowId: agent.options.workflowId,
@@ -31,6 +31,22 @@ export async function prepareRun(agent: Agent, input: SubagentInput, name: strin
     }]);
     agent.finalOutput = { schemaKey, invalidCalls: 0, reminded: false };
   }
+  // An agent file's SubagentStart hooks (decision 0032): what they print joins the system prompt.
+  if (input.hooks?.start && patched('agent-file-hooks')) {
+    const started = await agent.activities.checks.runAgentHook.executeWithOptions({ summary: `SubagentStart hooks of ${input.hooks.agentName}` }, [{
+      workflowId: agent.options.workflowId,
+      conversationId: agent.options.conversationId,
+      step: 'start',
+      event: 'SubagentStart',
+      hooks: input.hooks,
+      workingDir: agent.options.workingDir,
+      eventInput: {},
+      ...(input.toolPolicy ? { toolPolicy: input.toolPolicy } : {}),
+    }]);
+    for (const note of started.notes) agent.remember('event', `[hook] ${note}`);
+    return { startContext: started.context };
+  }
+  return { startContext: [] };
 }
 
 /**

@@ -5,16 +5,19 @@ import {
   continueAsNew,
   isCancellation,
   log,
+  setWorkflowOptions,
   workflowInfo,
 } from '@temporalio/workflow';
 import { defaultApprovalTimeoutMs, defaultSessionIdleTimeoutMs } from '../contracts/limits';
 import type { SessionInput, SessionResult } from '../contracts/session';
+import { isCapStatus } from '../contracts/subagent';
 import { buildSessionSystemPrompt } from '../domain/session-prompt';
 import { Agent } from './agent';
 import { AgentLoop, type RunOutcome } from './agent-loop';
 import { registerAgentHandlers } from './agent-handlers';
 import { conversationIdOf, lastAssistantFullText } from './conversation';
 import { IdleAlarm } from './idle-alarm';
+import { sessionDefinitionOptions } from './versioning-behaviour';
 import { registerMcpToolCalls } from './mcp-tool-calls';
 import { TaskOrchestrator } from './task-orchestration';
 import { outcomeOfError } from './workflow-outcome';
@@ -43,6 +46,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
     ...(input.recipe ? { recipe: input.recipe } : {}),
     ...(input.tenant ? { tenant: input.tenant } : {}),
     ...(input.tokenBudget !== undefined ? { tokenBudget: input.tokenBudget } : {}),
+    ...(input.timeBudgetMs !== undefined ? { timeBudgetMs: input.timeBudgetMs } : {}),
+    ...(input.costBudgetMicroUsd !== undefined ? { costBudgetMicroUsd: input.costBudgetMicroUsd } : {}),
     ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {}),
     approvalTimeoutMs: input.approvalTimeoutMs ?? defaultApprovalTimeoutMs,
     approvers: input.approvers ?? 'human',
@@ -100,7 +105,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
         agent.setState('running');
         if (agent.appendNextMessage()) messages += 1;
         const run = await runOnce();
-        if (run.status === 'budget') return run;
+        if (isCapStatus(run.status)) return run;
         agent.touch();
         agent.setState('waiting');
       }
@@ -162,14 +167,14 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
   return CancellationScope.nonCancellable(async () => {
     ended = true;
     await agent.storePending().catch(() => undefined);
-    await loop.seal(outcome.status === 'cancelled' ? 'cancelled' : outcome.status === 'budget' ? 'budget' : 'failed').catch(() => undefined);
+    await loop.seal(outcome.status === 'cancelled' ? 'cancelled' : isCapStatus(outcome.status) ? outcome.status : 'failed').catch(() => undefined);
     agent.setState(outcome.status === 'idle' ? 'completed' : outcome.status);
     agent.flushViews(true);
     await orchestrator.cancelAll(`its session ${info.workflowId} ended (${outcome.status})`);
     orchestrator.settleTimers();
     idle.settle();
     log.info('session ended', { status: outcome.status, turns: agent.turns });
-    const status: SessionResult['status'] = outcome.status === 'cancelled' || outcome.status === 'idle' || outcome.status === 'budget' ? outcome.status : 'failed';
+    const status: SessionResult['status'] = outcome.status === 'cancelled' || outcome.status === 'idle' || isCapStatus(outcome.status) ? outcome.status : 'failed';
     return {
       workflowId: info.workflowId,
       status,
@@ -179,3 +184,6 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
     };
   });
 }
+
+// A session moves up to the current build at its next workflow task (decision 0030).
+setWorkflowOptions(sessionDefinitionOptions, sessionWorkflow);

@@ -2,19 +2,20 @@ import {
   allHandlersFinished,
   CancellationScope,
   condition,
-  continueAsNew,
   getExternalWorkflowHandle,
   isCancellation,
   log,
+  makeContinueAsNewFunc,
+  setWorkflowOptions,
   workflowInfo,
 } from '@temporalio/workflow';
 import { defaultApprovalTimeoutMs, defaultContinuableIdleTimeoutMs, inlineTextLimit } from '../contracts/limits';
 import { liveTextShown } from '../contracts/live-text';
 import { childProgressSignal, childSettledSignal } from '../contracts/subagent-messages';
-import type { SubagentInput } from '../contracts/subagent';
+import { isCapStatus, type SubagentInput } from '../contracts/subagent';
 import type { SubagentResult } from '../contracts/subagent-result';
 import { usageView } from '../domain/model-cost';
-import { buildForkTask, buildSubagentSystemPrompt, preview } from '../domain/subagent-prompt';
+import { buildForkTask, buildSubagentSystemPrompt, preview, withHookContext } from '../domain/subagent-prompt';
 import { isLive } from '../domain/task-registry';
 import { defaultTaskLimits } from '../domain/task-limits';
 import { Agent } from './agent';
@@ -26,6 +27,7 @@ import { RetryChecks } from './retry-checks';
 import { TaskOrchestrator } from './task-orchestration';
 import { outcomeOfError } from './workflow-outcome';
 import { finishWorktree, prepareRun } from './run-preparation';
+import { subagentDefinitionOptions } from './versioning-behaviour';
 
 /**
  * One delegation: the agent loop until a final answer, `max_turns`, the token budget, a cut-off answer,
@@ -54,9 +56,13 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     ...(input.recipe ? { recipe: input.recipe } : {}),
     ...(input.tenant ? { tenant: input.tenant } : {}),
     ...(input.tokenBudget !== undefined ? { tokenBudget: input.tokenBudget } : {}),
+    ...(input.timeBudgetMs !== undefined ? { timeBudgetMs: input.timeBudgetMs } : {}),
+    ...(input.costBudgetMicroUsd !== undefined ? { costBudgetMicroUsd: input.costBudgetMicroUsd } : {}),
     ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {}),
     ...(input.toolPolicy ? { toolPolicy: input.toolPolicy } : {}),
     ...(input.recipeServers ? { recipeServers: input.recipeServers } : {}),
+    ...(input.memory ? { memory: input.memory } : {}),
+    ...(input.hooks ? { hooks: input.hooks } : {}),
     approvalTimeoutMs: input.approvalTimeoutMs ?? defaultApprovalTimeoutMs,
     approvers: input.approvers ?? 'human',
     now: Date.now(),
@@ -142,11 +148,15 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     // Nothing to cancel for runs from before decision 0021.
     orchestrator.settleTimers();
     idle.settle();
-    await continueAsNew<typeof subagentWorkflow>({ ...input, carried: agent.snapshot(phase) });
+    // The memo goes on with the run: a continuable's says it moves up to the current build (decision 0030).
+    const memo = workflowInfo().memo;
+    await makeContinueAsNewFunc<typeof subagentWorkflow>(memo && Object.keys(memo).length > 0 ? { memo } : {})({ ...input, carried: agent.snapshot(phase) });
   };
   /** Tasks this subagent promised a notice for: background (not continuable) tasks still running. */
   const promisedTasks = () => agent.registry.tasks.some((task) => task.mode === 'background' && isLive(task));
 
+  /** What the agent file's SubagentStart hooks added to the context (decision 0032). */
+  let startContext: string[] = [];
   /** The system prompt and the task: the start of the conversation (of each attempt of a recipe's retry). */
   const startConversation = (): void => {
     if (input.fork) {
@@ -165,7 +175,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       agent.appendBeforeNextTurn([{ role: 'user', content: task }]);
       return;
     }
-    const system = buildSubagentSystemPrompt({
+    const system = withHookContext(buildSubagentSystemPrompt({
       ...input.system,
       workingDir: agent.options.workingDir,
       maxTurns: input.maxTurns,
@@ -173,7 +183,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       canDelegate: agent.canDelegate,
       ...(agent.finalOutput ? { finalOutput: true } : {}),
       ...(agent.worktree ? { worktreeBranch: agent.worktree.branch } : {}),
-    });
+    }), startContext);
     agent.remember('user', input.prompt);
     // Stored by the first model call (no activity of its own).
     agent.appendBeforeNextTurn([{ role: 'system', content: system }, { role: 'user', content: input.prompt }]);
@@ -220,7 +230,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     outcome = await loopScope.run(async (): Promise<RunOutcome> => {
       let resume = input.carried?.phase === 'running';
       if (!input.carried) {
-        await prepareRun(agent, input, input.parent?.taskId ?? info.workflowId);
+        startContext = (await prepareRun(agent, input, input.parent?.taskId ?? info.workflowId)).startContext;
         retry?.show('working');
         startConversation();
       }
@@ -231,7 +241,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
         if (!waiting) {
           const run = await activate(resume);
           resume = false;
-          if (!continuable || run.status === 'budget') return run;
+          if (!continuable || isCapStatus(run.status)) return run;
           const answer = await resultOf(run, false);
           agent.answers += 1;
           agent.remember(run.status === 'failed' ? 'event' : 'assistant', run.status === 'completed' ? answer.output : `[${run.status}] ${run.diagnostic ?? ''}\n${answer.partialOutput}`.trim());
@@ -260,7 +270,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   return CancellationScope.nonCancellable(async () => {
     ended = true;
     await agent.storePending().catch(() => undefined);
-    await loop.seal(outcome.status === 'cancelled' ? 'cancelled' : outcome.status === 'budget' ? 'budget' : 'failed').catch(() => undefined);
+    await loop.seal(outcome.status === 'cancelled' ? 'cancelled' : isCapStatus(outcome.status) ? outcome.status : 'failed').catch(() => undefined);
     const ran = await resultOf(outcome, true);
     agent.setState(outcome.status);
     agent.flushViews(true);
@@ -274,3 +284,6 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     return result;
   });
 }
+
+// Pinned, or moving up for a continuable: decided from the run's memo when it starts (decision 0030).
+setWorkflowOptions(subagentDefinitionOptions, subagentWorkflow);

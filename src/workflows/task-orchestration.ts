@@ -10,6 +10,7 @@ import type { JsonObject } from '../contracts/json';
 import { announcedApprovalCount, cancelSettleWaitMs, defaultMaxContinuables, workflowTaskTimeoutMs } from '../contracts/limits';
 import { zeroUsage, type TokenUsage } from '../contracts/model';
 import { searchAttributes } from '../contracts/search-attributes';
+import { versioningMemo } from '../contracts/versioning';
 import { cancelSignal, type ChildProgressInput, type ChildSettledInput } from '../contracts/subagent-messages';
 import type { SubagentResult } from '../contracts/subagent-result';
 import type { TaskRecord } from '../contracts/carried-agent-state';
@@ -166,7 +167,7 @@ export class TaskOrchestrator implements OrchestrationTools {
 
   private plan(record: TaskRecord, args: JsonObject, position: CallPosition): Promise<PlanDelegationOutput> {
     const options = this.agent.options;
-    const remaining = this.agent.remainingBudget();
+    const remaining = this.agent.remainingCaps();
     return this.agent.activities.orchestration.planDelegation.executeWithOptions({ summary: `plan ${record.taskId}: ${record.description}` }, [{
       request: args,
       parent: {
@@ -182,11 +183,14 @@ export class TaskOrchestrator implements OrchestrationTools {
         ...(options.toolPolicy ? { toolPolicy: options.toolPolicy } : {}),
         ...(options.recipeServers ? { recipeServers: options.recipeServers } : {}),
         ...(options.tenant ? { tenant: options.tenant } : {}),
-        ...(remaining !== undefined ? { remainingBudget: remaining } : {}),
+        ...(remaining.tokens !== undefined ? { remainingBudget: remaining.tokens } : {}),
+        ...(remaining.timeMs !== undefined ? { remainingTimeMs: remaining.timeMs } : {}),
+        ...(remaining.costMicroUsd !== undefined ? { remainingCostMicroUsd: remaining.costMicroUsd } : {}),
         approvers: options.approvers,
         activity: options.activity,
         // Only a fork needs the conversation (by reference): other plans stay as small as before.
         ...(args.fork === true ? { conversation: forkReference(this.agent, position.assistantSeq) } : {}),
+        ...(args.fork === true && this.agent.lastPromptTokens !== undefined ? { conversationTokens: this.agent.lastPromptTokens } : {}),
       },
     }]);
   }
@@ -205,6 +209,8 @@ export class TaskOrchestrator implements OrchestrationTools {
           // Like a top-level start: a task lost with its worker goes elsewhere after this (decision 0012).
           workflowTaskTimeout: workflowTaskTimeoutMs,
           staticSummary: record.description,
+          // A continuable moves up to the current build with its parent; a one-shot child stays pinned (decision 0030).
+          ...(input.continuable === true ? { memo: versioningMemo(input) } : {}),
           staticDetails: [
             `source: ${plan.source ? `${plan.source.kind} ${plan.source.name} @ ${plan.source.version}` : 'ad hoc'}`,
             `model: ${input.route.provider}/${input.route.model}${input.route.reasoningEffort ? ` (reasoning effort ${input.route.reasoningEffort})` : ''}`,

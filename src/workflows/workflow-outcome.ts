@@ -1,17 +1,18 @@
 import { ActivityFailure, ApplicationFailure, ContinueAsNew, isCancellation, TemporalFailure } from '@temporalio/workflow';
+import type { CapCrossing } from '../domain/run-caps';
 import type { RunOutcome } from './agent-loop';
 
 /**
- * Turns what a run threw into an outcome: cancellation → `cancelled` (or `budget` when the token budget
- * stopped it), a failed activity or any other Temporal failure → `failed` with the failure as diagnostic.
+ * Turns what a run threw into an outcome: cancellation → `cancelled` (or the cap's status — `budget`,
+ * `time_budget`, `cost_budget` — when a cap stopped it), a failed activity or any other Temporal failure → `failed` with the failure as diagnostic.
  * Continue-as-new passes through (it is how a workflow continues). Anything else is a bug in workflow code:
  * it is rethrown, so the workflow task fails and is retried once the bug is fixed, instead of ending the
  * workflow for good.
  */
-export function outcomeOfError(error: unknown, cancelReason: string | undefined, budgetCrossed?: string): RunOutcome {
+export function outcomeOfError(error: unknown, cancelReason: string | undefined, budgetCrossed?: CapCrossing): RunOutcome {
   if (error instanceof ContinueAsNew) throw error;
   if (isCancellation(error)) {
-    if (budgetCrossed !== undefined && cancelReason === undefined) return { status: 'budget', diagnostic: budgetCrossed };
+    if (budgetCrossed !== undefined && cancelReason === undefined) return { status: budgetCrossed.status, diagnostic: budgetCrossed.diagnostic };
     return { status: 'cancelled', diagnostic: cancelReason ?? 'the workflow was cancelled' };
   }
   if (error instanceof ActivityFailure) {

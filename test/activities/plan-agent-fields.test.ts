@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config';
 import type { DelegationParent, PlanDelegationOutput } from '../../src/contracts/activities';
 import type { DelegateRequest } from '../../src/contracts/delegation';
 import { DirectoryStore } from '../../src/sources/directory-store';
+import { LocalBlobStore } from '../../src/activities/blob-store';
 import { SourceResolver } from '../../src/sources/source-resolver';
 import { createModelRegistry } from '../../src/llm/provider-config';
 import { createToolsetRegistry } from '../../src/tools/toolset-registry';
@@ -70,6 +71,9 @@ beforeAll(() => {
     'You file issues.',
     '',
   ].join('\n'));
+  // The planner agent preloads the skill api-conventions (its fixture says so): the project holds it.
+  mkdirSync(join(project, '.claude', 'skills', 'api-conventions'), { recursive: true });
+  writeFileSync(join(project, '.claude', 'skills', 'api-conventions', 'SKILL.md'), '---\nname: api-conventions\ndescription: How our HTTP APIs look.\n---\nResources are plural nouns.\n');
   writeFileSync(join(project, '.claude', 'agents', 'surveyor.md'), '---\nname: surveyor\ndescription: Looks around.\npermissionMode: plan\n---\nYou look around.\n');
   plainFolder = realpathSync(mkdtempSync(join(tmpdir(), 'errand-plan-no-git-')));
   const config = loadConfig({ ERRAND_DATA_DIR: mkdtempSync(join(tmpdir(), 'errand-plan-agents-data-')) });
@@ -84,6 +88,7 @@ beforeAll(() => {
     tasks: { maxBackgroundTasks: 5, waitTimeoutMs: 1_000, completedTaskTtlMs: 1_000 },
     approvalTimeoutMs: 60_000,
     mcp: { allowRecipeServers: false },
+    memoryStore: new LocalBlobStore(join(config.dataDir, 'blobs')),
   };
 });
 
@@ -212,7 +217,17 @@ describe('Claude Code agent fields in planning', () => {
     const fixer = await planned({ source: 'test-fixer' });
     expect(fixer.warnings.some((warning) => warning.includes('test-fixer.md: description: not valid YAML'))).toBe(true);
     const planner = await planned({ source: 'planner' });
-    expect(planner.warnings.filter((warning) => warning.includes('not supported by errand')).map((warning) => warning.replace(/^.*planner\.md: /, '').split(':')[0])).toEqual(['skills', 'hooks', 'memory']);
+    expect(planner.warnings.filter((warning) => warning.includes('not supported by errand')).map((warning) => warning.replace(/^.*planner\.md: /, '').split(':')[0])).toEqual([]);
+  });
+
+  test('skills: the project\'s SKILL.md goes into the system prompt parts; memory: the project memory folder of this tenant and agent', async () => {
+    const planner = await planned({ source: 'planner' }, { tenant: 'acme' });
+    expect(planner.input.system.skills).toEqual([{ name: 'api-conventions', from: 'project .claude/skills', content: expect.stringContaining('Resources are plural nouns.') as unknown }]);
+    expect(planner.input.memory).toEqual({ tenant: 'acme', scope: 'project', agent: 'planner', project: expect.stringMatching(/^[0-9a-f]{32}$/) as unknown });
+    expect(planner.input.system.memory).toEqual({ scope: 'project', excerpt: '', truncated: false });
+    // Without a data store (a planner built without one) an agent with memory is refused, naming the field.
+    const refused = await plan({ source: 'planner' }, {}, { memoryStore: undefined });
+    expect(refused).toEqual({ ok: false, message: expect.stringMatching(/planner\.md: memory: this server has no data store for agent memory/) as unknown });
   });
 });
 

@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config';
 import type { DelegationParent, PlanDelegationOutput } from '../../src/contracts/activities';
 import type { DelegateRequest } from '../../src/contracts/delegation';
 import { createResolverCache } from '../../src/worker';
+import { LocalBlobStore } from '../../src/activities/blob-store';
 import { claudeAgentCorpus } from '../sources/claude-agent-corpus';
 import { writeFiles } from '../sources/source-files';
 import { testActivitySettings } from '../support/temporal';
@@ -57,7 +58,10 @@ beforeAll(() => {
     'misc/locked-out.md': agentFile('locked-out', ['disallowedTools: developer, mcp__github, mcp__docs']),
     'misc/jira-filer.md': agentFile('jira-filer', ['tools: mcp__jira__*, Read', 'mcpServers:', '  - jira:', '      command: npx', '      args: [-y, jira-mcp-server]']),
   });
+  // The skill the corpus's test-runner preloads (a project that uses such an agent has it).
+  writeFiles(join(project, '.claude', 'skills'), { 'testing-conventions/SKILL.md': '---\nname: testing-conventions\n---\nTests use real parts.\n' });
   const config = loadConfig({ ERRAND_DATA_DIR: mkdtempSync(join(tmpdir(), 'errand-plan-claude-data-')) });
+  const memoryStore = new LocalBlobStore(join(config.dataDir, 'blobs'));
   const resolverFor = createResolverCache(config, mkdtempSync(join(tmpdir(), 'errand-plan-claude-home-')));
   context = {
     resolver: resolverFor(project),
@@ -69,6 +73,8 @@ beforeAll(() => {
     tasks: { maxBackgroundTasks: 5, waitTimeoutMs: 1_000, completedTaskTtlMs: 1_000 },
     approvalTimeoutMs: 60_000,
     mcp: { allowRecipeServers: false },
+    // The corpus's backend-architect keeps project memory.
+    memoryStore,
   };
 });
 

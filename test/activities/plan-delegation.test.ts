@@ -255,6 +255,26 @@ describe('precedence (SEMANTICS §3)', () => {
     expect(asked.ok && asked.input.maxOutputTokens).toBe(50_000);
   });
 
+  test("a recipe's time_budget and cost_budget_usd: used, capped at the operator's with warnings, never above the parent's remainder", async () => {
+    const folder = realpathSync(mkdtempSync(join(tmpdir(), 'errand-plan-caps-')));
+    mkdirSync(join(folder, '.goose', 'recipes'), { recursive: true });
+    writeFileSync(join(folder, '.goose', 'recipes', 'capped.yaml'), ['version: 1.0.0', 'title: Capped', 'description: Has caps', 'prompt: Work.', 'settings:', '  time_budget: 7200', '  cost_budget_usd: 3', ''].join('\n'));
+    const resolver = createResolverCache(loadConfig({ ERRAND_DATA_DIR: mkdtempSync(join(tmpdir(), 'errand-plan-caps-data-')) }), folder)(folder);
+    const priced = [{ ...providers[0]!, prices: { 'gpt-b': { input: 2, output: 8 } } }];
+    const own = await plan({ source: 'capped' }, { workingDir: folder }, { resolver, providers: priced });
+    if (!own.ok) throw new Error(own.message);
+    expect(own.input).toMatchObject({ timeBudgetMs: 7_200_000, costBudgetMicroUsd: 3_000_000 });
+    const capped = await plan({ source: 'capped' }, { workingDir: folder }, { resolver, providers: priced, caps: { timeBudgetMs: 3_600_000, costBudgetMicroUsd: 1_000_000 } });
+    if (!capped.ok) throw new Error(capped.message);
+    expect(capped.input).toMatchObject({ timeBudgetMs: 3_600_000, costBudgetMicroUsd: 1_000_000 });
+    expect(capped.warnings).toContainEqual(expect.stringMatching(/capped\.yaml: settings\.time_budget asks for 7200 seconds, above this server's limit of 3600 \(ERRAND_MAX_TIME_BUDGET_SECS\); it runs with 3600\./));
+    expect(capped.warnings).toContainEqual(expect.stringMatching(/capped\.yaml: settings\.cost_budget_usd asks for \$3\.00, above this server's limit of \$1\.00 \(ERRAND_MAX_COST_BUDGET_USD\); it runs with \$1\.00\./));
+    const inherited = await plan({ source: 'capped' }, { workingDir: folder, remainingTimeMs: 5_000, remainingCostMicroUsd: 700 }, { resolver, providers: priced });
+    expect(inherited.ok && inherited.input).toMatchObject({ timeBudgetMs: 5_000, costBudgetMicroUsd: 700 });
+    // The same recipe on a model without prices cannot keep its cost cap.
+    expectError(await plan({ source: 'capped' }, { workingDir: folder }, { resolver }), /^a cost cap \(its settings\.cost_budget_usd\) needs a model with prices, and openai\/gpt-b has none/);
+  });
+
   test('model: operator override > delegate > recipe > agent > configured default > parent', async () => {
     const parentRoute = { provider: 'openai', model: 'gpt-b' };
     const base = { providers, override: {}, request: {}, recipe: {}, parent: parentRoute };

@@ -75,6 +75,8 @@ export interface ApiStackOptions {
   /** Start no worker (for tests of workflows nobody runs). */
   withoutWorker?: boolean;
   extraEnv?: NodeJS.ProcessEnv;
+  /** How the scripted model answers instead of {@link scriptedAnswer}. */
+  answer?: (request: ModelRequest) => ScriptStep;
   /** Changes the API's dependencies before the app is built (e.g. a start path with a short deadline). */
   adjust?: (deps: ApiDependencies) => ApiDependencies;
 }
@@ -118,7 +120,7 @@ export async function startApiStack(options: ApiStackOptions = {}): Promise<ApiS
   const config = loadConfig(env, root);
   const api = loadApiConfig(env, root);
   const { client, connection }: { client: Client; connection: Connection } = await testClient();
-  const model = new ScriptedModel((request) => scriptedAnswer(request), { name: 'api test model' });
+  const model = new ScriptedModel((request) => (options.answer ?? scriptedAnswer)(request), { name: 'api test model' });
   let worker: RunningWorker | undefined;
   if (!options.withoutWorker) worker = await startTestWorker(taskQueue, createWorkerDependencies(config, { scripted: { scripted: model }, env, homeDirectory: home }));
   const deps = createApiDependencies({ env, cwd: root, config, api, temporal: fixedTemporalClient(client), sources: createApiSourceLookup(config, home) });

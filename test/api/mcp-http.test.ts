@@ -1,5 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cancelSignal } from '../../src/contracts/subagent-messages';
 import { orchestrationToolSpecs } from '../../src/domain/orchestration-tools';
@@ -76,7 +77,23 @@ describe('/v1/mcp (Streamable HTTP)', () => {
     expect(other.status).toBe(404);
   });
 
-  it('refuses a message without a session, and GET; DELETE ends the session', async () => {
+  it('sends a notice as an MCP logging notification on the GET stream the SDK client keeps open, and still with the next tool result', async () => {
+    const { client } = await connect();
+    const logged: string[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      if (notification.params.logger === 'errand' && typeof notification.params.data === 'string') logged.push(notification.params.data);
+    });
+    const taskId = startedTask((await callErrandTool(client, 'delegate', { instructions: 'take a moment before the http notification', async: true })).texts[0] ?? '');
+    const deadline = Date.now() + 30_000;
+    while (!logged.some((text) => text.includes(`Background task ${taskId} completed`)) && Date.now() < deadline) await new Promise((resolveWait) => setTimeout(resolveWait, 200));
+    const notified = logged.filter((text) => text.includes(`Background task ${taskId} completed`));
+    expect(notified).toHaveLength(1);
+    expect(notified[0]).toContain('done: take a moment before the http notification');
+    const next = await callErrandTool(client, 'list_subagent_models');
+    expect(next.texts.slice(1)).toEqual(notified);
+  });
+
+  it('refuses a message without a session, and a GET stream without one; DELETE ends the session', async () => {
     const orphan = await stack.request('/v1/mcp', {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
@@ -84,10 +101,16 @@ describe('/v1/mcp (Streamable HTTP)', () => {
     });
     expect(orphan.status).toBe(400);
     expect(await orphan.text()).toContain('Mcp-Session-Id');
-    expect((await stack.request('/v1/mcp')).status).toBe(405);
+    // GET is the notice stream of a session: without one it is refused, naming the header.
+    const stream = await stack.request('/v1/mcp', { headers: { accept: 'text/event-stream' } });
+    expect(stream.status).toBe(400);
+    expect(await stream.text()).toContain('Mcp-Session-Id');
 
     const { transport } = await connect();
     const sessionId = transport.sessionId ?? '';
+    // Another tenant's session has no stream for this key.
+    const foreign = await stack.request('/v1/mcp', { key: keys.globex, headers: { accept: 'text/event-stream', 'mcp-session-id': sessionId } });
+    expect(foreign.status).toBe(404);
     await transport.terminateSession();
     const description = await stack.client.workflow.getHandle(sessionId).result();
     expect(description).toMatchObject({ status: 'cancelled' });

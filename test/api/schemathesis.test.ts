@@ -137,6 +137,10 @@ const schemathesisConfig = [
   '[[operations]]',
   'include-operation-id = "mcpMessage"',
   `checks.positive_data_acceptance.expected-statuses = ${JSON.stringify([...positiveStatuses, '400'])}`,
+  // The notice stream needs a running session's Mcp-Session-Id and takes text/event-stream only (406 otherwise).
+  '[[operations]]',
+  'include-operation-id = "mcpNotificationStream"',
+  `checks.positive_data_acceptance.expected-statuses = ${JSON.stringify([...positiveStatuses, '400', '406'])}`,
   '[[operations]]',
   'include-operation-id = "mcpEndSession"',
   `checks.positive_data_acceptance.expected-statuses = ${JSON.stringify([...positiveStatuses, '400'])}`,

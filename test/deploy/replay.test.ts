@@ -13,12 +13,23 @@ import { workflowBundlePath } from '../support/temporal';
  */
 
 const folder = resolve(__dirname, '..', 'fixtures', 'histories');
-const files = readdirSync(folder).filter((name) => name.endsWith('.json') && name !== 'index.json').sort();
+const workflowSources = resolve(__dirname, '..', '..', 'src', 'workflows');
+const files = readdirSync(folder).filter((name) => name.endsWith('.json') && name !== 'index.json' && name !== 'patches.json').sort();
 /** File name → the workflow id it was recorded under (child workflow ids derive from it). */
 const workflowIds = JSON.parse(readFileSync(join(folder, 'index.json'), 'utf8')) as Record<string, string>;
 
 function load(name: string): unknown {
   return JSON.parse(readFileSync(join(folder, name), 'utf8'));
+}
+
+/** The patch ids whose markers a recorded history holds. */
+function patchMarkersOf(name: string): string[] {
+  const json = load(name) as { events: Array<{ markerRecordedEventAttributes?: { markerName?: string; details?: Record<string, { payloads?: Array<{ data?: string }> }> } }> };
+  return json.events.flatMap((event) => {
+    const marker = event.markerRecordedEventAttributes;
+    const data = marker?.markerName === 'core_patch' ? marker.details?.['patch-data']?.payloads?.[0]?.data : undefined;
+    return data ? [(JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as { id: string }).id] : [];
+  });
 }
 
 function workflowIdOf(name: string): string {
@@ -39,6 +50,18 @@ describe('replay of recorded histories', () => {
       'session-continuables-run-2-before-idle-patch.json',
       'session-continuables-run-2.json',
       'session-delegates-child.json',
+      'session-load-peek-before-live-peek-patch-child.json',
+      'session-load-peek-before-live-peek-patch.json',
+      'session-load-peek-child.json',
+      'session-load-peek.json',
+      'session-probe-loop-child.json',
+      'session-probe-loop-run-1.json',
+      'session-probe-loop-run-2.json',
+      'subagent-agent-hooks-before-hooks-patch.json',
+      'subagent-agent-hooks.json',
+      'subagent-approvals.json',
+      'subagent-compaction.json',
+      'subagent-idle-timeout.json',
       'session-delegates.json',
       'session-forks-child.json',
       'session-forks.json',
@@ -63,6 +86,26 @@ describe('replay of recorded histories', () => {
     }
     expect(failures).toEqual([]);
     expect(replayed).toBe(files.length);
+  });
+
+  test('every patch in the workflow code has histories recorded on both sides of it', () => {
+    // Each patch id in src/workflows (`patched('<id>')`, or a `...Patch = '<id>'` constant passed to patched()) …
+    const sources = readdirSync(workflowSources).filter((name) => name.endsWith('.ts')).map((name) => readFileSync(join(workflowSources, name), 'utf8'));
+    const ids = [...new Set(sources.flatMap((text) => [
+      ...[...text.matchAll(/patched\('([^']+)'\)/g)].map((match) => match[1] ?? ''),
+      ...[...text.matchAll(/const (\w+Patch) = '([^']+)'/g)].filter((match) => text.includes(`patched(${match[1] ?? ''})`)).map((match) => match[2] ?? ''),
+    ]))];
+    expect(ids.length).toBeGreaterThanOrEqual(4);
+    // … is listed in patches.json with histories that carry its marker and histories that do not (code from before it).
+    const sides = JSON.parse(readFileSync(join(folder, 'patches.json'), 'utf8')) as Record<string, { with: string[]; without: string[] }>;
+    expect(Object.keys(sides).sort()).toEqual([...ids].sort());
+    for (const id of ids) {
+      const side = sides[id];
+      expect(side?.with.length, `${id}: histories with the marker`).toBeGreaterThan(0);
+      expect(side?.without.length, `${id}: histories without the marker`).toBeGreaterThan(0);
+      for (const name of side?.with ?? []) expect(patchMarkersOf(name), name).toContain(id);
+      for (const name of side?.without ?? []) expect(patchMarkersOf(name), name).not.toContain(id);
+    }
   });
 
   test('the guard catches a change: a history whose recorded commands differ from the code fails', async () => {

@@ -139,6 +139,25 @@ describe('errand mcp (stdio)', () => {
     expect(nothing.texts[0]).toBe('delegate was not started: give `instructions`, a `source`, or both.');
   });
 
+  it('applies the operator\'s tool policy to the client\'s own calls: a denied tool is neither listed nor run, one under ask is refused saying why', async () => {
+    const connection = await connectErrandMcp({ ...env, ERRAND_TOOL_POLICY: JSON.stringify({ rules: { delegate: 'deny', send_message: 'ask' } }) }, stack.workDir);
+    clients.push(connection.client);
+    sessions.push(connection.sessionId);
+    const { client } = connection;
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual(['load', 'send_message', 'list_subagent_models']);
+    const denied = await call(client, 'delegate', { instructions: 'should never start' });
+    expect(denied.isError).toBe(true);
+    expect(denied.texts[0]).toBe('Unknown tool "delegate". The tools are load, send_message, list_subagent_models.');
+    const asked = await call(client, 'send_message', { task_id: 'task-1', message: 'hello' });
+    expect(asked.isError).toBe(true);
+    expect(asked.texts[0]).toContain("send_message did not run: the operator's tool policy says a person approves each call of send_message");
+    // Nothing reached the session: it has no task.
+    const listing = await call(client, 'load');
+    expect(listing.isError).toBe(false);
+    expect(listing.texts[0]).not.toContain('task-1');
+  });
+
   it('answers on stdout with protocol messages only and exits 0 when the client closes stdin', async () => {
     const child = spawn(process.execPath, [errandBin, 'mcp'], { env, cwd: stack.workDir, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';

@@ -13,8 +13,8 @@ import { agentText, recipeText, writeFiles } from './source-files';
 /**
  * Agent folders as Claude Code reads them (SEMANTICS §6): scanned recursively, each agent named by its
  * `name` wherever it sits, two files of one name reported, symbolic links never followed by the walk.
- * And `errand recipes check` over a folder of real-shaped Claude Code agents: nothing is "not supported"
- * but the fields errand does not build yet (memory, skills, hooks).
+ * And `errand recipes check` over a folder of real-shaped Claude Code agents:
+ * and no field is reported as not supported.
  */
 
 let base: string;
@@ -136,7 +136,7 @@ describe('errand recipes check over a folder of Claude Code agents', () => {
     ]);
   });
 
-  it('loads every file; only memory, skills and hooks are "not supported"; color is quiet', async () => {
+  it('loads every file; no field is "not supported"; color is quiet', async () => {
     const folder = join(base, 'agents');
     writeFiles(folder, claudeAgentCorpus);
     let out = '';
@@ -150,7 +150,7 @@ describe('errand recipes check over a folder of Claude Code agents', () => {
       ['test-runner', true],
     ]);
     const unsupported = reports.flatMap((report) => report.warnings.filter((warning) => warning.includes('not supported')).map((warning) => `${report.name}: ${warning.split(': ')[1]}`));
-    expect(unsupported).toEqual(['backend-architect: memory', 'test-runner: skills', 'test-runner: hooks']);
+    expect(unsupported).toEqual([]);
     const all = reports.flatMap((report) => report.warnings);
     expect(all.filter((warning) => /: (effort|permissionMode|color|tools|disallowedTools):/.test(warning))).toEqual([]);
     expect(all.filter((warning) => warning.includes('is also the name of'))).toEqual([]);

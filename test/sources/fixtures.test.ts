@@ -25,9 +25,6 @@ const expected: Record<string, { ok: boolean; warnings?: string[]; errors?: stri
   'agents/planner.md': {
     ok: true,
     warnings: [
-      'skills: not supported by errand: Claude Code skills are not preloaded',
-      'hooks: not supported by errand: Claude Code hooks are not run',
-      'memory: not supported by errand: errand keeps no persistent agent memory',
       'initialPrompt: Claude Code sends it only when the agent runs as the main session',
     ],
   },
@@ -129,6 +126,8 @@ describe('errand source fixtures', () => {
       ],
       background: true,
       isolation: 'worktree',
+      memory: 'project',
+      skills: ['api-conventions'],
       instructions: 'You plan changes. Read what you need, then write a numbered plan with the files each step touches.',
     });
   });

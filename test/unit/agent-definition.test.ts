@@ -54,13 +54,25 @@ describe('agent files', () => {
     expect(errors({ isolation: 'docker' })).toEqual(['a.md: isolation: expected worktree (the only isolation there is) (got "docker")']);
   });
 
-  it('reports skills, hooks and memory as not supported, never dropping them silently; initialPrompt is said to be main-session only', () => {
+  it('reports no Claude Code field as not supported (hooks, skills and memory are run); initialPrompt is said to be main-session only', () => {
     const result = parseAgentDocument({ name: 'a', skills: ['x'], hooks: {}, memory: 'project', effort: 'high', initialPrompt: 'hi', color: 'blue' }, 'Go.', 'a.md', aliases);
     expect(result.errors).toEqual([]);
-    expect(result.warnings.filter((warning) => warning.includes(': not supported by errand: ')).map((warning) => warning.split(': not supported by errand: ')[0])).toEqual(['a.md: skills', 'a.md: hooks', 'a.md: memory']);
+    expect(result.warnings.filter((warning) => warning.includes(': not supported by errand: ')).map((warning) => warning.split(': not supported by errand: ')[0])).toEqual([]);
     expect(result.warnings.filter((warning) => !warning.includes(': not supported by errand: '))).toEqual([
       'a.md: initialPrompt: Claude Code sends it only when the agent runs as the main session; a delegated agent starts, in Claude Code as in errand, from the task it is given',
     ]);
+    expect(result.agent?.memory).toBe('project');
+    expect(result.agent?.skills).toEqual(['x']);
+  });
+
+  it('reads memory as one of user, project, local and skills as a list of skill folder names; anything else names the file and field', () => {
+    const errors = (frontmatter: Record<string, unknown>) => parseAgentDocument({ name: 'a', ...frontmatter }, 'Go.', 'a.md', aliases).errors;
+    for (const memory of ['user', 'project', 'local']) expect(parseAgentDocument({ name: 'a', memory }, 'Go.', 'a.md', aliases).agent?.memory).toBe(memory);
+    expect(errors({ memory: 'team' })).toEqual(['a.md: memory: expected one of user, project, local (got "team")']);
+    expect(parseAgentDocument({ name: 'a', skills: 'api-conventions, testing' }, 'Go.', 'a.md', aliases).agent?.skills).toEqual(['api-conventions', 'testing']);
+    expect(parseAgentDocument({ name: 'a', skills: ['x', 'x'] }, 'Go.', 'a.md', aliases).agent?.skills).toEqual(['x']);
+    expect(errors({ skills: ['../secrets'] })[0]).toMatch(/^a\.md: skills\[0\]: expected skill names \(the folder name under \.claude\/skills\/\)/);
+    expect(errors({ skills: 3 })[0]).toMatch(/^a\.md: skills: expected a comma-separated string or a list of skill names/);
   });
 
   it('reads effort as one of Claude Code\'s levels; anything else names the file, field and the levels', () => {

@@ -16,7 +16,7 @@ describe('data folder', () => {
 
 describe('commands', () => {
   it('pass only the names the operator lists, and refuse names of credentials', () => {
-    expect(loadConfig({ ERRAND_COMMAND_ENV: 'LC_ALL, NODE_OPTIONS' }).commands).toEqual({ env: ['LC_ALL', 'NODE_OPTIONS'], sandbox: 'none', network: false, readOnlyPaths: [] });
+    expect(loadConfig({ ERRAND_COMMAND_ENV: 'LC_ALL, NODE_OPTIONS' }).commands).toEqual({ env: ['LC_ALL', 'NODE_OPTIONS'], sandbox: 'none', network: false, readOnlyPaths: [], hookUrls: [] });
     expect(() => loadConfig({ ERRAND_COMMAND_ENV: 'LC_ALL,TEMPORAL_API_KEY' })).toThrow(/ERRAND_COMMAND_ENV lists TEMPORAL_API_KEY, which holds or looks like a credential: model-run commands never get credentials/);
     expect(() => loadConfig({ ERRAND_COMMAND_ENV: 'NPM_TOKEN' })).toThrow(/NPM_TOKEN, which holds or looks like a credential/);
     const providers = JSON.stringify([{ name: 'p', kind: 'openai-compatible', baseUrl: 'http://x', apiKeyEnv: 'LLM_CREDS', models: ['m'] }]);
@@ -30,11 +30,19 @@ describe('commands', () => {
       sandbox: 'bwrap',
       network: true,
       readOnlyPaths: ['/opt/tools', '/usr/local/go'],
+      hookUrls: [],
     });
     expect(() => loadConfig({ ERRAND_SANDBOX: 'docker' })).toThrow(/ERRAND_SANDBOX="docker" is not valid: use "bwrap"/);
     expect(() => loadConfig({ ERRAND_SANDBOX: 'bwrap', ERRAND_SANDBOX_NETWORK: 'yes' })).toThrow(/ERRAND_SANDBOX_NETWORK="yes" is not valid/);
     expect(() => loadConfig({ ERRAND_SANDBOX: 'bwrap', ERRAND_SANDBOX_READ_ONLY_PATHS: 'relative/tools' })).toThrow(/"relative\/tools" is not absolute/);
     expect(() => loadConfig({ ERRAND_SANDBOX_NETWORK: 'true' })).toThrow(/ERRAND_SANDBOX_NETWORK only applies to sandboxed commands, but ERRAND_SANDBOX is not "bwrap"/);
+  });
+
+  it('read the URLs http hooks may reach and name what is wrong with one', () => {
+    expect(loadConfig({ ERRAND_HOOK_URLS: 'https://hooks.example.com/errand/, http://127.0.0.1:8080' }).commands.hookUrls).toEqual(['https://hooks.example.com/errand/', 'http://127.0.0.1:8080/']);
+    expect(() => loadConfig({ ERRAND_HOOK_URLS: 'hooks.example.com' })).toThrow('ERRAND_HOOK_URLS: "hooks.example.com" is not a URL; list http(s) URL prefixes, comma-separated (e.g. "https://hooks.example.com/errand/")');
+    expect(() => loadConfig({ ERRAND_HOOK_URLS: 'ftp://hooks.example.com/' })).toThrow('ERRAND_HOOK_URLS: "ftp://hooks.example.com/" is not an http(s) URL');
+    expect(() => loadConfig({ ERRAND_HOOK_URLS: 'https://hooks.example.com/?x=1' })).toThrow('ERRAND_HOOK_URLS: "https://hooks.example.com/?x=1" has a user, password, query or fragment; give the scheme, host, port and path prefix only');
   });
 });
 

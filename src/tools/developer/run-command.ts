@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
 import { z } from 'zod';
 import { runCommandDefaultTimeoutMs, runCommandKillGraceMs, runCommandMaxTimeoutMs, toolOutputMaxChars } from '../../contracts/limits';
 import { bwrapInvocation, commandEnvironment, type CommandOptions, type Invocation } from '../command-environment';
@@ -63,6 +64,10 @@ export interface CommandOutcome {
   stoppedBy?: 'timeout' | 'cancel';
   /** stdout and stderr interleaved, capped (start and end kept). */
   output: string;
+  /** stdout alone, capped the same way (a hook's JSON answer). */
+  stdout: string;
+  /** stderr alone, capped the same way (a hook's feedback). */
+  stderr: string;
   timeoutMs: number;
 }
 
@@ -72,6 +77,8 @@ export interface CommandRun {
   workingDir: string;
   timeoutMs: number;
   abortSignal: AbortSignal;
+  /** Text written to its stdin, which is then closed (a hook's JSON input); absent: no stdin. */
+  input?: string;
 }
 
 /**
@@ -82,12 +89,12 @@ export interface CommandRun {
  */
 export async function runShellCommand(command: string, run: CommandRun, options: CommandOptions = {}, paths: PathRules = {}): Promise<CommandOutcome> {
   const confined = await confinePath(run.workingDir, '.', paths);
-  if (!confined.ok) return { refused: confined.message, exitCode: null, signal: null, output: '', timeoutMs: run.timeoutMs };
+  if (!confined.ok) return { refused: confined.message, exitCode: null, signal: null, output: '', stdout: '', stderr: '', timeoutMs: run.timeoutMs };
   const env = commandEnvironment(options);
   const invocation: Invocation = options.sandbox
     ? bwrapInvocation(options.sandbox, confined.absolutePath, command, env)
     : containedInvocation(options.containment, '/bin/sh', ['-c', command]);
-  return runInProcessGroup(invocation, env, confined.absolutePath, run.timeoutMs, run.abortSignal);
+  return runInProcessGroup(invocation, env, confined.absolutePath, run.timeoutMs, run.abortSignal, run.input);
 }
 
 /** The tool result `run_command` gives for an outcome. */
@@ -104,10 +111,17 @@ function commandResult(outcome: CommandOutcome): ToolResult {
 /** `run_command` with the allow-listed environment and no sandbox (tests, the plain registry). */
 export const runCommandTool: Tool = createRunCommandTool();
 
-function runInProcessGroup(invocation: Invocation, env: Record<string, string>, cwd: string, timeoutMs: number, abortSignal: AbortSignal): Promise<CommandOutcome> {
+function runInProcessGroup(invocation: Invocation, env: Record<string, string>, cwd: string, timeoutMs: number, abortSignal: AbortSignal, input: string | undefined): Promise<CommandOutcome> {
   return new Promise<CommandOutcome>((resolve) => {
     const output = new HeadTailBuffer(toolOutputMaxChars);
-    const child = spawn(invocation.file, invocation.args, { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const stdoutOnly = new HeadTailBuffer(toolOutputMaxChars);
+    const stderrOnly = new HeadTailBuffer(toolOutputMaxChars);
+    const child = spawn(invocation.file, invocation.args, { cwd, env, detached: true, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] }) as ChildProcessByStdio<Writable | null, Readable, Readable>;
+    if (input !== undefined && child.stdin) {
+      // A command that exits without reading its input closes the pipe: that is not an error of the command.
+      child.stdin.on('error', () => undefined);
+      child.stdin.end(input);
+    }
     let stoppedBy: 'timeout' | 'cancel' | undefined;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     let escalation: NodeJS.Timeout | undefined;
@@ -147,13 +161,21 @@ function runInProcessGroup(invocation: Invocation, env: Record<string, string>, 
         signal: exit?.signal ?? null,
         ...(stoppedBy !== undefined ? { stoppedBy } : {}),
         output: output.toString(),
+        stdout: stdoutOnly.toString(),
+        stderr: stderrOnly.toString(),
         timeoutMs,
       });
     };
 
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => output.append(chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => output.append(chunk));
-    child.on('error', (error) => finish({ refused: `Could not start ${invocation.file === 'bwrap' ? 'the sandbox (bwrap)' : invocation.file === '/bin/sh' ? '/bin/sh' : `/bin/sh under ${invocation.file}`}: ${error.message}`, exitCode: null, signal: null, output: '', timeoutMs }));
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      output.append(chunk);
+      stdoutOnly.append(chunk);
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      output.append(chunk);
+      stderrOnly.append(chunk);
+    });
+    child.on('error', (error) => finish({ refused: `Could not start ${invocation.file === 'bwrap' ? 'the sandbox (bwrap)' : invocation.file === '/bin/sh' ? '/bin/sh' : `/bin/sh under ${invocation.file}`}: ${error.message}`, exitCode: null, signal: null, output: '', stdout: '', stderr: '', timeoutMs }));
     child.on('exit', (code, signal) => {
       exit = { code, signal };
       // Background processes the command left behind would keep the pipes (and this call) open: stop them.

@@ -1,0 +1,219 @@
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { childProbeIntervalMs } from '../src/contracts/limits';
+import type { SessionInput } from '../src/contracts/session';
+import { approvalUpdate, cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery } from '../src/contracts/subagent-messages';
+import type { SubagentInput } from '../src/contracts/subagent';
+import type { ScriptStep } from '../src/llm/scripted-step';
+import { sendUpdateAcrossRunChange } from '../src/temporal-update-retry';
+
+/**
+ * The long-haul scenarios of the recording script (record-histories.ts): approvals, compaction, `load(peek)`
+ * on both sides of its patch, the probe loop of a session that continued as new while its child runs a
+ * turn, and a continuable ended by its idle alarm. Each records its histories through the context and throws when the run did not do what the
+ * scenario is about (so a fixture never claims a path it did not take).
+ */
+
+/** A step the scripted model answers once something happened (a held model call). */
+export type HeldStep = () => Promise<ScriptStep>;
+
+/** What a scenario needs from the recording script. */
+export interface RecordingContext {
+  client: Client;
+  /** The queue of the worker that runs the current code. */
+  taskQueue: string;
+  /** The queue of the worker whose bundle withholds the patches under test (bundleWithPatchesWithheld). */
+  withheldTaskQueue: string;
+  stamp: number;
+  workingDir: string;
+  subagent(prompt: string, overrides?: Partial<SubagentInput>): SubagentInput;
+  sessionInput: SessionInput;
+  /** Registers a script and returns its marker. */
+  script(name: string, steps: Array<ScriptStep | HeldStep>): string;
+  /** The steps left of a script. */
+  stepsOf(name: string): Array<ScriptStep | HeldStep>;
+  waitUntil(what: string, predicate: () => Promise<boolean>, timeoutMs?: number): Promise<void>;
+  /** Records the history of a workflow's run (its latest without `runId`) as `<name>.json`. */
+  record(name: string, workflowId: string, runId?: string): Promise<void>;
+}
+
+/** The scenario names `--only` takes. */
+export const moreScenarios = ['approvals', 'compaction', 'load-peek', 'load-peek-before-patch', 'probe-loop', 'idle-timeout', 'agent-hooks', 'agent-hooks-before-patch'] as const;
+
+/** A gate a held model call waits on. */
+function gate(): { release: () => void; step: (answer: ScriptStep) => HeldStep } {
+  let release: () => void = () => undefined;
+  const opened = new Promise<void>((resolveOpened) => {
+    release = resolveOpened;
+  });
+  return { release: () => release(), step: (answer) => async () => { await opened; return answer; } };
+}
+
+async function activityTypes(handle: WorkflowHandle, runId?: string): Promise<string[]> {
+  const history = await (runId ? handle.client.getHandle(handle.workflowId, runId) : handle).fetchHistory();
+  return (history.events ?? []).flatMap((event) => event.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+}
+
+function expectActivity(types: string[], name: string, scenario: string): void {
+  if (!types.includes(name)) throw new Error(`${scenario}: the run scheduled no ${name} (scheduled: ${[...new Set(types)].join(', ')})`);
+}
+
+/** A tool call under `ask` waits for a person's decision (the approval update), then runs. */
+export async function recordApprovals(context: RecordingContext): Promise<void> {
+  const { client, taskQueue, stamp } = context;
+  const workflowId = `errand-record-approvals-${stamp}`;
+  const marker = context.script('approvals', [
+    { toolCalls: [{ id: 'write-approved', name: 'developer__write_file', arguments: { path: 'approved.txt', content: 'approved\n' } }] },
+    { text: 'Wrote approved.txt.' },
+  ]);
+  const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId, args: [context.subagent(`Write a file ${marker}`, { toolPolicy: [{ rules: { developer__write_file: 'ask' } }] })] });
+  let approvalId = '';
+  await context.waitUntil('the pending approval', async () => {
+    const peek = await handle.query(peekQuery);
+    approvalId = peek.pendingApprovals?.[0]?.id ?? '';
+    return peek.state === 'waiting_approval' && approvalId !== '';
+  });
+  await handle.executeUpdate(approvalUpdate, { args: [{ approvalId, decision: 'approve', by: 'recording' }] });
+  await handle.result();
+  await context.record('subagent-approvals', workflowId);
+}
+
+/** A conversation that outgrows its model's context window is compacted (summarising calls), then goes on. */
+export async function recordCompaction(context: RecordingContext): Promise<void> {
+  const { client, taskQueue, stamp, workingDir } = context;
+  const files = [1, 2, 3, 4, 5, 6, 7, 8];
+  for (const n of files) writeFileSync(join(workingDir, `long-notes-${n}.txt`), `${`Note ${n}: a line of notes that fills the window. `.repeat(40)}\n`);
+  const workflowId = `errand-record-compaction-${stamp}`;
+  const marker = context.script('compaction', [
+    ...files.map((n): ScriptStep => ({ toolCalls: [{ id: `read-${n}`, name: 'developer__read_file', arguments: { path: `long-notes-${n}.txt` } }] })),
+    { text: 'Read every note.' },
+  ]);
+  const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId, args: [context.subagent(`Read the notes ${marker}`, { route: { provider: 'scripted', model: 'small-window-model' }, maxTurns: 20 })] });
+  await handle.result();
+  expectActivity(await activityTypes(handle), 'compactConversation', 'compaction');
+  await context.record('subagent-compaction', workflowId);
+}
+
+/** A session peeks at a running task with `load(task_id, peek: true)` (the live-text activity, or, before its patch, none). */
+async function recordLoadPeek(context: RecordingContext, name: string, taskQueue: string, livePeek: boolean): Promise<void> {
+  const { client, stamp } = context;
+  const held = gate();
+  const childMarker = context.script(`${name}-child`, [held.step({ text: 'The worker finished.' })]);
+  const steps: ScriptStep[] = [
+    { toolCalls: [{ id: 'delegate-worker', name: 'delegate', arguments: { instructions: `Work on it ${childMarker}`, async: true, description: 'worker' } }] },
+    { toolCalls: [{ id: 'peek-worker', name: 'load', arguments: { source: 'task-1', peek: true } }] },
+    { text: 'The worker is on it.' },
+    { text: 'The worker is done.' },
+  ];
+  const marker = context.script(name, steps);
+  const workflowId = `errand-record-${name}-${stamp}`;
+  const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId, args: [{ ...context.sessionInput, label: `recorded ${name}` }] });
+  await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `Start a worker and peek at it ${marker}` }] });
+  await context.waitUntil('the peek turn', async () => context.stepsOf(name).length === 1 && (await handle.query(transcriptQuery)).state === 'waiting');
+  held.release();
+  await context.waitUntil('the notice turn', async () => context.stepsOf(name).length === 0 && (await handle.query(transcriptQuery)).state === 'waiting');
+  await handle.signal(cancelSignal, { reason: 'recording done' });
+  await handle.result();
+  const types = await activityTypes(handle);
+  if (livePeek) expectActivity(types, 'readLiveText', name);
+  else if (types.includes('readLiveText')) throw new Error(`${name}: the run read live text although its patch was withheld`);
+  await context.record(`session-${name}`, workflowId);
+  await context.record(`session-${name}-child`, `${workflowId}/task-1`);
+}
+
+/** `load(peek)` with the current code (the `load-peek-live-text` patch's marker and activity). */
+export function recordLoadPeekPatched(context: RecordingContext): Promise<void> {
+  return recordLoadPeek(context, 'load-peek', context.taskQueue, true);
+}
+
+/** `load(peek)` as code from before the `load-peek-live-text` patch runs it (no marker, no activity). */
+export function recordLoadPeekBeforePatch(context: RecordingContext): Promise<void> {
+  return recordLoadPeek(context, 'load-peek-before-live-peek-patch', context.withheldTaskQueue, false);
+}
+
+/**
+ * The probe loop: a session continues as new while its background task runs a turn (a held model call), so
+ * its second run does not watch the task and checks it after the probe interval (probeChildren); then the
+ * task answers and the session hears of it.
+ */
+export async function recordProbeLoop(context: RecordingContext): Promise<void> {
+  const { client, taskQueue, stamp } = context;
+  const held = gate();
+  const childMarker = context.script('probe-child', [held.step({ text: 'The slow task finished.' })]);
+  const steps: ScriptStep[] = [
+    { toolCalls: [{ id: 'delegate-slow', name: 'delegate', arguments: { instructions: `Take your time ${childMarker}`, async: true, description: 'slow task' } }] },
+    { text: 'Started the slow task.' },
+  ];
+  const marker = context.script('probe', steps);
+  const workflowId = `errand-record-probe-${stamp}`;
+  const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId, args: [{ ...context.sessionInput, label: 'recorded probe loop' }] });
+  const firstRunId = handle.firstExecutionRunId;
+  const sessionDone = async () => steps.length === 0 && (await handle.query(transcriptQuery)).state === 'waiting';
+  await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `Start a slow task ${marker}` }] });
+  await context.waitUntil('the session reply', sessionDone);
+  for (let reply = 1; (await handle.describe()).runId === firstRunId; reply += 1) {
+    if (reply > 30) throw new Error('probe-loop: the session did not continue as new');
+    steps.push({ text: `Reply ${reply}.` });
+    await sendUpdateAcrossRunChange(() => handle.executeUpdate(sendMessageUpdate, { args: [{ message: `Message ${reply}` }], updateId: `${workflowId}-message-${reply}` }));
+    await context.waitUntil('a reply', async () => (await handle.describe()).runId !== firstRunId || (await sessionDone()));
+  }
+  await context.waitUntil('the reply in the second run', sessionDone);
+  const secondRunId = (await handle.describe()).runId;
+  await context.waitUntil('a probe of the running task', async () => (await activityTypes(handle, secondRunId)).includes('probeChildren'), childProbeIntervalMs * 3);
+  steps.push({ text: 'The slow task is done.' });
+  held.release();
+  await context.waitUntil('the notice turn', sessionDone);
+  await handle.signal(cancelSignal, { reason: 'recording done' });
+  await handle.result();
+  await context.record('session-probe-loop-run-1', workflowId, firstRunId);
+  await context.record('session-probe-loop-run-2', workflowId, secondRunId);
+  await context.record('session-probe-loop-child', `${workflowId}/task-1`);
+}
+
+/** The idle alarm: a continuable answers, waits, takes one message, and ends when its idle timeout passes. */
+export async function recordIdleTimeout(context: RecordingContext): Promise<void> {
+  const { client, taskQueue, stamp } = context;
+  const steps: ScriptStep[] = [{ text: 'Ready when you are.' }, { text: 'Got your message.' }];
+  const marker = context.script('idle-timeout', steps);
+  const workflowId = `errand-record-idle-timeout-${stamp}`;
+  const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId, args: [context.subagent(`Stay a little ${marker}`, { continuable: true, idleTimeoutMs: 3_000 })] });
+  await context.waitUntil('the first answer', async () => steps.length === 1 && (await handle.query(peekQuery)).state === 'waiting');
+  await handle.executeUpdate(sendMessageUpdate, { args: [{ message: 'One more thing' }] });
+  const result = (await handle.result()) as { diagnostic?: string };
+  if (!result.diagnostic?.includes('without a message')) throw new Error(`idle-timeout: the run did not end by its idle alarm (${result.diagnostic ?? 'no diagnostic'})`);
+  await context.record('subagent-idle-timeout', workflowId);
+}
+
+/** An agent file's hooks (SubagentStart, PreToolUse, Stop) around a tool call; before their patch, none run. */
+async function recordAgentHooks(context: RecordingContext, name: string, taskQueue: string, hooksRun: boolean): Promise<void> {
+  const { client, stamp } = context;
+  const marker = context.script(name, [
+    { toolCalls: [{ id: 'read-notes', name: 'developer__read_file', arguments: { path: 'notes.txt' } }] },
+    { text: 'The notes say 42.' },
+  ]);
+  const hook = (command: string) => [{ hooks: [{ command, timeoutSeconds: 10 }] }];
+  const workflowId = `errand-record-${name}-${stamp}`;
+  const handle = await client.workflow.start('subagentWorkflow', {
+    taskQueue,
+    workflowId,
+    args: [context.subagent(`Read the notes ${marker}`, {
+      hooks: { agentName: 'recorded-agent', file: 'recorded: agents/recorded-agent.md', start: hook('echo "the notes are in notes.txt"'), preToolUse: hook('true'), stop: hook('true') },
+    })],
+  });
+  await handle.result();
+  const types = await activityTypes(handle);
+  if (hooksRun) expectActivity(types, 'runAgentHook', name);
+  else if (types.includes('runAgentHook')) throw new Error(`${name}: hooks ran although their patch was withheld`);
+  await context.record(`subagent-${name}`, workflowId);
+}
+
+/** Agent-file hooks with the current code (the `agent-file-hooks` patch's markers and hook activities). */
+export function recordAgentHooksPatched(context: RecordingContext): Promise<void> {
+  return recordAgentHooks(context, 'agent-hooks', context.taskQueue, true);
+}
+
+/** The same subagent as code from before the `agent-file-hooks` patch runs it. */
+export function recordAgentHooksBeforePatch(context: RecordingContext): Promise<void> {
+  return recordAgentHooks(context, 'agent-hooks-before-hooks-patch', context.withheldTaskQueue, false);
+}

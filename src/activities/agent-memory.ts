@@ -1,0 +1,218 @@
+import { createHash } from 'node:crypto';
+import {
+  agentMemoryFileMaxBytes,
+  agentMemoryMaxFiles,
+  agentMemoryNameMaxLength,
+  agentMemoryPathMaxDepth,
+  agentMemoryPathMaxLength,
+  agentMemoryPromptMaxBytes,
+  agentMemoryPromptMaxLines,
+  agentMemoryWriteAttempts,
+} from '../contracts/limits';
+import type { AgentMemoryLocation } from '../contracts/subagent';
+import { agentMemoryScopes } from '../contracts/agent-definition';
+import { isBlobConflictError, validateBlobKey, type BlobStore } from './blob-store';
+
+/**
+ * An agent's memory folder (Claude Code's `memory` field, decision 0031), kept in errand's blob store so
+ * every worker and the API see it, and never in a working directory.
+ *
+ * The blob store is write-once (a key always names the same body), so a memory file is a series of
+ * revisions: `<folder>/f/<path>/@<revision>`, the highest revision being the file's content. A write puts
+ * the next revision; two writers racing for the same revision are told apart by the store itself (the
+ * loser gets a conflict and tries the next one), so no write is lost and none is half seen.
+ *
+ * The folder's key is built from the tenant, the scope, the project (for `project` and `local`: a hash of
+ * the working directory, never the path itself) and the agent name, each checked to be one plain key
+ * segment: a crafted agent name (`../other`) or tenant can never name another folder.
+ */
+
+/** The prefix of every memory folder in the blob store. */
+export const agentMemoryKeyPrefix = 'agent-memory';
+/** The folder's part of the key for delegations without a tenant (a tenant name cannot start with `_`). */
+const noTenant = '_none';
+/** The file whose start is put into the system prompt. */
+export const memoryIndexFile = 'MEMORY.md';
+
+/** A name that may name a memory folder: one key segment, as Claude Code names agents (letters, digits, `-`, `_`, `.`). */
+const agentNamePattern = new RegExp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,${agentMemoryNameMaxLength - 1}}$`);
+/** One folder or file name inside a memory folder; `@` never appears, so a revision segment cannot be a name. */
+const pathSegmentPattern = /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/;
+/** What a valid path inside a memory folder looks like, for error messages the model reads. */
+export const memoryPathRules =
+  `a relative path such as memory/MEMORY.md or memory/topics/api.md: names of letters, digits, ".", "_" and "-" (not starting with "."), ` +
+  `separated by "/", at most ${agentMemoryPathMaxDepth} levels and ${agentMemoryPathMaxLength} characters`;
+
+/** A problem with a memory location or path: a message for the planner's caller or the model. */
+export class AgentMemoryError extends Error {
+  /** Marker for recognition without `instanceof` (DESIGN.md convention 5). */
+  readonly errandError = 'AgentMemoryError';
+  constructor(message: string) {
+    super(message);
+    this.name = 'AgentMemoryError';
+  }
+}
+
+/** Whether `error` is an AgentMemoryError, by marker. */
+export function isAgentMemoryError(error: unknown): error is AgentMemoryError {
+  return typeof error === 'object' && error !== null && 'errandError' in error && error.errandError === 'AgentMemoryError';
+}
+
+/**
+ * The memory location of an agent delegated with `memory: <scope>`: the project of `project` and `local`
+ * is the working directory relative to the working root (so every worker computes the same one), hashed.
+ * Throws an AgentMemoryError naming the agent file's field when the agent's name cannot name a folder.
+ */
+export function memoryLocationFor(options: { tenant: string | undefined; scope: string; agent: string; workingDir: string; workingRoot?: string; file: string }): AgentMemoryLocation {
+  if (!(agentMemoryScopes as readonly string[]).includes(options.scope)) {
+    throw new AgentMemoryError(`${options.file}: memory: "${options.scope}" is not a memory scope; expected one of ${agentMemoryScopes.join(', ')}`);
+  }
+  if (!agentNamePattern.test(options.agent)) {
+    throw new AgentMemoryError(
+      `${options.file}: memory: the agent name ${JSON.stringify(options.agent)} cannot name a memory folder; ` +
+        `an agent with memory needs a name of letters, digits, ".", "_" and "-" (starting with a letter or digit, at most ${agentMemoryNameMaxLength} characters)`,
+    );
+  }
+  const scope = options.scope as AgentMemoryLocation['scope'];
+  const location: AgentMemoryLocation = { scope, agent: options.agent, ...(options.tenant !== undefined ? { tenant: options.tenant } : {}) };
+  if (scope === 'user') return location;
+  return { ...location, project: projectKey(options.workingDir, options.workingRoot) };
+}
+
+/** The project of a working directory: its path below the working root (the whole path outside it), hashed. */
+function projectKey(workingDir: string, workingRoot: string | undefined): string {
+  const dir = workingDir.replace(/\/+$/, '');
+  const root = workingRoot?.replace(/\/+$/, '');
+  const relative = root !== undefined && (dir === root || dir.startsWith(`${root}/`)) ? dir.slice(root.length).replace(/^\/+/, '') : dir;
+  return createHash('sha256').update(relative === '' ? '.' : relative).digest('hex').slice(0, 32);
+}
+
+/**
+ * The blob key of a location's folder. Every part is checked again here (a location comes from workflow
+ * input): a part that is not one plain segment is refused, never cleaned up into another folder's name.
+ */
+export function memoryFolderKey(location: AgentMemoryLocation): string {
+  const tenant = location.tenant ?? noTenant;
+  const parts = [agentMemoryKeyPrefix, tenant, location.scope, ...(location.scope === 'user' ? [] : [location.project ?? '']), location.agent];
+  if (location.tenant !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/.test(location.tenant)) throw new AgentMemoryError(`memory: tenant ${JSON.stringify(location.tenant)} cannot name a memory folder`);
+  if (!(agentMemoryScopes as readonly string[]).includes(location.scope)) throw new AgentMemoryError(`memory: "${String(location.scope)}" is not a memory scope`);
+  if (location.scope !== 'user' && !/^[0-9a-f]{32}$/.test(location.project ?? '')) throw new AgentMemoryError('memory: the project of a project or local memory is missing or not a project key');
+  if (!agentNamePattern.test(location.agent)) throw new AgentMemoryError(`memory: the agent name ${JSON.stringify(location.agent)} cannot name a memory folder`);
+  const key = parts.join('/');
+  validateBlobKey(key);
+  return key;
+}
+
+/**
+ * A path inside the memory folder, as the model writes it (`memory/MEMORY.md`, or `MEMORY.md`), checked
+ * and returned without the `memory/` prefix. Throws an AgentMemoryError that says what a valid path is.
+ */
+export function memoryPath(raw: string): string {
+  const trimmed = raw.trim().replace(/^\.\//, '');
+  const inside = trimmed === 'memory' || trimmed === 'memory/' ? '' : trimmed.startsWith('memory/') ? trimmed.slice('memory/'.length) : trimmed;
+  if (inside === '') throw new AgentMemoryError(`path ${JSON.stringify(raw)} names the memory folder itself, not a file; use ${memoryPathRules}`);
+  const segments = inside.split('/');
+  if (inside.length > agentMemoryPathMaxLength || segments.length > agentMemoryPathMaxDepth || !segments.every((segment) => pathSegmentPattern.test(segment))) {
+    throw new AgentMemoryError(`path ${JSON.stringify(raw)} is not a path inside the memory folder; use ${memoryPathRules}`);
+  }
+  return inside;
+}
+
+const revisionDigits = 10;
+const revisionSegment = (revision: number) => `@${String(revision).padStart(revisionDigits, '0')}`;
+
+/** One agent's memory folder in the blob store: read, write and list its files. */
+export class AgentMemory {
+  private readonly folder: string;
+
+  constructor(
+    private readonly blobs: BlobStore,
+    location: AgentMemoryLocation,
+  ) {
+    this.folder = memoryFolderKey(location);
+  }
+
+  /** The latest revision of `path` (checked with {@link memoryPath}): its number and content, or undefined. */
+  private async latest(path: string): Promise<{ revision: number; key: string } | undefined> {
+    const prefix = `${this.folder}/f/${path}/@`;
+    const keys = await this.blobs.list(prefix);
+    let best: { revision: number; key: string } | undefined;
+    for (const key of keys) {
+      const tail = key.slice(prefix.length);
+      if (!/^\d+$/.test(tail)) continue;
+      const revision = Number(tail);
+      if (best === undefined || revision > best.revision) best = { revision, key };
+    }
+    return best;
+  }
+
+  /** The content of a file, or undefined when it does not exist. */
+  async read(rawPath: string): Promise<string | undefined> {
+    const found = await this.latest(memoryPath(rawPath));
+    return found === undefined ? undefined : this.blobs.get(found.key);
+  }
+
+  /** Every file of the folder (paths below `memory/`), sorted. */
+  async list(): Promise<string[]> {
+    const prefix = `${this.folder}/f/`;
+    const files = new Set<string>();
+    for (const key of await this.blobs.list(prefix)) {
+      const rest = key.slice(prefix.length);
+      const at = rest.lastIndexOf('/@');
+      if (at > 0) files.add(rest.slice(0, at));
+    }
+    return [...files].sort();
+  }
+
+  /** Writes a whole file (a new revision); the same content as the latest revision writes nothing. */
+  async write(rawPath: string, content: string): Promise<void> {
+    const path = memoryPath(rawPath);
+    const size = Buffer.byteLength(content, 'utf8');
+    if (size > agentMemoryFileMaxBytes) throw new AgentMemoryError(`the content is ${size} bytes; a memory file holds at most ${agentMemoryFileMaxBytes} bytes: keep MEMORY.md short and put details in topic files`);
+    for (let attempt = 0; attempt < agentMemoryWriteAttempts; attempt += 1) {
+      const latest = await this.latest(path);
+      if (latest === undefined && (await this.list()).length >= agentMemoryMaxFiles) {
+        throw new AgentMemoryError(`the memory folder already holds ${agentMemoryMaxFiles} files, the most it may; write into an existing file instead`);
+      }
+      // A retried tool call (or a write of what is there) adds no revision.
+      if (latest !== undefined && (await this.blobs.get(latest.key)) === content) return;
+      try {
+        await this.blobs.put(`${this.folder}/f/${path}/${revisionSegment((latest?.revision ?? 0) + 1)}`, content);
+        return;
+      } catch (error) {
+        // Another write of this file took that revision first: read again and write the next one.
+        if (!isBlobConflictError(error)) throw error;
+      }
+    }
+    throw new AgentMemoryError(`memory file ${path} is being written by others at the same time; try again`);
+  }
+
+  /**
+   * The part of MEMORY.md that goes into the system prompt: its first {@link agentMemoryPromptMaxLines}
+   * lines, at most {@link agentMemoryPromptMaxBytes} bytes; `truncated` says whether anything was left out.
+   */
+  async promptExcerpt(): Promise<{ text: string; truncated: boolean } | undefined> {
+    const content = await this.read(memoryIndexFile);
+    if (content === undefined) return undefined;
+    return excerpt(content);
+  }
+}
+
+/** The first lines of a text, within the prompt's line and byte limits (a line is never cut in the middle unless it alone is over). */
+export function excerpt(content: string): { text: string; truncated: boolean } {
+  const lines = content.split('\n');
+  const kept: string[] = [];
+  let bytes = 0;
+  let truncated = lines.length > agentMemoryPromptMaxLines;
+  for (const line of lines.slice(0, agentMemoryPromptMaxLines)) {
+    const size = Buffer.byteLength(line, 'utf8') + 1;
+    if (bytes + size > agentMemoryPromptMaxBytes) {
+      truncated = true;
+      if (kept.length === 0) kept.push(Buffer.from(line, 'utf8').subarray(0, agentMemoryPromptMaxBytes).toString('utf8').replace(/\uFFFD$/, ''));
+      break;
+    }
+    kept.push(line);
+    bytes += size;
+  }
+  return { text: kept.join('\n').trimEnd(), truncated };
+}

@@ -1,0 +1,238 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { SubagentResult } from '../../src/contracts/subagent-result';
+import { scheduledActivities } from '../observability/session-scenario';
+import { freshFolder, startRunHarness, toolResult, until, type RunHarness } from '../support/run-harness';
+
+/**
+ * An agent file's Claude Code `hooks` (SEMANTICS §6, decision 0032) against the real dev server, real
+ * hook scripts run as shell commands and a scripted model: SubagentStart output joins the system prompt,
+ * a PreToolUse hook that exits 2 blocks a call with its stderr, a PostToolUse hook's feedback follows the
+ * tool result, a Stop hook that exits 2 sends the subagent back to work once. Under a policy that denies
+ * run_command, a PreToolUse hook cannot run and the call it guards is blocked.
+ */
+
+let harness: RunHarness;
+let denying: RunHarness;
+let httpHooks: RunHarness;
+/** A real policy service an agent file's http hook POSTs to (allowed by ERRAND_HOOK_URLS on the third worker). */
+let policyServer: Server;
+let policyUrl: string;
+const policyRequests: Record<string, unknown>[] = [];
+
+beforeAll(async () => {
+  policyServer = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+      policyRequests.push(event);
+      const input = event.tool_input as { command?: string } | undefined;
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(input?.command?.includes('rm -rf') ? JSON.stringify({ decision: 'block', reason: 'The policy service refuses deletions.' }) : '');
+    });
+  });
+  await new Promise<void>((resolve) => policyServer.listen(0, '127.0.0.1', resolve));
+  policyUrl = `http://127.0.0.1:${(policyServer.address() as AddressInfo).port}/policy/`;
+  harness = await startRunHarness('hooks');
+  denying = await startRunHarness('hooks-deny', { ERRAND_TOOL_POLICY: JSON.stringify({ rules: { developer__run_command: 'deny' } }) });
+  httpHooks = await startRunHarness('hooks-http', { ERRAND_HOOK_URLS: policyUrl });
+});
+
+afterAll(async () => {
+  expect(harness.scripts.model.rejectedCalls).toHaveLength(0);
+  await harness?.stop();
+  await denying?.stop();
+  await httpHooks?.stop();
+  await new Promise<void>((resolve) => policyServer.close(() => resolve()));
+});
+
+/** A real-shaped agent file with hooks for each event errand runs, and its hook scripts. */
+function writeGuardedAgent(workingDir: string): void {
+  mkdirSync(join(workingDir, '.claude', 'agents'), { recursive: true });
+  mkdirSync(join(workingDir, '.claude', 'hooks'), { recursive: true });
+  writeFileSync(join(workingDir, '.claude', 'hooks', 'guard.sh'), [
+    '#!/bin/sh',
+    'input=$(cat)',
+    'printf "%s\\n" "$input" >> hook-inputs.jsonl',
+    'if printf "%s" "$input" | grep -q "rm -rf"; then',
+    '  echo "Deleting folders is not allowed here; move them to trash/ instead." >&2',
+    '  exit 2',
+    'fi',
+    'exit 0',
+    '',
+  ].join('\n'));
+  writeFileSync(join(workingDir, '.claude', 'hooks', 'stop.sh'), [
+    '#!/bin/sh',
+    'cat >> stop-inputs.jsonl',
+    'echo >> stop-inputs.jsonl',
+    'if [ ! -e stopped-once ]; then',
+    '  touch stopped-once',
+    '  echo "Run the tests before you finish." >&2',
+    '  exit 2',
+    'fi',
+    '',
+  ].join('\n'));
+  writeFileSync(join(workingDir, '.claude', 'agents', 'guarded.md'), [
+    '---',
+    'name: guarded',
+    'description: Works under hooks',
+    'tools: Bash, Write, Read',
+    'hooks:',
+    '  SubagentStart:',
+    '    - hooks:',
+    '        - type: command',
+    '          command: echo "The build command is make ci."',
+    '  PreToolUse:',
+    '    - matcher: Bash',
+    '      hooks:',
+    '        - type: command',
+    '          command: sh .claude/hooks/guard.sh',
+    '          timeout: 30',
+    '  PostToolUse:',
+    '    - matcher: "Write|Edit"',
+    '      hooks:',
+    '        - type: command',
+    '          command: echo "Remember to run the linter on what you wrote." >&2; exit 2',
+    '  Stop:',
+    '    - hooks:',
+    '        - type: command',
+    '          command: sh .claude/hooks/stop.sh',
+    '---',
+    'You work carefully.',
+    '',
+  ].join('\n'));
+}
+
+describe('agent-file hooks', () => {
+  test('SubagentStart adds context, PreToolUse blocks with feedback, PostToolUse feedback follows the result, Stop sends the subagent back once', async () => {
+    const workingDir = freshFolder('errand-hooks-');
+    writeGuardedAgent(workingDir);
+    mkdirSync(join(workingDir, 'build'));
+    const child = harness.scripts.add('hooks-child', [
+      { toolCalls: [{ name: 'developer__run_command', arguments: { command: 'rm -rf build' } }] },
+      { toolCalls: [{ name: 'developer__write_file', arguments: { path: 'notes.txt', content: 'notes\n' } }] },
+      { text: 'Done.' },
+      { text: 'Done, and the tests pass.' },
+    ]);
+    const session = harness.scripts.add('hooks-session', [
+      { toolCalls: [{ name: 'delegate', arguments: { source: 'guarded', instructions: `tidy up ${child}` } }] },
+      { text: 'Finished.' },
+    ]);
+    const handle = await harness.startSession(workingDir, `go ${session}`);
+    const childId = `${handle.workflowId}/task-1`;
+    const result: SubagentResult = await until(() => harness.client.workflow.getHandle(childId).result() as Promise<SubagentResult>, Boolean, 'the child result', 120_000);
+    expect(result.status).toBe('completed');
+    expect(result.output).toBe('Done, and the tests pass.');
+
+    const requests = harness.scripts.of('hooks-child');
+    expect(requests).toHaveLength(4);
+    const system = requests[0]?.messages[0];
+    expect(system?.role).toBe('system');
+    expect(system?.content).toContain("# Context from the agent's SubagentStart hooks\n\nThe build command is make ci.");
+
+    // PreToolUse: exit code 2 blocked the call; the folder is still there; the model read the hook's stderr.
+    const blocked = toolResult(requests[1], 'developer__run_command');
+    expect(blocked?.isError).toBe(true);
+    expect(blocked?.content).toBe('The call of developer__run_command was blocked by a PreToolUse hook of agent guarded: Deleting folders is not allowed here; move them to trash/ instead.');
+    expect(existsSync(join(workingDir, 'build'))).toBe(true);
+    const [preInput] = readFileSync(join(workingDir, 'hook-inputs.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(preInput).toMatchObject({ hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'rm -rf build' }, errand_tool_name: 'developer__run_command', agent_type: 'guarded', cwd: workingDir, session_id: childId });
+
+    // PostToolUse: the write happened; the hook's feedback follows its result.
+    const written = toolResult(requests[2], 'developer__write_file');
+    expect(written?.isError ?? false).toBe(false);
+    expect(written?.content).toMatch(/\n\n\[PostToolUse hook\] Remember to run the linter on what you wrote\.$/);
+    expect(readFileSync(join(workingDir, 'notes.txt'), 'utf8')).toBe('notes\n');
+
+    // Stop: the first answer was sent back with the hook's reason; the second one ended the run.
+    const last = requests[3]?.messages[requests[3].messages.length - 1];
+    expect(last).toMatchObject({ role: 'user', content: '[Stop hook] You are not done yet:\nRun the tests before you finish.' });
+    const stops = readFileSync(join(workingDir, 'stop-inputs.jsonl'), 'utf8').trim().split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(stops.map((stop) => [stop.hook_event_name, stop.stop_hook_active, stop.last_assistant_message])).toEqual([
+      ['SubagentStop', false, 'Done.'],
+      ['SubagentStop', true, 'Done, and the tests pass.'],
+    ]);
+
+    // The hooks that ran outside a tool call are activities of the child's history.
+    const summaries = (await scheduledActivities(harness.client.workflow.getHandle(childId))).map((activity) => activity.summary);
+    expect(summaries.filter((summary) => summary === 'SubagentStart hooks of guarded')).toHaveLength(1);
+    expect(summaries.filter((summary) => summary === 'Stop hooks of guarded')).toHaveLength(2);
+    await handle.cancel();
+  });
+
+  test('where the policy denies run_command, a PreToolUse hook cannot run and the call it guards is blocked', async () => {
+    const workingDir = freshFolder('errand-hooks-deny-');
+    writeGuardedAgent(workingDir);
+    const child = denying.scripts.add('hooks-deny-child', [
+      { toolCalls: [{ name: 'developer__write_file', arguments: { path: 'a.txt', content: 'a\n' } }] },
+      { text: 'Done.' },
+    ]);
+    // Bash is not offered under this policy, so the guarded call is the write: give Write a PreToolUse hook here.
+    writeFileSync(join(workingDir, '.claude', 'agents', 'guarded.md'), readFileSync(join(workingDir, '.claude', 'agents', 'guarded.md'), 'utf8').replace('    - matcher: Bash\n', '    - matcher: Write\n'));
+    const session = denying.scripts.add('hooks-deny-session', [
+      { toolCalls: [{ name: 'delegate', arguments: { source: 'guarded', instructions: `write ${child}` } }] },
+      { text: 'Finished.' },
+    ]);
+    const handle = await denying.startSession(workingDir, `go ${session}`);
+    const childId = `${handle.workflowId}/task-1`;
+    const result: SubagentResult = await until(() => denying.client.workflow.getHandle(childId).result() as Promise<SubagentResult>, Boolean, 'the child result', 120_000);
+    expect(result.status).toBe('completed');
+    const blocked = toolResult(denying.scripts.of('hooks-deny-child')[1], 'developer__write_file');
+    expect(blocked?.isError).toBe(true);
+    expect(blocked?.content).toContain('was blocked by a PreToolUse hook of agent guarded: the PreToolUse hooks of');
+    expect(blocked?.content).toContain('could not run: The tool developer__run_command is not allowed by policy.');
+    expect(existsSync(join(workingDir, 'a.txt'))).toBe(false);
+    await handle.cancel();
+  });
+
+  test('an http PreToolUse hook to a URL the operator allows decides on the call; its event JSON reaches the service', async () => {
+    const workingDir = freshFolder('errand-hooks-http-');
+    mkdirSync(join(workingDir, '.claude', 'agents'), { recursive: true });
+    mkdirSync(join(workingDir, 'build'));
+    writeFileSync(join(workingDir, '.claude', 'agents', 'checked.md'), [
+      '---',
+      'name: checked',
+      'description: Works under a policy service',
+      'tools: Bash',
+      'hooks:',
+      '  PreToolUse:',
+      '    - matcher: Bash',
+      '      hooks:',
+      '        - type: http',
+      `          url: ${policyUrl}pre-tool-use`,
+      '          timeout: 10',
+      '---',
+      'You work carefully.',
+      '',
+    ].join('\n'));
+    const child = httpHooks.scripts.add('hooks-http-child', [
+      { toolCalls: [{ name: 'developer__run_command', arguments: { command: 'rm -rf build' } }] },
+      { toolCalls: [{ name: 'developer__run_command', arguments: { command: 'echo kept > kept.txt' } }] },
+      { text: 'Done.' },
+    ]);
+    const session = httpHooks.scripts.add('hooks-http-session', [
+      { toolCalls: [{ name: 'delegate', arguments: { source: 'checked', instructions: `tidy up ${child}` } }] },
+      { text: 'Finished.' },
+    ]);
+    const handle = await httpHooks.startSession(workingDir, `go ${session}`);
+    const childId = `${handle.workflowId}/task-1`;
+    const result: SubagentResult = await until(() => httpHooks.client.workflow.getHandle(childId).result() as Promise<SubagentResult>, Boolean, 'the child result', 120_000);
+    expect(result.status).toBe('completed');
+    const requests = httpHooks.scripts.of('hooks-http-child');
+    const blocked = toolResult(requests[1], 'developer__run_command');
+    expect(blocked?.isError).toBe(true);
+    expect(blocked?.content).toBe('The call of developer__run_command was blocked by a PreToolUse hook of agent checked: The policy service refuses deletions.');
+    expect(existsSync(join(workingDir, 'build'))).toBe(true);
+    expect(readFileSync(join(workingDir, 'kept.txt'), 'utf8')).toBe('kept\n');
+    expect(policyRequests.map((event) => [event.hook_event_name, event.tool_name, (event.tool_input as { command: string }).command, event.agent_type, event.session_id])).toEqual([
+      ['PreToolUse', 'Bash', 'rm -rf build', 'checked', childId],
+      ['PreToolUse', 'Bash', 'echo kept > kept.txt', 'checked', childId],
+    ]);
+    expect(httpHooks.scripts.model.rejectedCalls).toHaveLength(0);
+    await handle.cancel();
+  });
+});
