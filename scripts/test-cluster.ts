@@ -26,8 +26,7 @@ import { clusterEnvironmentKeys } from '../test/support/cluster-environment';
 
 /**
  * What runs on the cluster: every test that restarts the server or a worker, and the long-haul idle test.
- * Each file also runs on the dev server in `npm test`. (The worker-versioning test joins this list when it
- * is merged: test/workflows/worker-versioning.test.ts.)
+ * Each file also runs on the dev server in `npm test`.
  */
 export const clusterTestFiles: readonly string[] = [
   // The server process stops and starts; PostgreSQL keeps the state.
@@ -40,6 +39,8 @@ export const clusterTestFiles: readonly string[] = [
   'test/e2e/mcp-worker-restart.test.ts',
   // Long haul: 30 days of an idle session with waiting children add no history.
   'test/workflows/idle-session.test.ts',
+  // Deploys: build B becomes current; the subagent stays on A, the session and continuable move to B.
+  'test/workflows/worker-versioning.test.ts',
 ];
 
 const projectRoot = resolve(__dirname, '..');
