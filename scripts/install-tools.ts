@@ -12,6 +12,9 @@
  * - AWS's Lambda Runtime Interface Emulator and Jaeger are built from the Go module proxy with the
  *   installed Go (`go install`; Jaeger, whose go.mod has a replace directive, in a scratch module), and the Node runtime interface client comes from npm into its own folder (its native
  *   addon's build needs autotools: Debian's packages are installed when `autoreconf` is missing).
+ * - The self-hosted Temporal server (`temporal-server`, named only by `npm run test:cluster`) is built from the
+ *   Go module proxy as well: the server and `temporal-sql-tool` of one release, with that release's PostgreSQL
+ *   schema files copied from the module's source; Debian's PostgreSQL is installed when none is found.
  * - Schemathesis is a Python program: its package and every dependency, pinned, go into the folder
  *   (`pip install --no-deps --target`) with a launcher that runs it; the launcher must print its version.
  *
@@ -19,12 +22,13 @@
  * is verified, so an interrupted install leaves nothing that looks installed. Idempotent: an installed
  * tool is verified (quickly) and left alone.
  *
- * Usage: `tsx scripts/install-tools.ts [tool...]` (all tools when none are named).
+ * Usage: `tsx scripts/install-tools.ts [tool...]` (when none are named, all tools but `temporal-server`).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   chmodSync,
+  cpSync,
   createReadStream,
   existsSync,
   mkdirSync,
@@ -46,7 +50,9 @@ import {
   toolPath,
   tools,
   toolsDirectory,
+  postgresBinDirectory,
   type AssembledModelTool,
+  type GoModuleProgramsTool,
   type GoModuleTool,
   type NpmNativeTool,
   type PythonProgramTool,
@@ -301,25 +307,100 @@ function installGoModule(name: ToolName, tool: GoModuleTool): void {
   }
 }
 
+const goModuleDownloadSchema = z.object({ Dir: z.string().min(1) });
+
+/** The folder of a module's source in the Go module cache (downloaded from the module proxy when missing). */
+function goModuleSource(module: string, version: string): string {
+  const output = execFileSync('go', ['mod', 'download', '-json', `${module}@${version}`], {
+    encoding: 'utf8',
+    env: { ...process.env, GOFLAGS: '-mod=mod', GOWORK: 'off' },
+    timeout: 30 * 60_000,
+  });
+  return goModuleDownloadSchema.parse(JSON.parse(output)).Dir;
+}
+
+/** Gives the owner write access to `path` and everything under it (folders 755, files 644). */
+function makeWritable(path: string): void {
+  if (!statSync(path).isDirectory()) {
+    chmodSync(path, 0o644);
+    return;
+  }
+  chmodSync(path, 0o755);
+  // Bounded by the size of the copied folder (a release's schema files).
+  for (const entry of readdirSync(path)) makeWritable(join(path, entry));
+}
+
+/** Whether every program and copied folder of `tool` is in place and its version program answers. */
+function goProgramsInstalled(name: ToolName, tool: GoModuleProgramsTool): boolean {
+  const folder = toolFolder(name);
+  const complete = Object.keys(tool.programs).every((binary) => existsSync(join(folder, binary))) && tool.sourceFolders.every((source) => existsSync(join(folder, source)));
+  if (!complete) {
+    rmSync(folder, { recursive: true, force: true });
+    return false;
+  }
+  return installedAlready(toolPath(name), tool.versionArgs, folder);
+}
+
+function installGoPrograms(name: ToolName, tool: GoModuleProgramsTool): void {
+  if (postgresBinDirectory() === undefined) ensureAptPackages(tool.name, tool.debianPackages, ' runs with them (no PostgreSQL found under /usr/lib/postgresql or on the PATH)');
+  if (goProgramsInstalled(name, tool)) return;
+  const scratch = scratchFolder(tool);
+  const started = Date.now();
+  try {
+    const packages = Object.values(tool.programs).map((path) => `${tool.module}/${path}@${tool.version}`);
+    say(`building ${packages.join(' ')} with Go (several minutes, once) ...`);
+    // go install names a binary after its package folder (`server`, `sql`): install into a folder of its own,
+    // then move each binary to its name.
+    const gobin = join(scratch, '.gobin');
+    execFileSync('go', ['install', ...packages], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, GOBIN: gobin, GOFLAGS: '-mod=mod', GOWORK: 'off', CGO_ENABLED: '0', GOTOOLCHAIN: 'local' },
+      timeout: 60 * 60_000,
+    });
+    for (const [binary, path] of Object.entries(tool.programs)) {
+      const built = join(gobin, path.split('/').pop() ?? path);
+      if (!existsSync(built)) throw new Error(`install-tools: go install of ${tool.module}/${path}@${tool.version} wrote no ${built}`);
+      renameSync(built, join(scratch, binary));
+    }
+    rmSync(gobin, { recursive: true, force: true });
+    const source = goModuleSource(tool.module, tool.version);
+    for (const folder of tool.sourceFolders) {
+      cpSync(join(source, folder), join(scratch, folder), { recursive: true });
+      // The module cache is read-only; the copy must not be, or removing the tool's folder would fail.
+      makeWritable(join(scratch, folder));
+    }
+    const version = versionOf(join(scratch, tool.versionProgram), tool.versionArgs);
+    moveIntoPlace(scratch, name);
+    say(`${tool.name} installed (${version}) in ${Math.round((Date.now() - started) / 1000)} s`);
+  } catch (error) {
+    if (error instanceof Error && 'code' in error && error.code === 'ENOENT') throw new Error(`install-tools: ${tool.name} is built with Go, but \`go\` is not on the PATH (install Go ${tool.goVersion} or newer)`);
+    throw error;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
 // ---- npm packages with a native build ----------------------------------------------------------------
 
 function onPath(program: string): boolean {
   return spawnSync('sh', ['-c', `command -v ${program}`], { stdio: 'ignore' }).status === 0;
 }
 
-/** Installs Debian packages a build needs, as `ensureChromium` does: install, and only on failure update the lists and try again. */
-function ensureAptPackages(tool: NpmNativeTool): void {
-  if (onPath(tool.buildProbe)) return;
-  say(`${tool.name} needs ${tool.aptPackages.join(', ')} to build: apt-get install ...`);
-  const install = () => spawnSync('apt-get', ['install', '-y', '-qq', ...tool.aptPackages], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 20 * 60_000 });
+/**
+ * Installs Debian packages a tool needs, as `ensureChromium` does: install, and only on failure update the
+ * lists and try again. `why` ends the error message ("'s native build needs them").
+ */
+function ensureAptPackages(name: string, packages: readonly string[], why: string): void {
+  say(`${name} needs ${packages.join(', ')}: apt-get install ...`);
+  const install = () => spawnSync('apt-get', ['install', '-y', '-qq', ...packages], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 20 * 60_000 });
   if (install().status === 0) return;
   spawnSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 20 * 60_000 });
-  if (install().status !== 0) throw new Error(`install-tools: apt-get install ${tool.aptPackages.join(' ')} failed; ${tool.name}'s native build needs them`);
+  if (install().status !== 0) throw new Error(`install-tools: apt-get install ${packages.join(' ')} failed; ${name}${why}`);
 }
 
 function installNpmNative(name: ToolName, tool: NpmNativeTool): void {
   if (existsSync(toolPath(name))) return;
-  ensureAptPackages(tool);
+  if (!onPath(tool.buildProbe)) ensureAptPackages(tool.name, tool.aptPackages, "'s native build needs them");
   const scratch = scratchFolder(tool);
   const started = Date.now();
   try {
@@ -385,6 +466,9 @@ async function install(name: ToolName): Promise<void> {
     case 'go-module':
       installGoModule(name, tool);
       return;
+    case 'go-programs':
+      installGoPrograms(name, tool);
+      return;
     case 'npm-native':
       installNpmNative(name, tool);
       return;
@@ -396,7 +480,8 @@ async function install(name: ToolName): Promise<void> {
 
 async function main(): Promise<void> {
   const requested = process.argv.slice(2);
-  const names: string[] = requested.length > 0 ? requested : Object.keys(tools);
+  // With no names, every tool but those built only on request (the self-hosted Temporal server).
+  const names: string[] = requested.length > 0 ? requested : Object.entries(tools).filter(([, tool]) => !('onlyWhenNamed' in tool)).map(([name]) => name);
   for (const name of names) {
     if (!isToolName(name)) {
       process.stderr.write(`install-tools: unknown tool "${name}"; known tools: ${Object.keys(tools).join(', ')}\n`);

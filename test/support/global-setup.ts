@@ -3,11 +3,16 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { bundleWorkflows } from '../../scripts/bundle-workflows';
 import { startDevServer, type DevServer } from '../../src/dev/temporal-dev-server';
+import { clusterEnvironmentKeys } from './cluster-environment';
 
 /**
  * One real Temporal dev server per test run: random free ports, its SQLite file in a temp folder, the
  * project's search attributes registered. Its log is kept in test-artifacts/ (git-ignored) and its path
  * is printed by the summary reporter when a test fails.
+ *
+ * On a cluster instead: when {@link clusterEnvironmentKeys}.address is set (scripts/test-cluster.ts sets it for
+ * `npm run test:cluster`), no dev server starts and every test file uses that running server, in the
+ * namespace the script created (its search attributes registered there).
  */
 let server: DevServer | undefined;
 let dataDirectory: string | undefined;
@@ -22,6 +27,7 @@ export const testEnvironmentKeys = {
   httpUrl: 'ERRAND_TEST_TEMPORAL_HTTP_URL',
   logFile: 'ERRAND_TEST_TEMPORAL_LOG',
   workflowBundle: 'ERRAND_TEST_WORKFLOW_BUNDLE',
+  namespace: 'ERRAND_TEST_TEMPORAL_NAMESPACE',
 } as const;
 
 export async function setup(): Promise<void> {
@@ -33,6 +39,18 @@ export async function setup(): Promise<void> {
   // test worker (and the production-image test's image) loads this file.
   const bundlePath = join(directory, 'workflow-bundle.js');
   const bundling = bundleWorkflows(bundlePath).then(() => bundlePath);
+  const clusterAddress = process.env[clusterEnvironmentKeys.address];
+  if (clusterAddress) {
+    const httpUrl = process.env[clusterEnvironmentKeys.httpUrl];
+    if (!httpUrl) throw new Error(`${clusterEnvironmentKeys.address} is set but ${clusterEnvironmentKeys.httpUrl} is not: give the cluster's HTTP API too (http://host:port)`);
+    process.env[testEnvironmentKeys.workflowBundle] = await bundling;
+    process.env[testEnvironmentKeys.address] = clusterAddress;
+    process.env[testEnvironmentKeys.uiUrl] = '';
+    process.env[testEnvironmentKeys.httpUrl] = httpUrl;
+    process.env[testEnvironmentKeys.namespace] = process.env[clusterEnvironmentKeys.namespace] || 'default';
+    process.env[testEnvironmentKeys.logFile] = process.env[clusterEnvironmentKeys.logFile] ?? '';
+    return;
+  }
   server = await startDevServer({ dbFile: join(dataDirectory, 'temporal.sqlite'), logFile });
   process.env[testEnvironmentKeys.workflowBundle] = await bundling;
   process.env[testEnvironmentKeys.address] = server.address;

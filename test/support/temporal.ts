@@ -45,7 +45,7 @@ export function uniqueTaskQueue(label: string): string {
 /** A client on the dev server. Close its connection at the end of the test file. */
 export async function testClient(address: string = temporalAddress()): Promise<{ client: Client; connection: Connection }> {
   const connection = await Connection.connect({ address });
-  return { client: new Client({ connection }), connection };
+  return { client: new Client({ connection, namespace: temporalNamespace() }), connection };
 }
 
 /** Fast activity settings for tests: short heartbeat timeout so lost workers are noticed quickly. */
@@ -68,7 +68,7 @@ export async function startTestWorker(taskQueue: string, dependencies: WorkerDep
   const connection = await NativeConnection.connect({ address });
   const worker = await createErrandWorker({
     connection,
-    namespace: 'default',
+    namespace: temporalNamespace(),
     taskQueue,
     dependencies,
     workflows: { workflowBundle: { codePath: workflowBundlePath() } },

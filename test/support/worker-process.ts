@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { temporalAddress, workflowBundlePath } from './temporal';
+import { temporalAddress, temporalNamespace, workflowBundlePath } from './temporal';
 
 const projectRoot = resolve(__dirname, '..', '..');
 
@@ -32,6 +32,7 @@ export function startWorkerProcess(name: string, env: Record<string, string>): W
     env: {
       ...process.env,
       ERRAND_TEMPORAL_ADDRESS: temporalAddress(),
+      ERRAND_TEMPORAL_NAMESPACE: temporalNamespace(),
       ERRAND_WORKFLOW_BUNDLE: workflowBundlePath(),
       ERRAND_LOG_LEVEL: 'WARN',
       ...env,

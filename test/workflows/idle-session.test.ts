@@ -1,6 +1,6 @@
 import { mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, expect, test } from 'vitest';
@@ -8,14 +8,14 @@ import { childProbeIntervalMs } from '../../src/contracts/limits';
 import type { ChatMessage } from '../../src/contracts/model';
 import { cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery } from '../../src/contracts/subagent-messages';
 import type { SubagentPeek } from '../../src/contracts/subagent-result';
-import { startDevServer, type DevServer } from '../../src/dev/temporal-dev-server';
 import { sendUpdateAcrossRunChange } from '../../src/temporal-update-retry';
 import { ConversationScripts } from '../support/conversation-scripts';
+import { ownTemporalServer, type OwnServer } from '../support/own-temporal-server';
 import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
 
 /**
- * Idle costs nothing (SEMANTICS §6, decision 0021), on a dev server of its own whose continue-as-new
- * threshold is low: a session with three waiting continuable children continues as new (so it no longer
+ * Idle costs nothing (SEMANTICS §6, decision 0021), on a server of its own (a dev server, or the self-hosted
+ * binary on a cluster run) whose continue-as-new threshold is low: a session with three waiting continuable children continues as new (so it no longer
  * watches them), then waits. While it waits, no history event is added to the session or to any child —
  * over a window longer than the interval at which the old code probed waiting children — and every timer
  * still pending fires no earlier than 30 days after it was started (the idle timeouts are 31 days). Nothing
@@ -23,7 +23,7 @@ import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTask
  * stands for 30 days of idling. Afterwards the session answers a message and its children take send_message.
  */
 
-let server: DevServer;
+let server: OwnServer;
 let client: Client;
 let connection: Connection;
 let worker: RunningWorker;
@@ -35,20 +35,14 @@ const idleTimeoutMs = 31 * dayMs;
 const helpers = [1, 2, 3];
 
 beforeAll(async () => {
-  const dataDirectory = mkdtempSync(join(tmpdir(), 'errand-idle-server-'));
-  server = await startDevServer({
-    dbFile: join(dataDirectory, 'temporal.sqlite'),
-    logFile: resolve(__dirname, '..', '..', 'test-artifacts', 'idle-dev-server.log'),
-    headless: true,
-    dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 60 },
-  });
+  server = await ownTemporalServer({ label: 'idle', dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 60 } })();
   ({ client, connection } = await testClient(server.address));
   // The children's idle timeout is the worker's setting (the session's is in its input).
   const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model } }, env: { ERRAND_CONTINUABLE_IDLE_TIMEOUT_SECS: String(idleTimeoutMs / 1000) } });
   taskQueue = uniqueTaskQueue('idle');
   worker = await startTestWorker(taskQueue, dependencies, server.address);
   workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-idle-work-')));
-}, 120_000);
+}, 240_000);
 
 afterAll(async () => {
   await worker?.stop();

@@ -1,25 +1,25 @@
 import { mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent-messages';
 import type { SubagentPeek } from '../../src/contracts/subagent-result';
-import { startDevServer, type DevServer } from '../../src/dev/temporal-dev-server';
 import type { ChatMessage } from '../../src/contracts/model';
 import { sendUpdateAcrossRunChange } from '../../src/temporal-update-retry';
 import { ConversationScripts } from '../support/conversation-scripts';
+import { ownTemporalServer, type OwnServer, type StartOwnServer } from '../support/own-temporal-server';
 import { sessionInput, startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
 
 /**
- * A dev server of its own (so it can be stopped and restarted on the same SQLite file, and so its
- * continue-as-new threshold can be forced low): queued messages and settlement notices survive a server
+ * A server of its own (so it can be stopped and restarted on the same state — a SQLite file, or PostgreSQL
+ * databases on a cluster run — and so its continue-as-new threshold can be forced low): queued messages and settlement notices survive a server
  * restart; a subagent driven through continue-as-new keeps its conversation, counters and pending messages.
  */
 
-let server: DevServer;
-let dataDirectory: string;
+let server: OwnServer;
+let startServer: StartOwnServer;
 let port: number;
 let client: Client;
 let connection: Connection;
@@ -29,18 +29,8 @@ let workingDir: string;
 const scripts = new ConversationScripts();
 const historyThreshold = 60;
 
-async function startServer(): Promise<DevServer> {
-  return startDevServer({
-    dbFile: join(dataDirectory, 'temporal.sqlite'),
-    logFile: resolve(__dirname, '..', '..', 'test-artifacts', 'restart-dev-server.log'),
-    headless: true,
-    ...(port ? { port } : {}),
-    dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': historyThreshold },
-  });
-}
-
 beforeAll(async () => {
-  dataDirectory = mkdtempSync(join(tmpdir(), 'errand-restart-server-'));
+  startServer = ownTemporalServer({ label: 'restart', dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': historyThreshold } });
   server = await startServer();
   port = server.port;
   ({ client, connection } = await testClient(server.address));
@@ -48,7 +38,7 @@ beforeAll(async () => {
   taskQueue = uniqueTaskQueue('restart');
   worker = await startTestWorker(taskQueue, dependencies, server.address);
   workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-restart-work-')));
-}, 120_000);
+}, 240_000);
 
 afterAll(async () => {
   await worker?.stop();
@@ -84,7 +74,7 @@ function sendMessage(handle: WorkflowHandle, message: string): Promise<unknown> 
   return sendUpdateAcrossRunChange(() => handle.executeUpdate(sendMessageUpdate, { args: [{ message }], updateId }));
 }
 
-test('the dev server stops and restarts while a subagent waits with a queued message; the message runs and the parent gets its notice', async () => {
+test('the server stops and restarts while a subagent waits with a queued message; the message runs and the parent gets its notice', async () => {
   const child = scripts.add('restart-child', [{ text: 'child ready' }, { text: 'answer A', delayMs: 2_000 }, { text: 'answer B' }]);
   const session = scripts.add('restart-parent', (_request, call) => (call === 0 ? { toolCalls: [{ name: 'delegate', arguments: { instructions: `Stay around ${child}`, continuable: true } }] } : { text: `parent turn ${call}` }));
   const parent = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-restart-parent-${Date.now()}`, args: [sessionInput({ workingDir })] });
