@@ -67,7 +67,7 @@ export const emptyPathSchema = z.strictObject({});
 // ---- subagent state, peek and result (mirrors contracts/subagent-result.ts) -----------------------
 
 /** Live or final state of a delegation. */
-export const delegationStates = ['running', 'waiting_approval', 'waiting', 'completed', 'truncated', 'max_turns', 'cancelled', 'failed', 'budget', 'time_budget', 'cost_budget', 'declined'] as const;
+export const delegationStates = ['running', 'waiting_approval', 'waiting', 'completed', 'truncated', 'max_turns', 'cancelled', 'failed', 'budget', 'declined'] as const;
 /** Live or final state of a delegation. */
 export const delegationStateSchema = z.enum(delegationStates);
 
@@ -137,13 +137,15 @@ export type PeekView = z.infer<typeof peekSchema>;
 /** The result of a finished delegation (the subagent workflow's result). */
 export const subagentResultSchema = z.object({
   workflowId: z.string(),
-  status: z.enum(['completed', 'truncated', 'max_turns', 'cancelled', 'failed', 'budget', 'time_budget', 'cost_budget', 'declined']),
+  status: z.enum(['completed', 'truncated', 'max_turns', 'cancelled', 'failed', 'budget', 'declined']),
   output: z.string(),
   partialOutput: z.string(),
   /** Where the whole output is stored (the subagent's last assistant message). */
   outputRef: z.object({ conversationId: z.string(), seq: z.number().int() }).optional(),
   outputCut: z.boolean().optional(),
   diagnostic: z.string().optional(),
+  /** With status `budget`: which cap stopped it — `tokens` (token_budget), `time` (time_budget) or `cost` (cost_budget_usd); the diagnostic gives the figures. */
+  budget: z.enum(['tokens', 'time', 'cost']).optional(),
   /** With an output schema (`output_schema`, a recipe's `response.json_schema`): the validated JSON of its `final_output` call. */
   structured: z.record(z.string(), z.unknown()).optional(),
   /** With `isolation: "worktree"`: its branch, its folder relative to the working directory, and whether it changed anything (if not, both were removed). */

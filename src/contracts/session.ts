@@ -50,7 +50,7 @@ export interface SessionInput {
 /** What a session returns when it ends: cancelled, idle for too long, or over one of its caps (tokens, time, money). */
 export interface SessionResult {
   workflowId: string;
-  status: 'cancelled' | 'idle' | 'budget' | 'time_budget' | 'cost_budget' | 'failed';
+  status: 'cancelled' | 'idle' | 'budget' | 'failed';
   diagnostic?: string;
   turns: number;
   messages: number;

@@ -2,7 +2,7 @@ import type { JsonObject } from './json';
 import type { UsageView } from './model';
 import type { MessageRef, WorktreeOutcome } from './agent-wire';
 import type { TaskRecord } from './carried-agent-state';
-import type { EndStatus, SubagentState } from './subagent';
+import type { BudgetCap, EndStatus, SubagentState } from './subagent';
 import type { PendingApproval } from './subagent-messages';
 
 /**
@@ -73,6 +73,8 @@ export interface SubagentResult {
   outputCut?: boolean;
   /** Why it did not complete: the provider's message, the cancel reason, the limit reached. */
   diagnostic?: string;
+  /** With status `budget`: which cap stopped it (tokens, time or money). */
+  budget?: BudgetCap;
   /** The validated arguments of its `final_output` call, when it ran with an output schema and completed. */
   structured?: JsonObject;
   /** Its git worktree (`isolation: worktree`): kept with its branch when it changed something, removed otherwise. */

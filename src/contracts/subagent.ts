@@ -20,12 +20,12 @@ export const EndStatus = {
   maxTurns: 'max_turns',
   cancelled: 'cancelled',
   failed: 'failed',
-  /** The token budget (`token_budget`) was reached. */
+  /**
+   * A cap was reached (SEMANTICS §5-§6): the token budget (`token_budget`), the time budget (`time_budget`,
+   * wall-clock seconds since it started) or the cost budget (`cost_budget_usd`, with its descendants'
+   * calls); the diagnostic and the result's `budget` say which.
+   */
   budget: 'budget',
-  /** The time budget (`time_budget`, wall-clock seconds since it started) was reached. */
-  timeBudget: 'time_budget',
-  /** The cost budget (`cost_budget_usd`, with its descendants' calls) was reached. */
-  costBudget: 'cost_budget',
   /**
    * Listed by SEMANTICS §5 and kept on the wire; nothing ends with it: failed recipe checks and invalid
    * structured output end `failed`, as SEMANTICS §5 says.
@@ -35,13 +35,13 @@ export const EndStatus = {
 /** One of the end statuses. */
 export type EndStatus = (typeof EndStatus)[keyof typeof EndStatus];
 
-/** The end statuses of a run stopped by one of its caps (tokens, time, money): each cap has its own. */
-export const capStatuses = ['budget', 'time_budget', 'cost_budget'] as const;
-/** An end status of a cap. */
-export type CapStatus = (typeof capStatuses)[number];
-/** True for `budget`, `time_budget` and `cost_budget`: a run a cap stopped (it ends for good, also when continuable). */
+/** The end status of a run stopped by one of its caps (tokens, time, money): `budget` for each (SEMANTICS §6). */
+export type CapStatus = 'budget';
+/** Which cap stopped a run that ended `budget`. */
+export type BudgetCap = 'tokens' | 'time' | 'cost';
+/** True for `budget`: a run a cap stopped (it ends for good, also when continuable). */
 export function isCapStatus(status: string): status is CapStatus {
-  return (capStatuses as readonly string[]).includes(status);
+  return status === 'budget';
 }
 
 /** Live state of a subagent: running a turn, waiting for an approval or a message (continuable), or ended. */

@@ -2,6 +2,7 @@ import type { ApprovalDecision, TextPart } from '../contracts/agent-wire';
 import { peekLiveTextChars } from '../contracts/limits';
 import type { LiveText } from '../contracts/live-text';
 import type { AnswerCap } from '../contracts/model';
+import type { BudgetCap } from '../contracts/subagent';
 import type { PendingApproval } from '../contracts/subagent-messages';
 import type { SubagentPeek, SubagentResult } from '../contracts/subagent-result';
 import { checkName } from './check-texts';
@@ -19,7 +20,7 @@ import { worktreeLine } from './worktree-names';
  */
 
 /** First line of a run that did not complete: how it ended. */
-export function endedLine(result: Pick<SubagentResult, 'status' | 'turns' | 'diagnostic'>): string {
+export function endedLine(result: Pick<SubagentResult, 'status' | 'turns' | 'diagnostic' | 'budget'>): string {
   switch (result.status) {
     case 'completed':
       return 'The subagent completed.';
@@ -29,11 +30,7 @@ export function endedLine(result: Pick<SubagentResult, 'status' | 'turns' | 'dia
     case 'max_turns':
       return `The subagent did not finish: it reached its turn limit after ${result.turns} turns.`;
     case 'budget':
-      return 'The subagent did not finish: it reached its token budget.';
-    case 'time_budget':
-      return 'The subagent did not finish: it reached its time budget.';
-    case 'cost_budget':
-      return 'The subagent did not finish: it reached its cost budget.';
+      return `The subagent did not finish: it reached its ${result.budget === 'time' ? 'time' : result.budget === 'cost' ? 'cost' : 'token'} budget.`;
     case 'cancelled':
       return 'The subagent did not finish: it was cancelled.';
     case 'failed':
@@ -208,6 +205,11 @@ export function formatDenial(tool: string, decision: ApprovalDecision): string {
 
 /** Why a tool call was not run. */
 export type NotRunCause = 'turn-limit' | 'cut-off' | 'budget' | 'time_budget' | 'cost_budget' | 'cancelled' | 'failed';
+
+/** The "not run" cause of a run a cap stopped (its status is `budget` whichever cap it was): names the cap. */
+export function capNotRunCause(cap: BudgetCap): NotRunCause {
+  return cap === 'time' ? 'time_budget' : cap === 'cost' ? 'cost_budget' : 'budget';
+}
 
 /** The stored result of a tool call that was not run (SEMANTICS §5: every call gets exactly one result). */
 export function notRunReason(cause: NotRunCause): string {

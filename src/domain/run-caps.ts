@@ -1,5 +1,5 @@
 import type { TokenUsage } from '../contracts/model';
-import type { CapStatus } from '../contracts/subagent';
+import type { BudgetCap, CapStatus } from '../contracts/subagent';
 import { capDefinitionLimit } from './definition-limits';
 import { formatUsd, type ModelPrices } from './model-cost';
 
@@ -18,9 +18,10 @@ export interface RunCaps {
   costBudgetMicroUsd?: number | undefined;
 }
 
-/** A cap that stopped a run: its own end status, and the diagnostic naming the cap and the figures. */
+/** A cap that stopped a run: the end status `budget`, which cap, and the diagnostic naming the cap and the figures. */
 export interface CapCrossing {
   status: CapStatus;
+  cap: BudgetCap;
   diagnostic: string;
 }
 
@@ -41,17 +42,17 @@ function seconds(ms: number): string {
 export function capCrossing(caps: RunCaps, used: { total: TokenUsage; startedAt: number; now: number }): CapCrossing | undefined {
   if (caps.tokenBudget !== undefined) {
     const tokens = used.total.inputTokens + used.total.outputTokens;
-    if (tokens >= caps.tokenBudget) return { status: 'budget', diagnostic: `used ${tokens} tokens (with its subagents); the token budget is ${caps.tokenBudget}` };
+    if (tokens >= caps.tokenBudget) return { status: 'budget', cap: 'tokens', diagnostic: `used ${tokens} tokens (with its subagents); the token budget is ${caps.tokenBudget}` };
   }
   if (caps.costBudgetMicroUsd !== undefined) {
     const cost = used.total.costMicroUsd ?? 0;
     if (cost >= caps.costBudgetMicroUsd) {
-      return { status: 'cost_budget', diagnostic: `spent ${formatUsd(cost)} (with its subagents); the cost budget is ${formatUsd(caps.costBudgetMicroUsd)}` };
+      return { status: 'budget', cap: 'cost', diagnostic: `spent ${formatUsd(cost)} (with its subagents); the cost budget is ${formatUsd(caps.costBudgetMicroUsd)}` };
     }
   }
   if (caps.timeBudgetMs !== undefined) {
     const elapsed = used.now - used.startedAt;
-    if (elapsed >= caps.timeBudgetMs) return { status: 'time_budget', diagnostic: `ran for ${seconds(elapsed)} since it started; the time budget is ${seconds(caps.timeBudgetMs)}` };
+    if (elapsed >= caps.timeBudgetMs) return { status: 'budget', cap: 'time', diagnostic: `ran for ${seconds(elapsed)} since it started; the time budget is ${seconds(caps.timeBudgetMs)}` };
   }
   return undefined;
 }

@@ -192,8 +192,6 @@ export function listingState(state: TaskState): 'running' | 'completed' | 'faile
     case 'failed':
     case 'max_turns':
     case 'budget':
-    case 'time_budget':
-    case 'cost_budget':
     case 'truncated':
     case 'declined':
       return 'failed';

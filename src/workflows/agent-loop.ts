@@ -6,8 +6,8 @@ import { inlineTextLimit, maxInvalidFinalOutputs, previewLength } from '../contr
 import { asLiveText, type LiveText } from '../contracts/live-text';
 import { addUsage } from '../contracts/model';
 import type { CheckSummary } from '../contracts/subagent-result';
-import type { EndStatus } from '../contracts/subagent';
-import { formatDenial, notRunReason, truncationDiagnostic, type NotRunCause } from '../domain/delegation-texts';
+import type { BudgetCap, EndStatus } from '../contracts/subagent';
+import { capNotRunCause, formatDenial, notRunReason, truncationDiagnostic, type NotRunCause } from '../domain/delegation-texts';
 import { didNotCallFinalOutput, finalOutputReminder, finalOutputToolName, structuredText, tooManyInvalidFinalOutputs } from '../domain/final-output';
 import { isOrchestrationTool } from '../domain/orchestration-tools';
 import { preview, stopHookFeedback, turnBudgetNote } from '../domain/subagent-prompt';
@@ -18,6 +18,8 @@ import type { Agent } from './agent';
 export interface RunOutcome {
   status: EndStatus;
   diagnostic?: string;
+  /** With status `budget`: which cap. */
+  budget?: BudgetCap;
   /** The accepted `final_output` arguments of a structured-output run that completed. */
   structured?: JsonObject;
   /** What the recipe's checks came to (goose `retry`). */
@@ -87,7 +89,7 @@ export class AgentLoop {
     for (;;) {
       await hooks.beforeTurn?.();
       const crossed = agent.checkBudget();
-      if (crossed) return { status: crossed.status, diagnostic: crossed.diagnostic };
+      if (crossed) return { status: crossed.status, budget: crossed.cap, diagnostic: crossed.diagnostic };
       agent.pruneTasks();
       this.flushNotices();
       agent.turns += 1;
@@ -114,8 +116,8 @@ export class AgentLoop {
       }
       const over = agent.checkBudget();
       if (over) {
-        await this.sealNow(assistantSeq, calls, over.status);
-        return { status: over.status, diagnostic: over.diagnostic };
+        await this.sealNow(assistantSeq, calls, capNotRunCause(over.cap));
+        return { status: over.status, budget: over.cap, diagnostic: over.diagnostic };
       }
       const finalOutput = agent.finalOutput;
       if (calls.length === 0) {

@@ -10,6 +10,7 @@ import {
 } from '@temporalio/workflow';
 import { defaultApprovalTimeoutMs, defaultSessionIdleTimeoutMs } from '../contracts/limits';
 import type { SessionInput, SessionResult } from '../contracts/session';
+import { capNotRunCause } from '../domain/delegation-texts';
 import { isCapStatus } from '../contracts/subagent';
 import { buildSessionSystemPrompt } from '../domain/session-prompt';
 import { Agent } from './agent';
@@ -167,7 +168,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
   return CancellationScope.nonCancellable(async () => {
     ended = true;
     await agent.storePending().catch(() => undefined);
-    await loop.seal(outcome.status === 'cancelled' ? 'cancelled' : isCapStatus(outcome.status) ? outcome.status : 'failed').catch(() => undefined);
+    await loop.seal(outcome.status === 'cancelled' ? 'cancelled' : isCapStatus(outcome.status) ? capNotRunCause(('budget' in outcome ? outcome.budget : undefined) ?? 'tokens') : 'failed').catch(() => undefined);
     agent.setState(outcome.status === 'idle' ? 'completed' : outcome.status);
     agent.flushViews(true);
     await orchestrator.cancelAll(`its session ${info.workflowId} ended (${outcome.status})`);

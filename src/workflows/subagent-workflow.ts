@@ -12,6 +12,7 @@ import {
 import { defaultApprovalTimeoutMs, defaultContinuableIdleTimeoutMs, inlineTextLimit } from '../contracts/limits';
 import { liveTextShown } from '../contracts/live-text';
 import { childProgressSignal, childSettledSignal } from '../contracts/subagent-messages';
+import { capNotRunCause } from '../domain/delegation-texts';
 import { isCapStatus, type SubagentInput } from '../contracts/subagent';
 import type { SubagentResult } from '../contracts/subagent-result';
 import { usageView } from '../domain/model-cost';
@@ -130,6 +131,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       ...(ref ? { outputRef: ref } : {}),
       ...(agent.lastText?.truncated && !fullText && !interrupted ? { outputCut: true } : {}),
       ...(outcome.diagnostic ? { diagnostic: outcome.diagnostic } : {}),
+      ...(outcome.budget !== undefined && outcome.status === 'budget' ? { budget: outcome.budget } : {}),
       ...(completed && outcome.structured ? { structured: outcome.structured } : {}),
       ...(outcome.checks ? { checks: outcome.checks } : {}),
       turns: agent.turns,
@@ -270,7 +272,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   return CancellationScope.nonCancellable(async () => {
     ended = true;
     await agent.storePending().catch(() => undefined);
-    await loop.seal(outcome.status === 'cancelled' ? 'cancelled' : isCapStatus(outcome.status) ? outcome.status : 'failed').catch(() => undefined);
+    await loop.seal(outcome.status === 'cancelled' ? 'cancelled' : isCapStatus(outcome.status) ? capNotRunCause(outcome.budget ?? 'tokens') : 'failed').catch(() => undefined);
     const ran = await resultOf(outcome, true);
     agent.setState(outcome.status);
     agent.flushViews(true);

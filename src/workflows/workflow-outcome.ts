@@ -3,8 +3,8 @@ import type { CapCrossing } from '../domain/run-caps';
 import type { RunOutcome } from './agent-loop';
 
 /**
- * Turns what a run threw into an outcome: cancellation → `cancelled` (or the cap's status — `budget`,
- * `time_budget`, `cost_budget` — when a cap stopped it), a failed activity or any other Temporal failure → `failed` with the failure as diagnostic.
+ * Turns what a run threw into an outcome: cancellation → `cancelled` (or `budget`, with the cap, when a cap
+ * stopped it), a failed activity or any other Temporal failure → `failed` with the failure as diagnostic.
  * Continue-as-new passes through (it is how a workflow continues). Anything else is a bug in workflow code:
  * it is rethrown, so the workflow task fails and is retried once the bug is fixed, instead of ending the
  * workflow for good.
@@ -12,7 +12,7 @@ import type { RunOutcome } from './agent-loop';
 export function outcomeOfError(error: unknown, cancelReason: string | undefined, budgetCrossed?: CapCrossing): RunOutcome {
   if (error instanceof ContinueAsNew) throw error;
   if (isCancellation(error)) {
-    if (budgetCrossed !== undefined && cancelReason === undefined) return { status: budgetCrossed.status, diagnostic: budgetCrossed.diagnostic };
+    if (budgetCrossed !== undefined && cancelReason === undefined) return { status: budgetCrossed.status, budget: budgetCrossed.cap, diagnostic: budgetCrossed.diagnostic };
     return { status: 'cancelled', diagnostic: cancelReason ?? 'the workflow was cancelled' };
   }
   if (error instanceof ActivityFailure) {

@@ -10,9 +10,9 @@ const prices = { input: 2, output: 8 };
 describe('capCrossing', () => {
   it('names the cap that is reached with its own status and the figures; tokens first, then money, then time', () => {
     const used = { total: usage(900, 200, 5_000), startedAt: 1_000, now: 91_000 };
-    expect(capCrossing({ tokenBudget: 1_000, costBudgetMicroUsd: 4_000, timeBudgetMs: 60_000 }, used)).toEqual({ status: 'budget', diagnostic: 'used 1100 tokens (with its subagents); the token budget is 1000' });
-    expect(capCrossing({ costBudgetMicroUsd: 4_000, timeBudgetMs: 60_000 }, used)).toEqual({ status: 'cost_budget', diagnostic: 'spent $0.005 (with its subagents); the cost budget is $0.004' });
-    expect(capCrossing({ timeBudgetMs: 60_000 }, used)).toEqual({ status: 'time_budget', diagnostic: 'ran for 90 s since it started; the time budget is 60 s' });
+    expect(capCrossing({ tokenBudget: 1_000, costBudgetMicroUsd: 4_000, timeBudgetMs: 60_000 }, used)).toEqual({ status: 'budget', cap: 'tokens', diagnostic: 'used 1100 tokens (with its subagents); the token budget is 1000' });
+    expect(capCrossing({ costBudgetMicroUsd: 4_000, timeBudgetMs: 60_000 }, used)).toEqual({ status: 'budget', cap: 'cost', diagnostic: 'spent $0.005 (with its subagents); the cost budget is $0.004' });
+    expect(capCrossing({ timeBudgetMs: 60_000 }, used)).toEqual({ status: 'budget', cap: 'time', diagnostic: 'ran for 90 s since it started; the time budget is 60 s' });
     expect(capCrossing({ tokenBudget: 2_000, costBudgetMicroUsd: 6_000, timeBudgetMs: 120_000 }, used)).toBeUndefined();
   });
 

@@ -109,7 +109,8 @@ describe('cost cap', () => {
       args: [subagentInput({ prompt: `spend ${marker}`, workingDir, costBudgetMicroUsd: 2_000 })],
     });
     const result: SubagentResult = await handle.result();
-    expect(result.status).toBe('cost_budget');
+    expect(result.status).toBe('budget');
+    expect(result.budget).toBe('cost');
     expect(result.diagnostic).toBe('spent $0.0036 (with its subagents); the cost budget is $0.002');
     expect(result.totalUsage).toMatchObject({ inputTokens: 1_000, outputTokens: 200, costMicroUsd: 3_600, costUsd: 0.0036 });
     expect(result.partialOutput).toContain('looked around');
@@ -139,11 +140,12 @@ describe('cost cap', () => {
     const childInput = await startedInput(`${handle.workflowId}/task-1`);
     expect(childInput.costBudgetMicroUsd).toBe(3_200);
     const childResult: SubagentResult = await client.workflow.getHandle(`${handle.workflowId}/task-1`).result();
-    expect(childResult.status).toBe('cost_budget');
+    expect(childResult.status).toBe('budget');
+    expect(childResult.budget).toBe('cost');
     expect(childResult.diagnostic).toBe('spent $0.008 (with its subagents); the cost budget is $0.0032');
     expect(scripts.of('cost-fg-child')).toHaveLength(1);
     // The session's foreground delegate got the child's ending; then the session itself was over its cap.
-    expect(ended).toMatchObject({ status: 'cost_budget', diagnostic: 'spent $0.0148 (with its subagents); the cost budget is $0.01' });
+    expect(ended).toMatchObject({ status: 'budget', diagnostic: 'spent $0.0148 (with its subagents); the cost budget is $0.01' });
     expect(scripts.of('cost-fg')).toHaveLength(1);
     // Both histories (the cost search attribute behind its patch, the cap's ending) replay without nondeterminism.
     for (const id of [handle.workflowId, `${handle.workflowId}/task-1`]) {
@@ -181,7 +183,8 @@ describe('time cap', () => {
       args: [subagentInput({ prompt: `think ${marker}`, workingDir, timeBudgetMs: 1_000 })],
     });
     const result: SubagentResult = await handle.result();
-    expect(result.status).toBe('time_budget');
+    expect(result.status).toBe('budget');
+    expect(result.budget).toBe('time');
     expect(result.diagnostic).toMatch(/^ran for \d+ s since it started; the time budget is 1 s$/);
     expect(scripts.of('time-child')).toHaveLength(1);
     const stored = await storedConversation(handle, 4);
