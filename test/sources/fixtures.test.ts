@@ -128,6 +128,7 @@ describe('errand source fixtures', () => {
       isolation: 'worktree',
       memory: 'project',
       skills: ['api-conventions'],
+      hooks: { preToolUse: [{ matcher: 'Bash', hooks: [{ command: './check.sh', timeoutSeconds: 60 }] }] },
       instructions: 'You plan changes. Read what you need, then write a numbered plan with the files each step touches.',
     });
   });
