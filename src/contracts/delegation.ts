@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { costBudgetUsdCeiling, maxPersonaChars, maxTurnsCeiling, timeBudgetSecsCeiling } from './limits';
+import { costBudgetUsdCeiling, costBudgetUsdFloor, maxPersonaChars, maxTurnsCeiling, timeBudgetSecsCeiling } from './limits';
 
 /**
  * The `delegate` request, shared by the session's `delegate` tool and `POST /v1/delegations`
@@ -44,7 +44,7 @@ export const delegateRequestSchema = z.strictObject({
     .describe("Wall-clock seconds this delegation (with its descendants) may run, from its start; at most the operator's limit (ERRAND_MAX_TIME_BUDGET_SECS). A child gets at most what its parent has left."),
   cost_budget_usd: z
     .number()
-    .positive('cost_budget_usd must be more than 0')
+    .min(costBudgetUsdFloor, `cost_budget_usd must be at least ${costBudgetUsdFloor} (one micro-dollar, the unit costs are counted in)`)
     .max(costBudgetUsdCeiling, `cost_budget_usd must be at most ${costBudgetUsdCeiling}`)
     .optional()
     .describe("US dollars this delegation and its descendants may spend on model calls; needs a model with prices; at most the operator's limit (ERRAND_MAX_COST_BUDGET_USD). A child gets at most what its parent has left."),

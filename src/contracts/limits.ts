@@ -19,6 +19,8 @@ export const maxDepthCeiling = 10;
  * ceiling is `ERRAND_MAX_TIME_BUDGET_SECS` (none by default: runs are limited by turns and tokens only).
  */
 export const timeBudgetSecsCeiling = 31_536_000;
+/** Smallest `cost_budget_usd` any input may ask for: one micro-dollar, the unit costs are counted in (decision 0025); less would round to no budget at all. */
+export const costBudgetUsdFloor = 0.000001;
 /**
  * Largest `cost_budget_usd` any input may ask for. The operator's own ceiling is
  * `ERRAND_MAX_COST_BUDGET_USD` (none by default).

@@ -128,7 +128,7 @@ export const recipeSchema = z.looseObject({
       /** errand's own setting: wall-clock seconds a run of this recipe may take (a cap, decision 0027). */
       time_budget: z.number({ error: 'expected a whole number of seconds ≥ 1' }).int({ error: 'expected a whole number of seconds ≥ 1' }).positive({ error: 'expected a whole number of seconds ≥ 1' }).nullable().optional(),
       /** errand's own setting: US dollars a run of this recipe (with its subagents) may spend (a cap, decision 0027). */
-      cost_budget_usd: z.number({ error: 'expected a number of US dollars > 0' }).positive({ error: 'expected a number of US dollars > 0' }).nullable().optional(),
+      cost_budget_usd: z.number({ error: 'expected a number of US dollars, at least 0.000001' }).min(0.000001, { error: 'expected a number of US dollars, at least 0.000001 (one micro-dollar, the unit costs are counted in)' }).nullable().optional(),
     })
     .nullable()
     .optional(),

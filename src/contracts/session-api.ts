@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { tokenUsageSchema } from './usage-api';
-import { costBudgetUsdCeiling, maxDepthCeiling, maxMessageLength, timeBudgetSecsCeiling } from './limits';
+import { costBudgetUsdCeiling, costBudgetUsdFloor, maxDepthCeiling, maxMessageLength, timeBudgetSecsCeiling } from './limits';
 
 /** Request and response bodies of the session and approval routes (`/v1/sessions`, `/v1/approvals`). */
 
@@ -19,13 +19,13 @@ export const startSessionBodySchema = z.strictObject({
     .min(1)
     .max(timeBudgetSecsCeiling)
     .optional()
-    .describe("Wall-clock seconds the session may run from its start, checked before each model call; then it ends with status time_budget. At most the operator's limit (ERRAND_MAX_TIME_BUDGET_SECS), else 422; its tasks get at most what is left."),
+    .describe("Wall-clock seconds the session may run from its start, checked before each model call; then it ends with status budget. At most the operator's limit (ERRAND_MAX_TIME_BUDGET_SECS), else 422; its tasks get at most what is left."),
   costBudgetUsd: z
     .number()
-    .positive()
+    .min(costBudgetUsdFloor, `costBudgetUsd must be at least ${costBudgetUsdFloor} (one micro-dollar, the unit costs are counted in)`)
     .max(costBudgetUsdCeiling)
     .optional()
-    .describe("US dollars the session and its tasks may spend on model calls, checked before each model call; then it ends with status cost_budget. Needs a model with prices. At most the operator's limit (ERRAND_MAX_COST_BUDGET_USD), else 422; its tasks get at most what is left."),
+    .describe("US dollars the session and its tasks may spend on model calls, checked before each model call; then it ends with status budget. Needs a model with prices. At most the operator's limit (ERRAND_MAX_COST_BUDGET_USD), else 422; its tasks get at most what is left."),
 });
 export const startSessionResponseSchema = z.object({ id: z.string(), runId: z.string(), links: z.object({ self: z.string(), messages: z.string() }) });
 export const transcriptEntrySchema = z.object({ role: z.enum(['user', 'assistant', 'notice', 'event']), text: z.string(), at: z.number() });

@@ -1,4 +1,4 @@
-import { costBudgetUsdCeiling, maxPersonaChars, timeBudgetSecsCeiling } from '../contracts/limits';
+import { costBudgetUsdCeiling, costBudgetUsdFloor, maxPersonaChars, timeBudgetSecsCeiling } from '../contracts/limits';
 import type { ToolSpec } from '../contracts/model';
 import { childWordsRule } from './child-words';
 
@@ -95,7 +95,7 @@ export const orchestrationToolSpecs: Record<OrchestrationToolName, ToolSpec> = {
         },
         cost_budget_usd: {
           type: 'number',
-          minimum: 0.000001,
+          minimum: costBudgetUsdFloor,
           maximum: costBudgetUsdCeiling,
           description:
             'US dollars the subagent and its descendants may spend on model calls (priced by the model entry; list_subagent_models shows prices). ' +

@@ -151,6 +151,10 @@ describe("the operator's ceilings", () => {
       { in: 'body', field: 'time_budget', message: "7200 is over this deployment's limit of 3600 (ERRAND_MAX_TIME_BUDGET_SECS); a request may lower the operator's limits, never raise them: ask for at most 3600" },
       { in: 'body', field: 'cost_budget_usd', message: "5 is over this deployment's limit of 1 (ERRAND_MAX_COST_BUDGET_USD); a request may lower the operator's limits, never raise them: ask for at most 1" },
     ]);
+    // Less than one micro-dollar (the unit costs are counted in) would be no budget at all: refused, not rounded to 0.
+    const tiny = await stack.request('/v1/delegations', { ...postJson({ instructions: 'a job', cost_budget_usd: 0.0000001 }), key: third.key });
+    expect(tiny.status).toBe(400);
+    expect(JSON.stringify(await json(tiny))).toContain('cost_budget_usd must be at least 0.000001 (one micro-dollar, the unit costs are counted in)');
   });
 
   it('a session takes timeBudget, costBudgetUsd and tokenBudget; over the ceiling it is 422', async () => {
