@@ -10,7 +10,7 @@ import type { ExecutionBasics } from './delegation-facts';
 import type { ListedPage, TemporalGateway, UpdateOutcome, WorkflowEnd, WorkflowFacts, WorkflowStart } from './temporal-gateway';
 import { TemporalCallError } from './temporal-gateway';
 import { retryDelayMs, TemporalHttpStarter, type TemporalHttpStartTarget } from './temporal-http-start';
-import { errandAttributesOf, fromJsonPayload, fromJsonPayloads, headerJson, toJsonPayloads } from './temporal-json-payloads';
+import { errandAttributesOf, executionStatusName, fromJsonPayload, fromJsonPayloads, headerJson, protoTimestamp, toJsonPayloads } from './temporal-json-payloads';
 import { traceHeader } from '../observability/start-options';
 
 /**
@@ -39,30 +39,15 @@ function record(value: unknown): Record<string, unknown> {
   return isRecord(value) ? value : {};
 }
 
-/** The TypeScript SDK's status names (`status.name` of a describe), from the enum names of the JSON. */
-function statusName(value: unknown): string {
-  const name = typeof value === 'string' ? value.replace(/^WORKFLOW_EXECUTION_STATUS_/, '') : 'UNKNOWN';
-  return name === 'CANCELED' ? 'CANCELLED' : name;
-}
-
-/** An RFC 3339 time as the SDK reads a protobuf timestamp: whole milliseconds, the rest cut off. */
-function timestamp(value: unknown): Date | undefined {
-  if (typeof value !== 'string') return undefined;
-  const match = /^(.*T\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$/.exec(value);
-  if (!match) return undefined;
-  const date = new Date(`${match[1]}.${(match[2] ?? '').padEnd(3, '0').slice(0, 3)}${match[3]}`);
-  return Number.isNaN(date.getTime()) || date.getTime() <= 0 ? undefined : date;
-}
-
 /** Basics of an execution info (describe's `workflowExecutionInfo`, a listing's entry). */
 function basicsOf(info: Record<string, unknown>, fallbackId: string): ExecutionBasics {
   const execution = record(info.execution);
   return {
     workflowId: typeof execution.workflowId === 'string' ? execution.workflowId : fallbackId,
     runId: typeof execution.runId === 'string' ? execution.runId : '',
-    statusName: statusName(info.status),
-    startTime: timestamp(info.startTime),
-    closeTime: timestamp(info.closeTime),
+    statusName: executionStatusName(info.status),
+    startTime: protoTimestamp(info.startTime),
+    closeTime: protoTimestamp(info.closeTime),
   };
 }
 
@@ -179,7 +164,7 @@ export class TemporalHttpGateway implements TemporalGateway {
       body: { execution: { workflowId }, query: { queryType: queryName, ...(args.length > 0 ? { queryArgs: toJsonPayloads(args) } : {}) } },
       timeoutMs,
     });
-    if (isRecord(answer.queryRejected)) throw new TemporalCallError(`the query ${queryName} was rejected (workflow status ${statusName(answer.queryRejected.status)})`, GrpcCode.failedPrecondition);
+    if (isRecord(answer.queryRejected)) throw new TemporalCallError(`the query ${queryName} was rejected (workflow status ${executionStatusName(answer.queryRejected.status)})`, GrpcCode.failedPrecondition);
     return fromJsonPayloads(answer.queryResult)[0];
   }
 

@@ -97,6 +97,26 @@ export function errandAttributesOf(fields: unknown): ErrandAttributeValues {
       return undefined;
     }
   };
+  return errandAttributesFrom(read);
+}
+
+/** The TypeScript SDK's status names (`status.name` of a describe), from the enum names of the JSON. */
+export function executionStatusName(value: unknown): string {
+  const name = typeof value === 'string' ? value.replace(/^WORKFLOW_EXECUTION_STATUS_/, '') : 'UNKNOWN';
+  return name === 'CANCELED' ? 'CANCELLED' : name;
+}
+
+/** An RFC 3339 time as the SDK reads a protobuf timestamp: whole milliseconds, the rest cut off. */
+export function protoTimestamp(value: unknown): Date | undefined {
+  if (typeof value !== 'string') return undefined;
+  const match = /^(.*T\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$/.exec(value);
+  if (!match) return undefined;
+  const date = new Date(`${match[1]}.${(match[2] ?? '').padEnd(3, '0').slice(0, 3)}${match[3]}`);
+  return Number.isNaN(date.getTime()) || date.getTime() <= 0 ? undefined : date;
+}
+
+/** errand's search attribute values, each read by `read` (undefined when absent or unreadable; a value of the wrong type is left out). */
+export function errandAttributesFrom(read: (name: string) => unknown): ErrandAttributeValues {
   const keyword = (name: string) => {
     const value = read(name);
     return typeof value === 'string' ? value : undefined;

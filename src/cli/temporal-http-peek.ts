@@ -3,10 +3,11 @@ import { delegationNotFound, problemDocument } from '../api/problem';
 import { delegationPathSchema, peekSchema, type DelegationStatus, type PeekView } from '../contracts/api';
 import { peekQueryTimeoutMs } from '../contracts/limits';
 import { asLiveText, livePartial, type LiveText } from '../contracts/live-text';
-import { peekQueryName, searchAttributeNames } from '../contracts/wire-names';
+import { peekQueryName } from '../contracts/wire-names';
 import type { ApiAnswer, ApiTransport } from './api-transport';
 import { plainHttpRequest, PlainHttpTimeout, type PlainHttpAnswer } from '../http/plain-http';
 import { temporalHttpStatus } from '../temporal-http-url';
+import { errandAttributesFrom, executionStatusName, protoTimestamp } from '../api/temporal-json-payloads';
 
 /**
  * `errand peek` over Temporal's HTTP API (its frontend's JSON gateway) instead of the Temporal client: a
@@ -42,21 +43,6 @@ class TemporalHttpError extends Error {
 /** gRPC status code NOT_FOUND. */
 const notFoundCode = 5;
 
-/** The TypeScript SDK's status names (`status.name` of a describe), from the enum names of the JSON. */
-function statusName(value: unknown): string {
-  const name = typeof value === 'string' ? value.replace(/^WORKFLOW_EXECUTION_STATUS_/, '') : 'UNKNOWN';
-  return name === 'CANCELED' ? 'CANCELLED' : name;
-}
-
-/** An RFC 3339 time as the SDK reads a protobuf timestamp: whole milliseconds, the rest cut off. */
-function timestamp(value: unknown): Date | undefined {
-  if (typeof value !== 'string') return undefined;
-  const match = /^(.*T\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$/.exec(value);
-  if (!match) return undefined;
-  const date = new Date(`${match[1]}.${(match[2] ?? '').padEnd(3, '0').slice(0, 3)}${match[3]}`);
-  return Number.isNaN(date.getTime()) || date.getTime() <= 0 ? undefined : date;
-}
-
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -81,28 +67,14 @@ function payloadValues(payloads: unknown): unknown[] {
 }
 
 function attributeValues(fields: unknown): ErrandAttributeValues {
-  const read = (name: string): unknown => {
+  return errandAttributesFrom((name) => {
     if (!isRecord(fields) || fields[name] === undefined) return undefined;
     try {
       return payloadValue(fields[name]);
     } catch {
       return undefined;
     }
-  };
-  const keyword = (name: string) => {
-    const value = read(name);
-    return typeof value === 'string' ? value : undefined;
-  };
-  const turns = read(searchAttributeNames.turns);
-  return {
-    kind: keyword(searchAttributeNames.kind),
-    source: keyword(searchAttributeNames.source),
-    parent: keyword(searchAttributeNames.parent),
-    status: keyword(searchAttributeNames.status),
-    tenant: keyword(searchAttributeNames.tenant),
-    model: keyword(searchAttributeNames.model),
-    turns: typeof turns === 'number' ? turns : undefined,
-  };
+  });
 }
 
 /** The text-so-far of the pending model call (as src/observability/live-text-reader.ts reads it from the SDK's describe). */
@@ -212,9 +184,9 @@ export class TemporalHttpPeek {
     const basics: ExecutionBasics = {
       workflowId: typeof execution.workflowId === 'string' ? execution.workflowId : id,
       runId: typeof execution.runId === 'string' ? execution.runId : '',
-      statusName: statusName(info.status),
-      startTime: timestamp(info.startTime),
-      closeTime: timestamp(info.closeTime),
+      statusName: executionStatusName(info.status),
+      startTime: protoTimestamp(info.startTime),
+      closeTime: protoTimestamp(info.closeTime),
     };
     const config = isRecord(description.executionConfig) ? description.executionConfig : {};
     const metadata = isRecord(config.userMetadata) ? config.userMetadata : {};
