@@ -34,6 +34,7 @@ export default tseslint.config(
             { group: ['ai', '@ai-sdk/*'], message: 'No AI SDK in workflow code: model calls are activities.' },
             { group: ['yaml'], message: 'No yaml in workflow code: sources arrive parsed in the input snapshot.' },
             { group: ['zod', 'ajv'], message: 'No validation libraries in workflow code: activities validate, workflows get checked JSON.' },
+            { group: ['@opentelemetry/*', '@temporalio/interceptors-opentelemetry', '@temporalio/interceptors-opentelemetry/*'], message: 'No OpenTelemetry in workflow code: its modules are evaluated per cached run (decision 0033); src/workflows/trace-interceptors.ts traces workflows.' },
             { group: ['fs', 'fs/*', 'node:*'], message: 'No Node builtins in workflow code.' },
             { group: ['**/activities/**', '**/sources/**', '**/llm/**', '**/tools/**', '**/api/**', '**/config', '**/dev/**'], message: 'Workflow code may import only @temporalio/workflow, contracts/ and domain/.' },
             { group: ['@temporalio/client', '@temporalio/worker', '@temporalio/activity', '@temporalio/testing'], message: 'Workflow code may use only @temporalio/workflow.' },

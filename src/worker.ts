@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Context } from '@temporalio/activity';
-import type { OpenTelemetryWorkflowExporter } from '@temporalio/interceptors-opentelemetry/lib/workflow/definitions';
 import { NativeConnection, Worker, type ActivityInterceptorsFactory, type InjectedSinks, type WorkerOptions } from '@temporalio/worker';
 import { recordTenantSpend } from './activities/tenant-spend-book';
 import type { SpendRecord } from './contracts/tenant-spend';
@@ -20,6 +19,8 @@ import { workerTuningFromEnv } from './worker-tuning';
 import type { WorkerDeploymentSettings } from './worker-deployment';
 import { installLogging, providerApiKeys } from './observability/logging';
 import { currentTracing, startTracing, stopTracing, type Tracing } from './observability/tracing';
+import { traceSinks, type SpanSink } from './observability/workflow-spans';
+import type { TraceSinks } from './contracts/trace-sinks';
 import { projectRoot } from './dev/tool-paths';
 import { workflowBundleOptions, workflowTraceInterceptorModule } from './workflow-bundle-options';
 import type { ChatModel, ModelRegistry } from './llm/model-port';
@@ -219,18 +220,17 @@ export interface ErrandWorkerOptions {
 }
 
 /**
- * The worker's side of tracing. On: the interceptors' activity interceptors (each activity a span, child of
- * the workflow's, with trace ids on its log lines) and the sink through which the workflow interceptors'
- * spans leave the sandbox to the exporter. Off: a sink that drops those spans (the interceptors are in every
- * workflow bundle; a workflow calling a sink no worker registered would log an error per span).
+ * The worker's side of tracing. On: Temporal's activity interceptors (each activity a span, child of the
+ * workflow's, with trace ids on its log lines) and the sink through which errand's workflow trace
+ * interceptors' spans leave the sandbox to the exporter. Off: a sink that drops those spans (the interceptors
+ * are in every workflow bundle; a workflow calling a sink no worker registered would log an error per span).
  */
-export async function traceWorkerOptions(tracing: Tracing | undefined): Promise<{ sinks: InjectedSinks<{ exporter: OpenTelemetryWorkflowExporter }>; activity: ActivityInterceptorsFactory[] }> {
-  if (!tracing) return { sinks: { exporter: { export: { fn: () => undefined } } }, activity: [] };
+export async function traceWorkerOptions(tracing: Tracing | undefined): Promise<{ sinks: InjectedSinks<TraceSinks>; activity: ActivityInterceptorsFactory[] }> {
+  if (!tracing) return { sinks: traceSinks(undefined), activity: [] };
   // Loaded only with tracing on: the interceptors' worker half brings the OpenTelemetry SDK.
-  const { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } = await import('@temporalio/interceptors-opentelemetry/lib/worker/index.js');
-  const { spanProcessor, resource } = tracing.workflowExport as { spanProcessor: Parameters<typeof makeWorkflowExporter>[0]; resource: Parameters<typeof makeWorkflowExporter>[1] };
+  const { OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } = await import('@temporalio/interceptors-opentelemetry/lib/worker/index.js');
   return {
-    sinks: { exporter: makeWorkflowExporter(spanProcessor, resource) },
+    sinks: traceSinks(tracing.workflowExport as { spanProcessor: SpanSink; resource: unknown }),
     activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
   };
 }

@@ -3,13 +3,16 @@ import { join } from 'node:path';
 import { projectRoot } from './dev/tool-paths';
 
 /**
- * The workflow half of OpenTelemetry (`@temporalio/interceptors-opentelemetry`): its workflow interceptors
- * give each workflow run a span (a child of the span in the start's header), carry the trace into every
- * activity, child workflow and continue-as-new, and put trace and span ids on workflow log lines. They are
- * in every bundle, tracing on or off, so the workflow code (and so replay) is the same either way; with
- * tracing off the worker drops their spans (src/worker.ts `traceSinks`).
+ * errand's workflow trace interceptors (src/workflows/trace-interceptors.ts, decision 0033): each workflow
+ * run a span (a child of the span in the start's header), the trace carried into every activity, child
+ * workflow and continue-as-new, trace and span ids on workflow log lines — what Temporal's OpenTelemetry
+ * interceptors do, without the OpenTelemetry SDK in the sandbox. They are in every bundle, tracing on or
+ * off, so the workflow code (and so replay) is the same either way; with tracing off the worker drops their
+ * spans (src/worker.ts `traceWorkerOptions`).
  */
-export const workflowTraceInterceptorModule = require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
+export const workflowTraceInterceptorModule = existsSync(join(projectRoot, 'src', 'workflows', 'trace-interceptors.ts'))
+  ? join(projectRoot, 'src', 'workflows', 'trace-interceptors.ts')
+  : require.resolve('./workflows/trace-interceptors');
 
 /**
  * What every bundle of errand's workflows is built with — the production build (scripts/bundle-workflows.ts),
