@@ -39,7 +39,7 @@ export interface RecordingContext {
 }
 
 /** The scenario names `--only` takes. */
-export const moreScenarios = ['approvals', 'compaction', 'load-peek', 'load-peek-before-patch', 'probe-loop', 'idle-timeout', 'agent-hooks', 'agent-hooks-before-patch', 'cost', 'cost-before-patch'] as const;
+export const moreScenarios = ['approvals', 'compaction', 'load-peek', 'load-peek-before-patch', 'probe-loop', 'idle-timeout', 'agent-hooks', 'agent-hooks-before-patch', 'orchestration-hooks', 'orchestration-hooks-before-patch', 'cost', 'cost-before-patch'] as const;
 
 /** A gate a held model call waits on. */
 function gate(): { release: () => void; step: (answer: ScriptStep) => HeldStep } {
@@ -216,6 +216,46 @@ export function recordAgentHooksPatched(context: RecordingContext): Promise<void
 /** The same subagent as code from before the `agent-file-hooks` patch runs it. */
 export function recordAgentHooksBeforePatch(context: RecordingContext): Promise<void> {
   return recordAgentHooks(context, 'agent-hooks-before-hooks-patch', context.withheldTaskQueue, false);
+}
+
+/** An agent file's PreToolUse and PostToolUse hooks around an orchestration tool the workflow runs itself; before their patch, none run. */
+async function recordOrchestrationHooks(context: RecordingContext, name: string, taskQueue: string, hooksRun: boolean): Promise<void> {
+  const { client, stamp } = context;
+  const marker = context.script(name, [
+    { toolCalls: [{ id: 'list-models', name: 'list_subagent_models', arguments: {} }] },
+    { text: 'One provider, scripted.' },
+  ]);
+  const hook = (command: string) => [{ matcher: 'list_subagent_models', hooks: [{ command, timeoutSeconds: 10 }] }];
+  const workflowId = `errand-record-${name}-${stamp}`;
+  const handle = await client.workflow.start('subagentWorkflow', {
+    taskQueue,
+    workflowId,
+    args: [context.subagent(`List the models ${marker}`, {
+      maxDepth: 2,
+      hooks: {
+        agentName: 'recorded-agent',
+        file: 'recorded: agents/recorded-agent.md',
+        preToolUse: hook('true'),
+        postToolUse: hook('echo "pick the default model" >&2; exit 2'),
+        orchestrationTools: { preToolUse: ['list_subagent_models'], postToolUse: ['list_subagent_models'] },
+      },
+    })],
+  });
+  await handle.result();
+  const types = await activityTypes(handle);
+  if (hooksRun && types.filter((type) => type === 'runAgentHook').length !== 2) throw new Error(`${name}: expected the PreToolUse and PostToolUse hook activities (scheduled: ${types.join(', ')})`);
+  if (!hooksRun && types.includes('runAgentHook')) throw new Error(`${name}: hooks ran although their patch was withheld`);
+  await context.record(`subagent-${name}`, workflowId);
+}
+
+/** Hooks around an orchestration tool with the current code (the `orchestration-tool-hooks` patch's marker and hook activities). */
+export function recordOrchestrationHooksPatched(context: RecordingContext): Promise<void> {
+  return recordOrchestrationHooks(context, 'orchestration-hooks', context.taskQueue, true);
+}
+
+/** The same subagent as code from before the `orchestration-tool-hooks` patch runs it. */
+export function recordOrchestrationHooksBeforePatch(context: RecordingContext): Promise<void> {
+  return recordOrchestrationHooks(context, 'orchestration-hooks-before-patch', context.withheldTaskQueue, false);
 }
 
 /** A subagent on a priced model: its cost grows with each answer and shows in the Web UI's search attribute. */

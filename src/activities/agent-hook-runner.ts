@@ -1,4 +1,3 @@
-import { RE2JS } from 're2js';
 import { fillHeaderVariables, headerVariables, type AgentHookGroup, type AgentHooksWire, type AgentHttpHook } from '../contracts/agent-hooks';
 import type { ToolPolicyNarrowingWire } from '../contracts/agent-wire';
 import type { JsonObject, JsonValue } from '../contracts/json';
@@ -47,44 +46,6 @@ export interface HookRunOutcome {
   context: string[];
   /** What went wrong without blocking (exit codes other than 0 and 2, time limits, a refused hook), for the log. */
   notes: string[];
-}
-
-/** The Claude Code names of errand's developer tools, as hooks' matchers and scripts know them. */
-const claudeNames: Readonly<Record<string, readonly string[]>> = {
-  [`${developerToolsetName}${toolNameSeparator}run_command`]: ['Bash'],
-  [`${developerToolsetName}${toolNameSeparator}read_file`]: ['Read'],
-  [`${developerToolsetName}${toolNameSeparator}write_file`]: ['Write', 'Edit', 'MultiEdit'],
-  [`${developerToolsetName}${toolNameSeparator}search_text`]: ['Grep'],
-  [`${developerToolsetName}${toolNameSeparator}list_directory`]: ['Glob', 'LS'],
-};
-
-/**
- * The names a tool is known by to a hook: its Claude Code name(s) (`Bash` for run_command), Claude Code's
- * name of an MCP tool (`mcp__<server>__<tool>`), and errand's own qualified name. The first is the
- * `tool_name` a hook reads.
- */
-export function hookToolNames(qualifiedName: string): string[] {
-  const claude = claudeNames[qualifiedName];
-  if (claude) return [...claude, qualifiedName];
-  return [`mcp__${qualifiedName}`, qualifiedName];
-}
-
-/** Whether a group's matcher matches one of the names (RE2: linear time, whatever the pattern). */
-export function matcherMatches(matcher: string | undefined, names: readonly string[]): boolean {
-  if (matcher === undefined) return true;
-  let pattern: RE2JS;
-  try {
-    pattern = RE2JS.compile(`^(?:${matcher})$`);
-  } catch {
-    // A pattern RE2 cannot compile (a lookahead): the hook runs for every tool rather than for none.
-    return true;
-  }
-  return names.some((name) => pattern.matches(name));
-}
-
-/** The groups of `groups` whose matcher matches (all, for events without a tool). */
-export function matchingHooks(groups: readonly AgentHookGroup[] | undefined, toolNames: readonly string[] | undefined): AgentHookGroup['hooks'] {
-  return (groups ?? []).filter((group) => toolNames === undefined || matcherMatches(group.matcher, toolNames)).flatMap((group) => group.hooks);
 }
 
 /** The fields Claude Code gives every hook, as errand has them. */

@@ -22,7 +22,7 @@ import type { JsonObject } from '../contracts/json';
 import { formatDenial } from '../domain/delegation-texts';
 import { finalOutputToolName } from '../domain/final-output';
 import { orchestrationToolSpecs } from '../domain/orchestration-tools';
-import { preview } from '../domain/subagent-prompt';
+import { preview, toolHookAdditions, toolHookBlocked } from '../domain/subagent-prompt';
 import { estimateTokens } from '../domain/token-estimate';
 import type { ModelRegistry } from '../llm/model-port';
 import { inModelSpan, inToolSpan, nameToolSpan, recordModelAnswer, recordToolOutcome } from '../observability/genai-spans';
@@ -38,13 +38,14 @@ import { FinalOutputTools } from './final-output';
 import { appendFirstWins, mayHaveRun, storedAnswer, storedToolResult, storeFirstWins, type ToolResultOutcome } from './first-writer-wins';
 import { invalidArgumentsText, toModelTurnOutput } from './model-turn-output';
 import { defaultHeartbeatSettings, withHeartbeat, type HeartbeatSettings } from './heartbeat';
-import { escapeChildWords } from '../domain/child-words';
 import type { ConversationStore } from './conversation-store';
+import { resolveTextParts } from './text-parts';
 import type { SpendRecord } from '../contracts/tenant-spend';
 import type { AgentHooksWire } from '../contracts/agent-hooks';
 import type { CommandOptions } from '../tools/command-environment';
 import type { PathRules } from '../tools/confine-path';
-import { hookToolNames, matchingHooks, runHooks, type HookRunOutcome } from './agent-hook-runner';
+import { hookToolNames, matchingHooks } from './agent-hook-matching';
+import { runHooks, type HookRunOutcome } from './agent-hook-runner';
 
 /** What the agent-loop activities need; injected so tests and the worker choose the real parts. */
 export interface AgentLoopActivityDependencies {
@@ -90,21 +91,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
   const finalOutput = new FinalOutputTools(deps.blobs);
   const heartbeats = deps.heartbeats ?? defaultHeartbeatSettings;
   /** Resolves text parts: inline text, a stored message's text, or a stored blob. */
-  const resolveParts = async (parts: TextPart[]): Promise<string> => {
-    const texts = await Promise.all(parts.map(async (part) => {
-      if (typeof part === 'string') return part;
-      if ('ref' in part) {
-        const [message] = await deps.conversations.readRange(part.ref.conversationId, part.ref.seq, 1);
-        if (!message) throw ApplicationFailure.create({ type: FailureType.blobMissing, message: `message ${part.ref.seq} of conversation ${part.ref.conversationId} is missing`, nonRetryable: true });
-        // A task's own words that were cut from the workflow's text: escaped here, as the inline ones were there.
-        return part.childWords ? escapeChildWords(message.content) : message.content;
-      }
-      const body = await deps.blobs.get(part.blobKey);
-      if (body === undefined) throw ApplicationFailure.create({ type: FailureType.blobMissing, message: `stored message ${part.blobKey} is missing from the blob store`, nonRetryable: true });
-      return part.childWords ? escapeChildWords(body) : body;
-    }));
-    return texts.join('');
-  };
+  const resolveParts = (parts: TextPart[]): Promise<string> => resolveTextParts(parts, deps);
   const toChatMessage = async (message: MessageInput): Promise<ChatMessage> => {
     if (!('parts' in message)) return message;
     const content = await resolveParts(message.parts);
@@ -223,7 +210,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
             };
             const pre = await runToolHooks('PreToolUse', {});
             if (pre?.blocked) {
-              result = toolError(`The call of ${call.name} was blocked by a PreToolUse hook of agent ${hooks?.agentName ?? ''}: ${pre.feedback.join('\n')}`);
+              result = toolError(toolHookBlocked(call.name, hooks?.agentName ?? '', pre.feedback));
             } else {
               if (memory && isMemoryTool(call.name)) {
                 result = await withHeartbeat((abortSignal) => runMemoryTool(deps.blobs, memory, call.name, call.arguments, abortSignal), heartbeats);
@@ -238,11 +225,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
               }
               // PostToolUse in Claude Code follows a call that succeeded.
               const post = result.isError ? undefined : await runToolHooks('PostToolUse', { tool_response: result.content });
-              const added = [
-                ...(pre?.context ?? []).map((context) => `[PreToolUse hook] ${context}`),
-                ...(post?.feedback ?? []).map((feedback) => `[PostToolUse hook] ${feedback}`),
-                ...(post?.context ?? []).map((context) => `[PostToolUse hook] ${context}`),
-              ];
+              const added = toolHookAdditions(pre, post);
               if (added.length > 0) result = { ...result, content: [result.content, ...added].join('\n\n') };
             }
           }

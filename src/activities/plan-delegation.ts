@@ -1,4 +1,5 @@
 import type { AgentHooksWire } from '../contracts/agent-hooks';
+import { orchestrationToolsMatched } from './agent-hook-matching';
 import { realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { DelegationParent, PlanDelegationOutput, RecipeServerWire, RunningRecipe } from '../contracts/activities';
@@ -189,11 +190,14 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
         memory = loaded.memory;
       }
       if (agent.hooks) {
+        // The workflow runs orchestration tools itself: which of them have tool hooks is found here, with RE2.
+        const orchestrationTools = orchestrationToolsMatched(agent.hooks);
         agentHooks = {
           ...agent.hooks,
           agentName: agent.name,
           file: `${snapshot.store.description}: ${snapshot.path}`,
           ...(agent.permissionMode ? { permissionMode: agent.permissionMode } : {}),
+          ...(orchestrationTools ? { orchestrationTools } : {}),
         };
       }
       agentRun = {

@@ -3,6 +3,7 @@ import { commandEnvironment, type CommandOptions } from '../tools/command-enviro
 import type { PathRules } from '../tools/confine-path';
 import type { ToolPolicyConfig } from '../tools/tool-policy';
 import type { BlobStore } from './blob-store';
+import type { ConversationStore } from './conversation-store';
 import { runCheck } from './check-activities';
 import { runAgentHook } from './agent-hook-activity';
 import type { HeartbeatSettings } from './heartbeat';
@@ -17,6 +18,8 @@ export interface RunActivityDependencies {
   commands: CommandOptions;
   /** The worker's path rules (working root, errand's own folders). */
   paths: PathRules;
+  /** The worker's conversation store: an orchestration tool's result, which a PostToolUse hook reads, may refer to stored texts. */
+  conversations?: ConversationStore;
   /** The operator's tool policy: a check runs only where `run_command` may. */
   toolPolicy?: ToolPolicyConfig;
   /** `ERRAND_WORKTREE_DIR`: where `isolation: worktree` puts worktrees (absent: inside the repository's git directory). */
@@ -39,7 +42,7 @@ export function createRunActivities(deps: RunActivityDependencies): RunActivitie
   return {
     storeOutputSchema: (input) => finalOutput.storeSchema(input.conversationId, input.schema),
     runCheck: (input) => runCheck(input, { blobs: deps.blobs, commands: deps.commands, paths: deps.paths, ...(deps.toolPolicy ? { toolPolicy: deps.toolPolicy } : {}), ...(deps.heartbeats ? { heartbeats: deps.heartbeats } : {}) }),
-    runAgentHook: (input) => runAgentHook(input, { blobs: deps.blobs, commands: deps.commands, paths: deps.paths, ...(deps.toolPolicy ? { toolPolicy: deps.toolPolicy } : {}), ...(deps.heartbeats ? { heartbeats: deps.heartbeats } : {}) }),
+    runAgentHook: (input) => runAgentHook(input, { blobs: deps.blobs, ...(deps.conversations ? { conversations: deps.conversations } : {}), commands: deps.commands, paths: deps.paths, ...(deps.toolPolicy ? { toolPolicy: deps.toolPolicy } : {}), ...(deps.heartbeats ? { heartbeats: deps.heartbeats } : {}) }),
     prepareWorktree: (input) => prepareWorktree(input, worktrees),
     finishWorktree: (input) => finishWorktree(input, worktrees),
   };

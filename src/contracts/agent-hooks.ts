@@ -65,6 +65,12 @@ export interface AgentHooksWire extends AgentHooks {
   file: string;
   /** `permission_mode` in the hooks' input. */
   permissionMode?: string;
+  /**
+   * The orchestration tools (`delegate`, `load`, ...) whose calls the `PreToolUse` / `PostToolUse` matchers
+   * match, found (with RE2) where the agent file was read: the workflow runs those calls itself and looks
+   * the name up here, so it starts a hook activity only for a call that has hooks (decision 0032).
+   */
+  orchestrationTools?: { preToolUse?: string[]; postToolUse?: string[] };
 }
 
 const commandHookSchema = z.object({ type: z.literal('command').optional(), command: z.string(), timeoutSeconds: z.number() });

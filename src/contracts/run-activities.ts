@@ -1,4 +1,4 @@
-import type { ApprovalDecision, PreparedWorktree, ToolPolicyNarrowingWire, WorktreeOutcome } from './agent-wire';
+import type { ApprovalDecision, PreparedWorktree, TextPart, ToolPolicyNarrowingWire, WorktreeOutcome } from './agent-wire';
 import type { JsonObject } from './json';
 import type { AgentHooksWire } from './agent-hooks';
 
@@ -67,18 +67,28 @@ export interface FinishWorktreeInput {
   worktree: PreparedWorktree;
 }
 
-/** Run an agent file's `SubagentStart` or `Stop` hooks (decision 0032); the outcome is stored by `step`. */
+/**
+ * Run an agent file's `SubagentStart` or `Stop` hooks, or the `PreToolUse` / `PostToolUse` hooks around a
+ * call of an orchestration tool that the workflow runs itself (decision 0032); the outcome is stored by `step`.
+ */
 export interface RunAgentHookInput {
   workflowId: string;
   /** The conversation of the attempt: with `step`, the key of the stored outcome. */
   conversationId: string;
-  /** `start`, or `stop-<assistant message seq>`: one outcome per point of the run. */
+  /**
+   * `start`, `stop-<assistant message seq>`, or `pre-tool-<seq>-<call index>` / `post-tool-<seq>-<call index>`:
+   * one outcome per point of the run.
+   */
   step: string;
-  event: 'SubagentStart' | 'SubagentStop';
+  event: 'SubagentStart' | 'SubagentStop' | 'PreToolUse' | 'PostToolUse';
   hooks: AgentHooksWire;
   workingDir: string;
-  /** Event fields of the hooks' input besides the common ones (`last_assistant_message`, `stop_hook_active`). */
+  /** Event fields of the hooks' input besides the common ones (`last_assistant_message`, `stop_hook_active`, `tool_input`, `tool_use_id`). */
   eventInput: JsonObject;
+  /** For the tool events: errand's name of the tool called (the activity adds `tool_name` and `errand_tool_name`, and matches by it). */
+  toolName?: string;
+  /** For `PostToolUse`: the call's result (`tool_response`), long texts by reference. */
+  toolResponse?: TextPart[];
   toolPolicy?: ToolPolicyNarrowingWire[];
 }
 

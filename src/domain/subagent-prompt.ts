@@ -150,3 +150,20 @@ export function withHookContext(system: string, context: readonly string[]): str
 export function stopHookFeedback(feedback: readonly string[]): string {
   return `[Stop hook] You are not done yet:\n${feedback.join('\n')}`;
 }
+
+/** A tool call's result when a PreToolUse hook blocked it (decision 0032): the call was not made. */
+export function toolHookBlocked(toolName: string, agentName: string, feedback: readonly string[]): string {
+  return `The call of ${toolName} was blocked by a PreToolUse hook of agent ${agentName}: ${feedback.join('\n')}`;
+}
+
+/**
+ * What the tool hooks add after a call's result, each on a paragraph of its own: the PreToolUse hooks'
+ * `additionalContext`, then the PostToolUse hooks' feedback and context.
+ */
+export function toolHookAdditions(pre: { context: readonly string[] } | undefined, post: { feedback: readonly string[]; context: readonly string[] } | undefined): string[] {
+  return [
+    ...(pre?.context ?? []).map((context) => `[PreToolUse hook] ${context}`),
+    ...(post?.feedback ?? []).map((feedback) => `[PostToolUse hook] ${feedback}`),
+    ...(post?.context ?? []).map((context) => `[PostToolUse hook] ${context}`),
+  ];
+}

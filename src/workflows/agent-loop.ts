@@ -10,7 +10,7 @@ import type { BudgetCap, EndStatus } from '../contracts/subagent';
 import { capNotRunCause, formatDenial, notRunReason, truncationDiagnostic, type NotRunCause } from '../domain/delegation-texts';
 import { didNotCallFinalOutput, finalOutputReminder, finalOutputToolName, structuredText, tooManyInvalidFinalOutputs } from '../domain/final-output';
 import { isOrchestrationTool } from '../domain/orchestration-tools';
-import { preview, stopHookFeedback, turnBudgetNote } from '../domain/subagent-prompt';
+import { preview, stopHookFeedback, toolHookAdditions, toolHookBlocked, turnBudgetNote } from '../domain/subagent-prompt';
 import { findTask, markRead } from '../domain/task-registry';
 import type { Agent } from './agent';
 
@@ -350,7 +350,7 @@ export class AgentLoop {
         return;
       }
       if (isOrchestrationTool(call.name) && agent.canDelegate) {
-        const outcome = await this.orchestration.run(call, { assistantSeq, index });
+        const outcome = await this.runOrchestrationTool(call, assistantSeq, index);
         await this.storeResult(resultSeq, call, outcome);
         done(index);
         return;
@@ -380,6 +380,41 @@ export class AgentLoop {
     })));
     if (this.open === open && open.pending.length === 0) this.open = undefined;
     return verdicts;
+  }
+
+  /**
+   * Runs an orchestration tool call (the workflow's own), inside the agent file's PreToolUse and
+   * PostToolUse hooks whose matchers match it, as runTool runs the other tools inside theirs (decision
+   * 0032): a blocking PreToolUse hook stops the call and its feedback is the result; PostToolUse feedback
+   * follows a result that is not an error. The hooks are activities only for a call that has some.
+   */
+  private async runOrchestrationTool(call: ToolCallRef, assistantSeq: number, index: number): Promise<ToolOutcome> {
+    const agent = this.agent;
+    const hooks = agent.options.hooks;
+    const pre = hooks?.orchestrationTools?.preToolUse?.includes(call.name) === true;
+    const post = hooks?.orchestrationTools?.postToolUse?.includes(call.name) === true;
+    if (!hooks || !(pre || post) || !patched('orchestration-tool-hooks')) return this.orchestration.run(call, { assistantSeq, index });
+    const runHooks = (event: 'PreToolUse' | 'PostToolUse', response?: ToolOutcome) => agent.activities.checks.runAgentHook.executeWithOptions({ summary: `${event} hooks of ${hooks.agentName} · ${call.name}` }, [{
+      workflowId: agent.options.workflowId,
+      conversationId: agent.conversationId,
+      step: `${event === 'PreToolUse' ? 'pre' : 'post'}-tool-${assistantSeq}-${index}`,
+      event,
+      hooks,
+      workingDir: agent.options.workingDir,
+      eventInput: { tool_input: call.arguments ?? {}, tool_use_id: call.id },
+      toolName: call.name,
+      ...(response ? { toolResponse: response.parts } : {}),
+      ...(agent.options.toolPolicy ? { toolPolicy: agent.options.toolPolicy } : {}),
+    }]);
+    const before = pre ? await runHooks('PreToolUse') : undefined;
+    for (const note of before?.notes ?? []) agent.remember('event', `[hook] ${note}`);
+    if (before?.blocked) return { parts: [toolHookBlocked(call.name, hooks.agentName, before.feedback)], isError: true };
+    const outcome = await this.orchestration.run(call, { assistantSeq, index });
+    // PostToolUse in Claude Code follows a call that succeeded.
+    const after = post && !outcome.isError ? await runHooks('PostToolUse', outcome) : undefined;
+    for (const note of after?.notes ?? []) agent.remember('event', `[hook] ${note}`);
+    const added = toolHookAdditions(before, after);
+    return added.length > 0 ? { ...outcome, parts: [...outcome.parts, ...added.map((text) => `\n\n${text}`)] } : outcome;
   }
 
   private async storeResult(resultSeq: number, call: ToolCallRef, outcome: ToolOutcome): Promise<void> {

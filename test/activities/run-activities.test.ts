@@ -7,7 +7,9 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { LocalBlobStore } from '../../src/activities/blob-store';
 import { createRunActivities, type RunActivityDependencies } from '../../src/activities/run-activities';
-import type { RunCheckInput, RunCheckOutput } from '../../src/contracts/run-activities';
+import { ConversationStore } from '../../src/activities/conversation-store';
+import type { AgentHooksWire } from '../../src/contracts/agent-hooks';
+import type { RunAgentHookInput, RunCheckInput, RunCheckOutput } from '../../src/contracts/run-activities';
 import { ensureBubblewrap } from '../support/bubblewrap';
 
 /**
@@ -91,6 +93,46 @@ describe('runCheck', () => {
     expect(refused).toEqual({ ran: false, refused: 'The tool developer__run_command is not allowed by policy. Recipe checks are shell commands and run only where developer__run_command may.' });
     expect(await environment.run(() => asking.runCheck(check(workingDir, 'touch ran.txt')))).toEqual({ ran: false, needsApproval: true });
     expect(existsSync(join(workingDir, 'ran.txt'))).toBe(false);
+  });
+});
+
+describe('runAgentHook around an orchestration tool', () => {
+  const environment = new MockActivityEnvironment();
+  const hooks: AgentHooksWire = {
+    agentName: 'lead',
+    file: 'project: .claude/agents/lead.md',
+    preToolUse: [{ matcher: 'Task', hooks: [{ command: 'cat >> pre-inputs.jsonl; echo "Not this one." >&2; exit 2', timeoutSeconds: 30 }] }],
+    postToolUse: [{ matcher: 'delegate', hooks: [{ command: 'cat > post-input.json; echo "Check it." >&2; exit 2', timeoutSeconds: 30 }] }],
+    orchestrationTools: { preToolUse: ['delegate'], postToolUse: ['delegate'] },
+  };
+  const input = (workingDir: string, step: string, event: 'PreToolUse' | 'PostToolUse', extra: Partial<RunAgentHookInput> = {}): RunAgentHookInput => ({
+    workflowId: 'wf/task-1', conversationId: `wf/task-1@${step}-${Math.random()}`, step, event, hooks, workingDir,
+    eventInput: { tool_input: { instructions: 'Deploy it.' }, tool_use_id: 'call-1' }, toolName: 'delegate', ...extra,
+  });
+
+  test('a PreToolUse hook gets the tool event as around runTool\'s tools (Claude Code\'s name first); its block is stored and never run twice', async () => {
+    const run = activities();
+    const workingDir = fresh('errand-tool-hook-');
+    const pre = input(workingDir, 'pre-tool-3-0', 'PreToolUse');
+    const first = await environment.run(() => run.runAgentHook(pre));
+    const again = await environment.run(() => run.runAgentHook(pre));
+    expect(first).toEqual({ blocked: true, feedback: ['Not this one.'], context: [], notes: [] });
+    expect(again).toEqual(first);
+    const lines = readFileSync(join(workingDir, 'pre-inputs.jsonl'), 'utf8').trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0] ?? '{}')).toMatchObject({ hook_event_name: 'PreToolUse', tool_name: 'Agent', tool_input: { instructions: 'Deploy it.' }, tool_use_id: 'call-1', errand_tool_name: 'delegate', agent_type: 'lead', session_id: 'wf/task-1', cwd: workingDir });
+  });
+
+  test('a PostToolUse hook reads the result as tool_response, its long texts taken from the conversation store', async () => {
+    const blobs = new LocalBlobStore(fresh('errand-run-blobs-'));
+    const conversations = new ConversationStore(blobs);
+    await conversations.append('wf/task-1/task-1@1', 0, { role: 'assistant', content: 'The helper\'s long answer.' });
+    const run = activities({ blobs, conversations });
+    const workingDir = fresh('errand-tool-hook-');
+    const outcome = await environment.run(() => run.runAgentHook(input(workingDir, 'post-tool-3-0', 'PostToolUse', { toolResponse: ['Result: ', { ref: { conversationId: 'wf/task-1/task-1@1', seq: 0 } }] })));
+    expect(outcome).toEqual({ blocked: true, feedback: ['Check it.'], context: [], notes: [] });
+    const event = JSON.parse(readFileSync(join(workingDir, 'post-input.json'), 'utf8')) as Record<string, unknown>;
+    expect(event).toMatchObject({ hook_event_name: 'PostToolUse', tool_name: 'Agent', errand_tool_name: 'delegate', tool_response: "Result: The helper's long answer." });
   });
 });
 

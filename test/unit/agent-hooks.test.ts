@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseAgentHooks } from '../../src/contracts/agent-hooks';
-import { hookToolNames, httpHookRefusal, matcherMatches } from '../../src/activities/agent-hook-runner';
+import { hookToolNames, matcherMatches, orchestrationToolsMatched } from '../../src/activities/agent-hook-matching';
+import { httpHookRefusal } from '../../src/activities/agent-hook-runner';
 
 /** Reading an agent file's `hooks` (decision 0032): what errand runs, what it reports, what it refuses. */
 describe('agent-file hooks: parsing', () => {
@@ -92,5 +93,30 @@ describe('agent-file hooks: matching tool names', () => {
     expect(matcherMatches(undefined, hookToolNames('developer__run_command'))).toBe(true);
     // RE2: a pattern that backtracks exponentially in a JavaScript RegExp matches in linear time.
     expect(matcherMatches('(a+)+$', [`${'a'.repeat(60)}!`])).toBe(false);
+  });
+
+  it('knows the orchestration tools by Claude Code\'s names where it has them (delegate = Agent or Task, send_message = SendMessage), never as MCP tools', () => {
+    expect(hookToolNames('delegate')).toEqual(['Agent', 'Task', 'delegate']);
+    expect(hookToolNames('send_message')).toEqual(['SendMessage', 'send_message']);
+    expect(hookToolNames('load')).toEqual(['load']);
+    expect(hookToolNames('list_subagent_models')).toEqual(['list_subagent_models']);
+    expect(matcherMatches('Task', hookToolNames('delegate'))).toBe(true);
+    expect(matcherMatches('Agent', hookToolNames('delegate'))).toBe(true);
+    expect(matcherMatches('mcp__.*', hookToolNames('load'))).toBe(false);
+  });
+
+  it('finds, where the agent file is read, which orchestration tools each tool event\'s matchers match (the workflow cannot run RE2)', () => {
+    const parsed = parseAgentHooks({
+      PreToolUse: [{ matcher: 'Task|Agent', hooks: [{ type: 'command', command: 'true' }] }, { matcher: 'Bash', hooks: [{ type: 'command', command: 'true' }] }],
+      PostToolUse: [{ hooks: [{ type: 'command', command: 'true' }] }],
+    }, 'agents/lead.md');
+    expect(parsed.errors).toEqual([]);
+    expect(orchestrationToolsMatched(parsed.hooks ?? {})).toEqual({
+      preToolUse: ['delegate'],
+      // A group without a matcher runs for every tool, the orchestration tools included.
+      postToolUse: ['load', 'delegate', 'send_message', 'list_subagent_models', 'approve'],
+    });
+    const developerOnly = parseAgentHooks({ PreToolUse: [{ matcher: 'Bash|Edit|Write|mcp__.*', hooks: [{ type: 'command', command: 'true' }] }] }, 'agents/dev.md');
+    expect(orchestrationToolsMatched(developerOnly.hooks ?? {})).toBeUndefined();
   });
 });

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { SubagentResult } from '../../src/contracts/subagent-result';
 import { scheduledActivities } from '../observability/session-scenario';
@@ -105,6 +106,52 @@ function writeGuardedAgent(workingDir: string): void {
     'You work carefully.',
     '',
   ].join('\n'));
+}
+
+/**
+ * A real-shaped agent file for a lead that delegates: a PreToolUse hook on Claude Code's names of the
+ * subagent tool (`Task|Agent`) refuses delegating deployments, and a PostToolUse hook on errand's name
+ * (`delegate`) reminds the lead to check a helper's work. Both keep the JSON they were given.
+ */
+function writeDelegatingAgent(workingDir: string): void {
+  mkdirSync(join(workingDir, '.claude', 'agents'), { recursive: true });
+  mkdirSync(join(workingDir, '.claude', 'hooks'), { recursive: true });
+  writeFileSync(join(workingDir, '.claude', 'hooks', 'no-delegated-deploys.sh'), [
+    '#!/bin/sh',
+    'input=$(cat)',
+    'printf "%s\\n" "$input" >> delegate-inputs.jsonl',
+    'if printf "%s" "$input" | grep -qi "deploy"; then',
+    '  echo "Deployments are not delegated: run the deploy yourself, step by step." >&2',
+    '  exit 2',
+    'fi',
+    'exit 0',
+    '',
+  ].join('\n'));
+  writeFileSync(join(workingDir, '.claude', 'agents', 'lead.md'), [
+    '---',
+    'name: lead',
+    'description: Leads the work and hands parts of it to helpers',
+    'hooks:',
+    '  PreToolUse:',
+    '    - matcher: "Task|Agent"',
+    '      hooks:',
+    '        - type: command',
+    '          command: sh .claude/hooks/no-delegated-deploys.sh',
+    '          timeout: 30',
+    '  PostToolUse:',
+    '    - matcher: delegate',
+    '      hooks:',
+    '        - type: command',
+    '          command: cat > delegate-result.json; echo "Check the helper\'s work before you rely on it." >&2; exit 2',
+    '---',
+    'You lead the work.',
+    '',
+  ].join('\n'));
+}
+
+/** The JSON lines a hook script appended to a file of the working directory. */
+function jsonLines(file: string): Record<string, unknown>[] {
+  return readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
 describe('agent-file hooks', () => {
@@ -233,6 +280,84 @@ describe('agent-file hooks', () => {
       ['PreToolUse', 'Bash', 'echo kept > kept.txt', 'checked', childId],
     ]);
     expect(httpHooks.scripts.model.rejectedCalls).toHaveLength(0);
+    await handle.cancel();
+  });
+  test('a PreToolUse hook matching Task|Agent blocks a delegate call with exit code 2: no child starts and the model reads the hook\'s stderr', async () => {
+    const workingDir = freshFolder('errand-hooks-delegate-block-');
+    writeDelegatingAgent(workingDir);
+    const lead = harness.scripts.add('hooks-delegate-block-lead', [
+      { toolCalls: [{ id: 'delegate-deploy', name: 'delegate', arguments: { instructions: 'Deploy the release to production.', description: 'deploy' } }] },
+      { text: 'I will run the deploy myself.' },
+    ]);
+    const session = harness.scripts.add('hooks-delegate-block-session', [
+      { toolCalls: [{ name: 'delegate', arguments: { source: 'lead', instructions: `ship it ${lead}` } }] },
+      { text: 'Finished.' },
+    ]);
+    const handle = await harness.startSession(workingDir, `go ${session}`, { maxDepth: 2 });
+    const leadId = `${handle.workflowId}/task-1`;
+    const result: SubagentResult = await until(() => harness.client.workflow.getHandle(leadId).result() as Promise<SubagentResult>, Boolean, 'the lead result', 120_000);
+    expect(result.status).toBe('completed');
+    expect(result.output).toBe('I will run the deploy myself.');
+
+    const requests = harness.scripts.of('hooks-delegate-block-lead');
+    expect(requests).toHaveLength(2);
+    const blocked = toolResult(requests[1], 'delegate');
+    expect(blocked?.isError).toBe(true);
+    expect(blocked?.content).toBe('The call of delegate was blocked by a PreToolUse hook of agent lead: Deployments are not delegated: run the deploy yourself, step by step.');
+
+    // The hook read the event as Claude Code gives it, with errand's arguments as tool_input.
+    expect(jsonLines(join(workingDir, 'delegate-inputs.jsonl'))).toEqual([expect.objectContaining({
+      hook_event_name: 'PreToolUse',
+      tool_name: 'Agent',
+      tool_input: { instructions: 'Deploy the release to production.', description: 'deploy' },
+      tool_use_id: 'delegate-deploy',
+      errand_tool_name: 'delegate',
+      agent_type: 'lead',
+      cwd: workingDir,
+      session_id: leadId,
+    })]);
+    // No child was started, and no PostToolUse hook ran for the call that was not made.
+    await expect(harness.client.workflow.getHandle(`${leadId}/task-1`).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    expect(existsSync(join(workingDir, 'delegate-result.json'))).toBe(false);
+    const summaries = (await scheduledActivities(harness.client.workflow.getHandle(leadId))).map((activity) => activity.summary);
+    expect(summaries.filter((summary) => summary?.startsWith('PreToolUse hooks of lead'))).toEqual(['PreToolUse hooks of lead · delegate']);
+    expect(summaries.filter((summary) => summary?.startsWith('PostToolUse hooks of lead'))).toEqual([]);
+    await handle.cancel();
+  });
+
+  test('a delegate call its PreToolUse hook lets pass starts the child; the PostToolUse hook\'s stderr follows the child\'s result', async () => {
+    const workingDir = freshFolder('errand-hooks-delegate-pass-');
+    writeDelegatingAgent(workingDir);
+    const helper = harness.scripts.add('hooks-delegate-pass-helper', [{ text: 'There are 3 files in the folder.' }]);
+    const lead = harness.scripts.add('hooks-delegate-pass-lead', [
+      { toolCalls: [{ id: 'delegate-count', name: 'delegate', arguments: { instructions: `Count the files ${helper}`, description: 'count' } }] },
+      { text: 'The folder has 3 files.' },
+    ]);
+    const session = harness.scripts.add('hooks-delegate-pass-session', [
+      { toolCalls: [{ name: 'delegate', arguments: { source: 'lead', instructions: `count ${lead}` } }] },
+      { text: 'Finished.' },
+    ]);
+    const handle = await harness.startSession(workingDir, `go ${session}`, { maxDepth: 2 });
+    const leadId = `${handle.workflowId}/task-1`;
+    const result: SubagentResult = await until(() => harness.client.workflow.getHandle(leadId).result() as Promise<SubagentResult>, Boolean, 'the lead result', 120_000);
+    expect(result.status).toBe('completed');
+
+    // The child ran and answered; the lead read its result, then the PostToolUse hook's feedback.
+    const child = (await harness.client.workflow.getHandle(`${leadId}/task-1`).result()) as SubagentResult;
+    expect(child.output).toBe('There are 3 files in the folder.');
+    const requests = harness.scripts.of('hooks-delegate-pass-lead');
+    expect(requests).toHaveLength(2);
+    const delegated = toolResult(requests[1], 'delegate');
+    expect(delegated?.isError ?? false).toBe(false);
+    expect(delegated?.content).toContain('There are 3 files in the folder.');
+    expect(delegated?.content).toMatch(/There are 3 files in the folder\.[\s\S]*\n\n\[PostToolUse hook\] Check the helper's work before you rely on it\.$/);
+
+    // The PreToolUse hook saw the call and let it pass; the PostToolUse hook got the result as tool_response.
+    expect(jsonLines(join(workingDir, 'delegate-inputs.jsonl'))).toEqual([expect.objectContaining({ hook_event_name: 'PreToolUse', tool_name: 'Agent', tool_use_id: 'delegate-count' })]);
+    const post = JSON.parse(readFileSync(join(workingDir, 'delegate-result.json'), 'utf8')) as Record<string, unknown>;
+    expect(post).toMatchObject({ hook_event_name: 'PostToolUse', tool_name: 'Agent', tool_input: { instructions: `Count the files ${helper}`, description: 'count' }, tool_use_id: 'delegate-count', errand_tool_name: 'delegate', session_id: leadId });
+    expect(post.tool_response).toContain('There are 3 files in the folder.');
+    expect(harness.scripts.model.rejectedCalls).toHaveLength(0);
     await handle.cancel();
   });
 });
