@@ -1,7 +1,7 @@
 import { APICallError, InvalidResponseDataError, type LanguageModelV3, type LanguageModelV3StreamPart, type SharedV3ProviderOptions } from '@ai-sdk/provider';
 import type { AnswerCap, ModelRequest, ModelResponse, ReasoningBlock } from '../contracts/model';
 import { defaultMaxOutputTokens, defaultModelAnswerMaxBytes, defaultModelAnswerMaxMs } from '../contracts/limits';
-import { estimateTextTokens } from '../domain/token-estimate';
+import { estimateTextTokens, estimateTokens } from '../domain/token-estimate';
 import { abortErrorFor } from './abort-error';
 import { isJsonObject } from './json-value';
 import type { ChatModel, GenerateOptions } from './model-port';
@@ -80,6 +80,9 @@ export function createSdkChatModel(model: LanguageModelV3, options: SdkChatModel
         }
         const limits = options.answerLimits ?? { maxBytes: defaultModelAnswerMaxBytes, maxMs: defaultModelAnswerMaxMs };
         const read = await readAnswer(stream, abortSignal, generateOptions.onText, limits);
+        // An answer errand cut never got the provider's usage, but the provider read the whole prompt:
+        // estimated, it is counted (and priced) like an answer that ended by itself.
+        if (read.cap !== undefined && read.answer.usage.inputTokens === undefined) read.answer.usage.inputTokens = estimateTokens(request.messages, request.tools);
         const collected = toModelResponse(read.answer);
         return read.cap === undefined ? collected : { ...collected, answerCap: read.cap };
       } catch (error) {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endedLine, truncationDiagnostic } from '../../src/domain/delegation-texts';
+import { estimateTokens } from '../../src/domain/token-estimate';
 import { createModelRegistry } from '../../src/llm/provider-config';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
 import { simpleRequest, testApiKey } from './llm-test-helpers';
@@ -42,6 +43,9 @@ describe("errand's caps on a model answer", () => {
     // At most one chunk past the cap was read.
     expect(Buffer.byteLength(answer.text)).toBeLessThan(64 * 1024 + 32 * 1024);
     expect(answer.usage.outputTokens).toBeGreaterThan(0);
+    // The provider read the whole prompt before errand cut its answer: estimated from the request, not 0.
+    expect(answer.usage.inputTokens).toBe(estimateTokens(simpleRequest(route).messages, simpleRequest(route).tools));
+    expect(answer.usage.inputTokens).toBeGreaterThan(0);
     expect(live).toBe(answer.text);
     await server.waitFor((requests) => requests[0]?.finishedAt !== undefined, 10_000, 'the stream to be closed');
     expect(server.requests[0]?.aborted).toBe(true);
@@ -55,6 +59,7 @@ describe("errand's caps on a model answer", () => {
     const answer = await model.generate(simpleRequest(route), {});
     expect(answer.finishReason).toBe('length');
     expect(answer.answerCap).toEqual({ cap: 'time', limit: 500, setting: 'ERRAND_MODEL_ANSWER_MAX_MS' });
+    expect(answer.usage.inputTokens).toBeGreaterThan(0);
     expect(answer.text.length).toBeGreaterThan(0);
     expect(answer.text.length).toBeLessThan(2_000);
     await server.waitFor((requests) => requests[0]?.finishedAt !== undefined, 10_000, 'the stream to be closed');
