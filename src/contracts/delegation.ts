@@ -36,14 +36,14 @@ export const delegateRequestSchema = z.strictObject({
   description: z.string().max(200).optional().describe('Short label for listings and the UI.'),
   token_budget: z.number().int().min(1).optional().describe('Token budget of this delegation and its descendants.'),
   time_budget: z
-    .number()
+    .number({ error: 'time_budget must be a whole number of seconds (e.g. 120 for two minutes)' })
     .int('time_budget must be a whole number of seconds')
     .min(1, 'time_budget must be at least 1 second')
     .max(timeBudgetSecsCeiling, `time_budget must be at most ${timeBudgetSecsCeiling} seconds (a year)`)
     .optional()
     .describe("Wall-clock seconds this delegation (with its descendants) may run, from its start; at most the operator's limit (ERRAND_MAX_TIME_BUDGET_SECS). A child gets at most what its parent has left."),
   cost_budget_usd: z
-    .number()
+    .number({ error: 'cost_budget_usd must be a number of US dollars (e.g. 0.5)' })
     .min(costBudgetUsdFloor, `cost_budget_usd must be at least ${costBudgetUsdFloor} (one micro-dollar, the unit costs are counted in)`)
     .max(costBudgetUsdCeiling, `cost_budget_usd must be at most ${costBudgetUsdCeiling}`)
     .optional()

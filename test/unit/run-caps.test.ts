@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config';
 import { capCrossing, chooseCaps, dailyCapRefusal, firstPromptRefusal, remainingCaps } from '../../src/domain/run-caps';
+import { delegateRequestSchema } from '../../src/contracts/delegation';
 
 /** The caps of a run (decision 0027): which is reached, what a child gets, estimates, and the operator's settings. */
 
@@ -96,5 +97,15 @@ describe('the operator\'s cap settings', () => {
     expect(() => loadConfig({ HOME: '/home/someone', ERRAND_PROVIDERS: unpriced, ERRAND_TENANT_DAILY_COST_USD: '10' })).toThrow(
       'ERRAND_TENANT_DAILY_COST_USD is set, but model p/cheap has no prices: a cost cap needs the cost of every call; give each model entry prices ({"id": "...", "prices": {"input": 2, "output": 8}}, US dollars per million tokens), or leave ERRAND_TENANT_DAILY_COST_USD unset',
     );
+  });
+});
+
+describe('the caps of a delegate request, as a caller gets them wrong', () => {
+  it('names the unit when time_budget or cost_budget_usd is not a number', () => {
+    const issues = (body: unknown) => (delegateRequestSchema.safeParse(body).error?.issues ?? []).map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    expect(issues({ instructions: 'x', time_budget: '2m' })).toEqual(['time_budget: time_budget must be a whole number of seconds (e.g. 120 for two minutes)']);
+    expect(issues({ instructions: 'x', cost_budget_usd: '$1' })).toEqual(['cost_budget_usd: cost_budget_usd must be a number of US dollars (e.g. 0.5)']);
+    expect(issues({ instructions: 'x', time_budget: 1.5 })).toEqual(['time_budget: time_budget must be a whole number of seconds']);
+    expect(issues({ instructions: 'x', time_budget: 120, cost_budget_usd: 0.5 })).toEqual([]);
   });
 });
