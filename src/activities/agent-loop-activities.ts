@@ -144,7 +144,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
           return {
             response: await model.generate(
               { route: input.route, messages, tools: offered, maxOutputTokens, ...(reasoningEffort !== undefined ? { reasoningEffort } : {}) },
-              { abortSignal, onText: (text) => { written = text; } },
+              { abortSignal, onText: (text) => { written = text; }, ...(input.deadlineAt !== undefined ? { answerDeadline: { at: input.deadlineAt, setting: 'time_budget' } } : {}) },
             ),
           };
         }, heartbeats, live).catch((error: unknown) => classifyAndThrow(error));

@@ -84,6 +84,8 @@ export interface ModelTurnInput {
   note?: string;
   /** Output-token limit (delegate > recipe > agent); absent = the model entry's or the configured default. */
   maxOutputTokens?: number;
+  /** When the run's time budget ends (epoch ms, workflow clock): an answer still streaming then is cut. */
+  deadlineAt?: number;
   /** Messages to store at `startSeq` before the call (the user message or notices of this turn). */
   pending?: { startSeq: number; messages: MessageInput[] };
   /** Compaction state: which older messages a summary stands for. */

@@ -133,7 +133,8 @@ export interface AnswerCap {
   cap: 'bytes' | 'time';
   /** Bytes, or milliseconds. */
   limit: number;
-  setting: 'ERRAND_MODEL_ANSWER_MAX_BYTES' | 'ERRAND_MODEL_ANSWER_MAX_MS';
+  /** The operator's answer caps, or the run's `time_budget` whose end came while the answer was written. */
+  setting: 'ERRAND_MODEL_ANSWER_MAX_BYTES' | 'ERRAND_MODEL_ANSWER_MAX_MS' | 'time_budget';
 }
 
 /** Adds two usages. */

@@ -19,6 +19,11 @@ export interface GenerateOptions {
    * job. Not called for tool-call arguments. The final `ModelResponse` is the same with or without it.
    */
   onText?: (textSoFar: string) => void;
+  /**
+   * When the run's time budget ends (epoch ms): an answer still streaming then is cut, as at errand's answer
+   * time cap, and named by `setting` (`time_budget`). Models that do not stream may ignore it.
+   */
+  answerDeadline?: { at: number; setting: 'time_budget' };
 }
 
 /** A chat model: one request in, one complete response out (streamed underneath, see `onText`). */

@@ -31,6 +31,8 @@ export interface SdkChatModelOptions {
 export interface AnswerLimits {
   maxBytes: number;
   maxMs: number;
+  /** The setting that set `maxMs` (default `ERRAND_MODEL_ANSWER_MAX_MS`): what a cut answer names. */
+  timeSetting?: AnswerCap['setting'];
 }
 
 /**
@@ -78,7 +80,12 @@ export function createSdkChatModel(model: LanguageModelV3, options: SdkChatModel
             isRetryable: false,
           });
         }
-        const limits = options.answerLimits ?? { maxBytes: defaultModelAnswerMaxBytes, maxMs: defaultModelAnswerMaxMs };
+        const configured = options.answerLimits ?? { maxBytes: defaultModelAnswerMaxBytes, maxMs: defaultModelAnswerMaxMs };
+        // A run's time budget that ends sooner than the answer time cap cuts the answer at its end.
+        const untilDeadline = generateOptions.answerDeadline === undefined ? undefined : Math.max(0, generateOptions.answerDeadline.at - Date.now());
+        const limits: AnswerLimits = untilDeadline !== undefined && untilDeadline < configured.maxMs && generateOptions.answerDeadline
+          ? { ...configured, maxMs: untilDeadline, timeSetting: generateOptions.answerDeadline.setting }
+          : configured;
         const read = await readAnswer(stream, abortSignal, generateOptions.onText, limits);
         // An answer errand cut never got the provider's usage, but the provider read the whole prompt:
         // estimated, it is counted (and priced) like an answer that ended by itself.
@@ -126,7 +133,7 @@ async function readAnswer(
     cap ??= reached;
     reader.cancel(new Error(`the answer reached errand's ${reached.cap} cap`)).catch(() => undefined);
   };
-  const timer = setTimeout(() => stop({ cap: 'time', limit: limits.maxMs, setting: 'ERRAND_MODEL_ANSWER_MAX_MS' }), limits.maxMs);
+  const timer = setTimeout(() => stop({ cap: 'time', limit: limits.maxMs, setting: limits.timeSetting ?? 'ERRAND_MODEL_ANSWER_MAX_MS' }), limits.maxMs);
   const count = (delta: string): void => {
     bytes += Buffer.byteLength(delta, 'utf8');
     if (bytes > limits.maxBytes) stop({ cap: 'bytes', limit: limits.maxBytes, setting: 'ERRAND_MODEL_ANSWER_MAX_BYTES' });

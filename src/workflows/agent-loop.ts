@@ -111,6 +111,12 @@ export class AgentLoop {
 
       const calls = answer.toolCalls;
       if (answer.finishReason === 'length') {
+        // Cut because a cap ran out while it was written (the time budget's deadline): the run ends with that cap.
+        const capped = agent.checkBudget();
+        if (capped) {
+          await this.sealNow(assistantSeq, calls, capNotRunCause(capped.cap));
+          return { status: capped.status, budget: capped.cap, diagnostic: capped.diagnostic };
+        }
         await this.sealNow(assistantSeq, calls, 'cut-off');
         return { status: 'truncated', diagnostic: truncationDiagnostic(answer.maxOutputTokens, answer.answerCap) };
       }
@@ -251,6 +257,9 @@ export class AgentLoop {
     let checkContext = true;
     let overflowRetried = false;
     const note = turnBudgetNote(turn, limit, agent.finalOutput !== undefined);
+    // A time budget (its own or what its parent has left) also cuts an answer that is still being written when it ends.
+    const timeLeftMs = agent.remainingCaps().timeMs;
+    const deadlineAt = timeLeftMs !== undefined ? Date.now() + timeLeftMs : undefined;
     this.interrupted = undefined;
     for (let attempt = 0; attempt < 3; attempt += 1) {
       try {
@@ -267,6 +276,7 @@ export class AgentLoop {
           totalTurn: agent.turns,
           ...(note ? { note } : {}),
           ...(options.maxOutputTokens !== undefined ? { maxOutputTokens: options.maxOutputTokens } : {}),
+          ...(deadlineAt !== undefined ? { deadlineAt } : {}),
           ...(agent.pending ? { pending: agent.pending } : {}),
           ...(agent.context ? { window: agent.context } : {}),
           ...(options.prefix ? { prefix: options.prefix } : {}),

@@ -10,6 +10,7 @@ import type { SubagentInput } from '../../src/contracts/subagent';
 import type { SubagentResult } from '../../src/contracts/subagent-result';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { ConversationScripts, toolResults } from '../support/conversation-scripts';
+import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
 import { Worker } from '@temporalio/worker';
 import { sessionInput, startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, workflowBundlePath, type RunningWorker } from '../support/temporal';
 
@@ -270,5 +271,41 @@ describe('cost in the Web UI', () => {
     while ((await found(`WorkflowId = '${handle.workflowId}' AND ErrandCostUsd > 0.011`)).length === 0 && Date.now() < deadline) await new Promise((resolveWait) => setTimeout(resolveWait, 250));
     expect(await found(`WorkflowId = '${handle.workflowId}' AND ErrandCostUsd > 0.011`)).toEqual([handle.workflowId]);
     expect(await found(`WorkflowId = '${handle.workflowId}' AND ErrandCostUsd > 0.012`)).toEqual([]);
+  });
+});
+
+describe('time cap during an answer', () => {
+  let server: ScriptedOpenAIServer;
+  let httpWorker: RunningWorker;
+  let httpQueue: string;
+  beforeAll(async () => {
+    server = await startScriptedOpenAIServer();
+    const { dependencies } = testDependencies({ providers: [{ name: 'http', kind: 'openai-compatible', baseUrl: server.url, models: ['gpt-test'] }] });
+    httpQueue = uniqueTaskQueue('caps-deadline');
+    httpWorker = await startTestWorker(httpQueue, dependencies);
+  });
+  afterAll(async () => {
+    await httpWorker?.stop();
+    await server?.close();
+  });
+
+  test('an answer still being written when the time budget ends is cut there: the run ends time_budget, the stream is closed', async () => {
+    // About 100 s of answer at 50 ms a word; the budget is 2 s, far below errand's 240 s answer time cap.
+    server.enqueue({ text: 'word '.repeat(2_000), chunkDelayMs: 50 });
+    const handle = await client.workflow.start('subagentWorkflow', {
+      taskQueue: httpQueue,
+      workflowId: nextId('deadline'),
+      args: [subagentInput({ prompt: 'Write a long story', workingDir, route: { provider: 'http', model: 'gpt-test' }, timeBudgetMs: 2_000 })],
+    });
+    const result: SubagentResult = await handle.result();
+    expect(result.status).toBe('budget');
+    expect(result.budget).toBe('time');
+    expect(result.diagnostic).toMatch(/the time budget is 2 s$/);
+    // What it had written is kept, not the whole answer: errand closed the provider's stream at the deadline.
+    expect(result.partialOutput.length).toBeGreaterThan(0);
+    expect(result.partialOutput.length).toBeLessThan('word '.repeat(2_000).length);
+    await server.waitFor((requests) => requests[0]?.finishedAt !== undefined, 30_000, 'the stream to be closed');
+    expect(server.requests[0]?.aborted).toBe(true);
+    expect(server.rejectedRequests).toEqual([]);
   });
 });
