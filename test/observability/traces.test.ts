@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ModelRequest } from '../../src/contracts/model';
 import { pricedUsage } from '../../src/domain/model-cost';
-import type { ScriptStep } from '../../src/llm/scripted-step';
 import { configureLogging } from '../../src/observability/json-logger';
 import { startTracing, stopTracing, type Tracing } from '../../src/observability/tracing';
 import { eventually, json, postJson, startApiStack, type ApiStack } from '../api/api-harness';
 import { jaegerTrace, startJaeger, tagOf, type JaegerSpan, type JaegerTrace, type RunningJaeger } from '../support/jaeger';
 import { temporalHttpUrl } from '../support/temporal';
+import { traceScenarioAnswer as answer, traceScenarioChildAnswer, traceScenarioPrices as prices, traceScenarioSessionMessage } from './trace-scenario';
 
 /**
  * Traces end to end, against a real Jaeger (OTLP/HTTP in, its query API out) and the run's dev server:
@@ -16,31 +15,6 @@ import { temporalHttpUrl } from '../support/temporal';
  * Idempotency-Key goes the SDK client's way. Each must come out as one trace whose spans descend from the
  * request's, with the GenAI attributes on the model span and the tool's name on the tool span.
  */
-
-const prices = { input: 3, output: 15 };
-
-/** The first user message of a request (a session's message or a child's task). */
-function taskOf(request: ModelRequest): string {
-  return request.messages.find((message) => message.role === 'user')?.content ?? '';
-}
-
-/**
- * The scripted model: a session message with `[trace-session]` delegates one child, then answers; a task with
- * `[trace-child]` lists the working directory (a real tool call), then answers.
- */
-function answer(request: ModelRequest): ScriptStep {
-  const task = taskOf(request);
-  const toolResults = request.messages.filter((message) => message.role === 'tool').length;
-  if (task.includes('[trace-session]')) {
-    if (toolResults > 0) return { text: 'The child looked: README.md is there.' };
-    return { text: 'Asking a subagent.', toolCalls: [{ id: 'delegate-1', name: 'delegate', arguments: { instructions: 'List the folder and say what is there [trace-child]', description: 'survey the folder' } }] };
-  }
-  if (task.includes('[trace-child]') || task.includes('[trace-delegation]')) {
-    if (toolResults > 0) return { text: 'README.md is there.' };
-    return { text: 'Looking.', toolCalls: [{ id: 'ls-1', name: 'developer__list_directory', arguments: { path: '.' } }] };
-  }
-  return { text: `done: ${task}` };
-}
 
 /** A W3C traceparent of a fresh trace, as a caller's own span would send it. */
 function callerTraceparent(): { header: string; traceId: string; spanId: string } {
@@ -108,13 +82,13 @@ afterAll(async () => {
 describe('one trace per delegation tree, in Jaeger', () => {
   it('holds API request → session → child → model call → tool call, with the GenAI attributes, for a start through Temporal\'s HTTP API', async () => {
     const caller = callerTraceparent();
-    const started = await stack.request('/v1/sessions', postJson({ label: 'traced session', message: 'Survey the folder through a subagent [trace-session]' }, { headers: { traceparent: caller.header } }));
+    const started = await stack.request('/v1/sessions', postJson({ label: 'traced session', message: traceScenarioSessionMessage }, { headers: { traceparent: caller.header } }));
     expect(started.status).toBe(201);
     const { id } = (await json(started)) as { id: string };
     await eventually(async () => {
       const body = await json(await stack.request(`/v1/sessions/${encodeURIComponent(id)}`));
       const entries = (body.transcript as { entries: { role: string; text: string }[] }).entries;
-      return entries.some((entry) => entry.role === 'assistant' && entry.text.includes('README.md is there')) ? true : undefined;
+      return entries.some((entry) => entry.role === 'assistant' && entry.text.includes(traceScenarioChildAnswer)) ? true : undefined;
     }, 45_000);
     // The session's own span ends with the session.
     expect((await stack.request(`/v1/sessions/${encodeURIComponent(id)}/cancel`, postJson({ reason: 'trace test done' }, { headers: { traceparent: caller.header } }))).status).toBe(202);
