@@ -11,7 +11,7 @@ import { sendUpdateAcrossRunChange } from '../src/temporal-update-retry';
 /**
  * The long-haul scenarios of the recording script (record-histories.ts): approvals, compaction, `load(peek)`
  * on both sides of its patch, the probe loop of a session that continued as new while its child runs a
- * turn, and a continuable ended by its idle alarm. Each records its histories through the context and throws when the run did not do what the
+ * turn, a continuable ended by its idle alarm, and a child's answer longer than the inline limit (slim result). Each records its histories through the context and throws when the run did not do what the
  * scenario is about (so a fixture never claims a path it did not take).
  */
 
@@ -39,7 +39,7 @@ export interface RecordingContext {
 }
 
 /** The scenario names `--only` takes. */
-export const moreScenarios = ['approvals', 'compaction', 'load-peek', 'load-peek-before-patch', 'probe-loop', 'idle-timeout', 'agent-hooks', 'agent-hooks-before-patch', 'orchestration-hooks', 'orchestration-hooks-before-patch', 'cost', 'cost-before-patch'] as const;
+export const moreScenarios = ['approvals', 'compaction', 'load-peek', 'load-peek-before-patch', 'probe-loop', 'idle-timeout', 'agent-hooks', 'agent-hooks-before-patch', 'orchestration-hooks', 'orchestration-hooks-before-patch', 'cost', 'cost-before-patch', 'long-child', 'long-child-before-patch'] as const;
 
 /** A gate a held model call waits on. */
 function gate(): { release: () => void; step: (answer: ScriptStep) => HeldStep } {
@@ -287,4 +287,46 @@ export function recordCostPatched(context: RecordingContext): Promise<void> {
 /** The same subagent as code from before the `cost-search-attribute` patch runs it. */
 export function recordCostBeforePatch(context: RecordingContext): Promise<void> {
   return recordCost(context, 'cost-before-cost-patch', context.withheldTaskQueue, false);
+}
+
+/** An answer longer than the inline limit (src/contracts/limits.ts), every line of it different. */
+function longAnswer(): string {
+  return Array.from({ length: 40 }, (_, line) => `Line ${line + 1} of the child's long answer.`).join('\n');
+}
+
+/**
+ * A session delegates in the foreground to a child whose answer is longer than the inline limit: with the
+ * `slim-child-result` patch the child returns a preview and a reference (its last answer is not read back);
+ * before it, the child reads the whole answer back and returns it.
+ */
+async function recordLongChild(context: RecordingContext, name: string, taskQueue: string, slim: boolean): Promise<void> {
+  const { client, stamp } = context;
+  const answer = longAnswer();
+  const childMarker = context.script(`${name}-child`, [{ text: answer }]);
+  const marker = context.script(name, [
+    { toolCalls: [{ id: 'delegate-long', name: 'delegate', arguments: { instructions: `Write it all down ${childMarker}`, description: 'long answer' } }] },
+    { text: 'The child wrote it all down.' },
+  ]);
+  const workflowId = `errand-record-${name}-${stamp}`;
+  const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId, args: [{ ...context.sessionInput, label: `recorded ${name}` }] });
+  await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `Have it written down ${marker}` }] });
+  await context.waitUntil('the session reply', async () => context.stepsOf(name).length === 0 && (await handle.query(transcriptQuery)).state === 'waiting');
+  await handle.signal(cancelSignal, { reason: 'recording done' });
+  await handle.result();
+  const childResult = JSON.stringify(await client.workflow.getHandle(`${workflowId}/task-1`).result());
+  const whole = childResult.includes(JSON.stringify(answer).slice(1, -1));
+  if (slim && whole) throw new Error(`${name}: the child returned its whole answer although it has a parent`);
+  if (!slim && !whole) throw new Error(`${name}: the child returned no whole answer although the patch was withheld`);
+  await context.record(`session-${name}`, workflowId);
+  await context.record(`session-${name}-child`, `${workflowId}/task-1`);
+}
+
+/** A child's long answer with the current code (the `slim-child-result` patch's marker, a slim result). */
+export function recordLongChildPatched(context: RecordingContext): Promise<void> {
+  return recordLongChild(context, 'long-child', context.taskQueue, true);
+}
+
+/** The same session and child as code from before the `slim-child-result` patch runs them. */
+export function recordLongChildBeforePatch(context: RecordingContext): Promise<void> {
+  return recordLongChild(context, 'long-child-before-slim-patch', context.withheldTaskQueue, false);
 }

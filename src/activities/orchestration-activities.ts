@@ -20,6 +20,7 @@ import type { BlobStore } from './blob-store';
 import { inboundMessage } from './inbound-message';
 import { delegateRequestSchema } from '../contracts/delegation';
 import { formatSourceContent } from '../domain/load-texts';
+import { slimChildResult } from '../domain/child-result';
 import { readLiveText } from '../observability/live-text-reader';
 import { formatRouteDiscovery, type CatalogProvider } from '../domain/route-discovery';
 import type { ModelRegistry } from '../llm/model-port';
@@ -179,7 +180,8 @@ export async function probeChildren(client: Client, input: ProbeChildrenInput): 
     if (status === 'RUNNING') continue;
     try {
       const result: SubagentResult = await handle.result();
-      closed.push({ workflowId, temporalStatus: status, result });
+      // The parent's history keeps a preview and a reference, as the child's own settlement signal does (SEMANTICS §4).
+      closed.push({ workflowId, temporalStatus: status, result: slimChildResult(result) });
     } catch (error) {
       const diagnostic = error instanceof WorkflowFailedError ? `${status.toLowerCase()}: ${error.cause?.message ?? error.message}` : `${status.toLowerCase()}: ${error instanceof Error ? error.message : String(error)}`;
       closed.push({ workflowId, temporalStatus: status, diagnostic });

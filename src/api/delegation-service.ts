@@ -29,6 +29,10 @@ import { queueFullProblem, UpdateRefused } from './queue-full';
 import type { TemporalGateway, WorkflowFacts } from './temporal-gateway';
 import type { BlobStore } from '../activities/blob-store';
 import { inboundMessage } from '../activities/inbound-message';
+import { withWholeOutput } from './whole-output';
+
+/** A workflow's result as it may come: a child's is slimmed for its parent (`structuredCut`, src/domain/child-result.ts). */
+const slimResultSchema = subagentResultSchema.extend({ structuredCut: z.boolean().optional() });
 
 /**
  * What the API does with Temporal: start a subagent workflow, describe, peek, wait for, cancel, message
@@ -247,8 +251,8 @@ export class DelegationService {
     const end = await this.options.gateway.awaitEnd(facts.workflowId, facts.runId, waitMs);
     if (end === undefined) return undefined;
     if (end.kind === 'completed') {
-      const parsed = subagentResultSchema.safeParse(end.value);
-      if (parsed.success) return parsed.data;
+      const parsed = slimResultSchema.safeParse(end.value);
+      if (parsed.success) return withWholeOutput(parsed.data, this.options.blobs);
       throw new Error(`delegation ${facts.workflowId} returned a result of an unexpected shape: ${parsed.error.issues[0]?.message ?? ''}`);
     }
     // The run ended without returning a result (terminated, timed out, cancelled from outside, crashed).

@@ -71,6 +71,8 @@ export interface SubagentResult {
   outputRef?: MessageRef;
   /** True when `output` / `partialOutput` is a preview and the whole text is at `outputRef`. */
   outputCut?: boolean;
+  /** True when the run's `structured` result was left out: its JSON is the whole text at `outputRef` (a parent's copy). */
+  structuredCut?: boolean;
   /** Why it did not complete: the provider's message, the cancel reason, the limit reached. */
   diagnostic?: string;
   /** With status `budget`: which cap stopped it (tokens, time or money). */

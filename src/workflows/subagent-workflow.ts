@@ -6,17 +6,19 @@ import {
   isCancellation,
   log,
   makeContinueAsNewFunc,
+  patched,
   setWorkflowOptions,
   workflowInfo,
 } from '@temporalio/workflow';
-import { defaultApprovalTimeoutMs, defaultContinuableIdleTimeoutMs, inlineTextLimit } from '../contracts/limits';
+import { defaultApprovalTimeoutMs, defaultContinuableIdleTimeoutMs } from '../contracts/limits';
 import { liveTextShown } from '../contracts/live-text';
 import { childProgressSignal, childSettledSignal } from '../contracts/subagent-messages';
 import { capNotRunCause } from '../domain/delegation-texts';
 import { isCapStatus, type SubagentInput } from '../contracts/subagent';
 import type { SubagentResult } from '../contracts/subagent-result';
 import { usageView } from '../domain/model-cost';
-import { buildForkTask, buildSubagentSystemPrompt, preview, withHookContext } from '../domain/subagent-prompt';
+import { slimChildResult } from '../domain/child-result';
+import { buildForkTask, buildSubagentSystemPrompt, withHookContext } from '../domain/subagent-prompt';
 import { isLive } from '../domain/task-registry';
 import { defaultTaskLimits } from '../domain/task-limits';
 import { Agent } from './agent';
@@ -29,6 +31,12 @@ import { TaskOrchestrator } from './task-orchestration';
 import { outcomeOfError } from './workflow-outcome';
 import { finishWorktree, prepareRun } from './run-preparation';
 import { subagentDefinitionOptions } from './versioning-behaviour';
+
+/**
+ * A child (one with a parent) returns its result slimmed like its settlement signal, and no longer reads its
+ * whole last answer back at its end: its parent and the API read the whole text by reference.
+ */
+const slimChildResultPatch = 'slim-child-result';
 
 /**
  * One delegation: the agent loop until a final answer, `max_turns`, the token budget, a cut-off answer,
@@ -106,10 +114,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   const reportSettled = async (result: SubagentResult, final: boolean) => {
     if (!parent) return;
     // The parent's copy carries a preview and a reference; the whole text (a structured result's JSON too) stays in the conversation store.
-    const { structured, ...rest } = result;
-    const slim: SubagentResult = result.output.length > inlineTextLimit || result.partialOutput.length > inlineTextLimit
-      ? { ...rest, output: preview(result.output, inlineTextLimit), partialOutput: preview(result.partialOutput, inlineTextLimit), outputCut: result.outputRef !== undefined }
-      : { ...rest, ...(structured ? { structured } : {}) };
+    const slim = slimChildResult(result);
     try {
       await CancellationScope.nonCancellable(() => parent.signal(childSettledSignal, { taskId, result: slim, final, totalUsage: agent.totalUsage() }));
     } catch (error) {
@@ -273,7 +278,9 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     ended = true;
     await agent.storePending().catch(() => undefined);
     await loop.seal(outcome.status === 'cancelled' ? 'cancelled' : isCapStatus(outcome.status) ? capNotRunCause(outcome.budget ?? 'tokens') : 'failed').catch(() => undefined);
-    const ran = await resultOf(outcome, true);
+    // A child's result is its parent's copy too (SEMANTICS §4): slim, so the whole text is not read back here.
+    const slim = parent !== undefined && patched(slimChildResultPatch);
+    const ran = await resultOf(outcome, !slim);
     agent.setState(outcome.status);
     agent.flushViews(true);
     await orchestrator.cancelAll(`its parent ${info.workflowId} ended (${outcome.status})`);
@@ -283,7 +290,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     orchestrator.settleTimers();
     idle.settle();
     log.info('subagent ended', { status: outcome.status, turns: agent.turns, toolCalls: agent.toolCalls });
-    return result;
+    return slim ? slimChildResult(result) : result;
   });
 }
 
