@@ -11,7 +11,9 @@ import { sendUpdateAcrossRunChange } from '../src/temporal-update-retry';
 /**
  * The long-haul scenarios of the recording script (record-histories.ts): approvals, compaction, `load(peek)`
  * on both sides of its patch, the probe loop of a session that continued as new while its child runs a
- * turn, a continuable ended by its idle alarm, and a child's answer longer than the inline limit (slim result). Each records its histories through the context and throws when the run did not do what the
+ * turn, a continuable ended by its idle alarm, a child's answer longer than the inline limit (slim result),
+ * and a foreground child of quick turns whose progress signals are throttled (or, before that patch, one per
+ * turn). Each records its histories through the context and throws when the run did not do what the
  * scenario is about (so a fixture never claims a path it did not take).
  */
 
@@ -39,7 +41,7 @@ export interface RecordingContext {
 }
 
 /** The scenario names `--only` takes. */
-export const moreScenarios = ['approvals', 'compaction', 'load-peek', 'load-peek-before-patch', 'probe-loop', 'idle-timeout', 'agent-hooks', 'agent-hooks-before-patch', 'orchestration-hooks', 'orchestration-hooks-before-patch', 'cost', 'cost-before-patch', 'long-child', 'long-child-before-patch'] as const;
+export const moreScenarios = ['approvals', 'compaction', 'load-peek', 'load-peek-before-patch', 'probe-loop', 'idle-timeout', 'agent-hooks', 'agent-hooks-before-patch', 'orchestration-hooks', 'orchestration-hooks-before-patch', 'cost', 'cost-before-patch', 'long-child', 'long-child-before-patch', 'progress-throttle', 'progress-throttle-before-patch'] as const;
 
 /** A gate a held model call waits on. */
 function gate(): { release: () => void; step: (answer: ScriptStep) => HeldStep } {
@@ -321,6 +323,40 @@ async function recordLongChild(context: RecordingContext, name: string, taskQueu
   await context.record(`session-${name}-child`, `${workflowId}/task-1`);
 }
 
+/**
+ * A session delegates in the foreground to a child of several quick turns: with the `progress-throttle` patch
+ * the child sends fewer progress signals than turns (and records the marker), before it one per turn.
+ */
+async function recordProgressThrottle(context: RecordingContext, name: string, taskQueue: string, throttled: boolean): Promise<void> {
+  const { client, stamp } = context;
+  // Few enough that the child, signalling every turn before the patch, stays under the recording server's
+  // continue-as-new threshold: the fixture is the child's one run.
+  const turns = 5;
+  const childMarker = context.script(`${name}-child`, [
+    ...Array.from({ length: turns - 1 }, (_, index): ScriptStep => ({ toolCalls: [{ id: `list-${index}`, name: 'developer__list_directory', arguments: { path: '.' } }] })),
+    { text: 'Listed it four times.' },
+  ]);
+  const steps: ScriptStep[] = [
+    { toolCalls: [{ id: 'delegate-lister', name: 'delegate', arguments: { instructions: `List the folder four times ${childMarker}`, description: 'lister' } }] },
+    { text: 'The lister is done.' },
+  ];
+  const marker = context.script(name, steps);
+  const workflowId = `errand-record-${name}-${stamp}`;
+  const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId, args: [{ ...context.sessionInput, label: `recorded ${name}` }] });
+  await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `Delegate the listing ${marker}` }] });
+  await context.waitUntil('the session reply', async () => steps.length === 0 && (await handle.query(transcriptQuery)).state === 'waiting');
+  await handle.signal(cancelSignal, { reason: 'recording done' });
+  await handle.result();
+  const events = (await handle.fetchHistory()).events ?? [];
+  const signals = events.filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'childProgress').length;
+  if (throttled && signals >= turns) throw new Error(`${name}: ${signals} progress signals for ${turns} turns although the throttle's patch was applied`);
+  if (!throttled && signals !== turns) throw new Error(`${name}: ${signals} progress signals for ${turns} turns, expected one per turn with the patch withheld`);
+  const childStart = (await client.workflow.getHandle(`${workflowId}/task-1`).fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
+  if (childStart?.continuedExecutionRunId) throw new Error(`${name}: the child continued as new; its recorded run would not hold its turns`);
+  await context.record(`session-${name}`, workflowId);
+  await context.record(`session-${name}-child`, `${workflowId}/task-1`);
+}
+
 /** A child's long answer with the current code (the `slim-child-result` patch's marker, a slim result). */
 export function recordLongChildPatched(context: RecordingContext): Promise<void> {
   return recordLongChild(context, 'long-child', context.taskQueue, true);
@@ -329,4 +365,14 @@ export function recordLongChildPatched(context: RecordingContext): Promise<void>
 /** The same session and child as code from before the `slim-child-result` patch runs them. */
 export function recordLongChildBeforePatch(context: RecordingContext): Promise<void> {
   return recordLongChild(context, 'long-child-before-slim-patch', context.withheldTaskQueue, false);
+}
+
+/** Throttled progress with the current code (the `progress-throttle` patch's marker in the child). */
+export function recordProgressThrottlePatched(context: RecordingContext): Promise<void> {
+  return recordProgressThrottle(context, 'progress-throttle', context.taskQueue, true);
+}
+
+/** The same delegation as code from before the `progress-throttle` patch runs it: a signal per turn. */
+export function recordProgressThrottleBeforePatch(context: RecordingContext): Promise<void> {
+  return recordProgressThrottle(context, 'progress-throttle-before-patch', context.withheldTaskQueue, false);
 }

@@ -386,6 +386,15 @@ export const mcpNoticePollIntervalMs = 5_000;
  * of them runs a turn, ms. A waiting continuable is not checked (decision 0021): waiting costs no history.
  */
 export const childProbeIntervalMs = 30_000;
+/**
+ * Least workflow time between two progress signals of a child to its parent, ms. Each signal adds about four
+ * events and a peek (1-2 KB) to the parent's history, and a parent waiting on a foreground child cannot continue
+ * as new; a report within the interval is dropped and the next one carries newer data (no timer, which
+ * would add events of its own). A report whose state, pending approvals or recipe check step differs from
+ * the last one sent goes at once, as does the first after a settlement (a signal of its own, always sent).
+ * Between those, the parent's record of the child's turns and usage can be this much behind.
+ */
+export const childProgressIntervalMs = 5_000;
 /** The check backs off (doubling from {@link childProbeIntervalMs}) to this while such a child reports nothing, ms. */
 export const childProbeMaxIntervalMs = 10 * 60_000;
 /** Message ids remembered to drop a retried delivery (carried across continue-as-new). */

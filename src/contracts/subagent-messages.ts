@@ -20,7 +20,7 @@ export const peekQuery = defineQuery<SubagentPeek>(peekQueryName);
 /** Ask a subagent to stop: in-flight model and tool calls are cancelled, the run ends `cancelled`. */
 export const cancelSignal = defineSignal<[CancelInput]>(messageNames.cancelSignal);
 
-/** Progress a child reports to its parent after each turn (so peeking the parent never blocks). */
+/** Progress a child reports to its parent as its turns start (so peeking the parent never blocks); see {@link childProgressSignal}. */
 export interface ChildProgressInput {
   taskId: string;
   peek: SubagentPeek;
@@ -38,7 +38,10 @@ export interface ChildSettledInput {
   totalUsage: TokenUsage;
 }
 
-/** Sent by a child to its parent after each turn. */
+/**
+ * Sent by a child to its parent as a turn starts, at most once per `childProgressIntervalMs` (limits.ts) unless
+ * its state, pending approvals or recipe check step changed, or it settled since its last report.
+ */
 export const childProgressSignal = defineSignal<[ChildProgressInput]>('childProgress');
 /** Sent by a child to its parent when a run ends (and after each answer of a continuable child). */
 export const childSettledSignal = defineSignal<[ChildSettledInput]>('childSettled');

@@ -40,7 +40,7 @@ export interface OrchestrationTools {
 
 /** Hooks of {@link AgentLoop.runTurns}. */
 export interface RunHooks {
-  /** Called as each model call starts (progress reporting). */
+  /** Called as each model call starts (progress reporting; the subagent throttles what it sends). */
   onTurn?: () => void;
   /** Called before each model call; may continue-as-new (it then never returns). */
   beforeTurn?: () => Promise<void>;
@@ -95,7 +95,7 @@ export class AgentLoop {
       agent.turns += 1;
       agent.turnsThisRun += 1;
       const turn = agent.turnsThisRun;
-      // One progress report per turn, as the model call starts (the settlement signal carries the end).
+      // A progress report as the model call starts (a subagent throttles them; the settlement signal carries the end).
       hooks.onTurn?.();
       const answer = await this.modelCall(turn, limit);
       const assistantSeq = agent.length;

@@ -26,6 +26,7 @@ import { AgentLoop, type RunOutcome } from './agent-loop';
 import { registerAgentHandlers } from './agent-handlers';
 import { conversationIdOf, lastAssistantFullText, lastTextRef } from './conversation';
 import { IdleAlarm } from './idle-alarm';
+import { ProgressThrottle } from './progress-throttle';
 import { RetryChecks } from './retry-checks';
 import { TaskOrchestrator } from './task-orchestration';
 import { outcomeOfError } from './workflow-outcome';
@@ -104,16 +105,20 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
 
   const parent = input.parent ? getExternalWorkflowHandle(input.parent.workflowId) : undefined;
   const taskId = input.parent?.taskId ?? '';
+  const throttle = new ProgressThrottle();
   const reportProgress = () => {
     if (!parent) return;
+    const peek = agent.peek(input.maxTurns);
+    if (!throttle.due(peek)) return;
     void CancellationScope.nonCancellable(() =>
-      parent.signal(childProgressSignal, { taskId, peek: agent.peek(input.maxTurns), totalUsage: agent.totalUsage() }),
+      parent.signal(childProgressSignal, { taskId, peek, totalUsage: agent.totalUsage() }),
     ).catch(() => undefined); // the parent may have ended; progress is best effort
   };
   agent.onChange = reportProgress;
   const reportSettled = async (result: SubagentResult, final: boolean) => {
     if (!parent) return;
     // The parent's copy carries a preview and a reference; the whole text (a structured result's JSON too) stays in the conversation store.
+    throttle.reset();
     const slim = slimChildResult(result);
     try {
       await CancellationScope.nonCancellable(() => parent.signal(childSettledSignal, { taskId, result: slim, final, totalUsage: agent.totalUsage() }));

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { childProgressIntervalMs } from '../../src/contracts/limits';
 import type { SessionInput } from '../../src/contracts/session';
 import { peekQuery, sendMessageUpdate, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent-messages';
 import type { SubagentResult } from '../../src/contracts/subagent-result';
@@ -164,19 +165,26 @@ describe('session: background tasks', () => {
   });
 
   test('load(task_id) waits; on timeout it says how to wait again or cancel; peek shows progress', async () => {
+    // The child's first model call outlasts the progress interval, so its second turn is reported to the
+    // parent (a turn within the interval of the last report is not: limits.ts, childProgressIntervalMs).
     const child = scripts.add('wait-child', [
-      { toolCalls: [{ name: 'developer__list_directory', arguments: { path: '.' } }] },
+      { toolCalls: [{ name: 'developer__list_directory', arguments: { path: '.' } }], delayMs: childProgressIntervalMs + 500 },
       { text: 'eventually done', delayMs: 4_000 },
     ]);
-    const session = scripts.add('wait', [
+    const handle = await startSession({ tasks: { maxBackgroundTasks: 5, waitTimeoutMs: 1_000, completedTaskTtlMs: 600_000 } });
+    const steps: ScriptStep[] = [
       { toolCalls: [delegateCall({ instructions: `slow job ${child}`, async: true, description: 'slow job' })] },
       { toolCalls: [{ name: 'load', arguments: { source: 'task-1' } }] },
       { toolCalls: [{ name: 'load', arguments: { source: 'task-1', peek: true } }] },
       { toolCalls: [{ name: 'load', arguments: { source: 'task-1' } }] },
       { text: 'waited' },
       { text: 'noticed' },
-    ]);
-    const handle = await startSession({ tasks: { maxBackgroundTasks: 5, waitTimeoutMs: 1_000, completedTaskTtlMs: 600_000 } });
+    ];
+    const session = scripts.add('wait', async (_request, call) => {
+      // Peek once the task has reported its second turn.
+      if (call === 2) await until(async () => (await handle.query(peekQuery)).tasks?.[0]?.turns ?? 0, (turns) => turns >= 2, 'the task to report its second turn', 30_000);
+      return steps[call];
+    });
     await say(handle, `Wait for it ${session}`);
     await replies(handle, 1);
     const requests = scripts.of('wait');
