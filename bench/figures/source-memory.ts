@@ -21,6 +21,12 @@ import { round, summarize } from '../stats';
  */
 const concurrency = 20;
 const samplesPerPoint = 5;
+/**
+ * How long the worker idles before each point's samples: V8 shrinks its heap once allocation stops (its
+ * memory reducer), so both points are taken from a settled worker rather than from wherever the last
+ * collection happened to leave the heap. The same wait before both points.
+ */
+const settleMs = Number(process.env.BENCH_SETTLE_MS ?? 15_000);
 
 function recipe(description: string): string {
   return ['version: 1.0.0', `title: ${description}`, `description: ${description}`, `prompt: Do the ${description} work.`, ''].join('\n');
@@ -67,7 +73,7 @@ async function runWorkload(bench: Bench, name: string, total: number, directorie
     env: { ERRAND_STORES: JSON.stringify([{ type: 'git', url, ref: 'main', subfolder: 'recipes', cacheDirectory: join(bench.tempDir, `${name}-git-cache`) }]) },
   });
   const sample = async (): Promise<number[]> => {
-    await sleep(2_000);
+    await sleep(settleMs);
     const values: number[] = [];
     for (let index = 0; index < samplesPerPoint; index += 1) {
       values.push(worker.rssBytes() / 1024 / 1024);
@@ -134,7 +140,7 @@ export async function measureSourceMemory(bench: Bench, total: number, directori
       met: ratio <= 1.1,
       runs: spread.afterAll.length,
       notes: [
-        `${samplesPerPoint} samples of /proc/<pid>/status VmRSS, 1 s apart, 2 s after the first ${first} delegations (median ${round(before.median, 1)} MB) and after all ${total} (median ${round(after.median, 1)} MB).`,
+        `${samplesPerPoint} samples of /proc/<pid>/status VmRSS, 1 s apart, ${settleMs / 1000} s after the first ${first} delegations (median ${round(before.median, 1)} MB) and after all ${total} (median ${round(after.median, 1)} MB).`,
         `RSS right after each step: ${spread.curve.join(', ')}.`,
         `control, the same ${total} delegations in 1 working directory on a fresh worker: ${round(summarize(control.afterFirst).median, 1)} MB after ${first}, ${round(alone.median, 1)} MB after ${total} (${control.curve.join(', ')}); ${directories} directories / 1 directory after ${total}: ${round(spreadRatio, 3)}.`,
         workloadNote,
