@@ -17,7 +17,7 @@ import { createScriptedModel } from '../src/llm/scripted-model';
 import type { ScriptStep } from '../src/llm/scripted-step';
 import { sendUpdateAcrossRunChange } from '../src/temporal-update-retry';
 import { createErrandWorker, createWorkerDependencies, workflowsFromSources } from '../src/worker';
-import { moreScenarios, recordAgentHooksBeforePatch, recordAgentHooksPatched, recordOrchestrationHooksBeforePatch, recordOrchestrationHooksPatched, recordCostBeforePatch, recordCostPatched, recordLongChildBeforePatch, recordLongChildPatched, recordProgressThrottleBeforePatch, recordProgressThrottlePatched, recordApprovals, recordCompaction, recordLoadPeekBeforePatch, recordLoadPeekPatched, recordIdleTimeout, recordProbeLoop, type HeldStep, type RecordingContext } from './record-more-histories';
+import { moreScenarios, recordAgentHooksBeforePatch, recordAgentHooksPatched, recordOrchestrationHooksBeforePatch, recordOrchestrationHooksPatched, recordCostBeforePatch, recordCostPatched, recordLongChildBeforePatch, recordLongChildPatched, recordProgressThrottleBeforePatch, recordProgressThrottlePatched, recordStopHookLastTurnBeforePatch, recordStopHookLastTurnPatched, recordApprovals, recordCompaction, recordLoadPeekBeforePatch, recordLoadPeekPatched, recordIdleTimeout, recordProbeLoop, type HeldStep, type RecordingContext } from './record-more-histories';
 import { bundleWithPatchesWithheld } from './withheld-patches';
 
 /**
@@ -30,7 +30,8 @@ import { bundleWithPatchesWithheld } from './withheld-patches';
  * long-haul scenarios of record-more-histories.ts (an approval, a compaction, `load(peek)` with and without
  * its patch, the probe loop of a session that continued as new while its task runs, the idle alarm, an
  * agent file's hooks, its hooks around an orchestration tool, a session whose foreground child answers at length
- * (its slim result) and a child's throttled progress signals, each with and without their patch). Each is run
+ * (its slim result), a child's throttled progress signals and a Stop hook at a subagent's last turn, each with and
+ * without their patch). Each is run
  * against a Temporal dev server with a scripted model and written as JSON to test/fixtures/histories/. A second worker
  * runs a bundle that withholds the patches in `withheldPatches` (withheld-patches.ts): its runs are the
  * "before the patch" side that patches.json lists. Re-record after a deliberate, versioned change to workflow
@@ -45,7 +46,7 @@ const identity = 'errand-record-histories';
 /** Every scenario, as `--only` names them. */
 const allScenarios = ['plain', 'tool-calls', 'max-turns', 'cancelled', 'session', 'checks', 'structured', 'worktree', 'fork', 'continuables', ...moreScenarios] as const;
 /** The patches the second worker withholds (its runs are the "before the patch" side of the replay fixtures). */
-const withheldPatches = ['load-peek-live-text', 'agent-file-hooks', 'cost-search-attribute', 'orchestration-tool-hooks', 'slim-child-result', 'progress-throttle'];
+const withheldPatches = ['load-peek-live-text', 'agent-file-hooks', 'cost-search-attribute', 'orchestration-tool-hooks', 'slim-child-result', 'progress-throttle', 'stop-hook-every-stop'];
 /** The context window of the model the compaction scenario uses: a few file reads outgrow it. */
 const compactionWindow = 4_000;
 /** History events after which the recording server suggests continue-as-new (scenario 10 passes it). */
@@ -347,7 +348,7 @@ async function main(): Promise<void> {
       await record('session-continuables-child-run-2', `${continuablesId}/task-1`);
     }
 
-    // 11.-19. the long-haul scenarios (record-more-histories.ts).
+    // 11.-20. the long-haul scenarios (record-more-histories.ts).
     const context: RecordingContext = {
       client, taskQueue, withheldTaskQueue, stamp, workingDir, subagent, sessionInput,
       script: (name, steps) => script(name, steps),
@@ -373,6 +374,8 @@ async function main(): Promise<void> {
     if (want('long-child-before-patch')) await recordLongChildBeforePatch(context);
     if (want('progress-throttle')) await recordProgressThrottlePatched(context);
     if (want('progress-throttle-before-patch')) await recordProgressThrottleBeforePatch(context);
+    if (want('stop-hook-last-turn')) await recordStopHookLastTurnPatched(context);
+    if (want('stop-hook-last-turn-before-patch')) await recordStopHookLastTurnBeforePatch(context);
   } finally {
     worker.shutdown();
     withheldWorker.shutdown();

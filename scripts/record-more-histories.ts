@@ -13,7 +13,7 @@ import { sendUpdateAcrossRunChange } from '../src/temporal-update-retry';
  * on both sides of its patch, the probe loop of a session that continued as new while its child runs a
  * turn, a continuable ended by its idle alarm, a child's answer longer than the inline limit (slim result),
  * and a foreground child of quick turns whose progress signals are throttled (or, before that patch, one per
- * turn). Each records its histories through the context and throws when the run did not do what the
+ * turn), and a subagent whose Stop hook runs (and blocks in vain) on its last turn. Each records its histories through the context and throws when the run did not do what the
  * scenario is about (so a fixture never claims a path it did not take).
  */
 
@@ -41,7 +41,7 @@ export interface RecordingContext {
 }
 
 /** The scenario names `--only` takes. */
-export const moreScenarios = ['approvals', 'compaction', 'load-peek', 'load-peek-before-patch', 'probe-loop', 'idle-timeout', 'agent-hooks', 'agent-hooks-before-patch', 'orchestration-hooks', 'orchestration-hooks-before-patch', 'cost', 'cost-before-patch', 'long-child', 'long-child-before-patch', 'progress-throttle', 'progress-throttle-before-patch'] as const;
+export const moreScenarios = ['approvals', 'compaction', 'load-peek', 'load-peek-before-patch', 'probe-loop', 'idle-timeout', 'agent-hooks', 'agent-hooks-before-patch', 'orchestration-hooks', 'orchestration-hooks-before-patch', 'cost', 'cost-before-patch', 'long-child', 'long-child-before-patch', 'progress-throttle', 'progress-throttle-before-patch', 'stop-hook-last-turn', 'stop-hook-last-turn-before-patch'] as const;
 
 /** A gate a held model call waits on. */
 function gate(): { release: () => void; step: (answer: ScriptStep) => HeldStep } {
@@ -375,4 +375,38 @@ export function recordProgressThrottlePatched(context: RecordingContext): Promis
 /** The same delegation as code from before the `progress-throttle` patch runs it: a signal per turn. */
 export function recordProgressThrottleBeforePatch(context: RecordingContext): Promise<void> {
   return recordProgressThrottle(context, 'progress-throttle-before-patch', context.withheldTaskQueue, false);
+}
+
+/**
+ * A subagent with a Stop hook answers on its last turn: with the `stop-hook-every-stop` patch the hook runs
+ * (and its block, exit 2, is only noted: there is no turn left); before it, no hook runs at the last turn.
+ */
+async function recordStopHookLastTurn(context: RecordingContext, name: string, taskQueue: string, hookRuns: boolean): Promise<void> {
+  const { client, stamp } = context;
+  const marker = context.script(name, [{ text: 'The notes say 42.' }]);
+  const workflowId = `errand-record-${name}-${stamp}`;
+  const handle = await client.workflow.start('subagentWorkflow', {
+    taskQueue,
+    workflowId,
+    args: [context.subagent(`Read the notes ${marker}`, {
+      maxTurns: 1,
+      hooks: { agentName: 'recorded-agent', file: 'recorded: agents/recorded-agent.md', stop: [{ hooks: [{ command: 'echo "summarise the notes first" >&2; exit 2', timeoutSeconds: 10 }] }] },
+    })],
+  });
+  const result = (await handle.result()) as { status: string };
+  if (result.status !== 'completed') throw new Error(`${name}: the run ended ${result.status}, expected completed`);
+  const scheduled = (await activityTypes(handle)).filter((type) => type === 'runAgentHook').length;
+  if (hookRuns && scheduled !== 1) throw new Error(`${name}: expected the Stop hook activity once at the last turn, got ${scheduled}`);
+  if (!hookRuns && scheduled !== 0) throw new Error(`${name}: hooks ran although their patch was withheld`);
+  await context.record(`subagent-${name}`, workflowId);
+}
+
+/** The Stop hook at the last turn with the current code (the `stop-hook-every-stop` patch's marker and hook activity). */
+export function recordStopHookLastTurnPatched(context: RecordingContext): Promise<void> {
+  return recordStopHookLastTurn(context, 'stop-hook-last-turn', context.taskQueue, true);
+}
+
+/** The same subagent as code from before the `stop-hook-every-stop` patch runs it. */
+export function recordStopHookLastTurnBeforePatch(context: RecordingContext): Promise<void> {
+  return recordStopHookLastTurn(context, 'stop-hook-last-turn-before-patch', context.withheldTaskQueue, false);
 }

@@ -151,6 +151,15 @@ export function stopHookFeedback(feedback: readonly string[]): string {
   return `[Stop hook] You are not done yet:\n${feedback.join('\n')}`;
 }
 
+/** Why a Stop hook's block cannot send the subagent back to work: its last turn, or a structured-output run's result is delivered. */
+export type StopTooLate = 'last-turn' | 'structured';
+
+/** The history note of a Stop hook that blocked where the run ends anyway (decision 0032). */
+export function stopHookTooLate(agentName: string, why: StopTooLate, feedback: readonly string[]): string {
+  const reason = why === 'last-turn' ? 'it was the last turn' : 'the structured-output run ends';
+  return `a Stop hook of agent ${agentName} blocked, but ${reason}, so the run ends as it would have: ${feedback.join('\n')}`;
+}
+
 /** A tool call's result when a PreToolUse hook blocked it (decision 0032): the call was not made. */
 export function toolHookBlocked(toolName: string, agentName: string, feedback: readonly string[]): string {
   return `The call of ${toolName} was blocked by a PreToolUse hook of agent ${agentName}: ${feedback.join('\n')}`;

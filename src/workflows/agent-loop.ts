@@ -10,7 +10,7 @@ import type { BudgetCap, EndStatus } from '../contracts/subagent';
 import { capNotRunCause, formatDenial, notRunReason, truncationDiagnostic, type NotRunCause } from '../domain/delegation-texts';
 import { didNotCallFinalOutput, finalOutputReminder, finalOutputToolName, structuredText, tooManyInvalidFinalOutputs } from '../domain/final-output';
 import { isOrchestrationTool } from '../domain/orchestration-tools';
-import { preview, stopHookFeedback, toolHookAdditions, toolHookBlocked, turnBudgetNote } from '../domain/subagent-prompt';
+import { preview, stopHookFeedback, stopHookTooLate, toolHookAdditions, type StopTooLate, toolHookBlocked, turnBudgetNote } from '../domain/subagent-prompt';
 import { findTask, markRead } from '../domain/task-registry';
 import type { Agent } from './agent';
 
@@ -127,24 +127,12 @@ export class AgentLoop {
       }
       const finalOutput = agent.finalOutput;
       if (calls.length === 0) {
-        // An agent file's Stop hooks (decision 0032) may send a subagent that could go on back to work.
-        if (!finalOutput && turn < limit && agent.options.hooks?.stop && patched('agent-file-hooks')) {
-          const stop = await agent.activities.checks.runAgentHook.executeWithOptions({ summary: `Stop hooks of ${agent.options.hooks.agentName}` }, [{
-            workflowId: agent.options.workflowId,
-            conversationId: agent.conversationId,
-            step: `stop-${assistantSeq}`,
-            event: 'SubagentStop',
-            hooks: agent.options.hooks,
-            workingDir: agent.options.workingDir,
-            eventInput: { stop_hook_active: this.stopHookBlocked, last_assistant_message: preview(answer.text, inlineTextLimit) },
-            ...(agent.options.toolPolicy ? { toolPolicy: agent.options.toolPolicy } : {}),
-          }]);
-          for (const note of stop.notes) agent.remember('event', `[hook] ${note}`);
-          if (stop.blocked) {
-            this.stopHookBlocked = true;
-            await agent.append([{ role: 'user', content: stopHookFeedback(stop.feedback) }], 'store Stop hook feedback');
-            continue;
-          }
+        // An agent file's Stop hooks (decision 0032) run at the subagent's stop: they may send a subagent that
+        // could go on back to work; on its last turn, or where a structured-output run ends, only noted.
+        const canGoOn = !finalOutput && turn < limit;
+        const ends = !finalOutput || finalOutput.reminded || turn >= limit;
+        if (agent.options.hooks?.stop && (canGoOn ? patched('agent-file-hooks') : ends && patched('agent-file-hooks') && patched('stop-hook-every-stop'))) {
+          if (await this.stopHooks(assistantSeq, answer.text, canGoOn ? undefined : turn >= limit ? 'last-turn' : 'structured')) continue;
         }
         if (!finalOutput) return { status: 'completed' };
         // A structured-output run finishes only through final_output: a plain answer gets one reminder.
@@ -172,6 +160,37 @@ export class AgentLoop {
   }
 
   /**
+   * Runs the agent file's Stop hooks (`SubagentStop`) for the answer stored at `seq`. Where the subagent could
+   * go on (`tooLate` undefined), a block stores the hooks' feedback as the next message and returns true: the
+   * run goes on. On its last turn or where a structured-output run ends, a block cannot send it back: the
+   * feedback is noted in the history with the hooks' other notes, and the run ends as it would have.
+   */
+  private async stopHooks(seq: number, text: string, tooLate?: StopTooLate): Promise<boolean> {
+    const agent = this.agent;
+    const hooks = agent.options.hooks;
+    if (!hooks) return false;
+    const stop = await agent.activities.checks.runAgentHook.executeWithOptions({ summary: `Stop hooks of ${hooks.agentName}` }, [{
+      workflowId: agent.options.workflowId,
+      conversationId: agent.conversationId,
+      step: `stop-${seq}`,
+      event: 'SubagentStop',
+      hooks,
+      workingDir: agent.options.workingDir,
+      eventInput: { stop_hook_active: this.stopHookBlocked, last_assistant_message: preview(text, inlineTextLimit) },
+      ...(agent.options.toolPolicy ? { toolPolicy: agent.options.toolPolicy } : {}),
+    }]);
+    for (const note of stop.notes) agent.remember('event', `[hook] ${note}`);
+    if (!stop.blocked) return false;
+    if (tooLate) {
+      agent.remember('event', `[hook] ${stopHookTooLate(hooks.agentName, tooLate, stop.feedback)}`);
+      return false;
+    }
+    this.stopHookBlocked = true;
+    await agent.append([{ role: 'user', content: stopHookFeedback(stop.feedback) }], 'store Stop hook feedback');
+    return true;
+  }
+
+  /**
    * After a turn's tool calls: an accepted final_output call ends the run `completed`, with its JSON stored
    * as the run's last assistant message (so the result's text and reference work as for any answer); too
    * many rejected calls end it `failed`. Undefined: the run goes on.
@@ -188,6 +207,7 @@ export class AgentLoop {
       const truncated = text.length > inlineTextLimit;
       agent.lastText = { seq, text: truncated ? preview(text, inlineTextLimit) : text, truncated };
       agent.lastAssistantText = preview(text, previewLength);
+      if (agent.options.hooks?.stop && patched('agent-file-hooks') && patched('stop-hook-every-stop')) await this.stopHooks(seq, text, 'structured');
       return { status: 'completed', structured: accepted.value };
     }
     const rejected = verdicts.filter((verdict): verdict is Extract<FinalOutputVerdict, { valid: false }> => verdict?.valid === false);

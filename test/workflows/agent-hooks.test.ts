@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { transcriptQuery, type TranscriptView } from '../../src/contracts/subagent-messages';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { SubagentResult } from '../../src/contracts/subagent-result';
 import { scheduledActivities } from '../observability/session-scenario';
@@ -12,7 +13,8 @@ import { freshFolder, startRunHarness, toolResult, until, type RunHarness } from
  * An agent file's Claude Code `hooks` (SEMANTICS §6, decision 0032) against the real dev server, real
  * hook scripts run as shell commands and a scripted model: SubagentStart output joins the system prompt,
  * a PreToolUse hook that exits 2 blocks a call with its stderr, a PostToolUse hook's feedback follows the
- * tool result, a Stop hook that exits 2 sends the subagent back to work once. Under a policy that denies
+ * tool result, a Stop hook that exits 2 sends the subagent back to work once, and still runs (but cannot send
+ * it back) on the last turn and where a structured-output run ends. Under a policy that denies
  * run_command, a PreToolUse hook cannot run and the call it guards is blocked.
  */
 
@@ -149,6 +151,36 @@ function writeDelegatingAgent(workingDir: string): void {
   ].join('\n'));
 }
 
+/**
+ * A real-shaped agent file whose Stop hook logs each stop (one JSON line in stops.jsonl) and, with `block`,
+ * exits 2 asking for more work, as a reviewing hook would.
+ */
+function writeLoggingAgent(workingDir: string, frontmatter: string[], block: boolean): void {
+  mkdirSync(join(workingDir, '.claude', 'agents'), { recursive: true });
+  mkdirSync(join(workingDir, '.claude', 'hooks'), { recursive: true });
+  writeFileSync(join(workingDir, '.claude', 'hooks', 'log-stop.sh'), [
+    '#!/bin/sh',
+    'tr -d "\\n" >> stops.jsonl',
+    'echo >> stops.jsonl',
+    ...(block ? ['echo "Add a summary of what you changed." >&2', 'exit 2'] : ['exit 0']),
+    '',
+  ].join('\n'));
+  writeFileSync(join(workingDir, '.claude', 'agents', 'logged.md'), [
+    '---',
+    'name: logged',
+    'description: Works with its stops logged',
+    ...frontmatter,
+    'hooks:',
+    '  Stop:',
+    '    - hooks:',
+    '        - type: command',
+    '          command: sh .claude/hooks/log-stop.sh',
+    '---',
+    'You work carefully.',
+    '',
+  ].join('\n'));
+}
+
 /** The JSON lines a hook script appended to a file of the working directory. */
 function jsonLines(file: string): Record<string, unknown>[] {
   return readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
@@ -208,6 +240,68 @@ describe('agent-file hooks', () => {
     const summaries = (await scheduledActivities(harness.client.workflow.getHandle(childId))).map((activity) => activity.summary);
     expect(summaries.filter((summary) => summary === 'SubagentStart hooks of guarded')).toHaveLength(1);
     expect(summaries.filter((summary) => summary === 'Stop hooks of guarded')).toHaveLength(2);
+    await handle.cancel();
+  });
+
+  test('a Stop hook runs when the subagent answers on its last turn; its block (exit 2) cannot send it back: the run completes and the block is noted', async () => {
+    const workingDir = freshFolder('errand-hooks-last-turn-');
+    writeLoggingAgent(workingDir, ['maxTurns: 1'], true);
+    const child = harness.scripts.add('hooks-last-turn-child', [{ text: 'Renamed the files.' }]);
+    const session = harness.scripts.add('hooks-last-turn-session', [
+      { toolCalls: [{ name: 'delegate', arguments: { source: 'logged', instructions: `rename ${child}` } }] },
+      { text: 'Finished.' },
+    ]);
+    const handle = await harness.startSession(workingDir, `go ${session}`);
+    const childId = `${handle.workflowId}/task-1`;
+    const childHandle = harness.client.workflow.getHandle(childId);
+    const result: SubagentResult = await until(() => childHandle.result() as Promise<SubagentResult>, Boolean, 'the child result', 120_000);
+    expect(result.status).toBe('completed');
+    expect(result.output).toBe('Renamed the files.');
+    // One model call: the block did not send the subagent back for a turn it does not have.
+    expect(harness.scripts.of('hooks-last-turn-child')).toHaveLength(1);
+
+    // The hook ran once, with Claude Code's SubagentStop input.
+    expect(jsonLines(join(workingDir, 'stops.jsonl'))).toEqual([expect.objectContaining({
+      hook_event_name: 'SubagentStop',
+      stop_hook_active: false,
+      last_assistant_message: 'Renamed the files.',
+      agent_type: 'logged',
+      session_id: childId,
+    })]);
+    const summaries = (await scheduledActivities(childHandle)).map((activity) => activity.summary);
+    expect(summaries.filter((summary) => summary === 'Stop hooks of logged')).toHaveLength(1);
+    // Its feedback is noted in the subagent's history, where the hooks' other non-blocking outcomes go.
+    const view: TranscriptView = await childHandle.query(transcriptQuery);
+    expect(view.entries.filter((entry) => entry.role === 'event' && entry.text.startsWith('[hook]')).map((entry) => entry.text)).toEqual([
+      '[hook] a Stop hook of agent logged blocked, but it was the last turn, so the run ends as it would have: Add a summary of what you changed.',
+    ]);
+    await handle.cancel();
+  });
+
+  test('a Stop hook runs when a structured-output run ends through final_output; the result is delivered', async () => {
+    const workingDir = freshFolder('errand-hooks-structured-');
+    writeLoggingAgent(workingDir, [], false);
+    const countSchema = { type: 'object', properties: { count: { type: 'integer' } }, required: ['count'], additionalProperties: false };
+    const child = harness.scripts.add('hooks-structured-child', [{ toolCalls: [{ name: 'final_output', arguments: { count: 2 } }] }]);
+    const session = harness.scripts.add('hooks-structured-session', [
+      { toolCalls: [{ name: 'delegate', arguments: { source: 'logged', instructions: `count ${child}`, output_schema: countSchema } }] },
+      { text: 'Finished.' },
+    ]);
+    const handle = await harness.startSession(workingDir, `go ${session}`);
+    const childId = `${handle.workflowId}/task-1`;
+    const childHandle = harness.client.workflow.getHandle(childId);
+    const result: SubagentResult = await until(() => childHandle.result() as Promise<SubagentResult>, Boolean, 'the child result', 120_000);
+    expect(result.status).toBe('completed');
+    expect(result.structured).toEqual({ count: 2 });
+    expect(jsonLines(join(workingDir, 'stops.jsonl'))).toEqual([expect.objectContaining({
+      hook_event_name: 'SubagentStop',
+      stop_hook_active: false,
+      agent_type: 'logged',
+      session_id: childId,
+    })]);
+    expect(JSON.parse(String(jsonLines(join(workingDir, 'stops.jsonl'))[0]?.last_assistant_message))).toEqual({ count: 2 });
+    const summaries = (await scheduledActivities(childHandle)).map((activity) => activity.summary);
+    expect(summaries.filter((summary) => summary === 'Stop hooks of logged')).toHaveLength(1);
     await handle.cancel();
   });
 
