@@ -53,9 +53,17 @@ export function createSdkChatModel(model: LanguageModelV3, options: SdkChatModel
     async generate(request: ModelRequest, generateOptions: GenerateOptions): Promise<ModelResponse> {
       const callerSignal = generateOptions.abortSignal;
       if (callerSignal?.aborted) throw abortErrorFor(callerSignal);
+      const startedAt = Date.now();
       const providerOptions = options.providerOptions?.(request);
       const timeoutSignal = AbortSignal.timeout(options.requestTimeoutMs);
-      const abortSignal = callerSignal === undefined ? timeoutSignal : AbortSignal.any([callerSignal, timeoutSignal]);
+      // A run's time budget that ends before the provider sends its first byte (a long prompt being read)
+      // ends the call there too: an empty answer cut at the deadline, not an error to retry.
+      const deadline = generateOptions.answerDeadline;
+      // Armed only until the stream starts: from then on the answer's own time cap cuts at the deadline and keeps the text.
+      const beforeFirstByte = new AbortController();
+      const deadlineTimer = deadline === undefined ? undefined : setTimeout(() => beforeFirstByte.abort(new Error('the time budget ended before the answer began')), Math.max(0, deadline.at - startedAt));
+      const signals = [timeoutSignal, beforeFirstByte.signal, ...(callerSignal ? [callerSignal] : [])];
+      const abortSignal = AbortSignal.any(signals);
       try {
         const { stream, response } = await model.doStream({
           prompt: toSdkPrompt(request.messages, {
@@ -68,6 +76,7 @@ export function createSdkChatModel(model: LanguageModelV3, options: SdkChatModel
           ...(providerOptions === undefined ? {} : { providerOptions }),
           abortSignal,
         });
+        clearTimeout(deadlineTimer);
         // A 200 that is not an event stream (an HTML page from a proxy, say) holds no answer at all.
         const contentType = headerValue(response?.headers, 'content-type');
         if (contentType !== undefined && !contentType.includes('text/event-stream')) {
@@ -93,9 +102,19 @@ export function createSdkChatModel(model: LanguageModelV3, options: SdkChatModel
         const collected = toModelResponse(read.answer);
         return read.cap === undefined ? collected : { ...collected, answerCap: read.cap };
       } catch (error) {
+        clearTimeout(deadlineTimer);
         // The caller's abort wins over everything (it is why the request broke off); a fired timeout
         // becomes a TimeoutError, which classifies as ModelUnavailable (retryable).
         if (callerSignal?.aborted) throw abortErrorFor(callerSignal);
+        if (deadline !== undefined && beforeFirstByte.signal.aborted && !timeoutSignal.aborted) {
+          return {
+            text: '',
+            toolCalls: [],
+            finishReason: 'length',
+            usage: { inputTokens: estimateTokens(request.messages, request.tools), outputTokens: 0 },
+            answerCap: { cap: 'time', limit: Math.max(0, deadline.at - startedAt), setting: deadline.setting },
+          };
+        }
         if (timeoutSignal.aborted) {
           const timeout = new Error(`the model provider did not answer within ${options.requestTimeoutMs} ms (requestTimeoutMs)`, { cause: error });
           timeout.name = 'TimeoutError';

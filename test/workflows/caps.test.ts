@@ -308,4 +308,22 @@ describe('time cap during an answer', () => {
     expect(server.requests[0]?.aborted).toBe(true);
     expect(server.rejectedRequests).toEqual([]);
   });
+
+  test('a provider still reading the prompt when the time budget ends is left there: the run ends time_budget, not a retry', async () => {
+    server.reset();
+    // No byte for 60 s (a long prompt being read); the budget is 2 s.
+    server.enqueue({ text: 'too late', delayMs: 60_000 });
+    const handle = await client.workflow.start('subagentWorkflow', {
+      taskQueue: httpQueue,
+      workflowId: nextId('deadline-first-byte'),
+      args: [subagentInput({ prompt: 'Read this long prompt', workingDir, route: { provider: 'http', model: 'gpt-test' }, timeBudgetMs: 2_000 })],
+    });
+    const result: SubagentResult = await handle.result();
+    expect(result.status).toBe('budget');
+    expect(result.budget).toBe('time');
+    // One request, closed by errand: the call was not retried as a provider outage.
+    await server.waitFor((requests) => requests[0]?.finishedAt !== undefined, 30_000, 'the request to be closed');
+    expect(server.requests).toHaveLength(1);
+    expect(result.usage.inputTokens).toBeGreaterThan(0);
+  });
 });
