@@ -192,25 +192,24 @@ function contextFromHeaders(headers: Record<string, Payload>): { parent: SpanCon
   return { parent: validContext(parent) ? parent : inboundContext() };
 }
 
-/** The headers with the active context added (the header is set even when there is no active span). */
-function headersWithContext(headers: Record<string, Payload>): Record<string, Payload> {
+/** The W3C text map of the active span (empty without one). */
+function activeCarrier(): Record<string, string> {
   const carrier: Record<string, string> = {};
   const active = activeContext();
   if (validContext(active)) {
     carrier.traceparent = `00-${active.traceId}-${active.spanId}-0${active.traceFlags.toString(16)}`;
     if (active.traceState !== undefined) carrier.tracestate = active.traceState;
   }
-  return { ...headers, [traceHeader]: defaultPayloadConverter.toPayload(carrier) };
+  return carrier;
+}
+
+/** The headers with the active context added (the header is set even when there is no active span). */
+function headersWithContext(headers: Record<string, Payload>): Record<string, Payload> {
+  return { ...headers, [traceHeader]: defaultPayloadConverter.toPayload(activeCarrier()) };
 }
 
 function nexusHeadersWithContext(headers: Record<string, string>): Record<string, string> {
-  const carrier: Record<string, string> = {};
-  const active = activeContext();
-  if (validContext(active)) {
-    carrier.traceparent = `00-${active.traceId}-${active.spanId}-0${active.traceFlags.toString(16)}`;
-    if (active.traceState !== undefined) carrier.tracestate = active.traceState;
-  }
-  return { ...headers, ...carrier };
+  return { ...headers, ...activeCarrier() };
 }
 
 type AcceptableErrors = (error: unknown) => boolean;
@@ -239,13 +238,13 @@ async function wrapWithSpan<T>(span: WorkflowSpan, fn: (span: WorkflowSpan) => P
   }
 }
 
-function wrapWithSpanSync<T>(span: WorkflowSpan, fn: (span: WorkflowSpan) => T, acceptableErrors?: AcceptableErrors): T {
+function wrapWithSpanSync<T>(span: WorkflowSpan, fn: (span: WorkflowSpan) => T): T {
   try {
     const result = fn(span);
     span.status = { code: 1 };
     return result;
   } catch (error) {
-    addErrorToSpan(error, span, acceptableErrors);
+    addErrorToSpan(error, span, undefined);
     throw error;
   } finally {
     span.end();
