@@ -1,4 +1,4 @@
-import { SpanStatusCode, type Span } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, type Span } from '@opentelemetry/api';
 import type { ModelTurnInput, ModelTurnOutput } from '../contracts/activities';
 import type { FinishReason, ModelRoute, TokenUsage } from '../contracts/model';
 import type { ModelRegistry, ProviderKindName } from '../llm/model-port';
@@ -57,12 +57,18 @@ export function inModelSpan(models: ModelRegistry, input: Pick<ModelTurnInput, '
     // A model that is not configured: the activity fails with its own classified error, inside the span.
     kind = undefined;
   }
-  return inSpan(`chat ${input.route.model}`, modelSpanAttributes(input.route, kind), async (span) => {
-    const output = await fn();
-    span.setAttribute('gen_ai.request.max_tokens', output.maxOutputTokens);
-    if (output.needsCompaction) span.setAttribute('errand.needs_compaction', true);
-    return output;
-  });
+  // A client span, as the GenAI conventions ask of an inference call to a provider.
+  return inSpan(
+    `chat ${input.route.model}`,
+    modelSpanAttributes(input.route, kind),
+    async (span) => {
+      const output = await fn();
+      span.setAttribute('gen_ai.request.max_tokens', output.maxOutputTokens);
+      if (output.needsCompaction) span.setAttribute('errand.needs_compaction', true);
+      return output;
+    },
+    { kind: SpanKind.CLIENT },
+  );
 }
 
 /** Runs a tool call (the `runTool` activity) in an `execute_tool` span; the activity names it ({@link nameToolSpan}). */

@@ -1,4 +1,4 @@
-import { context, defaultTextMapGetter, isSpanContextValid, propagation, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { context, defaultTextMapGetter, isSpanContextValid, propagation, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
 
 /**
  * The light half of errand's tracing: only `@opentelemetry/api`, which does nothing until a tracer provider
@@ -54,10 +54,11 @@ export function activeTraceHeaders(): Record<string, string> {
 
 /**
  * Runs `fn` in a new active span and ends the span when `fn` settles; an exception sets the span's error
- * status. With no provider registered the span is a no-op.
+ * status. With no provider registered the span is a no-op. `kind` defaults to internal; a call to another
+ * service (a model provider) is a client span.
  */
-export async function inSpan<T>(name: string, attributes: Record<string, string | number | boolean>, fn: (span: Span) => Promise<T>, parent?: Context): Promise<T> {
-  return errandTracer().startActiveSpan(name, { attributes }, parent ?? context.active(), async (span) => {
+export async function inSpan<T>(name: string, attributes: Record<string, string | number | boolean>, fn: (span: Span) => Promise<T>, options: { parent?: Context; kind?: SpanKind } = {}): Promise<T> {
+  return errandTracer().startActiveSpan(name, { attributes, kind: options.kind ?? SpanKind.INTERNAL }, options.parent ?? context.active(), async (span) => {
     try {
       return await fn(span);
     } catch (error) {

@@ -111,6 +111,7 @@ describe('one trace per delegation tree, in Jaeger', () => {
     expect(tagOf(tool, 'gen_ai.tool.name')).toBe(toolName);
     expect(tagOf(tool, 'gen_ai.operation.name')).toBe('execute_tool');
     expect(tagOf(tool, 'gen_ai.tool.call.id')).toBe('ls-1');
+    expect(tagOf(tool, 'span.kind')).toBe('internal');
     const toolPath = ancestry(trace, tool);
     expect(toolPath[0]).toBe(`execute_tool ${toolName}`);
     expect(toolPath).toContain('RunWorkflow:subagentWorkflow');
@@ -124,6 +125,8 @@ describe('one trace per delegation tree, in Jaeger', () => {
     expect(models.some((span) => ancestry(trace, span).includes('RunWorkflow:subagentWorkflow'))).toBe(true);
     expect(models.some((span) => !ancestry(trace, span).includes('RunWorkflow:subagentWorkflow'))).toBe(true);
     for (const span of models) {
+      // A call to a provider is a client span (GenAI conventions); tool spans stay internal.
+      expect(tagOf(span, 'span.kind')).toBe('client');
       expect(tagOf(span, 'gen_ai.operation.name')).toBe('chat');
       expect(tagOf(span, 'gen_ai.request.model')).toBe('scripted-model');
       expect(tagOf(span, 'gen_ai.system')).toBe('scripted');
