@@ -225,6 +225,11 @@ export interface ChildWorker {
   kill(signal: NodeJS.Signals): void;
   /** Resident memory in bytes (VmRSS from /proc). */
   rssBytes(): number;
+  /**
+   * Asks the worker for a full collection of its main heap (SIGWINCH to bench/gc-on-signal.cjs); only for a
+   * child spawned with `collectGarbageOnSignal`.
+   */
+  collectGarbage(): void;
 }
 
 /** Settings of a worker child. */
@@ -235,6 +240,11 @@ export interface ChildWorkerOptions {
   modelHeartbeatTimeoutMs: number;
   /** More configuration for this worker (source stores, ...). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Start node with `--expose-gc` and bench/gc-on-signal.cjs preloaded, so `collectGarbage()` works: for
+   * memory figures only (the flag and the handler are not part of how users run the worker).
+   */
+  collectGarbageOnSignal?: boolean;
 }
 
 /**
@@ -259,7 +269,8 @@ export async function spawnWorkerChild(bench: Bench, options: ChildWorkerOptions
   };
   const log = createWriteStream(join(bench.workDir, `${options.name}.log`), { flags: 'a' });
   const spawnedAt = Date.now();
-  const child = spawn(process.execPath, [join('bin', 'errand.js'), 'worker'], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const nodeArgs = options.collectGarbageOnSignal ? ['--expose-gc', '--require', join(projectRoot, 'bench', 'gc-on-signal.cjs')] : [];
+  const child = spawn(process.execPath, [...nodeArgs, join('bin', 'errand.js'), 'worker'], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
   if (child.pid === undefined) throw new Error(`could not spawn worker child ${options.name}`);
   const pid = child.pid;
   trackChildPid(pid);
@@ -293,6 +304,10 @@ export async function spawnWorkerChild(bench: Bench, options: ChildWorkerOptions
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     },
     rssBytes: () => readRssBytes(pid),
+    collectGarbage: () => {
+      if (!options.collectGarbageOnSignal) throw new Error(`worker child ${options.name} was not spawned with collectGarbageOnSignal`);
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGWINCH');
+    },
   };
 }
 
