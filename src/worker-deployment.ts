@@ -13,9 +13,13 @@ export interface WorkerDeploymentSettings {
 }
 
 /** Letters, digits, `-` and `_`: a deployment name never holds the `.` that Temporal puts between it and a build id. */
-const deploymentNamePattern = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+export const deploymentNamePattern = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+/** What {@link deploymentNamePattern} allows, for error messages. */
+export const deploymentNameAllowed = 'letters, digits, "-" and "_", starting with a letter or digit (no ".")';
 /** Letters, digits, `.`, `-`, `_` and `+`: what release numbers and commits use. */
-const buildIdPattern = /^[A-Za-z0-9][A-Za-z0-9._+-]*$/;
+export const buildIdPattern = /^[A-Za-z0-9][A-Za-z0-9._+-]*$/;
+/** What {@link buildIdPattern} allows, for error messages. */
+export const buildIdAllowed = 'letters, digits, ".", "-", "_" and "+", starting with a letter or digit';
 
 /**
  * Reads `ERRAND_WORKER_DEPLOYMENT_NAME` and `ERRAND_WORKER_BUILD_ID`. Neither set: undefined, an unversioned
@@ -32,8 +36,8 @@ export function workerDeploymentFromEnv(env: NodeJS.ProcessEnv): WorkerDeploymen
   if (buildId === undefined) {
     throw new ConfigError(`ERRAND_WORKER_DEPLOYMENT_NAME="${deploymentName}" is set but ERRAND_WORKER_BUILD_ID is not: a versioned worker needs both (e.g. ERRAND_WORKER_BUILD_ID=2026.12.1 or a commit), or unset ERRAND_WORKER_DEPLOYMENT_NAME for an unversioned worker`);
   }
-  check('ERRAND_WORKER_DEPLOYMENT_NAME', deploymentName, deploymentNamePattern, 'letters, digits, "-" and "_", starting with a letter or digit (no ".")');
-  check('ERRAND_WORKER_BUILD_ID', buildId, buildIdPattern, 'letters, digits, ".", "-", "_" and "+", starting with a letter or digit');
+  check('ERRAND_WORKER_DEPLOYMENT_NAME', deploymentName, deploymentNamePattern, deploymentNameAllowed);
+  check('ERRAND_WORKER_BUILD_ID', buildId, buildIdPattern, buildIdAllowed);
   return { deploymentName, buildId };
 }
 

@@ -1,15 +1,18 @@
 import { join, resolve } from 'node:path';
-import { CfnOutput, Duration, RemovalPolicy, Stack, Stage, type StackProps } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Duration, RemovalPolicy, Stack, Stage, Token, type StackProps } from 'aws-cdk-lib';
 import { type CfnStage, HttpApi, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
-import { GatewayVpcEndpointAwsService, Port, SubnetType, Vpc } from 'aws-cdk-lib/aws-ec2';
+import { Repository } from 'aws-cdk-lib/aws-ecr';
+import { DockerImageAsset, Platform } from 'aws-cdk-lib/aws-ecr-assets';
+import { GatewayVpcEndpointAwsService, Port, SecurityGroup, SubnetType, Vpc } from 'aws-cdk-lib/aws-ec2';
 import {
   Cluster,
   ContainerImage,
   CpuArchitecture,
   FargateService,
+  type FargateServiceProps,
   FargateTaskDefinition,
+  type FargateTaskDefinitionProps,
   LogDrivers,
   OperatingSystemFamily,
   Secret as EcsSecret,
@@ -20,10 +23,12 @@ import { Architecture, Code, Function as LambdaFunction, ParamsAndSecretsLayerVe
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
-import type { Construct } from 'constructs';
+import { RegionInfo } from 'aws-cdk-lib/region-info';
+import { Construct } from 'constructs';
 import { apiBundleHandler, buildApiBundle } from './api-bundle';
 import { apiFunctionEnvironment, sharedEnvironment } from './api-function-environment';
 import { TemporalAuth, type ErrandSettings } from './settings';
+import { buildIdKey, parseImageReference, type WorkerBuild } from './worker-builds';
 
 /** The repository root: the Docker build context and the Lambda bundling root. */
 export const repositoryRoot = resolve(__dirname, '..', '..');
@@ -48,15 +53,25 @@ export const payloadPrefixes = {
 /** Key prefix of recipes in the recipe bucket (an S3 source store, SEMANTICS §1). */
 export const recipePrefix = 'recipes/';
 
+/** What every worker build shares with the others (and with the unversioned service). */
+interface WorkerBuildsShared {
+  vpc: Vpc;
+  fileSystem: FileSystem;
+  taskDefinitionProps: Omit<FargateTaskDefinitionProps, 'executionRole'>;
+  serviceProps: Omit<FargateServiceProps, 'taskDefinition'>;
+  addWorkerContainer: (taskDefinition: FargateTaskDefinition, image: ContainerImage, streamPrefix: string, environment: Record<string, string>) => void;
+}
+
 /** Props of {@link ErrandStack}. */
 export interface ErrandStackProps extends StackProps {
   settings: ErrandSettings;
 }
 
 /**
- * errand on AWS: an HTTP API (API Gateway → Lambda) that starts and inspects delegations, a Fargate
- * service of workers that run them, buckets for recipes and large payloads, an EFS volume every worker
- * mounts for working directories and local state, and the secrets both read.
+ * errand on AWS: an HTTP API (API Gateway → Lambda) that starts and inspects delegations, Fargate
+ * services of workers that run them (one unversioned service, or one per worker build with `workerBuilds`),
+ * buckets for recipes and large payloads, an EFS volume every worker mounts for working directories and
+ * local state, and the secrets both read.
  *
  * Least privilege, by construction: every IAM statement names its actions one by one (no `*` action)
  * and its resources (buckets, prefixes, secrets, log groups); the only `*` resources are the ones AWS
@@ -162,7 +177,7 @@ export class ErrandStack extends Stack {
       assumedBy: new ServicePrincipal('ecs-tasks.amazonaws.com'),
       description: 'errand worker: its buckets, its volume',
     });
-    const taskDefinition = new FargateTaskDefinition(this, 'WorkerTask', {
+    const taskDefinitionProps = {
       cpu: settings.workerCpu,
       memoryLimitMiB: settings.workerMemoryMiB,
       taskRole,
@@ -177,41 +192,50 @@ export class ErrandStack extends Stack {
           },
         },
       ],
-    });
+    };
     const secrets: Record<string, EcsSecret> = {};
     if (temporalSecret) for (const [variable, field] of Object.entries(temporalSecretFields)) secrets[variable] = EcsSecret.fromSecretsManager(temporalSecret, field);
     if (llmSecret) for (const name of settings.llmKeyNames) secrets[name] = EcsSecret.fromSecretsManager(llmSecret, name);
-    const container = taskDefinition.addContainer('worker', {
-      // Built from the repository's Dockerfile by `cdk deploy` (synthesis only stages the context).
-      image: ContainerImage.fromAsset(repositoryRoot, { file: 'Dockerfile', platform: Platform.LINUX_AMD64 }),
-      logging: LogDrivers.awsLogs({ logGroup: workerLogs, streamPrefix: 'worker' }),
-      environment: {
-        ...temporalEnvironment,
-        ERRAND_DATA_DIR: `${sharedVolumePath}/state`,
-        ERRAND_WORKING_DIR: workingRoot,
-        ERRAND_TOOL_POLICY: settings.toolPolicy,
-        ERRAND_BLOB_BUCKET: this.payloadBucket.bucketName,
-        ERRAND_BLOB_PREFIX: payloadPrefixes.worker,
-        AWS_REGION: this.region,
-      },
-      secrets,
-      // Temporal redelivers the work of a stopped worker; the grace period lets running activities finish.
-      stopTimeout: Duration.seconds(120),
-    });
-    container.addMountPoints({ containerPath: sharedVolumePath, sourceVolume: 'shared', readOnly: false });
-
-    const service = new FargateService(this, 'Workers', {
+    const workerEnvironment = {
+      ...temporalEnvironment,
+      ERRAND_DATA_DIR: `${sharedVolumePath}/state`,
+      ERRAND_WORKING_DIR: workingRoot,
+      ERRAND_TOOL_POLICY: settings.toolPolicy,
+      ERRAND_BLOB_BUCKET: this.payloadBucket.bucketName,
+      ERRAND_BLOB_PREFIX: payloadPrefixes.worker,
+      AWS_REGION: this.region,
+    };
+    const addWorkerContainer = (taskDefinition: FargateTaskDefinition, image: ContainerImage, streamPrefix: string, environment: Record<string, string>): void => {
+      const container = taskDefinition.addContainer('worker', {
+        image,
+        logging: LogDrivers.awsLogs({ logGroup: workerLogs, streamPrefix }),
+        environment: { ...workerEnvironment, ...environment },
+        secrets,
+        // Temporal redelivers the work of a stopped worker; the grace period lets running activities finish.
+        stopTimeout: Duration.seconds(120),
+      });
+      container.addMountPoints({ containerPath: sharedVolumePath, sourceVolume: 'shared', readOnly: false });
+    };
+    const serviceProps = {
       cluster,
-      taskDefinition,
-      desiredCount: settings.workerCount,
       vpcSubnets: workerSubnets,
       assignPublicIp: settings.natGateways === 0,
       // Rolling deploys keep every old worker until its replacement runs, so polling never pauses.
       minHealthyPercent: 100,
       maxHealthyPercent: 200,
       circuitBreaker: { rollback: true },
-    });
-    fileSystem.connections.allowFrom(service, Port.tcp(2049), 'NFS from errand workers');
+    };
+
+    if (settings.workerBuilds === undefined || settings.unversionedWorkers) {
+      // Unversioned workers, replaced in place on every deploy: the stack as it was before versioning, with
+      // the same construct ids, so turning versioning on touches nothing until the operator asks for it.
+      const taskDefinition = new FargateTaskDefinition(this, 'WorkerTask', taskDefinitionProps);
+      // Built from the repository's Dockerfile by `cdk deploy` (synthesis only stages the context).
+      addWorkerContainer(taskDefinition, ContainerImage.fromAsset(repositoryRoot, { file: 'Dockerfile', platform: Platform.LINUX_AMD64 }), 'worker', {});
+      const service = new FargateService(this, 'Workers', { ...serviceProps, taskDefinition, desiredCount: settings.workerCount });
+      fileSystem.connections.allowFrom(service, Port.tcp(2049), 'NFS from errand workers');
+    }
+    if (settings.workerBuilds !== undefined) this.addWorkerBuilds(settings, settings.workerBuilds, { vpc, fileSystem, taskDefinitionProps, serviceProps, addWorkerContainer });
 
     taskRole.addToPolicy(
       new PolicyStatement({
@@ -296,5 +320,56 @@ export class ErrandStack extends Stack {
     if (temporalSecret) new CfnOutput(this, 'TemporalCredentialsSecret', { value: temporalSecret.secretArn });
     if (llmSecret) new CfnOutput(this, 'LlmKeysSecret', { value: llmSecret.secretArn });
     new CfnOutput(this, 'WorkerLogGroup', { value: workerLogs.logGroupName });
+  }
+
+  /**
+   * One service (and task definition) per worker build, each polling as `<workerDeploymentName>` /
+   * `<buildId>` (decision 0034). Construct ids come from the build id alone, so adding or removing a build
+   * leaves the others' resources as they were; an older build runs the image an earlier deploy pushed.
+   */
+  private addWorkerBuilds(settings: ErrandSettings, builds: readonly WorkerBuild[], shared: WorkerBuildsShared): void {
+    if (Token.isUnresolved(this.account) || Token.isUnresolved(this.region)) {
+      throw new Error(
+        'workerBuilds needs the stack\'s account and region at synthesis, so that each build\'s image URI is a literal the next deploy can repeat unchanged: run cdk with AWS credentials (it sets CDK_DEFAULT_ACCOUNT and CDK_DEFAULT_REGION), or set both',
+      );
+    }
+    // Shared by every build: rights do not depend on the code's version.
+    const executionRole = new Role(this, 'WorkerExecutionRole', { assumedBy: new ServicePrincipal('ecs-tasks.amazonaws.com'), description: 'errand workers of every build: pull their images, read their secrets, write their logs' });
+    const securityGroup = new SecurityGroup(this, 'WorkerSecurityGroup', { vpc: shared.vpc, description: 'errand workers of every build', allowAllOutbound: true });
+    shared.fileSystem.connections.allowFrom(securityGroup, Port.tcp(2049), 'NFS from errand workers of every build');
+
+    for (const build of builds) {
+      const scope = new Construct(this, `WorkerBuild-${build.buildId}`);
+      let image: ContainerImage;
+      if (build.image === undefined) {
+        // Built from the repository's Dockerfile by `cdk deploy` and pushed to the bootstrap's image repository.
+        const asset = new DockerImageAsset(this, 'WorkerImage', { directory: repositoryRoot, file: 'Dockerfile', platform: Platform.LINUX_AMD64 });
+        asset.repository.grantPull(executionRole);
+        const imageUri = `${this.account}.dkr.ecr.${this.region}.${RegionInfo.get(this.region).domainSuffix ?? 'amazonaws.com'}/${this.literal(asset.repository.repositoryName, 'the image repository name')}:${asset.imageTag}`;
+        // The same literal the next deploy gives back as this build's "image": its task definition stays as it is.
+        image = ContainerImage.fromRegistry(imageUri);
+        new CfnOutput(this, `WorkerImage${buildIdKey(build.buildId)}`, { value: imageUri, description: `Image of worker build "${build.buildId}": its "image" in workerBuilds while it drains after the next deploy` });
+      } else {
+        image = ContainerImage.fromRegistry(build.image);
+        const ecr = parseImageReference(build.image)?.ecr;
+        if (ecr) {
+          Repository.fromRepositoryAttributes(scope, 'Repository', {
+            repositoryArn: `arn:${Aws.PARTITION}:ecr:${ecr.region}:${ecr.account}:repository/${ecr.repositoryName}`,
+            repositoryName: ecr.repositoryName,
+          }).grantPull(executionRole);
+        }
+      }
+      const taskDefinition = new FargateTaskDefinition(scope, 'Task', { ...shared.taskDefinitionProps, executionRole });
+      shared.addWorkerContainer(taskDefinition, image, `worker-${build.buildId}`, { ERRAND_WORKER_DEPLOYMENT_NAME: settings.workerDeploymentName, ERRAND_WORKER_BUILD_ID: build.buildId });
+      const service = new FargateService(scope, 'Service', { ...shared.serviceProps, taskDefinition, desiredCount: build.count ?? settings.workerCount, securityGroups: [securityGroup] });
+      new CfnOutput(this, `WorkerService${buildIdKey(build.buildId)}`, { value: service.serviceName, description: `ECS service of worker build "${build.buildId}"` });
+    }
+  }
+
+  /** `value` resolved to a plain string, or an error naming what it is. */
+  private literal(value: string, what: string): string {
+    const resolved: unknown = this.resolve(value);
+    if (typeof resolved !== 'string' || Token.isUnresolved(resolved)) throw new Error(`${what} is not known at synthesis (${JSON.stringify(resolved)}): workerBuilds needs the default stack synthesizer and a stack with an account and a region`);
+    return resolved;
   }
 }

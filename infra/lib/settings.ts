@@ -1,5 +1,8 @@
 import { z } from 'zod';
+import { workerDeploymentIdMaxChars } from '../../src/contracts/limits';
 import { toolPolicyConfigSchema } from '../../src/tools/tool-policy';
+import { deploymentNameAllowed, deploymentNamePattern } from '../../src/worker-deployment';
+import { workerBuildsSchema } from './worker-builds';
 
 /**
  * The deployment's parameters, read from CDK context (`cdk deploy -c temporalAddress=... -c ...` or the
@@ -32,6 +35,19 @@ const settingsSchema = z.strictObject({
   workerCount: z.coerce.number().int().min(0).max(100).default(2),
   workerCpu: z.coerce.number().int().refine((value) => [256, 512, 1024, 2048, 4096, 8192, 16384].includes(value), { error: 'a Fargate CPU size: 256, 512, 1024, 2048, 4096, 8192 or 16384' }).default(1024),
   workerMemoryMiB: z.coerce.number().int().min(512).max(122_880).default(2048),
+  /** The Temporal worker deployment of the versioned workers (ERRAND_WORKER_DEPLOYMENT_NAME); used with `workerBuilds`. */
+  workerDeploymentName: z
+    .string()
+    .max(workerDeploymentIdMaxChars, { error: `at most ${workerDeploymentIdMaxChars} characters` })
+    .regex(deploymentNamePattern, { error: `the worker deployment name (ERRAND_WORKER_DEPLOYMENT_NAME): use ${deploymentNameAllowed}` })
+    .default('errand'),
+  /**
+   * The builds whose versioned workers run, one service each (decision 0034). Not set: one unversioned
+   * service, as before versioning.
+   */
+  workerBuilds: workerBuildsSchema.optional(),
+  /** With `workerBuilds`: keep the unversioned service too, for the first versioned deploy (docs/deploy.md). */
+  unversionedWorkers: z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')], { error: 'true or false' }).default(false),
   /** Days CloudWatch keeps the worker's, the API's and the access logs. */
   logRetentionDays: z.coerce.number().int().refine((value) => [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653].includes(value), { error: 'a CloudWatch retention: 1, 3, 5, 7, 14, 30, 60, 90, 180, 365, ...' }).default(30),
   /** Days a large payload is kept; longer than the longest delegation plus the time its result is read. */
@@ -73,7 +89,13 @@ export function parseSettings(raw: Record<string, unknown>): ErrandSettings {
     });
     throw new Error(`invalid errand deployment parameters:\n  ${problems.join('\n  ')}`);
   }
-  const { temporalHttpUrl, temporalAuth } = parsed.data;
+  const { temporalHttpUrl, temporalAuth, workerBuilds, unversionedWorkers } = parsed.data;
+  if (input.workerDeploymentName !== undefined && workerBuilds === undefined) {
+    throw new Error(`workerDeploymentName="${parsed.data.workerDeploymentName}" is set but workerBuilds is not: the deployment name applies to versioned workers only; give workerBuilds (e.g. -c workerBuilds='[{"buildId":"2026.12.1"}]', docs/deploy.md) or leave workerDeploymentName unset for unversioned workers`);
+  }
+  if (unversionedWorkers && workerBuilds === undefined) {
+    throw new Error('unversionedWorkers=true needs workerBuilds: without workerBuilds the stack runs only unversioned workers anyway; it keeps them beside the versioned builds during the first versioned deploy (docs/deploy.md)');
+  }
   if (temporalHttpUrl !== undefined && temporalAuth === TemporalAuth.mtls) {
     throw new Error('temporalHttpUrl cannot be used with temporalAuth=mtls: the HTTP client cannot present a client certificate; leave temporalHttpUrl unset (the API then starts through gRPC)');
   }

@@ -227,3 +227,183 @@ describe('CDK synthesis', () => {
     expect(() => parseSettings({ temporalAddress: 'https://x:7233', temporalNamespace: 'x' })).toThrow(/temporalAddress: host:port without a scheme/);
   });
 });
+
+describe('CDK synthesis: one worker service per build (workerBuilds)', () => {
+  const env = { account: '123456789012', region: 'eu-west-1' };
+  const base = {
+    temporalAddress: 'errand-prod.a1b2c.tmprl.cloud:7233',
+    temporalNamespace: 'errand-prod.a1b2c',
+    temporalAuth: 'api-key',
+    llmKeyNames: 'OPENAI_API_KEY',
+  };
+  const olderImage = '123456789012.dkr.ecr.eu-west-1.amazonaws.com/errand-workers:2026.12.0';
+  let buildsRoot: string;
+  /** The stack as it was before versioning: unversioned workers only. */
+  let unversioned: Template;
+  /** The first versioned deploy: build A from this checkout beside the unversioned service (unversionedWorkers). */
+  let first: Template;
+  /** The next release: A (the image the first deploy pushed) draining beside B (this checkout). */
+  let both: Template;
+  /** A drained and removed: B alone. */
+  let drained: Template;
+  /** Three builds: an image from another repository, one from the bootstrap repository, this checkout. */
+  let three: Template;
+
+  function synthesise(name: string, settings: Record<string, unknown>): Template {
+    const app = new App({ outdir: mkdtempSync(join(buildsRoot, `${name}-`)) });
+    return Template.fromStack(new ErrandStack(app, 'ErrandTest', { env, settings: parseSettings({ ...base, ...settings }) }));
+  }
+
+  function resources(template: Template, logicalIdPrefix: string): Record<string, unknown> {
+    const all = template.toJSON().Resources as Record<string, unknown>;
+    return Object.fromEntries(Object.entries(all).filter(([id]) => id.startsWith(logicalIdPrefix)));
+  }
+
+  function outputValue(template: Template, id: string): unknown {
+    const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
+    const output = outputs[id];
+    if (!output) throw new Error(`no output ${id}; outputs: ${Object.keys(outputs).join(', ')}`);
+    return output.Value;
+  }
+
+  type Container = { Image: unknown; Environment: { Name: string; Value: unknown }[]; LogConfiguration: { Options: Record<string, unknown> } };
+  function containerOf(template: Template, taskLogicalIdPrefix: string): Container {
+    const tasks = Object.values(resources(template, taskLogicalIdPrefix)).filter((resource) => (resource as { Type: string }).Type === 'AWS::ECS::TaskDefinition');
+    expect(tasks).toHaveLength(1);
+    return (tasks[0] as { Properties: { ContainerDefinitions: Container[] } }).Properties.ContainerDefinitions[0] as Container;
+  }
+
+  function environmentOf(container: Container): Record<string, unknown> {
+    return Object.fromEntries(container.Environment.map((variable) => [variable.Name, variable.Value]));
+  }
+
+  beforeAll(() => {
+    buildsRoot = mkdtempSync(join(tmpdir(), 'errand-cdk-builds-'));
+    unversioned = synthesise('unversioned', {});
+    first = synthesise('first', { workerBuilds: JSON.stringify([{ buildId: '2026.12.1' }]), unversionedWorkers: 'true' });
+    const imageA = outputValue(first, 'WorkerImage2026121');
+    expect(typeof imageA).toBe('string');
+    both = synthesise('both', { workerBuilds: JSON.stringify([{ buildId: '2026.12.1', image: imageA }, { buildId: '2026.12.2', count: 3 }]) });
+    // Run from B's checkout, as the deploy that added B was.
+    drained = synthesise('drained', { workerBuilds: JSON.stringify([{ buildId: '2026.12.2', count: 3 }]) });
+    // From cdk.json the parameter is an array, not a string.
+    three = synthesise('three', { workerDeploymentName: 'errand-prod', workerBuilds: [{ buildId: '2026.12.0', image: olderImage, count: 1 }, { buildId: '2026.12.1', image: imageA }, { buildId: 'b7c1e2f' }] });
+  }, 240_000);
+
+  afterAll(() => {
+    if (buildsRoot) rmSync(buildsRoot, { recursive: true, force: true });
+  });
+
+  test('two builds run as two services, each polling as its version with its own image and count, sharing roles, volume, logs and secrets', () => {
+    const services = both.findResources('AWS::ECS::Service');
+    expect(Object.keys(services).sort()).toEqual([expect.stringMatching(/^WorkerBuild2026121Service/), expect.stringMatching(/^WorkerBuild2026122Service/)]);
+    // No unversioned service once versioning is on.
+    expect(resources(both, 'Workers')).toEqual({});
+    expect(resources(both, 'WorkerTaskExecutionRole')).toEqual({});
+    expect(Object.keys(both.findResources('AWS::ECS::TaskDefinition')).sort()).toEqual([expect.stringMatching(/^WorkerBuild2026121Task/), expect.stringMatching(/^WorkerBuild2026122Task/)]);
+    const counts = Object.fromEntries(Object.entries(services).map(([id, service]) => [id.slice(0, 'WorkerBuild2026121'.length), service.Properties.DesiredCount]));
+    expect(counts).toEqual({ WorkerBuild2026121: 2, WorkerBuild2026122: 3 });
+
+    const containerA = containerOf(both, 'WorkerBuild2026121Task');
+    const containerB = containerOf(both, 'WorkerBuild2026122Task');
+    expect(environmentOf(containerA)).toMatchObject({ ERRAND_WORKER_DEPLOYMENT_NAME: 'errand', ERRAND_WORKER_BUILD_ID: '2026.12.1', TEMPORAL_ADDRESS: 'errand-prod.a1b2c.tmprl.cloud:7233' });
+    expect(environmentOf(containerB)).toMatchObject({ ERRAND_WORKER_DEPLOYMENT_NAME: 'errand', ERRAND_WORKER_BUILD_ID: '2026.12.2', TEMPORAL_ADDRESS: 'errand-prod.a1b2c.tmprl.cloud:7233' });
+    // A runs the image the first deploy pushed; B the one this checkout builds, which the stack outputs.
+    expect(containerA.Image).toBe(outputValue(first, 'WorkerImage2026121'));
+    expect(containerB.Image).toBe(outputValue(both, 'WorkerImage2026122'));
+    expect(String(containerB.Image)).toMatch(/^123456789012\.dkr\.ecr\.eu-west-1\.amazonaws\.com\/cdk-hnb659fds-container-assets-123456789012-eu-west-1:[0-9a-f]{64}$/);
+    expect(() => outputValue(both, 'WorkerImage2026121')).toThrow(/no output WorkerImage2026121/);
+    for (const id of ['2026121', '2026122']) expect(outputValue(both, `WorkerService${id}`)).toEqual({ 'Fn::GetAtt': [expect.stringMatching(new RegExp(`^WorkerBuild${id}Service`)), 'Name'] });
+    // Each build's log streams say which build wrote them.
+    expect(containerA.LogConfiguration.Options['awslogs-stream-prefix']).toBe('worker-2026.12.1');
+    expect(containerB.LogConfiguration.Options['awslogs-stream-prefix']).toBe('worker-2026.12.2');
+
+    // Shared: one task role, one execution role, one security group, one log group, the same secrets and volume.
+    const tasks = Object.values(both.findResources('AWS::ECS::TaskDefinition'));
+    expect(tasks).toHaveLength(2);
+    for (const property of ['TaskRoleArn', 'ExecutionRoleArn', 'Volumes']) expect(tasks[1]?.Properties[property]).toEqual(tasks[0]?.Properties[property]);
+    expect(JSON.stringify(tasks[0]?.Properties.ExecutionRoleArn)).toContain('WorkerExecutionRole');
+    expect(Object.keys(both.findResources('AWS::IAM::Role')).filter((id) => id.startsWith('Worker')).sort()).toEqual([expect.stringMatching(/^WorkerExecutionRole/), expect.stringMatching(/^WorkerTaskRole/)]);
+    const securityGroups = Object.values(services).map((service) => JSON.stringify(service.Properties.NetworkConfiguration.AwsvpcConfiguration.SecurityGroups));
+    expect(new Set(securityGroups).size).toBe(1);
+    expect(securityGroups[0]).toContain('WorkerSecurityGroup');
+    expect(containerA.LogConfiguration.Options['awslogs-group']).toEqual(containerB.LogConfiguration.Options['awslogs-group']);
+    const secretsOf = (container: Container) => (container as unknown as { Secrets: unknown }).Secrets;
+    expect(secretsOf(containerA)).toEqual(secretsOf(containerB));
+    both.hasResourceProperties('AWS::EC2::SecurityGroupIngress', { FromPort: 2049, ToPort: 2049, SourceSecurityGroupId: { 'Fn::GetAtt': [Match.stringLikeRegexp('^WorkerSecurityGroup'), 'GroupId'] } });
+  });
+
+  test('adding build B leaves build A as it was, and removing A leaves B as it was', () => {
+    const buildA = resources(first, 'WorkerBuild2026121');
+    expect(Object.keys(buildA).length).toBeGreaterThanOrEqual(2);
+    // Same logical ids, same properties: CloudFormation leaves A's task definition and service alone.
+    expect(resources(both, 'WorkerBuild2026121')).toEqual(buildA);
+    const buildB = resources(both, 'WorkerBuild2026122');
+    expect(Object.keys(buildB).length).toBeGreaterThanOrEqual(2);
+    expect(resources(drained, 'WorkerBuild2026122')).toEqual(buildB);
+    expect(resources(drained, 'WorkerBuild2026121')).toEqual({});
+    // The shared pieces keep their ids across all three deploys.
+    for (const prefix of ['WorkerExecutionRole', 'WorkerSecurityGroup', 'WorkerTaskRole', 'WorkerLogs']) {
+      const ids = [first, both, drained].map((template) => Object.keys(resources(template, prefix)).sort());
+      expect(ids[0]?.length).toBeGreaterThan(0);
+      expect(ids[1]).toEqual(ids[0]);
+      expect(ids[2]).toEqual(ids[0]);
+    }
+  });
+
+  test('the first versioned deploy keeps the unversioned service exactly as it was beside build A', () => {
+    const before = { ...resources(unversioned, 'Workers'), ...resources(unversioned, 'WorkerTask') };
+    expect(Object.keys(before).some((id) => id.startsWith('Workers'))).toBe(true);
+    expect(Object.keys(before).some((id) => id.startsWith('WorkerTaskExecutionRole'))).toBe(true);
+    // The task role is shared by every worker; the unversioned service's own resources are untouched.
+    const own = (template: Template) => Object.fromEntries(Object.entries({ ...resources(template, 'Workers'), ...resources(template, 'WorkerTask') }).filter(([id]) => !id.startsWith('WorkerTaskRole')));
+    expect(own(first)).toEqual(own(unversioned));
+    const unversionedContainer = containerOf(first, 'WorkerTask');
+    expect(environmentOf(unversionedContainer).ERRAND_WORKER_BUILD_ID).toBeUndefined();
+    expect(Object.keys(first.findResources('AWS::ECS::Service'))).toHaveLength(2);
+    expect(environmentOf(containerOf(first, 'WorkerBuild2026121Task')).ERRAND_WORKER_BUILD_ID).toBe('2026.12.1');
+  });
+
+  test('an older build\'s ECR image may be pulled by the shared execution role; the deployment name reaches every build', () => {
+    expect(Object.keys(three.findResources('AWS::ECS::Service'))).toHaveLength(3);
+    const older = containerOf(three, 'WorkerBuild2026120Task');
+    expect(older.Image).toBe(olderImage);
+    const current = containerOf(three, 'WorkerBuildb7c1e2fTask');
+    for (const container of [older, current, containerOf(three, 'WorkerBuild2026121Task')]) expect(environmentOf(container).ERRAND_WORKER_DEPLOYMENT_NAME).toBe('errand-prod');
+    const pull = Object.values(three.findResources('AWS::IAM::Policy'))
+      .filter((policy) => JSON.stringify(policy.Properties.Roles).includes('WorkerExecutionRole'))
+      .flatMap((policy) => policy.Properties.PolicyDocument.Statement as Statement[])
+      .filter((statement) => actionsOf(statement).includes('ecr:BatchGetImage'))
+      .map((statement) => JSON.stringify(statement.Resource));
+    expect(pull.some((resource) => resource.includes(':ecr:eu-west-1:123456789012:repository/errand-workers'))).toBe(true);
+    expect(pull.some((resource) => resource.includes(':ecr:eu-west-1:123456789012:repository/cdk-hnb659fds-container-assets-123456789012-eu-west-1'))).toBe(true);
+  });
+
+  test('bad workerBuilds are refused at synthesis, naming the key and what is valid', () => {
+    const parse = (workerBuilds: unknown, extra: Record<string, unknown> = {}) => () => parseSettings({ ...base, workerBuilds, ...extra });
+    expect(parse('[{"buildId":"a"},{"buildId":"a","image":"ghcr.io/acme/errand:1"}]')).toThrow(/workerBuilds\.1\.buildId: build id "a" appears twice/);
+    expect(parse('[{"buildId":"1.2","image":"ghcr.io/acme/errand:1"},{"buildId":"1-2"}]')).toThrow(/workerBuilds\.1\.buildId: build ids "1\.2" and "1-2" differ only in punctuation/);
+    expect(parse('[{"buildId":"a","image":"ghcr.io/acme/errand:1"}]')).toThrow(/workerBuilds: exactly one build has no "image": the build made from this checkout/);
+    expect(parse('[{"buildId":"a"},{"buildId":"b"}]')).toThrow(/workerBuilds: exactly one build has no "image", but "a" and "b" have none/);
+    expect(parse('[{"buildId":"a.b/c"}]')).toThrow(/workerBuilds\.0\.buildId: use letters, digits, "\.", "-", "_" and "\+", starting with a letter or digit/);
+    expect(parse('[{"buildId":".a"}]')).toThrow(/workerBuilds\.0\.buildId: use letters, digits/);
+    expect(parse([{ buildId: 'x'.repeat(256) }])).toThrow(/workerBuilds\.0\.buildId: at most 255 characters/);
+    expect(parse([{ buildId: 7 }])).toThrow(/workerBuilds\.0\.buildId: the worker build id \(ERRAND_WORKER_BUILD_ID\)/);
+    for (const image of ['not an image', 'ghcr.io/acme/errand', 'ghcr.io/Acme/errand:1', 'https://ghcr.io/acme/errand:1', 'ghcr.io/acme/errand:-1']) {
+      expect(parse([{ buildId: 'a', image }, { buildId: 'b' }]), image).toThrow(/workerBuilds\.0\.image: not an image reference: use an image reference with a tag or digest/);
+    }
+    expect(parse([{ buildId: 'a', image: `ghcr.io/acme/errand@sha256:${'a'.repeat(64)}` }, { buildId: 'b' }])().workerBuilds).toEqual([{ buildId: 'a', image: `ghcr.io/acme/errand@sha256:${'a'.repeat(64)}` }, { buildId: 'b' }]);
+    expect(parse([{ buildId: 'a', count: 101 }])).toThrow(/workerBuilds\.0\.count: /);
+    expect(parse([{ buildId: 'a', replicas: 2 }])).toThrow(/workerBuilds\.0: Unrecognized key: "replicas"/);
+    expect(parse('[{"buildId":"a"}')).toThrow(/workerBuilds: not valid JSON \(.*\): use an array such as/);
+    expect(parse('{"buildId":"a"}')).toThrow(/workerBuilds: a JSON array of \{"buildId"/);
+    expect(parse('[]')).toThrow(/workerBuilds: at least one build/);
+    expect(parse(undefined, { workerDeploymentName: 'errand-prod' })).toThrow(/workerDeploymentName="errand-prod" is set but workerBuilds is not/);
+    expect(parse(undefined, { workerDeploymentName: 'errand.prod' })).toThrow(/workerDeploymentName: the worker deployment name \(ERRAND_WORKER_DEPLOYMENT_NAME\): use letters, digits, "-" and "_"/);
+    expect(parse(undefined, { unversionedWorkers: 'true' })).toThrow(/unversionedWorkers=true needs workerBuilds/);
+    expect(parse('[{"buildId":"a"}]', { unversionedWorkers: 'yes' })).toThrow(/unversionedWorkers: true or false/);
+    // A stack without an account and region cannot name the image the next deploy repeats.
+    const app = new App({ outdir: mkdtempSync(join(buildsRoot, 'agnostic-')) });
+    expect(() => new ErrandStack(app, 'ErrandAgnostic', { settings: parseSettings({ ...base, workerBuilds: '[{"buildId":"a"}]' }) })).toThrow(/workerBuilds needs the stack's account and region at synthesis/);
+  });
+});
