@@ -3,7 +3,7 @@ import { ErrandStack } from '../lib/errand-stack';
 import { parseSettings, settingKeys } from '../lib/settings';
 
 /**
- * The CDK app: `npx aws-cdk deploy -c temporalAddress=<host:port> -c temporalNamespace=<ns>` from infra/
+ * The CDK app: `npx aws-cdk@2.1148.1 deploy -c temporalAddress=<host:port> -c temporalNamespace=<ns>` from infra/
  * (see docs/deploy.md for every parameter). Account and region come from the AWS CLI profile.
  */
 const app = new App();

@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import { Aws, CfnOutput, Duration, RemovalPolicy, Stack, Stage, Token, type StackProps } from 'aws-cdk-lib';
+import { Annotations, Aws, CfnOutput, Duration, RemovalPolicy, Stack, Stage, Token, type StackProps } from 'aws-cdk-lib';
 import { type CfnStage, HttpApi, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { Repository } from 'aws-cdk-lib/aws-ecr';
@@ -358,6 +358,10 @@ export class ErrandStack extends Stack {
             repositoryName: ecr.repositoryName,
           }).grantPull(executionRole);
         }
+      }
+      if (build.image === undefined || parseImageReference(build.image)?.ecr) {
+        // CDK warns on any ECR image given by URI; the pull is granted to the execution role just above.
+        Annotations.of(scope).acknowledgeWarning('@aws-cdk/aws-ecs:ecrImageRequiresPolicy', 'the shared worker execution role is granted pull on this build\'s image repository');
       }
       const taskDefinition = new FargateTaskDefinition(scope, 'Task', { ...shared.taskDefinitionProps, executionRole });
       shared.addWorkerContainer(taskDefinition, image, `worker-${build.buildId}`, { ERRAND_WORKER_DEPLOYMENT_NAME: settings.workerDeploymentName, ERRAND_WORKER_BUILD_ID: build.buildId });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { App } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { apiBundleEntryFile } from '../../infra/lib/api-bundle';
 import { ErrandStack, payloadPrefixes } from '../../infra/lib/errand-stack';
@@ -249,9 +249,15 @@ describe('CDK synthesis: one worker service per build (workerBuilds)', () => {
   /** Three builds: an image from another repository, one from the bootstrap repository, this checkout. */
   let three: Template;
 
+  /** The warnings of each synthesised stack, by name. */
+  const warnings = new Map<string, string[]>();
+
   function synthesise(name: string, settings: Record<string, unknown>): Template {
     const app = new App({ outdir: mkdtempSync(join(buildsRoot, `${name}-`)) });
-    return Template.fromStack(new ErrandStack(app, 'ErrandTest', { env, settings: parseSettings({ ...base, ...settings }) }));
+    const stack = new ErrandStack(app, 'ErrandTest', { env, settings: parseSettings({ ...base, ...settings }) });
+    const template = Template.fromStack(stack);
+    warnings.set(name, Annotations.fromStack(stack).findWarning('*', Match.anyValue()).map((warning) => `${warning.id}: ${JSON.stringify(warning.entry.data)}`));
+    return template;
   }
 
   function resources(template: Template, logicalIdPrefix: string): Record<string, unknown> {
@@ -377,6 +383,17 @@ describe('CDK synthesis: one worker service per build (workerBuilds)', () => {
       .map((statement) => JSON.stringify(statement.Resource));
     expect(pull.some((resource) => resource.includes(':ecr:eu-west-1:123456789012:repository/errand-workers'))).toBe(true);
     expect(pull.some((resource) => resource.includes(':ecr:eu-west-1:123456789012:repository/cdk-hnb659fds-container-assets-123456789012-eu-west-1'))).toBe(true);
+  });
+
+  test('`cdk synth` shows no warning: the pull rights CDK asks for on an ECR image named by URI are granted', () => {
+    for (const name of ['first', 'both', 'drained', 'three']) expect(warnings.get(name), name).toEqual([]);
+    const pulls = Object.values(three.findResources('AWS::IAM::Policy'))
+      .filter((policy) => JSON.stringify(policy.Properties.Roles).includes('WorkerExecutionRole'))
+      .flatMap((policy) => policy.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[])
+      .filter((statement) => [statement.Action].flat().includes('ecr:BatchGetImage'));
+    // The bootstrap's image repository (this checkout's build and A) and the other repository (the oldest build).
+    expect(pulls.map((statement) => JSON.stringify(statement.Resource)).join(' ')).toContain('repository/errand-workers');
+    expect(pulls.length).toBeGreaterThanOrEqual(2);
   });
 
   test('bad workerBuilds are refused at synthesis, naming the key and what is valid', () => {
