@@ -118,8 +118,16 @@ export class LocalBlobStore implements BlobStore {
   private async inFolderOf<T>(key: string, work: (folder: ConfinedDir, name: string) => Promise<T>, create: boolean): Promise<T> {
     const segments = splitKey(key);
     const name = segments.pop() ?? '';
-    if (create) await mkdir(this.root, { recursive: true });
-    return withConfinedDir(this.root, segments.join('/'), (folder) => work(folder, name), { create });
+    const walk = () => withConfinedDir(this.root, segments.join('/'), (folder) => work(folder, name), { create });
+    if (!create) return walk();
+    // The store's own folder is made on the first write that finds it missing (not asked for at every write).
+    try {
+      return await walk();
+    } catch (error) {
+      if (!isConfinedWalkError(error) || error.reason !== 'missing' || error.relativePath !== '.') throw error;
+      await mkdir(this.root, { recursive: true });
+      return walk();
+    }
   }
 
   async put(key: string, body: string): Promise<void> {

@@ -68,9 +68,11 @@ const fileFlags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLO
  * (for messages). Close it when done (handles of a walk are closed by {@link walkConfined} itself).
  */
 export class ConfinedDir {
+  /** Device and inode, read from the handle when first asked for (most walks never ask). */
+  private stats: Promise<Stats> | undefined;
+
   private constructor(
     private readonly handle: FileHandle,
-    private readonly stats: Stats,
     /** The path the folder was reached by (used only where there is no procfs). */
     private readonly lexical: string,
     readonly relativePath: string,
@@ -90,12 +92,14 @@ export class ConfinedDir {
       if (isCode(error, 'ENOTDIR')) throw new ConfinedWalkError('not-directory', '.');
       throw error;
     });
-    return new ConfinedDir(handle, await handle.stat(), real, '.');
+    return new ConfinedDir(handle, real, '.');
   }
 
   /** Device and inode of the folder (to recognise a folder, e.g. errand's data folder, wherever it is met). */
-  get identity(): { dev: number; ino: number } {
-    return { dev: this.stats.dev, ino: this.stats.ino };
+  async identity(): Promise<{ dev: number; ino: number }> {
+    this.stats ??= this.handle.stat();
+    const { dev, ino } = await this.stats;
+    return { dev, ino };
   }
 
   /** The path of `name` in this folder, resolved by the kernel relative to the handle (on Linux). */
@@ -118,14 +122,17 @@ export class ConfinedDir {
     } catch (error) {
       throw await this.refusalFor(name, error);
     }
-    try {
-      const stats = await handle.stat();
-      if (!procfsBases && !(await sameFile(path.join(this.lexical, name), stats))) throw new ConfinedWalkError('link', relative);
-      return new ConfinedDir(handle, stats, path.join(this.lexical, name), relative);
-    } catch (error) {
-      await handle.close();
-      throw error;
+    // With procfs the open itself was relative to this folder's handle and refused a link: nothing to check
+    // after it. Without, what the path names now must be what was opened.
+    if (!procfsBases) {
+      try {
+        if (!(await sameFile(path.join(this.lexical, name), await handle.stat()))) throw new ConfinedWalkError('link', relative);
+      } catch (error) {
+        await handle.close();
+        throw error;
+      }
     }
+    return new ConfinedDir(handle, path.join(this.lexical, name), relative);
   }
 
   /**
@@ -134,28 +141,32 @@ export class ConfinedDir {
    */
   async openPath(relative: string, options: { create?: boolean; mode?: number } = {}): Promise<ConfinedDir> {
     const segments = splitRelative(relative);
-    // A handle of this same folder, so the caller may close what it gets back in every case.
-    let current = await this.openChild('.');
+    // No segment: a handle of this same folder, so the caller may close what it gets back in every case.
+    if (segments.length === 0) return this.openChild('.');
+    // Each step opens from the handle of the step before; this folder's own handle stays the caller's, and
+    // `opened` is the last handle this walk opened (closed on the way, or returned).
+    let opened: ConfinedDir | undefined;
     try {
       for (const segment of segments) {
+        const from = opened ?? this;
         let next: ConfinedDir;
         try {
-          next = await current.openChild(segment);
+          next = await from.openChild(segment);
         } catch (error) {
           if (!options.create || !isConfinedWalkError(error) || error.reason !== 'missing') throw error;
-          await mkdir(current.pathOf(segment), options.mode === undefined ? {} : { mode: options.mode }).catch((made: unknown) => {
+          await mkdir(from.pathOf(segment), options.mode === undefined ? {} : { mode: options.mode }).catch((made: unknown) => {
             if (!isCode(made, 'EEXIST')) throw made;
           });
-          next = await current.openChild(segment);
+          next = await from.openChild(segment);
         }
-        await current.close();
-        current = next;
+        await opened?.close();
+        opened = next;
       }
     } catch (error) {
-      await current.close();
+      await opened?.close();
       throw error;
     }
-    return current;
+    return opened ?? this.openChild('.');
   }
 
   /** The entries of this folder, sorted by name, each by what it is itself. */

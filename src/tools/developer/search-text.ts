@@ -85,7 +85,11 @@ export function createSearchTextTool(paths: PathRules = {}, regexDeadlineMs: num
       // (src/tools/confined-dir.ts): a folder swapped for a symlink during the walk is refused, not followed.
       const start = await walkStart(confined.absolutePath, confined.realRoot, paths.workingRoot);
       const deniedFolders = await folderIdentities(confined.denied);
-      const isDenied = (folder: ConfinedDir) => deniedFolders.some((identity) => identity.dev === folder.identity.dev && identity.ino === folder.identity.ino);
+      const isDenied = async (folder: ConfinedDir) => {
+        if (deniedFolders.length === 0) return false;
+        const own = await folder.identity();
+        return deniedFolders.some((identity) => identity.dev === own.dev && identity.ino === own.ino);
+      };
       const base = await ConfinedDir.openRoot(start.root).catch(() => undefined);
       if (base === undefined) return toolError(`path "${requested}" does not exist`);
 
@@ -165,7 +169,7 @@ export function createSearchTextTool(paths: PathRules = {}, regexDeadlineMs: num
             }
             try {
               // errand's data folder may sit inside a working directory: it is never searched.
-              if (isDenied(folder)) continue;
+              if (await isDenied(folder)) continue;
               const subdirectories: string[] = [];
               for (const entry of await folder.entries().catch(() => [])) {
                 const child = relative === '' ? entry.name : `${relative}/${entry.name}`;
