@@ -67,7 +67,7 @@ export const startDelegationRoute = defineRoute({
   summary: 'Start a subagent',
   description:
     'Validates the request, resolves the source and model, and starts a subagent workflow. With `?wait=` the answer waits ' +
-    'for the result up to that long (capped by the server). With an `Idempotency-Key`, a retried request returns the same ' +
+    'for the result up to that long (capped by the server at `ERRAND_API_MAX_WAIT_MS`, 25 s by default; a longer wait is cut to it and the answer says so in `Errand-Wait-Capped`). With an `Idempotency-Key`, a retried request returns the same ' +
     'delegation (`created: false`) instead of starting another.',
   tag: 'delegations',
   authenticated: true,
@@ -122,7 +122,7 @@ export const getDelegationResultRoute = defineRoute({
   path: '/v1/delegations/{id}/result',
   operationId: 'getDelegationResult',
   summary: 'Result, waiting up to ?wait=',
-  description: 'The result when the delegation has ended (200). Still running after the wait: 202 with its state and a peek; ask again.',
+  description: 'The result when the delegation has ended (200). Still running after the wait: 202 with its state and a peek; ask again. A wait longer than the server\'s longest (`ERRAND_API_MAX_WAIT_MS`, 25 s by default) is cut to it, and the answer says so in `Errand-Wait-Capped`.',
   tag: 'delegations',
   authenticated: true,
   params: delegationPathSchema,

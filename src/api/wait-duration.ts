@@ -3,11 +3,28 @@
  * checks the form; this turns it into milliseconds, capped at the configured maximum.
  */
 export function waitMilliseconds(value: string | undefined, maxWaitMs: number): number {
+  return Math.min(requestedWaitMs(value), maxWaitMs);
+}
+
+/** The wait asked for, in milliseconds, before the cap (0 for none). */
+function requestedWaitMs(value: string | undefined): number {
   if (value === undefined) return 0;
   const match = /^(\d+)(ms|s|m)?$/.exec(value);
   if (!match?.[1]) return 0;
   const amount = Number(match[1]);
   const unit = match[2] ?? 's';
-  const ms = unit === 'ms' ? amount : unit === 's' ? amount * 1_000 : amount * 60_000;
-  return Math.min(ms, maxWaitMs);
+  return unit === 'ms' ? amount : unit === 's' ? amount * 1_000 : amount * 60_000;
+}
+
+/** The response header that says a `?wait=` was cut to the server's longest wait. */
+export const waitCappedHeader = 'Errand-Wait-Capped';
+
+/**
+ * The value of {@link waitCappedHeader} when `value` asks for longer than `maxWaitMs` (undefined when not):
+ * how long the server waited and why, so a client knows to ask for the result again.
+ */
+export function waitCappedNotice(value: string | undefined, maxWaitMs: number): string | undefined {
+  const requested = requestedWaitMs(value);
+  if (requested <= maxWaitMs) return undefined;
+  return `waited at most ${maxWaitMs} ms (the server's longest wait, ERRAND_API_MAX_WAIT_MS), not the ${requested} ms asked for`;
 }

@@ -35,10 +35,14 @@ function json(context: CliContext, value: unknown): void {
   context.io.stdout(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-function number(flag: string, value: string | undefined, integer: boolean): number | undefined {
+/** `unit`: what the number counts, named in the error with an example (`seconds`, `US dollars`). */
+function number(flag: string, value: string | undefined, integer: boolean, unit?: { name: string; example: string }): number | undefined {
   if (value === undefined) return undefined;
   const parsed = Number(value);
-  if (value.trim() === '' || !Number.isFinite(parsed) || (integer && !Number.isInteger(parsed))) throw new UsageError(`--${flag} "${value}" is not ${integer ? 'a whole number' : 'a number'}`);
+  if (value.trim() === '' || !Number.isFinite(parsed) || (integer && !Number.isInteger(parsed))) {
+    const expected = integer ? 'a whole number' : 'a number';
+    throw new UsageError(`--${flag} "${value}" is not ${expected}${unit ? ` of ${unit.name} (e.g. --${flag} ${unit.example})` : ''}`);
+  }
   return parsed;
 }
 
@@ -135,8 +139,8 @@ export async function delegateCommand(argv: string[], context: CliContext): Prom
   const temperature = number('temperature', values.temperature, false);
   const maxTurns = number('max-turns', values['max-turns'], true);
   const tokenBudget = number('token-budget', values['token-budget'], true);
-  const timeBudget = number('time-budget', values['time-budget'], true);
-  const costBudgetUsd = number('cost-budget-usd', values['cost-budget-usd'], false);
+  const timeBudget = number('time-budget', values['time-budget'], true, { name: 'seconds', example: '600' });
+  const costBudgetUsd = number('cost-budget-usd', values['cost-budget-usd'], false, { name: 'US dollars', example: '0.50' });
   const maxOutputTokens = number('max-output-tokens', values['max-output-tokens'], true);
   const body = {
     ...(instructions ? { instructions } : {}),

@@ -51,6 +51,18 @@ describe('POST /v1/delegations', () => {
     expect(body).toMatchObject({ state: 'completed', result: { status: 'completed', output: 'done: count to three', turns: 1 } });
   });
 
+  it('says so in Errand-Wait-Capped when a ?wait= is longer than the server waits (ERRAND_API_MAX_WAIT_MS, 20 s here)', async () => {
+    const long = await start({ instructions: 'count to four' }, '?wait=1m');
+    expect(long.body).toMatchObject({ state: 'completed' });
+    expect(long.response.headers.get('errand-wait-capped')).toBe("waited at most 20000 ms (the server's longest wait, ERRAND_API_MAX_WAIT_MS), not the 60000 ms asked for");
+    const result = await stack.request(path(String(long.body.id), '/result?wait=30s'));
+    expect(result.status).toBe(200);
+    expect(result.headers.get('errand-wait-capped')).toContain('not the 30000 ms asked for');
+    const within = await start({ instructions: 'count to five' }, '?wait=15s');
+    expect(within.body).toMatchObject({ state: 'completed' });
+    expect(within.response.headers.get('errand-wait-capped')).toBeNull();
+  });
+
   it('sets the search attributes, static summary and details of the workflow', async () => {
     const { body } = await start({ instructions: 'describe the search attributes please', description: 'attributes check' }, '?wait=15s');
     const handle = stack.client.workflow.getHandle(String(body.id));
@@ -304,6 +316,11 @@ describe('structured results and worktrees through the API and the CLI', () => {
     const io = { stdout: (text: string) => void stdout.push(text), stderr: (text: string) => void stderr.push(text), interactive: false };
     return { context: { io, env: {}, cwd: stack.workDir, transport: () => httpTransport(stack.url, keys.acme), close: () => Promise.resolve() }, stdout, stderr };
   }
+
+  it('errand delegate names the unit of a budget that is not a number', async () => {
+    await expect(delegateCommand(['x', '--time-budget', '20s'], cli().context)).rejects.toThrow('--time-budget "20s" is not a whole number of seconds (e.g. --time-budget 600)');
+    await expect(delegateCommand(['x', '--cost-budget-usd', '$1'], cli().context)).rejects.toThrow('--cost-budget-usd "$1" is not a number of US dollars (e.g. --cost-budget-usd 0.50)');
+  });
 
   it('output_schema: result.structured holds the validated JSON; errand delegate and errand result print it with --json', async () => {
     const { body } = await start({ instructions: 'give a structured answer', output_schema: schema }, '?wait=15s');

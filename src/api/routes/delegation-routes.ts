@@ -23,7 +23,7 @@ import {
   sendMessageRoute,
   startDelegationRoute,
 } from '../route-table';
-import { waitMilliseconds } from '../wait-duration';
+import { waitCappedHeader, waitCappedNotice, waitMilliseconds } from '../wait-duration';
 import { delegationEventStream, eventStreamNotAvailable, servedByLambda } from '../delegation-event-stream';
 import { EventStreamHub } from '../event-stream-hub';
 import { eventStreamMinLifetimeMs } from '../../contracts/limits';
@@ -64,6 +64,8 @@ export function mountDelegationRoutes(app: Hono<ApiEnv>, deps: ApiDependencies):
     const waitMs = waitMilliseconds(query.wait, deps.api.maxWaitMs);
     const status = started.created ? 201 : 200;
     c.header('location', links(started.id).self);
+    const capped = waitCappedNotice(query.wait, deps.api.maxWaitMs);
+    if (capped !== undefined) c.header(waitCappedHeader, capped);
     if (waitMs > 0) {
       const outcome = await delegations.result(tenant, started.id, waitMs);
       return sendJson(c, startDelegationResponseSchema, status, {
@@ -90,6 +92,8 @@ export function mountDelegationRoutes(app: Hono<ApiEnv>, deps: ApiDependencies):
 
   mountRoute(app, getDelegationResultRoute, async ({ params, query, tenant, c }) => {
     const outcome = await delegations.result(tenant, params.id, waitMilliseconds(query.wait, deps.api.maxWaitMs));
+    const capped = waitCappedNotice(query.wait, deps.api.maxWaitMs);
+    if (capped !== undefined) c.header(waitCappedHeader, capped);
     return sendJson(c, resultResponseSchema, outcome.done ? 200 : 202, outcome);
   });
 
