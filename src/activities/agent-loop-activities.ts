@@ -23,6 +23,7 @@ import { formatDenial } from '../domain/delegation-texts';
 import { finalOutputToolName } from '../domain/final-output';
 import { orchestrationToolSpecs } from '../domain/orchestration-tools';
 import { preview, toolHookAdditions, toolHookBlocked } from '../domain/subagent-prompt';
+import { defaultOutputTokensFor } from '../domain/model-precedence';
 import { estimateTokens } from '../domain/token-estimate';
 import type { ModelRegistry } from '../llm/model-port';
 import { inModelSpan, inToolSpan, nameToolSpan, recordModelAnswer, recordToolOutcome } from '../observability/genai-spans';
@@ -110,7 +111,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
       if (input.pending) await activities.appendMessages({ conversationId: input.conversationId, startSeq: input.pending.startSeq, messages: input.pending.messages });
       const info = modelInfo(deps.models, input);
       checkReasoningEffort(info, input.route.reasoningEffort);
-      const maxOutputTokens = input.maxOutputTokens ?? info.maxOutputTokens ?? deps.defaultMaxOutputTokens;
+      const maxOutputTokens = input.maxOutputTokens ?? info.maxOutputTokens ?? defaultOutputTokensFor(info.contextWindow, deps.defaultMaxOutputTokens);
       // The answer stored at `length` is this call's outcome: a retry finds it and never calls the model again.
       const stored = mayHaveRun() ? await deps.conversations.readStored(input.conversationId, input.length) : undefined;
       let response: ModelResponse;

@@ -68,7 +68,8 @@ export function storedAnswer(stored: { message: ChatMessage; outcome?: JsonObjec
 
 function isAnswerCap(value: unknown): value is AnswerCap {
   if (typeof value !== 'object' || value === null || !('cap' in value) || !('limit' in value) || !('setting' in value)) return false;
-  return (value.cap === 'bytes' || value.cap === 'time') && typeof value.limit === 'number' && (value.setting === 'ERRAND_MODEL_ANSWER_MAX_BYTES' || value.setting === 'ERRAND_MODEL_ANSWER_MAX_MS' || value.setting === 'time_budget');
+  return (value.cap === 'bytes' || value.cap === 'time' || value.cap === 'context') && typeof value.limit === 'number' &&
+    (value.setting === 'ERRAND_MODEL_ANSWER_MAX_BYTES' || value.setting === 'ERRAND_MODEL_ANSWER_MAX_MS' || value.setting === 'time_budget' || value.setting === 'model server');
 }
 
 /** A tool call's result as stored at `seq` (the tool message and, for final_output, the verdict). */

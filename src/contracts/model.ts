@@ -128,13 +128,17 @@ export interface ModelResponse {
   answerCap?: AnswerCap;
 }
 
-/** Which of errand's caps on one model answer cut it off, its value and the setting that sets it. */
+/**
+ * What cut one model answer off besides its output-token limit: one of errand's caps (`bytes`, `time`) with its
+ * value and the setting that sets it, or (`context`) the model server running out of context space while it
+ * wrote (llama.cpp's "Context size has been exceeded." after the answer began), with the answer's tokens so far.
+ */
 export interface AnswerCap {
-  cap: 'bytes' | 'time';
-  /** Bytes, or milliseconds. */
+  cap: 'bytes' | 'time' | 'context';
+  /** Bytes, milliseconds, or (context) the answer's tokens written before the server ran out, estimated. */
   limit: number;
-  /** The operator's answer caps, or the run's `time_budget` whose end came while the answer was written. */
-  setting: 'ERRAND_MODEL_ANSWER_MAX_BYTES' | 'ERRAND_MODEL_ANSWER_MAX_MS' | 'time_budget';
+  /** The operator's answer caps, the run's `time_budget` whose end came while the answer was written, or the model server. */
+  setting: 'ERRAND_MODEL_ANSWER_MAX_BYTES' | 'ERRAND_MODEL_ANSWER_MAX_MS' | 'time_budget' | 'model server';
 }
 
 /** Adds two usages. */

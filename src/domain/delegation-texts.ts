@@ -25,7 +25,7 @@ export function endedLine(result: Pick<SubagentResult, 'status' | 'turns' | 'dia
     case 'completed':
       return 'The subagent completed.';
     case 'truncated':
-      if (result.diagnostic?.startsWith(answerCapPrefix)) return `The subagent did not finish: ${result.diagnostic}.`;
+      if (result.diagnostic?.startsWith(answerCapPrefix) || result.diagnostic?.startsWith(contextRunOutPrefix)) return `The subagent did not finish: ${result.diagnostic}.`;
       return `The subagent did not finish: its answer was cut off at the output token limit (${outputTokenLimitOf(result.diagnostic)} tokens).`;
     case 'max_turns':
       return `The subagent did not finish: it reached its turn limit after ${result.turns} turns.`;
@@ -41,6 +41,7 @@ export function endedLine(result: Pick<SubagentResult, 'status' | 'turns' | 'dia
 }
 
 const answerCapPrefix = "its answer was cut off at errand's answer ";
+const contextRunOutPrefix = 'its answer was cut off when the model server ran out of context space';
 
 /**
  * Why a run ended `truncated` (SEMANTICS §5): the output-token limit the call was made with, or one of
@@ -48,6 +49,9 @@ const answerCapPrefix = "its answer was cut off at errand's answer ";
  */
 export function truncationDiagnostic(maxOutputTokens: number, cap: AnswerCap | undefined): string {
   if (cap === undefined) return `its answer was cut off at the output token limit (${maxOutputTokens} tokens)`;
+  if (cap.cap === 'context') {
+    return `${contextRunOutPrefix}, about ${cap.limit} tokens into it (give each of the server's requests more context, or set a smaller maxOutputTokens on the model entry)`;
+  }
   return cap.cap === 'bytes' ? `${answerCapPrefix}size cap (${cap.limit} bytes, ${cap.setting})` : `${answerCapPrefix}time cap (${cap.limit} ms, ${cap.setting})`;
 }
 

@@ -6,6 +6,16 @@ import type { ModelPrices } from './model-cost';
  * §5 "Model routes"). Pure.
  */
 
+/**
+ * The output-token limit of a call to a model whose entry sets none (and no delegation or recipe does): the
+ * configured default (`ERRAND_MAX_OUTPUT_TOKENS`, 8192), but never more than half the model's context window,
+ * so the prompt (compacted to fit the other half) and the answer together fit it, as the strictest providers
+ * require (OpenAI refuses a request whose prompt and `max_tokens` exceed the window).
+ */
+export function defaultOutputTokensFor(contextWindow: number, configuredDefault: number): number {
+  return Math.max(1, Math.min(configuredDefault, Math.floor(contextWindow / 2)));
+}
+
 /** The reasoning efforts one model takes (its provider entry's `reasoningEfforts`), and its default. */
 export interface ModelEfforts {
   efforts: readonly string[];

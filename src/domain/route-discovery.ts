@@ -1,5 +1,5 @@
 import type { ModelPrices } from './model-cost';
-import { describeEfforts } from './model-precedence';
+import { defaultOutputTokensFor, describeEfforts } from './model-precedence';
 import { suggestNames } from './name-suggestions';
 
 /**
@@ -81,7 +81,10 @@ function listModels(provider: CatalogProvider, context: DiscoveryContext): strin
       model.id === defaultId ? 'the provider\'s default' : '',
       context.defaultRoute?.provider === provider.name && context.defaultRoute.model === model.id ? 'the default route' : '',
     ].filter(Boolean);
-    const output = model.maxOutputTokens !== undefined ? `${model.maxOutputTokens}` : `${context.defaultMaxOutputTokens} (the configured default)`;
+    const fallback = defaultOutputTokensFor(model.contextWindow, context.defaultMaxOutputTokens);
+    const output = model.maxOutputTokens !== undefined
+      ? `${model.maxOutputTokens}`
+      : fallback < context.defaultMaxOutputTokens ? `${fallback} (half its context window, under the configured default)` : `${fallback} (the configured default)`;
     const efforts = model.reasoningEfforts.length > 0 ? describeEfforts({ efforts: model.reasoningEfforts, ...(model.defaultReasoningEffort ? { default: model.defaultReasoningEffort } : {}) }) : 'none';
     // Prices let the model weigh a cheaper route; a model without them says nothing about cost.
     const prices = model.prices ? `, US dollars per million tokens: ${model.prices.input} in, ${model.prices.output} out${model.prices.cachedInput !== undefined ? `, ${model.prices.cachedInput} cached in` : ''}` : '';

@@ -104,6 +104,11 @@ const contextOverflowCodes = new Set([
  */
 const contextOverflowMessage = /prompt is too long|exceed context limit|maximum context length|exceeds the available context size|context length exceeded/i;
 
+/** Whether a provider's message says a request did not fit the context window (for errors without a code). */
+export function isContextOverflowMessage(message: string): boolean {
+  return contextOverflowMessage.test(message);
+}
+
 /** True when a rejected request failed because it does not fit the model's context window. */
 function isContextOverflow(provider: ProviderError): boolean {
   if (provider.errorCode !== undefined && contextOverflowCodes.has(provider.errorCode)) return true;

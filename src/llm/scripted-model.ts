@@ -145,6 +145,7 @@ export class ScriptedModel implements ChatModel {
     if (step.delayMs !== undefined && step.delayMs > 0) await abortableDelay(step.delayMs, options.abortSignal);
     if (step.error !== undefined) throw scriptedApiError(step.error, this.name);
     if (step.endless === true) throw new Error(`${this.name}: step "endless" is for the scripted HTTP server only (errand caps an answer where it reads a provider's stream)`);
+    if (step.contextRunOutAfterChars !== undefined) throw new Error(`${this.name}: step "contextRunOutAfterChars" is for the scripted HTTP server only (errand reads the error event where it reads a provider's stream)`);
 
     const answer = scriptedAnswer(step, (index) => `call_${callIndex}_${index}`, promptTokens, maxOutputTokens);
     await this.stream(answer.text, step, options);

@@ -46,6 +46,13 @@ export interface ScriptStep {
    * it: errand's caps on an answer sit where a provider's stream is read.
    */
   endless?: boolean;
+  /**
+   * Run out of context space after this many characters of the answer's text, as llama.cpp's server does when
+   * its KV cache fills up (its parallel requests share it): over HTTP (chat completions, streamed) the stream
+   * then carries llama.cpp's error event, `{"error":{"code":500,"message":"Context size has been exceeded.",
+   * "type":"server_error"}}`, and ends. The in-process model refuses it, as it refuses `endless`.
+   */
+  contextRunOutAfterChars?: number;
 }
 
 /** A scripted tool call. */
@@ -116,6 +123,7 @@ export const scriptStepSchema = z
     chunkDelayMs: z.number().int().nonnegative().optional(),
     reasoning: z.string().optional(),
     endless: z.boolean().optional(),
+    contextRunOutAfterChars: z.number().int().nonnegative().optional(),
   })
   .strict();
 
@@ -127,7 +135,7 @@ export function parseScript(value: unknown, where: string): ScriptStep[] {
   const parsed = scriptSchema.safeParse(value);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
-    throw new Error(`${where}: not a valid model script (a list of steps {text?, toolCalls?, delayMs?, error?, usage?, finishReason?, breakAfterChars?, chunkDelayMs?, reasoning?, endless?}, or {steps: [...]}): ${problems}`);
+    throw new Error(`${where}: not a valid model script (a list of steps {text?, toolCalls?, delayMs?, error?, usage?, finishReason?, breakAfterChars?, chunkDelayMs?, reasoning?, endless?, contextRunOutAfterChars?}, or {steps: [...]}): ${problems}`);
   }
   const steps = Array.isArray(parsed.data) ? parsed.data : parsed.data.steps;
   return steps.map((step) => toScriptStep(step));

@@ -3,6 +3,7 @@ import type { AnswerCap, ModelRequest, ModelResponse, ReasoningBlock } from '../
 import { defaultMaxOutputTokens, defaultModelAnswerMaxBytes, defaultModelAnswerMaxMs } from '../contracts/limits';
 import { estimateTextTokens, estimateTokens } from '../domain/token-estimate';
 import { abortErrorFor } from './abort-error';
+import { isContextOverflowMessage } from './classify-model-error';
 import { isJsonObject } from './json-value';
 import type { ChatModel, GenerateOptions } from './model-port';
 import { toModelResponse, toSdkPrompt, toSdkTools, type LateSystemMessages, type SdkAnswer } from './sdk-mapping';
@@ -206,6 +207,16 @@ async function readAnswer(
           };
           break;
         case 'error':
+          // The server ran out of context space (llama.cpp: "Context size has been exceeded."): once the answer
+          // has begun, it is cut there, as at an output-token limit, and what was written is kept; before any of
+          // it, the prompt did not fit (a context overflow: compact and try once more).
+          if (ranOutOfContext(part.error)) {
+            if (answer.text !== '' || answer.toolCalls.length > 0 || answer.reasoning.length > 0) {
+              stop({ cap: 'context', limit: estimateTextTokens(answer.text), setting: 'model server' });
+              break;
+            }
+            throw streamError({ ...streamErrorPayload(part.error), type: 'exceed_context_size_error' });
+          }
           // A stream that just stopped (a proxy closing it cleanly) is transport trouble, not a bad answer.
           if (InvalidResponseDataError.isInstance(part.error) && /without a finish reason/.test(part.error.message)) {
             throw streamError({ message: part.error.message, type: 'incomplete_stream' });
@@ -239,7 +250,7 @@ async function readAnswer(
  */
 function streamError(error: unknown): unknown {
   if (error instanceof Error) return error;
-  const payload = isJsonObject(error) ? error : { message: String(error) };
+  const payload = streamErrorPayload(error);
   const type = typeof payload.type === 'string' ? payload.type : typeof payload.code === 'string' ? payload.code : '';
   const message = typeof payload.message === 'string' ? payload.message : JSON.stringify(payload);
   return new APICallError({
@@ -249,6 +260,16 @@ function streamError(error: unknown): unknown {
     statusCode: statusOfStreamError(type),
     responseBody: JSON.stringify({ error: { ...payload, message } }),
   });
+}
+
+function streamErrorPayload(error: unknown): Record<string, unknown> {
+  return isJsonObject(error) ? error : { message: String(error) };
+}
+
+/** Whether a stream's error event says the server ran out of context space (llama.cpp's words, or an overflow's). */
+function ranOutOfContext(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : streamErrorPayload(error).message;
+  return typeof message === 'string' && (/context size has been exceeded/i.test(message) || isContextOverflowMessage(message));
 }
 
 function statusOfStreamError(type: string): number {

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endedLine, truncationDiagnostic } from '../../src/domain/delegation-texts';
-import { estimateTokens } from '../../src/domain/token-estimate';
+import { FailureType } from '../../src/contracts/failures';
+import { estimateTextTokens, estimateTokens } from '../../src/domain/token-estimate';
+import { classifyModelError } from '../../src/llm/classify-model-error';
 import { createModelRegistry } from '../../src/llm/provider-config';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
 import { simpleRequest, testApiKey } from './llm-test-helpers';
@@ -73,6 +75,33 @@ describe("errand's caps on a model answer", () => {
     const answer = await model.generate(simpleRequest(route), {});
     expect(answer).toMatchObject({ text: 'A short answer.', finishReason: 'stop' });
     expect(answer.answerCap).toBeUndefined();
+  });
+
+  it('cuts an answer where a llama.cpp server ran out of context space while writing it: truncated, the text kept', async () => {
+    server.reset();
+    server.enqueue({ text: 'The dragon flew over the hills and far away, '.repeat(10), contextRunOutAfterChars: 120 });
+    const { model, route } = cappedModel({ maxBytes: 1024 * 1024, maxMs: 60_000 });
+    let live = '';
+    const answer = await model.generate(simpleRequest(route), { onText: (text) => (live = text) });
+    expect(answer.finishReason).toBe('length');
+    expect(answer.text).toBe('The dragon flew over the hills and far away, '.repeat(10).slice(0, 120));
+    expect(answer.answerCap).toEqual({ cap: 'context', limit: estimateTextTokens(answer.text), setting: 'model server' });
+    expect(answer.usage.inputTokens).toBe(estimateTokens(simpleRequest(route).messages, simpleRequest(route).tools));
+    expect(live).toBe(answer.text);
+    // One request: it is not retried as an outage.
+    expect(server.requests).toHaveLength(1);
+    const diagnostic = truncationDiagnostic(8192, answer.answerCap);
+    expect(endedLine({ status: 'truncated', turns: 1, diagnostic })).toBe(
+      `The subagent did not finish: its answer was cut off when the model server ran out of context space, about ${estimateTextTokens(answer.text)} tokens into it (give each of the server's requests more context, or set a smaller maxOutputTokens on the model entry).`,
+    );
+  });
+
+  it("takes a llama.cpp server's context run-out before any of the answer as a context overflow (compact and try again)", async () => {
+    server.reset();
+    server.enqueue({ text: 'never sent', contextRunOutAfterChars: 0 });
+    const { model, route } = cappedModel({ maxBytes: 1024 * 1024, maxMs: 60_000 });
+    const failure = await model.generate(simpleRequest(route), {}).then(() => undefined, (error: unknown) => error);
+    expect(classifyModelError(failure)).toMatchObject({ type: FailureType.modelContextOverflow, retryable: false, message: 'Context size has been exceeded.' });
   });
 
   it("tells the delegating model which cap cut the answer, and keeps the token limit's wording", () => {

@@ -213,6 +213,10 @@ export async function startScriptedOpenAIServer(options: ScriptedServerOptions =
       sendJson(response, 200, answerBody(api, answer, context));
       return;
     }
+    if (step.contextRunOutAfterChars !== undefined && api !== 'chat-completions') {
+      sendRejection(response, api, { status: 400, type: 'invalid_request_error', message: 'scripted server: contextRunOutAfterChars is llama.cpp\'s stream error: it needs a streamed chat completions request', code: null, param: null });
+      return;
+    }
     if (step.endless === true) {
       if (!wanted.stream || api !== 'chat-completions') {
         sendRejection(response, api, { status: 400, type: 'invalid_request_error', message: 'scripted server: an endless step needs a streamed chat completions request', code: null, param: null });
@@ -376,6 +380,10 @@ async function streamEvents(
   markBroken: () => void,
 ): Promise<void> {
   const total = events.reduce((sum, event) => sum + event.answerChars, 0);
+  if (step.contextRunOutAfterChars !== undefined) {
+    await streamUntilContextRunsOut(response, events, step, step.contextRunOutAfterChars, hold, clientGone);
+    return;
+  }
   const cut = step.breakAfterChars === undefined ? undefined : Math.min(step.breakAfterChars, total);
   const breakAfter = (wire: string): void => {
     markBroken();
@@ -404,6 +412,44 @@ async function streamEvents(
     response.write(event.wire);
   }
   response.end();
+}
+
+/** llama.cpp's server's stream event when its KV cache is full (seen from llama-server with parallel requests). */
+const llamaContextRunOutEvent = `data: ${JSON.stringify({ error: { code: 500, message: 'Context size has been exceeded.', type: 'server_error' } })}\n\n`;
+
+/**
+ * Streams the answer's text up to `afterChars` characters, then llama.cpp's "Context size has been exceeded."
+ * error event, and ends the stream (no finish event, no [DONE]), as llama-server does.
+ */
+async function streamUntilContextRunsOut(
+  response: ServerResponse,
+  events: StreamEvent[],
+  step: ScriptStep,
+  afterChars: number,
+  hold: (ms: number) => Promise<void>,
+  clientGone: () => boolean,
+): Promise<void> {
+  let sent = 0;
+  let carriedText = false;
+  for (const event of events) {
+    if (clientGone()) return;
+    if (event.answerChars > 0) {
+      if (sent >= afterChars) break;
+      if (carriedText) await hold(step.chunkDelayMs ?? 0);
+      carriedText = true;
+      if (sent + event.answerChars > afterChars) {
+        response.write(event.partial === undefined ? event.wire : event.partial(afterChars - sent));
+        sent = afterChars;
+        break;
+      }
+      sent += event.answerChars;
+    } else if (sent > 0) {
+      // Past the text: the finish event and [DONE] never come.
+      break;
+    }
+    response.write(event.wire);
+  }
+  response.end(llamaContextRunOutEvent);
 }
 
 // ---- HTTP helpers -----------------------------------------------------------------------------------

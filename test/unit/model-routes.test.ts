@@ -3,7 +3,7 @@ import { delegateRequestSchema } from '../../src/contracts/delegation';
 import { maxPersonaChars } from '../../src/contracts/limits';
 import { forkRefusal, forkRoute } from '../../src/domain/fork-rules';
 import { orchestrationToolSpecs } from '../../src/domain/orchestration-tools';
-import { chooseModel, chooseReasoningEffort, type ModelChoiceInputs, type ProviderChoice } from '../../src/domain/model-precedence';
+import { chooseModel, chooseReasoningEffort, defaultOutputTokensFor, type ModelChoiceInputs, type ProviderChoice } from '../../src/domain/model-precedence';
 import { formatRouteDiscovery, type CatalogProvider } from '../../src/domain/route-discovery';
 import { buildForkTask, buildSubagentSystemPrompt } from '../../src/domain/subagent-prompt';
 import { providerChoices, routeCatalog, withDefaultEffort } from '../../src/llm/provider-config';
@@ -128,6 +128,16 @@ describe('route discovery in three levels', () => {
     const text = formatRouteDiscovery(catalog, context, { provider: 'openai' });
     expect(text).toContain('- plain: context window 128000 tokens, output limit 8192 (the configured default) tokens, reasoning efforts: none');
     expect(text).toContain("- thinker (the provider's default, the default route): context window 64000 tokens, output limit 4000 tokens, reasoning efforts: low (default), high");
+  });
+
+  test('a small model without its own output limit gets half its context window, and says so', () => {
+    const small: CatalogProvider[] = [{ name: 'local', kind: 'openai-compatible', models: [{ id: 'gemma', contextWindow: 4_096, reasoningEfforts: [] }] }];
+    expect(formatRouteDiscovery(small, context, { provider: 'local' })).toContain(
+      '- gemma: context window 4096 tokens, output limit 2048 (half its context window, under the configured default) tokens, reasoning efforts: none',
+    );
+    expect(defaultOutputTokensFor(4_096, 8_192)).toBe(2_048);
+    expect(defaultOutputTokensFor(128_000, 8_192)).toBe(8_192);
+    expect(defaultOutputTokensFor(16_000, 8_192)).toBe(8_000);
   });
 
   test('a model with prices shows them, so the parent can weigh a cheaper route', () => {

@@ -41,6 +41,8 @@ beforeAll(async () => {
           { id: 'scripted-model', contextWindow: window, maxOutputTokens: 200 },
           // … and a model whose entry claims more than the stand-in takes (the provider's overflow error decides).
           { id: 'optimistic-model', contextWindow: window * 4, maxOutputTokens: 200 },
+          // … and a model whose entry sets no output limit: the configured default (8192) would not fit its window.
+          { id: 'small-model', contextWindow: window },
         ],
       },
     },
@@ -116,6 +118,22 @@ describe('an answer cut off at the output-token limit', () => {
     expect(delegated?.content.split('\n')[0]).toBe('The subagent did not finish: its answer was cut off at the output token limit (12 tokens).');
     expect(scripts.of('cut-child')[0]?.maxOutputTokens).toBe(12);
     await handle.cancel();
+  });
+});
+
+describe('the output limit of a small model', () => {
+  test('a model entry without maxOutputTokens is called with half its context window, so prompt and answer fit it', async () => {
+    const marker = scripts.add('small', [{ toolCalls: [{ name: 'developer__list_directory', arguments: { path: '.' } }] }, { text: 'small and done' }]);
+    const handle = await client.workflow.start('subagentWorkflow', {
+      taskQueue,
+      workflowId: nextId('small'),
+      args: [subagentInput({ prompt: `list ${marker}`, workingDir, route: { provider: 'scripted', model: 'small-model' } })],
+    });
+    const result: SubagentResult = await handle.result();
+    expect(result).toMatchObject({ status: 'completed', output: 'small and done' });
+    // The stand-in refuses a request whose prompt and max_tokens exceed its window, as OpenAI does: none was refused.
+    expect(scripts.of('small').map((request) => request.maxOutputTokens)).toEqual([window / 2, window / 2]);
+    expect(scripts.model.rejectedCalls).toEqual([]);
   });
 });
 
