@@ -508,8 +508,13 @@ function classpathLauncher(tool: MavenClasspathTool): string {
 
 async function installMavenClasspath(name: ToolName, tool: MavenClasspathTool): Promise<void> {
   const folder = toolFolder(name);
-  if (existsSync(toolPath(name)) && existsSync(join(folder, 'lib'))) {
-    if (sha256OfText(await classpathManifest(join(folder, 'lib'))) === tool.classpathSha256) return;
+  if (existsSync(toolPath(name))) {
+    // Warm check without hashing 33 MB of jars again: the manifest written at install (verified then) must be
+    // the pinned one, and every jar it lists must still be there.
+    const manifest = join(folder, 'classpath.sha256');
+    const text = existsSync(manifest) ? readFileSync(manifest, 'utf8') : '';
+    const jars = text.trim().split('\n').map((line) => line.split(' ')[0] ?? '');
+    if (sha256OfText(text) === tool.classpathSha256 && jars.every((jar) => jar !== '' && existsSync(join(folder, 'lib', jar)))) return;
     rmSync(folder, { recursive: true, force: true });
   }
   // Maven fetches it and Java runs it: Debian's packages when either is missing (both are on every machine

@@ -1,9 +1,12 @@
 /**
  * `?wait=` values: `30s`, `1500ms`, `1m`, or a plain number of seconds. The schema in contracts/api.ts
- * checks the form; this turns it into milliseconds, capped at the configured maximum.
+ * checks the form; this turns it into milliseconds, capped at the configured maximum, and says when it was cut.
  */
-export function waitMilliseconds(value: string | undefined, maxWaitMs: number): number {
-  return Math.min(requestedWaitMs(value), maxWaitMs);
+export function resolveWait(value: string | undefined, maxWaitMs: number): { ms: number; cappedNotice?: string } {
+  const requested = requestedWaitMs(value);
+  if (requested <= maxWaitMs) return { ms: requested };
+  // Said in the answer's Errand-Wait-Capped header, so a client knows to ask for the result again.
+  return { ms: maxWaitMs, cappedNotice: `waited at most ${maxWaitMs} ms (the server's longest wait, ERRAND_API_MAX_WAIT_MS), not the ${requested} ms asked for` };
 }
 
 /** The wait asked for, in milliseconds, before the cap (0 for none). */
@@ -18,13 +21,3 @@ function requestedWaitMs(value: string | undefined): number {
 
 /** The response header that says a `?wait=` was cut to the server's longest wait. */
 export const waitCappedHeader = 'Errand-Wait-Capped';
-
-/**
- * The value of {@link waitCappedHeader} when `value` asks for longer than `maxWaitMs` (undefined when not):
- * how long the server waited and why, so a client knows to ask for the result again.
- */
-export function waitCappedNotice(value: string | undefined, maxWaitMs: number): string | undefined {
-  const requested = requestedWaitMs(value);
-  if (requested <= maxWaitMs) return undefined;
-  return `waited at most ${maxWaitMs} ms (the server's longest wait, ERRAND_API_MAX_WAIT_MS), not the ${requested} ms asked for`;
-}

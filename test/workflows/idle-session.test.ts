@@ -5,11 +5,11 @@ import { randomUUID } from 'node:crypto';
 import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { childProbeIntervalMs } from '../../src/contracts/limits';
-import type { ChatMessage } from '../../src/contracts/model';
 import { cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery } from '../../src/contracts/subagent-messages';
 import type { SubagentPeek } from '../../src/contracts/subagent-result';
 import { sendUpdateAcrossRunChange } from '../../src/temporal-update-retry';
 import { ConversationScripts } from '../support/conversation-scripts';
+import { historyWithTimers, lastUserText } from '../support/workflow-history';
 import { ownTemporalServer, type OwnServer } from '../support/own-temporal-server';
 import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
 
@@ -61,31 +61,6 @@ async function poll<T>(read: () => Promise<T>, done: (value: T) => boolean, what
   }
 }
 
-function lastUserText(messages: ChatMessage[]): string {
-  const last = [...messages].reverse().find((message) => message.role === 'user');
-  return last?.role === 'user' ? last.content : '';
-}
-
-interface TimerEvent {
-  timerStartedEventAttributes?: { timerId?: string | null; startToFireTimeout?: { seconds?: unknown } | null } | null;
-  timerFiredEventAttributes?: { timerId?: string | null } | null;
-  timerCanceledEventAttributes?: { timerId?: string | null } | null;
-}
-
-/** Events of a workflow's current run, and the durations (ms) of its timers that have neither fired nor been cancelled. */
-async function historyOf(handle: WorkflowHandle): Promise<{ events: number; types: string[]; openTimersMs: number[] }> {
-  const history = await handle.fetchHistory();
-  const events = (history.events ?? []) as (TimerEvent & { eventType?: unknown })[];
-  const open = new Map<string, number>();
-  for (const event of events) {
-    const started = event.timerStartedEventAttributes;
-    if (started?.timerId) open.set(started.timerId, Number(started.startToFireTimeout?.seconds ?? 0) * 1000);
-    const ended = event.timerFiredEventAttributes?.timerId ?? event.timerCanceledEventAttributes?.timerId;
-    if (ended) open.delete(ended);
-  }
-  return { events: events.length, types: events.map((event) => String(event.eventType)), openTimersMs: [...open.values()] };
-}
-
 function sendMessage(handle: WorkflowHandle, message: string): Promise<unknown> {
   const updateId = randomUUID();
   return sendUpdateAcrossRunChange(() => handle.executeUpdate(sendMessageUpdate, { args: [{ message }], updateId }));
@@ -131,9 +106,9 @@ test('a session with three waiting continuables adds no history while idle, cont
   // Settled: the views' one-second timer has fired (on a loaded machine its task may come late), so the
   // only open timers are the idle alarms, and no history grows across two looks a second apart.
   const settled = async () => {
-    const first = await Promise.all(handles.map(historyOf));
+    const first = await Promise.all(handles.map(historyWithTimers));
     await new Promise((resolveWait) => setTimeout(resolveWait, 1_000));
-    const second = await Promise.all(handles.map(historyOf));
+    const second = await Promise.all(handles.map(historyWithTimers));
     const quiet = second.every((history, index) => history.events === first[index]?.events && history.openTimersMs.every((duration) => duration >= 30 * dayMs));
     return quiet ? second : undefined;
   };
@@ -141,7 +116,7 @@ test('a session with three waiting continuables adds no history while idle, cont
   if (before === undefined) throw new Error('unreachable: poll returns a settled value');
   // Longer than the interval at which waiting children used to be probed (each probe was ~11 events).
   await new Promise((resolveWait) => setTimeout(resolveWait, childProbeIntervalMs + 10_000));
-  const after = await Promise.all(handles.map(historyOf));
+  const after = await Promise.all(handles.map(historyWithTimers));
   // (On a failure, the events added while idle are shown.)
   expect(after.map((history, index) => history.types.slice(before[index]?.events ?? 0))).toEqual(handles.map(() => []));
   expect(after.map((history) => history.events)).toEqual(before.map((history) => history.events));
@@ -205,11 +180,11 @@ test('a waiting child terminated after the parent continued as new is not polled
   await new Promise((resolveWait) => setTimeout(resolveWait, 3_000)); // the views' one-second timer has fired
 
   // Terminated while it waits: no signal reaches the parent, and the parent does not poll for it.
-  const before = await historyOf(session);
+  const before = await historyWithTimers(session);
   await childHandle.terminate('an operator removed it');
   await new Promise((resolveWait) => setTimeout(resolveWait, childProbeIntervalMs + 5_000));
   expect(((await session.query(peekQuery)).tasks ?? []).map((record) => record.state)).toEqual(['waiting']);
-  expect((await historyOf(session)).types.slice(before.events)).toEqual([]);
+  expect((await historyWithTimers(session)).types.slice(before.events)).toEqual([]);
 
   // The next use finds it: send_message is refused, the task is checked at once and settled as failed.
   await sendMessage(session, 'Talk to the helper');

@@ -6,13 +6,14 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { searchAttributeDefinitions } from '../../src/contracts/search-attributes';
-import type { ChatMessage } from '../../src/contracts/model';
 import { peekQuery, sendMessageUpdate, transcriptQuery } from '../../src/contracts/subagent-messages';
 import type { SessionResult } from '../../src/contracts/session';
 import type { SubagentPeek, SubagentResult } from '../../src/contracts/subagent-result';
 import { temporalTestServerPath } from '../../src/dev/tool-paths';
 import { createErrandWorker } from '../../src/worker';
 import { ConversationScripts } from '../support/conversation-scripts';
+import { until } from '../support/polling';
+import { historyWithTimers, lastUserText } from '../support/workflow-history';
 import { sessionInput, testDependencies, uniqueTaskQueue, workflowBundlePath } from '../support/temporal';
 
 /**
@@ -72,42 +73,6 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-async function poll<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last value ${JSON.stringify(value).slice(0, 500)}`);
-    await new Promise((resolveWait) => setTimeout(resolveWait, 200));
-  }
-}
-
-function lastUserText(messages: ChatMessage[]): string {
-  const last = [...messages].reverse().find((message) => message.role === 'user');
-  return last?.role === 'user' ? last.content : '';
-}
-
-interface TimerEvent {
-  eventType?: unknown;
-  timerStartedEventAttributes?: { timerId?: string | null; startToFireTimeout?: { seconds?: unknown } | null } | null;
-  timerFiredEventAttributes?: { timerId?: string | null } | null;
-  timerCanceledEventAttributes?: { timerId?: string | null } | null;
-}
-
-/** A workflow's event types, and the durations (ms) of its timers that have neither fired nor been cancelled. */
-async function historyOf(handle: WorkflowHandle): Promise<{ types: string[]; openTimersMs: number[] }> {
-  const history = await handle.fetchHistory();
-  const events = (history.events ?? []) as TimerEvent[];
-  const open = new Map<string, number>();
-  for (const event of events) {
-    const started = event.timerStartedEventAttributes;
-    if (started?.timerId) open.set(started.timerId, Number(started.startToFireTimeout?.seconds ?? 0) * 1000);
-    const ended = event.timerFiredEventAttributes?.timerId ?? event.timerCanceledEventAttributes?.timerId;
-    if (ended) open.delete(ended);
-  }
-  return { types: events.map((event) => String(event.eventType)), openTimersMs: [...open.values()] };
-}
-
 function sendMessage(handle: WorkflowHandle, message: string): Promise<unknown> {
   return handle.executeUpdate(sendMessageUpdate, { args: [{ message }], updateId: randomUUID() });
 }
@@ -143,18 +108,18 @@ test('a session with three waiting continuables adds no history over 30 idle day
     return view.state === 'waiting' && view.queuedMessages === 0 && notices >= helpers.length && peeks.every((peek?: SubagentPeek) => peek?.state === 'waiting') &&
       records.length === helpers.length && records.every((record) => record.state === 'waiting');
   };
-  await poll(allWaiting, Boolean, 'the helpers to answer and wait');
+  await until(allWaiting, Boolean, 'the helpers to answer and wait');
   // Settled: the timers the last answers started (the views' one-second timer) have fired, so the only open
   // timers are the idle alarms, and no history grows across two looks a second apart (time passes at its real
   // pace here: the test server skips time only while the test sleeps or waits for a result).
   const settled = async () => {
-    const first = await Promise.all(handles.map(historyOf));
+    const first = await Promise.all(handles.map(historyWithTimers));
     await new Promise((resolveWait) => setTimeout(resolveWait, 1_000));
-    const second = await Promise.all(handles.map(historyOf));
+    const second = await Promise.all(handles.map(historyWithTimers));
     const quiet = second.every((history, index) => history.types.length === first[index]?.types.length && history.openTimersMs.every((duration) => duration > 30 * dayMs));
     return quiet ? second : undefined;
   };
-  const before = await poll(settled, (value) => value !== undefined, 'the histories to settle after the helpers answered');
+  const before = await until(settled, (value) => value !== undefined, 'the histories to settle after the helpers answered');
   if (before === undefined) throw new Error('unreachable: poll returns a settled value');
   // Every one of them waits on its idle alarm, and on nothing that fires sooner.
   for (const [index, history] of before.entries()) expect(history.openTimersMs.length, `open timers of ${handles[index]?.workflowId}`).toBeGreaterThan(0);
@@ -163,14 +128,14 @@ test('a session with three waiting continuables adds no history over 30 idle day
   const startedAt = await env.currentTimeMs();
   await env.sleep(30 * dayMs);
   expect(await env.currentTimeMs()).toBeGreaterThanOrEqual(startedAt + 30 * dayMs);
-  const after = await Promise.all(handles.map(historyOf));
+  const after = await Promise.all(handles.map(historyWithTimers));
   // (On a failure, the events added while idle are shown.)
   expect(after.map((history, index) => history.types.slice(before[index]?.types.length ?? 0))).toEqual(handles.map(() => []));
   for (const handle of handles) expect((await handle.describe()).status.name).toBe('RUNNING');
 
   // A month later: the session answers, and its model reaches every child with send_message.
   await sendMessage(session, 'Tell the helpers');
-  await poll(
+  await until(
     () => session.query(transcriptQuery),
     (value) => helpers.every((n) => value.entries.some((entry) => entry.role === 'notice' && entry.text.includes(`helper ${n} heard: a month later, hello ${n}`))) && value.state === 'waiting',
     'the helpers to answer the messages sent a month later',

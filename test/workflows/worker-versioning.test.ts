@@ -8,7 +8,6 @@ import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, NativeConnection, type Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { ChatMessage } from '../../src/contracts/model';
 import { cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery } from '../../src/contracts/subagent-messages';
 import { temporalCliPath } from '../../src/dev/tool-paths';
 import { sendUpdateAcrossRunChange } from '../../src/temporal-update-retry';
@@ -17,6 +16,7 @@ import type { ScriptStep } from '../../src/llm/scripted-step';
 import { workflowBundleOptions } from '../../src/workflow-bundle-options';
 import { buildQuery, type BuildAnswer } from '../fixtures/workflows-build-b';
 import { ConversationScripts } from '../support/conversation-scripts';
+import { lastUserText } from '../support/workflow-history';
 import { sessionInput, temporalAddress, temporalNamespace, testClient, testDependencies, uniqueTaskQueue, workflowBundlePath } from '../support/temporal';
 
 /**
@@ -110,11 +110,6 @@ async function poll<T>(read: () => Promise<T>, done: (value: T) => boolean, what
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last value ${JSON.stringify(value).slice(0, 500)}`);
     await new Promise((resolveWait) => setTimeout(resolveWait, 200));
   }
-}
-
-function lastUserText(messages: ChatMessage[]): string {
-  const last = [...messages].reverse().find((message) => message.role === 'user');
-  return last?.role === 'user' ? last.content : '';
 }
 
 function sendMessage(handle: WorkflowHandle, message: string): Promise<unknown> {

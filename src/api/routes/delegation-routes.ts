@@ -23,7 +23,7 @@ import {
   sendMessageRoute,
   startDelegationRoute,
 } from '../route-table';
-import { waitCappedHeader, waitCappedNotice, waitMilliseconds } from '../wait-duration';
+import { resolveWait, waitCappedHeader } from '../wait-duration';
 import { delegationEventStream, eventStreamNotAvailable, servedByLambda } from '../delegation-event-stream';
 import { EventStreamHub } from '../event-stream-hub';
 import { eventStreamMinLifetimeMs } from '../../contracts/limits';
@@ -61,11 +61,10 @@ export function mountDelegationRoutes(app: Hono<ApiEnv>, deps: ApiDependencies):
       ...(plan.source ? { source: plan.source } : {}),
       ...(idempotencyKey === undefined ? {} : { idempotency: { key: idempotencyKey, requestFingerprint: requestFingerprint(body) } }),
     });
-    const waitMs = waitMilliseconds(query.wait, deps.api.maxWaitMs);
+    const { ms: waitMs, cappedNotice } = resolveWait(query.wait, deps.api.maxWaitMs);
     const status = started.created ? 201 : 200;
     c.header('location', links(started.id).self);
-    const capped = waitCappedNotice(query.wait, deps.api.maxWaitMs);
-    if (capped !== undefined) c.header(waitCappedHeader, capped);
+    if (cappedNotice !== undefined) c.header(waitCappedHeader, cappedNotice);
     if (waitMs > 0) {
       const outcome = await delegations.result(tenant, started.id, waitMs);
       return sendJson(c, startDelegationResponseSchema, status, {
@@ -91,9 +90,9 @@ export function mountDelegationRoutes(app: Hono<ApiEnv>, deps: ApiDependencies):
   });
 
   mountRoute(app, getDelegationResultRoute, async ({ params, query, tenant, c }) => {
-    const outcome = await delegations.result(tenant, params.id, waitMilliseconds(query.wait, deps.api.maxWaitMs));
-    const capped = waitCappedNotice(query.wait, deps.api.maxWaitMs);
-    if (capped !== undefined) c.header(waitCappedHeader, capped);
+    const wait = resolveWait(query.wait, deps.api.maxWaitMs);
+    const outcome = await delegations.result(tenant, params.id, wait.ms);
+    if (wait.cappedNotice !== undefined) c.header(waitCappedHeader, wait.cappedNotice);
     return sendJson(c, resultResponseSchema, outcome.done ? 200 : 202, outcome);
   });
 
