@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config';
 import { delegateRequestSchema } from '../../src/contracts/delegation';
 import { llamaModelPath, toolPath, toolsDirectory } from '../../src/dev/tool-paths';
 import { tracingSettings } from '../../src/observability/tracing';
+import { readAgentText } from '../../src/sources/agent-file';
 import { readRecipeText } from '../../src/sources/recipe-file';
 import { docBlock, fillPlaceholders, isKnownSetting, projectRoot, shellAssignments, shellCommands } from '../support/doc-blocks';
 import { claudeMcpAddEntry, codexEntry, cursorEntry, gooseEntry, inspectorRun, shellWords, type McpClientEntry } from '../support/mcp-client-entries';
@@ -72,6 +73,13 @@ describe('docs/recipes.md', () => {
     expect(read.errors).toEqual([]);
     expect(read.warnings).toEqual([]);
     expect(read.recipe?.settings).toEqual({ max_turns: 30, time_budget: 900, cost_budget_usd: 0.5 });
+  });
+
+  it('the agent file is one errand’s agent reader takes without a warning', () => {
+    const read = readAgentText(docBlock('agent-file').text, 'reviewer.md', { sonnet: 'anthropic/claude-sonnet-4-5' });
+    expect(read.errors).toEqual([]);
+    expect(read.warnings).toEqual([]);
+    expect(read.agent).toMatchObject({ name: 'reviewer', description: 'Reviews code' });
   });
 
   it('a delegation’s caps are fields of the delegate request', () => {

@@ -193,12 +193,25 @@ describe('README: the API with curl', () => {
 });
 
 describe('Temporal’s CLI on errand workflows', () => {
-  it('docs/temporal-ui.md: the search attributes, created again (harmless) and listed', async () => {
+  it('docs/deploy.md and docs/temporal-ui.md: a new namespace and its search attributes; again on one that has them (harmless)', async () => {
+    const namespace = `errand-docs-${Date.now().toString(36)}`;
+    const created = await sh(docBlock('deploy-namespace').text, { TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_NAMESPACE: namespace });
+    expect(created, created.stderr).toMatchObject({ code: 0 });
     const block = docBlock('search-attributes-create');
-    const script = fillPlaceholders(block, [['temporal.example.internal:7233', temporalAddress]]);
-    const run = await sh(script, {});
-    expect(run, run.stderr).toMatchObject({ code: 0 });
-    for (const attribute of Object.values(searchAttributes)) expect(run.stdout).toContain(attribute.name);
+    for (const ns of [namespace, 'default']) {
+      const run = await sh(fillPlaceholders(block, [['temporal.example.internal:7233', temporalAddress], ['NS=default', `NS=${ns}`]]), {});
+      expect(run, run.stderr).toMatchObject({ code: 0 });
+      for (const attribute of Object.values(searchAttributes)) expect(run.stdout).toContain(attribute.name);
+    }
+  }, 90_000);
+
+  it('docs/temporal-ui.md: the filter bar’s queries are valid visibility queries', async () => {
+    const queries = docBlock('visibility-queries').text.split('\n').filter((line) => line.trim() !== '');
+    expect(queries.length).toBeGreaterThan(3);
+    for (const query of queries) {
+      const run = await sh(`temporal workflow list --address ${temporalAddress} --query "$QUERY" -o json`, { QUERY: query });
+      expect(run, `${query}: ${run.stderr}`).toMatchObject({ code: 0, stderr: '' });
+    }
   }, 60_000);
 
   it('docs/temporal-ui.md: peek, describe and list a running delegation, then cancel it', async () => {
