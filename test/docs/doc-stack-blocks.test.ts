@@ -1,7 +1,8 @@
-import { spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -68,17 +69,18 @@ interface Run {
   stderr: string;
 }
 
-/** Runs one command line in sh, as a person pastes it. */
-function sh(command: string, env: NodeJS.ProcessEnv, cwd = projectRoot): Promise<Run> {
-  return new Promise((resolveRun, reject) => {
-    const child = spawn('sh', ['-c', command], { env: { PATH: `${binDir}:${process.env.PATH ?? ''}`, HOME: scratch, TMPDIR: process.env.TMPDIR, ...env }, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('close', (code) => resolveRun({ code, stdout, stderr }));
-  });
+const execFileAsync = promisify(execFile);
+
+/** Runs one command line in sh, as a person pastes it, with `temporal` on the PATH; resolves with how it exited. */
+async function sh(command: string, env: NodeJS.ProcessEnv, cwd = projectRoot): Promise<Run> {
+  const options = { env: { PATH: `${binDir}:${process.env.PATH ?? ''}`, HOME: scratch, TMPDIR: process.env.TMPDIR, ...env }, cwd, timeout: 120_000, maxBuffer: 8 * 1024 * 1024 };
+  try {
+    const { stdout, stderr } = await execFileAsync('sh', ['-c', command], options);
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code?: number | string; stdout?: string; stderr?: string };
+    return { code: typeof failed.code === 'number' ? failed.code : null, stdout: failed.stdout ?? '', stderr: failed.stderr ?? String(error) };
+  }
 }
 
 /** What a command printed, as JSON; fails with its output when it did not succeed. */
