@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parseSettings, settingKeys } from '../../infra/lib/settings';
 import { loadApiConfig } from '../../src/api/api-config';
 import { hashApiKey } from '../../src/api/auth-config';
 import { loadClientConfig } from '../../src/client-config';
@@ -63,6 +64,26 @@ describe('README settings', () => {
     const config = loadConfig({ ...env, ERRAND_DATA_DIR: scratch }, scratch);
     expect(config.providers[0]?.baseUrl).toBe(`http://127.0.0.1:${port}/v1`);
     expect(config.defaultModel).toEqual({ provider: 'llama', model: 'gemma3' });
+  });
+});
+
+describe('docs/deploy.md', () => {
+  it('the cdk deploy’s -c settings are parameters the app reads and accepts', () => {
+    const commands = shellCommands(docBlock('cdk-deploy').text);
+    expect(commands[0]).toBe('cd infra');
+    const deploy = commands.find((command) => / deploy /.test(command)) ?? '';
+    const words = shellWords(deploy, {});
+    const context: Record<string, string> = {};
+    words.forEach((word, index) => {
+      if (word !== '-c') return;
+      const [key, ...value] = (words[index + 1] ?? '').split('=');
+      context[key ?? ''] = value.join('=');
+    });
+    expect(Object.keys(context).filter((key) => !(settingKeys as string[]).includes(key))).toEqual([]);
+    const settings = parseSettings(context);
+    expect(settings).toMatchObject({ temporalAddress: 'errand-prod.a1b2c.tmprl.cloud:7233', temporalAuth: 'api-key', llmKeyNames: ['OPENAI_API_KEY'] });
+    // The providers' key variable is one of the secrets' key names.
+    expect(loadConfig({ ERRAND_PROVIDERS: context.providers, ERRAND_DATA_DIR: scratch }, scratch).providers[0]?.apiKeyEnv).toBe('OPENAI_API_KEY');
   });
 });
 
