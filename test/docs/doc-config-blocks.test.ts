@@ -4,7 +4,7 @@ import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseSettings, settingKeys } from '../../infra/lib/settings';
 import { loadApiConfig } from '../../src/api/api-config';
-import { hashApiKey } from '../../src/api/auth-config';
+import { hashApiKey, parseApiKeys } from '../../src/api/auth-config';
 import { loadClientConfig } from '../../src/client-config';
 import { loadConfig } from '../../src/config';
 import { delegateRequestSchema } from '../../src/contracts/delegation';
@@ -84,6 +84,25 @@ describe('docs/deploy.md', () => {
     expect(settings).toMatchObject({ temporalAddress: 'errand-prod.a1b2c.tmprl.cloud:7233', temporalAuth: 'api-key', llmKeyNames: ['OPENAI_API_KEY'] });
     // The providers' key variable is one of the secrets' key names.
     expect(loadConfig({ ERRAND_PROVIDERS: context.providers, ERRAND_DATA_DIR: scratch }, scratch).providers[0]?.apiKeyEnv).toBe('OPENAI_API_KEY');
+  });
+
+  it('the secrets’ values have the fields the stack reads from them', () => {
+    const block = docBlock('deploy-secrets');
+    const text = fillPlaceholders(block, [['<sha256 hex of the key>', hashApiKey('errand_test_key')]]);
+    // Each value as aws secretsmanager receives it: the --secret-string word (comment lines show the mTLS variant).
+    const values = text.split('\n').flatMap((line) => {
+      const words = shellWords(line.replace(/^#\s*mTLS:\s*/, 'mtls '), {});
+      const at = words.indexOf('--secret-string');
+      if (words[0] === 'mtls') return [{ secret: 'TemporalCredentialsSecret', value: words[1] ?? '' }];
+      return at < 0 ? [] : [{ secret: words[words.indexOf('--secret-id') + 1] ?? '', value: words[at + 1] ?? '' }];
+    });
+    const fields = (secret: string) => values.filter((entry) => entry.secret === `<${secret}>` || entry.secret === secret).map((entry) => Object.keys(JSON.parse(entry.value) as object).sort());
+    // temporalAuth=api-key: one field apiKey; mTLS: tlsCert and tlsKey (infra/lib/errand-stack.ts).
+    expect(fields('TemporalCredentialsSecret')).toEqual([['apiKey'], ['tlsCert', 'tlsKey']]);
+    // One field per llmKeyNames entry of the deploy command.
+    expect(fields('LlmKeysSecret')).toEqual([['OPENAI_API_KEY']]);
+    const apiKeys = values.find((entry) => entry.secret === '<ApiKeyHashesSecret>')?.value ?? '';
+    expect(parseApiKeys(apiKeys, 'ApiKeyHashesSecret')).toEqual([{ tenant: 'acme', sha256: hashApiKey('errand_test_key') }]);
   });
 });
 
