@@ -59,7 +59,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  expect(await stack?.stop()).toBe(0);
+  if (stack) expect(await stack.stop()).toBe(0);
   if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -97,10 +97,11 @@ async function api(path: string, init: RequestInit = {}): Promise<unknown> {
 
 const approvalsSchema = z.object({ approvals: z.array(z.object({ id: z.string() }).loose()) });
 
-/** Starts a delegation and waits until it asks for its first tool call's approval; returns its id and the approval's. */
-async function delegationAwaitingApproval(instructions: string): Promise<{ id: string; approvalId: string }> {
+/** Starts a delegation and waits until it asks for its first tool call's approval (so it stays running); returns its id. */
+async function delegationAwaitingApproval(instructions: string): Promise<string> {
   const { id } = z.object({ id: z.string() }).parse(await api('/v1/delegations', { method: 'POST', body: JSON.stringify({ instructions }) }));
-  return { id, approvalId: await approvalOf(id) };
+  await approvalOf(id);
+  return id;
 }
 
 /** The documented API origin (`errand dev`'s default port) replaced by the stack's. */
@@ -217,7 +218,7 @@ describe('Temporal’s CLI on errand workflows', () => {
   }, 60_000);
 
   it('docs/temporal-ui.md: peek, describe and list a running delegation, then cancel it', async () => {
-    const { id } = await delegationAwaitingApproval('Wait for the docs’ commands');
+    const id = await delegationAwaitingApproval('Wait for the docs’ commands');
     const fill = (blockId: string) => shellCommands(fillPlaceholders(docBlock(blockId), [['localhost:7233', temporalAddress], [/errand-k3x9q2[^\s'"]*/, id]]));
     const [peek] = fill('temporal-peek');
     expect(jsonOf(await sh(peek ?? '', {}))).toMatchObject({ queryResult: [{ state: 'waiting_approval' }] });
@@ -231,7 +232,7 @@ describe('Temporal’s CLI on errand workflows', () => {
   }, 120_000);
 
   it('README: the project-installed CLI queries and cancels a delegation', async () => {
-    const { id } = await delegationAwaitingApproval('Wait for the README’s commands');
+    const id = await delegationAwaitingApproval('Wait for the README’s commands');
     // The commands name the CLI under .tools/ of the repository: run them in a folder whose .tools is this run's.
     const cwd = join(scratch, 'repository');
     mkdirSync(cwd);
