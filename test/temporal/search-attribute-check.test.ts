@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { msToTs } from '@temporalio/common';
 import { NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { searchAttributeDefinitions } from '../../src/contracts/search-attributes';
@@ -22,7 +23,7 @@ describe('the search-attribute check before a worker polls', () => {
 
   it('names every missing attribute and the command that registers them on a bare namespace', async () => {
     const namespace = `bare-${randomBytes(4).toString('hex')}`;
-    await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: { seconds: 86_400 } });
+    await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
     const check = await checkSearchAttributes(connection, namespace);
     expect(check.kind).toBe('missing');
     const message = check.kind === 'missing' ? check.message : '';
