@@ -77,6 +77,11 @@ class RenderingThread {
     this.worker = new Worker(source, { eval: evaluate, resourceLimits: { maxOldGenerationSizeMb: heapMb }, stdout: false, stderr: false });
     // An idle thread must not keep a process (a CLI command) alive; a render's deadline timer does while it runs.
     this.worker.unref();
+    // A warm thread that ends while idle is forgotten (the next render starts another).
+    this.worker.once('exit', () => {
+      const at = idle.indexOf(this);
+      if (at >= 0) idle.splice(at, 1);
+    });
     this.ready = new Promise((resolve, reject) => {
       const onMessage = (message: unknown) => {
         if (typeof message === 'object' && message !== null && 'ready' in message) {
@@ -112,11 +117,6 @@ function retire(thread: RenderingThread): void {
     return;
   }
   idle.push(thread);
-  // A warm thread that ends while idle is forgotten (the next render starts another).
-  thread.worker.once('exit', () => {
-    const at = idle.indexOf(thread);
-    if (at >= 0) idle.splice(at, 1);
-  });
 }
 
 /** Why a thread ended during a render, as the template-limit error of `file`. */
