@@ -301,8 +301,9 @@ class Renderer {
         return contains(right, left, this.chargeStep) === (operator === 'in');
       case '~': {
         // Each side printed within what is left of the limit, so neither is built past it.
-        const first = printValue(left, { maxChars: this.maxOutputChars, charge: this.chargeStep });
-        return this.bounded(first + printValue(right, { maxChars: this.maxOutputChars - first.length, charge: this.chargeStep }));
+        const limitMessage = stringLimitMessage(this.maxOutputChars);
+        const first = printValue(left, { maxChars: this.maxOutputChars, charge: this.chargeStep, limitMessage });
+        return this.bounded(first + printValue(right, { maxChars: this.maxOutputChars - first.length, charge: this.chargeStep, limitMessage }));
       }
       case '+':
         if (typeof left === 'string' && typeof right === 'string') return this.binary({ ...expression, operator: '~' });
