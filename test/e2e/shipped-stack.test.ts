@@ -209,12 +209,17 @@ describe('errand dev and errand delegate from the CLI bundle, tracing on, S3 sto
       });
       let stdout = '';
       let stderr = '';
+      // A delegation whose activities keep failing retries for minutes: stop waiting and show why.
+      const patience = setTimeout(() => child.kill('SIGTERM'), 90_000);
       child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
       child.once('error', fail);
-      child.once('close', (code) => done({ code, stdout, stderr }));
+      child.once('close', (code) => {
+        clearTimeout(patience);
+        done({ code, stdout, stderr });
+      });
     });
-    const what = `${delegated.stdout}\n--- stderr\n${delegated.stderr}\n--- errand dev\n${dev.stderr()}`;
+    const what = `${delegated.stdout}\n--- stderr\n${delegated.stderr}\n--- errand dev (its end)\n${dev.stderr().slice(-6000)}`;
     expect(delegated.code, what).toBe(0);
     const body = z.object({ id: z.string(), result: z.object({ status: z.string(), output: z.string(), toolCalls: z.number() }) }).loose().parse(JSON.parse(delegated.stdout));
     expect(body.result, what).toMatchObject({ status: 'completed', output: 'Echoed and noted.', toolCalls: 2 });
