@@ -11,6 +11,7 @@ import { createOrchestrationActivities } from './activities/orchestration-activi
 import { resetStickyOnRetry } from './activities/sticky-reset';
 import { createAgentLoopActivities } from './activities/agent-loop-activities';
 import { createRunActivities } from './activities/run-activities';
+import { commonJsExports } from './common-js-exports';
 import type { HeartbeatSettings } from './activities/heartbeat';
 import { InFlightCalls, inFlightSinks } from './activities/in-flight-calls';
 import { loadConfig, type ErrandConfig } from './config';
@@ -245,7 +246,9 @@ export interface ErrandWorkerOptions {
 export async function traceWorkerOptions(tracing: Tracing | undefined): Promise<{ sinks: InjectedSinks<TraceSinks>; activity: ActivityInterceptorsFactory[] }> {
   if (!tracing) return { sinks: traceSinks(undefined), activity: [] };
   // Loaded only with tracing on: the interceptors' worker half brings the OpenTelemetry SDK.
-  const { OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } = await import('@temporalio/interceptors-opentelemetry/lib/worker/index.js');
+  // A CommonJS file: in the CLI bundle its exports arrive only as `default` (commonJsExports).
+  const loaded = await import('@temporalio/interceptors-opentelemetry/lib/worker/index.js');
+  const { OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } = commonJsExports(loaded, 'OpenTelemetryActivityInboundInterceptor', '@temporalio/interceptors-opentelemetry');
   return {
     sinks: traceSinks(tracing.workflowExport as { spanProcessor: SpanSink; resource: unknown }),
     activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
