@@ -82,21 +82,23 @@ export function escapeChildWords(text: string): string {
   // Where the child's text gets a change: at an index of `text`, its character replaced ('&lt;' for a
   // tag's bracket) or a backslash put in front of it.
   const edits = new Map<number, 'bracket' | 'backslash'>();
-  for (const match of view.matchAll(harnessTag)) edits.set(origin[match.index], 'bracket');
-  for (const match of view.matchAll(noticeMarker)) edits.set(origin[match.index], 'backslash');
-  for (const match of view.matchAll(turnLine)) edits.set(origin[match.index + (match[1] ?? '').length], 'backslash');
+  // Every index of `view` has its origin (a match starts at a character of the view).
+  const at = (viewIndex: number) => origin[viewIndex] ?? text.length;
+  for (const match of view.matchAll(harnessTag)) edits.set(at(match.index), 'bracket');
+  for (const match of view.matchAll(noticeMarker)) edits.set(at(match.index), 'backslash');
+  for (const match of view.matchAll(turnLine)) edits.set(at(match.index + (match[1] ?? '').length), 'backslash');
   if (edits.size === 0) return text;
   let escaped = '';
   let from = 0;
-  for (const at of [...edits.keys()].sort((a, b) => a - b)) {
-    escaped += text.slice(from, at);
-    const width = text.codePointAt(at)! > 0xffff ? 2 : 1;
-    if (edits.get(at) === 'bracket') {
+  for (const position of [...edits.keys()].sort((a, b) => a - b)) {
+    escaped += text.slice(from, position);
+    const width = (text.codePointAt(position) ?? 0) > 0xffff ? 2 : 1;
+    if (edits.get(position) === 'bracket') {
       escaped += '&lt;';
-      from = at + width;
+      from = position + width;
     } else {
       escaped += '\\';
-      from = at;
+      from = position;
     }
   }
   return escaped + text.slice(from);
