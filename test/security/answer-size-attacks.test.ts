@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { runCli } from '../../src/cli';
 import { defaultModelAnswerMaxBytes } from '../../src/contracts/limits';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { until } from '../support/polling';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
-import { attack, startAttackStack, type AttackStack } from './attack-stack';
+import { attack, startAttackStack, tenantKeys, type AttackStack } from './attack-stack';
 
 /**
  * The attack suite: answers longer than Temporal's payload limit (2 MiB) but under errand's answer cap
@@ -106,6 +107,11 @@ describe('answers longer than a workflow payload may be', () => {
     expect(answer.result?.output === threeMiB).toBe(true);
     expect(answer.result?.outputCut).toBeUndefined();
     expect(await workflowTaskFailures(id)).toEqual([]);
+    // `errand result` prints it whole (it reads the same route).
+    const printed: string[] = [];
+    const io = { stdout: (text: string) => void printed.push(text), stderr: () => undefined, interactive: false };
+    expect(await runCli(['result', id], io, { ERRAND_API_URL: stack.url, ERRAND_API_KEY: tenantKeys.acme }, stack.root)).toBe(0);
+    expect(printed.join('') === `${threeMiB}\n` || printed.join('') === threeMiB).toBe(true);
     // Peek answers too (its last text is a preview).
     const described = (await (await stack.request(`/v1/delegations/${encodeURIComponent(id)}`)).json()) as { peek: { lastAssistantText: string | null } | null; peekError?: string };
     expect(described.peekError).toBeUndefined();
