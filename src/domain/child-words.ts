@@ -50,27 +50,50 @@ const lookalikes: Readonly<Record<string, string>> = {
 };
 const formatCharacter = /^\p{Cf}$/u;
 const spaceCharacter = /^\p{Zs}$/u;
+/** A character {@link harnessView} changes although NFKC keeps it (an ASCII space is not one). */
+const changedBeyondNfkc = new RegExp(`(?! )[\\p{Cf}\\p{Zs}${Object.keys(lookalikes).join('')}]`, 'u');
+/** How {@link harnessView} reads each character met so far (most texts use a few hundred; kept bounded). */
+const readAs = new Map<string, string>();
+const readAsMaxEntries = 10_000;
+// eslint-disable-next-line no-control-regex
+const nonAsciiCharacter = /[^\x00-\x7f]/gu;
+
+/** What one character (a code point) reads as. */
+function readCharacter(character: string): string {
+  const known = readAs.get(character);
+  if (known !== undefined) return known;
+  const seen = formatCharacter.test(character) ? '' : spaceCharacter.test(character) ? ' ' : lookalikes[character] ?? character.normalize('NFKC');
+  if (readAs.size < readAsMaxEntries) readAs.set(character, seen);
+  return seen;
+}
 
 /**
  * The text as a model would read it for the patterns above: NFKC, every Unicode space a space, format
  * characters (zero-width spaces and joiners, soft hyphens, BOMs) dropped, lookalike brackets, slashes and
- * colons made ASCII. `origin[i]` is the index in `text` of the character that `view[i]` came from.
+ * colons made ASCII. `originsOf` gives, for indices of `view`, the index in `text` of the character each
+ * came from (one walk over the text, made only when a pattern matched: most texts have no match).
  */
-export function harnessView(text: string): { view: string; origin: number[] } {
-  let view = '';
-  const origin: number[] = [];
-  let index = 0;
-  for (const character of text) {
-    let seen: string;
-    if (character.charCodeAt(0) < 0x80) seen = character;
-    else if (formatCharacter.test(character)) seen = '';
-    else if (spaceCharacter.test(character)) seen = ' ';
-    else seen = lookalikes[character] ?? character.normalize('NFKC');
-    view += seen;
-    for (let i = 0; i < seen.length; i++) origin.push(index);
-    index += character.length;
-  }
-  return { view, origin };
+export function harnessView(text: string): { view: string; originsOf: (viewIndices: readonly number[]) => number[] } {
+  // Most non-ASCII text reads as written (NFKC keeps it, no space or lookalike in it): no copy needed.
+  if (!changedBeyondNfkc.test(text) && text.normalize('NFKC') === text) return { view: text, originsOf: (viewIndices) => [...viewIndices] };
+  const view = text.replace(nonAsciiCharacter, readCharacter);
+  const originsOf = (viewIndices: readonly number[]): number[] => {
+    const wanted = [...new Set(viewIndices)].sort((a, b) => a - b);
+    const found = new Map<number, number>();
+    let viewAt = 0;
+    let textAt = 0;
+    let next = 0;
+    while (next < wanted.length && textAt < text.length) {
+      const code = text.codePointAt(textAt) ?? 0;
+      const width = code > 0xffff ? 2 : 1;
+      const readLength = code < 0x80 ? 1 : readCharacter(text.slice(textAt, textAt + width)).length;
+      for (let index = wanted[next]; index !== undefined && index < viewAt + readLength; index = wanted[++next]) found.set(index, textAt);
+      viewAt += readLength;
+      textAt += width;
+    }
+    return viewIndices.map((index) => found.get(index) ?? text.length);
+  };
+  return { view, originsOf };
 }
 
 /** The child's text with everything that imitates the harness escaped (see the module comment). */
@@ -78,16 +101,17 @@ export function escapeChildWords(text: string): string {
   // Plain ASCII (most texts) reads as written: the patterns run on the text itself.
   // eslint-disable-next-line no-control-regex
   if (!/[^\x00-\x7f]/.test(text)) return text.replace(harnessTag, '&lt;$1').replace(noticeMarker, '\\[$1').replace(turnLine, '$1\\$2');
-  const { view, origin } = harnessView(text);
+  const { view, originsOf } = harnessView(text);
   // Where the child's text gets a change: at an index of `text`, its character replaced ('&lt;' for a
   // tag's bracket) or a backslash put in front of it.
-  const edits = new Map<number, 'bracket' | 'backslash'>();
-  // Every index of `view` has its origin (a match starts at a character of the view).
-  const at = (viewIndex: number) => origin[viewIndex] ?? text.length;
-  for (const match of view.matchAll(harnessTag)) edits.set(at(match.index), 'bracket');
-  for (const match of view.matchAll(noticeMarker)) edits.set(at(match.index), 'backslash');
-  for (const match of view.matchAll(turnLine)) edits.set(at(match.index + (match[1] ?? '').length), 'backslash');
-  if (edits.size === 0) return text;
+  const found: { at: number; kind: 'bracket' | 'backslash' }[] = [
+    ...[...view.matchAll(harnessTag)].map((match) => ({ at: match.index, kind: 'bracket' as const })),
+    ...[...view.matchAll(noticeMarker)].map((match) => ({ at: match.index, kind: 'backslash' as const })),
+    ...[...view.matchAll(turnLine)].map((match) => ({ at: match.index + (match[1] ?? '').length, kind: 'backslash' as const })),
+  ];
+  if (found.length === 0) return text;
+  const origins = originsOf(found.map((edit) => edit.at));
+  const edits = new Map<number, 'bracket' | 'backslash'>(found.map((edit, index) => [origins[index] ?? text.length, edit.kind]));
   let escaped = '';
   let from = 0;
   for (const position of [...edits.keys()].sort((a, b) => a - b)) {
