@@ -68,7 +68,8 @@ async function main(): Promise<void> {
   mkdirSync(outdir, { recursive: true });
   const result = await build({
     absWorkingDir: root,
-    entryPoints: { errand: join(root, 'src', 'cli.ts') },
+    // The rendering thread's program (src/sources/template-thread.ts finds it beside the bundle's entry).
+    entryPoints: { errand: join(root, 'src', 'cli.ts'), 'template-thread': join(root, 'src', 'sources', 'template-thread-entry.ts') },
     outdir,
     bundle: true,
     splitting: true,

@@ -69,7 +69,7 @@ export async function measureLambdaColdStart(bench: Bench, samples: number): Pro
   mkdirSync(baselineDir, { recursive: true });
   writeFileSync(join(folder, 'baseline-handler.ts'), baselineSource);
   const { entryPoints: _apiEntry, ...sameOptions } = apiBundleOptions;
-  buildSync({ ...sameOptions, entryPoints: [join(folder, 'baseline-handler.ts')], outdir: baselineDir });
+  buildSync({ ...sameOptions, entryPoints: { index: join(folder, 'baseline-handler.ts') }, outdir: baselineDir });
 
   const key = 'bench-lambda-key-0123456789';
   const settings = parseSettings({

@@ -32,21 +32,31 @@ export const apiBundleEntryFile = 'index.mjs';
  * Bundled CommonJS packages call `require` for Node's built-ins; an ES module has none, so every output file
  * gets one from `createRequire` (esbuild's shim throws "Dynamic require ... is not supported" otherwise).
  */
-const requireBanner = "import { createRequire as __errandCreateRequire } from 'node:module'; const require = __errandCreateRequire(import.meta.url);";
+const requireBanner = [
+  "import { createRequire as __errandCreateRequire } from 'node:module';",
+  "import { dirname as __errandDirname } from 'node:path';",
+  "import { fileURLToPath as __errandFileURLToPath } from 'node:url';",
+  'const require = __errandCreateRequire(import.meta.url);',
+  // src/sources/template-thread.ts finds the rendering thread's program beside the file it runs from.
+  'const __dirname = __errandDirname(__errandFileURLToPath(import.meta.url));',
+].join(' ');
+
+/** The rendering thread's program: an entry of its own, `template-thread.mjs` beside `index.mjs`. */
+export const templateThreadEntry = join(repositoryRoot, 'src', 'sources', 'template-thread-entry.ts');
 
 /** The OpenTelemetry packages src/observability/tracing-sdk.ts imports: not in the API bundle. */
 export const traceSdkPackages = ['@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/resources', '@opentelemetry/sdk-trace-base', '@opentelemetry/sdk-trace-node'] as const;
 
 /** esbuild's options for the API bundle (without the output folder). */
 export const apiBundleOptions: BuildOptions = {
-  entryPoints: [apiBundleEntry],
+  entryPoints: { index: apiBundleEntry, 'template-thread': templateThreadEntry },
   bundle: true,
   platform: 'node',
   target: 'node22',
   format: 'esm',
   splitting: true,
   outExtension: { '.js': '.mjs' },
-  entryNames: 'index',
+  entryNames: '[name]',
   chunkNames: 'chunks/[name]-[hash]',
   banner: { js: requireBanner },
   minify: true,

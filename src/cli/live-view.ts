@@ -49,7 +49,8 @@ export class LiveView {
   private progressText(id: string, state: string, peek: PeekView | null): { text: string; key: string } {
     const elapsed = `${Math.round((Date.now() - (peek?.startedAt ?? this.startedAt)) / 1000)}s`;
     const turns = peek ? `turn ${peek.turns}/${peek.maxTurns}` : 'starting';
-    const tool = peek?.lastToolCall ? ` · last tool ${peek.lastToolCall.name}` : '';
+    // A tool name is the model's choice: printed like its text, never as terminal control sequences.
+    const tool = peek?.lastToolCall ? ` · last tool ${printable(peek.lastToolCall.name)}` : '';
     // Without a terminal, elapsed time alone is not news.
     return { text: `${id} · ${state} · ${turns} · ${elapsed}${tool}`, key: `${state} ${turns}${tool}` };
   }

@@ -50,8 +50,23 @@ export const maxSourceFileBytes = 1024 * 1024;
  * counts); past it rendering stops with an error naming the file, so a nested loop cannot hold the worker.
  */
 export const maxTemplateSteps = 200_000;
-/** Characters one template may produce (the rendered recipe, parameter values included). */
+/**
+ * Characters one template may produce (the rendered recipe, parameter values included); also the most text
+ * any one value of a template may stand for (a list counts each item each time it appears, shared or not).
+ */
 export const maxTemplateOutputChars = 2 * 1024 * 1024;
+/** How deeply a value of a template (lists in lists, objects in objects) may nest. */
+export const maxTemplateValueDepth = 64;
+/**
+ * How long one recipe may take to render (in a thread of its own, off the event loop): past it the thread
+ * is stopped and rendering ends with a template-limit error. The step and size limits stop every known
+ * case far sooner; this holds whatever they miss.
+ */
+export const templateRenderDeadlineMs = 5_000;
+/** Heap (MiB) of a rendering thread: a render that would fill more ends the thread, never the process. */
+export const templateThreadHeapMb = 256;
+/** Rendering threads one process runs at once; further renders wait for one. */
+export const maxTemplateThreads = 4;
 /** How deeply a template may nest blocks and expressions (the parser and renderer recurse on them). */
 export const maxTemplateNesting = 64;
 /** How long a store's listing is served from cache before it is listed again. */
@@ -213,6 +228,8 @@ export const containmentProbeTimeoutMs = 5_000;
 export const recipeVerifiedCacheEntries = 1_024;
 /** Working directories one recipe server config may run a process for at once on a worker (one process each). */
 export const maxRecipeServerInstancesPerConfig = 64;
+/** How long after a delegation last claimed it an idle recipe server config may be retired to make room for another. */
+export const recipeServerRetireAfterMs = 10 * 60_000;
 /** Longest search_text pattern, in characters (a regular expression's program grows with its text). */
 export const searchTextMaxPatternChars = 1_000;
 /**

@@ -66,8 +66,9 @@ export function lexTemplate(text: string): TemplatePiece[] {
   let position = 0;
   let stripNext = false;
   const pushText = (value: string, stripBefore: boolean) => {
-    let chunk = stripNext ? value.replace(/^\s+/, '') : value;
-    if (stripBefore) chunk = chunk.replace(/\s+$/, '');
+    // trimStart/trimEnd strip what `\s` matches, in linear time (`/\s+$/` is quadratic on long runs of spaces).
+    let chunk = stripNext ? value.trimStart() : value;
+    if (stripBefore) chunk = chunk.trimEnd();
     stripNext = false;
     if (chunk !== '') pieces.push({ kind: 'text', text: chunk });
   };
@@ -103,8 +104,8 @@ export function lexTemplate(text: string): TemplatePiece[] {
       const endRaw = endRawPattern.exec(text);
       if (!endRaw) throw new TemplateSyntaxError('{% raw %} is never closed with {% endraw %}', line);
       let raw = text.slice(position, endRaw.index);
-      if (trimAfter) raw = raw.replace(/^\s+/, '');
-      if (endRaw[1] === '-') raw = raw.replace(/\s+$/, '');
+      if (trimAfter) raw = raw.trimStart();
+      if (endRaw[1] === '-') raw = raw.trimEnd();
       stripNext = false;
       if (raw !== '') pieces.push({ kind: 'text', text: raw });
       position = endRaw.index + endRaw[0].length;
@@ -121,24 +122,73 @@ function isPlainName(inner: string): boolean {
   return /^\s*[A-Za-z_][A-Za-z0-9_]*\s*$/.test(inner);
 }
 
+/** True for the characters `.` does not match in a JavaScript pattern (the ends of a line). */
+function isLineEnd(code: number): boolean {
+  return code === 10 || code === 13 || code === 0x2028 || code === 0x2029;
+}
+
+/**
+ * The one-line `{{ … }}` of `text`, as `/\{\{(.*?)\}\}/g` finds them, in one pass: for each `{{`, the
+ * first `}}` after it, if no line ends before it. The pattern itself, restarted at every `{` of a long
+ * line without a `}}`, scans to the line's end each time (quadratic); here the next `}}` and the next line
+ * end are found once and reused until the scan passes them.
+ */
+export function* oneLineExpressions(text: string): Generator<{ start: number; end: number; inner: string }> {
+  let close = -1;
+  let lineEnd = -1;
+  let position = 0;
+  while (position < text.length) {
+    const start = text.indexOf('{{', position);
+    if (start < 0) return;
+    const from = start + 2;
+    if (close !== -2 && close < from) {
+      const found = text.indexOf('}}', from);
+      close = found < 0 ? -2 : found;
+    }
+    if (close === -2) return;
+    if (lineEnd !== -2 && lineEnd < from) {
+      lineEnd = -2;
+      for (let index = from; index < text.length; index += 1) {
+        if (isLineEnd(text.charCodeAt(index))) {
+          lineEnd = index;
+          break;
+        }
+      }
+    }
+    if (lineEnd !== -2 && lineEnd < close) {
+      position = start + 1;
+      continue;
+    }
+    yield { start, end: close + 2, inner: text.slice(from, close) };
+    position = close + 2;
+  }
+}
+
 /**
  * goose wraps each `{{ … }}` whose inside does not parse (e.g. `{{ $json.field }}` in an n8n example) in
  * `{% raw %}` so it passes through literally; the same is done here with errand's own expression parser
  * (`parses`), so such recipes keep working. Like goose, only one-line `{{ … }}` are looked at, and
- * plain names and quoted strings are never wrapped.
+ * plain names and quoted strings are never wrapped. Linear in the text's length (see {@link oneLineExpressions}).
  */
 export function protectUnparseable(text: string, parses: (expression: string) => boolean): string {
   const decided = new Map<string, boolean>();
-  // One pass with a callback: each distinct `{{ … }}` is parsed once, and the text is copied once.
-  return text.replace(/\{\{(.*?)\}\}/g, (whole: string, inner: string) => {
-    if (isPlainName(inner)) return whole;
+  // Each distinct `{{ … }}` is parsed once, and the text is copied once.
+  const parts: string[] = [];
+  let copied = 0;
+  for (const { start, end, inner } of oneLineExpressions(text)) {
+    if (isPlainName(inner)) continue;
     const trimmed = inner.trim();
-    if (trimmed.startsWith("'") || trimmed.startsWith('"')) return whole;
+    if (trimmed.startsWith("'") || trimmed.startsWith('"')) continue;
     let wrap = decided.get(inner);
     if (wrap === undefined) {
       wrap = !parses(inner.replace(/^-/, '').replace(/-$/, ''));
       decided.set(inner, wrap);
     }
-    return wrap ? `{% raw %}${whole}{% endraw %}` : whole;
-  });
+    if (!wrap) continue;
+    parts.push(text.slice(copied, start), '{% raw %}', text.slice(start, end), '{% endraw %}');
+    copied = end;
+  }
+  if (copied === 0) return text;
+  parts.push(text.slice(copied));
+  return parts.join('');
 }

@@ -1,8 +1,9 @@
-import { maxTemplateOutputChars, maxTemplateSteps } from '../contracts/limits';
+import { maxTemplateOutputChars, maxTemplateSteps, maxTemplateValueDepth } from '../contracts/limits';
 import { type Expression } from './template-expression';
 import { applyFilter, applyTest } from './template-filters';
 import { type TemplateNode } from './template-parser';
 import {
+  charsPerStep,
   equalValues,
   forbiddenKeyReason,
   isPlainObjectValue,
@@ -10,27 +11,28 @@ import {
   kindOf,
   lookup,
   printValue,
+  stringLimitMessage,
+  TemplateLimitError,
   TemplateRuntimeError,
   truthy,
   undefinedValue,
+  ValueSizes,
+  type Charge,
   type RuntimeValue,
   type TemplateValue,
 } from './template-values';
 
+export { TemplateLimitError } from './template-values';
+
 /**
  * Renders a parsed recipe template. Every expression, filter, loop turn and piece of output is counted
  * against a step limit and an output limit, so no template (a nested loop, a huge `range`) can hold the
- * worker for long or fill its memory: it ends with a {@link TemplateLimitError} instead. Only JSON values
- * are ever in reach (see template-values.ts); the one callable is `range()`.
+ * worker for long or fill its memory: it ends with a {@link TemplateLimitError} instead. Every list and
+ * object is measured when it is built (a shared item counts each time it appears), so no value stands for
+ * more text than the output limit, and walks over values (printing, comparing, `in`, `unique`, joining)
+ * are charged per node and character as they go. Only JSON values are ever in reach (see
+ * template-values.ts); the one callable is `range()`.
  */
-
-/** Rendering went past the step or output limit. */
-export class TemplateLimitError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'TemplateLimitError';
-  }
-}
 
 /** Options of {@link renderNodes}. */
 export interface TemplateRenderOptions {
@@ -54,6 +56,8 @@ class Renderer {
   private readonly strict: boolean;
   private readonly maxSteps: number;
   private readonly maxOutputChars: number;
+  private readonly sizes: ValueSizes;
+  private readonly chargeStep: Charge = (units) => this.charge(units);
 
   constructor(
     private readonly values: Readonly<Record<string, TemplateValue>>,
@@ -62,6 +66,16 @@ class Renderer {
     this.strict = options.undefinedBehavior !== 'lenient';
     this.maxSteps = options.maxSteps ?? maxTemplateSteps;
     this.maxOutputChars = options.maxOutputChars ?? maxTemplateOutputChars;
+    this.sizes = new ValueSizes(this.maxOutputChars, maxTemplateValueDepth);
+    for (const value of Object.values(values)) this.sizes.measure(value);
+  }
+
+  /** `value`, once within the size limit: a string by its length, a list or object by {@link ValueSizes}. */
+  private bounded<T extends RuntimeValue>(value: T): T {
+    if (typeof value === 'string') {
+      if (value.length > this.maxOutputChars) throw new TemplateLimitError(stringLimitMessage(this.maxOutputChars));
+    } else if (typeof value === 'object' && value !== null && !isUndefined(value)) this.sizes.measure(value);
+    return value;
   }
 
   charge(units: number): void {
@@ -69,9 +83,13 @@ class Renderer {
     if (this.steps > this.maxSteps) throw new TemplateLimitError(`rendering stopped after ${this.maxSteps} steps (the limit for one template); is a loop too large?`);
   }
 
+  private outputLimitMessage(): string {
+    return `rendering stopped: the output passed ${this.maxOutputChars} characters (the limit for one template)`;
+  }
+
   private write(text: string, counted = text.length): void {
     this.outputChars += counted;
-    if (this.outputChars > this.maxOutputChars) throw new TemplateLimitError(`rendering stopped: the output passed ${this.maxOutputChars} characters (the limit for one template)`);
+    if (this.outputChars > this.maxOutputChars) throw new TemplateLimitError(this.outputLimitMessage());
     this.charge(1 + Math.floor(counted / 4096));
     this.output.push(text);
   }
@@ -117,8 +135,10 @@ class Renderer {
       if (this.strict) throw new TemplateRuntimeError(`cannot loop over ${iterable.what}: it is undefined`);
       items = [];
     } else if (Array.isArray(iterable)) items = iterable;
-    else if (typeof iterable === 'string') items = [...iterable];
-    else if (isPlainObjectValue(iterable)) items = Object.keys(iterable);
+    else if (typeof iterable === 'string') {
+      this.charge(iterable.length / charsPerStep);
+      items = [...iterable];
+    } else if (isPlainObjectValue(iterable)) items = Object.keys(iterable);
     else throw new TemplateRuntimeError(`cannot loop over ${kindOf(iterable)}`);
     if (node.filter) {
       const filter = node.filter;
@@ -133,6 +153,8 @@ class Renderer {
     }
     const length = items.length;
     items.forEach((item, index) => {
+      // Each turn counts, even with an empty body: a loop over a long string is that many turns.
+      this.charge(1);
       this.scoped(() => {
         const loop: Record<string, TemplateValue> = { index: index + 1, index0: index, revindex: length - index, revindex0: length - index - 1, first: index === 0, last: index === length - 1, length };
         if (index > 0) loop.previtem = items[index - 1] as TemplateValue;
@@ -179,10 +201,7 @@ class Renderer {
   }
 
   private print(value: RuntimeValue, expression: Expression): string {
-    const defined = this.defined(value, expression);
-    const printed = printValue(defined);
-    this.charge(Math.floor(printed.length / 4096));
-    return printed;
+    return printValue(this.defined(value, expression), { maxChars: this.maxOutputChars - this.outputChars, charge: this.chargeStep, limitMessage: this.outputLimitMessage() });
   }
 
   private test(value: RuntimeValue, expression: Expression): boolean {
@@ -211,10 +230,10 @@ class Renderer {
         const kwargs: Record<string, TemplateValue> = {};
         for (const [key, arg] of Object.entries(expression.kwargs)) kwargs[key] = this.defined(this.evaluate(arg), arg);
         const input = expression.name === 'default' || expression.name === 'd' || this.strict || !isUndefined(value) ? value : '';
-        return applyFilter(expression.name, { value: input, args, kwargs, charge: (units) => this.charge(units) });
+        return this.bounded(applyFilter(expression.name, { value: input, args, kwargs, charge: this.chargeStep, maxChars: this.maxOutputChars }));
       }
       case 'test':
-        return applyTest(expression.name, this.evaluate(expression.value), expression.args.map((arg) => this.defined(this.evaluate(arg), arg))) !== expression.negated;
+        return applyTest(expression.name, this.evaluate(expression.value), expression.args.map((arg) => this.defined(this.evaluate(arg), arg)), this.chargeStep) !== expression.negated;
       case 'unary': {
         if (expression.operator === 'not') return !this.test(this.evaluate(expression.value), expression.value);
         const value = this.defined(this.evaluate(expression.value), expression.value);
@@ -226,7 +245,7 @@ class Renderer {
       case 'condition':
         return this.test(this.evaluate(expression.test), expression.test) ? this.evaluate(expression.then) : expression.otherwise ? this.evaluate(expression.otherwise) : '';
       case 'list':
-        return expression.items.map((item) => this.defined(this.evaluate(item), item));
+        return this.bounded(expression.items.map((item) => this.defined(this.evaluate(item), item)));
       case 'dict': {
         const result: Record<string, TemplateValue> = {};
         for (const entry of expression.entries) {
@@ -236,7 +255,7 @@ class Renderer {
           if (reason) throw new TemplateRuntimeError(reason);
           result[String(key)] = this.defined(this.evaluate(entry.value), entry.value);
         }
-        return result;
+        return this.bounded(result);
       }
     }
   }
@@ -259,7 +278,7 @@ class Renderer {
     if (step === 0) throw new TemplateRuntimeError('range() step must not be 0');
     const count = Math.max(0, Math.ceil(((stop as number) - (start as number)) / (step as number)));
     this.charge(count);
-    return Array.from({ length: count }, (_item, index) => (start as number) + index * (step as number));
+    return this.bounded(Array.from({ length: count }, (_item, index) => (start as number) + index * (step as number)));
   }
 
   private binary(expression: Extract<Expression, { kind: 'binary' }>): RuntimeValue {
@@ -274,23 +293,23 @@ class Renderer {
     const right = this.defined(this.evaluate(expression.right), expression.right);
     switch (operator) {
       case '==':
-        return equalValues(left, right);
+        return equalValues(left, right, this.chargeStep);
       case '!=':
-        return !equalValues(left, right);
+        return !equalValues(left, right, this.chargeStep);
       case 'in':
       case 'not in':
-        return contains(right, left) === (operator === 'in');
+        return contains(right, left, this.chargeStep) === (operator === 'in');
       case '~': {
-        const joined = printValue(left) + printValue(right);
-        this.charge(Math.floor(joined.length / 4096));
-        if (joined.length > this.maxOutputChars) throw new TemplateLimitError(`a string passed ${this.maxOutputChars} characters (the limit for one template)`);
-        return joined;
+        // Each side printed within what is left of the limit, so neither is built past it.
+        const limitMessage = stringLimitMessage(this.maxOutputChars);
+        const first = printValue(left, { maxChars: this.maxOutputChars, charge: this.chargeStep, limitMessage });
+        return this.bounded(first + printValue(right, { maxChars: this.maxOutputChars - first.length, charge: this.chargeStep, limitMessage }));
       }
       case '+':
         if (typeof left === 'string' && typeof right === 'string') return this.binary({ ...expression, operator: '~' });
         if (Array.isArray(left) && Array.isArray(right)) {
           this.charge(left.length + right.length);
-          return [...left, ...right];
+          return this.bounded([...left, ...right]);
         }
     }
     if (['<', '>', '<=', '>='].includes(operator)) {
@@ -324,9 +343,12 @@ function callDescription(callee: Expression): string {
   return 'a value';
 }
 
-function contains(container: TemplateValue, item: TemplateValue): boolean {
-  if (typeof container === 'string') return typeof item === 'string' && container.includes(item);
-  if (Array.isArray(container)) return container.some((entry) => equalValues(entry as TemplateValue, item));
+function contains(container: TemplateValue, item: TemplateValue, charge: Charge): boolean {
+  if (typeof container === 'string') {
+    charge(container.length / charsPerStep);
+    return typeof item === 'string' && container.includes(item);
+  }
+  if (Array.isArray(container)) return container.some((entry) => equalValues(entry as TemplateValue, item, charge));
   if (isPlainObjectValue(container)) return typeof item === 'string' && Object.hasOwn(container, item);
   throw new TemplateRuntimeError(`"in" needs a string, a list or an object on its right, not ${kindOf(container)}`);
 }

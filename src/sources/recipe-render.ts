@@ -19,11 +19,20 @@ import { type TemplateRenderOptions } from '../domain/template-render';
 /** The rendered document (plain JSON), or the error naming the file. */
 export type RecipeRenderResult = { ok: true; document: unknown } | { ok: false; error: string };
 
-/** A placeholder stem that does not occur in `text`, so every occurrence after rendering is one of ours. */
+/**
+ * A placeholder stem that does not occur in `text`, so every occurrence after rendering is one of ours:
+ * the base followed by one more `x` than the longest run of `x` after any occurrence of the base (one pass;
+ * adding an `x` and searching again would be quadratic for a file holding the base and a long run of `x`).
+ */
 function placeholderStem(text: string): string {
-  let stem = 'errandtemplatevalue';
-  while (text.includes(stem)) stem += 'x';
-  return stem;
+  const base = 'errandtemplatevalue';
+  let longest = -1;
+  for (let at = text.indexOf(base); at >= 0; at = text.indexOf(base, at + base.length)) {
+    let run = 0;
+    while (text.charCodeAt(at + base.length + run) === 120) run += 1;
+    longest = Math.max(longest, run);
+  }
+  return base + 'x'.repeat(longest + 1);
 }
 
 /** Indentation of a block scalar's content, from its source (`|` header line, then the first content line). */

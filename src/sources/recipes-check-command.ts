@@ -8,8 +8,8 @@ import { readAgentText } from './agent-file';
 import { messageOf } from './directory-store';
 import { readRecipeText } from './recipe-file';
 import { entryKindOf, fileStem, formatBytes } from './source-store';
-import { renderRecipeDocument } from './recipe-render';
 import { renderTemplate } from './template-engine';
+import { renderRecipeOffThread } from './template-thread';
 
 /** Result of checking one file (`--json` prints an array of these). */
 export interface RecipeCheckReport {
@@ -121,7 +121,7 @@ export async function checkFile(file: string): Promise<RecipeCheckReport> {
     report.warnings.push(...result.warnings);
     if (result.recipe) {
       report.errors.push(...(await checkSubRecipePaths(result.recipe, file)));
-      report.errors.push(...renderWithSamples(result.recipe, content, file));
+      report.errors.push(...(await renderWithSamples(result.recipe, content, file)));
     }
   }
   report.ok = report.errors.length === 0;
@@ -170,11 +170,12 @@ function sampleValue(parameter: RecipeParameter): string {
   }
 }
 
-function renderWithSamples(recipe: RecipeDefinition, content: string, file: string): string[] {
+/** Renders the file with sample values, in a rendering thread with its deadline (a file never hangs the check). */
+async function renderWithSamples(recipe: RecipeDefinition, content: string, file: string): Promise<string[]> {
   const values: Record<string, string> = { [builtInRecipeDirVariable]: dirname(resolve(file)) };
   for (const parameter of recipe.parameters ?? []) values[parameter.key] = sampleValue(parameter);
   // Lenient: a sample `{}` for an object parameter has none of the fields the template reads.
-  const rendered = renderRecipeDocument(content, templateValuesOf(recipe.parameters ?? [], values), file, file, { undefinedBehavior: 'lenient' });
+  const rendered = await renderRecipeOffThread(content, templateValuesOf(recipe.parameters ?? [], values), file, file, { undefinedBehavior: 'lenient' });
   if (!rendered.ok) return [`${rendered.error} (rendering with default or sample values)`];
   return parseRecipeDocument(rendered.document, `${file} (rendered)`).errors;
 }

@@ -7,7 +7,7 @@ import { hiddenTagWarnings, parseRecipeDocument } from '../domain/recipe-parse';
 import { type RecipeDefinition } from '../contracts/recipe-schema';
 import { messageOf } from './directory-store';
 import { formatBytes } from './source-store';
-import { renderRecipeDocument } from './recipe-render';
+import { renderRecipeOffThread } from './template-thread';
 
 /** A rendered source: text for the subagent, or every validation error. */
 export type RenderedSource =
@@ -67,7 +67,8 @@ export async function renderSource(snapshot: SourceSnapshot, given: Readonly<Rec
   }
   if (errors.length > 0) return { ok: false, errors };
   const templateValues = templateValuesOf(snapshot.parameters, { ...values, [builtInRecipeDirVariable]: snapshot.recipeDir });
-  const rendered = renderRecipeDocument(snapshot.content, templateValues, file, snapshot.path);
+  // In a rendering thread with a deadline: a template the engine's limits miss holds a thread, not the worker.
+  const rendered = await renderRecipeOffThread(snapshot.content, templateValues, file, snapshot.path);
   if (!rendered.ok) return { ok: false, errors: [rendered.error] };
   const parsed = parseRecipeDocument(rendered.document, `${file} (rendered)`);
   if (!parsed.recipe) return { ok: false, errors: parsed.errors };

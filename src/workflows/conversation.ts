@@ -4,8 +4,10 @@ import type { Agent } from './agent';
 
 /**
  * The key of a workflow's conversation in the blob store: its id and the run id of its first execution,
- * which stays the same across continue-as-new but not when an id is reused (a reset, or a new start
- * with the same id), so a reused id never replays another run's stored answers.
+ * which stays the same across continue-as-new and changes when an id is reused by a new start, so a reused
+ * id never replays another run's stored answers. A reset keeps the chain's first run id (as retries and
+ * cron do, Temporal documents), so a reset run finds the answers stored for the turns it re-executes and
+ * reuses them: a reset does not redo turns (docs/deploy.md says so; start a new delegation to redo one).
  */
 export function conversationIdOf(info: Pick<WorkflowInfo, 'workflowId' | 'firstExecutionRunId'>): string {
   return `${info.workflowId}@${info.firstExecutionRunId}`;

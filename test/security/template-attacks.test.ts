@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
@@ -33,18 +34,66 @@ const escapes: Record<string, string> = {
   'tidy-filter': `{{ (range | first).constructor(${code})() }}{{ range | string }}`,
 };
 const loop = '{% for a in range(100000) %}{% for b in range(100000) %}{{ a }}{{ b }}{% endfor %}{% endfor %}';
+/** Forty lists each made of the one before, twice: a few hundred steps, 2^40 leaves; then compared. */
+const sharing = `{% set a = [1] %}{% set b = [1] %}${'{% set a = [a, a] %}{% set b = [b, b] %}'.repeat(40)}{% if a == b %}same{% endif %}`;
+/** A 1 MiB string in a list doubled 14 times (16 GiB of copies if printed whole), then printed. */
+const doubling = `{% set s = range(21000) | join("${'x'.repeat(50)}") %}{% set l = [s] %}${'{% set l = l + l %}'.repeat(14)}{{ l }}`;
+/** One 600 KB line of \`{\`: the scan before parsing was quadratic in it. */
+const braces = '{'.repeat(600_000);
+/** Folder of files checked by \`errand recipes check\` in a process of its own. */
+const checkedFiles = realpathSync(mkdtempSync(join(tmpdir(), 'errand-checked-recipes-')));
 
 beforeAll(async () => {
   // Pushed to the team's recipe repository by a tenant, before the stack lists it.
   writeFileSync(join(teamRecipes, 'tidy-range.yaml'), recipe('tidy-range', `Tidy up. ${escapes['tidy-range'] ?? ''}`));
   writeFileSync(join(teamRecipes, 'spin.yaml'), recipe('spin', `Spin. ${loop}`));
+  // Listing these two only parses them, which was always quick; rendering them was not.
+  writeFileSync(join(teamRecipes, 'share.yaml'), recipe('share', `Share. ${sharing}`));
+  writeFileSync(join(teamRecipes, 'double.yaml'), recipe('double', `Double. ${doubling}`));
   stack = await startAttackStack({ extraEnv: { ERRAND_RECIPE_PATH: teamRecipes } });
 }, 120_000);
 
 afterAll(async () => {
   await stack?.stop();
   rmSync(teamRecipes, { recursive: true, force: true });
+  rmSync(checkedFiles, { recursive: true, force: true });
 });
+
+/**
+ * Runs `errand recipes check` on recipe files in a process of its own, stopped after `timeoutMs`: a
+ * template that held the event loop would hold this test's process too, so the first look at each attack
+ * recipe happens there, and a hang fails the attack instead of the suite.
+ */
+async function recipesCheck(files: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const paths = Object.entries(files).map(([name, content]) => {
+    const path = join(checkedFiles, name);
+    writeFileSync(path, content);
+    return path;
+  });
+  return runChecker([resolve(__dirname, '..', '..', 'bin', 'errand.js'), 'recipes', 'check', ...paths]);
+}
+
+/** Runs node with `args`, stopped after `timeoutMs`; its exit code and what it printed. */
+async function runChecker(args: string[], timeoutMs = 30_000): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, args, {
+    // A small heap: a render that builds every copy dies quickly instead of filling the machine.
+    env: { ...process.env, NODE_OPTIONS: '--max-old-space-size=512' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return new Promise((resolvePromise, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${args.slice(0, 3).join(' ')} did not finish in ${timeoutMs} ms: ${output.slice(0, 2000)}`));
+    }, timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, output });
+    });
+  });
+}
 
 /** A recipe file's text with `prompt` as a block, so the template is in the file exactly as written. */
 function recipe(title: string, prompt: string, parameters: string[] = []): string {
@@ -162,5 +211,77 @@ describe('recipe templates', () => {
     const childPrompt = JSON.stringify(stack.scripts.of('injected-child')[0]?.messages);
     expect(childPrompt).toContain('retry:');
     expect(childPrompt).toContain(`touch ${marker}`);
+  }, 120_000);
+  attack('lists that share their items (2^40 leaves in a few hundred steps) hold the worker on a comparison', async () => {
+    const checked = await recipesCheck({ 'share.yaml': recipe('share', `Share. ${sharing}`) });
+    expect(checked.output).toContain('share.yaml: template limit: a value passed 2097152 characters (the limit for one template)');
+    expect(checked.code).toBe(1);
+    // Through the API, while another tenant's one-turn delegation runs and completes.
+    const [api, other] = await Promise.all([
+      stack.request('/v1/delegations', { tenant: 'acme', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ source: 'share' }) }),
+      stack.runAttack('globex', 'beside-template-sharing', []),
+    ]);
+    const apiAnswer = await api.text();
+    expect(api.status, apiAnswer).toBe(422);
+    expect(apiAnswer).toContain('share.yaml: template limit: a value passed 2097152 characters');
+    expect(other.status).toBe('completed');
+    expect(other.output).toBe('attack beside-template-sharing finished');
+    // And from a session's delegate call, planned by the worker.
+    const requests = await runSession('acme', 'template-sharing', [{ name: 'delegate', arguments: { source: 'share' } }]);
+    const delegated = toolResults(requests.at(-1)).find((result) => result.toolName === 'delegate');
+    expect(delegated?.isError).toBe(true);
+    expect(delegated?.content).toContain('share.yaml: template limit: a value passed 2097152 characters (the limit for one template)');
+  }, 120_000);
+
+  attack('a 1 MiB string doubled in a list and printed fills the worker\'s heap', async () => {
+    const checked = await recipesCheck({ 'double.yaml': recipe('double', `Double. ${doubling}`) });
+    expect(checked.output).toContain('double.yaml: template limit: a value passed 2097152 characters (the limit for one template)');
+    expect(checked.code).toBe(1);
+    const [api, other] = await Promise.all([
+      stack.request('/v1/delegations', { tenant: 'acme', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ source: 'double' }) }),
+      stack.runAttack('globex', 'beside-template-doubling', []),
+    ]);
+    const apiAnswer = await api.text();
+    expect(api.status, apiAnswer).toBe(422);
+    expect(apiAnswer).toContain('double.yaml: template limit: a value passed 2097152 characters');
+    expect(other.status).toBe('completed');
+    expect(other.output).toBe('attack beside-template-doubling finished');
+  }, 120_000);
+
+  attack('a long line of { makes the scan before parsing quadratic, holding every listing', async () => {
+    const checked = await recipesCheck({ 'braces.yaml': recipe('braces', braces) });
+    expect(checked.output).toContain('braces.yaml: template syntax error (line 4): "{{" is never closed with "}}"');
+    expect(checked.code).toBe(1);
+    // In the tenant's own folder, listed by load() (the listing GET /v1/sources serves) beside another
+    // tenant's delegation.
+    const folder = join(stack.tenantDir('acme'), '.goose', 'recipes');
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(join(folder, 'braces.yaml'), recipe('braces', braces));
+    const [requests, other] = await Promise.all([
+      runSession('acme', 'template-braces', [{ name: 'load', arguments: {} }]),
+      stack.runAttack('globex', 'beside-template-braces', []),
+    ]);
+    const listing = toolResults(requests.at(-1)).find((result) => result.toolName === 'load')?.content ?? '';
+    expect(listing).toContain('braces.yaml: template syntax error (line 4): "{{" is never closed with "}}"');
+    expect(other.status).toBe('completed');
+  }, 120_000);
+
+  attack('errand recipes check and the corpus check hang on a recipe whose template never ends', async () => {
+    // Each file is checked on its own, the hostile ones end with their limit, and the check goes on to the next.
+    const checked = await recipesCheck({
+      'a-share.yaml': recipe('a-share', `Share. ${sharing}`),
+      'b-braces.yaml': recipe('b-braces', braces),
+      'c-plain.yaml': recipe('c-plain', 'Tidy the notes.'),
+    });
+    expect(checked.output).toContain('a-share.yaml: template limit: a value passed 2097152 characters');
+    expect(checked.output).toContain('b-braces.yaml: template syntax error (line 4)');
+    expect(checked.output).toMatch(/ok {3}[^\n]*c-plain\.yaml/);
+    expect(checked.output).toContain('3 file(s) checked, 2 failed');
+    expect(checked.code).toBe(1);
+    // The corpus check reads a folder of such files the same way.
+    const corpus = await runChecker(['--import', 'tsx', resolve(__dirname, '..', '..', 'scripts', 'check-corpus.ts'), checkedFiles]);
+    expect(corpus.output).toContain('a-share.yaml: template limit: a value passed 2097152 characters');
+    expect(corpus.output).toContain('b-braces.yaml: template syntax error (line 4)');
+    expect(corpus.code).toBe(1);
   }, 120_000);
 });

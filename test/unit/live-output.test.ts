@@ -138,6 +138,17 @@ describe('the CLI live view', () => {
     expect(text).not.toContain('\u001b');
   });
 
+  test("a tool name the model chose is printed as text, never as the terminal's control sequences", () => {
+    const out = io(false);
+    const view = new LiveView(out);
+    view.update('errand-x', 'running', peek({ turns: 2, toolCalls: 1, lastToolCall: { name: 'evil\u001b]0;pwned\u0007\u001b[2J', argumentsPreview: '{}', turn: 1 } }));
+    view.finish();
+    const text = out.err.join('');
+    expect(text).toContain('last tool evil');
+    expect(text).not.toContain('\u001b');
+    expect(text).not.toContain('\u0007');
+  });
+
   test('on a terminal: redraws the progress line and the last lines of the text in place, then clears them', () => {
     const out = io(true);
     const view = new LiveView(out);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { maxTemplateNesting, maxTemplateSteps } from '../../src/contracts/limits';
+import { maxTemplateNesting, maxTemplateOutputChars, maxTemplateSteps, maxTemplateValueDepth } from '../../src/contracts/limits';
 import { renderTemplate, templateVariables } from '../../src/sources/template-engine';
 
 const render = (text: string, values: Record<string, unknown> = {}, options = {}) => renderTemplate(text, values as never, 'r.yaml', options);
@@ -162,6 +162,43 @@ describe('template limits', () => {
     if (rendered.ok) {
       expect(rendered.text.startsWith('{{ user 0 }}\n{{ user 1 }}')).toBe(true);
       expect(rendered.text.endsWith('v '.repeat(3))).toBe(true);
+    }
+  });
+  it('measures every value when it is built: a shared item counts each time it appears', () => {
+    const sizeLimit = `r.yaml: template limit: a value passed ${maxTemplateOutputChars} characters (the limit for one template)`;
+    // Forty doublings of one shared list: 2^40 items, refused as soon as the value passes the limit.
+    expect(failure(`{% set a = [1] %}${'{% set a = [a, a] %}'.repeat(40)}{% if a == a %}x{% endif %}`)).toBe(sizeLimit);
+    expect(failure(`{% set a = {"k": 1} %}${'{% set a = {"l": a, "r": a} %}'.repeat(40)}`)).toBe(sizeLimit);
+    expect(failure(`{% set l = [s] %}${'{% set l = l + l %}'.repeat(14)}{{ l }}`, { s: 'x'.repeat(1 << 20) })).toBe(sizeLimit);
+    // A value from outside is measured too, and nesting is bounded like size.
+    expect(failure('{{ 1 }}', { big: ['x'.repeat(maxTemplateOutputChars)] })).toBe(sizeLimit);
+    expect(failure(`{% set a = [1] %}${'{% set a = [a] %}'.repeat(maxTemplateValueDepth)}`)).toBe(`r.yaml: template limit: a value is nested more than ${maxTemplateValueDepth} levels deep (the limit for one template)`);
+    // Values well inside the limits behave as before.
+    expect(text(`{% set a = [1] %}${'{% set a = [a, a] %}'.repeat(3)}{{ a }} {{ a == a }} {{ a | length }}`)).toBe('[[[[1], [1]], [[1], [1]]], [[[1], [1]], [[1], [1]]]] true 2');
+  });
+
+  it('charges comparisons, in, unique, printing and joining per item and character, and stops them at the limit', () => {
+    const steps = `r.yaml: template limit: rendering stopped after ${maxTemplateSteps} steps (the limit for one template); is a loop too large?`;
+    const wide = { l: Array.from({ length: 100_000 }, (_item, index) => index), m: Array.from({ length: 100_000 }, (_item, index) => index) };
+    expect(failure('{% for i in range(10) %}{% if l == m %}{% endif %}{% endfor %}', wide)).toBe(steps);
+    expect(failure('{% for i in range(10) %}{% if -1 in l %}{% endif %}{% endfor %}', wide)).toBe(steps);
+    expect(failure('{{ l | unique | length }}', { l: Array.from({ length: 1000 }, (_item, index) => index) })).toBe(steps);
+    expect(failure('{% for i in range(1000) %}{% if s is lower %}{% endif %}{% endfor %}', { s: 'x'.repeat(1 << 20) })).toBe(steps);
+    // A long separator, indent or replacement stops before the text is built whole.
+    const stringLimit = `r.yaml: template limit: a string passed ${maxTemplateOutputChars} characters (the limit for one template)`;
+    expect(failure('{{ l | join(s) }}', { l: Array.from({ length: 1000 }, () => 1), s: 'x'.repeat(1 << 20) })).toBe(stringLimit);
+    expect(failure('{{ s | indent(s) }}', { s: `${'\n'.repeat(100)}${'x'.repeat(1 << 20)}` })).toBe(stringLimit);
+    expect(failure('{{ s | replace("a", t) }}', { s: 'a'.repeat(1000), t: 'x'.repeat(1 << 20) })).toBe(stringLimit);
+    expect(failure('{{ s ~ s ~ s }}', { s: 'a'.repeat(1 << 20) })).toBe(stringLimit);
+    // tojson's indent grows with depth: 5,000 numbers 61 levels deep are 3 MB indented.
+    expect(failure(`{% set a = range(5000) %}${'{% set a = [a] %}'.repeat(60)}{{ a | tojson(10) }}`)).toBe(stringLimit);
+  });
+
+  it('writes tojson as JSON.stringify does, with and without an indent', () => {
+    const value = { a: [1, { b: 'x"y', c: null }, [], {}], d: true, e: 1.5, f: 'text' };
+    for (const indent of ['', '(2)', '(0)', '(20)']) {
+      const spaces = indent === '' ? undefined : Math.min(10, Number(indent.slice(1, -1)));
+      expect(text(`{{ v | tojson${indent} }}`, { v: value })).toBe(JSON.stringify(value, null, spaces));
     }
   });
 });
