@@ -17,7 +17,7 @@ import { createScriptedModel } from '../src/llm/scripted-model';
 import type { ScriptStep } from '../src/llm/scripted-step';
 import { sendUpdateAcrossRunChange } from '../src/temporal-update-retry';
 import { createErrandWorker, createWorkerDependencies, workflowsFromSources } from '../src/worker';
-import { moreScenarios, recordAgentHooksBeforePatch, recordAgentHooksPatched, recordOrchestrationHooksBeforePatch, recordOrchestrationHooksPatched, recordCostBeforePatch, recordCostPatched, recordLongChildBeforePatch, recordLongChildPatched, recordProgressThrottleBeforePatch, recordProgressThrottlePatched, recordStopHookLastTurnBeforePatch, recordStopHookLastTurnPatched, recordApprovals, recordCompaction, recordLoadPeekBeforePatch, recordLoadPeekPatched, recordIdleTimeout, recordProbeLoop, type HeldStep, type RecordingContext } from './record-more-histories';
+import { moreScenarios, recordAgentHooksBeforePatch, recordAgentHooksPatched, recordOrchestrationHooksBeforePatch, recordOrchestrationHooksPatched, recordCostBeforePatch, recordCostPatched, recordLongAnswerBeforePatch, recordLongAnswerPatched, recordLongChildBeforePatch, recordLongChildPatched, recordProgressThrottleBeforePatch, recordProgressThrottlePatched, recordStopHookLastTurnBeforePatch, recordStopHookLastTurnPatched, recordApprovals, recordCompaction, recordLoadPeekBeforePatch, recordLoadPeekPatched, recordIdleTimeout, recordProbeLoop, type HeldStep, type RecordingContext } from './record-more-histories';
 import { bundleWithPatchesWithheld } from './withheld-patches';
 
 /**
@@ -30,7 +30,8 @@ import { bundleWithPatchesWithheld } from './withheld-patches';
  * long-haul scenarios of record-more-histories.ts (an approval, a compaction, `load(peek)` with and without
  * its patch, the probe loop of a session that continued as new while its task runs, the idle alarm, an
  * agent file's hooks, its hooks around an orchestration tool, a session whose foreground child answers at length
- * (its slim result), a child's throttled progress signals and a Stop hook at a subagent's last turn, each with and
+ * (its slim result), a child's throttled progress signals, a Stop hook at a subagent's last turn and a
+ * delegation and a session that answer at length (read back only up to the result's inline maximum), each with and
  * without their patch). Each is run
  * against a Temporal dev server with a scripted model and written as JSON to test/fixtures/histories/. A second worker
  * runs a bundle that withholds the patches in `withheldPatches` (withheld-patches.ts): its runs are the
@@ -46,7 +47,7 @@ const identity = 'errand-record-histories';
 /** Every scenario, as `--only` names them. */
 const allScenarios = ['plain', 'tool-calls', 'max-turns', 'cancelled', 'session', 'checks', 'structured', 'worktree', 'fork', 'continuables', ...moreScenarios] as const;
 /** The patches the second worker withholds (its runs are the "before the patch" side of the replay fixtures). */
-const withheldPatches = ['load-peek-live-text', 'agent-file-hooks', 'cost-search-attribute', 'orchestration-tool-hooks', 'slim-child-result', 'progress-throttle', 'stop-hook-every-stop'];
+const withheldPatches = ['load-peek-live-text', 'agent-file-hooks', 'cost-search-attribute', 'orchestration-tool-hooks', 'slim-child-result', 'progress-throttle', 'stop-hook-every-stop', 'long-texts-by-reference'];
 /** The context window of the model the compaction scenario uses: a few file reads outgrow it. */
 const compactionWindow = 4_000;
 /** History events after which the recording server suggests continue-as-new (scenario 10 passes it). */
@@ -372,6 +373,8 @@ async function main(): Promise<void> {
     if (want('cost-before-patch')) await recordCostBeforePatch(context);
     if (want('long-child')) await recordLongChildPatched(context);
     if (want('long-child-before-patch')) await recordLongChildBeforePatch(context);
+    if (want('long-answer')) await recordLongAnswerPatched(context);
+    if (want('long-answer-before-patch')) await recordLongAnswerBeforePatch(context);
     if (want('progress-throttle')) await recordProgressThrottlePatched(context);
     if (want('progress-throttle-before-patch')) await recordProgressThrottleBeforePatch(context);
     if (want('stop-hook-last-turn')) await recordStopHookLastTurnPatched(context);

@@ -41,7 +41,7 @@ export interface RecordingContext {
 }
 
 /** The scenario names `--only` takes. */
-export const moreScenarios = ['approvals', 'compaction', 'load-peek', 'load-peek-before-patch', 'probe-loop', 'idle-timeout', 'agent-hooks', 'agent-hooks-before-patch', 'orchestration-hooks', 'orchestration-hooks-before-patch', 'cost', 'cost-before-patch', 'long-child', 'long-child-before-patch', 'progress-throttle', 'progress-throttle-before-patch', 'stop-hook-last-turn', 'stop-hook-last-turn-before-patch'] as const;
+export const moreScenarios = ['approvals', 'compaction', 'load-peek', 'load-peek-before-patch', 'probe-loop', 'idle-timeout', 'agent-hooks', 'agent-hooks-before-patch', 'orchestration-hooks', 'orchestration-hooks-before-patch', 'cost', 'cost-before-patch', 'long-child', 'long-child-before-patch', 'progress-throttle', 'progress-throttle-before-patch', 'stop-hook-last-turn', 'stop-hook-last-turn-before-patch', 'long-answer', 'long-answer-before-patch'] as const;
 
 /** A gate a held model call waits on. */
 function gate(): { release: () => void; step: (answer: ScriptStep) => HeldStep } {
@@ -355,6 +355,41 @@ async function recordProgressThrottle(context: RecordingContext, name: string, t
   if (childStart?.continuedExecutionRunId) throw new Error(`${name}: the child continued as new; its recorded run would not hold its turns`);
   await context.record(`session-${name}`, workflowId);
   await context.record(`session-${name}-child`, `${workflowId}/task-1`);
+}
+
+/**
+ * A top-level delegation and a session answer longer than the inline limit: with the
+ * `long-texts-by-reference` patch each reads its answer back only up to the result's inline maximum (the
+ * answer here is under it, so the delegation's result still carries it whole); before it, each reads the
+ * whole answer back.
+ */
+async function recordLongAnswer(context: RecordingContext, name: string, taskQueue: string): Promise<void> {
+  const { client, stamp } = context;
+  const answer = longAnswer();
+  const marker = context.script(name, [{ text: answer }]);
+  const workflowId = `errand-record-${name}-${stamp}`;
+  const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId, args: [context.subagent(`Write it all down ${marker}`)] });
+  const result = await handle.result();
+  if (result.output !== answer) throw new Error(`${name}: the delegation's result does not carry its whole answer (${result.output.length} of ${answer.length} characters)`);
+  const sessionMarker = context.script(`${name}-session`, [{ text: answer }]);
+  const sessionId = `errand-record-${name}-session-${stamp}`;
+  const session = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: sessionId, args: [{ ...context.sessionInput, label: `recorded ${name}` }] });
+  await session.executeUpdate(sendMessageUpdate, { args: [{ message: `Write it all down ${sessionMarker}` }] });
+  await context.waitUntil('the session reply', async () => context.stepsOf(`${name}-session`).length === 0 && (await session.query(transcriptQuery)).state === 'waiting');
+  await session.signal(cancelSignal, { reason: 'recording done' });
+  await session.result();
+  await context.record(`subagent-${name}`, workflowId);
+  await context.record(`session-${name}`, sessionId);
+}
+
+/** Long answers with the current code (the `long-texts-by-reference` patch's markers). */
+export function recordLongAnswerPatched(context: RecordingContext): Promise<void> {
+  return recordLongAnswer(context, 'long-answer', context.taskQueue);
+}
+
+/** The same delegation and session as code from before the `long-texts-by-reference` patch runs them. */
+export function recordLongAnswerBeforePatch(context: RecordingContext): Promise<void> {
+  return recordLongAnswer(context, 'long-answer-before-patch', context.withheldTaskQueue);
 }
 
 /** A child's long answer with the current code (the `slim-child-result` patch's marker, a slim result). */

@@ -139,8 +139,18 @@ export async function runHooks(
 }
 
 /**
+ * An encoded `/`, `\` or `.` in a path: the URL parser keeps `%2F` and `%5C` as written (and a lone `%2E`
+ * inside a segment), so `/hooks/..%2Fadmin` starts with `/hooks/` here while a server that decodes
+ * before it routes serves `/admin`. An encoded `%` (`%25`) is the same thing for a server or proxy that
+ * decodes twice (`..%252F`). A hook has no need of them; refusing them is simpler and safer than guessing
+ * how the receiving server decodes.
+ */
+const encodedSeparator = /%(?:2f|5c|2e|25)/i;
+
+/**
  * Whether an http hook's URL is one the operator allows (`ERRAND_HOOK_URLS`): same origin as a listed
- * prefix and a path that starts with the prefix's path at a `/`. Undefined when allowed, else why not.
+ * prefix, a path that starts with the prefix's path at a `/`, and no encoded separator in that path
+ * (see {@link encodedSeparator}). Undefined when allowed, else why not.
  */
 export function httpHookRefusal(hook: Pick<AgentHttpHook, 'url'>, deps: Pick<HookRunnerDependencies, 'commands'>): string | undefined {
   const allowed = deps.commands.hookUrls ?? [];
@@ -151,6 +161,7 @@ export function httpHookRefusal(hook: Pick<AgentHttpHook, 'url'>, deps: Pick<Hoo
   } catch {
     return 'its URL is not valid';
   }
+  if (encodedSeparator.test(url.pathname)) return 'its URL path holds an encoded "/", "\\", "." or "%" (%2F, %5C, %2E, %25), which could lead a server that decodes it outside the allowed prefix';
   const match = allowed.some((prefixText) => {
     const prefix = new URL(prefixText);
     if (prefix.origin !== url.origin) return false;

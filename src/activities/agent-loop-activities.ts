@@ -9,7 +9,9 @@ import type {
   MessageInput,
   ModelTurnInput,
   ModelTurnOutput,
+  MessageTextUpTo,
   ReadMessageTextInput,
+  ReadMessageTextUpToInput,
   RunToolInput,
   RunToolOutput,
   SealToolCallsInput,
@@ -252,6 +254,12 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
       return message.content;
     },
 
+    async readMessageTextUpTo(input: ReadMessageTextUpToInput): Promise<MessageTextUpTo> {
+      const text = await activities.readMessageText(input);
+      // Its length only: a text this long would not fit in the workflow's history (a local activity's marker).
+      return text.length > input.maxChars ? { tooLong: text.length } : { text };
+    },
+
     async sealToolCalls(input: SealToolCallsInput): Promise<void> {
       const [assistant] = await deps.conversations.readRange(input.conversationId, input.assistantSeq, 1);
       const calls = assistant?.role === 'assistant' ? assistant.toolCalls ?? [] : [];
@@ -285,6 +293,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
     modelTurn: (input) => inModelSpan(deps.models, input, () => classifyStoreErrors(() => activities.modelTurn(input))),
     runTool: (input) => inToolSpan(() => classifyStoreErrors(() => activities.runTool(input))),
     readMessageText: (input) => classifyStoreErrors(() => activities.readMessageText(input)),
+    readMessageTextUpTo: (input) => classifyStoreErrors(() => activities.readMessageTextUpTo(input)),
     sealToolCalls: (input) => classifyStoreErrors(() => activities.sealToolCalls(input)),
     compactConversation: (input) => classifyStoreErrors(() => activities.compactConversation(input)),
   };

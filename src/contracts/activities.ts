@@ -199,6 +199,14 @@ export interface ReadMessageTextInput {
   seq: number;
 }
 
+/** Read the text of one stored message if it is at most `maxChars` long. */
+export interface ReadMessageTextUpToInput extends ReadMessageTextInput {
+  maxChars: number;
+}
+
+/** The text of a stored message when it was short enough, else only its length. JSON. */
+export type MessageTextUpTo = { text: string } | { tooLong: number };
+
 
 /** What the delegating workflow is, for planning a delegation (SEMANTICS §2-§3). */
 export interface DelegationParent {
@@ -307,6 +315,7 @@ export interface AgentLoopActivities {
   modelTurn(input: ModelTurnInput): Promise<ModelTurnOutput>;
   runTool(input: RunToolInput): Promise<RunToolOutput>;
   readMessageText(input: ReadMessageTextInput): Promise<string>;
+  readMessageTextUpTo(input: ReadMessageTextUpToInput): Promise<MessageTextUpTo>;
   sealToolCalls(input: SealToolCallsInput): Promise<void>;
   compactConversation(input: CompactConversationInput): Promise<CompactConversationOutput>;
 }

@@ -265,6 +265,13 @@ export const s3ConditionalWriteRetryMs = 10 * 60_000;
 // ---- durable payloads -----------------------------------------------------------------------------
 /** Assistant text longer than this travels by reference (conversation store), not through history. */
 export const inlineTextLimit = 512;
+/**
+ * The longest assistant text a workflow's result or an update's answer carries whole (a top-level
+ * delegation's answer, a session's reply); a longer one goes as a preview and a reference, and the API
+ * reads it back from the conversation store. As JSON a character takes at most 6 bytes, so this stays far
+ * under Temporal's payload limit (2 MiB) and its warning threshold (512 KiB) whatever the text holds.
+ */
+export const resultTextInlineMaxChars = 64 * 1024;
 /** Characters of a model call's text-so-far sent with its heartbeats (live output). */
 export const liveTextChars = 4_096;
 /** Characters of a task's text-so-far that `load(task_id, peek: true)` shows the delegating model (the end of it). */

@@ -5,10 +5,11 @@ import {
   continueAsNew,
   isCancellation,
   log,
+  patched,
   setWorkflowOptions,
   workflowInfo,
 } from '@temporalio/workflow';
-import { defaultApprovalTimeoutMs, defaultSessionIdleTimeoutMs } from '../contracts/limits';
+import { defaultApprovalTimeoutMs, defaultSessionIdleTimeoutMs, resultTextInlineMaxChars } from '../contracts/limits';
 import type { SessionInput, SessionResult } from '../contracts/session';
 import { capNotRunCause } from '../domain/delegation-texts';
 import { isCapStatus } from '../contracts/subagent';
@@ -16,7 +17,7 @@ import { buildSessionSystemPrompt } from '../domain/session-prompt';
 import { Agent } from './agent';
 import { AgentLoop, type RunOutcome } from './agent-loop';
 import { registerAgentHandlers } from './agent-handlers';
-import { conversationIdOf, lastAssistantFullText } from './conversation';
+import { conversationIdOf, lastAssistantFullText, lastAssistantTextUpTo } from './conversation';
 import { IdleAlarm } from './idle-alarm';
 import { sessionDefinitionOptions } from './versioning-behaviour';
 import { registerMcpToolCalls } from './mcp-tool-calls';
@@ -155,10 +156,12 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
       run = outcomeOfError(error, undefined);
       await loop.seal('failed');
     }
+    // The transcript keeps a preview: a long reply is not read back whole (the subagent workflow's patch).
+    const replyText = async () => (agent.lastText?.truncated && patched('long-texts-by-reference') ? (await lastAssistantTextUpTo(agent, resultTextInlineMaxChars)).text : lastAssistantFullText(agent));
     if (run.status === 'completed') {
-      agent.remember('assistant', await lastAssistantFullText(agent));
+      agent.remember('assistant', await replyText());
     } else {
-      const reply = run.status === 'failed' ? '' : await lastAssistantFullText(agent);
+      const reply = run.status === 'failed' ? '' : await replyText();
       agent.remember(run.status === 'failed' ? 'event' : 'assistant', `[${run.status}] ${run.diagnostic ?? ''}${reply ? `\n${reply}` : ''}`.trim());
       log.warn('session run did not complete', { status: run.status, diagnostic: run.diagnostic });
     }

@@ -10,7 +10,7 @@ import {
   setWorkflowOptions,
   workflowInfo,
 } from '@temporalio/workflow';
-import { defaultApprovalTimeoutMs, defaultContinuableIdleTimeoutMs } from '../contracts/limits';
+import { defaultApprovalTimeoutMs, defaultContinuableIdleTimeoutMs, resultTextInlineMaxChars } from '../contracts/limits';
 import { liveTextShown } from '../contracts/live-text';
 import { childProgressSignal, childSettledSignal } from '../contracts/subagent-messages';
 import { capNotRunCause } from '../domain/delegation-texts';
@@ -24,7 +24,7 @@ import { defaultTaskLimits } from '../domain/task-limits';
 import { Agent } from './agent';
 import { AgentLoop, type RunOutcome } from './agent-loop';
 import { registerAgentHandlers } from './agent-handlers';
-import { conversationIdOf, lastAssistantFullText, lastTextRef } from './conversation';
+import { conversationIdOf, lastAssistantFullText, lastAssistantTextUpTo, lastTextRef } from './conversation';
 import { IdleAlarm } from './idle-alarm';
 import { ProgressThrottle } from './progress-throttle';
 import { RetryChecks } from './retry-checks';
@@ -38,6 +38,16 @@ import { subagentDefinitionOptions } from './versioning-behaviour';
  * whole last answer back at its end: its parent and the API read the whole text by reference.
  */
 const slimChildResultPatch = 'slim-child-result';
+
+/**
+ * A top-level delegation's result carries its last answer whole only up to
+ * `resultTextInlineMaxChars`; a longer one goes as a preview and a reference (`outputCut`), which the API
+ * reads back: a 3 MiB answer read back whole put the result over Temporal's payload limit, and the
+ * workflow's last task failed on every retry (a cancel could not end it either). Asked only for an answer
+ * longer than the inline limit (the only one the change concerns), so other runs record no marker. The
+ * session workflow asks for the same id where it reads a reply back for its transcript.
+ */
+const longTextsByReferencePatch = 'long-texts-by-reference';
 
 /**
  * One delegation: the agent loop until a final answer, `max_turns`, the token budget, a cut-off answer,
@@ -126,9 +136,15 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       log.warn('could not notify the parent', { error: String(error) });
     }
   };
-  /** The result of a run (or activation); the whole text is read back by reference only when `fullText`. */
-  const resultOf = async (outcome: RunOutcome, fullText: boolean): Promise<SubagentResult> => {
-    const text = fullText ? await lastAssistantFullText(agent) : agent.lastText?.text ?? '';
+  /**
+   * The result of a run (or activation). Its text: the preview (`'preview'`, the whole text stays by
+   * reference), read back whole (`'whole'`, before the `long-texts-by-reference` patch), or read back only
+   * when it is short enough to travel in history (`'upTo'`).
+   */
+  const resultOf = async (outcome: RunOutcome, read: 'preview' | 'whole' | 'upTo'): Promise<SubagentResult> => {
+    const upTo = read === 'upTo' ? await lastAssistantTextUpTo(agent, resultTextInlineMaxChars) : undefined;
+    const text = upTo ? upTo.text : read === 'whole' ? await lastAssistantFullText(agent) : agent.lastText?.text ?? '';
+    const cut = upTo ? upTo.cut : read === 'preview' && agent.lastText?.truncated === true;
     const completed = outcome.status === 'completed';
     // Cancelled while the model wrote: what it had written is the partial output (no stored message holds it).
     const interrupted = outcome.status === 'cancelled' ? loop.interrupted : undefined;
@@ -139,7 +155,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       output: completed ? text : '',
       partialOutput: completed ? '' : interrupted ? liveTextShown(interrupted) : text,
       ...(ref ? { outputRef: ref } : {}),
-      ...(agent.lastText?.truncated && !fullText && !interrupted ? { outputCut: true } : {}),
+      ...(cut && ref ? { outputCut: true } : {}),
       ...(outcome.diagnostic ? { diagnostic: outcome.diagnostic } : {}),
       ...(outcome.budget !== undefined && outcome.status === 'budget' ? { budget: outcome.budget } : {}),
       ...(completed && outcome.structured ? { structured: outcome.structured } : {}),
@@ -254,7 +270,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
           const run = await activate(resume);
           resume = false;
           if (!continuable || isCapStatus(run.status)) return run;
-          const answer = await resultOf(run, false);
+          const answer = await resultOf(run, 'preview');
           agent.answers += 1;
           agent.remember(run.status === 'failed' ? 'event' : 'assistant', run.status === 'completed' ? answer.output : `[${run.status}] ${run.diagnostic ?? ''}\n${answer.partialOutput}`.trim());
           agent.touch();
@@ -285,7 +301,8 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     await loop.seal(outcome.status === 'cancelled' ? 'cancelled' : isCapStatus(outcome.status) ? capNotRunCause(outcome.budget ?? 'tokens') : 'failed').catch(() => undefined);
     // A child's result is its parent's copy too (SEMANTICS §4): slim, so the whole text is not read back here.
     const slim = parent !== undefined && patched(slimChildResultPatch);
-    const ran = await resultOf(outcome, !slim);
+    const byReference = parent === undefined && agent.lastText?.truncated === true && patched(longTextsByReferencePatch);
+    const ran = await resultOf(outcome, slim ? 'preview' : byReference ? 'upTo' : 'whole');
     agent.setState(outcome.status);
     agent.flushViews(true);
     await orchestrator.cancelAll(`its parent ${info.workflowId} ended (${outcome.status})`);
