@@ -13,7 +13,9 @@ import { freePort } from '../../src/dev/free-port';
 import { claudeCodePath } from '../../src/dev/tool-paths';
 import { isJsonObject } from '../../src/llm/json-value';
 import type { ScriptStep } from '../../src/llm/scripted-step';
-import { errandBin } from '../support/mcp-errand-client';
+import { callErrandTool, connectErrandMcp, errandBin } from '../support/mcp-errand-client';
+import { writeDevStackState } from '../../src/cli/dev-stack-state';
+import { devStackTokenPath } from '../../src/cli/dev-stack-token';
 import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
 import { temporalAddress, temporalNamespace, testClient, uniqueTaskQueue } from '../support/temporal';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
@@ -292,4 +294,72 @@ describe.each(transports)('Claude Code 2.1.328 over $name', ({ transport, env })
     expect(server.exhaustedRequests).toHaveLength(0);
     expect(proxyConnections).toBe(0);
   }, 180_000);
+});
+
+/** Runs `errand mcp` with `env`, sends it an MCP initialize, and resolves with its exit code and stderr. */
+function errandMcpRefused(env: Record<string, string>): Promise<{ code: number | null; stderr: string; stdout: string }> {
+  return new Promise((resolveRun) => {
+    const child = spawn(process.execPath, [errandBin, 'mcp'], { env: { PATH: process.env.PATH ?? '', HOME: home, TMPDIR: process.env.TMPDIR ?? tmpdir(), ...env }, cwd: workDir, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    let stdout = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stdin.on('error', () => undefined);
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'refused-test', version: '1.0.0' } } };
+    child.stdin.write(`${JSON.stringify(initialize)}\n`);
+    child.once('exit', (code) => resolveRun({ code, stderr, stdout }));
+  });
+}
+
+describe('errand mcp through an errand API (stdio bridged to /v1/mcp)', () => {
+  it('with ERRAND_API_URL and ERRAND_API_KEY: serves the tools of a session the API holds, and delegates', async () => {
+    server.reset();
+    server.setResponder((request) => (isJsonObject(request.body) ? subagentModel(request.body) : undefined));
+    // No Temporal address, task queue or data folder: the API has them.
+    const env = { PATH: process.env.PATH ?? '', HOME: home, TMPDIR: process.env.TMPDIR ?? tmpdir(), ERRAND_API_URL: `${apiUrl}/`, ERRAND_API_KEY: apiKey, ERRAND_DATA_DIR: join(root, 'client-data') };
+    const connected = await connectErrandMcp(env, workDir);
+    try {
+      sessionIds.add(connected.sessionId);
+      expect(connected.stderr()).toContain(`errand mcp: session ${connected.sessionId} through ${apiUrl}`);
+      expect((await connected.client.listTools()).tools.map((tool) => tool.name)).toEqual(['load', 'delegate', 'send_message', 'list_subagent_models']);
+      const delegated = await callErrandTool(connected.client, 'delegate', { instructions: 'Summarise the README' });
+      expect(delegated.isError).toBe(false);
+      expect(delegated.texts[0]).toContain('SUBAGENT-ANSWER for "Summarise the README"');
+      const described = await client.workflow.getHandle(connected.sessionId).describe();
+      expect(described.searchAttributes.ErrandTenant).toEqual(['acme']);
+    } finally {
+      await connected.client.close();
+    }
+    expect(server.rejectedRequests).toHaveLength(0);
+  }, 60_000);
+
+  it('finds a running errand dev of its data directory (state file and token) as the other client commands do', async () => {
+    const dataDir = join(root, 'dev-data');
+    // What errand dev writes when it starts: its API and pid (here the running API's), and its token.
+    writeDevStackState(dataDir, { apiUrl, pid: api?.pid ?? 0, temporalAddress: temporalAddress(), namespace: temporalNamespace(), taskQueue, startedAt: new Date().toISOString() });
+    writeFileSync(devStackTokenPath(dataDir), apiKey, { mode: 0o600 });
+    const env = { PATH: process.env.PATH ?? '', HOME: home, TMPDIR: process.env.TMPDIR ?? tmpdir(), ERRAND_DATA_DIR: dataDir, ERRAND_TEMPORAL_ADDRESS: 'localhost:1' };
+    const connected = await connectErrandMcp(env, workDir);
+    try {
+      sessionIds.add(connected.sessionId);
+      expect(connected.stderr()).toContain(`through ${apiUrl}`);
+      const models = await callErrandTool(connected.client, 'list_subagent_models');
+      expect(models.texts[0]).toContain('gpt-test');
+    } finally {
+      await connected.client.close();
+    }
+  }, 60_000);
+
+  it('says so and exits 1 when the API does not answer, or refuses the key', async () => {
+    const closedPort = await freePort();
+    const unreachable = await errandMcpRefused({ ERRAND_API_URL: `http://127.0.0.1:${closedPort}`, ERRAND_API_KEY: apiKey });
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr).toContain(`errand mcp: the errand API at http://127.0.0.1:${closedPort} (ERRAND_API_URL) did not answer`);
+    expect(unreachable.stderr).not.toContain('not built yet');
+    const refused = await errandMcpRefused({ ERRAND_API_URL: apiUrl, ERRAND_API_KEY: 'not-a-key-of-this-api' });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`errand mcp: the errand API at ${apiUrl} (ERRAND_API_URL) refused the key (HTTP 401): set ERRAND_API_KEY to a key of that API`);
+    // The client got the reason as the answer to its initialize.
+    expect(JSON.parse(refused.stdout.trim())).toMatchObject({ id: 1, error: { message: expect.stringContaining('refused the key') } });
+  }, 60_000);
 });
