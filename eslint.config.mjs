@@ -28,7 +28,10 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          paths: nodeBuiltins.map((name) => ({ name, message: 'Workflow code is deterministic: no Node builtins (do I/O in an activity).' })),
+          paths: [
+            ...nodeBuiltins.map((name) => ({ name, message: 'Workflow code is deterministic: no Node builtins (do I/O in an activity).' })),
+            { name: '@temporalio/workflow', importNames: ['uuid4'], message: 'No random ids in workflow code: derive ids from the run (workflow id, sequence numbers); a draw moves the seeded stream that queries must not touch.' },
+          ],
           patterns: [
             { group: ['@aws-sdk/*'], message: 'No AWS SDK in workflow code: use an activity.' },
             { group: ['ai', '@ai-sdk/*'], message: 'No AI SDK in workflow code: model calls are activities.' },
@@ -42,6 +45,7 @@ export default tseslint.config(
         },
       ],
       'no-restricted-globals': ['error', 'setInterval', 'setImmediate', 'process', 'require'],
+      'no-restricted-properties': ['error', { object: 'Math', property: 'random', message: 'No Math.random in workflow code: derive values from the run; the seeded stream is replayed, and queries and validators (never replayed) must not move it.' }],
     },
   },
   {

@@ -36,6 +36,7 @@ import type { ToolPolicyConfig } from './tools/tool-policy';
 import type { PlanContext } from './activities/plan-delegation';
 import type { SourceResolver } from './sources/source-resolver';
 import { createSharedSources } from './sources/shared-sources';
+import { checkSearchAttributes } from './temporal/search-attribute-check';
 
 /** The real parts a worker's activities use. */
 export interface WorkerDependencies {
@@ -298,6 +299,9 @@ export async function runWorker(config: ErrandConfig = loadConfig()): Promise<vo
   await startTracing('worker');
   const connection = await NativeConnection.connect(config.temporal.connection);
   try {
+    const attributes = await checkSearchAttributes(connection, config.temporal.namespace);
+    if (attributes.kind === 'missing') throw new Error(attributes.message);
+    if (attributes.kind === 'unknown') process.stderr.write(`errand worker: ${attributes.message}\n`);
     const dependencies = createWorkerDependencies(config);
     const worker = await createErrandWorker({
       connection,

@@ -20,7 +20,9 @@ import { isBlobConflictError, validateBlobKey, type BlobStore } from './blob-sto
  * The blob store is write-once (a key always names the same body), so a memory file is a series of
  * revisions: `<folder>/f/<path>/@<revision>`, the highest revision being the file's content. A write puts
  * the next revision; two writers racing for the same revision are told apart by the store itself (the
- * loser gets a conflict and tries the next one), so no write is lost and none is half seen.
+ * loser gets a conflict and tries the next one), so no write is lost and none is half seen. An edit (read,
+ * change, write) writes exactly the revision after the one it read, and reads again when another write took
+ * it, so two parallel edits both land.
  *
  * The folder's key is built from the tenant, the scope, the project (for `project` and `local`: a hash of
  * the working directory, never the path itself) and the agent name, each checked to be one plain key
@@ -51,6 +53,24 @@ export class AgentMemoryError extends Error {
     super(message);
     this.name = 'AgentMemoryError';
   }
+}
+
+/** A compare-and-swap write that lost: another write made the revision after the one it was based on. */
+export class AgentMemoryConflict extends Error {
+  /** Marker for recognition without `instanceof` (DESIGN.md convention 5). */
+  readonly errandError = 'AgentMemoryConflict';
+  constructor(
+    readonly path: string,
+    readonly basedOn: number,
+  ) {
+    super(`memory file ${path} changed since revision ${basedOn}`);
+    this.name = 'AgentMemoryConflict';
+  }
+}
+
+/** Whether `error` is an AgentMemoryConflict, by marker. */
+export function isAgentMemoryConflict(error: unknown): error is AgentMemoryConflict {
+  return typeof error === 'object' && error !== null && 'errandError' in error && error.errandError === 'AgentMemoryConflict';
 }
 
 /** Whether `error` is an AgentMemoryError, by marker. */
@@ -148,8 +168,15 @@ export class AgentMemory {
 
   /** The content of a file, or undefined when it does not exist. */
   async read(rawPath: string): Promise<string | undefined> {
+    return (await this.readRevision(rawPath))?.content;
+  }
+
+  /** The latest revision of a file with its content (for a read-change-write: {@link write}'s `basedOn`), or undefined. */
+  async readRevision(rawPath: string): Promise<{ revision: number; content: string } | undefined> {
     const found = await this.latest(memoryPath(rawPath));
-    return found === undefined ? undefined : this.blobs.get(found.key);
+    if (found === undefined) return undefined;
+    const content = await this.blobs.get(found.key);
+    return content === undefined ? undefined : { revision: found.revision, content };
   }
 
   /** Every file of the folder (paths below `memory/`), sorted. */
@@ -164,11 +191,17 @@ export class AgentMemory {
     return [...files].sort();
   }
 
-  /** Writes a whole file (a new revision); the same content as the latest revision writes nothing. */
-  async write(rawPath: string, content: string): Promise<void> {
+  /**
+   * Writes a whole file (a new revision); the same content as the latest revision writes nothing.
+   * With `basedOn` (the revision the content was made from, 0 for a new file) the write is a compare-and-swap:
+   * it takes exactly the next revision, and throws an {@link AgentMemoryConflict} when another write took it
+   * first, so a read-change-write (an edit) reads again instead of overwriting what the other one wrote.
+   */
+  async write(rawPath: string, content: string, options: { basedOn?: number } = {}): Promise<void> {
     const path = memoryPath(rawPath);
     const size = Buffer.byteLength(content, 'utf8');
     if (size > agentMemoryFileMaxBytes) throw new AgentMemoryError(`the content is ${size} bytes; a memory file holds at most ${agentMemoryFileMaxBytes} bytes: keep MEMORY.md short and put details in topic files`);
+    if (options.basedOn !== undefined) return this.writeRevision(path, content, options.basedOn);
     for (let attempt = 0; attempt < agentMemoryWriteAttempts; attempt += 1) {
       const latest = await this.latest(path);
       if (latest === undefined && (await this.list()).length >= agentMemoryMaxFiles) {
@@ -185,6 +218,20 @@ export class AgentMemory {
       }
     }
     throw new AgentMemoryError(`memory file ${path} is being written by others at the same time; try again`);
+  }
+
+  /** Puts revision `basedOn + 1` of `path`, or throws an AgentMemoryConflict when it is taken by other content. */
+  private async writeRevision(path: string, content: string, basedOn: number): Promise<void> {
+    if (basedOn === 0 && (await this.list()).length >= agentMemoryMaxFiles) {
+      throw new AgentMemoryError(`the memory folder already holds ${agentMemoryMaxFiles} files, the most it may; write into an existing file instead`);
+    }
+    try {
+      // The same content under that revision (a retried tool call) is no conflict: the store's put is idempotent.
+      await this.blobs.put(`${this.folder}/f/${path}/${revisionSegment(basedOn + 1)}`, content);
+    } catch (error) {
+      if (isBlobConflictError(error)) throw new AgentMemoryConflict(path, basedOn);
+      throw error;
+    }
   }
 
   /**

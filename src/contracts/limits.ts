@@ -213,6 +213,8 @@ export const containmentProbeTimeoutMs = 5_000;
 export const recipeVerifiedCacheEntries = 1_024;
 /** Working directories one recipe server config may run a process for at once on a worker (one process each). */
 export const maxRecipeServerInstancesPerConfig = 64;
+/** How long after a delegation last claimed it an idle recipe server config may be retired to make room for another. */
+export const recipeServerRetireAfterMs = 10 * 60_000;
 /** Longest search_text pattern, in characters (a regular expression's program grows with its text). */
 export const searchTextMaxPatternChars = 1_000;
 /**

@@ -160,6 +160,11 @@ export class McpToolset implements Toolset {
     };
   }
 
+  /** Whether nothing uses or opens the connection and no connection is open (a stdio server is not running). */
+  idle(): boolean {
+    return this.inUse === 0 && this.opening === undefined && !(this.current !== undefined && !this.current.closed);
+  }
+
   /** Closes the connection (stops a stdio server). A later call opens a new one unless `final`. */
   async close(final = false): Promise<void> {
     if (final) this.shutDown = true;

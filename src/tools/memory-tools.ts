@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { JsonObject } from '../contracts/json';
 import type { ToolSpec } from '../contracts/model';
-import { agentMemoryFileMaxBytes } from '../contracts/limits';
-import { AgentMemory, isAgentMemoryError, memoryIndexFile, memoryPath, memoryPathRules } from '../activities/agent-memory';
+import { agentMemoryFileMaxBytes, agentMemoryWriteAttempts } from '../contracts/limits';
+import { AgentMemory, isAgentMemoryConflict, isAgentMemoryError, memoryIndexFile, memoryPath, memoryPathRules } from '../activities/agent-memory';
 import type { BlobStore } from '../activities/blob-store';
 import type { AgentMemoryLocation } from '../contracts/subagent';
 import { defineTool } from './define-tool';
@@ -65,13 +65,23 @@ function memoryTools(memory: AgentMemory | undefined): Tool[] {
       }).strict(),
       run: (args) => use(async (folder) => {
         const path = memoryPath(args.path);
-        const content = await folder.read(path);
-        if (content === undefined) return toolError(`memory/${path} does not exist; create it with memory__write`);
-        const first = content.indexOf(args.old_text);
-        if (first === -1) return toolError(`old_text does not occur in memory/${path}; read the file and copy the text exactly`);
-        if (content.indexOf(args.old_text, first + 1) !== -1) return toolError(`old_text occurs more than once in memory/${path}; include more of the surrounding text so it is unique`);
-        await folder.write(path, content.slice(0, first) + args.new_text + content.slice(first + args.old_text.length));
-        return toolSuccess(`Edited memory/${path}`);
+        // Read, change, write exactly the next revision; when a parallel write took it, do the edit again on
+        // what that write left (it may have removed old_text: then the model is told so).
+        for (let attempt = 0; attempt < agentMemoryWriteAttempts; attempt += 1) {
+          const found = await folder.readRevision(path);
+          if (found === undefined) return toolError(`memory/${path} does not exist; create it with memory__write`);
+          const { content, revision } = found;
+          const first = content.indexOf(args.old_text);
+          if (first === -1) return toolError(`old_text does not occur in memory/${path}; read the file and copy the text exactly`);
+          if (content.indexOf(args.old_text, first + 1) !== -1) return toolError(`old_text occurs more than once in memory/${path}; include more of the surrounding text so it is unique`);
+          try {
+            await folder.write(path, content.slice(0, first) + args.new_text + content.slice(first + args.old_text.length), { basedOn: revision });
+            return toolSuccess(`Edited memory/${path}`);
+          } catch (error) {
+            if (!isAgentMemoryConflict(error)) throw error;
+          }
+        }
+        return toolError(`memory/${path} is being changed by others at the same time; read it again and retry the edit`);
       }),
     }),
     defineTool({

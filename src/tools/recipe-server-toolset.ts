@@ -30,18 +30,41 @@ export class RecipeServerToolset implements Toolset {
     this.description = config.description ?? (config.type === 'stdio' ? `MCP server (${config.command})` : `MCP server at ${new URL(config.url).host}`);
   }
 
-  /** The server for a working directory (started on first use). */
+  /**
+   * The server for a working directory (started on first use). The instances are kept least recently used
+   * first: at the limit, the oldest idle one (its process stopped after its idle time) is dropped to make room,
+   * so a worker that sees a new folder per delegation (`isolation: worktree`) never runs out; only when every
+   * instance is busy is the new one refused.
+   */
   instanceFor(workingDir: string | undefined): McpToolset {
     const key = workingDir ?? '';
     let instance = this.instances.get(key);
-    if (!instance) {
-      if (this.instances.size >= maxRecipeServerInstancesPerConfig) {
-        throw new ToolsetRegistryError(`recipe MCP server "${this.name}" already runs for ${maxRecipeServerInstancesPerConfig} working directories on this worker; try again later`);
+    if (instance) {
+      this.instances.delete(key);
+    } else {
+      if (this.instances.size >= maxRecipeServerInstancesPerConfig && !this.dropOldestIdle()) {
+        throw new ToolsetRegistryError(`recipe MCP server "${this.name}" is busy in ${maxRecipeServerInstancesPerConfig} working directories on this worker; try again later`);
       }
       instance = new McpToolset(this.config, { ...this.options, ...(this.config.type === 'stdio' ? { launch: this.launchFor(workingDir) } : {}) });
-      this.instances.set(key, instance);
     }
+    this.instances.set(key, instance);
     return instance;
+  }
+
+  /** Whether no instance runs or is in use (the config may be retired). */
+  idle(): boolean {
+    return [...this.instances.values()].every((instance) => instance.idle());
+  }
+
+  /** Drops the least recently used idle instance; false when every instance is busy. */
+  private dropOldestIdle(): boolean {
+    for (const [key, instance] of this.instances) {
+      if (instance.idle()) {
+        this.instances.delete(key);
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The tools of the server that runs for `context.workingDir`. */

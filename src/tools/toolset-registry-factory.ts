@@ -2,6 +2,7 @@ import type { RecipeServerOrigin } from '../contracts/agent-wire';
 import type { CommandOptions } from './command-environment';
 import { canonicalJson, isRecipeServerName, mcpServerConfigSchema, type McpServerConfig } from './mcp-config';
 import { McpToolset, type McpToolsetOptions } from './mcp-toolset';
+import { recipeServerRetireAfterMs } from '../contracts/limits';
 import { RecipeServerToolset } from './recipe-server-toolset';
 import type { RecipeServerVerifier } from './recipe-server-trust';
 import { createDeveloperToolset, type DeveloperToolsetOptions } from './developer-toolset';
@@ -47,6 +48,8 @@ export class WorkerToolsetRegistry extends ToolsetRegistry {
   private readonly recipeToolsets: RecipeServerToolset[] = [];
   /** Canonical JSON of each registered recipe server's config, by toolset name. */
   private readonly recipeConfigs = new Map<string, string>();
+  /** When a delegation last claimed each recipe server config (ms since the epoch), by toolset name. */
+  private readonly recipeClaims = new Map<string, number>();
 
   constructor(
     private readonly mcpOptions: McpToolsetOptions = {},
@@ -103,17 +106,40 @@ export class WorkerToolsetRegistry extends ToolsetRegistry {
       // Every delegation's claim is checked, also for a config another delegation registered already.
       await verifier?.verify(config, origin);
       if (known === undefined) {
-        if (this.recipeConfigs.size >= maxRecipeServersPerWorker) {
-          throw new ToolsetRegistryError(`this worker already runs ${maxRecipeServersPerWorker} distinct recipe MCP servers; restart it or use fewer`);
+        if (this.recipeConfigs.size >= maxRecipeServersPerWorker && !this.retireOldestIdleRecipeServer(Date.now())) {
+          throw new ToolsetRegistryError(`this worker already runs ${maxRecipeServersPerWorker} distinct recipe MCP servers, all in use; try again later`);
         }
         const toolset = new RecipeServerToolset(config, this.mcpOptions, this.recipe.commands ?? {});
         this.register(toolset);
         this.recipeToolsets.push(toolset);
         this.recipeConfigs.set(config.name, canonical);
       }
+      this.recipeClaims.set(config.name, Date.now());
       names.push(config.name);
     }
     return names;
+  }
+
+  /**
+   * Retires the recipe server config claimed longest ago whose processes have all stopped (idle), if it was
+   * last claimed over {@link recipeServerRetireAfterMs} ago: a delegation that registers a config uses it
+   * within its activity, so a config claimed recently may be about to start and is kept. A retired config is
+   * registered again by the next delegation that carries it.
+   */
+  private retireOldestIdleRecipeServer(now: number): boolean {
+    const oldestFirst = [...this.recipeClaims.entries()].sort((left, right) => left[1] - right[1]);
+    for (const [name, claimedAt] of oldestFirst) {
+      if (now - claimedAt < recipeServerRetireAfterMs) return false;
+      const toolset = this.recipeToolsets.find((candidate) => candidate.name === name);
+      if (toolset && !toolset.idle()) continue;
+      this.unregister(name);
+      this.recipeConfigs.delete(name);
+      this.recipeClaims.delete(name);
+      const index = this.recipeToolsets.findIndex((candidate) => candidate.name === name);
+      if (index >= 0) this.recipeToolsets.splice(index, 1);
+      return true;
+    }
+    return false;
   }
 
   /** The MCP toolset of that name, if it is one (for diagnostics and tests). */

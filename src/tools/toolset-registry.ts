@@ -53,6 +53,11 @@ export class ToolsetRegistry {
     this.toolsets.set(toolset.name, toolset);
   }
 
+  /** Removes a toolset (a retired recipe server); unknown names are ignored. */
+  protected unregister(name: string): void {
+    this.toolsets.delete(name);
+  }
+
   /** Names of the registered toolsets, in registration order. */
   names(): string[] {
     return [...this.toolsets.keys()];

@@ -121,10 +121,27 @@ class WorkflowSpan {
   }
 }
 
+/** Where a span's ids are drawn from: `Math.random` is the run's seeded stream, which replay draws again. */
+type RandomSource = () => number;
+
+/**
+ * The run's seeded stream, for spans of code that replay runs again (the run, handlers, outbound calls): the
+ * same draws in the same order on every replay, so a span keeps its id.
+ */
+// eslint-disable-next-line no-restricted-properties -- the one draw from the seeded stream, as Temporal's interceptors draw it
+const replayedRandom: RandomSource = () => Math.random();
+
+/**
+ * Fresh entropy for spans of code that replay never runs (queries, update validators). A draw from the seeded
+ * stream there would move it on in a cached run and not in a replayed one, so the two would then draw
+ * different ids — and any later `Math.random()` of the run's own code would no longer be deterministic.
+ */
+const unreplayedRandom: RandomSource = () => workflowInfo().unsafe.random.random();
+
 /** An id of `bytes` random bytes as lower-case hex, drawn as OpenTelemetry's id generator draws it. */
-function randomId(bytes: number): string {
+function randomId(bytes: number, random: RandomSource): string {
   let id = '';
-  for (let index = 0; index < bytes * 2; index += 1) id += Math.floor(Math.random() * 16).toString(16);
+  for (let index = 0; index < bytes * 2; index += 1) id += Math.floor(random() * 16).toString(16);
   return id;
 }
 
@@ -165,12 +182,12 @@ function withContext<T>(context: SpanContext | undefined, fn: () => T): T {
 }
 
 /** Starts a span, the child of the active one (a new trace without one), and runs `fn` with it active. */
-function startActiveSpan<T>(name: string, fn: (span: WorkflowSpan) => T, parentOf: () => SpanContext | undefined): T {
+function startActiveSpan<T>(name: string, fn: (span: WorkflowSpan) => T, parentOf: () => SpanContext | undefined, random: RandomSource = replayedRandom): T {
   const parent = parentOf();
-  const spanId = randomId(8);
+  const spanId = randomId(8, random);
   const span = validContext(parent)
     ? new WorkflowSpan(name, { traceId: parent.traceId, spanId, traceFlags: parent.traceFlags & sampled, ...(parent.traceState !== undefined ? { traceState: parent.traceState } : {}) }, parent.spanId)
-    : new WorkflowSpan(name, { traceId: randomId(16), spanId, traceFlags: sampled }, undefined);
+    : new WorkflowSpan(name, { traceId: randomId(16, random), spanId, traceFlags: sampled }, undefined);
   return withContext(span.context, () => fn(span));
 }
 
@@ -258,23 +275,25 @@ interface InstrumentOptions<T> {
   acceptableErrors?: AcceptableErrors;
   /** A run or a handler starting (its parent is only what runs now), not an outbound call of the run. */
   inbound?: boolean;
+  /** Where the span's ids come from: {@link unreplayedRandom} for code replay never runs (queries). */
+  random?: RandomSource;
 }
 
 /** `fn` in a span that ends when it settles; the awaits are Temporal's `instrument`'s, one for one. */
-async function instrument<T>({ spanName, fn, context, acceptableErrors, inbound }: InstrumentOptions<T>): Promise<T> {
+async function instrument<T>({ spanName, fn, context, acceptableErrors, inbound, random }: InstrumentOptions<T>): Promise<T> {
   const parentOf = inbound === true ? inboundContext : activeContext;
   if (context) {
     return await withContext(context.parent, async () => {
-      return await startActiveSpan(spanName, async (span) => await wrapWithSpan(span, fn, acceptableErrors), parentOf);
+      return await startActiveSpan(spanName, async (span) => await wrapWithSpan(span, fn, acceptableErrors), parentOf, random);
     });
   }
-  return await startActiveSpan(spanName, async (span) => await wrapWithSpan(span, fn, acceptableErrors), parentOf);
+  return await startActiveSpan(spanName, async (span) => await wrapWithSpan(span, fn, acceptableErrors), parentOf, random);
 }
 
-/** The synchronous {@link instrument}, for update validators (always inbound). */
+/** The synchronous {@link instrument}, for update validators (always inbound; replay never runs them). */
 function instrumentSync<T>({ spanName, fn, context }: { spanName: string; fn: (span: WorkflowSpan) => T; context?: { parent: SpanContext | undefined } | undefined }): T {
-  if (context) return withContext(context.parent, () => startActiveSpan(spanName, (span) => wrapWithSpanSync(span, fn), inboundContext));
-  return startActiveSpan(spanName, (span) => wrapWithSpanSync(span, fn), inboundContext);
+  const start = (): T => startActiveSpan(spanName, (span) => wrapWithSpanSync(span, fn), inboundContext, unreplayedRandom);
+  return context ? withContext(context.parent, start) : start();
 }
 
 const isContinueAsNew: AcceptableErrors = (error) => error instanceof ContinueAsNew;
@@ -336,7 +355,7 @@ class TraceInboundInterceptor implements WorkflowInboundCallsInterceptor {
   async handleQuery(input: QueryInput, next: Next<WorkflowInboundCallsInterceptor, 'handleQuery'>): Promise<unknown> {
     if (!hasFlag(SdkFlags.OpenTelemetryInterceptorsInstrumentsAllMethods)) return next(input);
     const context = contextFromHeaders(input.headers);
-    return await instrument({ spanName: `HandleQuery:${input.queryName}`, fn: () => next(input), context, inbound: true });
+    return await instrument({ spanName: `HandleQuery:${input.queryName}`, fn: () => next(input), context, inbound: true, random: unreplayedRandom });
   }
 }
 

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentMemory, excerpt, memoryFolderKey, memoryLocationFor, memoryPath } from '../../src/activities/agent-memory';
+import { AgentMemory, excerpt, isAgentMemoryConflict, memoryFolderKey, memoryLocationFor, memoryPath } from '../../src/activities/agent-memory';
 import { LocalBlobStore } from '../../src/activities/blob-store';
 import { agentMemoryPromptMaxBytes, agentMemoryPromptMaxLines } from '../../src/contracts/limits';
 import { memoryToolSpecs, runMemoryTool } from '../../src/tools/memory-tools';
@@ -81,6 +81,24 @@ describe('memory folders on the blob store', () => {
     // Five writers at once: each gets a revision of its own (the store refuses a second body under one key).
     await Promise.all(['a', 'b', 'c', 'd', 'e'].map((text) => new AgentMemory(blobs, { tenant: 'acme', scope: 'user', agent: 'writer' }).write('race.md', text)));
     expect(await blobs.list('agent-memory/acme/user/writer/f/race.md/')).toHaveLength(5);
+  });
+
+  it('parallel edits of one file all land: each writes the revision after the one it read, and reads again when another took it', async () => {
+    const location = { tenant: 'acme', scope: 'user' as const, agent: 'editors' };
+    const lines = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta'];
+    expect((await runMemoryTool(blobs, location, 'memory__write', { path: 'memory/MEMORY.md', content: lines.join('\n') }, signal)).isError).toBe(false);
+    const edits = await Promise.all(lines.map((line) => runMemoryTool(blobs, location, 'memory__edit', { path: 'memory/MEMORY.md', old_text: line, new_text: line.toUpperCase() }, signal)));
+    expect(edits.map((edit) => edit.isError)).toEqual(lines.map(() => false));
+    expect(await new AgentMemory(blobs, location).read('MEMORY.md')).toBe(lines.map((line) => line.toUpperCase()).join('\n'));
+  });
+
+  it('a write based on a revision that another write already followed is a conflict, not a silent overwrite', async () => {
+    const memory = new AgentMemory(blobs, { tenant: 'acme', scope: 'user', agent: 'swapper' });
+    await memory.write('notes.md', 'first', { basedOn: 0 });
+    await memory.write('notes.md', 'second', { basedOn: 1 });
+    await expect(memory.write('notes.md', 'lost update', { basedOn: 1 })).rejects.toSatisfy(isAgentMemoryConflict);
+    await memory.write('notes.md', 'second', { basedOn: 1 });
+    expect(await memory.readRevision('notes.md')).toEqual({ revision: 2, content: 'second' });
   });
 
   it('puts the first 200 lines, at most 25 KB, of MEMORY.md into the prompt and says when there is more', async () => {

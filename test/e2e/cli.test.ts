@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { freePort } from '../../src/dev/free-port';
 import { keys, startApiStack, type ApiStack } from '../api/api-harness';
 import { temporalAddress } from '../support/temporal';
+import { docBlock, shellCommands } from '../support/doc-blocks';
 
 /**
  * The `errand` CLI as a user runs it — `bin/errand.js` in a child process — against a running stack:
@@ -190,15 +191,11 @@ describe('errand CLI straight to Temporal (no ERRAND_API_URL)', () => {
 });
 
 /**
- * The README's quick-start commands: the `sh` block after the `<!-- quick-start` marker, one command per
+ * The README's quick-start commands: the `sh` block marked `quick-start` (test/support/doc-blocks.ts), one command per
  * line. The test runs exactly these lines, so the README and the behaviour cannot drift apart.
  */
 function quickStartCommands(): string[] {
-  const readme = readFileSync(join(projectRoot, 'README.md'), 'utf8');
-  const marker = readme.indexOf('<!-- quick-start');
-  expect(marker).toBeGreaterThan(-1);
-  const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(marker));
-  const lines = (block?.[1] ?? '').split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'));
+  const lines = shellCommands(docBlock('quick-start').text);
   expect(lines.length).toBeGreaterThan(0);
   return lines;
 }

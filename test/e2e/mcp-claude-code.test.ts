@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join, resolve } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import type { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonObject, JsonValue } from '../../src/contracts/json';
@@ -13,6 +13,7 @@ import { freePort } from '../../src/dev/free-port';
 import { claudeCodePath } from '../../src/dev/tool-paths';
 import { isJsonObject } from '../../src/llm/json-value';
 import type { ScriptStep } from '../../src/llm/scripted-step';
+import { docBlock, fillPlaceholders, shellCommands } from '../support/doc-blocks';
 import { callErrandTool, connectErrandMcp, errandBin } from '../support/mcp-errand-client';
 import { writeDevStackState } from '../../src/cli/dev-stack-state';
 import { devStackTokenPath } from '../../src/cli/dev-stack-token';
@@ -33,7 +34,6 @@ import { startWorkerProcess, type WorkerProcess } from '../support/worker-proces
  * counts any connection that tries.
  */
 
-const projectRoot = resolve(__dirname, '..', '..');
 const apiKey = 'test-key-claude-code-0123456789';
 
 let server: ScriptedOpenAIServer;
@@ -115,28 +115,23 @@ function subagentModel(body: JsonObject): ScriptStep {
   return { text: `SUBAGENT-ANSWER for "${/Summarise the README|Count the files in the background/.exec(task)?.[0] ?? 'an unknown task'}": three files, one README.` };
 }
 
-/** The JSON blocks of a section of docs/mcp.md (from its heading to the next heading of the same level). */
-function docsJsonBlocks(heading: string): JsonObject[] {
-  const text = readFileSync(join(projectRoot, 'docs', 'mcp.md'), 'utf8');
-  const start = text.indexOf(`\n${heading}\n`);
-  if (start < 0) throw new Error(`docs/mcp.md has no section "${heading}"`);
-  const level = /^#+/.exec(heading)?.[0] ?? '##';
-  const rest = text.slice(start + heading.length + 2);
-  const end = rest.search(new RegExp(`\\n${level} `));
-  const section = end < 0 ? rest : rest.slice(0, end);
-  return [...section.matchAll(/```json\n([\s\S]*?)```/g)].map((match) => JSON.parse(match[1] ?? '') as JsonObject);
-}
-
-/** The docs' Claude Code entry of one transport, with the place-holders of this machine filled in. */
+/** The docs' Claude Code entry of one transport (docs/mcp.md), with the place-holders of this machine filled in. */
 function docsEntry(transport: 'stdio' | 'http'): JsonObject {
   if (transport === 'stdio') {
-    const [entry] = docsJsonBlocks('## Claude Code');
-    const text = JSON.stringify(entry).replace('localhost:7233', temporalAddress()).replace('/path/to/your/project', workDir);
-    return JSON.parse(text) as JsonObject;
+    return JSON.parse(fillPlaceholders(docBlock('mcp-claude-json-stdio'), [['localhost:7233', temporalAddress()], ['/path/to/your/project', workDir]])) as JsonObject;
   }
-  const entry = docsJsonBlocks('## Over HTTP').find((block) => JSON.stringify(block).includes('"type":"http"'));
-  if (!entry) throw new Error('docs/mcp.md "Over HTTP" has no Claude Code entry');
-  return JSON.parse(JSON.stringify(entry).replace('http://localhost:8787', apiUrl)) as JsonObject;
+  return JSON.parse(fillPlaceholders(docBlock('mcp-claude-json-http'), [['http://localhost:8787', apiUrl]])) as JsonObject;
+}
+
+/**
+ * The options of the docs' command line (`claude -p "<prompt>" --mcp-config <file> --allowedTools …`), with
+ * this test's prompt and file: the quoted prompt and the file name are the only words it replaces.
+ */
+function docsCommand(prompt: string, file: string): string[] {
+  const [command] = shellCommands(docBlock('mcp-claude-run').text);
+  const words = /^claude -p "[^"]*" (.*)$/.exec(command ?? '')?.[1]?.split(' ');
+  if (!words) throw new Error(`docs/mcp.md: the Claude Code command line is not claude -p "<prompt>" <options>: ${command ?? ''}`);
+  return ['-p', prompt, ...words.map((word) => (word === 'errand-mcp.json' ? file : word))];
 }
 
 /** Runs `claude -p` with an MCP config file; resolves with its stdout, stderr and exit code. */
@@ -165,8 +160,7 @@ function runClaude(config: JsonObject, prompt: string, extraEnv: Record<string, 
     ...extraEnv,
   };
   return new Promise((resolveRun, reject) => {
-    // The prompt first: --allowedTools takes every word after it (as the docs' command line has it).
-    const child = spawn(claudeCodePath(), ['-p', prompt, '--mcp-config', file, '--strict-mcp-config', '--allowedTools', 'mcp__errand'], { env, cwd: workDir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(claudeCodePath(), docsCommand(prompt, file), { env, cwd: workDir, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config';
+import { maxRecipeServerInstancesPerConfig } from '../../src/contracts/limits';
 import { createResolverCache } from '../../src/worker';
 import { RecipeServerVerifier } from '../../src/tools/recipe-server-trust';
 import { recipeServerFromExtension } from '../../src/tools/mcp-config';
@@ -218,6 +219,29 @@ describe('recipe-declared servers', () => {
     if (!forged.ok) throw new Error(forged.message);
     await expect(tools.ensureRecipeServers([{ config: forged.server.config, origin }])).rejects.toThrow(/is not declared by .*echo-recipe\.yaml as this worker reads it; nothing was started/);
     await expect(tools.ensureRecipeServers([{ config: forged.server.config }])).rejects.toThrow(/does not say which recipe declared it/);
+  });
+
+  it('keep a server per working directory, least recently used first: past the limit an idle one makes room, a running one stays', async () => {
+    const { verifier, config, origin, project } = recipeSetup(true);
+    const tools = registry({ mcpServers: [], allowRecipeServers: true, recipeVerifier: verifier });
+    await tools.ensureRecipeServers([{ config, origin }]);
+    const toolset = tools.recipeToolset(config.name);
+    if (!toolset) throw new Error('the recipe server was not registered');
+    // The project folder's server runs (a real process, connected); then as many folders again as the limit
+    // allows, whose servers were looked up but never started (idle).
+    expect(await tools.call(`${config.name}__echo`, { text: 'running' }, { ...sandbox.context(), workingDir: project })).toEqual({ content: 'stdio echo: running', isError: false });
+    const running = toolset.instanceFor(project);
+    const folders = Array.from({ length: maxRecipeServerInstancesPerConfig }, (_, index) => join(project, `worktree-${index}`));
+    for (const folder of folders) toolset.instanceFor(folder);
+    expect(toolset.running()).toHaveLength(maxRecipeServerInstancesPerConfig);
+    // The oldest (the running one) is kept; the oldest idle one was dropped instead.
+    expect(toolset.running()).toContain(running);
+    const second = toolset.instanceFor(folders[1] as string);
+    toolset.instanceFor(join(project, 'one-more'));
+    expect(toolset.running()).toContain(running);
+    expect(toolset.running()).toContain(second);
+    expect(toolset.running()).toHaveLength(maxRecipeServerInstancesPerConfig);
+    expect(toolset.idle()).toBe(false);
   });
 
   it("are refused from a tenant-writable folder the operator does not trust, naming ERRAND_TRUSTED_RECIPE_DIRS", async () => {
