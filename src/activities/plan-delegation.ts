@@ -275,7 +275,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
   const toolPolicy = [...selection.toolPolicy, ...(run.policyLayer ? [run.policyLayer] : [])];
 
   // A fork keeps the parent's route as it is (forkRefusal turned away anything that would change it).
-  const route = request.fork
+  const route = request.fork && parent.route
     ? { ok: true as const, route: forkRoute(parent.route, request.temperature), warnings: [] }
     : chooseModel({
         providers: context.providers,
@@ -295,7 +295,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
         ...(snapshot?.definition.type === 'agent' && recipeSettings.model ? { agentModel: recipeSettings.model } : {}),
         ...(agentEffort !== undefined ? { agentEffort } : {}),
         ...(context.configuredDefault ? { configuredDefault: context.configuredDefault } : {}),
-        parent: parent.route,
+        ...(parent.route ? { parent: parent.route } : {}),
       });
   if (!route.ok) return { ok: false, message: route.message };
   warnings.push(...route.warnings);

@@ -97,12 +97,14 @@ export class SessionService {
   async start(tenant: string, request: StartSessionRequest): Promise<{ id: string; runId: string }> {
     const workflowId = `errand-${randomBytes(8).toString('hex')}`;
     const defaultModel = this.config.defaultModel;
-    if (!defaultModel) {
+    // An MCP session calls no model (its client's model calls the tools): it needs none, and its delegations
+    // choose theirs at planning on the worker, which says so when none can be chosen.
+    if (!defaultModel && !request.mcp) {
       throw new ApiProblem(422, ProblemKind.invalidDelegation, 'No model is configured', { detail: 'set ERRAND_DEFAULT_MODEL ("<provider>/<model>") or configure providers' });
     }
-    const route = withDefaultEffort(this.config.providers, defaultModel);
+    const route = defaultModel ? withDefaultEffort(this.config.providers, defaultModel) : undefined;
     const caps = sessionCaps(request, this.config.caps);
-    if (caps.costBudgetMicroUsd !== undefined && !modelHasPrices(this.config.providers, route)) {
+    if (route && caps.costBudgetMicroUsd !== undefined && !modelHasPrices(this.config.providers, route)) {
       throw new ApiProblem(422, ProblemKind.invalidDelegation, 'A cost cap needs a model with prices', {
         detail: `costBudgetUsd: the session's model ${route.provider}/${route.model} has no prices in the provider configuration, so the cost of its calls is unknown; leave costBudgetUsd out or give the model entry prices`,
       });
@@ -110,7 +112,7 @@ export class SessionService {
     const input: SessionInput = {
       label: request.label ?? (request.mcp ? 'MCP session' : 'API session'),
       // A session thinks as hard as its model's entry says by default (its defaultReasoningEffort).
-      route,
+      ...(route ? { route } : {}),
       toolsets: ['developer', ...this.config.tools.mcpServers.map((server) => server.name)],
       workingDir: this.workingDirFor(tenant),
       system: { ...(request.instructions ? { instructions: request.instructions } : {}), ...(request.context ? { context: request.context } : {}) },

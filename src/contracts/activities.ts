@@ -216,7 +216,8 @@ export interface DelegationParent {
   childDepth: number;
   maxDepth: number;
   workingDir: string;
-  route: ModelRoute;
+  /** The parent's route; absent for an MCP session, which has no model of its own (the child's is chosen without it). */
+  route?: ModelRoute;
   toolsets: string[];
   toolFilter?: { allow?: string[]; deny?: string[] };
   /** The parent's tool policy narrowings; a child inherits them and may only narrow further. */

@@ -137,7 +137,7 @@ export function sessionStartOptions(input: SessionInput, ids: TopLevelStartIds):
   const details = [
     `**Session:** ${input.label}`,
     sourceLine(source),
-    modelLine(input.route),
+    input.route ? modelLine(input.route) : '**Model:** none (an MCP session: its client\'s model calls the tools)',
     `**Limits:** ${[
       `${input.maxTurnsPerMessage} turns per message`,
       `delegation depth ${input.maxDepth}`,
@@ -158,7 +158,7 @@ export function sessionStartOptions(input: SessionInput, ids: TopLevelStartIds):
       { key: searchAttributes.source, value: source?.name ?? 'ad-hoc' },
       // A session waits for its first message unless it was given one; the workflow updates this each turn.
       { key: searchAttributes.status, value: input.initialMessage ? 'running' : 'waiting' },
-      { key: searchAttributes.model, value: modelName(input.route) },
+      { key: searchAttributes.model, value: input.route ? modelName(input.route) : 'none' },
       { key: searchAttributes.turns, value: 0 },
       ...(tenant ? [{ key: searchAttributes.tenant, value: tenant }] : []),
     ],

@@ -1,7 +1,7 @@
 import { condition } from '@temporalio/workflow';
 import type { MessageInput } from '../contracts/activities';
 import { maxTaskRecords, transcriptEntries, transcriptEntryLength } from '../contracts/limits';
-import { addUsage, zeroUsage, type TokenUsage } from '../contracts/model';
+import { addUsage, zeroUsage, type ModelRoute, type TokenUsage } from '../contracts/model';
 import type { PreparedWorktree, ContextWindowState, SubagentState } from '../contracts/subagent';
 import type {
   AttemptState,
@@ -145,9 +145,15 @@ export class Agent {
     if (this.finalOutput) this.finalOutput = { schemaKey: this.finalOutput.schemaKey, invalidCalls: 0, reminded: false };
   }
 
-  /** `provider/model` of this workflow's route. */
+  /** `provider/model` of this workflow's route; `none` for an MCP session started without one. */
   get modelName(): string {
-    return `${this.options.route.provider}/${this.options.route.model}`;
+    return this.options.route ? `${this.options.route.provider}/${this.options.route.model}` : 'none';
+  }
+
+  /** The route of its model calls; only an MCP session, which makes none, has no route. */
+  get route(): ModelRoute {
+    if (!this.options.route) throw new Error(`${this.options.workflowId} has no model of its own (an MCP session): it makes no model call`);
+    return this.options.route;
   }
 
   /** Whether this workflow may delegate (SEMANTICS §3 depth rule); if not, `delegate` is not offered. */

@@ -176,7 +176,7 @@ export class TaskOrchestrator implements OrchestrationTools {
         childDepth: options.depth + 1,
         maxDepth: options.maxDepth,
         workingDir: options.workingDir,
-        route: options.route,
+        ...(options.route ? { route: options.route } : {}),
         toolsets: options.toolsets,
         ...(options.toolFilter ? { toolFilter: options.toolFilter } : {}),
         ...(options.recipe ? { recipe: options.recipe } : {}),
