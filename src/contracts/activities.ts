@@ -255,6 +255,8 @@ export type PlanDelegationOutput =
       warnings: string[];
       /** The delegated agent says `background: true`: run it in the background whatever the call asked. */
       forceBackground?: true;
+      /** A fork's or a large `context`'s first prompt as estimated (checked again when the child's caps are fitted at its start). */
+      firstPrompt?: { tokens: number; costMicroUsd?: number; fork: boolean };
     }
   | { ok: false; message: string };
 
