@@ -132,6 +132,8 @@ export interface ToolCallRef {
    * the workflow task that received the answer, instead of a workflow task and an activity task of its own.
    */
   local?: true;
+  /** The call's own time limit (`run_command`'s `timeout_ms`, clamped): the activity that runs it must outlast it. */
+  timeLimitMs?: number;
 }
 
 /** What a model call returns to the workflow. */

@@ -84,6 +84,8 @@ export interface CarriedAgentState {
   pending?: { startSeq: number; messages: MessageInput[] };
   /** Turns used by the current run of a continuable subagent or session message. */
   runTurns: number;
+  /** A Stop hook already sent the current run back to work (`stop_hook_active`). */
+  stopHookBlocked?: true;
   /** Where the loop was when it continued as new: mid-run between turns, or waiting for a message. */
   phase: 'running' | 'waiting';
   /** Results of earlier answers (continuable subagents). */

@@ -70,6 +70,7 @@ export function carriedAgentState(agent: Agent, phase: CarriedAgentState['phase'
     pendingMessages: agent.pendingMessages,
     recentMessageIds: agent.recentMessageIds,
     runTurns: agent.turnsThisRun,
+    ...(agent.stopHookBlocked ? { stopHookBlocked: true as const } : {}),
     answers: agent.answers,
     ...(agent.context ? { context: agent.context } : {}),
     ...(agent.pending ? { pending: agent.pending } : {}),

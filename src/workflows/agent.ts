@@ -67,6 +67,8 @@ export class Agent {
   readonly approvals: Approvals;
   /** Child approvals already announced to this workflow's model (each once). */
   announcedApprovals: string[] = [];
+  /** Whether a Stop hook already sent this run back to work (`stop_hook_active` in the hooks' input); carried, so the loop breaker holds across continue-as-new. */
+  stopHookBlocked = false;
   /** Set when a cap was reached: which (the run then ends with that cap's status) and why. */
   budgetCrossed: CapCrossing | undefined;
   /** Prompt tokens of the last model call, as its provider reported them (what a fork of this turn repeats). */
@@ -110,6 +112,7 @@ export class Agent {
       this.toolCalls = carried.toolCalls;
       this.usage = carried.usage;
       this.retiredUsage = carried.retiredUsage ?? zeroUsage;
+      this.stopHookBlocked = carried.stopHookBlocked === true;
       this.lastToolCall = carried.lastToolCall;
       this.lastAssistantText = carried.lastAssistantText;
       this.lastText = carried.lastText;
