@@ -13,7 +13,8 @@ import { sendUpdateAcrossRunChange } from '../src/temporal-update-retry';
  * on both sides of its patch, the probe loop of a session that continued as new while its child runs a
  * turn, a continuable ended by its idle alarm, a child's answer longer than the inline limit (slim result),
  * and a foreground child of quick turns whose progress signals are throttled (or, before that patch, one per
- * turn), and a subagent whose Stop hook runs (and blocks in vain) on its last turn. Each records its histories through the context and throws when the run did not do what the
+ * turn), a subagent whose Stop hook runs (and blocks in vain) on its last turn, and a priced session that
+ * delegates three capped children in one turn (two fit what it has left). Each records its histories through the context and throws when the run did not do what the
  * scenario is about (so a fixture never claims a path it did not take).
  */
 
@@ -41,7 +42,7 @@ export interface RecordingContext {
 }
 
 /** The scenario names `--only` takes. */
-export const moreScenarios = ['approvals', 'compaction', 'load-peek', 'load-peek-before-patch', 'probe-loop', 'idle-timeout', 'agent-hooks', 'agent-hooks-before-patch', 'orchestration-hooks', 'orchestration-hooks-before-patch', 'cost', 'cost-before-patch', 'long-child', 'long-child-before-patch', 'progress-throttle', 'progress-throttle-before-patch', 'stop-hook-last-turn', 'stop-hook-last-turn-before-patch', 'long-answer', 'long-answer-before-patch'] as const;
+export const moreScenarios = ['approvals', 'compaction', 'load-peek', 'load-peek-before-patch', 'probe-loop', 'idle-timeout', 'agent-hooks', 'agent-hooks-before-patch', 'orchestration-hooks', 'orchestration-hooks-before-patch', 'cost', 'cost-before-patch', 'long-child', 'long-child-before-patch', 'progress-throttle', 'progress-throttle-before-patch', 'stop-hook-last-turn', 'stop-hook-last-turn-before-patch', 'long-answer', 'long-answer-before-patch', 'spend-adds-up', 'spend-adds-up-before-patch'] as const;
 
 /** A gate a held model call waits on. */
 function gate(): { release: () => void; step: (answer: ScriptStep) => HeldStep } {
@@ -444,4 +445,45 @@ export function recordStopHookLastTurnPatched(context: RecordingContext): Promis
 /** The same subagent as code from before the `stop-hook-every-stop` patch runs it. */
 export function recordStopHookLastTurnBeforePatch(context: RecordingContext): Promise<void> {
   return recordStopHookLastTurn(context, 'stop-hook-last-turn-before-patch', context.withheldTaskQueue, false);
+}
+
+/**
+ * A priced session with a cost cap asks for three $0.008 children in one turn with $0.016 left: with the
+ * `spend-adds-up` patch the two that fit are started and reserve it all, the third is refused; before it,
+ * each child was given the whole remainder and all three started.
+ */
+async function recordSpendAddsUp(context: RecordingContext, name: string, taskQueue: string, adds: boolean): Promise<void> {
+  const { client, stamp } = context;
+  const children = [1, 2, 3].map((n) => context.script(`${name}-child-${n}`, [{ text: `child ${n} done`, usage: { inputTokens: 100, outputTokens: 0 } }]));
+  const marker = context.script(name, [
+    // 1,000 × 2 = 2,000 of the session's 18,000 micro-dollars: 16,000 are left for the children.
+    { toolCalls: children.map((child, index) => ({ id: `delegate-${index + 1}`, name: 'delegate', arguments: { instructions: `Count ${child}`, description: `count ${index + 1}`, model: 'priced-model', cost_budget_usd: 0.008 } })), usage: { inputTokens: 1_000, outputTokens: 0 } },
+    { text: 'Counted.', usage: { inputTokens: 100, outputTokens: 0 } },
+  ]);
+  const workflowId = `errand-record-${name}-${stamp}`;
+  const handle = await client.workflow.start('sessionWorkflow', {
+    taskQueue,
+    workflowId,
+    args: [{ ...context.sessionInput, label: `recorded ${name}`, route: { provider: 'scripted', model: 'priced-model' }, costBudgetMicroUsd: 18_000 }],
+  });
+  await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `Count three times ${marker}` }] });
+  await context.waitUntil(`${name}: the answer`, async () => (await handle.query(transcriptQuery)).entries.some((entry) => entry.role === 'assistant' && entry.text === 'Counted.'));
+  await handle.cancel();
+  await handle.result().catch(() => undefined);
+  // The recording server suggests a continue-as-new early: the fan-out is in the first run.
+  const firstRunId = handle.firstExecutionRunId;
+  const events = (await client.workflow.getHandle(workflowId, firstRunId).fetchHistory()).events ?? [];
+  const started = events.filter((event) => event.startChildWorkflowExecutionInitiatedEventAttributes).length;
+  if (started !== (adds ? 2 : 3)) throw new Error(`${name}: ${started} children started, expected ${adds ? 2 : 3}`);
+  await context.record(`session-${name}`, workflowId, firstRunId);
+}
+
+/** The fan-out with the current code (the `spend-adds-up` patch's marker; the third child refused). */
+export function recordSpendAddsUpPatched(context: RecordingContext): Promise<void> {
+  return recordSpendAddsUp(context, 'spend-adds-up', context.taskQueue, true);
+}
+
+/** The same fan-out as code from before the `spend-adds-up` patch runs it (all three children start). */
+export function recordSpendAddsUpBeforePatch(context: RecordingContext): Promise<void> {
+  return recordSpendAddsUp(context, 'spend-adds-up-before-patch', context.withheldTaskQueue, false);
 }

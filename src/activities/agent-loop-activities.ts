@@ -41,14 +41,16 @@ import { FinalOutputTools } from './final-output';
 import { appendFirstWins, mayHaveRun, storedAnswer, storedToolResult, storeFirstWins, type ToolResultOutcome } from './first-writer-wins';
 import { invalidArgumentsText, toModelTurnOutput } from './model-turn-output';
 import { defaultHeartbeatSettings, withHeartbeat, type HeartbeatSettings } from './heartbeat';
-import type { ConversationStore } from './conversation-store';
+import { conversationSegment, type ConversationStore } from './conversation-store';
 import { resolveTextParts } from './text-parts';
 import type { SpendRecord } from '../contracts/tenant-spend';
 import type { AgentHooksWire } from '../contracts/agent-hooks';
 import type { CommandOptions } from '../tools/command-environment';
 import type { PathRules } from '../tools/confine-path';
 import { hookToolNames, matchingHooks } from './agent-hook-matching';
-import { runHooks, type HookRunOutcome } from './agent-hook-runner';
+import { runHooks, type HookProgress, type HookRunOutcome } from './agent-hook-runner';
+import { hookProgress } from './hook-progress';
+import { storedOutcome, storeOutcome } from './stored-outcomes';
 
 /** What the agent-loop activities need; injected so tests and the worker choose the real parts. */
 export interface AgentLoopActivityDependencies {
@@ -202,30 +204,37 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
             const hooks = input.hooks;
             const toolNames = hookToolNames(call.name);
             const hookInput = { tool_name: toolNames[0] ?? call.name, tool_input: call.arguments, tool_use_id: call.id, errand_tool_name: call.name };
-            const runToolHooks = (event: 'PreToolUse' | 'PostToolUse', extra: JsonObject): Promise<HookRunOutcome | undefined> => {
+            // What this call's hooks and tool came to is stored as each finishes: a retried attempt resumes
+            // after them, so a hook or the tool runs once per call (the result at resultSeq is stored last).
+            const callKey = `outcomes/tool-hooks/${conversationSegment(input.conversationId)}/${input.resultSeq}`;
+            const runToolHooks = async (event: 'PreToolUse' | 'PostToolUse', extra: JsonObject): Promise<HookRunOutcome | undefined> => {
               const matched = hooks ? matchingHooks(event === 'PreToolUse' ? hooks.preToolUse : hooks.postToolUse, toolNames) : [];
-              if (!hooks || matched.length === 0) return Promise.resolve(undefined);
-              return withHeartbeat((abortSignal) => runToolHookGroup(matched, event, { ...hookInput, ...extra }, hooks, input, abortSignal), heartbeats);
+              if (!hooks || matched.length === 0) return undefined;
+              const progress = await hookProgress(deps.blobs, `${callKey}/${event === 'PreToolUse' ? 'pre' : 'post'}`, matched.length, mayHaveRun());
+              return withHeartbeat((abortSignal) => runToolHookGroup(matched, event, { ...hookInput, ...extra }, hooks, input, abortSignal, progress), heartbeats);
             };
-            const runToolHookGroup = (matched: ReturnType<typeof matchingHooks>, event: string, hookStdin: JsonObject, wire: AgentHooksWire, run: RunToolInput, abortSignal: AbortSignal) => {
+            const runToolHookGroup = (matched: ReturnType<typeof matchingHooks>, event: string, hookStdin: JsonObject, wire: AgentHooksWire, run: RunToolInput, abortSignal: AbortSignal, progress: HookProgress) => {
               if (!deps.commands || !deps.paths) return Promise.resolve<HookRunOutcome>({ blocked: event === 'PreToolUse', feedback: ['this worker has no command settings, so the agent\'s hooks cannot run'], context: [], notes: [] });
-              return runHooks(matched, event, hookStdin, { hooks: wire, workflowId: run.workflowId, workingDir: run.workingDir, ...(run.toolPolicy ? { toolPolicy: run.toolPolicy } : {}), abortSignal }, { commands: deps.commands, paths: deps.paths, ...(deps.toolPolicy ? { toolPolicy: deps.toolPolicy } : {}) });
+              return runHooks(matched, event, hookStdin, { hooks: wire, workflowId: run.workflowId, workingDir: run.workingDir, ...(run.toolPolicy ? { toolPolicy: run.toolPolicy } : {}), abortSignal }, { commands: deps.commands, paths: deps.paths, ...(deps.toolPolicy ? { toolPolicy: deps.toolPolicy } : {}) }, progress);
             };
             const pre = await runToolHooks('PreToolUse', {});
             if (pre?.blocked) {
               result = toolError(toolHookBlocked(call.name, hooks?.agentName ?? '', pre.feedback));
             } else {
-              if (memory && isMemoryTool(call.name)) {
-                result = await withHeartbeat((abortSignal) => runMemoryTool(deps.blobs, memory, call.name, call.arguments, abortSignal), heartbeats);
-              } else {
+              const runCall = async (): Promise<ToolResultOutcome> => {
+                if (memory && isMemoryTool(call.name)) return withHeartbeat((abortSignal) => runMemoryTool(deps.blobs, memory, call.name, call.arguments, abortSignal), heartbeats);
                 await deps.toolsets.ensureRecipeServers(input.recipeServers ?? []);
-                result = await withHeartbeat((abortSignal) =>
+                return withHeartbeat((abortSignal) =>
                   deps.toolsets.call(call.name, call.arguments, { workingDir: input.workingDir, abortSignal }, {
                     toolsetNames: input.toolsets,
                     ...(input.toolFilter ? { filter: input.toolFilter } : {}),
                   }), heartbeats,
                 );
-              }
+              };
+              // With PostToolUse hooks after it, the tool's own result is kept before they run: a retry reuses it.
+              const ranBefore = hooks?.postToolUse && mayHaveRun() ? await storedOutcome<ToolResultOutcome>(deps.blobs, `${callKey}/tool.json`) : undefined;
+              result = ranBefore ?? (await runCall());
+              if (hooks?.postToolUse && !ranBefore) result = await storeOutcome(deps.blobs, `${callKey}/tool.json`, result);
               // PostToolUse in Claude Code follows a call that succeeded.
               const post = result.isError ? undefined : await runToolHooks('PostToolUse', { tool_response: result.content });
               const added = toolHookAdditions(pre, post);

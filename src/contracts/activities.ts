@@ -132,6 +132,8 @@ export interface ToolCallRef {
    * the workflow task that received the answer, instead of a workflow task and an activity task of its own.
    */
   local?: true;
+  /** The call's own time limit (`run_command`'s `timeout_ms`, clamped): the activity that runs it must outlast it. */
+  timeLimitMs?: number;
 }
 
 /** What a model call returns to the workflow. */
@@ -264,6 +266,8 @@ export type PlanDelegationOutput =
       warnings: string[];
       /** The delegated agent says `background: true`: run it in the background whatever the call asked. */
       forceBackground?: true;
+      /** A fork's or a large `context`'s first prompt as estimated (checked again when the child's caps are fitted at its start). */
+      firstPrompt?: { tokens: number; costMicroUsd?: number; fork: boolean };
     }
   | { ok: false; message: string };
 

@@ -1,4 +1,4 @@
-import type { TokenUsage } from '../contracts/model';
+import { addUsage, type TokenUsage, type UsageView } from '../contracts/model';
 import type { SubagentPeek, SubagentResult } from '../contracts/subagent-result';
 import type { TaskLimits } from '../contracts/subagent';
 import type { TaskRecord, TaskState } from '../contracts/carried-agent-state';
@@ -152,6 +152,20 @@ export function expireTasks(registry: TaskRegistry, now: number, ttlMs: number, 
     });
   }
   return dropped;
+}
+
+/**
+ * The usage ledger after records were dropped: a dropped task's tokens and cost stay in its parent's total
+ * (SEMANTICS §6: costs roll up the tree for the parent's whole life, whatever the record's TTL).
+ */
+export function retireUsage(ledger: TokenUsage, dropped: readonly TaskRecord[]): TokenUsage {
+  return dropped.reduce((sum, task) => addUsage(sum, task.totalUsage), ledger);
+}
+
+/** A result's usage as a record holds it (without the dollars of the view). */
+export function usageOfView(view: UsageView): TokenUsage {
+  const { costUsd: _costUsd, ...usage } = view;
+  return usage;
 }
 
 /**
