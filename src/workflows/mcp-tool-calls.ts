@@ -1,9 +1,9 @@
 import { setHandler } from '@temporalio/workflow';
 import type { TextPart } from '../contracts/activities';
-import type { PendingNotice } from '../contracts/carried-agent-state';
 import { previewLength } from '../contracts/limits';
 import { mcpSessionTools, type CallToolInput, type CallToolResult } from '../contracts/mcp-session';
 import { callToolUpdate, pendingNoticesQuery } from '../contracts/mcp-session-messages';
+import { noticeParts } from '../domain/notice-parts';
 import { preview } from '../domain/subagent-prompt';
 import { findTask, markRead } from '../domain/task-registry';
 import type { Agent } from './agent';
@@ -56,8 +56,4 @@ function takeNotices(agent: Agent): TextPart[][] {
     if (task && task.state !== 'waiting' && task.state !== 'running') markRead(task, now);
   }
   return notices.map(noticeParts);
-}
-
-function noticeParts(notice: PendingNotice): TextPart[] {
-  return notice.outputRef ? [notice.text, { ref: notice.outputRef }] : [notice.text];
 }
