@@ -9,6 +9,8 @@ import type { CliContext } from './cli-context';
 import { UsageError } from './cli-io';
 import { createErrandMcpServer, notifyNotices } from '../api/mcp-session-server';
 import { mcpNoticePollIntervalMs } from '../contracts/limits';
+import { describeToolFailure } from '../api/mcp-tool-failure';
+import { createLogger } from '../observability/json-logger';
 
 /**
  * `errand mcp`: errand's orchestration tools for any MCP client, over stdio (SEMANTICS §6). The MCP session
@@ -48,8 +50,8 @@ export async function mcpCommand(argv: string[], context: CliContext): Promise<n
       reconnect: `errand mcp --session ${sessionId}`,
       callTool: (input) => sessions.callTool(tenant, sessionId, input),
       resolveParts,
-      // An ApiProblem's message is its title and detail (e.g. why the session refused the call).
-      describeError: (error) => (error instanceof Error ? error.message : String(error)),
+      // An ApiProblem's title and detail (e.g. why the session refused the call); anything else is logged to stderr.
+      describeError: (error) => describeToolFailure(error, createLogger('mcp'), { tenant, sessionId }),
       toolPolicy: deps.config.toolPolicy,
     });
     const closed = new Promise<void>((resolveClosed) => {
