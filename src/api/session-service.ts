@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { ErrandConfig } from '../config';
-import type { CallToolInput, CallToolResult } from '../contracts/mcp-session';
+import type { AckNoticesInput, CallToolInput, CallToolResult } from '../contracts/mcp-session';
 import type { TextPart } from '../contracts/agent-wire';
 import type { SessionInput } from '../contracts/session';
 import type { ApprovalInput, CancelInput, PendingApproval, SendMessageInput, SendMessageResult, TranscriptView } from '../contracts/subagent-messages';
@@ -226,7 +226,11 @@ export class SessionService {
       const outcome = await sendUpdateAcrossRunChange(() => this.gateway.update(id, messageNames.callToolUpdate, input, { updateId, waitFor: 'completed', ...(waitMs !== undefined ? { timeoutMs: waitMs } : {}) }));
       // No result within the wait: the call goes on in the session, and its notices stay there for the next call.
       if (outcome.stage === 'accepted') return { parts: [stillRunningText(input.name, input.arguments, waitMs ?? 0)], isError: false, notices: [] };
-      return updateValue(outcome) as CallToolResult;
+      const result = updateValue(outcome) as CallToolResult;
+      // The answer is in hand: the session may drop the notices it carries. An acknowledgement that fails
+      // leaves them for the next call (at least once).
+      if (result.noticesUpTo !== undefined) await this.gateway.signal(id, messageNames.ackNoticesSignal, { upTo: result.noticesUpTo } satisfies AckNoticesInput).catch(() => undefined);
+      return result;
     } catch (error) {
       if (!(error instanceof UpdateRefused)) throw error;
       throw new ApiProblem(409, ProblemKind.conflict, 'The tool call was not accepted', { detail: updateRejection(error) });

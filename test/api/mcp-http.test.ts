@@ -2,7 +2,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callToolUpdate, pendingNoticesQuery } from '../../src/contracts/mcp-session-messages';
 import { cancelSignal } from '../../src/contracts/subagent-messages';
+import { until } from '../support/polling';
 import { orchestrationToolSpecs } from '../../src/domain/orchestration-tools';
 import { callErrandTool, nextNotice, startedTask } from '../support/mcp-errand-client';
 import { keys, startApiStack, type ApiStack } from './api-harness';
@@ -168,6 +170,24 @@ describe('/v1/mcp (Streamable HTTP)', () => {
     const children = await stack.client.workflow.count(`ErrandParent = '${sessionId}'`);
     expect(children.count).toBe(1);
   }, 60_000);
+
+  it('keeps a notice until an answer that carried it is acknowledged: an answer nobody got leaves it for the next call', async () => {
+    const { client, transport } = await connect();
+    const sessionId = transport.sessionId ?? '';
+    const taskId = startedTask((await callErrandTool(client, 'delegate', { instructions: 'take a moment, then be noticed twice', async: true })).texts[0] ?? '');
+    const handle = stack.client.workflow.getHandle(sessionId);
+    await until(() => handle.query(pendingNoticesQuery), (notices) => notices.length > 0, 'the task\'s notice', 30_000);
+    // A call whose answer never reached the client (sent straight to the session, so nothing acknowledges it).
+    const lost = await handle.executeUpdate(callToolUpdate, { args: [{ name: 'list_subagent_models', arguments: {} }] });
+    expect(lost.notices).toHaveLength(1);
+    expect(lost.noticesUpTo).toBe(1);
+    // The client's next call gets the notice again; the API acknowledges that answer, so the one after has none.
+    const next = await callErrandTool(client, 'list_subagent_models');
+    expect(next.texts.slice(1)).toEqual([expect.stringContaining(`Background task ${taskId} completed`)]);
+    const after = await callErrandTool(client, 'list_subagent_models');
+    expect(after.texts).toHaveLength(1);
+    expect(await handle.query(pendingNoticesQuery)).toEqual([]);
+  });
 
   it('refuses an initialize past the tenant\'s MCP session cap with a 429 (ERRAND_API_MAX_MCP_SESSIONS)', async () => {
     const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'cap-test', version: '1.0.0' } } };
