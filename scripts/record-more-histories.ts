@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { childProbeIntervalMs } from '../src/contracts/limits';
 import type { SessionInput } from '../src/contracts/session';
 import { approvalUpdate, cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery } from '../src/contracts/subagent-messages';
+import { ackNoticesSignal, callToolUpdate, pendingNoticesQuery } from '../src/contracts/mcp-session-messages';
 import type { SubagentInput } from '../src/contracts/subagent';
 import type { ScriptStep } from '../src/llm/scripted-step';
 import { sendUpdateAcrossRunChange } from '../src/temporal-update-retry';
@@ -42,7 +43,7 @@ export interface RecordingContext {
 }
 
 /** The scenario names `--only` takes. */
-export const moreScenarios = ['approvals', 'compaction', 'load-peek', 'load-peek-before-patch', 'probe-loop', 'idle-timeout', 'agent-hooks', 'agent-hooks-before-patch', 'orchestration-hooks', 'orchestration-hooks-before-patch', 'cost', 'cost-before-patch', 'long-child', 'long-child-before-patch', 'progress-throttle', 'progress-throttle-before-patch', 'stop-hook-last-turn', 'stop-hook-last-turn-before-patch', 'long-answer', 'long-answer-before-patch', 'spend-adds-up', 'spend-adds-up-before-patch'] as const;
+export const moreScenarios = ['approvals', 'compaction', 'load-peek', 'load-peek-before-patch', 'probe-loop', 'idle-timeout', 'agent-hooks', 'agent-hooks-before-patch', 'orchestration-hooks', 'orchestration-hooks-before-patch', 'cost', 'cost-before-patch', 'long-child', 'long-child-before-patch', 'progress-throttle', 'progress-throttle-before-patch', 'stop-hook-last-turn', 'stop-hook-last-turn-before-patch', 'long-answer', 'long-answer-before-patch', 'spend-adds-up', 'spend-adds-up-before-patch', 'mcp-notices', 'mcp-notices-before-patch'] as const;
 
 /** A gate a held model call waits on. */
 function gate(): { release: () => void; step: (answer: ScriptStep) => HeldStep } {
@@ -486,4 +487,37 @@ export function recordSpendAddsUpPatched(context: RecordingContext): Promise<voi
 /** The same fan-out as code from before the `spend-adds-up` patch runs it (all three children start). */
 export function recordSpendAddsUpBeforePatch(context: RecordingContext): Promise<void> {
   return recordSpendAddsUp(context, 'spend-adds-up-before-patch', context.withheldTaskQueue, false);
+}
+
+/**
+ * An MCP session starts a background task and, once it settled, its client's next call carries the notice:
+ * with the `mcp-notices-kept-until-acknowledged` patch the notice is numbered and kept until the caller's
+ * acknowledgement (a signal); before it, the call takes it.
+ */
+async function recordMcpNotices(context: RecordingContext, name: string, taskQueue: string, kept: boolean): Promise<void> {
+  const { client, stamp } = context;
+  const childMarker = context.script(`${name}-child`, [{ text: 'Noted.' }]);
+  const workflowId = `errand-record-${name}-${stamp}`;
+  const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId, args: [{ ...context.sessionInput, label: `recorded ${name}`, mcp: true }] });
+  await handle.executeUpdate(callToolUpdate, { args: [{ name: 'delegate', arguments: { instructions: `Note it ${childMarker}`, description: 'noter', async: true } }] });
+  await context.waitUntil('the task\'s notice', async () => (await handle.query(pendingNoticesQuery)).length > 0);
+  const result = await handle.executeUpdate(callToolUpdate, { args: [{ name: 'list_subagent_models', arguments: {} }] });
+  if (result.notices.length !== 1) throw new Error(`${name}: the call carried ${result.notices.length} notices, expected 1`);
+  if (kept && result.noticesUpTo !== 1) throw new Error(`${name}: the notice was not numbered although its patch was applied`);
+  if (!kept && result.noticesUpTo !== undefined) throw new Error(`${name}: the notice was numbered although its patch was withheld`);
+  if (kept) await handle.signal(ackNoticesSignal, { upTo: result.noticesUpTo ?? 0 });
+  await context.waitUntil('no notice left', async () => (await handle.query(pendingNoticesQuery)).length === 0);
+  await handle.signal(cancelSignal, { reason: 'recording done' });
+  await handle.result();
+  await context.record(`session-${name}`, workflowId);
+}
+
+/** Notices kept until acknowledged, with the current code (the patch's marker in the MCP session). */
+export function recordMcpNoticesPatched(context: RecordingContext): Promise<void> {
+  return recordMcpNotices(context, 'mcp-notices', context.taskQueue, true);
+}
+
+/** The same MCP session as code from before the patch runs it: the call takes the notice. */
+export function recordMcpNoticesBeforePatch(context: RecordingContext): Promise<void> {
+  return recordMcpNotices(context, 'mcp-notices-before-patch', context.withheldTaskQueue, false);
 }

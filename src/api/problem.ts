@@ -27,6 +27,8 @@ export const ProblemKind = {
   limitExceeded: 'limit-exceeded',
   /** A tenant holds as many event streams as the server allows (`ERRAND_API_MAX_EVENT_STREAMS`): 429. */
   tooManyEventStreams: 'too-many-event-streams',
+  /** A tenant has as many MCP sessions running as the server allows (`ERRAND_API_MAX_MCP_SESSIONS`): 429. */
+  tooManyMcpSessions: 'too-many-mcp-sessions',
   /** The tenant's model calls today reached the operator's daily cost cap (`ERRAND_TENANT_DAILY_COST_USD`): 429. */
   dailyCostCap: 'daily-cost-cap',
   idempotencyKeyReused: 'idempotency-key-reused',

@@ -1,6 +1,6 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { ErrandConfig } from '../config';
-import type { CallToolInput, CallToolResult } from '../contracts/mcp-session';
+import type { AckNoticesInput, CallToolInput, CallToolResult } from '../contracts/mcp-session';
 import type { TextPart } from '../contracts/agent-wire';
 import type { SessionInput } from '../contracts/session';
 import type { ApprovalInput, CancelInput, PendingApproval, SendMessageInput, SendMessageResult, TranscriptView } from '../contracts/subagent-messages';
@@ -10,8 +10,10 @@ import type { SubagentPeek } from '../contracts/subagent-result';
 import type { CapSettings } from '../cap-settings';
 import { usdToMicro } from '../domain/run-caps';
 import { modelEntryId, withDefaultEffort } from '../llm/provider-config';
-import { sessionStartOptions } from '../observability/start-options';
+import { mcpSessionSource, sessionStartOptions } from '../observability/start-options';
 import { approversFor } from '../tools/tool-policy';
+import { mcpToolsWithEffects, stillRunningText } from '../domain/mcp-session-tools';
+import type { McpSessionToolName } from '../contracts/mcp-session';
 import type { BlobStore } from '../activities/blob-store';
 import { inboundMessage } from '../activities/inbound-message';
 import { ApiProblem, ProblemKind } from './problem';
@@ -69,6 +71,31 @@ function updateRejection(error: unknown): string {
 function updateValue(outcome: UpdateOutcome): unknown {
   if (outcome.stage === 'failed') throw new UpdateRefused(outcome.message, outcome.failureType);
   return outcome.stage === 'completed' ? outcome.value : undefined;
+}
+
+/** How one MCP tool call is sent (routes/mcp-routes.ts and `errand mcp`). */
+export interface ToolCallOptions {
+  /**
+   * The JSON-RPC id of the client's request. A call that changes something (delegate, send_message) sent
+   * again with the same id, tool and arguments is the same update, so a retried request never starts a
+   * second task; a read (load, list_subagent_models) runs again.
+   */
+  requestId?: string | number | undefined;
+  /** Longest wait for the call's result; past it the answer says the call is still running. Unbounded when absent. */
+  waitMs?: number | undefined;
+  /** The caller has just checked that the session is the tenant's and running (one describe per request). */
+  checked?: boolean | undefined;
+}
+
+/**
+ * The update id of an MCP tool call: random for a read, and for a call that changes something derived
+ * from the session, the request id and a hash of the tool and its arguments (so a client's retry is the
+ * same update, and a request id used again for another call is not).
+ */
+export function toolCallUpdateId(sessionId: string, input: CallToolInput, requestId: string | number | undefined): string {
+  if (requestId === undefined || !mcpToolsWithEffects.includes(input.name as McpSessionToolName)) return randomUUID();
+  const hash = createHash('sha256').update(JSON.stringify([sessionId, requestId, input.name, input.arguments])).digest('hex');
+  return `mcp-call-${hash.slice(0, 40)}`;
 }
 
 /**
@@ -188,18 +215,42 @@ export class SessionService {
    * Runs one orchestration tool of an MCP session (the `callTool` update) and returns its result with the
    * notices waiting for the client. A refused call (unknown tool, not an MCP session, ended) is a conflict.
    */
-  async callTool(tenant: string, id: string, input: CallToolInput): Promise<CallToolResult> {
-    const { running } = await this.owned(tenant, id, 'session');
-    if (!running) throw new ApiProblem(409, ProblemKind.conflict, 'The session has ended', { detail: `session ${id} takes no more tool calls` });
-    // One id for every attempt: a retry after a continue-as-new is the same call, never a second one.
-    const updateId = randomUUID();
+  async callTool(tenant: string, id: string, input: CallToolInput, options: ToolCallOptions = {}): Promise<CallToolResult> {
+    if (!options.checked) {
+      const { running } = await this.owned(tenant, id, 'session');
+      if (!running) throw new ApiProblem(409, ProblemKind.conflict, 'The session has ended', { detail: `session ${id} takes no more tool calls` });
+    }
+    // One id for every attempt: a retry after a continue-as-new (or the client's own retry of a call with
+    // effects) is the same call, never a second one.
+    const updateId = toolCallUpdateId(id, input, options.requestId);
+    const waitMs = options.waitMs;
     try {
-      const outcome = await sendUpdateAcrossRunChange(() => this.gateway.update(id, messageNames.callToolUpdate, input, { updateId, waitFor: 'completed' }));
-      return updateValue(outcome) as CallToolResult;
+      const outcome = await sendUpdateAcrossRunChange(() => this.gateway.update(id, messageNames.callToolUpdate, input, { updateId, waitFor: 'completed', ...(waitMs !== undefined ? { timeoutMs: waitMs } : {}) }));
+      // No result within the wait: the call goes on in the session, and its notices stay there for the next call.
+      if (outcome.stage === 'accepted') return { parts: [stillRunningText(input.name, input.arguments, waitMs ?? 0)], isError: false, notices: [] };
+      const result = updateValue(outcome) as CallToolResult;
+      // The answer is in hand: the session may drop the notices it carries. An acknowledgement that fails
+      // leaves them for the next call (at least once).
+      if (result.noticesUpTo !== undefined) await this.gateway.signal(id, messageNames.ackNoticesSignal, { upTo: result.noticesUpTo } satisfies AckNoticesInput).catch(() => undefined);
+      return result;
     } catch (error) {
       if (!(error instanceof UpdateRefused)) throw error;
       throw new ApiProblem(409, ProblemKind.conflict, 'The tool call was not accepted', { detail: updateRejection(error) });
     }
+  }
+
+  /** Whether a session of the tenant is running: one describe, no worker needed (404 when it is not the tenant's session). */
+  async isRunning(tenant: string, id: string): Promise<boolean> {
+    return (await this.owned(tenant, id, 'session')).running;
+  }
+
+  /**
+   * How many MCP sessions of the tenant are running (Temporal visibility), counted up to `atMost`. Visibility
+   * may lag a start by a moment, so the figure is a bound that holds in the steady state.
+   */
+  async runningMcpSessions(tenant: string, atMost: number): Promise<number> {
+    const query = `ErrandTenant = '${tenant.replace(/'/g, "\\'")}' AND ErrandKind = 'session' AND ErrandSource = '${mcpSessionSource}' AND ExecutionStatus = 'Running'`;
+    return (await this.gateway.list(query, atMost)).executions.length;
   }
 
   /** The notices an MCP session holds for its client's next tool result (read, not taken). */

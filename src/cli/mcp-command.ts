@@ -13,6 +13,8 @@ import { loadClientConfig } from '../client-config';
 import { findDevStack } from './dev-stack-state';
 import { readDevStackToken } from './dev-stack-token';
 import { bridgeStdioToApi, type BridgeTarget } from './mcp-http-bridge';
+import { describeToolFailure } from '../api/mcp-tool-failure';
+import { createLogger } from '../observability/json-logger';
 
 /**
  * `errand mcp`: errand's orchestration tools for any MCP client, over stdio (SEMANTICS §6). The MCP session
@@ -59,8 +61,8 @@ export async function mcpCommand(argv: string[], context: CliContext): Promise<n
       reconnect: `errand mcp --session ${sessionId}`,
       callTool: (input) => sessions.callTool(tenant, sessionId, input),
       resolveParts,
-      // An ApiProblem's message is its title and detail (e.g. why the session refused the call).
-      describeError: (error) => (error instanceof Error ? error.message : String(error)),
+      // An ApiProblem's title and detail (e.g. why the session refused the call); anything else is logged to stderr.
+      describeError: (error) => describeToolFailure(error, createLogger('mcp'), { tenant, sessionId }),
       toolPolicy: deps.config.toolPolicy,
     });
     const closed = new Promise<void>((resolveClosed) => {

@@ -54,6 +54,8 @@ export interface PendingNotice {
   outputRef?: MessageRef;
   /** Text after the referenced output (the end of its fence); its presence marks the output as the task's words. */
   after?: string;
+  /** Its number once an MCP client was offered it: it stays until the client's call that got it is acknowledged. */
+  number?: number;
 }
 
 /** Everything a workflow's agent loop carries into its next run (continue-as-new). */
@@ -73,6 +75,8 @@ export interface CarriedAgentState {
   announcedApprovals?: string[];
   nextTaskNumber: number;
   pendingNotices: PendingNotice[];
+  /** The last number given to a notice offered to an MCP client. */
+  lastNoticeNumber?: number;
   pendingMessages: QueuedMessage[];
   /** Ids of the latest accepted messages, so a retried delivery is not queued twice (also across continue-as-new). */
   recentMessageIds?: string[];

@@ -521,6 +521,19 @@ export const eventStreamMinLifetimeMs = 5_000;
  * the pollers a tenant can make the API run against Temporal.
  */
 export const defaultApiMaxEventStreamsPerTenant = 20;
+/**
+ * Default most MCP sessions (`/v1/mcp`) one tenant may have running at once (`ERRAND_API_MAX_MCP_SESSIONS`):
+ * every `initialize` without an `Mcp-Session-Id` starts a session workflow, so this bounds what a client that
+ * never reconnects leaves behind until the sessions' idle timeout ends them. Past it an `initialize` is a 429.
+ */
+export const defaultApiMaxMcpSessionsPerTenant = 20;
+/**
+ * What an MCP tool call over HTTP leaves of a Lambda's remaining time for answering, ms: the call waits at
+ * most the API's longest wait and at most the function's remaining time less this.
+ */
+export const mcpAnswerMarginMs = 2_000;
+/** `Retry-After` of the 429 past the MCP session cap, in seconds. */
+export const mcpSessionsRetryAfterSeconds = 30;
 /** `Retry-After` of the 429 past the event stream cap, in seconds. */
 export const eventStreamCapRetryAfterSeconds = 5;
 /** File in the data directory where a running `errand dev` says where its API is (removed when it stops). */

@@ -10,6 +10,7 @@ import type { BudgetCap, EndStatus } from '../contracts/subagent';
 import { hookActivityTimeoutMs, toolActivityTimeoutMs } from '../domain/activity-time-limits';
 import { capNotRunCause, formatDenial, notRunReason, truncationDiagnostic, type NotRunCause } from '../domain/delegation-texts';
 import { didNotCallFinalOutput, finalOutputReminder, finalOutputToolName, structuredText, tooManyInvalidFinalOutputs } from '../domain/final-output';
+import { noticeParts } from '../domain/notice-parts';
 import { isOrchestrationTool } from '../domain/orchestration-tools';
 import { preview, stopHookFeedback, stopHookTooLate, toolHookAdditions, type StopTooLate, toolHookBlocked, turnBudgetNote } from '../domain/subagent-prompt';
 import { findTask, markRead } from '../domain/task-registry';
@@ -244,10 +245,7 @@ export class AgentLoop {
     const parts: TextPart[] = [];
     notices.forEach((notice, index) => {
       if (index > 0) parts.push('\n\n');
-      parts.push(notice.text);
-      // A notice with `after` fences its output as the task's words; one queued before that format has none.
-      if (notice.outputRef) parts.push(notice.after !== undefined ? { ref: notice.outputRef, childWords: true } : { ref: notice.outputRef });
-      if (notice.after !== undefined) parts.push(notice.after);
+      parts.push(...noticeParts(notice));
     });
     agent.appendBeforeNextTurn([{ role: 'user', parts }]);
     const now = Date.now();

@@ -67,6 +67,7 @@ export function carriedAgentState(agent: Agent, phase: CarriedAgentState['phase'
     nextTaskNumber: registry.nextTaskNumber,
     announcedApprovals: agent.announcedApprovals,
     pendingNotices: agent.pendingNotices,
+    ...(agent.lastNoticeNumber > 0 ? { lastNoticeNumber: agent.lastNoticeNumber } : {}),
     pendingMessages: agent.pendingMessages,
     recentMessageIds: agent.recentMessageIds,
     runTurns: agent.turnsThisRun,

@@ -60,6 +60,8 @@ export class Agent {
   transcript: TranscriptEntry[] = [];
   context: ContextWindowState | undefined;
   pendingNotices: PendingNotice[] = [];
+  /** The last number given to a notice offered to an MCP client (mcp-tool-calls.ts). */
+  lastNoticeNumber = 0;
   pendingMessages: QueuedMessage[] = [];
   recentMessageIds: string[] = [];
   registry: TaskRegistry;
@@ -118,6 +120,7 @@ export class Agent {
       this.lastText = carried.lastText;
       this.registry = { tasks: carried.tasks, nextTaskNumber: carried.nextTaskNumber };
       this.pendingNotices = carried.pendingNotices;
+      this.lastNoticeNumber = Math.max(carried.lastNoticeNumber ?? 0, ...carried.pendingNotices.map((notice) => notice.number ?? 0));
       this.pendingMessages = carried.pendingMessages;
       this.recentMessageIds = carried.recentMessageIds ?? [];
       this.answers = carried.answers;
