@@ -60,6 +60,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
   const idleTimeoutMs = input.idleTimeoutMs ?? defaultSessionIdleTimeoutMs;
   const idle = new IdleAlarm(() => agent.lastActivityAt, idleTimeoutMs, agent.quietWaits);
   let cancelReason: string | undefined;
+  /** The refresh signal arrived: continue as new at the next wait. */
+  let refreshRequested = false;
   let ended = false;
   let messages = 0;
   const loopScope = new CancellationScope();
@@ -78,6 +80,9 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
       if (input.mcp) throw new Error(`session ${info.workflowId} is an MCP session: it takes tool calls from its MCP client, not messages`);
     },
     startsAtOnce: () => agent.state === 'waiting' && agent.pendingMessages.length === 0,
+    refresh: () => {
+      refreshRequested = true;
+    },
   });
   // Registered for every session (a handler adds no command); only an MCP session accepts its calls.
   registerMcpToolCalls(agent, orchestrator, () => {
@@ -98,9 +103,10 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
       for (;;) {
         idle.arm();
         // Waiting adds no history (decision 0021): the wait also ends when the server suggests continue-as-new.
-        await agent.waitFor(() => agent.pendingMessages.length > 0 || agent.pendingNotices.length > 0 || idle.expired() || (agent.quietWaits && continueAsNewDue()));
+        // A refresh ends the wait too: a run from before decision 0021 has no other way to continue as new.
+        await agent.waitFor(() => agent.pendingMessages.length > 0 || agent.pendingNotices.length > 0 || idle.expired() || (agent.quietWaits && continueAsNewDue()) || refreshDue());
         if (agent.pendingMessages.length === 0 && agent.pendingNotices.length === 0) {
-          if (agent.quietWaits && !idle.expired() && continueAsNewDue()) await continueAsNewWaiting();
+          if (!idle.expired() && ((agent.quietWaits && continueAsNewDue()) || refreshDue())) await continueAsNewWaiting();
           return { status: 'idle' as const, diagnostic: `no message for ${Math.round(idleTimeoutMs / 1000)} s (the session idle timeout)` };
         }
         if (continueAsNewDue()) await continueAsNewWaiting();
@@ -119,6 +125,11 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
   /** The server suggests continue-as-new and nothing is in flight. */
   function continueAsNewDue(): boolean {
     return workflowInfo().continueAsNewSuggested && agent.idle;
+  }
+
+  /** The refresh signal asked this waiting session to move to the current code, and nothing is in flight. */
+  function refreshDue(): boolean {
+    return refreshRequested && agent.idle;
   }
 
   /** Continues as new from the waiting state, after every handler finished, with the timers cancelled. */

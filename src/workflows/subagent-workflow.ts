@@ -95,6 +95,8 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   const idle = new IdleAlarm(() => agent.lastActivityAt, idleTimeoutMs, agent.quietWaits);
   let ended = false;
   let cancelReason: string | undefined;
+  /** The refresh signal arrived: continue as new at the next wait (only a waiting run moves; a one-shot run never does). */
+  let refreshRequested = false;
   const loopScope = new CancellationScope();
   agent.onBudgetCrossed = () => loopScope.cancel();
 
@@ -109,6 +111,9 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       if (ended || cancelReason !== undefined) throw new Error(`${info.workflowId} has ended (${agent.state}) and takes no more messages`);
     },
     startsAtOnce: () => agent.state === 'waiting' && agent.pendingMessages.length === 0,
+    refresh: () => {
+      refreshRequested = true;
+    },
   });
 
   if (agent.canDelegate) void orchestrator.probeLoop().catch(() => undefined);
@@ -169,8 +174,10 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   };
   /** The server suggests continue-as-new and nothing is in flight. */
   const continueAsNewDue = () => workflowInfo().continueAsNewSuggested && agent.idle;
-  const continueIfSuggested = async (phase: 'running' | 'waiting') => {
-    if (!continueAsNewDue()) return;
+  /** A waiting continuable was asked to move to the current code (the refresh signal) and nothing is in flight. */
+  const refreshDue = () => refreshRequested && agent.idle;
+  const continueIfSuggested = async (phase: 'running' | 'waiting', refresh = false) => {
+    if (!continueAsNewDue() && !refresh) return;
     await condition(allHandlersFinished);
     agent.settleViews();
     // Nothing to cancel for runs from before decision 0021.
@@ -280,9 +287,10 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
         waiting = false;
         idle.arm();
         // Waiting adds no history (decision 0021): the wait also ends when the server suggests continue-as-new.
-        await agent.waitFor(() => agent.pendingMessages.length > 0 || agent.pendingNotices.length > 0 || idle.expired() || (agent.quietWaits && continueAsNewDue()));
+        // A refresh ends the wait too: a run from before decision 0021 has no other way to continue as new.
+        await agent.waitFor(() => agent.pendingMessages.length > 0 || agent.pendingNotices.length > 0 || idle.expired() || (agent.quietWaits && continueAsNewDue()) || refreshDue());
         if (agent.pendingMessages.length === 0 && agent.pendingNotices.length === 0) {
-          if (agent.quietWaits && !idle.expired()) await continueIfSuggested('waiting');
+          if ((agent.quietWaits || refreshDue()) && !idle.expired()) await continueIfSuggested('waiting', refreshDue());
           return { status: 'completed', diagnostic: `ended after ${Math.round(idleTimeoutMs / 1000)} s without a message (idle timeout)` };
         }
         await continueIfSuggested('waiting');
