@@ -1,11 +1,12 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { tenantSpendQueryTimeoutMs } from '../contracts/limits';
 import { recordSpendSignal, tenantSpendQuery } from '../contracts/tenant-spend-messages';
-import { tenantSpendWorkflowId, tenantSpendWorkflowType, utcDay, type SpendRecord, type TenantSpendInput } from '../contracts/tenant-spend';
+import { tenantSpendWorkflowType, utcDay, type SpendRecord, type TenantSpendInput } from '../contracts/tenant-spend';
+import { tenantSpendWorkflowId } from '../contracts/workflow-ids';
 
 /**
  * Where a tenant's spend of the day is kept and read (decision 0027): the tenant's day workflow
- * (`errand-spend/<tenant>/<day>`, tenant-spend-workflow.ts). Every worker reports to it and every API
+ * (`errand-spend~<tenant>~<day>`, tenant-spend-workflow.ts). Every worker reports to it and every API
  * process reads it, so the daily cap holds across processes without a store of our own.
  */
 

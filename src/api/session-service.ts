@@ -6,6 +6,7 @@ import type { SessionInput } from '../contracts/session';
 import type { ApprovalInput, CancelInput, PendingApproval, SendMessageInput, SendMessageResult, TranscriptView } from '../contracts/subagent-messages';
 import { livePartial } from '../contracts/live-text';
 import { messageNames } from '../contracts/wire-names';
+import { errandWorkflowId } from '../contracts/workflow-ids';
 import type { SubagentPeek } from '../contracts/subagent-result';
 import type { CapSettings } from '../cap-settings';
 import { usdToMicro } from '../domain/run-caps';
@@ -95,7 +96,7 @@ export class SessionService {
    * (request-limits.ts); the `Math.min` keeps that true for any other caller of this method.
    */
   async start(tenant: string, request: StartSessionRequest): Promise<{ id: string; runId: string }> {
-    const workflowId = `errand-${randomBytes(8).toString('hex')}`;
+    const workflowId = errandWorkflowId(randomBytes(8).toString('hex'));
     const defaultModel = this.config.defaultModel;
     if (!defaultModel) {
       throw new ApiProblem(422, ProblemKind.invalidDelegation, 'No model is configured', { detail: 'set ERRAND_DEFAULT_MODEL ("<provider>/<model>") or configure providers' });

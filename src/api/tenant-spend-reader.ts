@@ -1,5 +1,6 @@
 import { tenantSpendQueryTimeoutMs } from '../contracts/limits';
-import { tenantSpendMessageNames, tenantSpendWorkflowId, utcDay, type TenantSpendView } from '../contracts/tenant-spend';
+import { tenantSpendMessageNames, utcDay, type TenantSpendView } from '../contracts/tenant-spend';
+import { tenantSpendWorkflowId } from '../contracts/workflow-ids';
 import { GrpcCode } from '../grpc-status';
 import { TemporalCallError, type TemporalGateway } from './temporal-gateway';
 

@@ -17,10 +17,6 @@ export function utcDayEnd(day: string): number {
   return Date.parse(`${day}T00:00:00.000Z`) + 86_400_000;
 }
 
-/** Id of the workflow that keeps a tenant's spend of one UTC day. */
-export function tenantSpendWorkflowId(tenant: string, day: string): string {
-  return `errand-spend/${tenant}/${day}`;
-}
 
 /** Input of a tenant's day of spend (and its state carried across continue-as-new). */
 export interface TenantSpendInput {
