@@ -82,7 +82,9 @@ async function checkDailyCap(guard: TenantSpendGuard | undefined, tenant: string
 
 /** Reports a priced call to the tenant's day under heartbeats; the guard logs a failed report and never throws. */
 function reportSpend(guard: TenantSpendGuard, tenant: string, record: SpendRecord, heartbeats: HeartbeatSettings): Promise<void> {
-  return withHeartbeat(() => guard.report(tenant, record), heartbeats);
+  // The run's workflow owns the call: its start's hold on the day's cap ends as its spend is counted.
+  const owner = Context.current().info.workflowExecution?.workflowId;
+  return withHeartbeat(() => guard.report(tenant, owner === undefined ? record : { ...record, owner }), heartbeats);
 }
 
 /** The transient note (turn budget) for this call only: added to the last user or tool message, never stored. */

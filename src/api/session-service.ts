@@ -15,6 +15,7 @@ import { sessionStartOptions } from '../observability/start-options';
 import { approversFor } from '../tools/tool-policy';
 import type { BlobStore } from '../activities/blob-store';
 import { inboundMessage } from '../activities/inbound-message';
+import type { DailyCostCap } from './daily-cost-cap';
 import { ApiProblem, ProblemKind } from './problem';
 import { queueFullProblem, UpdateRefused } from './queue-full';
 import type { TemporalGateway, UpdateOutcome } from './temporal-gateway';
@@ -89,6 +90,8 @@ export class SessionService {
     private readonly workingDirFor: (tenant: string) => string,
     /** Where long messages are stored so only their key passes through history. */
     private readonly blobs?: BlobStore,
+    /** The operator's daily cost cap per tenant: a start holds part of it, a message is refused at it. */
+    private readonly dailyCap?: DailyCostCap,
   ) {}
 
   /**
@@ -128,6 +131,9 @@ export class SessionService {
       ...(request.message ? { initialMessage: request.message } : {}),
       ...(request.mcp ? { mcp: true } : {}),
     };
+    // An MCP session makes no model call of its own (its tasks' calls are checked by the workers): it holds nothing.
+    if (request.mcp) await this.dailyCap?.check(tenant);
+    else await this.dailyCap?.hold(tenant, workflowId, input.costBudgetMicroUsd);
     const visible = sessionStartOptions(input, { workflowId, tenant, startedBy: 'api' });
     const { runId } = await this.gateway.start({ workflowType: 'sessionWorkflow', workflowId, taskQueue: this.config.temporal.taskQueue, args: [input], visible });
     return { id: workflowId, runId };
@@ -172,6 +178,7 @@ export class SessionService {
   async sendMessage(tenant: string, id: string, message: string): Promise<{ id: string; accepted: true; queuedTurns: number }> {
     const { running } = await this.owned(tenant, id, 'session');
     if (!running) throw new ApiProblem(409, ProblemKind.conflict, 'The session has ended', { detail: `session ${id} takes no more messages` });
+    await this.dailyCap?.check(tenant);
     try {
       const inbound: SendMessageInput = await inboundMessage(this.blobs, message, { from: `api:${tenant}` });
       const updateId = randomUUID();
@@ -190,6 +197,8 @@ export class SessionService {
   async callTool(tenant: string, id: string, input: CallToolInput): Promise<CallToolResult> {
     const { running } = await this.owned(tenant, id, 'session');
     if (!running) throw new ApiProblem(409, ProblemKind.conflict, 'The session has ended', { detail: `session ${id} takes no more tool calls` });
+    // A message to a continuable task makes model calls: refused at the cap like a session's message.
+    if (input.name === 'send_message') await this.dailyCap?.check(tenant);
     // One id for every attempt: a retry after a continue-as-new is the same call, never a second one.
     const updateId = randomUUID();
     try {
