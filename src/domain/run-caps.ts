@@ -171,7 +171,8 @@ export function firstPromptRefusal(prompt: FirstPrompt, caps: { tokens?: number 
  */
 export function dailyCapRefusal(tenant: string, day: string, spentMicroUsd: number, capMicroUsd: number | undefined, held = 0, stops: 'start' | 'model call' = 'start'): string | undefined {
   if (capMicroUsd === undefined || spentMicroUsd + held < capMicroUsd) return undefined;
-  const holds = held > 0 ? ` (and starts not yet priced hold ${formatUsd(held)} of it)` : '';
+  // The holds are named only where they made the difference.
+  const holds = held > 0 && spentMicroUsd < capMicroUsd ? ` and starts not yet priced hold ${formatUsd(held)} of the cap` : '';
   const refused = stops === 'start' ? 'nothing new starts' : 'no model call runs';
   return `tenant ${tenant} has spent ${formatUsd(spentMicroUsd)} on model calls today (${day}, UTC)${holds}, and the daily cost cap per tenant is ${formatUsd(capMicroUsd)} (ERRAND_TENANT_DAILY_COST_USD); ${refused} until 00:00 UTC`;
 }
