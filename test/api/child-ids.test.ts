@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLambdaHandler } from '../../src/api/lambda';
 import { httpTransport } from '../../src/cli/api-transport';
 import type { CliContext } from '../../src/cli/cli-context';
 import { peekCommand, resultCommand } from '../../src/cli/delegation-commands';
@@ -6,6 +7,7 @@ import { usageCommand } from '../../src/cli/usage-command';
 import type { ModelRequest } from '../../src/contracts/model';
 import { childWorkflowId } from '../../src/contracts/workflow-ids';
 import type { ScriptStep } from '../../src/llm/scripted-step';
+import { gatewayEvent } from '../support/api-gateway-events';
 import { temporalHttpUrl } from '../support/temporal';
 import { eventually, json, keys, postJson, startApiStack, type ApiStack } from './api-harness';
 
@@ -13,7 +15,8 @@ import { eventually, json, keys, postJson, startApiStack, type ApiStack } from '
  * A session's child opens through the API on both of its ways to Temporal (decision 0026): Temporal's HTTP
  * API (the dev stack, the Lambda), which cannot address a workflow id with a `/`, and the SDK's gRPC client.
  * A child's id is `<session id>~task-<n>` (src/contracts/workflow-ids.ts), the session's peek lists it, and
- * `GET /v1/delegations/{id}`, its result, `errand peek`, `errand result` and `errand usage` all reach it.
+ * `GET /v1/delegations/{id}` (through the Node server and the Lambda handler), its result, `errand peek`,
+ * `errand result` and `errand usage` all reach it.
  */
 
 /** The session delegates once (`[child]` marks the child's task), then answers; the child answers at once. */
@@ -69,6 +72,13 @@ describe.each(ways)("a session's child through $name", (way) => {
     expect(await json(status)).toMatchObject({ id: childId, state: 'completed' });
     const result = await json(await stack.request(`/v1/delegations/${encodeURIComponent(childId)}/result`));
     expect(result).toMatchObject({ done: true, result: { status: 'completed', output: expect.stringContaining('the child answered') } });
+  });
+
+  it("the API's Lambda handler answers GET of the child from an API Gateway event", async () => {
+    const answer = await createLambdaHandler(stack.app)(gatewayEvent('GET', `/v1/delegations/${encodeURIComponent(childId)}`, { key: keys.acme }));
+    expect(answer.statusCode).toBe(200);
+    const body = answer.isBase64Encoded ? Buffer.from(answer.body, 'base64').toString('utf8') : answer.body;
+    expect(JSON.parse(body)).toMatchObject({ id: childId, state: 'completed' });
   });
 
   it('errand result, errand peek and errand usage reach the child', async () => {
