@@ -25,6 +25,8 @@ interface Figure {
   spentMicroUsd: number;
   readAt: number;
   reading?: Promise<void>;
+  /** What this process reported while the read was under way (the read may not hold it yet). */
+  reportedDuringRead: number;
 }
 
 /** The worker's side of a tenant's daily cap: the check before a model call and the report after it. */
@@ -58,7 +60,10 @@ export class TenantSpendGuard {
   async report(tenant: string, record: SpendRecord): Promise<void> {
     const now = this.clock();
     const figure = this.figures.get(tenant);
-    if (figure && figure.day === utcDay(now)) figure.spentMicroUsd += record.costMicroUsd;
+    if (figure && figure.day === utcDay(now)) {
+      figure.spentMicroUsd += record.costMicroUsd;
+      if (figure.reading) figure.reportedDuringRead += record.costMicroUsd;
+    }
     try {
       await this.book.record(tenant, record, now);
     } catch (error) {
@@ -70,25 +75,29 @@ export class TenantSpendGuard {
     const day = utcDay(now);
     let figure = this.figures.get(tenant);
     if (!figure || figure.day !== day) {
-      figure = { day, spentMicroUsd: 0, readAt: Number.NEGATIVE_INFINITY };
+      figure = { day, spentMicroUsd: 0, readAt: Number.NEGATIVE_INFINITY, reportedDuringRead: 0 };
       this.figures.set(tenant, figure);
     }
     if (now - figure.readAt >= this.refreshMs) {
       const current = figure;
       // Concurrent calls of one tenant share one read.
-      current.reading ??= this.book
-        .read(tenant, now)
-        .then((spent) => {
-          // A report of this process may have raised the figure since the read began: keep the larger.
-          current.spentMicroUsd = Math.max(current.spentMicroUsd, spent);
-          current.readAt = this.clock();
-        })
-        .catch((error: unknown) => {
-          log.warn("the tenant's spend today could not be read: the last figure stands", { tenant, error: error instanceof Error ? error.message : String(error) });
-        })
-        .finally(() => {
-          current.reading = undefined;
-        });
+      if (!current.reading) {
+        current.reportedDuringRead = 0;
+        current.reading = this.book
+          .read(tenant, now)
+          .then((spent) => {
+            // The day's figure replaces this process's (a report repeated by a retry counted twice here, once
+            // there); what was reported while the read was under way may be missing from it, so it is added.
+            current.spentMicroUsd = spent + current.reportedDuringRead;
+            current.readAt = this.clock();
+          })
+          .catch((error: unknown) => {
+            log.warn("the tenant's spend today could not be read: the last figure stands", { tenant, error: error instanceof Error ? error.message : String(error) });
+          })
+          .finally(() => {
+            current.reading = undefined;
+          });
+      }
       await current.reading;
     }
     return figure;
