@@ -117,7 +117,8 @@ describe('the daily cost cap', () => {
   });
 
   attack('a session started under the cap stops spending at it: its next model call is refused and it ends budget', async () => {
-    const before = vendor.requests.length;
+    // Only this session's requests (the delegations of the attacks before may still be answering).
+    const spenderCalls = () => vendor.requests.filter((request) => messagesOf(request).some((message) => String(message.content).includes('[spender]'))).length;
     const started = await small.request('/v1/sessions', { ...postJson({ message: 'keep listing the folder [spender]' }), key: spender.key });
     expect(started.status).toBe(201);
     const id = String((await json(started)).id);
@@ -130,7 +131,7 @@ describe('the daily cost cap', () => {
     expect(result).toMatchObject({ status: 'budget' });
     expect(JSON.stringify(result)).toContain('the daily cost cap per tenant is $0.005 (ERRAND_TENANT_DAILY_COST_USD); no model call runs until 00:00 UTC');
     // $0.005 is reached after two calls ($0.0056): the third is never made.
-    expect(vendor.requests.length - before).toBe(2);
+    expect(spenderCalls()).toBe(2);
     expect(await readTenantSpend(small.client, spender.tenant, Date.now())).toBe(5_600);
     expect(vendor.rejectedRequests).toEqual([]);
   }, 60_000);
