@@ -1,3 +1,4 @@
+import { childWorkflowId } from '../src/contracts/workflow-ids';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,7 +48,7 @@ const identity = 'errand-record-histories';
 /** Every scenario, as `--only` names them. */
 const allScenarios = ['plain', 'tool-calls', 'max-turns', 'cancelled', 'session', 'checks', 'structured', 'worktree', 'fork', 'continuables', ...moreScenarios] as const;
 /** The patches the second worker withholds (its runs are the "before the patch" side of the replay fixtures). */
-const withheldPatches = ['load-peek-live-text', 'agent-file-hooks', 'cost-search-attribute', 'orchestration-tool-hooks', 'slim-child-result', 'progress-throttle', 'stop-hook-every-stop', 'long-texts-by-reference', 'spend-adds-up', 'mcp-notices-kept-until-acknowledged'];
+const withheldPatches = ['load-peek-live-text', 'agent-file-hooks', 'cost-search-attribute', 'orchestration-tool-hooks', 'slim-child-result', 'progress-throttle', 'stop-hook-every-stop', 'long-texts-by-reference', 'spend-adds-up', 'mcp-notices-kept-until-acknowledged', 'child-ids-without-slash'];
 /** The context window of the model the compaction scenario uses: a few file reads outgrow it. */
 const compactionWindow = 4_000;
 /** History events after which the recording server suggests continue-as-new (scenario 10 passes it). */
@@ -224,7 +225,7 @@ async function main(): Promise<void> {
       await sessionHandle.signal(cancelSignal, { reason: 'recording done' });
       await sessionHandle.result();
       await record('session-delegates', sessionId);
-      await record('session-delegates-child', `${sessionId}/task-1`);
+      await record('session-delegates-child', childWorkflowId(sessionId, 'task-1'));
     }
 
     if (want('checks')) {
@@ -282,7 +283,7 @@ async function main(): Promise<void> {
       await forkHandle.signal(cancelSignal, { reason: 'recording done' });
       await forkHandle.result();
       await record('session-forks', forkSessionId);
-      await record('session-forks-child', `${forkSessionId}/task-1`);
+      await record('session-forks-child', childWorkflowId(forkSessionId, 'task-1'));
     }
 
     if (want('continuables')) {
@@ -325,7 +326,7 @@ async function main(): Promise<void> {
         return contSteps.length === 0 && view.state === 'waiting';
       });
       // The helper takes messages straight from a client until it, too, continues as new (from its wait).
-      const helper = client.workflow.getHandle(`${continuablesId}/task-1`);
+      const helper = client.workflow.getHandle(childWorkflowId(continuablesId, 'task-1'));
       const helperFirstRunId = (await helper.describe()).runId;
       const helperSteps = scripts.get('cont-child') ?? [];
       for (let message = 1; (await helper.describe()).runId === helperFirstRunId; message += 1) {
@@ -346,7 +347,7 @@ async function main(): Promise<void> {
       recorded['session-continuables-run-1'] = `${JSON.stringify(JSON.parse(historyToJSON(firstRun)), null, 1)}\n`;
       index['session-continuables-run-1.json'] = continuablesId;
       await record('session-continuables-run-2', continuablesId);
-      await record('session-continuables-child-run-2', `${continuablesId}/task-1`);
+      await record('session-continuables-child-run-2', childWorkflowId(continuablesId, 'task-1'));
     }
 
     // 11.-20. the long-haul scenarios (record-more-histories.ts).

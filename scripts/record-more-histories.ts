@@ -1,3 +1,4 @@
+import { childWorkflowId } from '../src/contracts/workflow-ids';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -43,6 +44,14 @@ export interface RecordingContext {
 }
 
 /** The scenario names `--only` takes. */
+/**
+ * The id of a recorded parent's first task: `<parent>~task-1` from the current code, `<parent>/task-1` from the
+ * worker that withholds the patches (its `child-ids-without-slash` too).
+ */
+export function firstTaskId(context: Pick<RecordingContext, 'withheldTaskQueue'>, parentId: string, taskQueue: string): string {
+  return taskQueue === context.withheldTaskQueue ? `${parentId}/task-1` : childWorkflowId(parentId, 'task-1');
+}
+
 export const moreScenarios = ['approvals', 'compaction', 'load-peek', 'load-peek-before-patch', 'probe-loop', 'idle-timeout', 'agent-hooks', 'agent-hooks-before-patch', 'orchestration-hooks', 'orchestration-hooks-before-patch', 'cost', 'cost-before-patch', 'long-child', 'long-child-before-patch', 'progress-throttle', 'progress-throttle-before-patch', 'stop-hook-last-turn', 'stop-hook-last-turn-before-patch', 'long-answer', 'long-answer-before-patch', 'spend-adds-up', 'spend-adds-up-before-patch', 'mcp-notices', 'mcp-notices-before-patch'] as const;
 
 /** A gate a held model call waits on. */
@@ -123,7 +132,7 @@ async function recordLoadPeek(context: RecordingContext, name: string, taskQueue
   if (livePeek) expectActivity(types, 'readLiveText', name);
   else if (types.includes('readLiveText')) throw new Error(`${name}: the run read live text although its patch was withheld`);
   await context.record(`session-${name}`, workflowId);
-  await context.record(`session-${name}-child`, `${workflowId}/task-1`);
+  await context.record(`session-${name}-child`, firstTaskId(context, workflowId, taskQueue));
 }
 
 /** `load(peek)` with the current code (the `load-peek-live-text` patch's marker and activity). */
@@ -172,7 +181,7 @@ export async function recordProbeLoop(context: RecordingContext): Promise<void> 
   await handle.result();
   await context.record('session-probe-loop-run-1', workflowId, firstRunId);
   await context.record('session-probe-loop-run-2', workflowId, secondRunId);
-  await context.record('session-probe-loop-child', `${workflowId}/task-1`);
+  await context.record('session-probe-loop-child', firstTaskId(context, workflowId, taskQueue));
 }
 
 /** The idle alarm: a continuable answers, waits, takes one message, and ends when its idle timeout passes. */
@@ -317,12 +326,12 @@ async function recordLongChild(context: RecordingContext, name: string, taskQueu
   await context.waitUntil('the session reply', async () => context.stepsOf(name).length === 0 && (await handle.query(transcriptQuery)).state === 'waiting');
   await handle.signal(cancelSignal, { reason: 'recording done' });
   await handle.result();
-  const childResult = JSON.stringify(await client.workflow.getHandle(`${workflowId}/task-1`).result());
+  const childResult = JSON.stringify(await client.workflow.getHandle(firstTaskId(context, workflowId, taskQueue)).result());
   const whole = childResult.includes(JSON.stringify(answer).slice(1, -1));
   if (slim && whole) throw new Error(`${name}: the child returned its whole answer although it has a parent`);
   if (!slim && !whole) throw new Error(`${name}: the child returned no whole answer although the patch was withheld`);
   await context.record(`session-${name}`, workflowId);
-  await context.record(`session-${name}-child`, `${workflowId}/task-1`);
+  await context.record(`session-${name}-child`, firstTaskId(context, workflowId, taskQueue));
 }
 
 /**
@@ -353,10 +362,10 @@ async function recordProgressThrottle(context: RecordingContext, name: string, t
   const signals = events.filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'childProgress').length;
   if (throttled && signals >= turns) throw new Error(`${name}: ${signals} progress signals for ${turns} turns although the throttle's patch was applied`);
   if (!throttled && signals !== turns) throw new Error(`${name}: ${signals} progress signals for ${turns} turns, expected one per turn with the patch withheld`);
-  const childStart = (await client.workflow.getHandle(`${workflowId}/task-1`).fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
+  const childStart = (await client.workflow.getHandle(firstTaskId(context, workflowId, taskQueue)).fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
   if (childStart?.continuedExecutionRunId) throw new Error(`${name}: the child continued as new; its recorded run would not hold its turns`);
   await context.record(`session-${name}`, workflowId);
-  await context.record(`session-${name}-child`, `${workflowId}/task-1`);
+  await context.record(`session-${name}-child`, firstTaskId(context, workflowId, taskQueue));
 }
 
 /**

@@ -31,6 +31,7 @@ import type { ModelRegistry } from '../llm/model-port';
 import { inModelSpan, inToolSpan, nameToolSpan, recordModelAnswer, recordToolOutcome } from '../observability/genai-spans';
 import { toolError } from '../tools/tool';
 import { applyOrchestrationPolicy, applyToolPolicy, checkToolCall, type ToolPolicyConfig } from '../tools/tool-policy';
+import type { SpendRecord } from '../contracts/tenant-spend';
 import type { WorkerToolsetRegistry } from '../tools/toolset-registry-factory';
 import { isMemoryTool, memoryToolSpecs, runMemoryTool } from '../tools/memory-tools';
 import { checkReasoningEffort, classifyAndThrow, classifyStoreErrors, modelInfo, resolveModel } from './agent-loop-failures';
@@ -42,8 +43,8 @@ import { appendFirstWins, mayHaveRun, storedAnswer, storedToolResult, storeFirst
 import { invalidArgumentsText, toModelTurnOutput } from './model-turn-output';
 import { defaultHeartbeatSettings, withHeartbeat, type HeartbeatSettings } from './heartbeat';
 import { conversationSegment, type ConversationStore } from './conversation-store';
+import type { TenantSpendGuard } from './tenant-spend-guard';
 import { resolveTextParts } from './text-parts';
-import type { SpendRecord } from '../contracts/tenant-spend';
 import type { AgentHooksWire } from '../contracts/agent-hooks';
 import type { CommandOptions } from '../tools/command-environment';
 import type { PathRules } from '../tools/confine-path';
@@ -68,14 +69,26 @@ export interface AgentLoopActivityDependencies {
   /** How model and tool calls heartbeat (live-text interval, the in-flight registry); absent: the defaults. */
   heartbeats?: HeartbeatSettings;
   /**
-   * Reports a tenant's priced model call to its day of spend (set when the operator caps a tenant's daily
-   * cost, `ERRAND_TENANT_DAILY_COST_USD`; decision 0027). Safe to repeat: the day counts a call's key once.
+   * The tenant's daily cap where money is spent (set when the operator caps a tenant's daily cost,
+   * `ERRAND_TENANT_DAILY_COST_USD`; decision 0027): checked before each model call, told of each priced one.
    */
-  recordSpend?: (tenant: string, record: SpendRecord) => Promise<void>;
+  tenantSpend?: TenantSpendGuard;
   /** How `run_command` runs on this worker: an agent file's command hooks run the same way (absent: hooks cannot run). */
   commands?: CommandOptions;
   /** The worker's path rules (working root, errand's own folders), for hooks' working directory. */
   paths?: PathRules;
+}
+
+/** Refuses the model call at the tenant's daily cap (a `DailyCostCap` failure), under heartbeats while the day is read. */
+async function checkDailyCap(guard: TenantSpendGuard | undefined, tenant: string | undefined, heartbeats: HeartbeatSettings): Promise<void> {
+  if (guard && tenant !== undefined) await withHeartbeat(() => guard.check(tenant), heartbeats);
+}
+
+/** Reports a priced call to the tenant's day under heartbeats; the guard logs a failed report and never throws. */
+function reportSpend(guard: TenantSpendGuard, tenant: string, record: SpendRecord, heartbeats: HeartbeatSettings): Promise<void> {
+  // The run's workflow owns the call: its start's hold on the day's cap ends as its spend is counted.
+  const owner = Context.current().info.workflowExecution?.workflowId;
+  return withHeartbeat(() => guard.report(tenant, owner === undefined ? record : { ...record, owner }), heartbeats);
 }
 
 /** The transient note (turn budget) for this call only: added to the last user or tool message, never stored. */
@@ -131,6 +144,8 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
         // The attempt goes with the text: Temporal keeps an attempt's heartbeat details for the next one.
         const attempt = Context.current().info.attempt;
         const live = (): LiveText | undefined => (written.length > 0 ? liveText(written, input.totalTurn ?? input.turn, attempt) : undefined);
+        // The tenant's daily cap, checked where money is spent: a refused call ends the run `budget`.
+        await checkDailyCap(deps.tenantSpend, input.tenant, heartbeats);
         const outcome = await withHeartbeat(async (abortSignal): Promise<{ response: ModelResponse } | { needsCompaction: NonNullable<ModelTurnOutput['needsCompaction']> }> => {
           await deps.toolsets.ensureRecipeServers(input.recipeServers ?? []);
           // An agent with memory gets its memory tools whatever its `tools` list says (as in Claude Code); the policy still applies.
@@ -168,7 +183,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
       recordModelAnswer(trace.getActiveSpan(), response, stored !== undefined);
       // Also for a stored answer reused by a retry: the report of the first attempt may have been lost.
       const cost = response.usage.costMicroUsd ?? 0;
-      if (deps.recordSpend && input.tenant !== undefined && cost > 0) await deps.recordSpend(input.tenant, { key: `${input.conversationId}#${input.length}`, costMicroUsd: cost });
+      if (deps.tenantSpend && input.tenant !== undefined && cost > 0) await reportSpend(deps.tenantSpend, input.tenant, { key: `${input.conversationId}#${input.length}`, costMicroUsd: cost }, heartbeats);
       return toModelTurnOutput(response, input, deps.toolPolicy, maxOutputTokens);
     },
 
@@ -288,12 +303,13 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
     async compactConversation(input: CompactConversationInput): Promise<CompactConversationOutput> {
       const model = resolveModel(deps.models, input);
       const info = modelInfo(deps.models, input);
+      await checkDailyCap(deps.tenantSpend, input.tenant, heartbeats);
       const output = await withHeartbeat((abortSignal) =>
         compactConversation(input, { conversations: deps.conversations, blobs: deps.blobs, model, route: input.route, contextWindow: info.contextWindow, abortSignal }),
       heartbeats).catch((error: unknown) => classifyAndThrow(error));
       // A summary made by this attempt is a priced call of the tenant (one reused from an earlier attempt reports no usage).
       const cost = output.usage.costMicroUsd ?? 0;
-      if (deps.recordSpend && input.tenant !== undefined && output.compacted && cost > 0) await deps.recordSpend(input.tenant, { key: output.window.summaryKey, costMicroUsd: cost });
+      if (deps.tenantSpend && input.tenant !== undefined && output.compacted && cost > 0) await reportSpend(deps.tenantSpend, input.tenant, { key: output.window.summaryKey, costMicroUsd: cost }, heartbeats);
       return output;
     },
   };

@@ -6,6 +6,7 @@ import type { SessionInput } from '../contracts/session';
 import type { ApprovalInput, CancelInput, PendingApproval, SendMessageInput, SendMessageResult, TranscriptView } from '../contracts/subagent-messages';
 import { livePartial } from '../contracts/live-text';
 import { messageNames } from '../contracts/wire-names';
+import { errandWorkflowId } from '../contracts/workflow-ids';
 import type { SubagentPeek } from '../contracts/subagent-result';
 import type { CapSettings } from '../cap-settings';
 import { usdToMicro } from '../domain/run-caps';
@@ -16,6 +17,7 @@ import { mcpToolsWithEffects, stillRunningText } from '../domain/mcp-session-too
 import type { McpSessionToolName } from '../contracts/mcp-session';
 import type { BlobStore } from '../activities/blob-store';
 import { inboundMessage } from '../activities/inbound-message';
+import type { DailyCostCap } from './daily-cost-cap';
 import { ApiProblem, ProblemKind } from './problem';
 import { queueFullProblem, UpdateRefused } from './queue-full';
 import type { TemporalGateway, UpdateOutcome } from './temporal-gateway';
@@ -115,6 +117,8 @@ export class SessionService {
     private readonly workingDirFor: (tenant: string) => string,
     /** Where long messages are stored so only their key passes through history. */
     private readonly blobs?: BlobStore,
+    /** The operator's daily cost cap per tenant: a start holds part of it, a message is refused at it. */
+    private readonly dailyCap?: DailyCostCap,
   ) {}
 
   /**
@@ -122,7 +126,7 @@ export class SessionService {
    * (request-limits.ts); the `Math.min` keeps that true for any other caller of this method.
    */
   async start(tenant: string, request: StartSessionRequest): Promise<{ id: string; runId: string }> {
-    const workflowId = `errand-${randomBytes(8).toString('hex')}`;
+    const workflowId = errandWorkflowId(randomBytes(8).toString('hex'));
     const defaultModel = this.config.defaultModel;
     // An MCP session calls no model (its client's model calls the tools): it needs none, and its delegations
     // choose theirs at planning on the worker, which says so when none can be chosen.
@@ -156,6 +160,9 @@ export class SessionService {
       ...(request.message ? { initialMessage: request.message } : {}),
       ...(request.mcp ? { mcp: true } : {}),
     };
+    // An MCP session makes no model call of its own (its tasks' calls are checked by the workers): it holds nothing.
+    if (request.mcp) await this.dailyCap?.check(tenant);
+    else await this.dailyCap?.hold(tenant, workflowId, input.costBudgetMicroUsd);
     const visible = sessionStartOptions(input, { workflowId, tenant, startedBy: 'api' });
     const { runId } = await this.gateway.start({ workflowType: 'sessionWorkflow', workflowId, taskQueue: this.config.temporal.taskQueue, args: [input], visible });
     return { id: workflowId, runId };
@@ -200,6 +207,7 @@ export class SessionService {
   async sendMessage(tenant: string, id: string, message: string): Promise<{ id: string; accepted: true; queuedTurns: number }> {
     const { running } = await this.owned(tenant, id, 'session');
     if (!running) throw new ApiProblem(409, ProblemKind.conflict, 'The session has ended', { detail: `session ${id} takes no more messages` });
+    await this.dailyCap?.check(tenant);
     try {
       const inbound: SendMessageInput = await inboundMessage(this.blobs, message, { from: `api:${tenant}` });
       const updateId = randomUUID();
@@ -222,6 +230,8 @@ export class SessionService {
     }
     // One id for every attempt: a retry after a continue-as-new (or the client's own retry of a call with
     // effects) is the same call, never a second one.
+    // A message to a continuable task makes model calls: refused at the cap like a session's message.
+    if (input.name === 'send_message') await this.dailyCap?.check(tenant);
     const updateId = toolCallUpdateId(id, input, options.requestId);
     const waitMs = options.waitMs;
     try {

@@ -38,8 +38,27 @@ export const tenantDailyCostUsdCeiling = 100_000_000;
 export const tenantSpendRecentCalls = 2_000;
 /** How long after the end of its UTC day a tenant's spend workflow stays to answer late reports and reads. */
 export const tenantSpendGraceMs = 3_600_000;
-/** Deadline of the API's read of a tenant's spend today before a start (a query answered by a worker). */
+/** Deadline of a read of a tenant's spend today (a query answered by a worker). */
 export const tenantSpendQueryTimeoutMs = 5_000;
+/**
+ * Deadline of the API's read or hold of a tenant's spend before a start or a message. Slower than this (no
+ * worker answers the day's workflow) and the start goes ahead: the workers' check before each model call
+ * holds the cap (docs/security.md), so a slow read never turns a start into a 503.
+ */
+export const tenantSpendStartWaitMs = 2_000;
+/** Deadline of a worker's report of one priced call to the tenant's day (best effort: a failed report is logged). */
+export const tenantSpendReportTimeoutMs = 5_000;
+/** How long a worker reuses its figure of a tenant's spend today before it reads the day again (ms). */
+export const tenantSpendRefreshMs = 3_000;
+/**
+ * What a start holds back of the tenant's daily cap while it has not spent yet, as a share of the cap
+ * (a start with a smaller cost budget holds that): concurrent starts cannot all pass the cap together.
+ */
+export const tenantStartHoldShare = 0.1;
+/** How long a start's hold on the daily cap lasts when its first priced call is never counted (ms). */
+export const tenantStartHoldMs = 600_000;
+/** Holds a tenant's day keeps at most (the oldest goes first). */
+export const tenantStartHoldsMax = 1_000;
 
 // ---- sources (owned by src/sources) ---------------------------------------------------------------
 // (sources section)

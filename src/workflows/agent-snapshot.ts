@@ -34,6 +34,7 @@ export function peekAgent(agent: Agent, maxTurns: number): SubagentPeek {
       ? {
           tasks: agent.registry.tasks.map((task) => ({
             taskId: task.taskId,
+            workflowId: task.workflowId,
             state: task.state,
             description: task.description,
             turns: task.peek?.turns ?? task.result?.turns ?? 0,

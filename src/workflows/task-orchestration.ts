@@ -2,6 +2,7 @@ import {
   CancellationScope,
   getExternalWorkflowHandle,
   ParentClosePolicy,
+  patched,
   startChild,
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
@@ -46,6 +47,12 @@ import { ChildProbe } from './child-probe';
 import { approve, listModels, liveTextOf, sendMessage, type CallPosition } from './child-messages';
 import { forkReference } from './conversation';
 import { attempt, errorText, toolError, toolText } from './tool-outcomes';
+
+/**
+ * Patch id of children's ids without `/` (`<parent>~task-<n>`, workflow-ids.ts): Temporal's HTTP API can
+ * address them. A history without the marker started its children as `<parent>/task-<n>` and replays so.
+ */
+const childIdsPatch = 'child-ids-without-slash';
 
 export type { CallPosition } from './child-messages';
 
@@ -117,7 +124,9 @@ export class TaskOrchestrator implements OrchestrationTools {
     // What the running children hold of this workflow's caps is not there to give (budgets add up).
     const held = agent.spendAddsUp ? heldRefusal(agent.remainingCaps(), agent.registry.tasks) : undefined;
     if (held) return toolError(`delegate was not started: ${held}`);
-    const record = addTask(agent.registry, { parentWorkflowId: agent.options.workflowId, mode, description, now: Date.now() });
+    // A child's id changed from `<parent>/task-<n>` to `<parent>~task-<n>` (workflow-ids.ts): its start command with it.
+    const legacyId = !patched(childIdsPatch);
+    const record = addTask(agent.registry, { parentWorkflowId: agent.options.workflowId, mode, description, now: Date.now(), legacyId });
     agent.updateViews();
 
     return agent.busy(async () => {

@@ -38,9 +38,16 @@ describe('task registry', () => {
     const registry = emptyRegistry();
     const first = addTask(registry, { parentWorkflowId: 'errand-1', mode: 'background', description: 'a', now: 1 });
     const second = addTask(registry, { parentWorkflowId: 'errand-1', mode: 'foreground', description: 'b', now: 2 });
-    expect([first.taskId, first.workflowId, second.taskId]).toEqual(['task-1', 'errand-1/task-1', 'task-2']);
+    expect([first.taskId, first.workflowId, second.taskId]).toEqual(['task-1', 'errand-1~task-1', 'task-2']);
     expect(findTask(registry, 'task-2')).toBe(second);
     expect(first.state).toBe('starting');
+  });
+
+  test('a run from before the id rule (its patch not taken) names its children with /', () => {
+    const registry = emptyRegistry();
+    const legacy = addTask(registry, { parentWorkflowId: 'errand-1', mode: 'background', description: 'a', now: 1, legacyId: true });
+    const current = addTask(registry, { parentWorkflowId: 'errand-1', mode: 'background', description: 'b', now: 2 });
+    expect([legacy.workflowId, current.workflowId]).toEqual(['errand-1/task-1', 'errand-1~task-2']);
   });
 
   test('a slot is held by background tasks running a turn; foreground tasks and waiting continuables hold none', () => {
