@@ -137,4 +137,4 @@ export function assertProviderConfigured(config: Pick<ErrandConfig, 'providers'>
 }
 
 /** What `errand api` and the Lambda say at start when no model provider is configured (every start would be refused). */
-export const noProviderWarning = 'no model provider is configured (ERRAND_PROVIDERS is unset or empty): every delegation and session start will be answered 503 not-configured until one is';
+export const noProviderWarning = 'no model provider is configured (ERRAND_PROVIDERS is unset or empty): every delegation and session start will be answered 503 not-configured until one is (MCP sessions start: their delegations are planned on the workers)';

@@ -9,7 +9,7 @@ import { mcpAnswerMarginMs, mcpNoticePollIntervalMs, mcpSessionsRetryAfterSecond
 import { createLogger } from '../../observability/json-logger';
 import { describeToolFailure } from '../mcp-tool-failure';
 import { storedTextReader } from '../mcp-stored-text';
-import { ApiProblem, assertProviderConfigured, ProblemKind } from '../problem';
+import { ApiProblem, ProblemKind } from '../problem';
 import { mountRoute } from '../route-spec';
 import type { SessionService } from '../session-service';
 
@@ -72,7 +72,8 @@ export function mountMcpRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
 
   /** A new MCP session, unless the tenant already runs as many as the server allows. */
   const startSession = async (tenant: string): Promise<string> => {
-    assertProviderConfigured(deps.config, 'session');
+    // No provider check: an MCP session has no model of its own (the client's model calls the tools); each
+    // delegate is planned on a worker, with the worker's providers, and refused there if none can run it.
     const most = deps.api.maxMcpSessionsPerTenant;
     const held = await service().runningMcpSessions(tenant, most);
     if (held >= most) {
