@@ -35,7 +35,7 @@ export async function runAgentHook(input: RunAgentHookInput, deps: AgentHookActi
   let eventInput: JsonObject = input.eventInput;
   if (input.event === 'PreToolUse' || input.event === 'PostToolUse') {
     const toolName = input.toolName ?? '';
-    const names = hookToolNames(toolName);
+    const names = hookToolNames(toolName, input.hooks.serverNames);
     hooks = matchingHooks(input.event === 'PreToolUse' ? input.hooks.preToolUse : input.hooks.postToolUse, names);
     eventInput = { tool_name: names[0] ?? toolName, ...input.eventInput, errand_tool_name: toolName };
     if (input.event === 'PostToolUse' && input.toolResponse) {

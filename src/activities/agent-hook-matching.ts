@@ -33,12 +33,18 @@ const orchestrationClaudeNames: Readonly<Record<string, readonly string[]>> = {
 /**
  * The names a tool is known by to a hook: its Claude Code name(s) (`Bash` for run_command, `Agent` and
  * `Task` for delegate), Claude Code's name of an MCP tool (`mcp__<server>__<tool>`), and errand's own
- * (qualified) name. The first is the `tool_name` a hook reads.
+ * (qualified) name. The first is the `tool_name` a hook reads. A tool of a server the delegation declared
+ * (`serverNames`: errand's toolset name → the declared name) is known by the declared name first, as
+ * Claude Code names it (`mcp__github__create_issue`), and by errand's toolset name too: a guard hook
+ * written for the agent's own server must never miss its tools.
  */
-export function hookToolNames(qualifiedName: string): string[] {
+export function hookToolNames(qualifiedName: string, serverNames?: Readonly<Record<string, string>>): string[] {
   const claude = claudeNames[qualifiedName];
   if (claude) return [...claude, qualifiedName];
   if (isOrchestrationTool(qualifiedName)) return [...(orchestrationClaudeNames[qualifiedName] ?? []), qualifiedName];
+  const separator = qualifiedName.indexOf(toolNameSeparator);
+  const declared = separator > 0 ? serverNames?.[qualifiedName.slice(0, separator)] : undefined;
+  if (declared !== undefined) return [`mcp__${declared}${toolNameSeparator}${qualifiedName.slice(separator + toolNameSeparator.length)}`, `mcp__${qualifiedName}`, qualifiedName];
   return [`mcp__${qualifiedName}`, qualifiedName];
 }
 

@@ -217,7 +217,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
           } else {
             const memory = input.memory;
             const hooks = input.hooks;
-            const toolNames = hookToolNames(call.name);
+            const toolNames = hookToolNames(call.name, hooks?.serverNames);
             const hookInput = { tool_name: toolNames[0] ?? call.name, tool_input: call.arguments, tool_use_id: call.id, errand_tool_name: call.name };
             // What this call's hooks and tool came to is stored as each finishes: a retried attempt resumes
             // after them, so a hook or the tool runs once per call (the result at resultSeq is stored last).

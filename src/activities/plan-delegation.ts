@@ -404,7 +404,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     ...(retry ? { retry } : {}),
     ...(run.outputSchema ? { outputSchema: run.outputSchema } : {}),
     ...(run.isolation ? { isolation: run.isolation } : {}),
-    ...(agentHooks ? { hooks: agentHooks } : {}),
+    ...(agentHooks ? { hooks: withServerNames(agentHooks, recipeServers) } : {}),
   };
   return { ok: true, input, ...(source ? { source } : {}), warnings, ...(agentRun?.background ? { forceBackground: true } : {}), ...(firstPrompt ? { firstPrompt } : {}) };
 }
@@ -434,4 +434,10 @@ async function loadMemory(
     if (isAgentMemoryError(error)) return { ok: false, message: error.message };
     throw error;
   }
+}
+
+/** The hooks with the declared name of each server the delegation runs (hooks match `mcp__<declared>__<tool>`). */
+function withServerNames(hooks: AgentHooksWire, servers: ReadonlyArray<{ declaredName: string; config: { name: string } }>): AgentHooksWire {
+  if (servers.length === 0) return hooks;
+  return { ...hooks, serverNames: Object.fromEntries(servers.map((server) => [server.config.name, server.declaredName])) };
 }

@@ -71,6 +71,12 @@ export interface AgentHooksWire extends AgentHooks {
    * the name up here, so it starts a hook activity only for a call that has hooks (decision 0032).
    */
   orchestrationTools?: { preToolUse?: string[]; postToolUse?: string[] };
+  /**
+   * The MCP servers the delegation declared (an agent file's `mcpServers`, a recipe's extensions), by the
+   * toolset name errand runs them under (`recipe-<name>-<hash>`) → the name they were declared with: a
+   * hook's matcher knows a server's tools as Claude Code names them, `mcp__<declared name>__<tool>`.
+   */
+  serverNames?: Record<string, string>;
 }
 
 const commandHookSchema = z.object({ type: z.literal('command').optional(), command: z.string(), timeoutSeconds: z.number() });
