@@ -20,12 +20,13 @@ import { createAgentCallKeys } from '../domain/workflow-journal.js';
 import { hostFunctionName, preludeFileName, scriptPrelude, settleHookName } from './script-prelude.js';
 import { prepareScriptSource, scriptFileName } from './script-source.js';
 
-let engine: Promise<QuickJSWASMModule> | undefined;
-
-/** The engine is compiled once per process; every round gets a runtime of its own. */
+/**
+ * Every round gets a WebAssembly instance of its own, dropped whole when the round ends: a script stopped
+ * by a limit can leave the engine's heap in a state its own teardown asserts on (and an assertion aborts
+ * the instance), so nothing of one round may carry over into the next.
+ */
 function loadEngine(): Promise<QuickJSWASMModule> {
-  engine ??= newQuickJSWASMModuleFromVariant(releaseSyncVariant);
-  return engine;
+  return newQuickJSWASMModuleFromVariant(releaseSyncVariant);
 }
 
 /** Stack the script may use (bytes): deep recursion ends as a RangeError naming its line. */
@@ -130,20 +131,24 @@ export async function runWorkflowScriptRound(input: WorkflowScriptRoundInput): P
     }
     prelude.value.dispose();
 
-    const evaluated = context.evalCode(`${settleHookName}((async () => {${prepared.source}\n})());`, scriptFileName);
+    const evaluated = context.evalCode(`((settle) => { delete globalThis.${settleHookName}; return settle((async () => {${prepared.source}\n})()); })(globalThis.${settleHookName});`, scriptFileName);
     if (evaluated.error) {
       const error = describe(context, evaluated.error);
       evaluated.error.dispose();
       return { status: 'failed', diagnostic: diagnose(error, interrupted, unsupported), logs };
     }
-    evaluated.value.dispose();
     const jobs = runtime.executePendingJobs(-1);
     if (jobs.error) {
       const error = describe(context, jobs.error);
-      jobs.error.dispose();
       return { status: 'failed', diagnostic: diagnose(error, interrupted, unsupported), logs };
     }
-    if (interrupted) return { status: 'failed', diagnostic: diagnose(undefined, interrupted, unsupported), logs };
+    if (interrupted) {
+      // The settle hook's handlers cannot run once the limit is passed; the script's promise holds the
+      // engine's error, and with it the line the script was on.
+      const state = context.getPromiseState(evaluated.value);
+      const error = state.type === 'rejected' ? describe(context, state.error) : undefined;
+      return { status: 'failed', diagnostic: diagnose(error, interrupted, unsupported), logs };
+    }
     if (unsupported) return { status: 'failed', diagnostic: unsupported, logs };
     return roundEnd(settlement, requests, [...definitionsNeeded], logs);
   } catch (error) {
@@ -151,9 +156,8 @@ export async function runWorkflowScriptRound(input: WorkflowScriptRoundInput): P
     if (interrupted !== undefined || unsupported) return { status: 'failed', diagnostic: diagnose(undefined, interrupted, unsupported), logs };
     const message = error instanceof Error ? error.message : String(error);
     return { status: 'failed', diagnostic: { kind: /memory/i.test(message) ? 'memory' : 'error', message, line: null }, logs };
-  } finally {
-    disposeQuietly(context, runtime);
   }
+  // No dispose: the instance is dropped whole (see loadEngine), and a teardown after a limit could abort.
 }
 
 function roundEnd(
@@ -241,15 +245,4 @@ function diagnose(
     };
   }
   return { kind: 'error', message: `${name}: ${message}`, line };
-}
-
-function disposeQuietly(context: QuickJSContext, runtime: { dispose(): void }): void {
-  // A runtime stopped by its heap limit may hold objects it can no longer free; the WebAssembly memory
-  // goes with the runtime either way, so a failure here is not the script's diagnostic.
-  try {
-    context.dispose();
-    runtime.dispose();
-  } catch {
-    // nothing to add: the round's outcome is already decided
-  }
 }

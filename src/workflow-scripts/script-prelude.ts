@@ -160,9 +160,8 @@ export const scriptPrelude = String.raw`
 
   let settled = false;
   define('${settleHookName}', (main) => {
-    if (settled) return;
+    if (settled) return undefined;
     settled = true;
-    delete globalThis['${settleHookName}'];
     main.then(
       (value) => {
         let text;
@@ -183,6 +182,7 @@ export const scriptPrelude = String.raw`
         });
       },
     );
+    return main;
   });
 })(globalThis['${hostFunctionName}']);
 delete globalThis['${hostFunctionName}'];
