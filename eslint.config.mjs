@@ -6,7 +6,9 @@ import { builtinModules } from 'node:module';
 const nodeBuiltins = builtinModules.flatMap((name) => [name, `node:${name}`, `${name}/*`, `node:${name}/*`]);
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', '.tools/**', 'infra/cdk.out/**', 'test-artifacts/**', 'bench/.work/**', 'coverage/**'] },
+  // Workflow script fixtures are scripts in Claude Code's dialect (top-level return, the script API's
+  // globals), data for the sandbox's tests rather than code of ours.
+  { ignores: ['node_modules/**', 'dist/**', '.tools/**', 'infra/cdk.out/**', 'test-artifacts/**', 'bench/.work/**', 'coverage/**', 'test/fixtures/workflow-scripts/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
