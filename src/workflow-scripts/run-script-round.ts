@@ -35,6 +35,8 @@ const maxStackBytes = 512 * 1024;
 /** Globals a Node.js script would reach for; the sandbox has none, and the diagnostic says why. */
 const hostNames = new Set(['process', 'require', 'module', 'exports', '__dirname', '__filename', 'Buffer', 'fetch', 'setTimeout', 'setInterval', 'setImmediate', 'globalThis.process']);
 
+const importRefusal = 'import() is not available in a workflow script';
+
 type Settlement = { kind: 'done'; json: string } | { kind: 'failed'; name: string; message: string; stack: string; line: number | null };
 
 /** Runs one round of a workflow script; never throws for anything the script does. */
@@ -57,7 +59,7 @@ export async function runWorkflowScriptRound(input: WorkflowScriptRoundInput): P
     else if (performance.now() > deadline) interrupted ??= 'time';
     return interrupted !== undefined;
   });
-  runtime.setModuleLoader(() => ({ error: new Error('import() is not available in a workflow script') }));
+  runtime.setModuleLoader(() => ({ error: new Error(importRefusal) }));
   const context = runtime.newContext();
 
   const requests: WorkflowAgentRequest[] = [];
@@ -235,6 +237,7 @@ function diagnose(
     // The engine throws null when it cannot even allocate the error that says it is out of memory.
     return { kind: 'memory', message: 'the script stopped with no error value: it ran out of its memory limit (or threw null)', line };
   }
+  if (message.includes(importRefusal)) return { kind: 'unsupported', message: `${importRefusal}: it has no modules`, line };
   if (name === 'SyntaxError') return { kind: 'syntax', message: `SyntaxError: ${message}`, line };
   const missing = /^'?([\w.$]+)'? is not defined$/.exec(message);
   if (name === 'ReferenceError' && missing && hostNames.has(missing[1]!)) {
