@@ -73,7 +73,8 @@ export async function runWorkflowScriptRound(input: WorkflowScriptRoundInput): P
       case 'setup':
         return { agents: input.limits.agents, items: input.limits.items, budgetTokens: input.budgetTokens, args: input.args };
       case 'agent':
-        return answerAgent(payload as { prompt: string; options: Record<string, JsonValue>; phase: string | null });
+        // The prelude sends this shape; checked anyway, as the text crosses from the sandbox.
+        return isAgentCall(payload) ? answerAgent(payload) : { state: 'failed', type: 'InvalidAgentCall', message: 'agent() was called with a malformed request' };
       case 'log':
         if (logs.length < workflowScriptMaxLogs) logs.push(String(payload));
         return null;
@@ -160,6 +161,12 @@ export async function runWorkflowScriptRound(input: WorkflowScriptRoundInput): P
     return { status: 'failed', diagnostic: { kind: /memory/i.test(message) ? 'memory' : 'error', message, line: null }, logs };
   }
   // No dispose: the instance is dropped whole (see loadEngine), and a teardown after a limit could abort.
+}
+
+function isAgentCall(payload: unknown): payload is { prompt: string; options: Record<string, JsonValue>; phase: string | null } {
+  if (payload === null || typeof payload !== 'object') return false;
+  const { prompt, options, phase } = payload as Record<string, unknown>;
+  return typeof prompt === 'string' && options !== null && typeof options === 'object' && !Array.isArray(options) && (phase === null || typeof phase === 'string');
 }
 
 function roundEnd(

@@ -13,7 +13,15 @@ export const settleHookName = '__errandSettle';
 export const scriptPrelude = String.raw`
 (function (host) {
   'use strict';
-  const call = (kind, payload) => JSON.parse(host(kind, JSON.stringify(payload === undefined ? null : payload)));
+  // The script may replace any global; the API keeps the originals it was built with.
+  const { parse, stringify } = JSON;
+  const toJson = (value) => stringify.call(JSON, value);
+  const fromJson = (text) => parse.call(JSON, text);
+  const SandboxPromise = Promise;
+  const resolved = SandboxPromise.resolve.bind(SandboxPromise);
+  const rejected = SandboxPromise.reject.bind(SandboxPromise);
+  const all = SandboxPromise.all.bind(SandboxPromise);
+  const call = (kind, payload) => fromJson(host(kind, toJson(payload === undefined ? null : payload)));
   const scriptLine = () => {
     const frames = String(new Error().stack || '').split('\n');
     for (const frame of frames) {
@@ -54,7 +62,7 @@ export const scriptPrelude = String.raw`
     }
     let plain;
     try {
-      plain = JSON.parse(JSON.stringify(given));
+      plain = fromJson(toJson(given));
     } catch (error) {
       throw new TypeError('agent(prompt, options): the options must be JSON (' + error.message + ')');
     }
@@ -62,22 +70,22 @@ export const scriptPrelude = String.raw`
     const answer = call('agent', { prompt: prompt, options: plain, phase: phase });
     if (answer.state === 'done') {
       spentTokens += answer.tokens;
-      return Promise.resolve(answer.result);
+      return resolved(answer.result);
     }
     if (answer.state === 'failed') {
       const error = new Error(answer.message);
       error.name = 'AgentFailed';
       error.type = answer.type;
-      return Promise.reject(error);
+      return rejected(error);
     }
     // Not finished yet: the round ends when nothing else can run, and the host reports the call.
-    return new Promise(() => {});
+    return new SandboxPromise(() => {});
   };
   const agent = (prompt, options) => {
     try {
       return startAgent(prompt, options);
     } catch (error) {
-      return Promise.reject(error);
+      return rejected(error);
     }
   };
   const checkItems = (items, name) => {
@@ -89,9 +97,9 @@ export const scriptPrelude = String.raw`
   // parallel is a barrier that never rejects: a task that throws (or an agent that fails) becomes null.
   const parallel = async (tasks) => {
     checkItems(tasks, 'parallel');
-    return Promise.all(tasks.map((task) => {
+    return all(tasks.map((task) => {
       try {
-        return Promise.resolve(typeof task === 'function' ? task() : task).catch(() => null);
+        return resolved(typeof task === 'function' ? task() : task).catch(() => null);
       } catch (error) {
         return null;
       }
@@ -104,7 +112,7 @@ export const scriptPrelude = String.raw`
     if (stages.length === 0 || stages.some((stage) => typeof stage !== 'function')) {
       throw new TypeError('pipeline(items, ...stages): every stage must be a function');
     }
-    return Promise.all(items.map(async (item, index) => {
+    return all(items.map(async (item, index) => {
       try {
         let value = item;
         for (const stage of stages) value = await stage(value, item, index);
@@ -119,7 +127,7 @@ export const scriptPrelude = String.raw`
     call('phase', currentPhase);
   };
   const log = (...parts) => {
-    call('log', parts.map((part) => (typeof part === 'string' ? part : JSON.stringify(part))).join(' '));
+    call('log', parts.map((part) => (typeof part === 'string' ? part : toJson(part))).join(' '));
   };
   const budget = Object.freeze({
     total: setup.budgetTokens,
@@ -166,7 +174,7 @@ export const scriptPrelude = String.raw`
       (value) => {
         let text;
         try {
-          text = JSON.stringify(value === undefined ? null : value);
+          text = toJson(value === undefined ? null : value);
         } catch (error) {
           call('failed', { name: 'TypeError', message: 'the script returned a value that is not JSON: ' + error.message, line: null });
           return;

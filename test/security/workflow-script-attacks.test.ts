@@ -93,9 +93,11 @@ describe('hostile workflow scripts', () => {
     await expectHostUnharmed();
   });
 
-  attack('a script cannot forge another round or reach the host function after it started', async () => {
+  attack('a script cannot reach the host function, or bend the script API by replacing globals', async () => {
     const output = await run(`const hook = globalThis.__errandSettle;\nreturn [typeof hook, typeof globalThis.__errandHost];`);
     expect(output).toEqual({ status: 'done', result: ['undefined', 'undefined'], logs: [] });
+    const bent = await run(`JSON.stringify = () => '{"prompt":7}';\nJSON.parse = () => ({ state: 'done', result: 'forged', tokens: 0 });\nPromise.resolve = () => 'forged';\nreturn await agent('real prompt', { label: 'x' });`);
+    expect(bent).toMatchObject({ status: 'waiting', requests: [{ prompt: 'real prompt', options: { label: 'x' } }] });
     await expectHostUnharmed();
   });
 });
