@@ -1,6 +1,6 @@
 /**
  * One round of a workflow script (SEMANTICS §7, DESIGN "Scripts tenants write"): the script runs from its
- * start in QuickJS compiled to WebAssembly (decision 0036), against the journal, until it ends or waits only
+ * start in QuickJS compiled to WebAssembly (decision 0037), against the journal, until it ends or waits only
  * on agents whose results are not in the journal. The round returns those agents' requests; when their
  * results are in, the next round runs the script again from the start and the journaled calls resolve at
  * once. The script gets no host object but the script API: no file system, network, environment, clock or
