@@ -7,8 +7,10 @@ import { testFilesUsingTemporal } from './test/support/test-tiers';
  * Two projects, decided by what each test file imports (test/support/test-tiers.ts):
  * - `temporal`: files that use the run's Temporal dev server (through test/support/temporal.ts). Its global
  *   setup starts the server and bundles the workflow code once per run.
- * - `unit`: every other file. No global setup, so `npx vitest run --project unit` (or one unit file) runs
- *   in seconds without a server.
+ * - `unit`: every other file. No server, so `npx vitest run --project unit` (or one unit file) runs in
+ *   seconds; its global setup only rebuilds the CLI bundle when a source is newer (a few seconds), for
+ *   the unit tests that run `bin/errand.js`.
+ * Both setups rebuild stale artifacts that process tests run (test/support/built-artifacts.ts).
  *
  * Files run in parallel forks. Vitest's default is one fork per core minus one — a single fork on a 2-core
  * machine, which ran the suite file after file. Most dev-server tests spend their time waiting (for
@@ -29,7 +31,7 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: temporalTests },
+        test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: temporalTests, globalSetup: ['test/support/cli-bundle-setup.ts'] },
       },
       {
         extends: true,

@@ -12,6 +12,8 @@
  * - AWS's Lambda Runtime Interface Emulator and Jaeger are built from the Go module proxy with the
  *   installed Go (`go install`; Jaeger, whose go.mod has a replace directive, in a scratch module), and the Node runtime interface client comes from npm into its own folder (its native
  *   addon's build needs autotools: Debian's packages are installed when `autoreconf` is missing).
+ * - Claude Code's CLI comes from npm into its own folder too: its package installs the platform's prebuilt
+ *   binary (an optional dependency) by its postinstall step.
  * - The self-hosted Temporal server (`temporal-server`, named only by `npm run test:cluster`) is built from the
  *   Go module proxy as well: the server and `temporal-sql-tool` of one release, with that release's PostgreSQL
  *   schema files copied from the module's source; Debian's PostgreSQL is installed when none is found.
@@ -405,11 +407,11 @@ function ensureAptPackages(name: string, packages: readonly string[], why: strin
 
 function installNpmNative(name: ToolName, tool: NpmNativeTool): void {
   if (existsSync(toolPath(name))) return;
-  if (!onPath(tool.buildProbe)) ensureAptPackages(tool.name, tool.aptPackages, "'s native build needs them");
+  if (tool.buildProbe !== undefined && !onPath(tool.buildProbe)) ensureAptPackages(tool.name, tool.aptPackages, "'s native build needs them");
   const scratch = scratchFolder(tool);
   const started = Date.now();
   try {
-    say(`installing ${tool.npmPackage}@${tool.version} (a native build: a few minutes, once) ...`);
+    say(`installing ${tool.npmPackage}@${tool.version} (${tool.buildProbe !== undefined ? 'a native build: a few minutes' : 'a prebuilt binary'}, once) ...`);
     writeFileSync(join(scratch, 'package.json'), `${JSON.stringify({ private: true, dependencies: { [tool.npmPackage]: tool.version } }, null, 2)}\n`);
     execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--loglevel=error'], {
       cwd: scratch,

@@ -1,3 +1,4 @@
+import { childWorkflowId } from '../src/contracts/workflow-ids';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,7 +18,7 @@ import { createScriptedModel } from '../src/llm/scripted-model';
 import type { ScriptStep } from '../src/llm/scripted-step';
 import { sendUpdateAcrossRunChange } from '../src/temporal-update-retry';
 import { createErrandWorker, createWorkerDependencies, workflowsFromSources } from '../src/worker';
-import { moreScenarios, recordAgentHooksBeforePatch, recordAgentHooksPatched, recordOrchestrationHooksBeforePatch, recordOrchestrationHooksPatched, recordCostBeforePatch, recordCostPatched, recordLongChildBeforePatch, recordLongChildPatched, recordProgressThrottleBeforePatch, recordProgressThrottlePatched, recordStopHookLastTurnBeforePatch, recordStopHookLastTurnPatched, recordApprovals, recordCompaction, recordLoadPeekBeforePatch, recordLoadPeekPatched, recordIdleTimeout, recordProbeLoop, type HeldStep, type RecordingContext } from './record-more-histories';
+import { moreScenarios, recordAgentHooksBeforePatch, recordAgentHooksPatched, recordOrchestrationHooksBeforePatch, recordOrchestrationHooksPatched, recordCostBeforePatch, recordCostPatched, recordLongAnswerBeforePatch, recordLongAnswerPatched, recordLongChildBeforePatch, recordLongChildPatched, recordProgressThrottleBeforePatch, recordProgressThrottlePatched, recordStopHookLastTurnBeforePatch, recordStopHookLastTurnPatched, recordApprovals, recordCompaction, recordLoadPeekBeforePatch, recordLoadPeekPatched, recordIdleTimeout, recordProbeLoop, type HeldStep, type RecordingContext, recordSpendAddsUpBeforePatch, recordSpendAddsUpPatched, recordMcpNoticesBeforePatch, recordMcpNoticesPatched } from './record-more-histories';
 import { bundleWithPatchesWithheld } from './withheld-patches';
 
 /**
@@ -30,7 +31,8 @@ import { bundleWithPatchesWithheld } from './withheld-patches';
  * long-haul scenarios of record-more-histories.ts (an approval, a compaction, `load(peek)` with and without
  * its patch, the probe loop of a session that continued as new while its task runs, the idle alarm, an
  * agent file's hooks, its hooks around an orchestration tool, a session whose foreground child answers at length
- * (its slim result), a child's throttled progress signals and a Stop hook at a subagent's last turn, each with and
+ * (its slim result), a child's throttled progress signals, a Stop hook at a subagent's last turn and a
+ * delegation and a session that answer at length (read back only up to the result's inline maximum), each with and
  * without their patch). Each is run
  * against a Temporal dev server with a scripted model and written as JSON to test/fixtures/histories/. A second worker
  * runs a bundle that withholds the patches in `withheldPatches` (withheld-patches.ts): its runs are the
@@ -46,7 +48,7 @@ const identity = 'errand-record-histories';
 /** Every scenario, as `--only` names them. */
 const allScenarios = ['plain', 'tool-calls', 'max-turns', 'cancelled', 'session', 'checks', 'structured', 'worktree', 'fork', 'continuables', ...moreScenarios] as const;
 /** The patches the second worker withholds (its runs are the "before the patch" side of the replay fixtures). */
-const withheldPatches = ['load-peek-live-text', 'agent-file-hooks', 'cost-search-attribute', 'orchestration-tool-hooks', 'slim-child-result', 'progress-throttle', 'stop-hook-every-stop'];
+const withheldPatches = ['load-peek-live-text', 'agent-file-hooks', 'cost-search-attribute', 'orchestration-tool-hooks', 'slim-child-result', 'progress-throttle', 'stop-hook-every-stop', 'long-texts-by-reference', 'spend-adds-up', 'mcp-notices-kept-until-acknowledged', 'child-ids-without-slash'];
 /** The context window of the model the compaction scenario uses: a few file reads outgrow it. */
 const compactionWindow = 4_000;
 /** History events after which the recording server suggests continue-as-new (scenario 10 passes it). */
@@ -223,7 +225,7 @@ async function main(): Promise<void> {
       await sessionHandle.signal(cancelSignal, { reason: 'recording done' });
       await sessionHandle.result();
       await record('session-delegates', sessionId);
-      await record('session-delegates-child', `${sessionId}/task-1`);
+      await record('session-delegates-child', childWorkflowId(sessionId, 'task-1'));
     }
 
     if (want('checks')) {
@@ -281,7 +283,7 @@ async function main(): Promise<void> {
       await forkHandle.signal(cancelSignal, { reason: 'recording done' });
       await forkHandle.result();
       await record('session-forks', forkSessionId);
-      await record('session-forks-child', `${forkSessionId}/task-1`);
+      await record('session-forks-child', childWorkflowId(forkSessionId, 'task-1'));
     }
 
     if (want('continuables')) {
@@ -324,7 +326,7 @@ async function main(): Promise<void> {
         return contSteps.length === 0 && view.state === 'waiting';
       });
       // The helper takes messages straight from a client until it, too, continues as new (from its wait).
-      const helper = client.workflow.getHandle(`${continuablesId}/task-1`);
+      const helper = client.workflow.getHandle(childWorkflowId(continuablesId, 'task-1'));
       const helperFirstRunId = (await helper.describe()).runId;
       const helperSteps = scripts.get('cont-child') ?? [];
       for (let message = 1; (await helper.describe()).runId === helperFirstRunId; message += 1) {
@@ -345,7 +347,7 @@ async function main(): Promise<void> {
       recorded['session-continuables-run-1'] = `${JSON.stringify(JSON.parse(historyToJSON(firstRun)), null, 1)}\n`;
       index['session-continuables-run-1.json'] = continuablesId;
       await record('session-continuables-run-2', continuablesId);
-      await record('session-continuables-child-run-2', `${continuablesId}/task-1`);
+      await record('session-continuables-child-run-2', childWorkflowId(continuablesId, 'task-1'));
     }
 
     // 11.-20. the long-haul scenarios (record-more-histories.ts).
@@ -372,10 +374,16 @@ async function main(): Promise<void> {
     if (want('cost-before-patch')) await recordCostBeforePatch(context);
     if (want('long-child')) await recordLongChildPatched(context);
     if (want('long-child-before-patch')) await recordLongChildBeforePatch(context);
+    if (want('long-answer')) await recordLongAnswerPatched(context);
+    if (want('long-answer-before-patch')) await recordLongAnswerBeforePatch(context);
     if (want('progress-throttle')) await recordProgressThrottlePatched(context);
     if (want('progress-throttle-before-patch')) await recordProgressThrottleBeforePatch(context);
     if (want('stop-hook-last-turn')) await recordStopHookLastTurnPatched(context);
     if (want('stop-hook-last-turn-before-patch')) await recordStopHookLastTurnBeforePatch(context);
+    if (want('spend-adds-up')) await recordSpendAddsUpPatched(context);
+    if (want('spend-adds-up-before-patch')) await recordSpendAddsUpBeforePatch(context);
+    if (want('mcp-notices')) await recordMcpNoticesPatched(context);
+    if (want('mcp-notices-before-patch')) await recordMcpNoticesBeforePatch(context);
   } finally {
     worker.shutdown();
     withheldWorker.shutdown();

@@ -1,9 +1,11 @@
+import { childWorkflowId } from '../src/contracts/workflow-ids';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { childProbeIntervalMs } from '../src/contracts/limits';
 import type { SessionInput } from '../src/contracts/session';
 import { approvalUpdate, cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery } from '../src/contracts/subagent-messages';
+import { ackNoticesSignal, callToolUpdate, pendingNoticesQuery } from '../src/contracts/mcp-session-messages';
 import type { SubagentInput } from '../src/contracts/subagent';
 import type { ScriptStep } from '../src/llm/scripted-step';
 import { sendUpdateAcrossRunChange } from '../src/temporal-update-retry';
@@ -13,7 +15,8 @@ import { sendUpdateAcrossRunChange } from '../src/temporal-update-retry';
  * on both sides of its patch, the probe loop of a session that continued as new while its child runs a
  * turn, a continuable ended by its idle alarm, a child's answer longer than the inline limit (slim result),
  * and a foreground child of quick turns whose progress signals are throttled (or, before that patch, one per
- * turn), and a subagent whose Stop hook runs (and blocks in vain) on its last turn. Each records its histories through the context and throws when the run did not do what the
+ * turn), a subagent whose Stop hook runs (and blocks in vain) on its last turn, and a priced session that
+ * delegates three capped children in one turn (two fit what it has left). Each records its histories through the context and throws when the run did not do what the
  * scenario is about (so a fixture never claims a path it did not take).
  */
 
@@ -41,7 +44,15 @@ export interface RecordingContext {
 }
 
 /** The scenario names `--only` takes. */
-export const moreScenarios = ['approvals', 'compaction', 'load-peek', 'load-peek-before-patch', 'probe-loop', 'idle-timeout', 'agent-hooks', 'agent-hooks-before-patch', 'orchestration-hooks', 'orchestration-hooks-before-patch', 'cost', 'cost-before-patch', 'long-child', 'long-child-before-patch', 'progress-throttle', 'progress-throttle-before-patch', 'stop-hook-last-turn', 'stop-hook-last-turn-before-patch'] as const;
+/**
+ * The id of a recorded parent's first task: `<parent>~task-1` from the current code, `<parent>/task-1` from the
+ * worker that withholds the patches (its `child-ids-without-slash` too).
+ */
+export function firstTaskId(context: Pick<RecordingContext, 'withheldTaskQueue'>, parentId: string, taskQueue: string): string {
+  return taskQueue === context.withheldTaskQueue ? `${parentId}/task-1` : childWorkflowId(parentId, 'task-1');
+}
+
+export const moreScenarios = ['approvals', 'compaction', 'load-peek', 'load-peek-before-patch', 'probe-loop', 'idle-timeout', 'agent-hooks', 'agent-hooks-before-patch', 'orchestration-hooks', 'orchestration-hooks-before-patch', 'cost', 'cost-before-patch', 'long-child', 'long-child-before-patch', 'progress-throttle', 'progress-throttle-before-patch', 'stop-hook-last-turn', 'stop-hook-last-turn-before-patch', 'long-answer', 'long-answer-before-patch', 'spend-adds-up', 'spend-adds-up-before-patch', 'mcp-notices', 'mcp-notices-before-patch'] as const;
 
 /** A gate a held model call waits on. */
 function gate(): { release: () => void; step: (answer: ScriptStep) => HeldStep } {
@@ -121,7 +132,7 @@ async function recordLoadPeek(context: RecordingContext, name: string, taskQueue
   if (livePeek) expectActivity(types, 'readLiveText', name);
   else if (types.includes('readLiveText')) throw new Error(`${name}: the run read live text although its patch was withheld`);
   await context.record(`session-${name}`, workflowId);
-  await context.record(`session-${name}-child`, `${workflowId}/task-1`);
+  await context.record(`session-${name}-child`, firstTaskId(context, workflowId, taskQueue));
 }
 
 /** `load(peek)` with the current code (the `load-peek-live-text` patch's marker and activity). */
@@ -170,7 +181,7 @@ export async function recordProbeLoop(context: RecordingContext): Promise<void> 
   await handle.result();
   await context.record('session-probe-loop-run-1', workflowId, firstRunId);
   await context.record('session-probe-loop-run-2', workflowId, secondRunId);
-  await context.record('session-probe-loop-child', `${workflowId}/task-1`);
+  await context.record('session-probe-loop-child', firstTaskId(context, workflowId, taskQueue));
 }
 
 /** The idle alarm: a continuable answers, waits, takes one message, and ends when its idle timeout passes. */
@@ -315,12 +326,12 @@ async function recordLongChild(context: RecordingContext, name: string, taskQueu
   await context.waitUntil('the session reply', async () => context.stepsOf(name).length === 0 && (await handle.query(transcriptQuery)).state === 'waiting');
   await handle.signal(cancelSignal, { reason: 'recording done' });
   await handle.result();
-  const childResult = JSON.stringify(await client.workflow.getHandle(`${workflowId}/task-1`).result());
+  const childResult = JSON.stringify(await client.workflow.getHandle(firstTaskId(context, workflowId, taskQueue)).result());
   const whole = childResult.includes(JSON.stringify(answer).slice(1, -1));
   if (slim && whole) throw new Error(`${name}: the child returned its whole answer although it has a parent`);
   if (!slim && !whole) throw new Error(`${name}: the child returned no whole answer although the patch was withheld`);
   await context.record(`session-${name}`, workflowId);
-  await context.record(`session-${name}-child`, `${workflowId}/task-1`);
+  await context.record(`session-${name}-child`, firstTaskId(context, workflowId, taskQueue));
 }
 
 /**
@@ -351,10 +362,45 @@ async function recordProgressThrottle(context: RecordingContext, name: string, t
   const signals = events.filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'childProgress').length;
   if (throttled && signals >= turns) throw new Error(`${name}: ${signals} progress signals for ${turns} turns although the throttle's patch was applied`);
   if (!throttled && signals !== turns) throw new Error(`${name}: ${signals} progress signals for ${turns} turns, expected one per turn with the patch withheld`);
-  const childStart = (await client.workflow.getHandle(`${workflowId}/task-1`).fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
+  const childStart = (await client.workflow.getHandle(firstTaskId(context, workflowId, taskQueue)).fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
   if (childStart?.continuedExecutionRunId) throw new Error(`${name}: the child continued as new; its recorded run would not hold its turns`);
   await context.record(`session-${name}`, workflowId);
-  await context.record(`session-${name}-child`, `${workflowId}/task-1`);
+  await context.record(`session-${name}-child`, firstTaskId(context, workflowId, taskQueue));
+}
+
+/**
+ * A top-level delegation and a session answer longer than the inline limit: with the
+ * `long-texts-by-reference` patch each reads its answer back only up to the result's inline maximum (the
+ * answer here is under it, so the delegation's result still carries it whole); before it, each reads the
+ * whole answer back.
+ */
+async function recordLongAnswer(context: RecordingContext, name: string, taskQueue: string): Promise<void> {
+  const { client, stamp } = context;
+  const answer = longAnswer();
+  const marker = context.script(name, [{ text: answer }]);
+  const workflowId = `errand-record-${name}-${stamp}`;
+  const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId, args: [context.subagent(`Write it all down ${marker}`)] });
+  const result = await handle.result();
+  if (result.output !== answer) throw new Error(`${name}: the delegation's result does not carry its whole answer (${result.output.length} of ${answer.length} characters)`);
+  const sessionMarker = context.script(`${name}-session`, [{ text: answer }]);
+  const sessionId = `errand-record-${name}-session-${stamp}`;
+  const session = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: sessionId, args: [{ ...context.sessionInput, label: `recorded ${name}` }] });
+  await session.executeUpdate(sendMessageUpdate, { args: [{ message: `Write it all down ${sessionMarker}` }] });
+  await context.waitUntil('the session reply', async () => context.stepsOf(`${name}-session`).length === 0 && (await session.query(transcriptQuery)).state === 'waiting');
+  await session.signal(cancelSignal, { reason: 'recording done' });
+  await session.result();
+  await context.record(`subagent-${name}`, workflowId);
+  await context.record(`session-${name}`, sessionId);
+}
+
+/** Long answers with the current code (the `long-texts-by-reference` patch's markers). */
+export function recordLongAnswerPatched(context: RecordingContext): Promise<void> {
+  return recordLongAnswer(context, 'long-answer', context.taskQueue);
+}
+
+/** The same delegation and session as code from before the `long-texts-by-reference` patch runs them. */
+export function recordLongAnswerBeforePatch(context: RecordingContext): Promise<void> {
+  return recordLongAnswer(context, 'long-answer-before-patch', context.withheldTaskQueue);
 }
 
 /** A child's long answer with the current code (the `slim-child-result` patch's marker, a slim result). */
@@ -409,4 +455,78 @@ export function recordStopHookLastTurnPatched(context: RecordingContext): Promis
 /** The same subagent as code from before the `stop-hook-every-stop` patch runs it. */
 export function recordStopHookLastTurnBeforePatch(context: RecordingContext): Promise<void> {
   return recordStopHookLastTurn(context, 'stop-hook-last-turn-before-patch', context.withheldTaskQueue, false);
+}
+
+/**
+ * A priced session with a cost cap asks for three $0.008 children in one turn with $0.016 left: with the
+ * `spend-adds-up` patch the two that fit are started and reserve it all, the third is refused; before it,
+ * each child was given the whole remainder and all three started.
+ */
+async function recordSpendAddsUp(context: RecordingContext, name: string, taskQueue: string, adds: boolean): Promise<void> {
+  const { client, stamp } = context;
+  const children = [1, 2, 3].map((n) => context.script(`${name}-child-${n}`, [{ text: `child ${n} done`, usage: { inputTokens: 100, outputTokens: 0 } }]));
+  const marker = context.script(name, [
+    // 1,000 × 2 = 2,000 of the session's 18,000 micro-dollars: 16,000 are left for the children.
+    { toolCalls: children.map((child, index) => ({ id: `delegate-${index + 1}`, name: 'delegate', arguments: { instructions: `Count ${child}`, description: `count ${index + 1}`, model: 'priced-model', cost_budget_usd: 0.008 } })), usage: { inputTokens: 1_000, outputTokens: 0 } },
+    { text: 'Counted.', usage: { inputTokens: 100, outputTokens: 0 } },
+  ]);
+  const workflowId = `errand-record-${name}-${stamp}`;
+  const handle = await client.workflow.start('sessionWorkflow', {
+    taskQueue,
+    workflowId,
+    args: [{ ...context.sessionInput, label: `recorded ${name}`, route: { provider: 'scripted', model: 'priced-model' }, costBudgetMicroUsd: 18_000 }],
+  });
+  await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `Count three times ${marker}` }] });
+  await context.waitUntil(`${name}: the answer`, async () => (await handle.query(transcriptQuery)).entries.some((entry) => entry.role === 'assistant' && entry.text === 'Counted.'));
+  await handle.cancel();
+  await handle.result().catch(() => undefined);
+  // The recording server suggests a continue-as-new early: the fan-out is in the first run.
+  const firstRunId = handle.firstExecutionRunId;
+  const events = (await client.workflow.getHandle(workflowId, firstRunId).fetchHistory()).events ?? [];
+  const started = events.filter((event) => event.startChildWorkflowExecutionInitiatedEventAttributes).length;
+  if (started !== (adds ? 2 : 3)) throw new Error(`${name}: ${started} children started, expected ${adds ? 2 : 3}`);
+  await context.record(`session-${name}`, workflowId, firstRunId);
+}
+
+/** The fan-out with the current code (the `spend-adds-up` patch's marker; the third child refused). */
+export function recordSpendAddsUpPatched(context: RecordingContext): Promise<void> {
+  return recordSpendAddsUp(context, 'spend-adds-up', context.taskQueue, true);
+}
+
+/** The same fan-out as code from before the `spend-adds-up` patch runs it (all three children start). */
+export function recordSpendAddsUpBeforePatch(context: RecordingContext): Promise<void> {
+  return recordSpendAddsUp(context, 'spend-adds-up-before-patch', context.withheldTaskQueue, false);
+}
+
+/**
+ * An MCP session starts a background task and, once it settled, its client's next call carries the notice:
+ * with the `mcp-notices-kept-until-acknowledged` patch the notice is numbered and kept until the caller's
+ * acknowledgement (a signal); before it, the call takes it.
+ */
+async function recordMcpNotices(context: RecordingContext, name: string, taskQueue: string, kept: boolean): Promise<void> {
+  const { client, stamp } = context;
+  const childMarker = context.script(`${name}-child`, [{ text: 'Noted.' }]);
+  const workflowId = `errand-record-${name}-${stamp}`;
+  const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId, args: [{ ...context.sessionInput, label: `recorded ${name}`, mcp: true }] });
+  await handle.executeUpdate(callToolUpdate, { args: [{ name: 'delegate', arguments: { instructions: `Note it ${childMarker}`, description: 'noter', async: true } }] });
+  await context.waitUntil('the task\'s notice', async () => (await handle.query(pendingNoticesQuery)).length > 0);
+  const result = await handle.executeUpdate(callToolUpdate, { args: [{ name: 'list_subagent_models', arguments: {} }] });
+  if (result.notices.length !== 1) throw new Error(`${name}: the call carried ${result.notices.length} notices, expected 1`);
+  if (kept && result.noticesUpTo !== 1) throw new Error(`${name}: the notice was not numbered although its patch was applied`);
+  if (!kept && result.noticesUpTo !== undefined) throw new Error(`${name}: the notice was numbered although its patch was withheld`);
+  if (kept) await handle.signal(ackNoticesSignal, { upTo: result.noticesUpTo ?? 0 });
+  await context.waitUntil('no notice left', async () => (await handle.query(pendingNoticesQuery)).length === 0);
+  await handle.signal(cancelSignal, { reason: 'recording done' });
+  await handle.result();
+  await context.record(`session-${name}`, workflowId);
+}
+
+/** Notices kept until acknowledged, with the current code (the patch's marker in the MCP session). */
+export function recordMcpNoticesPatched(context: RecordingContext): Promise<void> {
+  return recordMcpNotices(context, 'mcp-notices', context.taskQueue, true);
+}
+
+/** The same MCP session as code from before the patch runs it: the call takes the notice. */
+export function recordMcpNoticesBeforePatch(context: RecordingContext): Promise<void> {
+  return recordMcpNotices(context, 'mcp-notices-before-patch', context.withheldTaskQueue, false);
 }

@@ -1,3 +1,4 @@
+import { commonJsExports } from './common-js-exports';
 import type * as S3Sdk from '@aws-sdk/client-s3';
 
 /**
@@ -9,8 +10,7 @@ let sdk: Promise<typeof S3Sdk> | undefined;
 
 /** The `@aws-sdk/client-s3` module. */
 export function loadS3Sdk(): Promise<typeof S3Sdk> {
-  // The package is CommonJS: Node's import() gives its exports by name, but in an esbuild chunk (the API's
-  // Lambda bundle, infra/lib/api-bundle.ts) they are only the default export's properties.
-  sdk ??= import('@aws-sdk/client-s3').then((loaded) => ('S3Client' in loaded ? loaded : (loaded as { default: typeof S3Sdk }).default));
+  // The package is CommonJS: in an esbuild chunk its exports arrive only as `default` (commonJsExports).
+  sdk ??= import('@aws-sdk/client-s3').then((loaded) => commonJsExports(loaded, 'S3Client', '@aws-sdk/client-s3'));
   return sdk;
 }

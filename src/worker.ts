@@ -2,7 +2,8 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Context } from '@temporalio/activity';
 import { NativeConnection, Worker, type ActivityInterceptorsFactory, type InjectedSinks, type WorkerOptions } from '@temporalio/worker';
-import { recordTenantSpend } from './activities/tenant-spend-book';
+import { readTenantSpend, recordTenantSpend } from './activities/tenant-spend-book';
+import { TenantSpendGuard } from './activities/tenant-spend-guard';
 import type { SpendRecord } from './contracts/tenant-spend';
 import type { BlobStore } from './activities/blob-store';
 import { createBlobStore } from './activities/blob-store-factory';
@@ -11,6 +12,7 @@ import { createOrchestrationActivities } from './activities/orchestration-activi
 import { resetStickyOnRetry } from './activities/sticky-reset';
 import { createAgentLoopActivities } from './activities/agent-loop-activities';
 import { createRunActivities } from './activities/run-activities';
+import { commonJsExports } from './common-js-exports';
 import type { HeartbeatSettings } from './activities/heartbeat';
 import { InFlightCalls, inFlightSinks } from './activities/in-flight-calls';
 import { loadConfig, type ErrandConfig } from './config';
@@ -61,8 +63,8 @@ export interface WorkerDependencies {
   worktreeDir?: string;
   /** How model and tool calls heartbeat, and this worker's running calls that a workflow's cancel aborts. */
   heartbeats: HeartbeatSettings & { inFlight: InFlightCalls };
-  /** Reports a tenant's priced call to its day of spend (only with `ERRAND_TENANT_DAILY_COST_USD`). */
-  recordSpend?: (tenant: string, record: SpendRecord) => Promise<void>;
+  /** Checks each model call against the tenant's daily cap and reports its price (only with `ERRAND_TENANT_DAILY_COST_USD`). */
+  tenantSpend?: TenantSpendGuard;
   /** The operator's daily cost cap per tenant (`ERRAND_TENANT_DAILY_COST_USD`), micro-dollars: `delegate` checks it before planning. */
   tenantDailyCostMicroUsd?: number;
 }
@@ -143,7 +145,13 @@ export function createWorkerDependencies(
     // A tenant's priced calls count against its daily cap only where the operator set one (each report is a signal).
     ...(config.caps.tenantDailyCostMicroUsd !== undefined
       ? {
-          recordSpend: (tenant: string, record: SpendRecord) => recordTenantSpend(Context.current().client, Context.current().info.taskQueue, tenant, record, Date.now()),
+          tenantSpend: new TenantSpendGuard(
+            {
+              read: (tenant: string, now: number) => readTenantSpend(Context.current().client, tenant, now),
+              record: (tenant: string, record: SpendRecord, now: number) => recordTenantSpend(Context.current().client, Context.current().info.taskQueue, tenant, record, now),
+            },
+            config.caps.tenantDailyCostMicroUsd,
+          ),
           tenantDailyCostMicroUsd: config.caps.tenantDailyCostMicroUsd,
         }
       : {}),
@@ -245,7 +253,9 @@ export interface ErrandWorkerOptions {
 export async function traceWorkerOptions(tracing: Tracing | undefined): Promise<{ sinks: InjectedSinks<TraceSinks>; activity: ActivityInterceptorsFactory[] }> {
   if (!tracing) return { sinks: traceSinks(undefined), activity: [] };
   // Loaded only with tracing on: the interceptors' worker half brings the OpenTelemetry SDK.
-  const { OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } = await import('@temporalio/interceptors-opentelemetry/lib/worker/index.js');
+  // A CommonJS file: in the CLI bundle its exports arrive only as `default` (commonJsExports).
+  const loaded = await import('@temporalio/interceptors-opentelemetry/lib/worker/index.js');
+  const { OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } = commonJsExports(loaded, 'OpenTelemetryActivityInboundInterceptor', '@temporalio/interceptors-opentelemetry');
   return {
     sinks: traceSinks(tracing.workflowExport as { spanProcessor: SpanSink; resource: unknown }),
     activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],

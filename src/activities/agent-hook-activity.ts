@@ -6,6 +6,8 @@ import { conversationSegment, type ConversationStore } from './conversation-stor
 import { hookToolNames, matchingHooks } from './agent-hook-matching';
 import { runHooks, type HookRunnerDependencies } from './agent-hook-runner';
 import { withHeartbeat, type HeartbeatSettings } from './heartbeat';
+import { mayHaveRun } from './first-writer-wins';
+import { hookProgress } from './hook-progress';
 import { storedOutcome, storeOutcome } from './stored-outcomes';
 import { resolveTextParts } from './text-parts';
 
@@ -20,7 +22,7 @@ export interface AgentHookActivityDependencies extends HookRunnerDependencies {
 /**
  * Runs an agent file's `SubagentStart` or `Stop` hooks, or the `PreToolUse` / `PostToolUse` hooks around a
  * call of an orchestration tool (which the workflow runs itself, decision 0032), and stores what they came
- * to by attempt and step, like a recipe's checks: a retried activity never runs finished hooks again, and
+ * to by attempt and step, like a recipe's checks (and each hook's as it finishes): a retried activity never runs finished hooks again, and
  * the workflow reads the outcome from its history on replay. A tool event's hooks get the same input as
  * around a tool that runTool runs: `tool_name` (the Claude Code name), `tool_input`, `tool_use_id`,
  * `errand_tool_name`, and `tool_response` after the call.
@@ -45,12 +47,14 @@ export async function runAgentHook(input: RunAgentHookInput, deps: AgentHookActi
     hooks = matchingHooks(input.event === 'SubagentStart' ? input.hooks.start : input.hooks.stop, undefined);
   }
   const matched = hooks;
+  // Each hook's outcome is stored as it finishes: a retry resumes after the last one (a hook runs once).
+  const progress = await hookProgress(deps.blobs, `outcomes/hooks/${conversationSegment(input.conversationId)}/${input.step}`, matched.length, mayHaveRun());
   const outcome = await withHeartbeat((abortSignal) => runHooks(matched, input.event, eventInput, {
     hooks: input.hooks,
     workflowId: input.workflowId,
     workingDir: input.workingDir,
     ...(input.toolPolicy ? { toolPolicy: input.toolPolicy } : {}),
     abortSignal,
-  }, deps), deps.heartbeats);
+  }, deps, progress), deps.heartbeats);
   return storeOutcome(deps.blobs, key, outcome);
 }

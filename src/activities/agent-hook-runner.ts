@@ -80,9 +80,21 @@ function capped(feedback: string): string {
 }
 
 /**
+ * Where a run of hooks stands, so a retried activity resumes instead of running finished hooks again: the
+ * outcome after the first `count` hooks, and how to store it after each one.
+ */
+export interface HookProgress {
+  /** The hooks that already ran (in an earlier attempt) and the outcome after them. */
+  done?: { count: number; outcome: HookRunOutcome } | undefined;
+  /** Stores the outcome after `count` hooks ran. */
+  save(count: number, outcome: HookRunOutcome): Promise<void>;
+}
+
+/**
  * Runs the hooks one after another (Claude Code runs a group's hooks side by side; one after another
  * keeps their effects in order), each with the event's JSON on stdin. A blocking hook stops the ones
- * after it: the decision is made.
+ * after it: the decision is made. With `progress`, the outcome is stored after each hook and a retry
+ * starts after the last one stored.
  */
 export async function runHooks(
   hooks: AgentHookGroup['hooks'],
@@ -90,57 +102,79 @@ export async function runHooks(
   input: JsonObject,
   context: HookRunContext,
   deps: HookRunnerDependencies,
+  progress?: HookProgress,
 ): Promise<HookRunOutcome> {
-  const outcome: HookRunOutcome = { blocked: false, feedback: [], context: [], notes: [] };
+  const resumed = progress?.done;
+  const outcome: HookRunOutcome = resumed ? structuredClone(resumed.outcome) : { blocked: false, feedback: [], context: [], notes: [] };
   if (hooks.length === 0) return outcome;
   const stdin = JSON.stringify({ ...commonHookInput(context, event), ...input });
-  for (const hook of hooks) {
-    if (hook.type === 'http') {
-      const refused = httpHookRefusal(hook, deps);
-      if (refused !== undefined) {
-        const why = `the ${event} http hook of ${context.hooks.file} to ${hook.url} could not run: ${refused}`;
-        outcome.notes.push(why);
-        // A PreToolUse hook may be there to stop the call: without it, the call does not run.
-        if (event === 'PreToolUse') return { ...outcome, blocked: true, feedback: [...outcome.feedback, `${why}; the call is blocked`] };
-        continue;
-      }
-      if (await postHook(hook, event, stdin, context, deps, outcome)) break;
-      continue;
-    }
-    const refusal = policyRefusal(deps, context);
-    if (refusal !== undefined) {
-      const why = `the ${event} hooks of ${context.hooks.file} could not run: ${refusal} (hooks are shell commands and run only where run_command runs without asking)`;
-      if (event === 'PreToolUse') return { ...outcome, blocked: true, feedback: [...outcome.feedback, `${why}; the call is blocked`], notes: [...outcome.notes, why] };
-      outcome.notes.push(why);
-      continue;
-    }
-    const ran = await runShellCommand(hook.command, { workingDir: context.workingDir, timeoutMs: hook.timeoutSeconds * 1_000, abortSignal: context.abortSignal, input: stdin }, deps.commands, deps.paths);
-    const name = `${event} hook "${preview(hook.command)}"`;
-    if (ran.refused !== undefined) {
-      outcome.notes.push(`${name} could not run: ${ran.refused}`);
-      continue;
-    }
-    if (ran.stoppedBy !== undefined) {
-      outcome.notes.push(ran.stoppedBy === 'timeout' ? `${name} timed out after ${hook.timeoutSeconds} s and was killed` : `${name} was cancelled`);
-      continue;
-    }
-    if (ran.exitCode === 2) {
-      outcome.blocked = true;
-      outcome.feedback.push(capped(ran.stderr.trim() || `the ${event} hook gave no reason`));
-      break;
-    }
-    if (ran.exitCode !== 0) {
-      outcome.notes.push(`${name} ${ran.exitCode === null ? `was killed by signal ${ran.signal ?? 'unknown'}` : `exited with code ${ran.exitCode}`} (not blocking)${ran.stderr.trim() ? `: ${preview(ran.stderr.trim())}` : ''}`);
-      continue;
-    }
-    if (readAnswer(ran.stdout, event, outcome)) break;
+  for (const [index, hook] of hooks.entries()) {
+    if (index < (resumed?.count ?? 0)) continue;
+    if ((await runHook(hook, event, stdin, context, deps, outcome)) === 'decided') return outcome;
+    await progress?.save(index + 1, outcome);
   }
   return outcome;
 }
 
+/** Runs one hook into `outcome`; `decided` when no hook after it runs (a block, or a decision in its answer). */
+async function runHook(hook: AgentHookGroup['hooks'][number], event: string, stdin: string, context: HookRunContext, deps: HookRunnerDependencies, outcome: HookRunOutcome): Promise<'decided' | 'next'> {
+  if (hook.type === 'http') {
+    const refused = httpHookRefusal(hook, deps);
+    if (refused !== undefined) {
+      const why = `the ${event} http hook of ${context.hooks.file} to ${hook.url} could not run: ${refused}`;
+      outcome.notes.push(why);
+      // A PreToolUse hook may be there to stop the call: without it, the call does not run.
+      if (event !== 'PreToolUse') return 'next';
+      outcome.blocked = true;
+      outcome.feedback.push(`${why}; the call is blocked`);
+      return 'decided';
+    }
+    return (await postHook(hook, event, stdin, context, deps, outcome)) ? 'decided' : 'next';
+  }
+  const refusal = policyRefusal(deps, context);
+  if (refusal !== undefined) {
+    const why = `the ${event} hooks of ${context.hooks.file} could not run: ${refusal} (hooks are shell commands and run only where run_command runs without asking)`;
+    outcome.notes.push(why);
+    if (event !== 'PreToolUse') return 'next';
+    outcome.blocked = true;
+    outcome.feedback.push(`${why}; the call is blocked`);
+    return 'decided';
+  }
+  const ran = await runShellCommand(hook.command, { workingDir: context.workingDir, timeoutMs: hook.timeoutSeconds * 1_000, abortSignal: context.abortSignal, input: stdin }, deps.commands, deps.paths);
+  const name = `${event} hook "${preview(hook.command)}"`;
+  if (ran.refused !== undefined) {
+    outcome.notes.push(`${name} could not run: ${ran.refused}`);
+    return 'next';
+  }
+  if (ran.stoppedBy !== undefined) {
+    outcome.notes.push(ran.stoppedBy === 'timeout' ? `${name} timed out after ${hook.timeoutSeconds} s and was killed` : `${name} was cancelled`);
+    return 'next';
+  }
+  if (ran.exitCode === 2) {
+    outcome.blocked = true;
+    outcome.feedback.push(capped(ran.stderr.trim() || `the ${event} hook gave no reason`));
+    return 'decided';
+  }
+  if (ran.exitCode !== 0) {
+    outcome.notes.push(`${name} ${ran.exitCode === null ? `was killed by signal ${ran.signal ?? 'unknown'}` : `exited with code ${ran.exitCode}`} (not blocking)${ran.stderr.trim() ? `: ${preview(ran.stderr.trim())}` : ''}`);
+    return 'next';
+  }
+  return readAnswer(ran.stdout, event, outcome) ? 'decided' : 'next';
+}
+
+/**
+ * An encoded `/`, `\` or `.` in a path: the URL parser keeps `%2F` and `%5C` as written (and a lone `%2E`
+ * inside a segment), so `/hooks/..%2Fadmin` starts with `/hooks/` here while a server that decodes
+ * before it routes serves `/admin`. An encoded `%` (`%25`) is the same thing for a server or proxy that
+ * decodes twice (`..%252F`). A hook has no need of them; refusing them is simpler and safer than guessing
+ * how the receiving server decodes.
+ */
+const encodedSeparator = /%(?:2f|5c|2e|25)/i;
+
 /**
  * Whether an http hook's URL is one the operator allows (`ERRAND_HOOK_URLS`): same origin as a listed
- * prefix and a path that starts with the prefix's path at a `/`. Undefined when allowed, else why not.
+ * prefix, a path that starts with the prefix's path at a `/`, and no encoded separator in that path
+ * (see {@link encodedSeparator}). Undefined when allowed, else why not.
  */
 export function httpHookRefusal(hook: Pick<AgentHttpHook, 'url'>, deps: Pick<HookRunnerDependencies, 'commands'>): string | undefined {
   const allowed = deps.commands.hookUrls ?? [];
@@ -151,6 +185,7 @@ export function httpHookRefusal(hook: Pick<AgentHttpHook, 'url'>, deps: Pick<Hoo
   } catch {
     return 'its URL is not valid';
   }
+  if (encodedSeparator.test(url.pathname)) return 'its URL path holds an encoded "/", "\\", "." or "%" (%2F, %5C, %2E, %25), which could lead a server that decodes it outside the allowed prefix';
   const match = allowed.some((prefixText) => {
     const prefix = new URL(prefixText);
     if (prefix.origin !== url.origin) return false;

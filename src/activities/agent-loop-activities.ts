@@ -9,7 +9,9 @@ import type {
   MessageInput,
   ModelTurnInput,
   ModelTurnOutput,
+  MessageTextUpTo,
   ReadMessageTextInput,
+  ReadMessageTextUpToInput,
   RunToolInput,
   RunToolOutput,
   SealToolCallsInput,
@@ -29,6 +31,7 @@ import type { ModelRegistry } from '../llm/model-port';
 import { inModelSpan, inToolSpan, nameToolSpan, recordModelAnswer, recordToolOutcome } from '../observability/genai-spans';
 import { toolError } from '../tools/tool';
 import { applyOrchestrationPolicy, applyToolPolicy, checkToolCall, type ToolPolicyConfig } from '../tools/tool-policy';
+import type { SpendRecord } from '../contracts/tenant-spend';
 import type { WorkerToolsetRegistry } from '../tools/toolset-registry-factory';
 import { isMemoryTool, memoryToolSpecs, runMemoryTool } from '../tools/memory-tools';
 import { checkReasoningEffort, classifyAndThrow, classifyStoreErrors, modelInfo, resolveModel } from './agent-loop-failures';
@@ -39,14 +42,16 @@ import { FinalOutputTools } from './final-output';
 import { appendFirstWins, mayHaveRun, storedAnswer, storedToolResult, storeFirstWins, type ToolResultOutcome } from './first-writer-wins';
 import { invalidArgumentsText, toModelTurnOutput } from './model-turn-output';
 import { defaultHeartbeatSettings, withHeartbeat, type HeartbeatSettings } from './heartbeat';
-import type { ConversationStore } from './conversation-store';
+import { conversationSegment, type ConversationStore } from './conversation-store';
+import type { TenantSpendGuard } from './tenant-spend-guard';
 import { resolveTextParts } from './text-parts';
-import type { SpendRecord } from '../contracts/tenant-spend';
 import type { AgentHooksWire } from '../contracts/agent-hooks';
 import type { CommandOptions } from '../tools/command-environment';
 import type { PathRules } from '../tools/confine-path';
 import { hookToolNames, matchingHooks } from './agent-hook-matching';
-import { runHooks, type HookRunOutcome } from './agent-hook-runner';
+import { runHooks, type HookProgress, type HookRunOutcome } from './agent-hook-runner';
+import { hookProgress } from './hook-progress';
+import { storedOutcome, storeOutcome } from './stored-outcomes';
 
 /** What the agent-loop activities need; injected so tests and the worker choose the real parts. */
 export interface AgentLoopActivityDependencies {
@@ -64,14 +69,26 @@ export interface AgentLoopActivityDependencies {
   /** How model and tool calls heartbeat (live-text interval, the in-flight registry); absent: the defaults. */
   heartbeats?: HeartbeatSettings;
   /**
-   * Reports a tenant's priced model call to its day of spend (set when the operator caps a tenant's daily
-   * cost, `ERRAND_TENANT_DAILY_COST_USD`; decision 0027). Safe to repeat: the day counts a call's key once.
+   * The tenant's daily cap where money is spent (set when the operator caps a tenant's daily cost,
+   * `ERRAND_TENANT_DAILY_COST_USD`; decision 0027): checked before each model call, told of each priced one.
    */
-  recordSpend?: (tenant: string, record: SpendRecord) => Promise<void>;
+  tenantSpend?: TenantSpendGuard;
   /** How `run_command` runs on this worker: an agent file's command hooks run the same way (absent: hooks cannot run). */
   commands?: CommandOptions;
   /** The worker's path rules (working root, errand's own folders), for hooks' working directory. */
   paths?: PathRules;
+}
+
+/** Refuses the model call at the tenant's daily cap (a `DailyCostCap` failure), under heartbeats while the day is read. */
+async function checkDailyCap(guard: TenantSpendGuard | undefined, tenant: string | undefined, heartbeats: HeartbeatSettings): Promise<void> {
+  if (guard && tenant !== undefined) await withHeartbeat(() => guard.check(tenant), heartbeats);
+}
+
+/** Reports a priced call to the tenant's day under heartbeats; the guard logs a failed report and never throws. */
+function reportSpend(guard: TenantSpendGuard, tenant: string, record: SpendRecord, heartbeats: HeartbeatSettings): Promise<void> {
+  // The run's workflow owns the call: its start's hold on the day's cap ends as its spend is counted.
+  const owner = Context.current().info.workflowExecution?.workflowId;
+  return withHeartbeat(() => guard.report(tenant, owner === undefined ? record : { ...record, owner }), heartbeats);
 }
 
 /** The transient note (turn budget) for this call only: added to the last user or tool message, never stored. */
@@ -127,6 +144,8 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
         // The attempt goes with the text: Temporal keeps an attempt's heartbeat details for the next one.
         const attempt = Context.current().info.attempt;
         const live = (): LiveText | undefined => (written.length > 0 ? liveText(written, input.totalTurn ?? input.turn, attempt) : undefined);
+        // The tenant's daily cap, checked where money is spent: a refused call ends the run `budget`.
+        await checkDailyCap(deps.tenantSpend, input.tenant, heartbeats);
         const outcome = await withHeartbeat(async (abortSignal): Promise<{ response: ModelResponse } | { needsCompaction: NonNullable<ModelTurnOutput['needsCompaction']> }> => {
           await deps.toolsets.ensureRecipeServers(input.recipeServers ?? []);
           // An agent with memory gets its memory tools whatever its `tools` list says (as in Claude Code); the policy still applies.
@@ -164,7 +183,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
       recordModelAnswer(trace.getActiveSpan(), response, stored !== undefined);
       // Also for a stored answer reused by a retry: the report of the first attempt may have been lost.
       const cost = response.usage.costMicroUsd ?? 0;
-      if (deps.recordSpend && input.tenant !== undefined && cost > 0) await deps.recordSpend(input.tenant, { key: `${input.conversationId}#${input.length}`, costMicroUsd: cost });
+      if (deps.tenantSpend && input.tenant !== undefined && cost > 0) await reportSpend(deps.tenantSpend, input.tenant, { key: `${input.conversationId}#${input.length}`, costMicroUsd: cost }, heartbeats);
       return toModelTurnOutput(response, input, deps.toolPolicy, maxOutputTokens);
     },
 
@@ -200,30 +219,37 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
             const hooks = input.hooks;
             const toolNames = hookToolNames(call.name);
             const hookInput = { tool_name: toolNames[0] ?? call.name, tool_input: call.arguments, tool_use_id: call.id, errand_tool_name: call.name };
-            const runToolHooks = (event: 'PreToolUse' | 'PostToolUse', extra: JsonObject): Promise<HookRunOutcome | undefined> => {
+            // What this call's hooks and tool came to is stored as each finishes: a retried attempt resumes
+            // after them, so a hook or the tool runs once per call (the result at resultSeq is stored last).
+            const callKey = `outcomes/tool-hooks/${conversationSegment(input.conversationId)}/${input.resultSeq}`;
+            const runToolHooks = async (event: 'PreToolUse' | 'PostToolUse', extra: JsonObject): Promise<HookRunOutcome | undefined> => {
               const matched = hooks ? matchingHooks(event === 'PreToolUse' ? hooks.preToolUse : hooks.postToolUse, toolNames) : [];
-              if (!hooks || matched.length === 0) return Promise.resolve(undefined);
-              return withHeartbeat((abortSignal) => runToolHookGroup(matched, event, { ...hookInput, ...extra }, hooks, input, abortSignal), heartbeats);
+              if (!hooks || matched.length === 0) return undefined;
+              const progress = await hookProgress(deps.blobs, `${callKey}/${event === 'PreToolUse' ? 'pre' : 'post'}`, matched.length, mayHaveRun());
+              return withHeartbeat((abortSignal) => runToolHookGroup(matched, event, { ...hookInput, ...extra }, hooks, input, abortSignal, progress), heartbeats);
             };
-            const runToolHookGroup = (matched: ReturnType<typeof matchingHooks>, event: string, hookStdin: JsonObject, wire: AgentHooksWire, run: RunToolInput, abortSignal: AbortSignal) => {
+            const runToolHookGroup = (matched: ReturnType<typeof matchingHooks>, event: string, hookStdin: JsonObject, wire: AgentHooksWire, run: RunToolInput, abortSignal: AbortSignal, progress: HookProgress) => {
               if (!deps.commands || !deps.paths) return Promise.resolve<HookRunOutcome>({ blocked: event === 'PreToolUse', feedback: ['this worker has no command settings, so the agent\'s hooks cannot run'], context: [], notes: [] });
-              return runHooks(matched, event, hookStdin, { hooks: wire, workflowId: run.workflowId, workingDir: run.workingDir, ...(run.toolPolicy ? { toolPolicy: run.toolPolicy } : {}), abortSignal }, { commands: deps.commands, paths: deps.paths, ...(deps.toolPolicy ? { toolPolicy: deps.toolPolicy } : {}) });
+              return runHooks(matched, event, hookStdin, { hooks: wire, workflowId: run.workflowId, workingDir: run.workingDir, ...(run.toolPolicy ? { toolPolicy: run.toolPolicy } : {}), abortSignal }, { commands: deps.commands, paths: deps.paths, ...(deps.toolPolicy ? { toolPolicy: deps.toolPolicy } : {}) }, progress);
             };
             const pre = await runToolHooks('PreToolUse', {});
             if (pre?.blocked) {
               result = toolError(toolHookBlocked(call.name, hooks?.agentName ?? '', pre.feedback));
             } else {
-              if (memory && isMemoryTool(call.name)) {
-                result = await withHeartbeat((abortSignal) => runMemoryTool(deps.blobs, memory, call.name, call.arguments, abortSignal), heartbeats);
-              } else {
+              const runCall = async (): Promise<ToolResultOutcome> => {
+                if (memory && isMemoryTool(call.name)) return withHeartbeat((abortSignal) => runMemoryTool(deps.blobs, memory, call.name, call.arguments, abortSignal), heartbeats);
                 await deps.toolsets.ensureRecipeServers(input.recipeServers ?? []);
-                result = await withHeartbeat((abortSignal) =>
+                return withHeartbeat((abortSignal) =>
                   deps.toolsets.call(call.name, call.arguments, { workingDir: input.workingDir, abortSignal }, {
                     toolsetNames: input.toolsets,
                     ...(input.toolFilter ? { filter: input.toolFilter } : {}),
                   }), heartbeats,
                 );
-              }
+              };
+              // With PostToolUse hooks after it, the tool's own result is kept before they run: a retry reuses it.
+              const ranBefore = hooks?.postToolUse && mayHaveRun() ? await storedOutcome<ToolResultOutcome>(deps.blobs, `${callKey}/tool.json`) : undefined;
+              result = ranBefore ?? (await runCall());
+              if (hooks?.postToolUse && !ranBefore) result = await storeOutcome(deps.blobs, `${callKey}/tool.json`, result);
               // PostToolUse in Claude Code follows a call that succeeded.
               const post = result.isError ? undefined : await runToolHooks('PostToolUse', { tool_response: result.content });
               const added = toolHookAdditions(pre, post);
@@ -252,6 +278,12 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
       return message.content;
     },
 
+    async readMessageTextUpTo(input: ReadMessageTextUpToInput): Promise<MessageTextUpTo> {
+      const text = await activities.readMessageText(input);
+      // Its length only: a text this long would not fit in the workflow's history (a local activity's marker).
+      return text.length > input.maxChars ? { tooLong: text.length } : { text };
+    },
+
     async sealToolCalls(input: SealToolCallsInput): Promise<void> {
       const [assistant] = await deps.conversations.readRange(input.conversationId, input.assistantSeq, 1);
       const calls = assistant?.role === 'assistant' ? assistant.toolCalls ?? [] : [];
@@ -271,12 +303,13 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
     async compactConversation(input: CompactConversationInput): Promise<CompactConversationOutput> {
       const model = resolveModel(deps.models, input);
       const info = modelInfo(deps.models, input);
+      await checkDailyCap(deps.tenantSpend, input.tenant, heartbeats);
       const output = await withHeartbeat((abortSignal) =>
         compactConversation(input, { conversations: deps.conversations, blobs: deps.blobs, model, route: input.route, contextWindow: info.contextWindow, abortSignal }),
       heartbeats).catch((error: unknown) => classifyAndThrow(error));
       // A summary made by this attempt is a priced call of the tenant (one reused from an earlier attempt reports no usage).
       const cost = output.usage.costMicroUsd ?? 0;
-      if (deps.recordSpend && input.tenant !== undefined && output.compacted && cost > 0) await deps.recordSpend(input.tenant, { key: output.window.summaryKey, costMicroUsd: cost });
+      if (deps.tenantSpend && input.tenant !== undefined && output.compacted && cost > 0) await reportSpend(deps.tenantSpend, input.tenant, { key: output.window.summaryKey, costMicroUsd: cost }, heartbeats);
       return output;
     },
   };
@@ -285,6 +318,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
     modelTurn: (input) => inModelSpan(deps.models, input, () => classifyStoreErrors(() => activities.modelTurn(input))),
     runTool: (input) => inToolSpan(() => classifyStoreErrors(() => activities.runTool(input))),
     readMessageText: (input) => classifyStoreErrors(() => activities.readMessageText(input)),
+    readMessageTextUpTo: (input) => classifyStoreErrors(() => activities.readMessageTextUpTo(input)),
     sealToolCalls: (input) => classifyStoreErrors(() => activities.sealToolCalls(input)),
     compactConversation: (input) => classifyStoreErrors(() => activities.compactConversation(input)),
   };

@@ -1,6 +1,7 @@
 import type { ModelTurnInput, ModelTurnOutput } from '../contracts/activities';
 import { inlineTextLimit, previewLength } from '../contracts/limits';
 import type { ModelResponse } from '../contracts/model';
+import { toolTimeLimitMs } from '../domain/activity-time-limits';
 import { finalOutputToolName } from '../domain/final-output';
 import { preview } from '../domain/subagent-prompt';
 import { developerToolsetName } from '../tools/developer-toolset-name';
@@ -26,6 +27,7 @@ export function toModelTurnOutput(response: ModelResponse, input: ModelTurnInput
       // The final_output tool is never under a policy (see modelTurn): no approval, no denial.
       const decision = input.finalOutput && call.name === finalOutputToolName ? 'allow' : resolvePolicy(operator, narrowings, call.name);
       const handledByWorkflow = orchestration.includes(call.name);
+      const timeLimitMs = toolTimeLimitMs(call.name, call.arguments);
       return {
         id: call.id,
         name: call.name,
@@ -36,6 +38,7 @@ export function toModelTurnOutput(response: ModelResponse, input: ModelTurnInput
         ...(handledByWorkflow && decision === 'deny' ? { denied: `The tool ${call.name} is not allowed by policy.` } : {}),
         ...(handledByWorkflow && decision !== 'deny' && call.invalidArguments !== undefined ? { denied: invalidArgumentsText(call.name, call.invalidArguments) } : {}),
         ...(!handledByWorkflow && fastBuiltInTools.has(call.name) ? { local: true as const } : {}),
+        ...(timeLimitMs !== undefined ? { timeLimitMs } : {}),
       };
     }),
     finishReason: response.finishReason,

@@ -275,7 +275,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
   const toolPolicy = [...selection.toolPolicy, ...(run.policyLayer ? [run.policyLayer] : [])];
 
   // A fork keeps the parent's route as it is (forkRefusal turned away anything that would change it).
-  const route = request.fork
+  const route = request.fork && parent.route
     ? { ok: true as const, route: forkRoute(parent.route, request.temperature), warnings: [] }
     : chooseModel({
         providers: context.providers,
@@ -295,7 +295,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
         ...(snapshot?.definition.type === 'agent' && recipeSettings.model ? { agentModel: recipeSettings.model } : {}),
         ...(agentEffort !== undefined ? { agentEffort } : {}),
         ...(context.configuredDefault ? { configuredDefault: context.configuredDefault } : {}),
-        parent: parent.route,
+        ...(parent.route ? { parent: parent.route } : {}),
       });
   if (!route.ok) return { ok: false, message: route.message };
   warnings.push(...route.warnings);
@@ -347,15 +347,19 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
   if (!caps.ok) return { ok: false, message: caps.message };
   warnings.push(...caps.warnings);
   const tokenBudget = childCap(request.token_budget, parent.remainingBudget);
+  let firstPrompt: { tokens: number; costMicroUsd?: number; fork: boolean } | undefined;
   if (request.fork || request.context !== undefined) {
     // A fork repeats the parent's whole conversation, a context sits in every prompt: estimated before it starts (SEMANTICS §6).
     const ownTokens = [instructions, request.context, request.persona, prompt].reduce((sum, part) => sum + (part ? estimateMessageTokens({ role: 'user', content: part }) : 0), 0);
+    const forkTokens = request.fork ? parent.conversationTokens : undefined;
     const refused = firstPromptRefusal(
-      { ownTokens, forkTokens: request.fork ? parent.conversationTokens : undefined, fork: request.fork === true },
+      { ownTokens, forkTokens, fork: request.fork === true },
       { tokens: tokenBudget, costMicroUsd: caps.costBudgetMicroUsd },
       { name: modelName, prices },
     );
     if (refused) return { ok: false, message: refused };
+    const tokens = ownTokens + (forkTokens ?? 0);
+    firstPrompt = { tokens, ...(prices ? { costMicroUsd: Math.round(tokens * prices.input) } : {}), fork: request.fork === true };
   }
 
   const source: SourceSummary | undefined = snapshot
@@ -402,7 +406,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     ...(run.isolation ? { isolation: run.isolation } : {}),
     ...(agentHooks ? { hooks: agentHooks } : {}),
   };
-  return { ok: true, input, ...(source ? { source } : {}), warnings, ...(agentRun?.background ? { forceBackground: true } : {}) };
+  return { ok: true, input, ...(source ? { source } : {}), warnings, ...(agentRun?.background ? { forceBackground: true } : {}), ...(firstPrompt ? { firstPrompt } : {}) };
 }
 
 /**

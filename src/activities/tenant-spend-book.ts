@@ -1,11 +1,12 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { tenantSpendQueryTimeoutMs } from '../contracts/limits';
+import { tenantSpendQueryTimeoutMs, tenantSpendReportTimeoutMs } from '../contracts/limits';
 import { recordSpendSignal, tenantSpendQuery } from '../contracts/tenant-spend-messages';
-import { tenantSpendWorkflowId, tenantSpendWorkflowType, utcDay, type SpendRecord, type TenantSpendInput } from '../contracts/tenant-spend';
+import { tenantSpendWorkflowType, utcDay, type SpendRecord, type TenantSpendInput } from '../contracts/tenant-spend';
+import { tenantSpendWorkflowId } from '../contracts/workflow-ids';
 
 /**
  * Where a tenant's spend of the day is kept and read (decision 0027): the tenant's day workflow
- * (`errand-spend/<tenant>/<day>`, tenant-spend-workflow.ts). Every worker reports to it and every API
+ * (`errand-spend~<tenant>~<day>`, tenant-spend-workflow.ts). Every worker reports to it and every API
  * process reads it, so the daily cap holds across processes without a store of our own.
  */
 
@@ -16,14 +17,14 @@ import { tenantSpendWorkflowId, tenantSpendWorkflowType, utcDay, type SpendRecor
 export async function recordTenantSpend(client: Client, taskQueue: string, tenant: string, record: SpendRecord, now: number): Promise<void> {
   const day = utcDay(now);
   const input: TenantSpendInput = { tenant, day };
-  await client.workflow.signalWithStart(tenantSpendWorkflowType, {
+  await client.withDeadline(Date.now() + tenantSpendReportTimeoutMs, () => client.workflow.signalWithStart(tenantSpendWorkflowType, {
     taskQueue,
     workflowId: tenantSpendWorkflowId(tenant, day),
     args: [input],
     signal: recordSpendSignal,
     signalArgs: [record],
     staticSummary: `spend of tenant ${tenant} on ${day} (UTC)`,
-  });
+  }));
 }
 
 /** Micro-dollars the tenant's model calls cost today (UTC), through a worker's client; 0 when nothing was reported yet (the API reads it through its gateway: tenant-spend-reader.ts). */

@@ -1,32 +1,22 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { TextPart } from '../contracts/agent-wire';
 import { FailureType } from '../contracts/failures';
-import { escapeChildWords } from '../domain/child-words';
-import type { BlobStore } from './blob-store';
-import type { ConversationStore } from './conversation-store';
+import { readTextParts, type MissingTextPart, type TextPartStores } from './text-part-reader';
 
-/** Where the texts that parts refer to are stored. */
-export interface TextPartStores {
-  conversations: ConversationStore;
-  blobs: BlobStore;
+export type { TextPartStores } from './text-part-reader';
+
+/** A missing stored text fails the activity: non-retryable, it will not appear on a retry. */
+function failMissing(missing: MissingTextPart): never {
+  const message = missing.kind === 'message'
+    ? `message ${missing.seq} of conversation ${missing.conversationId} is missing`
+    : `stored message ${missing.blobKey} is missing from the blob store`;
+  throw ApplicationFailure.create({ type: FailureType.blobMissing, message, nonRetryable: true });
 }
 
 /**
- * The text of a message assembled from parts: inline text, a stored message's text, or a stored blob (a
- * task's own words escaped as child-words.ts says). A missing text is a non-retryable `blobMissing`.
+ * The text of a message assembled from parts (text-part-reader.ts): a missing text is a non-retryable
+ * `blobMissing`.
  */
-export async function resolveTextParts(parts: readonly TextPart[], stores: TextPartStores): Promise<string> {
-  const texts = await Promise.all(parts.map(async (part) => {
-    if (typeof part === 'string') return part;
-    if ('ref' in part) {
-      const [message] = await stores.conversations.readRange(part.ref.conversationId, part.ref.seq, 1);
-      if (!message) throw ApplicationFailure.create({ type: FailureType.blobMissing, message: `message ${part.ref.seq} of conversation ${part.ref.conversationId} is missing`, nonRetryable: true });
-      // A task's own words that were cut from the workflow's text: escaped here, as the inline ones were there.
-      return part.childWords ? escapeChildWords(message.content) : message.content;
-    }
-    const body = await stores.blobs.get(part.blobKey);
-    if (body === undefined) throw ApplicationFailure.create({ type: FailureType.blobMissing, message: `stored message ${part.blobKey} is missing from the blob store`, nonRetryable: true });
-    return part.childWords ? escapeChildWords(body) : body;
-  }));
-  return texts.join('');
+export function resolveTextParts(parts: readonly TextPart[], stores: TextPartStores): Promise<string> {
+  return readTextParts(parts, stores, failMissing);
 }

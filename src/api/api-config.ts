@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { defaultApiMaxBodyBytes, defaultApiMaxEventStreamsPerTenant, defaultApiMaxWaitMs, defaultApiPort } from '../contracts/limits';
+import { defaultApiMaxBodyBytes, defaultApiMaxEventStreamsPerTenant, defaultApiMaxMcpSessionsPerTenant, defaultApiMaxWaitMs, defaultApiPort } from '../contracts/limits';
 import { intFromEnv } from '../client-config';
 import { parseApiKeys, tenantSchema, type ApiKeyEntry } from './auth-config';
 
@@ -30,6 +30,8 @@ export interface ApiConfig {
   maxWaitMs: number;
   /** Most open event streams per tenant (`ERRAND_API_MAX_EVENT_STREAMS`); past it a 429. */
   maxEventStreamsPerTenant: number;
+  /** Most running MCP sessions per tenant (`ERRAND_API_MAX_MCP_SESSIONS`); past it an `initialize` is a 429. */
+  maxMcpSessionsPerTenant: number;
   /** Node server: interface and port. */
   host: string;
   port: number;
@@ -112,6 +114,7 @@ export function loadApiConfig(env: NodeJS.ProcessEnv = process.env, cwd: string 
     maxBodyBytes: intFromEnv(env, 'ERRAND_API_MAX_BODY_BYTES', 1_024, 64 * 1024 * 1024) ?? defaultApiMaxBodyBytes,
     maxWaitMs: intFromEnv(env, 'ERRAND_API_MAX_WAIT_MS', 0, 15 * 60_000) ?? defaultApiMaxWaitMs,
     maxEventStreamsPerTenant: intFromEnv(env, 'ERRAND_API_MAX_EVENT_STREAMS', 1, 100_000) ?? defaultApiMaxEventStreamsPerTenant,
+    maxMcpSessionsPerTenant: intFromEnv(env, 'ERRAND_API_MAX_MCP_SESSIONS', 1, 100_000) ?? defaultApiMaxMcpSessionsPerTenant,
     host,
     port: intFromEnv(env, 'ERRAND_API_PORT', 0, 65_535) ?? defaultApiPort,
   };

@@ -1,4 +1,3 @@
-import type { TenantSpendReader } from './daily-cost-cap';
 import type { ErrandConfig } from '../config';
 import type { ResolveResult, SourceListingResult } from '../sources/source-resolver';
 import type { ApiConfig } from './api-config';
@@ -28,9 +27,4 @@ export interface ApiDependencies {
    * are wired: the sources routes answer 404 for every name.
    */
   sourcesFor?: (tenant: string) => SourceLookup;
-  /**
-   * What a tenant's model calls cost today (UTC), read before a start when the operator caps it
-   * (`ERRAND_TENANT_DAILY_COST_USD`); absent: no daily cap is checked.
-   */
-  tenantSpend?: TenantSpendReader;
 }

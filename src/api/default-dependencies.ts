@@ -9,7 +9,8 @@ import { lazyTemporalClient, type TemporalClientProvider } from './temporal-clie
 import { SessionService } from './session-service';
 import { tenantWorkingDir } from './tenant-working-dir';
 import { createTemporalGateway } from './temporal-gateway-factory';
-import { readTenantSpend } from './tenant-spend-reader';
+import { dailyCostCap } from './daily-cost-cap';
+import { gatewaySpendDesk } from './tenant-spend-reader';
 import type { TemporalGateway } from './temporal-gateway';
 import { temporalHttpHeaders } from '../temporal-http-url';
 
@@ -52,9 +53,11 @@ export function createApiDependencies(options: ApiDependencyOptions = {}): ApiDe
       namespace,
       temporal,
     });
+  const dailyCap = dailyCostCap(config, gatewaySpendDesk(gateway, config.temporal.taskQueue));
   const delegations = new DelegationService({
     gateway,
     blobs,
+    ...(dailyCap ? { dailyCap } : {}),
     taskQueue: config.temporal.taskQueue,
     startedBy: options.startedBy ?? 'errand HTTP API',
   });
@@ -78,7 +81,6 @@ export function createApiDependencies(options: ApiDependencyOptions = {}): ApiDe
       resolve: async (name) => (await sources()).resolverFor(workingDirFor(tenant)).resolve(name),
     }),
     plan: async (request, caller) => (await planner())(request, caller, workingDirFor(caller.tenant)),
-    sessions: new SessionService(gateway, config, workingDirFor, blobs),
-    ...(config.caps.tenantDailyCostMicroUsd !== undefined ? { tenantSpend: (tenant: string, now: number) => readTenantSpend(gateway, tenant, now) } : {}),
+    sessions: new SessionService(gateway, config, workingDirFor, blobs, dailyCap),
   };
 }

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { errandWorkflowId } from '../contracts/workflow-ids';
 
 /**
- * Workflow ids of API-started delegations (DESIGN.md convention 10): `errand-<short id>`. With an
+ * Workflow ids of API-started delegations (DESIGN.md convention 10, workflow-ids.ts): `errand-<short id>`. With an
  * Idempotency-Key the short id is derived from the tenant and the key, so a retried request names the
  * same workflow and Temporal's id policies (not a table of ours) make it return the same delegation.
  */
@@ -19,12 +20,12 @@ export function newDelegationId(): string {
   }
   const id = pool.toString('hex', poolOffset, poolOffset + idBytes);
   poolOffset += idBytes;
-  return `errand-${id}`;
+  return errandWorkflowId(id);
 }
 
 /** The delegation id an Idempotency-Key maps to, per tenant (two tenants' equal keys never collide). */
 export function idempotentDelegationId(tenant: string, idempotencyKey: string): string {
-  return `errand-${createHash('sha256').update(`${tenant}\n${idempotencyKey}`, 'utf8').digest('hex').slice(0, 16)}`;
+  return errandWorkflowId(createHash('sha256').update(`${tenant}\n${idempotencyKey}`, 'utf8').digest('hex').slice(0, 16));
 }
 
 /** Update id of a send_message with an Idempotency-Key: Temporal deduplicates updates by id. */

@@ -26,6 +26,7 @@ export { deriveState } from './delegation-facts';
 import { subagentStartOptions } from '../observability/start-options';
 import { ApiProblem, delegationNotFound, ProblemKind } from './problem';
 import { queueFullProblem, UpdateRefused } from './queue-full';
+import type { DailyCostCap } from './daily-cost-cap';
 import type { TemporalGateway, WorkflowFacts } from './temporal-gateway';
 import type { BlobStore } from '../activities/blob-store';
 import { inboundMessage } from '../activities/inbound-message';
@@ -54,6 +55,8 @@ export interface DelegationServiceOptions {
   peekTimeoutMs?: number;
   /** Where long messages are stored so only their key passes through history (the workers' blob store). */
   blobs?: BlobStore;
+  /** The operator's daily cost cap per tenant: a start holds part of it, a message is refused at it. */
+  dailyCap?: DailyCostCap;
 }
 
 /** Arguments of {@link DelegationService.start}. */
@@ -100,6 +103,7 @@ export class DelegationService {
     const { input, source, tenant, idempotency } = args;
     const { gateway } = this.options;
     const workflowId = idempotency === undefined ? newDelegationId() : idempotentDelegationId(tenant, idempotency.key);
+    await this.options.dailyCap?.hold(tenant, workflowId, input.costBudgetMicroUsd);
     const visible = subagentStartOptions({ ...input, tenant }, { workflowId, tenant, startedBy: this.options.startedBy, ...(source ? { source } : {}) });
     const start = { workflowType: subagentWorkflowType, workflowId, taskQueue: this.options.taskQueue, args: [{ ...input, tenant }] as [SubagentInput], visible };
     if (idempotency === undefined) {
@@ -179,6 +183,7 @@ export class DelegationService {
     const { facts } = await this.describeOwned(tenant, id);
     const ended = (detail: string) => new ApiProblem(409, ProblemKind.conflict, 'The delegation cannot take messages', { detail });
     if (facts.statusName !== 'RUNNING') throw ended(`delegation ${id} has ended (${summaryOf(facts).state}); messages go only to a running continuable delegation`);
+    await this.options.dailyCap?.check(tenant);
     try {
       const inbound: SendMessageInput = await inboundMessage(this.options.blobs, message, { from: `api:${tenant}`, ...(updateId === undefined ? {} : { messageId: updateId }) });
       // One id for every attempt: a message refused while the run continued as new is sent again, never twice.

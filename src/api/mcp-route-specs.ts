@@ -21,7 +21,9 @@ export const mcpPostRoute = defineRoute({
   description:
     'errand\'s orchestration tools (load, delegate, send_message, list_subagent_models) for an MCP client. An `initialize` without ' +
     '`Mcp-Session-Id` starts a session workflow whose id comes back in the `Mcp-Session-Id` header; with the header it reconnects ' +
-    'to that session and its tasks. Every other message needs the header. Answers are JSON (no event stream).',
+    'to that session and its tasks. Every other message needs the header. Answers are JSON (no event stream). A tool call waits ' +
+    'at most ERRAND_API_MAX_WAIT_MS and then answers that it is still running; a delegate or send_message sent again with the same ' +
+    'JSON-RPC id and arguments is the same call.',
   tag: 'mcp',
   authenticated: true,
   params: emptyPathSchema,
@@ -37,6 +39,7 @@ export const mcpPostRoute = defineRoute({
     406: { description: 'The Accept header does not take both application/json and text/event-stream.' },
     413: { description: 'The request body is larger than the configured limit.' },
     415: { description: 'The body is not application/json.' },
+    429: { description: 'An initialize without `Mcp-Session-Id` while this tenant already runs the most MCP sessions the server allows (`ERRAND_API_MAX_MCP_SESSIONS`).' },
     503: { description: 'Temporal cannot be reached, or this server has no model provider configured.' },
   },
 });

@@ -12,7 +12,8 @@ export interface McpSessionBackend {
   sessionId: string;
   /** How the client reconnects to this session (shown in the server's instructions). */
   reconnect: string;
-  callTool(input: CallToolInput): Promise<CallToolResult>;
+  /** Runs one tool call; `requestId` is the client's JSON-RPC request id (a retry of a request sends it again). */
+  callTool(input: CallToolInput, requestId: string | number): Promise<CallToolResult>;
   /** Reads the whole text of a part given by reference (a long result or notice). */
   resolveParts(parts: TextPart[]): Promise<string>;
   /** Why a failed call failed, as the client should read it. */
@@ -45,7 +46,7 @@ export function createErrandMcpServer(backend: McpSessionBackend): Server {
   const decision = (name: string) => resolvePolicy(backend.toolPolicy, [], name);
   const listed = () => mcpToolListings().filter((tool) => decision(tool.name) !== 'deny');
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed() }));
-  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<McpCallToolResult> => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<McpCallToolResult> => {
     const { name } = request.params;
     if (!isMcpSessionTool(name) || decision(name) === 'deny') {
       return errorResult(`Unknown tool "${name}". The tools are ${listed().map((tool) => tool.name).join(', ')}.`);
@@ -56,7 +57,7 @@ export function createErrandMcpServer(backend: McpSessionBackend): Server {
     const args: JsonObject = (request.params.arguments ?? {}) as JsonObject;
     let result: CallToolResult;
     try {
-      result = await backend.callTool({ name, arguments: args });
+      result = await backend.callTool({ name, arguments: args }, extra.requestId);
     } catch (error) {
       return errorResult(`${name} did not run: ${backend.describeError(error)}`);
     }

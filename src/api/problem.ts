@@ -27,6 +27,8 @@ export const ProblemKind = {
   limitExceeded: 'limit-exceeded',
   /** A tenant holds as many event streams as the server allows (`ERRAND_API_MAX_EVENT_STREAMS`): 429. */
   tooManyEventStreams: 'too-many-event-streams',
+  /** A tenant has as many MCP sessions running as the server allows (`ERRAND_API_MAX_MCP_SESSIONS`): 429. */
+  tooManyMcpSessions: 'too-many-mcp-sessions',
   /** The tenant's model calls today reached the operator's daily cost cap (`ERRAND_TENANT_DAILY_COST_USD`): 429. */
   dailyCostCap: 'daily-cost-cap',
   idempotencyKeyReused: 'idempotency-key-reused',
@@ -135,4 +137,4 @@ export function assertProviderConfigured(config: Pick<ErrandConfig, 'providers'>
 }
 
 /** What `errand api` and the Lambda say at start when no model provider is configured (every start would be refused). */
-export const noProviderWarning = 'no model provider is configured (ERRAND_PROVIDERS is unset or empty): every delegation and session start will be answered 503 not-configured until one is';
+export const noProviderWarning = 'no model provider is configured (ERRAND_PROVIDERS is unset or empty): every delegation and session start will be answered 503 not-configured until one is (MCP sessions start: their delegations are planned on the workers)';

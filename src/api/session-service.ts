@@ -1,19 +1,23 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { ErrandConfig } from '../config';
-import type { CallToolInput, CallToolResult } from '../contracts/mcp-session';
+import type { AckNoticesInput, CallToolInput, CallToolResult } from '../contracts/mcp-session';
 import type { TextPart } from '../contracts/agent-wire';
 import type { SessionInput } from '../contracts/session';
 import type { ApprovalInput, CancelInput, PendingApproval, SendMessageInput, SendMessageResult, TranscriptView } from '../contracts/subagent-messages';
 import { livePartial } from '../contracts/live-text';
 import { messageNames } from '../contracts/wire-names';
+import { errandWorkflowId } from '../contracts/workflow-ids';
 import type { SubagentPeek } from '../contracts/subagent-result';
 import type { CapSettings } from '../cap-settings';
 import { usdToMicro } from '../domain/run-caps';
 import { modelEntryId, withDefaultEffort } from '../llm/provider-config';
-import { sessionStartOptions } from '../observability/start-options';
+import { mcpSessionSource, sessionStartOptions } from '../observability/start-options';
 import { approversFor } from '../tools/tool-policy';
+import { mcpToolsWithEffects, stillRunningText } from '../domain/mcp-session-tools';
+import type { McpSessionToolName } from '../contracts/mcp-session';
 import type { BlobStore } from '../activities/blob-store';
 import { inboundMessage } from '../activities/inbound-message';
+import type { DailyCostCap } from './daily-cost-cap';
 import { ApiProblem, ProblemKind } from './problem';
 import { queueFullProblem, UpdateRefused } from './queue-full';
 import type { TemporalGateway, UpdateOutcome } from './temporal-gateway';
@@ -71,6 +75,31 @@ function updateValue(outcome: UpdateOutcome): unknown {
   return outcome.stage === 'completed' ? outcome.value : undefined;
 }
 
+/** How one MCP tool call is sent (routes/mcp-routes.ts and `errand mcp`). */
+export interface ToolCallOptions {
+  /**
+   * The JSON-RPC id of the client's request. A call that changes something (delegate, send_message) sent
+   * again with the same id, tool and arguments is the same update, so a retried request never starts a
+   * second task; a read (load, list_subagent_models) runs again.
+   */
+  requestId?: string | number | undefined;
+  /** Longest wait for the call's result; past it the answer says the call is still running. Unbounded when absent. */
+  waitMs?: number | undefined;
+  /** The caller has just checked that the session is the tenant's and running (one describe per request). */
+  checked?: boolean | undefined;
+}
+
+/**
+ * The update id of an MCP tool call: random for a read, and for a call that changes something derived
+ * from the session, the request id and a hash of the tool and its arguments (so a client's retry is the
+ * same update, and a request id used again for another call is not).
+ */
+export function toolCallUpdateId(sessionId: string, input: CallToolInput, requestId: string | number | undefined): string {
+  if (requestId === undefined || !mcpToolsWithEffects.includes(input.name as McpSessionToolName)) return randomUUID();
+  const hash = createHash('sha256').update(JSON.stringify([sessionId, requestId, input.name, input.arguments])).digest('hex');
+  return `mcp-call-${hash.slice(0, 40)}`;
+}
+
 /**
  * Parent sessions and approvals through the API: start a session, send it messages, read its transcript,
  * and list / decide the tool calls that wait for a person. Every read or write checks that the workflow
@@ -88,6 +117,8 @@ export class SessionService {
     private readonly workingDirFor: (tenant: string) => string,
     /** Where long messages are stored so only their key passes through history. */
     private readonly blobs?: BlobStore,
+    /** The operator's daily cost cap per tenant: a start holds part of it, a message is refused at it. */
+    private readonly dailyCap?: DailyCostCap,
   ) {}
 
   /**
@@ -95,14 +126,16 @@ export class SessionService {
    * (request-limits.ts); the `Math.min` keeps that true for any other caller of this method.
    */
   async start(tenant: string, request: StartSessionRequest): Promise<{ id: string; runId: string }> {
-    const workflowId = `errand-${randomBytes(8).toString('hex')}`;
+    const workflowId = errandWorkflowId(randomBytes(8).toString('hex'));
     const defaultModel = this.config.defaultModel;
-    if (!defaultModel) {
+    // An MCP session calls no model (its client's model calls the tools): it needs none, and its delegations
+    // choose theirs at planning on the worker, which says so when none can be chosen.
+    if (!defaultModel && !request.mcp) {
       throw new ApiProblem(422, ProblemKind.invalidDelegation, 'No model is configured', { detail: 'set ERRAND_DEFAULT_MODEL ("<provider>/<model>") or configure providers' });
     }
-    const route = withDefaultEffort(this.config.providers, defaultModel);
+    const route = defaultModel ? withDefaultEffort(this.config.providers, defaultModel) : undefined;
     const caps = sessionCaps(request, this.config.caps);
-    if (caps.costBudgetMicroUsd !== undefined && !modelHasPrices(this.config.providers, route)) {
+    if (route && caps.costBudgetMicroUsd !== undefined && !modelHasPrices(this.config.providers, route)) {
       throw new ApiProblem(422, ProblemKind.invalidDelegation, 'A cost cap needs a model with prices', {
         detail: `costBudgetUsd: the session's model ${route.provider}/${route.model} has no prices in the provider configuration, so the cost of its calls is unknown; leave costBudgetUsd out or give the model entry prices`,
       });
@@ -110,7 +143,7 @@ export class SessionService {
     const input: SessionInput = {
       label: request.label ?? (request.mcp ? 'MCP session' : 'API session'),
       // A session thinks as hard as its model's entry says by default (its defaultReasoningEffort).
-      route,
+      ...(route ? { route } : {}),
       toolsets: ['developer', ...this.config.tools.mcpServers.map((server) => server.name)],
       workingDir: this.workingDirFor(tenant),
       system: { ...(request.instructions ? { instructions: request.instructions } : {}), ...(request.context ? { context: request.context } : {}) },
@@ -127,6 +160,9 @@ export class SessionService {
       ...(request.message ? { initialMessage: request.message } : {}),
       ...(request.mcp ? { mcp: true } : {}),
     };
+    // An MCP session makes no model call of its own (its tasks' calls are checked by the workers): it holds nothing.
+    if (request.mcp) await this.dailyCap?.check(tenant);
+    else await this.dailyCap?.hold(tenant, workflowId, input.costBudgetMicroUsd);
     const visible = sessionStartOptions(input, { workflowId, tenant, startedBy: 'api' });
     const { runId } = await this.gateway.start({ workflowType: 'sessionWorkflow', workflowId, taskQueue: this.config.temporal.taskQueue, args: [input], visible });
     return { id: workflowId, runId };
@@ -171,6 +207,7 @@ export class SessionService {
   async sendMessage(tenant: string, id: string, message: string): Promise<{ id: string; accepted: true; queuedTurns: number }> {
     const { running } = await this.owned(tenant, id, 'session');
     if (!running) throw new ApiProblem(409, ProblemKind.conflict, 'The session has ended', { detail: `session ${id} takes no more messages` });
+    await this.dailyCap?.check(tenant);
     try {
       const inbound: SendMessageInput = await inboundMessage(this.blobs, message, { from: `api:${tenant}` });
       const updateId = randomUUID();
@@ -186,18 +223,44 @@ export class SessionService {
    * Runs one orchestration tool of an MCP session (the `callTool` update) and returns its result with the
    * notices waiting for the client. A refused call (unknown tool, not an MCP session, ended) is a conflict.
    */
-  async callTool(tenant: string, id: string, input: CallToolInput): Promise<CallToolResult> {
-    const { running } = await this.owned(tenant, id, 'session');
-    if (!running) throw new ApiProblem(409, ProblemKind.conflict, 'The session has ended', { detail: `session ${id} takes no more tool calls` });
-    // One id for every attempt: a retry after a continue-as-new is the same call, never a second one.
-    const updateId = randomUUID();
+  async callTool(tenant: string, id: string, input: CallToolInput, options: ToolCallOptions = {}): Promise<CallToolResult> {
+    if (!options.checked) {
+      const { running } = await this.owned(tenant, id, 'session');
+      if (!running) throw new ApiProblem(409, ProblemKind.conflict, 'The session has ended', { detail: `session ${id} takes no more tool calls` });
+    }
+    // One id for every attempt: a retry after a continue-as-new (or the client's own retry of a call with
+    // effects) is the same call, never a second one.
+    // A message to a continuable task makes model calls: refused at the cap like a session's message.
+    if (input.name === 'send_message') await this.dailyCap?.check(tenant);
+    const updateId = toolCallUpdateId(id, input, options.requestId);
+    const waitMs = options.waitMs;
     try {
-      const outcome = await sendUpdateAcrossRunChange(() => this.gateway.update(id, messageNames.callToolUpdate, input, { updateId, waitFor: 'completed' }));
-      return updateValue(outcome) as CallToolResult;
+      const outcome = await sendUpdateAcrossRunChange(() => this.gateway.update(id, messageNames.callToolUpdate, input, { updateId, waitFor: 'completed', ...(waitMs !== undefined ? { timeoutMs: waitMs } : {}) }));
+      // No result within the wait: the call goes on in the session, and its notices stay there for the next call.
+      if (outcome.stage === 'accepted') return { parts: [stillRunningText(input.name, input.arguments, waitMs ?? 0)], isError: false, notices: [] };
+      const result = updateValue(outcome) as CallToolResult;
+      // The answer is in hand: the session may drop the notices it carries. An acknowledgement that fails
+      // leaves them for the next call (at least once).
+      if (result.noticesUpTo !== undefined) await this.gateway.signal(id, messageNames.ackNoticesSignal, { upTo: result.noticesUpTo } satisfies AckNoticesInput).catch(() => undefined);
+      return result;
     } catch (error) {
       if (!(error instanceof UpdateRefused)) throw error;
       throw new ApiProblem(409, ProblemKind.conflict, 'The tool call was not accepted', { detail: updateRejection(error) });
     }
+  }
+
+  /** Whether a session of the tenant is running: one describe, no worker needed (404 when it is not the tenant's session). */
+  async isRunning(tenant: string, id: string): Promise<boolean> {
+    return (await this.owned(tenant, id, 'session')).running;
+  }
+
+  /**
+   * How many MCP sessions of the tenant are running (Temporal visibility), counted up to `atMost`. Visibility
+   * may lag a start by a moment, so the figure is a bound that holds in the steady state.
+   */
+  async runningMcpSessions(tenant: string, atMost: number): Promise<number> {
+    const query = `ErrandTenant = '${tenant.replace(/'/g, "\\'")}' AND ErrandKind = 'session' AND ErrandSource = '${mcpSessionSource}' AND ExecutionStatus = 'Running'`;
+    return (await this.gateway.list(query, atMost)).executions.length;
   }
 
   /** The notices an MCP session holds for its client's next tool result (read, not taken). */

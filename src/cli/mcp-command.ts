@@ -9,13 +9,22 @@ import type { CliContext } from './cli-context';
 import { UsageError } from './cli-io';
 import { createErrandMcpServer, notifyNotices } from '../api/mcp-session-server';
 import { mcpNoticePollIntervalMs } from '../contracts/limits';
+import { loadClientConfig } from '../client-config';
+import { findDevStack } from './dev-stack-state';
+import { readDevStackToken } from './dev-stack-token';
+import { bridgeStdioToApi, type BridgeTarget } from './mcp-http-bridge';
+import { describeToolFailure } from '../api/mcp-tool-failure';
+import { createLogger } from '../observability/json-logger';
 
 /**
  * `errand mcp`: errand's orchestration tools for any MCP client, over stdio (SEMANTICS §6). The MCP session
- * is one durable session workflow, reached straight through Temporal (the client configuration, as the
- * in-process CLI), as tenant `local` (`ERRAND_LOCAL_TENANT`). `--session <id>` (or `ERRAND_MCP_SESSION`)
- * reconnects to an earlier session and its tasks; otherwise a new one starts. stdout carries the protocol
- * only: everything for a person goes to stderr.
+ * is one durable session workflow. Like the other client commands, it finds its stack in this order
+ * (cli-context.ts): `ERRAND_API_URL` (+ `ERRAND_API_KEY`), then a running `errand dev` of the same data
+ * directory — through either, it bridges stdio to that API's `/v1/mcp` (mcp-http-bridge.ts) — and otherwise
+ * it reaches Temporal itself (the client configuration, as the in-process CLI), as tenant `local`
+ * (`ERRAND_LOCAL_TENANT`). `--session <id>` (or `ERRAND_MCP_SESSION`) reconnects to an earlier session and
+ * its tasks; otherwise a new one starts. stdout carries the protocol only: everything for a person goes to
+ * stderr.
  */
 export async function mcpCommand(argv: string[], context: CliContext): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { session: { type: 'string' }, label: { type: 'string' } }, allowPositionals: false, strict: true });
@@ -25,7 +34,11 @@ export async function mcpCommand(argv: string[], context: CliContext): Promise<n
   if (given !== undefined && !sessionIdPattern.test(given)) {
     throw new UsageError(`${from} "${given}" is not a session id (errand- and 16 hex digits, as errand mcp printed when it started the session)`);
   }
-  if (env.ERRAND_API_URL) io.stderr('errand mcp: ERRAND_API_URL is set, but errand mcp talks to Temporal directly (ERRAND_TEMPORAL_ADDRESS, ERRAND_TASK_QUEUE); the API\'s MCP endpoint is not built yet\n');
+  const target = await apiTarget(env, cwd, io);
+  if (target !== undefined) {
+    if (values.label !== undefined) io.stderr('errand mcp: --label is not sent through an API (the API labels its MCP sessions); it was ignored\n');
+    return await bridgeStdioToApi({ ...target, ...(given !== undefined ? { sessionId: given } : {}) }, io);
+  }
   const loaded = loadApiConfig(env, cwd, { localDefault: true });
   const tenant = loaded.auth.mode === 'off' ? loaded.auth.tenant : (env.ERRAND_LOCAL_TENANT ?? 'local');
   const deps = createApiDependencies({ env, cwd, api: { ...loaded, auth: { mode: 'off', tenant } }, startedBy: 'errand mcp' });
@@ -48,8 +61,8 @@ export async function mcpCommand(argv: string[], context: CliContext): Promise<n
       reconnect: `errand mcp --session ${sessionId}`,
       callTool: (input) => sessions.callTool(tenant, sessionId, input),
       resolveParts,
-      // An ApiProblem's message is its title and detail (e.g. why the session refused the call).
-      describeError: (error) => (error instanceof Error ? error.message : String(error)),
+      // An ApiProblem's title and detail (e.g. why the session refused the call); anything else is logged to stderr.
+      describeError: (error) => describeToolFailure(error, createLogger('mcp'), { tenant, sessionId }),
       toolPolicy: deps.config.toolPolicy,
     });
     const closed = new Promise<void>((resolveClosed) => {
@@ -65,4 +78,19 @@ export async function mcpCommand(argv: string[], context: CliContext): Promise<n
   } finally {
     await deps.temporal.close().catch(() => undefined);
   }
+}
+
+/**
+ * The API `errand mcp` goes through, as the other client commands choose theirs: `ERRAND_API_URL`, else a
+ * live `errand dev` of this data directory (with its token unless `ERRAND_API_KEY` is set); undefined: none,
+ * talk to Temporal.
+ */
+async function apiTarget(env: NodeJS.ProcessEnv, cwd: string, io: CliContext['io']): Promise<Omit<BridgeTarget, 'sessionId'> | undefined> {
+  const url = env.ERRAND_API_URL;
+  if (url) return { apiUrl: url.replace(/\/+$/, ''), key: env.ERRAND_API_KEY, foundIn: 'ERRAND_API_URL' };
+  const { dataDir } = loadClientConfig(env, cwd);
+  const stack = await findDevStack(dataDir);
+  if (stack.kind === 'alive') return { apiUrl: stack.state.apiUrl.replace(/\/+$/, ''), key: env.ERRAND_API_KEY ?? readDevStackToken(dataDir), foundIn: `the errand dev stack found in ${stack.path}` };
+  if (stack.kind === 'ignored') io.stderr(`errand mcp: ${stack.note}\n`);
+  return undefined;
 }

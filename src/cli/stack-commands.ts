@@ -139,6 +139,9 @@ export async function devCommand(argv: string[], context: CliContext): Promise<n
     stops.push(() => connection.close());
     const dependencies = createWorkerDependencies(config, { env, ...(demo ? { scripted: { [demoProviderName]: createDemoModel() } } : {}) });
     io.stderr(`errand dev: ${processContainmentSummary(dependencies.commands)}\n`);
+    // After the worker has stopped: the MCP servers it started (the operator's, and agents' and recipes'
+    // own) end with it; their pipes would otherwise keep this process from exiting at Ctrl-C.
+    stops.push(() => dependencies.toolsets.close());
     // Unversioned whatever ERRAND_WORKER_* say: a fresh dev server has no current version to route work to it.
     const worker = await createErrandWorker({
       connection,

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { delegationStatusSchema, peekSchema, type PeekView } from '../contracts/api';
 import { usageTreeMaxNodes } from '../contracts/limits';
+import { legacyChildSeparator, lastIdPart } from '../contracts/workflow-ids';
 import { usageText } from '../domain/model-cost';
 import { ApiRequestError, call, isApiRequestError, type ApiTransport } from './api-transport';
 import type { CliContext } from './cli-context';
@@ -9,9 +10,9 @@ import { UsageError } from './cli-io';
 
 /**
  * `errand usage <id>`: a delegation or session and every descendant, each with its state, turns, tokens
- * and cost (SEMANTICS §6 "Spend"). The tree is walked through the API: each peek lists its tasks, and a
- * task's delegation id is `<parent id>/<task id>`. A task that cannot be read (its record expired, no
- * worker answered) is shown with what its parent knows of it.
+ * and cost (SEMANTICS §6 "Spend"). The tree is walked through the API: each peek lists its tasks with
+ * their delegation ids (a peek from an older worker build has none: its children are `<parent id>/<task id>`).
+ * A task that cannot be read (its record expired, no worker answered) is shown with what its parent knows of it.
  */
 
 type Usage = PeekView['usage'];
@@ -80,7 +81,8 @@ async function nodeOf(transport: ApiTransport, id: string, read: { state: string
   for (const child of peek.tasks ?? []) {
     if (budget.nodes <= 0) break;
     budget.nodes -= 1;
-    children.push(await nodeOf(transport, `${peek.workflowId}/${child.taskId}`, await readChild(transport, `${peek.workflowId}/${child.taskId}`), child, budget));
+    const childId = child.workflowId ?? `${peek.workflowId}${legacyChildSeparator}${child.taskId}`;
+    children.push(await nodeOf(transport, childId, await readChild(transport, childId), child, budget));
   }
   return {
     id,
@@ -106,7 +108,7 @@ async function readChild(transport: ApiTransport, id: string): Promise<{ state: 
 /** The tree as indented lines: each node's own figures, and its total when it has tasks. */
 export function formatTree(node: UsageNode, depth = 0): string[] {
   const indent = '  '.repeat(depth);
-  const name = node.description === undefined ? node.id : `${node.id.slice(node.id.lastIndexOf('/') + 1)} "${node.description}"`;
+  const name = node.description === undefined ? node.id : `${lastIdPart(node.id)} "${node.description}"`;
   const lines = [
     `${indent}${name} · ${node.state} · ${node.turns} turn${node.turns === 1 ? '' : 's'} · ${node.unavailable ? `total ${usageText(node.totalUsage)} (${node.unavailable})` : usageText(node.usage)}`,
   ];

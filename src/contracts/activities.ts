@@ -132,6 +132,8 @@ export interface ToolCallRef {
    * the workflow task that received the answer, instead of a workflow task and an activity task of its own.
    */
   local?: true;
+  /** The call's own time limit (`run_command`'s `timeout_ms`, clamped): the activity that runs it must outlast it. */
+  timeLimitMs?: number;
 }
 
 /** What a model call returns to the workflow. */
@@ -199,6 +201,14 @@ export interface ReadMessageTextInput {
   seq: number;
 }
 
+/** Read the text of one stored message if it is at most `maxChars` long. */
+export interface ReadMessageTextUpToInput extends ReadMessageTextInput {
+  maxChars: number;
+}
+
+/** The text of a stored message when it was short enough, else only its length. JSON. */
+export type MessageTextUpTo = { text: string } | { tooLong: number };
+
 
 /** What the delegating workflow is, for planning a delegation (SEMANTICS §2-§3). */
 export interface DelegationParent {
@@ -208,7 +218,8 @@ export interface DelegationParent {
   childDepth: number;
   maxDepth: number;
   workingDir: string;
-  route: ModelRoute;
+  /** The parent's route; absent for an MCP session, which has no model of its own (the child's is chosen without it). */
+  route?: ModelRoute;
   toolsets: string[];
   toolFilter?: { allow?: string[]; deny?: string[] };
   /** The parent's tool policy narrowings; a child inherits them and may only narrow further. */
@@ -255,6 +266,8 @@ export type PlanDelegationOutput =
       warnings: string[];
       /** The delegated agent says `background: true`: run it in the background whatever the call asked. */
       forceBackground?: true;
+      /** A fork's or a large `context`'s first prompt as estimated (checked again when the child's caps are fitted at its start). */
+      firstPrompt?: { tokens: number; costMicroUsd?: number; fork: boolean };
     }
   | { ok: false; message: string };
 
@@ -307,6 +320,7 @@ export interface AgentLoopActivities {
   modelTurn(input: ModelTurnInput): Promise<ModelTurnOutput>;
   runTool(input: RunToolInput): Promise<RunToolOutput>;
   readMessageText(input: ReadMessageTextInput): Promise<string>;
+  readMessageTextUpTo(input: ReadMessageTextUpToInput): Promise<MessageTextUpTo>;
   sealToolCalls(input: SealToolCallsInput): Promise<void>;
   compactConversation(input: CompactConversationInput): Promise<CompactConversationOutput>;
 }

@@ -49,14 +49,14 @@ export const waitDurationSchema = z
   .regex(/^\d{1,9}(ms|s|m)?$/, { error: 'expected a duration such as 30s, 1500ms or 1m (plain numbers are seconds)' })
   .describe('How long to wait for the result, e.g. 30s, 1500ms, 1m (capped by the server maximum).');
 
-/** Path parameter `{id}`: a delegation's workflow id (URL-encode the `/` of a child id as %2F). */
+/** Path parameter `{id}`: a delegation's workflow id (workflow-ids.ts; a child started before ids lost their `/` is addressed with it encoded as %2F). */
 export const delegationPathSchema = z.strictObject({
   id: z
     .string()
     .min(1)
     .max(1000)
-    .regex(/^[A-Za-z0-9._:/@-]+$/, { error: 'expected a delegation id such as errand-3f9c2a7b1d4e5f60' })
-    .describe('The delegation id (workflow id); a child id `<parent>/task-<n>` has its `/` encoded as %2F.'),
+    .regex(/^[A-Za-z0-9._:/@~-]+$/, { error: 'expected a delegation id such as errand-3f9c2a7b1d4e5f60' })
+    .describe('The delegation id (workflow id); a child id is `<parent>~task-<n>` (one started by an older release, `<parent>/task-<n>`, has its `/` encoded as %2F).'),
 });
 
 /** No query parameters. */
@@ -116,7 +116,7 @@ export const peekSchema = z.object({
   totalUsage: tokenUsageSchema.optional(),
   model: z.string(),
   /** Tasks this subagent delegated, if it may delegate; `usage` is each task's total (with its own descendants). */
-  tasks: z.array(z.object({ taskId: z.string(), state: z.string(), description: z.string(), turns: z.number().int(), usage: tokenUsageSchema.optional() })).optional(),
+  tasks: z.array(z.object({ taskId: z.string(), workflowId: z.string().optional().describe("The task's delegation id (workflow id), as `GET /v1/delegations/{id}` takes it."), state: z.string(), description: z.string(), turns: z.number().int(), usage: tokenUsageSchema.optional() })).optional(),
   /** Messages queued for a continuable subagent. */
   queuedMessages: z.number().int().optional(),
   /** The text the model is writing now, while a model call streams (API answers only; marked partial). */

@@ -32,6 +32,17 @@ export interface TaskRecord {
    * (an agent file's `permissionMode: auto`): its approvals are not announced to the model.
    */
   approvalsByPersonOnly?: true;
+  /**
+   * What it holds of this workflow's caps while it is live (its own caps, set when it started): the
+   * children of one parent may be given together no more than the parent has left (decision 0027).
+   */
+  reserved?: ChildReservation;
+}
+
+/** A live child's share of its parent's token and cost caps (absent where the parent has no such cap). */
+export interface ChildReservation {
+  tokens?: number;
+  costMicroUsd?: number;
 }
 
 /** A notice waiting to be put into the conversation before the next model call. */
@@ -43,6 +54,8 @@ export interface PendingNotice {
   outputRef?: MessageRef;
   /** Text after the referenced output (the end of its fence); its presence marks the output as the task's words. */
   after?: string;
+  /** Its number once an MCP client was offered it: it stays until the client's call that got it is acknowledged. */
+  number?: number;
 }
 
 /** Everything a workflow's agent loop carries into its next run (continue-as-new). */
@@ -52,6 +65,8 @@ export interface CarriedAgentState {
   turns: number;
   toolCalls: number;
   usage: TokenUsage;
+  /** Usage of task records dropped from the registry (expired): it stays in the total for the workflow's whole life. */
+  retiredUsage?: TokenUsage;
   lastToolCall: ToolCallSummary | null;
   lastAssistantText: string | null;
   lastText?: { seq: number; text: string; truncated: boolean };
@@ -60,6 +75,8 @@ export interface CarriedAgentState {
   announcedApprovals?: string[];
   nextTaskNumber: number;
   pendingNotices: PendingNotice[];
+  /** The last number given to a notice offered to an MCP client. */
+  lastNoticeNumber?: number;
   pendingMessages: QueuedMessage[];
   /** Ids of the latest accepted messages, so a retried delivery is not queued twice (also across continue-as-new). */
   recentMessageIds?: string[];
@@ -71,6 +88,8 @@ export interface CarriedAgentState {
   pending?: { startSeq: number; messages: MessageInput[] };
   /** Turns used by the current run of a continuable subagent or session message. */
   runTurns: number;
+  /** A Stop hook already sent the current run back to work (`stop_hook_active`). */
+  stopHookBlocked?: true;
   /** Where the loop was when it continued as new: mid-run between turns, or waiting for a message. */
   phase: 'running' | 'waiting';
   /** Results of earlier answers (continuable subagents). */

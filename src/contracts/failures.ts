@@ -37,6 +37,11 @@ export const FailureType = {
    * so not retried — a retry would repeat every summarising call only to fail again (review N7).
    */
   compactionFailed: 'CompactionFailed',
+  /**
+   * The tenant's spend today has reached the operator's daily cost cap (`ERRAND_TENANT_DAILY_COST_USD`):
+   * the model call is not made, and the run ends `budget` (cap `cost`) with the cap's words.
+   */
+  dailyCostCap: 'DailyCostCap',
 } as const;
 
 /** One of the failure type names. */
@@ -54,4 +59,5 @@ export const nonRetryableFailureTypes: readonly FailureTypeName[] = [
   FailureType.blobMissing,
   FailureType.worktreeUnavailable,
   FailureType.compactionFailed,
+  FailureType.dailyCostCap,
 ];

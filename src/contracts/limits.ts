@@ -38,8 +38,27 @@ export const tenantDailyCostUsdCeiling = 100_000_000;
 export const tenantSpendRecentCalls = 2_000;
 /** How long after the end of its UTC day a tenant's spend workflow stays to answer late reports and reads. */
 export const tenantSpendGraceMs = 3_600_000;
-/** Deadline of the API's read of a tenant's spend today before a start (a query answered by a worker). */
+/** Deadline of a read of a tenant's spend today (a query answered by a worker). */
 export const tenantSpendQueryTimeoutMs = 5_000;
+/**
+ * Deadline of the API's read or hold of a tenant's spend before a start or a message. Slower than this (no
+ * worker answers the day's workflow) and the start goes ahead: the workers' check before each model call
+ * holds the cap (docs/security.md), so a slow read never turns a start into a 503.
+ */
+export const tenantSpendStartWaitMs = 2_000;
+/** Deadline of a worker's report of one priced call to the tenant's day (best effort: a failed report is logged). */
+export const tenantSpendReportTimeoutMs = 5_000;
+/** How long a worker reuses its figure of a tenant's spend today before it reads the day again (ms). */
+export const tenantSpendRefreshMs = 3_000;
+/**
+ * What a start holds back of the tenant's daily cap while it has not spent yet, as a share of the cap
+ * (a start with a smaller cost budget holds that): concurrent starts cannot all pass the cap together.
+ */
+export const tenantStartHoldShare = 0.1;
+/** How long a start's hold on the daily cap lasts when its first priced call is never counted (ms). */
+export const tenantStartHoldMs = 600_000;
+/** Holds a tenant's day keeps at most (the oldest goes first). */
+export const tenantStartHoldsMax = 1_000;
 
 // ---- sources (owned by src/sources) ---------------------------------------------------------------
 // (sources section)
@@ -265,6 +284,13 @@ export const s3ConditionalWriteRetryMs = 10 * 60_000;
 // ---- durable payloads -----------------------------------------------------------------------------
 /** Assistant text longer than this travels by reference (conversation store), not through history. */
 export const inlineTextLimit = 512;
+/**
+ * The longest assistant text a workflow's result or an update's answer carries whole (a top-level
+ * delegation's answer, a session's reply); a longer one goes as a preview and a reference, and the API
+ * reads it back from the conversation store. As JSON a character takes at most 6 bytes, so this stays far
+ * under Temporal's payload limit (2 MiB) and its warning threshold (512 KiB) whatever the text holds.
+ */
+export const resultTextInlineMaxChars = 64 * 1024;
 /** Characters of a model call's text-so-far sent with its heartbeats (live output). */
 export const liveTextChars = 4_096;
 /** Characters of a task's text-so-far that `load(task_id, peek: true)` shows the delegating model (the end of it). */
@@ -514,6 +540,19 @@ export const eventStreamMinLifetimeMs = 5_000;
  * the pollers a tenant can make the API run against Temporal.
  */
 export const defaultApiMaxEventStreamsPerTenant = 20;
+/**
+ * Default most MCP sessions (`/v1/mcp`) one tenant may have running at once (`ERRAND_API_MAX_MCP_SESSIONS`):
+ * every `initialize` without an `Mcp-Session-Id` starts a session workflow, so this bounds what a client that
+ * never reconnects leaves behind until the sessions' idle timeout ends them. Past it an `initialize` is a 429.
+ */
+export const defaultApiMaxMcpSessionsPerTenant = 20;
+/**
+ * What an MCP tool call over HTTP leaves of a Lambda's remaining time for answering, ms: the call waits at
+ * most the API's longest wait and at most the function's remaining time less this.
+ */
+export const mcpAnswerMarginMs = 2_000;
+/** `Retry-After` of the 429 past the MCP session cap, in seconds. */
+export const mcpSessionsRetryAfterSeconds = 30;
 /** `Retry-After` of the 429 past the event stream cap, in seconds. */
 export const eventStreamCapRetryAfterSeconds = 5;
 /** File in the data directory where a running `errand dev` says where its API is (removed when it stops). */

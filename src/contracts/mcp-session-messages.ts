@@ -1,6 +1,6 @@
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { TextPart } from './agent-wire';
-import type { CallToolInput, CallToolResult } from './mcp-session';
+import type { AckNoticesInput, CallToolInput, CallToolResult } from './mcp-session';
 import { messageNames } from './wire-names';
 
 /**
@@ -13,3 +13,6 @@ export const pendingNoticesQuery = defineQuery<TextPart[][]>(messageNames.pendin
 
 /** Runs one orchestration tool for an MCP session's client. */
 export const callToolUpdate = defineUpdate<CallToolResult, [CallToolInput]>(messageNames.callToolUpdate);
+
+/** The notices an MCP client got with a tool result, up to a number: the session drops them (mcp-session.ts). */
+export const ackNoticesSignal = defineSignal<[AckNoticesInput]>(messageNames.ackNoticesSignal);

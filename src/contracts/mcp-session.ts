@@ -25,4 +25,15 @@ export interface CallToolResult {
   parts: TextPart[];
   isError: boolean;
   notices: TextPart[][];
+  /**
+   * The number of the last notice in `notices`: they stay in the session, and come again with the next call,
+   * until the caller acknowledges this number (`ackNoticesSignal`) once it has the answer in hand. Absent from
+   * a session that takes notices as it hands them over (before this scheme) and when there are none.
+   */
+  noticesUpTo?: number;
+}
+
+/** Acknowledges the notices an MCP client got, up to and including a number ({@link CallToolResult.noticesUpTo}). */
+export interface AckNoticesInput {
+  upTo: number;
 }

@@ -10,7 +10,11 @@ import type { CarriedAgentState } from './carried-agent-state';
  */
 export interface SessionInput {
   label: string;
-  route: ModelRoute;
+  /**
+   * The session's model. Absent only for an MCP session started where no model is configured: its client's
+   * model calls the tools, and each delegation resolves its own model at planning (SEMANTICS §6).
+   */
+  route?: ModelRoute;
   toolsets: string[];
   workingDir: string;
   /** Instructions and context of the recipe the session runs, if any. */

@@ -19,6 +19,13 @@ export interface CancelInput {
 export const peekQuery = defineQuery<SubagentPeek>(peekQueryName);
 /** Ask a subagent to stop: in-flight model and tool calls are cancelled, the run ends `cancelled`. */
 export const cancelSignal = defineSignal<[CancelInput]>(messageNames.cancelSignal);
+/**
+ * Ask a waiting session or continuable to continue as new at once, so it runs on the current code from its
+ * next run: the way out for runs that started before a behaviour that is decided once per run (decision
+ * 0021's quiet waits) — docs/deploy.md's upgrade step sends it to every running one. A run that is busy
+ * continues as new at its next safe point. Carries nothing.
+ */
+export const refreshSignal = defineSignal<[]>('errandRefresh');
 
 /** Progress a child reports to its parent as its turns start (so peeking the parent never blocks); see {@link childProgressSignal}. */
 export interface ChildProgressInput {

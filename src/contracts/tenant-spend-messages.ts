@@ -1,5 +1,5 @@
-import { defineQuery, defineSignal } from '@temporalio/workflow';
-import { tenantSpendMessageNames, type SpendRecord, type TenantSpendView } from './tenant-spend';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { tenantSpendMessageNames, type HoldAnswer, type HoldRequest, type SpendRecord, type TenantSpendView } from './tenant-spend';
 
 /**
  * The signal and query of a tenant's day of spend (tenant-spend.ts), as the SDK's message definitions. Apart
@@ -10,3 +10,5 @@ import { tenantSpendMessageNames, type SpendRecord, type TenantSpendView } from 
 export const recordSpendSignal = defineSignal<[SpendRecord]>(tenantSpendMessageNames.recordSpend);
 /** The day's spend so far. */
 export const tenantSpendQuery = defineQuery<TenantSpendView>(tenantSpendMessageNames.spendQuery);
+/** Holds part of the day's cap for a start, or refuses when spend and holds reach the cap. */
+export const holdStartUpdate = defineUpdate<HoldAnswer, [HoldRequest]>(tenantSpendMessageNames.holdStart);

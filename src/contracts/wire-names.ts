@@ -31,4 +31,5 @@ export const messageNames = {
   sendMessageUpdate: 'sendMessage',
   approvalUpdate: 'approval',
   callToolUpdate: 'callTool',
+  ackNoticesSignal: 'mcpAckNotices',
 } as const;

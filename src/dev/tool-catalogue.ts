@@ -106,9 +106,11 @@ export interface GoModuleProgramsTool {
 }
 
 /**
- * An npm package with a native addon, installed into the tool's folder (`npm install --prefix`) rather than
- * into the project's node_modules: its build needs compilers and takes minutes, and only some tests use it.
- * `aptPackages` are Debian packages its build needs; they are installed when `buildProbe` is not on the PATH.
+ * An npm package with a native part, installed into the tool's folder (`npm install` in a scratch folder)
+ * rather than into the project's node_modules: a native addon whose build needs compilers and takes
+ * minutes, or a prebuilt binary of a few hundred megabytes per platform, which only some tests use.
+ * `aptPackages` are Debian packages a build needs; they are installed when `buildProbe` is not on the PATH
+ * (a prebuilt package names none).
  */
 export interface NpmNativeTool {
   kind: 'npm-native';
@@ -117,10 +119,10 @@ export interface NpmNativeTool {
   version: string;
   /** Path of the entry point inside the install folder. */
   entry: string;
-  /** Debian packages the native build needs. */
+  /** Debian packages the native build needs (none for a prebuilt binary). */
   aptPackages: string[];
-  /** A program that is on the PATH once `aptPackages` are installed. */
-  buildProbe: string;
+  /** A program that is on the PATH once `aptPackages` are installed; absent when nothing is built. */
+  buildProbe?: string;
 }
 
 /**
@@ -293,6 +295,17 @@ export const tools = {
     entry: 'node_modules/aws-lambda-ric/bin/index.mjs',
     aptPackages: ['autoconf', 'automake', 'libtool', 'make', 'cmake', 'g++'],
     buildProbe: 'autoreconf',
+  },
+  // Claude Code's CLI, the MCP client of test/e2e/mcp-claude-code.test.ts (decision 0036). Its npm package
+  // installs a prebuilt binary of the platform (an optional dependency) with a postinstall step; the binary
+  // needs no Node of its own (the package declares Node 22 or later, which the binary does not use).
+  'claude-code': {
+    kind: 'npm-native',
+    name: 'claude-code',
+    npmPackage: '@anthropic-ai/claude-code',
+    version: '2.1.328',
+    entry: 'node_modules/@anthropic-ai/claude-code/bin/claude.exe',
+    aptPackages: [],
   },
   // A Temporal server as users self-host it (`npm run test:cluster`): the single binary with every service,
   // its SQL schema tool and the PostgreSQL schema files of the same release, run against Debian's PostgreSQL.

@@ -103,6 +103,11 @@ export function temporalTestServerPath(): string {
   return toolPath('temporal-test-server');
 }
 
+/** Path of Claude Code's CLI (`claude`, the binary its npm package installs), the MCP client of the Claude Code test. */
+export function claudeCodePath(): string {
+  return toolPath('claude-code');
+}
+
 /** Path of the Node runtime interface client's entry point (`aws-lambda-ric`'s bin script). */
 export function lambdaRuntimeClientPath(): string {
   return toolPath('aws-lambda-ric');

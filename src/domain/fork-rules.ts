@@ -14,18 +14,19 @@ import type { ModelRoute } from '../contracts/model';
 export interface ForkContext {
   /** Whether there is a parent conversation to fork (an API-started delegation has none). */
   hasConversation: boolean;
-  /** The delegating workflow's route, which the fork keeps. */
-  parentRoute: ModelRoute;
+  /** The delegating workflow's route, which the fork keeps (an MCP session has none, nor a conversation). */
+  parentRoute?: ModelRoute;
   /** `ERRAND_SUBAGENT_PROVIDER` / `ERRAND_SUBAGENT_MODEL`. */
   override: { provider?: string; model?: string };
 }
 
 /** Why this `fork: true` request cannot start, or undefined when it can. */
 export function forkRefusal(request: DelegateRequest, context: ForkContext): string | undefined {
-  const route = `${context.parentRoute.provider}/${context.parentRoute.model}${context.parentRoute.reasoningEffort ? ` with reasoning effort ${context.parentRoute.reasoningEffort}` : ''}`;
-  if (!context.hasConversation) {
+  const parentRoute = context.parentRoute;
+  if (!context.hasConversation || parentRoute === undefined) {
     return 'fork: true needs a conversation to fork: only the delegate tool of a running session or subagent can fork (a delegation started through the API or the CLI has no parent conversation)';
   }
+  const route = `${parentRoute.provider}/${parentRoute.model}${parentRoute.reasoningEffort ? ` with reasoning effort ${parentRoute.reasoningEffort}` : ''}`;
   if (request.continuable) {
     return 'fork and continuable cannot be combined: a fork is one-shot (it answers once and ends); delegate without fork for a subagent you keep talking to with send_message';
   }
@@ -37,8 +38,8 @@ export function forkRefusal(request: DelegateRequest, context: ForkContext): str
     );
   }
   if (
-    (context.override.provider !== undefined && context.override.provider !== context.parentRoute.provider) ||
-    (context.override.model !== undefined && context.override.model !== context.parentRoute.model)
+    (context.override.provider !== undefined && context.override.provider !== parentRoute.provider) ||
+    (context.override.model !== undefined && context.override.model !== parentRoute.model)
   ) {
     const forced = [context.override.provider, context.override.model].filter(Boolean).join('/');
     return `fork is not possible here: the operator routes every delegation to ${forced} (ERRAND_SUBAGENT_PROVIDER / ERRAND_SUBAGENT_MODEL), and a fork keeps your route (${route}); delegate without fork`;

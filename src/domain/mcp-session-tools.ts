@@ -44,3 +44,24 @@ export function mcpToolListings(): McpToolListing[] {
 export function isMcpSessionTool(name: string): name is McpSessionToolName {
   return (mcpSessionTools as readonly string[]).includes(name);
 }
+
+/** Tools whose call changes something: a client's retry of the same request must not run them twice. */
+export const mcpToolsWithEffects: readonly McpSessionToolName[] = ['delegate', 'send_message'];
+
+/**
+ * The answer to a tool call whose result did not come within the server's longest wait (the HTTP API's,
+ * `ERRAND_API_MAX_WAIT_MS`): the call goes on in the session, and the client's model is told how to get
+ * its result.
+ */
+export function stillRunningText(name: string, args: JsonObject, waitedMs: number): string {
+  const waited = `${name} is still running after ${Math.round(waitedMs / 1_000)} s, the longest this server waits for one answer.`;
+  const taskId = typeof args.source === 'string' && /^task-\d+$/.test(args.source) ? args.source : undefined;
+  if (name === 'load' && taskId) return `${waited} The task goes on: call load with source "${taskId}" again to keep waiting for it, or with peek: true to see its progress.`;
+  if (name === 'delegate' && args.async !== true && args.continuable !== true) {
+    return `${waited} The subagent goes on working in the foreground of this session. Send the same request again (the same request id and arguments) to keep waiting for it and get its result: it is not started twice. Its notices wait for your next tool result.`;
+  }
+  if (mcpToolsWithEffects.includes(name as McpSessionToolName)) {
+    return `${waited} It goes on in this session: send the same request again (the same request id and arguments) to keep waiting for it and get its result (it is not run twice).`;
+  }
+  return `${waited} Call ${name} again, or load with no arguments to see the session's tasks.`;
+}

@@ -50,8 +50,8 @@ export interface ModelChoiceInputs {
   agentEffort?: string;
   /** The configured default route. */
   configuredDefault?: { provider: string; model: string };
-  /** The delegating workflow's route. */
-  parent: ModelRoute;
+  /** The delegating workflow's route; an MCP session has none (its client's model is not errand's to route). */
+  parent?: ModelRoute;
 }
 
 /** The chosen route, warnings for choices that were skipped, or an error for the calling model. */
@@ -74,9 +74,12 @@ export function chooseModel(inputs: ModelChoiceInputs): ModelChoice {
     if (known(inputs.recipe.provider)) providerName = inputs.recipe.provider;
     else warnings.push(`the recipe's provider "${inputs.recipe.provider}" is not configured here; it was not used`);
   }
-  providerName ??= inputs.configuredDefault?.provider ?? inputs.parent.provider;
+  providerName ??= inputs.configuredDefault?.provider ?? inputs.parent?.provider;
   if (inputs.providers.length === 0) {
     return { ok: false, message: `no usable provider: none is configured. ${configureProvidersHint}.` };
+  }
+  if (providerName === undefined) {
+    return { ok: false, message: `no model could be chosen: no default model is configured and the delegating session has none of its own (an MCP session). Set ERRAND_DEFAULT_MODEL (provider/model), or name provider and model in the delegation (see list_subagent_models)` };
   }
   const provider = known(providerName);
   if (!provider) {
@@ -92,15 +95,15 @@ export function chooseModel(inputs: ModelChoiceInputs): ModelChoice {
     { model: inputs.recipe.model, what: "the recipe's model", strict: false },
     { model: inputs.agentModel, what: "the agent's model", strict: false },
     { model: inputs.configuredDefault?.provider === provider.name ? inputs.configuredDefault.model : undefined, what: 'the configured default model', strict: false },
-    { model: inputs.parent.provider === provider.name ? inputs.parent.model : undefined, what: "the parent's model", strict: false },
+    { model: inputs.parent?.provider === provider.name ? inputs.parent.model : undefined, what: "the parent's model", strict: false },
     { model: provider.defaultModel, what: `provider ${provider.name}'s defaultModel`, strict: false },
   ];
   for (const candidate of candidates) {
     if (candidate.model === undefined) continue;
     if (provider.models.includes(candidate.model)) {
-      const temperature = inputs.request.temperature ?? inputs.recipe.temperature ?? inputs.parent.temperature;
+      const temperature = inputs.request.temperature ?? inputs.recipe.temperature ?? inputs.parent?.temperature;
       const route: ModelRoute = { provider: provider.name, model: candidate.model, ...(temperature !== undefined ? { temperature } : {}) };
-      const effort = chooseReasoningEffort({ route, efforts: provider.efforts?.[candidate.model], request: inputs.request.reasoningEffort, recipe: inputs.recipe.reasoningEffort, ...(inputs.agentEffort !== undefined ? { agent: inputs.agentEffort } : {}), parent: inputs.parent });
+      const effort = chooseReasoningEffort({ route, efforts: provider.efforts?.[candidate.model], request: inputs.request.reasoningEffort, recipe: inputs.recipe.reasoningEffort, ...(inputs.agentEffort !== undefined ? { agent: inputs.agentEffort } : {}), ...(inputs.parent ? { parent: inputs.parent } : {}) });
       if (!effort.ok) return effort;
       warnings.push(...effort.warnings);
       return { ok: true, route: { ...route, ...(effort.effort !== undefined ? { reasoningEffort: effort.effort } : {}) }, warnings };
@@ -128,8 +131,8 @@ export interface EffortChoiceInputs {
   recipe?: string;
   /** The delegated agent file's `effort` (an agent has no recipe settings, so the two never meet). */
   agent?: string;
-  /** The delegating workflow's route (its effort is kept only on the same provider and model). */
-  parent: ModelRoute;
+  /** The delegating workflow's route (its effort is kept only on the same provider and model); none for an MCP session. */
+  parent?: ModelRoute;
 }
 
 /** The chosen effort (none: send none), or an error for the calling model. */
@@ -180,8 +183,8 @@ export function chooseReasoningEffort(inputs: EffortChoiceInputs): EffortChoice 
     }
     warnings.push(`the agent's effort "${inputs.agent}" cannot be used: model ${name} takes ${valid.length === 0 ? 'no reasoning effort' : `no effort on the low-to-max scale (valid: ${describeEfforts(inputs.efforts)})`}; it was not used`);
   }
-  const sameModel = inputs.parent.provider === inputs.route.provider && inputs.parent.model === inputs.route.model;
-  if (sameModel && inputs.parent.reasoningEffort !== undefined && valid.includes(inputs.parent.reasoningEffort)) {
+  const sameModel = inputs.parent?.provider === inputs.route.provider && inputs.parent.model === inputs.route.model;
+  if (sameModel && inputs.parent?.reasoningEffort !== undefined && valid.includes(inputs.parent.reasoningEffort)) {
     return { ok: true, effort: inputs.parent.reasoningEffort, warnings };
   }
   return { ok: true, ...(inputs.efforts?.default !== undefined ? { effort: inputs.efforts.default } : {}), warnings };

@@ -165,9 +165,14 @@ export function firstPromptRefusal(prompt: FirstPrompt, caps: { tokens?: number 
 
 /**
  * Why a tenant may not start anything now (its spend today has reached the operator's daily cap), or
- * undefined. The day is the UTC calendar day; starts are possible again after its midnight.
+ * undefined. The day is the UTC calendar day; starts are possible again after its midnight. `held` is what
+ * starts that have not spent yet hold back of the cap (a start is refused when spend and holds reach it).
+ * `stops` says what is refused: a start (default) or a running conversation's next model call.
  */
-export function dailyCapRefusal(tenant: string, day: string, spentMicroUsd: number, capMicroUsd: number | undefined): string | undefined {
-  if (capMicroUsd === undefined || spentMicroUsd < capMicroUsd) return undefined;
-  return `tenant ${tenant} has spent ${formatUsd(spentMicroUsd)} on model calls today (${day}, UTC), and the daily cost cap per tenant is ${formatUsd(capMicroUsd)} (ERRAND_TENANT_DAILY_COST_USD); nothing new starts until 00:00 UTC`;
+export function dailyCapRefusal(tenant: string, day: string, spentMicroUsd: number, capMicroUsd: number | undefined, held = 0, stops: 'start' | 'model call' = 'start'): string | undefined {
+  if (capMicroUsd === undefined || spentMicroUsd + held < capMicroUsd) return undefined;
+  // The holds are named only where they made the difference.
+  const holds = held > 0 && spentMicroUsd < capMicroUsd ? ` and starts not yet priced hold ${formatUsd(held)} of the cap` : '';
+  const refused = stops === 'start' ? 'nothing new starts' : 'no model call runs';
+  return `tenant ${tenant} has spent ${formatUsd(spentMicroUsd)} on model calls today (${day}, UTC)${holds}, and the daily cost cap per tenant is ${formatUsd(capMicroUsd)} (ERRAND_TENANT_DAILY_COST_USD); ${refused} until 00:00 UTC`;
 }

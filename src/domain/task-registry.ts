@@ -1,7 +1,8 @@
-import type { TokenUsage } from '../contracts/model';
+import { addUsage, type TokenUsage, type UsageView } from '../contracts/model';
 import type { SubagentPeek, SubagentResult } from '../contracts/subagent-result';
 import type { TaskLimits } from '../contracts/subagent';
 import type { TaskRecord, TaskState } from '../contracts/carried-agent-state';
+import { childWorkflowId, legacyChildSeparator } from '../contracts/workflow-ids';
 import { preview } from './subagent-prompt';
 
 /**
@@ -58,13 +59,17 @@ export function admissionError(registry: TaskRegistry, mode: TaskRecord['mode'],
   return undefined;
 }
 
-/** Adds a task in state `starting` and returns it (the slot is taken at once, before any await). */
-export function addTask(registry: TaskRegistry, init: { parentWorkflowId: string; mode: TaskRecord['mode']; description: string; now: number }): TaskRecord {
+/**
+ * Adds a task in state `starting` and returns it (the slot is taken at once, before any await). Its
+ * workflow id is `<parent id>~task-<n>` (workflow-ids.ts); `legacyId` keeps the `<parent id>/task-<n>` of
+ * runs that started children before that rule (the workflow asks a patch, task-orchestration.ts).
+ */
+export function addTask(registry: TaskRegistry, init: { parentWorkflowId: string; mode: TaskRecord['mode']; description: string; now: number; legacyId?: boolean }): TaskRecord {
   const taskId = `task-${registry.nextTaskNumber}`;
   registry.nextTaskNumber += 1;
   const record: TaskRecord = {
     taskId,
-    workflowId: `${init.parentWorkflowId}/${taskId}`,
+    workflowId: init.legacyId === true ? `${init.parentWorkflowId}${legacyChildSeparator}${taskId}` : childWorkflowId(init.parentWorkflowId, taskId),
     description: init.description,
     mode: init.mode,
     state: 'starting',
@@ -152,6 +157,20 @@ export function expireTasks(registry: TaskRegistry, now: number, ttlMs: number, 
     });
   }
   return dropped;
+}
+
+/**
+ * The usage ledger after records were dropped: a dropped task's tokens and cost stay in its parent's total
+ * (SEMANTICS §6: costs roll up the tree for the parent's whole life, whatever the record's TTL).
+ */
+export function retireUsage(ledger: TokenUsage, dropped: readonly TaskRecord[]): TokenUsage {
+  return dropped.reduce((sum, task) => addUsage(sum, task.totalUsage), ledger);
+}
+
+/** A result's usage as a record holds it (without the dollars of the view). */
+export function usageOfView(view: UsageView): TokenUsage {
+  const { costUsd: _costUsd, ...usage } = view;
+  return usage;
 }
 
 /**

@@ -126,6 +126,9 @@ function capLines(input: { timeBudgetMs?: number; costBudgetMicroUsd?: number })
   ];
 }
 
+/** The `ErrandSource` of an MCP session (no recipe or agent: its MCP client calls its tools). */
+export const mcpSessionSource = 'mcp';
+
 /** Start options of a session workflow (started by the API or `errand session`). */
 export function sessionStartOptions(input: SessionInput, ids: TopLevelStartIds): TopLevelStartOptions {
   const tenant = ids.tenant ?? input.tenant;
@@ -137,7 +140,7 @@ export function sessionStartOptions(input: SessionInput, ids: TopLevelStartIds):
   const details = [
     `**Session:** ${input.label}`,
     sourceLine(source),
-    modelLine(input.route),
+    input.route ? modelLine(input.route) : '**Model:** none (an MCP session: its client\'s model calls the tools)',
     `**Limits:** ${[
       `${input.maxTurnsPerMessage} turns per message`,
       `delegation depth ${input.maxDepth}`,
@@ -155,10 +158,11 @@ export function sessionStartOptions(input: SessionInput, ids: TopLevelStartIds):
     staticDetails: details.join('  \n'),
     typedSearchAttributes: [
       { key: searchAttributes.kind, value: 'session' },
-      { key: searchAttributes.source, value: source?.name ?? 'ad-hoc' },
+      // An MCP session's source is `mcp`: the API counts a tenant's running ones by it (ERRAND_API_MAX_MCP_SESSIONS).
+      { key: searchAttributes.source, value: input.mcp ? mcpSessionSource : source?.name ?? 'ad-hoc' },
       // A session waits for its first message unless it was given one; the workflow updates this each turn.
       { key: searchAttributes.status, value: input.initialMessage ? 'running' : 'waiting' },
-      { key: searchAttributes.model, value: modelName(input.route) },
+      { key: searchAttributes.model, value: input.route ? modelName(input.route) : 'none' },
       { key: searchAttributes.turns, value: 0 },
       ...(tenant ? [{ key: searchAttributes.tenant, value: tenant }] : []),
     ],

@@ -1,8 +1,8 @@
 import { constants, type Stats } from 'node:fs';
-import { lstat, mkdir, open, readlink, realpath, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { lstat, open, readlink, realpath, stat, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { isErrnoCode, type ConfinedPath } from './confine-path';
-import { isConfinedWalkError, withConfinedDir } from './confined-dir';
+import { isConfinedWalkError, withConfinedDir, type ConfinedDir } from './confined-dir';
 
 /**
  * Opening a confined path without the check-then-use gap. `confinePath` resolves symlinks and checks the
@@ -16,7 +16,7 @@ import { isConfinedWalkError, withConfinedDir } from './confined-dir';
  */
 
 /** Why an open was refused (the tool turns it into a message for the model). */
-export type OpenRefusal = 'missing' | 'directory' | 'not-regular' | 'moved';
+export type OpenRefusal = 'missing' | 'directory' | 'not-regular' | 'moved' | 'parent-not-folder';
 
 /** What {@link readConfined} found. */
 export type ReadOutcome =
@@ -55,22 +55,41 @@ export async function readConfined(confined: ConfinedPath, maxBytes: number): Pr
 export type WriteOutcome = { ok: true; created: boolean } | { ok: false; reason: OpenRefusal };
 
 /**
- * Creates or replaces a confined file with `content`. Missing parent directories are made first (they
- * are below the confined real path). The file is opened without truncation, checked as above, and only
- * then truncated and written, so a swapped-in symlink never gets a byte written through it.
+ * Creates or replaces a confined file with `content`. The folder that holds it is reached from the working
+ * directory's real path one handle at a time (confined-dir.ts), and missing folders are made on the way,
+ * each relative to its parent's handle: a folder on the way swapped for a link after the check is refused
+ * at its open and nothing is made through it (a `mkdir -p` on the checked path would follow the link and
+ * make folders wherever it points). The file is opened relative to that last handle, without following a
+ * link and without truncation, checked as above, and only then truncated and written, so a swapped-in
+ * symlink never gets a byte written through it.
  */
 export async function writeConfined(confined: ConfinedPath, content: string, signal?: AbortSignal): Promise<WriteOutcome> {
-  await mkdir(path.dirname(confined.absolutePath), { recursive: true });
+  const inside = path.relative(confined.realRoot, confined.absolutePath).split(path.sep).join('/');
+  if (inside === '') return { ok: false, reason: 'directory' };
+  const folder = path.posix.dirname(inside);
+  const name = path.posix.basename(inside);
+  try {
+    return await withConfinedDir(confined.realRoot, folder === '.' ? '' : folder, (opened) => writeIn(opened, name, confined.absolutePath, content, signal), { create: true });
+  } catch (error) {
+    if (!isConfinedWalkError(error)) throw error;
+    // A name on the way that is a file, not a folder: the path cannot be made.
+    if (error.reason === 'not-directory') return { ok: false, reason: 'parent-not-folder' };
+    return { ok: false, reason: 'moved' };
+  }
+}
+
+/** Creates or replaces the file `name` of an opened confined folder (see {@link writeConfined}). */
+async function writeIn(folder: ConfinedDir, name: string, confinedPath: string, content: string, signal: AbortSignal | undefined): Promise<WriteOutcome> {
   const flags = constants.O_WRONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
   let handle: FileHandle;
   let created = true;
   try {
-    handle = await open(confined.absolutePath, flags | constants.O_CREAT | constants.O_EXCL, 0o644);
+    handle = await open(folder.pathOf(name), flags | constants.O_CREAT | constants.O_EXCL, 0o644);
   } catch (error) {
     if (!isErrnoCode(error, 'EEXIST')) return refusalOf(error);
     created = false;
     try {
-      handle = await open(confined.absolutePath, flags);
+      handle = await open(folder.pathOf(name), flags);
     } catch (second) {
       return refusalOf(second);
     }
@@ -78,7 +97,7 @@ export async function writeConfined(confined: ConfinedPath, content: string, sig
   try {
     const stats = await handle.stat();
     if (!stats.isFile()) return { ok: false, reason: stats.isDirectory() ? 'directory' : 'not-regular' };
-    if (!(await namesSameFile(confined.absolutePath, stats))) {
+    if (!(await namesSameFile(confinedPath, stats))) {
       // A directory on the way was swapped for a symlink, so the create happened elsewhere: take back the
       // empty file this call made there (found through the handle, on Linux), then refuse.
       if (created) await removeCreated(handle, stats);
@@ -135,6 +154,8 @@ export function describeRefusal(requested: string, reason: OpenRefusal): string 
       return `"${requested}" is a directory; give a file path (list_directory shows a directory's entries)`;
     case 'not-regular':
       return `"${requested}" is not a regular file`;
+    case 'parent-not-folder':
+      return `a name on the way to "${requested}" is a file, not a folder, so "${requested}" cannot be made`;
     case 'moved':
       return `"${requested}" changed while it was being opened (a symbolic link or a moved directory); it was not touched — check the path and try again`;
   }

@@ -6,6 +6,7 @@ import {
   childProgressSignal,
   childSettledSignal,
   peekQuery,
+  refreshSignal,
   sendMessageUpdate,
   transcriptQuery,
   type SendMessageInput,
@@ -23,13 +24,16 @@ export interface AgentHandlerHooks {
   refuseMessage(input: SendMessageInput): void;
   /** Whether an accepted message starts a turn at once (the workflow waits for one). */
   startsAtOnce(): boolean;
+  /** Asks the run to continue as new at its next safe point (the refresh signal). */
+  refresh(): void;
 }
 
 const { inFlightCalls } = proxySinks<InFlightSinks>();
 
 /**
  * Registers the message handlers both agent workflows share: peek and transcript queries, the cancel
- * signal, the sendMessage and approval updates, and the child → parent progress and settlement signals.
+ * signal, the sendMessage and approval updates, the child → parent progress and settlement signals, and
+ * the refresh signal.
  */
 export function registerAgentHandlers(agent: Agent, orchestrator: TaskOrchestrator, hooks: AgentHandlerHooks): void {
   setHandler(peekQuery, () => agent.peek(hooks.maxTurns));
@@ -50,4 +54,5 @@ export function registerAgentHandlers(agent: Agent, orchestrator: TaskOrchestrat
   setHandler(approvalUpdate, (decision) => agent.approvals.decide(decision), { validator: (decision) => agent.approvals.validate(decision) });
   setHandler(childProgressSignal, (progress) => orchestrator.onChildProgress(progress));
   setHandler(childSettledSignal, (settled) => orchestrator.onChildSettled(settled));
+  setHandler(refreshSignal, () => hooks.refresh());
 }

@@ -7,8 +7,10 @@ import { asLiveText, type LiveText } from '../contracts/live-text';
 import { addUsage } from '../contracts/model';
 import type { CheckSummary } from '../contracts/subagent-result';
 import type { BudgetCap, EndStatus } from '../contracts/subagent';
+import { hookActivityTimeoutMs, toolActivityTimeoutMs } from '../domain/activity-time-limits';
 import { capNotRunCause, formatDenial, notRunReason, truncationDiagnostic, type NotRunCause } from '../domain/delegation-texts';
 import { didNotCallFinalOutput, finalOutputReminder, finalOutputToolName, structuredText, tooManyInvalidFinalOutputs } from '../domain/final-output';
+import { noticeParts } from '../domain/notice-parts';
 import { isOrchestrationTool } from '../domain/orchestration-tools';
 import { preview, stopHookFeedback, stopHookTooLate, toolHookAdditions, type StopTooLate, toolHookBlocked, turnBudgetNote } from '../domain/subagent-prompt';
 import { findTask, markRead } from '../domain/task-registry';
@@ -68,8 +70,6 @@ export class AgentLoop {
    * cancellation): the partial output of a run cancelled while the model wrote. Cleared by each model call.
    */
   interrupted: LiveText | undefined;
-  /** Whether a Stop hook already sent this run back to work (`stop_hook_active` in the hooks' input). */
-  private stopHookBlocked = false;
 
   constructor(
     private readonly agent: Agent,
@@ -83,7 +83,7 @@ export class AgentLoop {
       agent.turnsThisRun = 0;
       // Each run (an activation, an attempt) delivers its own final_output, with its own reminder and invalid calls.
       if (agent.finalOutput) agent.finalOutput = { schemaKey: agent.finalOutput.schemaKey, invalidCalls: 0, reminded: false };
-      this.stopHookBlocked = false;
+      agent.stopHookBlocked = false;
     }
     agent.currentLimit = limit;
     for (;;) {
@@ -169,14 +169,15 @@ export class AgentLoop {
     const agent = this.agent;
     const hooks = agent.options.hooks;
     if (!hooks) return false;
-    const stop = await agent.activities.checks.runAgentHook.executeWithOptions({ summary: `Stop hooks of ${hooks.agentName}` }, [{
+    // The activity outlasts its hooks: a timed-out attempt would be retried and run them again.
+    const stop = await agent.activities.checks.runAgentHook.executeWithOptions({ summary: `Stop hooks of ${hooks.agentName}`, startToCloseTimeout: hookActivityTimeoutMs(hooks.stop) }, [{
       workflowId: agent.options.workflowId,
       conversationId: agent.conversationId,
       step: `stop-${seq}`,
       event: 'SubagentStop',
       hooks,
       workingDir: agent.options.workingDir,
-      eventInput: { stop_hook_active: this.stopHookBlocked, last_assistant_message: preview(text, inlineTextLimit) },
+      eventInput: { stop_hook_active: agent.stopHookBlocked, last_assistant_message: preview(text, inlineTextLimit) },
       ...(agent.options.toolPolicy ? { toolPolicy: agent.options.toolPolicy } : {}),
     }]);
     for (const note of stop.notes) agent.remember('event', `[hook] ${note}`);
@@ -185,7 +186,7 @@ export class AgentLoop {
       agent.remember('event', `[hook] ${stopHookTooLate(hooks.agentName, tooLate, stop.feedback)}`);
       return false;
     }
-    this.stopHookBlocked = true;
+    agent.stopHookBlocked = true;
     await agent.append([{ role: 'user', content: stopHookFeedback(stop.feedback) }], 'store Stop hook feedback');
     return true;
   }
@@ -244,10 +245,7 @@ export class AgentLoop {
     const parts: TextPart[] = [];
     notices.forEach((notice, index) => {
       if (index > 0) parts.push('\n\n');
-      parts.push(notice.text);
-      // A notice with `after` fences its output as the task's words; one queued before that format has none.
-      if (notice.outputRef) parts.push(notice.after !== undefined ? { ref: notice.outputRef, childWords: true } : { ref: notice.outputRef });
-      if (notice.after !== undefined) parts.push(notice.after);
+      parts.push(...noticeParts(notice));
     });
     agent.appendBeforeNextTurn([{ role: 'user', parts }]);
     const now = Date.now();
@@ -288,7 +286,7 @@ export class AgentLoop {
           ...(options.tenant !== undefined ? { tenant: options.tenant } : {}),
           conversationId: agent.conversationId,
           length: agent.length,
-          route: options.route,
+          route: agent.route,
           toolsets: options.toolsets,
           ...(options.toolFilter ? { toolFilter: options.toolFilter } : {}),
           turn,
@@ -334,7 +332,7 @@ export class AgentLoop {
       ...(agent.options.tenant !== undefined ? { tenant: agent.options.tenant } : {}),
       conversationId: agent.conversationId,
       length: agent.length,
-      route: agent.options.route,
+      route: agent.route,
       ...(agent.context ? { window: agent.context } : {}),
       ...(agent.options.prefix ? { prefix: agent.options.prefix } : {}),
       ...(aggressive ? { aggressive: true } : {}),
@@ -389,7 +387,11 @@ export class AgentLoop {
       const hooks = agent.options.hooks && (agent.options.hooks.preToolUse || agent.options.hooks.postToolUse) ? agent.options.hooks : undefined;
       // A hook is a process with a time limit of its own: a call with hooks is a regular activity, never a local one.
       const tools = call.local && !hooks ? agent.activities.localTools : agent.activities.tools;
-      const ran = await tools.runTool.executeWithOptions({ summary: `tool ${call.name}${approval ? ` (${approval.decision === 'approve' ? 'approved' : 'denied'})` : ''}` }, [{
+      const summary = `tool ${call.name}${approval ? ` (${approval.decision === 'approve' ? 'approved' : 'denied'})` : ''}`;
+      // A local activity keeps its own limit; a regular one outlasts the tool's own limit (run_command's
+      // timeout_ms) and its hooks, so a slow call is not retried and run again.
+      const limit = tools === agent.activities.tools ? toolActivityTimeoutMs(agent.options.activity.toolCallTimeoutMs, call, hooks) : undefined;
+      const ran = await tools.runTool.executeWithOptions({ summary, ...(limit !== undefined && limit !== agent.options.activity.toolCallTimeoutMs ? { startToCloseTimeout: limit } : {}) }, [{
         workflowId: agent.options.workflowId,
         conversationId: agent.conversationId,
         assistantSeq,
@@ -424,7 +426,10 @@ export class AgentLoop {
     const pre = hooks?.orchestrationTools?.preToolUse?.includes(call.name) === true;
     const post = hooks?.orchestrationTools?.postToolUse?.includes(call.name) === true;
     if (!hooks || !(pre || post) || !patched('orchestration-tool-hooks')) return this.orchestration.run(call, { assistantSeq, index });
-    const runHooks = (event: 'PreToolUse' | 'PostToolUse', response?: ToolOutcome) => agent.activities.checks.runAgentHook.executeWithOptions({ summary: `${event} hooks of ${hooks.agentName} · ${call.name}` }, [{
+    const runHooks = (event: 'PreToolUse' | 'PostToolUse', response?: ToolOutcome) => agent.activities.checks.runAgentHook.executeWithOptions({
+      summary: `${event} hooks of ${hooks.agentName} · ${call.name}`,
+      startToCloseTimeout: hookActivityTimeoutMs(event === 'PreToolUse' ? hooks.preToolUse : hooks.postToolUse),
+    }, [{
       workflowId: agent.options.workflowId,
       conversationId: agent.conversationId,
       step: `${event === 'PreToolUse' ? 'pre' : 'post'}-tool-${assistantSeq}-${index}`,

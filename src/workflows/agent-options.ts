@@ -16,7 +16,8 @@ export interface AgentOptions {
   /** Another conversation's turns this one continues (a fork), by reference: the model sees them first. */
   prefix?: ConversationPrefix;
   label: string;
-  route: ModelRoute;
+  /** The model it calls; absent only for an MCP session, which calls none (SessionInput.route). */
+  route?: ModelRoute;
   toolsets: string[];
   toolFilter?: { allow?: string[]; deny?: string[] };
   workingDir: string;

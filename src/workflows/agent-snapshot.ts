@@ -1,5 +1,6 @@
 import { carriedTranscriptEntries, previewLength } from '../contracts/limits';
 import type { CarriedAgentState } from '../contracts/carried-agent-state';
+import { zeroUsage } from '../contracts/model';
 import type { SubagentPeek } from '../contracts/subagent-result';
 import { usageView } from '../domain/model-cost';
 import { carriedRegistry } from '../domain/task-registry';
@@ -33,6 +34,7 @@ export function peekAgent(agent: Agent, maxTurns: number): SubagentPeek {
       ? {
           tasks: agent.registry.tasks.map((task) => ({
             taskId: task.taskId,
+            workflowId: task.workflowId,
             state: task.state,
             description: task.description,
             turns: task.peek?.turns ?? task.result?.turns ?? 0,
@@ -57,6 +59,8 @@ export function carriedAgentState(agent: Agent, phase: CarriedAgentState['phase'
     turns: agent.turns,
     toolCalls: agent.toolCalls,
     usage: agent.usage,
+    // Absent until a record was dropped (the ledger starts as the shared zero).
+    ...(agent.retiredUsage !== zeroUsage ? { retiredUsage: agent.retiredUsage } : {}),
     lastToolCall: agent.lastToolCall,
     lastAssistantText: agent.lastAssistantText,
     ...(agent.lastText ? { lastText: agent.lastText } : {}),
@@ -64,9 +68,11 @@ export function carriedAgentState(agent: Agent, phase: CarriedAgentState['phase'
     nextTaskNumber: registry.nextTaskNumber,
     announcedApprovals: agent.announcedApprovals,
     pendingNotices: agent.pendingNotices,
+    ...(agent.lastNoticeNumber > 0 ? { lastNoticeNumber: agent.lastNoticeNumber } : {}),
     pendingMessages: agent.pendingMessages,
     recentMessageIds: agent.recentMessageIds,
     runTurns: agent.turnsThisRun,
+    ...(agent.stopHookBlocked ? { stopHookBlocked: true as const } : {}),
     answers: agent.answers,
     ...(agent.context ? { context: agent.context } : {}),
     ...(agent.pending ? { pending: agent.pending } : {}),

@@ -1,7 +1,7 @@
 import { condition } from '@temporalio/workflow';
 import type { MessageInput } from '../contracts/activities';
 import { maxTaskRecords, transcriptEntries, transcriptEntryLength } from '../contracts/limits';
-import { addUsage, zeroUsage, type TokenUsage } from '../contracts/model';
+import { addUsage, zeroUsage, type ModelRoute, type TokenUsage } from '../contracts/model';
 import type { PreparedWorktree, ContextWindowState, SubagentState } from '../contracts/subagent';
 import type {
   AttemptState,
@@ -15,7 +15,7 @@ import type { RetryView, SubagentPeek, ToolCallSummary } from '../contracts/suba
 import type { SendMessageInput, SendMessageResult } from '../contracts/subagent-messages';
 import { capCrossing, remainingCaps, type CapCrossing, type RunCaps } from '../domain/run-caps';
 import { preview } from '../domain/subagent-prompt';
-import { emptyRegistry, expireTasks, type TaskRegistry } from '../domain/task-registry';
+import { emptyRegistry, expireTasks, retireUsage, type TaskRegistry } from '../domain/task-registry';
 import { createActivityProxies, type AgentActivityProxies } from './activity-proxies';
 import { acceptMessage, validateMessage, validateQueueRoom } from './agent-messages';
 import type { AgentOptions } from './agent-options';
@@ -23,6 +23,7 @@ import { carriedAgentState, peekAgent } from './agent-snapshot';
 import { AgentViews } from './agent-views';
 import { Approvals } from './approvals';
 import { quietWaits } from './quiet-waits';
+import { spendAddsUp } from './spend-adds-up';
 
 /**
  * The state of one agent (a session or a subagent): its conversation's length and compaction state,
@@ -36,6 +37,8 @@ export class Agent {
   readonly activities: AgentActivityProxies;
   /** This run waits quietly (decision 0021); decided once when the run starts, see {@link quietWaits}. */
   readonly quietWaits: boolean;
+  /** This run's totals keep expired tasks' usage and its children's caps add up; decided once, see {@link spendAddsUp}. */
+  readonly spendAddsUp: boolean;
   state: SubagentState = 'running';
   startedAt: number;
   lastActivityAt: number;
@@ -48,6 +51,8 @@ export class Agent {
   currentLimit = 0;
   toolCalls = 0;
   usage: TokenUsage = zeroUsage;
+  /** Usage of task records dropped from the registry: part of the total for the workflow's whole life. */
+  retiredUsage: TokenUsage = zeroUsage;
   lastToolCall: ToolCallSummary | null = null;
   lastAssistantText: string | null = null;
   lastText: { seq: number; text: string; truncated: boolean } | undefined;
@@ -55,6 +60,8 @@ export class Agent {
   transcript: TranscriptEntry[] = [];
   context: ContextWindowState | undefined;
   pendingNotices: PendingNotice[] = [];
+  /** The last number given to a notice offered to an MCP client (mcp-tool-calls.ts). */
+  lastNoticeNumber = 0;
   pendingMessages: QueuedMessage[] = [];
   recentMessageIds: string[] = [];
   registry: TaskRegistry;
@@ -62,6 +69,8 @@ export class Agent {
   readonly approvals: Approvals;
   /** Child approvals already announced to this workflow's model (each once). */
   announcedApprovals: string[] = [];
+  /** Whether a Stop hook already sent this run back to work (`stop_hook_active` in the hooks' input); carried, so the loop breaker holds across continue-as-new. */
+  stopHookBlocked = false;
   /** Set when a cap was reached: which (the run then ends with that cap's status) and why. */
   budgetCrossed: CapCrossing | undefined;
   /** Prompt tokens of the last model call, as its provider reported them (what a fork of this turn repeats). */
@@ -92,6 +101,7 @@ export class Agent {
   constructor(options: AgentOptions, carried?: CarriedAgentState) {
     this.options = options;
     this.quietWaits = quietWaits();
+    this.spendAddsUp = spendAddsUp();
     this.activities = createActivityProxies(options.activity);
     this.startedAt = carried?.startedAt ?? options.now;
     this.lastActivityAt = carried?.lastActivityAt ?? options.now;
@@ -103,11 +113,14 @@ export class Agent {
       this.turnsThisRun = carried.runTurns;
       this.toolCalls = carried.toolCalls;
       this.usage = carried.usage;
+      this.retiredUsage = carried.retiredUsage ?? zeroUsage;
+      this.stopHookBlocked = carried.stopHookBlocked === true;
       this.lastToolCall = carried.lastToolCall;
       this.lastAssistantText = carried.lastAssistantText;
       this.lastText = carried.lastText;
       this.registry = { tasks: carried.tasks, nextTaskNumber: carried.nextTaskNumber };
       this.pendingNotices = carried.pendingNotices;
+      this.lastNoticeNumber = Math.max(carried.lastNoticeNumber ?? 0, ...carried.pendingNotices.map((notice) => notice.number ?? 0));
       this.pendingMessages = carried.pendingMessages;
       this.recentMessageIds = carried.recentMessageIds ?? [];
       this.answers = carried.answers;
@@ -145,9 +158,15 @@ export class Agent {
     if (this.finalOutput) this.finalOutput = { schemaKey: this.finalOutput.schemaKey, invalidCalls: 0, reminded: false };
   }
 
-  /** `provider/model` of this workflow's route. */
+  /** `provider/model` of this workflow's route; `none` for an MCP session started without one. */
   get modelName(): string {
-    return `${this.options.route.provider}/${this.options.route.model}`;
+    return this.options.route ? `${this.options.route.provider}/${this.options.route.model}` : 'none';
+  }
+
+  /** The route of its model calls; only an MCP session, which makes none, has no route. */
+  get route(): ModelRoute {
+    if (!this.options.route) throw new Error(`${this.options.workflowId} has no model of its own (an MCP session): it makes no model call`);
+    return this.options.route;
   }
 
   /** Whether this workflow may delegate (SEMANTICS §3 depth rule); if not, `delegate` is not offered. */
@@ -171,9 +190,10 @@ export class Agent {
     }
   }
 
-  /** Tokens used by this workflow and all its descendants. */
+  /** Tokens used by this workflow and all its descendants (those whose records expired too). */
   totalUsage(): TokenUsage {
-    return this.registry.tasks.reduce((sum, task) => addUsage(sum, task.totalUsage), this.usage);
+    const own = this.spendAddsUp ? addUsage(this.usage, this.retiredUsage) : this.usage;
+    return this.registry.tasks.reduce((sum, task) => addUsage(sum, task.totalUsage), own);
   }
 
   /** The caps this workflow runs under (tokens, time, money). */
@@ -201,9 +221,10 @@ export class Agent {
     return this.budgetCrossed;
   }
 
-  /** Drops task records whose result was read longer than the TTL ago (and the oldest beyond the cap). */
+  /** Drops task records whose result was read longer than the TTL ago (and the oldest beyond the cap); their usage is retired, not lost. */
   pruneTasks(): void {
-    expireTasks(this.registry, Date.now(), this.options.tasks.completedTaskTtlMs, maxTaskRecords);
+    const dropped = expireTasks(this.registry, Date.now(), this.options.tasks.completedTaskTtlMs, maxTaskRecords);
+    if (dropped.length > 0) this.retiredUsage = retireUsage(this.retiredUsage, dropped);
   }
 
   /** Appends messages to the conversation at the next sequence numbers (stores what is pending first). */

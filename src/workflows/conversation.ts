@@ -34,6 +34,24 @@ export async function lastAssistantFullText(agent: Agent): Promise<string> {
 }
 
 /**
+ * The text of the last assistant message for a workflow's result or an update's answer: inline when short,
+ * read back when it was cut and is at most `maxChars` long, else the preview with `cut` set (the whole text
+ * stays in the conversation store, at {@link lastTextRef}). Never more than `maxChars` enters history.
+ */
+export async function lastAssistantTextUpTo(agent: Agent, maxChars: number): Promise<{ text: string; cut: boolean }> {
+  const last = agent.lastText;
+  if (!last) return { text: '', cut: false };
+  if (!last.truncated) return { text: last.text, cut: false };
+  try {
+    const read = await agent.activities.store.readMessageTextUpTo.executeWithOptions({ summary: `read message ${last.seq}` }, [{ conversationId: agent.conversationId, seq: last.seq, maxChars }]);
+    return 'text' in read ? { text: read.text, cut: false } : { text: last.text, cut: true };
+  } catch {
+    // The reader tries the store again by the reference (the API does): the preview stands in meanwhile.
+    return { text: last.text, cut: true };
+  }
+}
+
+/**
  * What a fork made by the `delegate` call in the assistant message at `assistantSeq` starts from: this
  * conversation's messages before that message — so every turn in it is complete (each tool call answered)
  * and neither the forking call nor its sibling calls are in it — as this agent's model saw them (its

@@ -1,9 +1,10 @@
-import { setHandler } from '@temporalio/workflow';
+import { patched, setHandler } from '@temporalio/workflow';
 import type { TextPart } from '../contracts/activities';
 import type { PendingNotice } from '../contracts/carried-agent-state';
 import { previewLength } from '../contracts/limits';
 import { mcpSessionTools, type CallToolInput, type CallToolResult } from '../contracts/mcp-session';
-import { callToolUpdate, pendingNoticesQuery } from '../contracts/mcp-session-messages';
+import { ackNoticesSignal, callToolUpdate, pendingNoticesQuery } from '../contracts/mcp-session-messages';
+import { noticeParts } from '../domain/notice-parts';
 import { preview } from '../domain/subagent-prompt';
 import { findTask, markRead } from '../domain/task-registry';
 import type { Agent } from './agent';
@@ -18,6 +19,7 @@ import { toolError } from './tool-outcomes';
  */
 export function registerMcpToolCalls(agent: Agent, orchestrator: TaskOrchestrator, refuse: () => void): void {
   setHandler(pendingNoticesQuery, () => agent.pendingNotices.map(noticeParts));
+  setHandler(ackNoticesSignal, (input) => acknowledgeNotices(agent, input.upTo));
   setHandler(callToolUpdate, (input) => callTool(agent, orchestrator, input), {
     validator: (input) => {
       refuse();
@@ -44,7 +46,41 @@ async function callTool(agent: Agent, orchestrator: TaskOrchestrator, input: Cal
     : await orchestrator.run({ id: `mcp-${position.assistantSeq}`, name: input.name, arguments: input.arguments, argumentsPreview }, position);
   agent.touch();
   agent.updateViews();
-  return { parts: outcome.parts, isError: outcome.isError, notices: takeNotices(agent) };
+  // Notices stay until the caller acknowledges the answer that carried them: an answer the client never got
+  // (a lost response, a wait that ended first) leaves them for the next call (at least once).
+  if (!patched(mcpNoticesKeptPatch)) return { parts: outcome.parts, isError: outcome.isError, notices: takeNotices(agent) };
+  const offered = offerNotices(agent);
+  const last = offered.at(-1)?.number;
+  return { parts: outcome.parts, isError: outcome.isError, notices: offered.map(noticeParts), ...(last !== undefined ? { noticesUpTo: last } : {}) };
+}
+
+/** The patch under which an MCP tool call keeps the notices it hands over until they are acknowledged. */
+export const mcpNoticesKeptPatch = 'mcp-notices-kept-until-acknowledged';
+
+/** Every waiting notice, each numbered the first time it is offered. */
+function offerNotices(agent: Agent): PendingNotice[] {
+  for (const notice of agent.pendingNotices) {
+    if (notice.number === undefined) {
+      agent.lastNoticeNumber += 1;
+      notice.number = agent.lastNoticeNumber;
+    }
+  }
+  return [...agent.pendingNotices];
+}
+
+/** Drops the notices the client got (numbers up to `upTo`); their tasks' results count as read. */
+function acknowledgeNotices(agent: Agent, upTo: number): void {
+  const now = Date.now();
+  const kept: PendingNotice[] = [];
+  for (const notice of agent.pendingNotices) {
+    if (notice.number === undefined || notice.number > upTo) {
+      kept.push(notice);
+      continue;
+    }
+    const task = notice.taskId ? findTask(agent.registry, notice.taskId) : undefined;
+    if (task && task.state !== 'waiting' && task.state !== 'running') markRead(task, now);
+  }
+  agent.pendingNotices.splice(0, agent.pendingNotices.length, ...kept);
 }
 
 /** The notices waiting for the client; a settled task's result counts as read once its notice is handed over. */
@@ -56,8 +92,4 @@ function takeNotices(agent: Agent): TextPart[][] {
     if (task && task.state !== 'waiting' && task.state !== 'running') markRead(task, now);
   }
   return notices.map(noticeParts);
-}
-
-function noticeParts(notice: PendingNotice): TextPart[] {
-  return notice.outputRef ? [notice.text, { ref: notice.outputRef }] : [notice.text];
 }

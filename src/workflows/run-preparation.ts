@@ -1,4 +1,5 @@
 import { log, patched } from '@temporalio/workflow';
+import { hookActivityTimeoutMs } from '../domain/activity-time-limits';
 import type { SubagentInput, WorktreeOutcome } from '../contracts/subagent';
 import type { Agent } from './agent';
 
@@ -33,7 +34,7 @@ export async function prepareRun(agent: Agent, input: SubagentInput, name: strin
   }
   // An agent file's SubagentStart hooks (decision 0032): what they print joins the system prompt.
   if (input.hooks?.start && patched('agent-file-hooks')) {
-    const started = await agent.activities.checks.runAgentHook.executeWithOptions({ summary: `SubagentStart hooks of ${input.hooks.agentName}` }, [{
+    const started = await agent.activities.checks.runAgentHook.executeWithOptions({ summary: `SubagentStart hooks of ${input.hooks.agentName}`, startToCloseTimeout: hookActivityTimeoutMs(input.hooks.start) }, [{
       workflowId: agent.options.workflowId,
       conversationId: agent.options.conversationId,
       step: 'start',

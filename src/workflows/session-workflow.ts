@@ -5,10 +5,11 @@ import {
   continueAsNew,
   isCancellation,
   log,
+  patched,
   setWorkflowOptions,
   workflowInfo,
 } from '@temporalio/workflow';
-import { defaultApprovalTimeoutMs, defaultSessionIdleTimeoutMs } from '../contracts/limits';
+import { defaultApprovalTimeoutMs, defaultSessionIdleTimeoutMs, resultTextInlineMaxChars } from '../contracts/limits';
 import type { SessionInput, SessionResult } from '../contracts/session';
 import { capNotRunCause } from '../domain/delegation-texts';
 import { isCapStatus } from '../contracts/subagent';
@@ -16,7 +17,7 @@ import { buildSessionSystemPrompt } from '../domain/session-prompt';
 import { Agent } from './agent';
 import { AgentLoop, type RunOutcome } from './agent-loop';
 import { registerAgentHandlers } from './agent-handlers';
-import { conversationIdOf, lastAssistantFullText } from './conversation';
+import { conversationIdOf, lastAssistantFullText, lastAssistantTextUpTo } from './conversation';
 import { IdleAlarm } from './idle-alarm';
 import { sessionDefinitionOptions } from './versioning-behaviour';
 import { registerMcpToolCalls } from './mcp-tool-calls';
@@ -59,6 +60,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
   const idleTimeoutMs = input.idleTimeoutMs ?? defaultSessionIdleTimeoutMs;
   const idle = new IdleAlarm(() => agent.lastActivityAt, idleTimeoutMs, agent.quietWaits);
   let cancelReason: string | undefined;
+  /** The refresh signal arrived: continue as new at the next wait. */
+  let refreshRequested = false;
   let ended = false;
   let messages = 0;
   const loopScope = new CancellationScope();
@@ -77,6 +80,9 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
       if (input.mcp) throw new Error(`session ${info.workflowId} is an MCP session: it takes tool calls from its MCP client, not messages`);
     },
     startsAtOnce: () => agent.state === 'waiting' && agent.pendingMessages.length === 0,
+    refresh: () => {
+      refreshRequested = true;
+    },
   });
   // Registered for every session (a handler adds no command); only an MCP session accepts its calls.
   registerMcpToolCalls(agent, orchestrator, () => {
@@ -97,9 +103,10 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
       for (;;) {
         idle.arm();
         // Waiting adds no history (decision 0021): the wait also ends when the server suggests continue-as-new.
-        await agent.waitFor(() => agent.pendingMessages.length > 0 || agent.pendingNotices.length > 0 || idle.expired() || (agent.quietWaits && continueAsNewDue()));
+        // A refresh ends the wait too: a run from before decision 0021 has no other way to continue as new.
+        await agent.waitFor(() => agent.pendingMessages.length > 0 || agent.pendingNotices.length > 0 || idle.expired() || (agent.quietWaits && continueAsNewDue()) || refreshDue());
         if (agent.pendingMessages.length === 0 && agent.pendingNotices.length === 0) {
-          if (agent.quietWaits && !idle.expired() && continueAsNewDue()) await continueAsNewWaiting();
+          if (!idle.expired() && ((agent.quietWaits && continueAsNewDue()) || refreshDue())) await continueAsNewWaiting();
           return { status: 'idle' as const, diagnostic: `no message for ${Math.round(idleTimeoutMs / 1000)} s (the session idle timeout)` };
         }
         if (continueAsNewDue()) await continueAsNewWaiting();
@@ -118,6 +125,11 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
   /** The server suggests continue-as-new and nothing is in flight. */
   function continueAsNewDue(): boolean {
     return workflowInfo().continueAsNewSuggested && agent.idle;
+  }
+
+  /** The refresh signal asked this waiting session to move to the current code, and nothing is in flight. */
+  function refreshDue(): boolean {
+    return refreshRequested && agent.idle;
   }
 
   /** Continues as new from the waiting state, after every handler finished, with the timers cancelled. */
@@ -155,10 +167,12 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
       run = outcomeOfError(error, undefined);
       await loop.seal('failed');
     }
+    // The transcript keeps a preview: a long reply is not read back whole (the subagent workflow's patch).
+    const replyText = async () => (agent.lastText?.truncated && patched('long-texts-by-reference') ? (await lastAssistantTextUpTo(agent, resultTextInlineMaxChars)).text : lastAssistantFullText(agent));
     if (run.status === 'completed') {
-      agent.remember('assistant', await lastAssistantFullText(agent));
+      agent.remember('assistant', await replyText());
     } else {
-      const reply = run.status === 'failed' ? '' : await lastAssistantFullText(agent);
+      const reply = run.status === 'failed' ? '' : await replyText();
       agent.remember(run.status === 'failed' ? 'event' : 'assistant', `[${run.status}] ${run.diagnostic ?? ''}${reply ? `\n${reply}` : ''}`.trim());
       log.warn('session run did not complete', { status: run.status, diagnostic: run.diagnostic });
     }

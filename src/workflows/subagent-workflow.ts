@@ -10,7 +10,7 @@ import {
   setWorkflowOptions,
   workflowInfo,
 } from '@temporalio/workflow';
-import { defaultApprovalTimeoutMs, defaultContinuableIdleTimeoutMs } from '../contracts/limits';
+import { defaultApprovalTimeoutMs, defaultContinuableIdleTimeoutMs, resultTextInlineMaxChars } from '../contracts/limits';
 import { liveTextShown } from '../contracts/live-text';
 import { childProgressSignal, childSettledSignal } from '../contracts/subagent-messages';
 import { capNotRunCause } from '../domain/delegation-texts';
@@ -24,7 +24,7 @@ import { defaultTaskLimits } from '../domain/task-limits';
 import { Agent } from './agent';
 import { AgentLoop, type RunOutcome } from './agent-loop';
 import { registerAgentHandlers } from './agent-handlers';
-import { conversationIdOf, lastAssistantFullText, lastTextRef } from './conversation';
+import { conversationIdOf, lastAssistantFullText, lastAssistantTextUpTo, lastTextRef } from './conversation';
 import { IdleAlarm } from './idle-alarm';
 import { ProgressThrottle } from './progress-throttle';
 import { RetryChecks } from './retry-checks';
@@ -38,6 +38,16 @@ import { subagentDefinitionOptions } from './versioning-behaviour';
  * whole last answer back at its end: its parent and the API read the whole text by reference.
  */
 const slimChildResultPatch = 'slim-child-result';
+
+/**
+ * A top-level delegation's result carries its last answer whole only up to
+ * `resultTextInlineMaxChars`; a longer one goes as a preview and a reference (`outputCut`), which the API
+ * reads back: a 3 MiB answer read back whole put the result over Temporal's payload limit, and the
+ * workflow's last task failed on every retry (a cancel could not end it either). Asked only for an answer
+ * longer than the inline limit (the only one the change concerns), so other runs record no marker. The
+ * session workflow asks for the same id where it reads a reply back for its transcript.
+ */
+const longTextsByReferencePatch = 'long-texts-by-reference';
 
 /**
  * One delegation: the agent loop until a final answer, `max_turns`, the token budget, a cut-off answer,
@@ -85,6 +95,8 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   const idle = new IdleAlarm(() => agent.lastActivityAt, idleTimeoutMs, agent.quietWaits);
   let ended = false;
   let cancelReason: string | undefined;
+  /** The refresh signal arrived: continue as new at the next wait (only a waiting run moves; a one-shot run never does). */
+  let refreshRequested = false;
   const loopScope = new CancellationScope();
   agent.onBudgetCrossed = () => loopScope.cancel();
 
@@ -99,6 +111,9 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       if (ended || cancelReason !== undefined) throw new Error(`${info.workflowId} has ended (${agent.state}) and takes no more messages`);
     },
     startsAtOnce: () => agent.state === 'waiting' && agent.pendingMessages.length === 0,
+    refresh: () => {
+      refreshRequested = true;
+    },
   });
 
   if (agent.canDelegate) void orchestrator.probeLoop().catch(() => undefined);
@@ -126,9 +141,15 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       log.warn('could not notify the parent', { error: String(error) });
     }
   };
-  /** The result of a run (or activation); the whole text is read back by reference only when `fullText`. */
-  const resultOf = async (outcome: RunOutcome, fullText: boolean): Promise<SubagentResult> => {
-    const text = fullText ? await lastAssistantFullText(agent) : agent.lastText?.text ?? '';
+  /**
+   * The result of a run (or activation). Its text: the preview (`'preview'`, the whole text stays by
+   * reference), read back whole (`'whole'`, before the `long-texts-by-reference` patch), or read back only
+   * when it is short enough to travel in history (`'upTo'`).
+   */
+  const resultOf = async (outcome: RunOutcome, read: 'preview' | 'whole' | 'upTo'): Promise<SubagentResult> => {
+    const upTo = read === 'upTo' ? await lastAssistantTextUpTo(agent, resultTextInlineMaxChars) : undefined;
+    const text = upTo ? upTo.text : read === 'whole' ? await lastAssistantFullText(agent) : agent.lastText?.text ?? '';
+    const cut = upTo ? upTo.cut : read === 'preview' && agent.lastText?.truncated === true;
     const completed = outcome.status === 'completed';
     // Cancelled while the model wrote: what it had written is the partial output (no stored message holds it).
     const interrupted = outcome.status === 'cancelled' ? loop.interrupted : undefined;
@@ -139,7 +160,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       output: completed ? text : '',
       partialOutput: completed ? '' : interrupted ? liveTextShown(interrupted) : text,
       ...(ref ? { outputRef: ref } : {}),
-      ...(agent.lastText?.truncated && !fullText && !interrupted ? { outputCut: true } : {}),
+      ...(cut && ref ? { outputCut: true } : {}),
       ...(outcome.diagnostic ? { diagnostic: outcome.diagnostic } : {}),
       ...(outcome.budget !== undefined && outcome.status === 'budget' ? { budget: outcome.budget } : {}),
       ...(completed && outcome.structured ? { structured: outcome.structured } : {}),
@@ -153,8 +174,10 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   };
   /** The server suggests continue-as-new and nothing is in flight. */
   const continueAsNewDue = () => workflowInfo().continueAsNewSuggested && agent.idle;
-  const continueIfSuggested = async (phase: 'running' | 'waiting') => {
-    if (!continueAsNewDue()) return;
+  /** A waiting continuable was asked to move to the current code (the refresh signal) and nothing is in flight. */
+  const refreshDue = () => refreshRequested && agent.idle;
+  const continueIfSuggested = async (phase: 'running' | 'waiting', refresh = false) => {
+    if (!continueAsNewDue() && !refresh) return;
     await condition(allHandlersFinished);
     agent.settleViews();
     // Nothing to cancel for runs from before decision 0021.
@@ -254,7 +277,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
           const run = await activate(resume);
           resume = false;
           if (!continuable || isCapStatus(run.status)) return run;
-          const answer = await resultOf(run, false);
+          const answer = await resultOf(run, 'preview');
           agent.answers += 1;
           agent.remember(run.status === 'failed' ? 'event' : 'assistant', run.status === 'completed' ? answer.output : `[${run.status}] ${run.diagnostic ?? ''}\n${answer.partialOutput}`.trim());
           agent.touch();
@@ -264,9 +287,10 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
         waiting = false;
         idle.arm();
         // Waiting adds no history (decision 0021): the wait also ends when the server suggests continue-as-new.
-        await agent.waitFor(() => agent.pendingMessages.length > 0 || agent.pendingNotices.length > 0 || idle.expired() || (agent.quietWaits && continueAsNewDue()));
+        // A refresh ends the wait too: a run from before decision 0021 has no other way to continue as new.
+        await agent.waitFor(() => agent.pendingMessages.length > 0 || agent.pendingNotices.length > 0 || idle.expired() || (agent.quietWaits && continueAsNewDue()) || refreshDue());
         if (agent.pendingMessages.length === 0 && agent.pendingNotices.length === 0) {
-          if (agent.quietWaits && !idle.expired()) await continueIfSuggested('waiting');
+          if ((agent.quietWaits || refreshDue()) && !idle.expired()) await continueIfSuggested('waiting', refreshDue());
           return { status: 'completed', diagnostic: `ended after ${Math.round(idleTimeoutMs / 1000)} s without a message (idle timeout)` };
         }
         await continueIfSuggested('waiting');
@@ -285,7 +309,8 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     await loop.seal(outcome.status === 'cancelled' ? 'cancelled' : isCapStatus(outcome.status) ? capNotRunCause(outcome.budget ?? 'tokens') : 'failed').catch(() => undefined);
     // A child's result is its parent's copy too (SEMANTICS §4): slim, so the whole text is not read back here.
     const slim = parent !== undefined && patched(slimChildResultPatch);
-    const ran = await resultOf(outcome, !slim);
+    const byReference = parent === undefined && agent.lastText?.truncated === true && patched(longTextsByReferencePatch);
+    const ran = await resultOf(outcome, slim ? 'preview' : byReference ? 'upTo' : 'whole');
     agent.setState(outcome.status);
     agent.flushViews(true);
     await orchestrator.cancelAll(`its parent ${info.workflowId} ended (${outcome.status})`);

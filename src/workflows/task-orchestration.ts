@@ -2,6 +2,7 @@ import {
   CancellationScope,
   getExternalWorkflowHandle,
   ParentClosePolicy,
+  patched,
   startChild,
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
@@ -37,13 +38,21 @@ import {
   recordProgress,
   recordSettlement,
   removeTask,
+  usageOfView,
 } from '../domain/task-registry';
+import { fitChildCaps, heldRefusal, leftForChildren } from '../domain/child-budgets';
 import type { Agent } from './agent';
 import type { OrchestrationTools, ToolOutcome } from './agent-loop';
 import { ChildProbe } from './child-probe';
 import { approve, listModels, liveTextOf, sendMessage, type CallPosition } from './child-messages';
 import { forkReference } from './conversation';
 import { attempt, errorText, toolError, toolText } from './tool-outcomes';
+
+/**
+ * Patch id of children's ids without `/` (`<parent>~task-<n>`, workflow-ids.ts): Temporal's HTTP API can
+ * address them. A history without the marker started its children as `<parent>/task-<n>` and replays so.
+ */
+const childIdsPatch = 'child-ids-without-slash';
 
 export type { CallPosition } from './child-messages';
 
@@ -66,7 +75,7 @@ export class TaskOrchestrator implements OrchestrationTools {
   constructor(private readonly agent: Agent) {
     this.probe = new ChildProbe(agent, (taskId) => this.watched.has(taskId), (record, child) => {
       const result = child.result ?? this.endedWithoutResult(record, child.temporalStatus, child.diagnostic ?? `the child workflow closed as ${child.temporalStatus}`);
-      this.settle(record, result, true, record.totalUsage);
+      this.settle(record, result, true, this.finalUsage(record, child.result));
     });
   }
 
@@ -112,7 +121,12 @@ export class TaskOrchestrator implements OrchestrationTools {
     const refused = admissionError(agent.registry, mode, agent.options.tasks, defaultMaxContinuables);
     if (refused) return toolError(`delegate was not started: ${refused}`);
     const description = typeof args.description === 'string' && args.description.length > 0 ? args.description : preview(instructions ?? source ?? 'task', 80);
-    const record = addTask(agent.registry, { parentWorkflowId: agent.options.workflowId, mode, description, now: Date.now() });
+    // What the running children hold of this workflow's caps is not there to give (budgets add up).
+    const held = agent.spendAddsUp ? heldRefusal(agent.remainingCaps(), agent.registry.tasks) : undefined;
+    if (held) return toolError(`delegate was not started: ${held}`);
+    // A child's id changed from `<parent>/task-<n>` to `<parent>~task-<n>` (workflow-ids.ts): its start command with it.
+    const legacyId = !patched(childIdsPatch);
+    const record = addTask(agent.registry, { parentWorkflowId: agent.options.workflowId, mode, description, now: Date.now(), legacyId });
     agent.updateViews();
 
     return agent.busy(async () => {
@@ -138,6 +152,18 @@ export class TaskOrchestrator implements OrchestrationTools {
         }
         record.mode = 'background';
         agent.updateViews();
+      }
+      if (agent.spendAddsUp) {
+        // Siblings may have started while this one was planned: its caps are fitted to what is left now
+        // and reserved before the next await, so parallel delegate calls never share out more than there is.
+        const fitted = fitChildCaps(plan.input, agent.remainingCaps(), agent.registry.tasks, plan.firstPrompt);
+        if (!fitted.ok) {
+          removeTask(agent.registry, record.taskId);
+          return toolError(`delegate was not started: ${fitted.message}`);
+        }
+        const { tokenBudget: _tokens, timeBudgetMs: _time, costBudgetMicroUsd: _cost, ...uncapped } = plan.input;
+        plan = { ...plan, input: { ...uncapped, ...fitted.caps } };
+        if (fitted.reserved) record.reserved = fitted.reserved;
       }
       const handle = await this.start(record, plan);
       if (typeof handle === 'string') {
@@ -167,7 +193,8 @@ export class TaskOrchestrator implements OrchestrationTools {
 
   private plan(record: TaskRecord, args: JsonObject, position: CallPosition): Promise<PlanDelegationOutput> {
     const options = this.agent.options;
-    const remaining = this.agent.remainingCaps();
+    // With budgets that add up, a child is offered what its running siblings do not hold.
+    const remaining = this.agent.spendAddsUp ? leftForChildren(this.agent.remainingCaps(), this.agent.registry.tasks) : this.agent.remainingCaps();
     return this.agent.activities.orchestration.planDelegation.executeWithOptions({ summary: `plan ${record.taskId}: ${record.description}` }, [{
       request: args,
       parent: {
@@ -176,7 +203,7 @@ export class TaskOrchestrator implements OrchestrationTools {
         childDepth: options.depth + 1,
         maxDepth: options.maxDepth,
         workingDir: options.workingDir,
-        route: options.route,
+        ...(options.route ? { route: options.route } : {}),
         toolsets: options.toolsets,
         ...(options.toolFilter ? { toolFilter: options.toolFilter } : {}),
         ...(options.recipe ? { recipe: options.recipe } : {}),
@@ -242,11 +269,19 @@ export class TaskOrchestrator implements OrchestrationTools {
     void CancellationScope.nonCancellable(async () => {
       try {
         const result = await handle.result();
-        this.settle(record, result, true, record.totalUsage);
+        this.settle(record, result, true, this.finalUsage(record, result));
       } catch (error) {
         this.settle(record, this.endedWithoutResult(record, 'FAILED', `the child workflow ended without a result: ${errorText(error)}`), true, record.totalUsage);
       }
     }).catch(() => undefined);
+  }
+
+  /**
+   * A child's total when its end is learnt from its result (its settlement signal was lost): the result's
+   * own total, not the last progress figure, which is throttled and may be behind.
+   */
+  private finalUsage(record: TaskRecord, result: SubagentResult | undefined): TokenUsage {
+    return this.agent.spendAddsUp && result?.totalUsage ? usageOfView(result.totalUsage) : record.totalUsage;
   }
 
   /** A result for a child that ended without reporting one (terminated, timed out, failed). */

@@ -1,4 +1,5 @@
 import { ActivityFailure, ApplicationFailure, ContinueAsNew, isCancellation, TemporalFailure } from '@temporalio/workflow';
+import { FailureType } from '../contracts/failures';
 import type { CapCrossing } from '../domain/run-caps';
 import type { RunOutcome } from './agent-loop';
 
@@ -17,6 +18,8 @@ export function outcomeOfError(error: unknown, cancelReason: string | undefined,
   }
   if (error instanceof ActivityFailure) {
     const cause = error.cause;
+    // The tenant's daily cap refused the next model call (the worker's check): the run ends as its own cost cap would.
+    if (cause instanceof ApplicationFailure && cause.type === FailureType.dailyCostCap) return { status: 'budget', budget: 'cost', diagnostic: cause.message };
     if (cause instanceof ApplicationFailure) return { status: 'failed', diagnostic: `${cause.type ?? 'Error'}: ${cause.message}` };
     return { status: 'failed', diagnostic: cause?.message ?? error.message };
   }

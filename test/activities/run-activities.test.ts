@@ -7,9 +7,10 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { LocalBlobStore } from '../../src/activities/blob-store';
 import { createRunActivities, type RunActivityDependencies } from '../../src/activities/run-activities';
-import { ConversationStore } from '../../src/activities/conversation-store';
+import { ConversationStore, conversationSegment } from '../../src/activities/conversation-store';
+import { hookProgress } from '../../src/activities/hook-progress';
 import type { AgentHooksWire } from '../../src/contracts/agent-hooks';
-import type { RunAgentHookInput, RunCheckInput, RunCheckOutput } from '../../src/contracts/run-activities';
+import type { RunAgentHookInput, RunAgentHookOutput, RunCheckInput, RunCheckOutput } from '../../src/contracts/run-activities';
 import { ensureBubblewrap } from '../support/bubblewrap';
 
 /**
@@ -133,6 +134,28 @@ describe('runAgentHook around an orchestration tool', () => {
     expect(outcome).toEqual({ blocked: true, feedback: ['Check it.'], context: [], notes: [] });
     const event = JSON.parse(readFileSync(join(workingDir, 'post-input.json'), 'utf8')) as Record<string, unknown>;
     expect(event).toMatchObject({ hook_event_name: 'PostToolUse', tool_name: 'Agent', errand_tool_name: 'delegate', tool_response: "Result: The helper's long answer." });
+  });
+
+  test('a retried attempt resumes after the hooks that finished: each hook runs once per call', async () => {
+    const blobs = new LocalBlobStore(fresh('errand-run-blobs-'));
+    const run = activities({ blobs });
+    const workingDir = fresh('errand-tool-hook-');
+    const stopHooks: AgentHooksWire = {
+      agentName: 'lead',
+      file: 'project: .claude/agents/lead.md',
+      stop: [{ hooks: ['one', 'two', 'three'].map((word) => ({ command: `echo ${word} >> runs.log; echo "${word} says" >&2; exit 1`, timeoutSeconds: 30 })) }],
+    };
+    const stop: RunAgentHookInput = { workflowId: 'wf', conversationId: `wf@stop-${Math.random()}`, step: 'stop-4', event: 'SubagentStop', hooks: stopHooks, workingDir, eventInput: { stop_hook_active: false } };
+    // The first attempt ran two hooks (their outcome stored after each) and was lost before the third.
+    const first: RunAgentHookOutput = await environment.run(() => run.runAgentHook({ ...stop, hooks: { ...stopHooks, stop: [{ hooks: stopHooks.stop?.[0]?.hooks.slice(0, 2) ?? [] }] }, step: 'scratch' }));
+    expect(first.notes).toHaveLength(2);
+    const progress = await hookProgress(blobs, `outcomes/hooks/${conversationSegment(stop.conversationId)}/${stop.step}`, 3, false);
+    await progress.save(2, first);
+    const retried: RunAgentHookOutput = await new MockActivityEnvironment({ attempt: 2 }).run(() => run.runAgentHook(stop));
+    expect(readFileSync(join(workingDir, 'runs.log'), 'utf8')).toBe('one\ntwo\nthree\n');
+    expect(retried.notes).toHaveLength(3);
+    expect(retried.notes.slice(0, 2)).toEqual(first.notes);
+    expect(retried.notes[2]).toMatch(/^SubagentStop hook "echo three .*" exited with code 1 \(not blocking\): three says$/);
   });
 });
 

@@ -1,3 +1,4 @@
+import { childWorkflowId } from '../../src/contracts/workflow-ids';
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeChildren } from '../../src/activities/orchestration-activities';
@@ -100,9 +101,9 @@ describe("a child's output longer than the inline limit", () => {
     expect(texts.some((text) => text.includes("Line 1 of the child's long answer."))).toBe(true);
     expect(texts.filter((text) => text.includes(lastLine))).toEqual([]);
     // Nor does the child's own: it no longer reads its answer back to return it.
-    const child = await historyTexts(stack.client.workflow.getHandle(`${id}/task-1`));
+    const child = await historyTexts(stack.client.workflow.getHandle(childWorkflowId(id, 'task-1')));
     expect(child.filter((text) => text.includes(lastLine))).toEqual([]);
-    const result = (await stack.client.workflow.getHandle(`${id}/task-1`).result()) as { status: string; output: string; outputCut?: boolean; outputRef?: unknown };
+    const result = (await stack.client.workflow.getHandle(childWorkflowId(id, 'task-1')).result()) as { status: string; output: string; outputCut?: boolean; outputRef?: unknown };
     expect(result).toMatchObject({ status: 'completed', outputCut: true });
     expect(result.outputRef).toBeDefined();
     expect(result.output.length).toBeLessThanOrEqual(inlineTextLimit);
@@ -121,13 +122,13 @@ describe("a child's output longer than the inline limit", () => {
   });
 
   it('probeChildren (the check on children a run does not watch) reports the finished child slim too', async () => {
-    const [closed] = await probeChildren(stack.client, { workflowIds: [`${id}/task-1`] });
+    const [closed] = await probeChildren(stack.client, { workflowIds: [childWorkflowId(id, 'task-1')] });
     expect(closed).toMatchObject({ temporalStatus: 'COMPLETED', result: { status: 'completed', outputCut: true } });
     expect(JSON.stringify(closed)).not.toContain(lastLine);
   });
 
   it('the API and the CLI read the whole text of the finished child', async () => {
-    const child = `${id}/task-1`;
+    const child = childWorkflowId(id, 'task-1');
     const body = await json(await stack.request(`/v1/delegations/${encodeURIComponent(child)}/result`));
     expect(body).toMatchObject({ done: true, result: { status: 'completed', output: longAnswer } });
     expect((body.result as Record<string, unknown>).outputCut).toBeUndefined();
@@ -149,7 +150,7 @@ describe("a child's structured result longer than the inline limit", () => {
     expect(texts.filter((text) => text.includes('Structured line 30 of the answer.'))).toEqual([]);
     const [delegated] = toolResults(sessionRequests(message)[1]).map((result) => result.content);
     expect(delegated).toBe(`<task-output task="task-1">\n${json40}\n</task-output>`);
-    const body = await json(await stack.request(`/v1/delegations/${encodeURIComponent(`${id}/task-1`)}/result`));
+    const body = await json(await stack.request(`/v1/delegations/${encodeURIComponent(childWorkflowId(id, 'task-1'))}/result`));
     expect(body).toMatchObject({ done: true, result: { status: 'completed', output: json40, structured: longStructured } });
     expect((body.result as Record<string, unknown>).structuredCut).toBeUndefined();
   });

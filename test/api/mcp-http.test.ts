@@ -2,7 +2,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { callToolUpdate, pendingNoticesQuery } from '../../src/contracts/mcp-session-messages';
 import { cancelSignal } from '../../src/contracts/subagent-messages';
+import { until } from '../support/polling';
 import { orchestrationToolSpecs } from '../../src/domain/orchestration-tools';
 import { callErrandTool, nextNotice, startedTask } from '../support/mcp-errand-client';
 import { keys, startApiStack, type ApiStack } from './api-harness';
@@ -17,7 +19,8 @@ const clients: Client[] = [];
 const sessions: string[] = [];
 
 beforeAll(async () => {
-  stack = await startApiStack();
+  // A short longest wait, so a call past it answers "still running" quickly; few MCP sessions per tenant.
+  stack = await startApiStack({ extraEnv: { ERRAND_API_MAX_WAIT_MS: '8000', ERRAND_API_MAX_MCP_SESSIONS: '8' } });
 });
 afterAll(async () => {
   expect(stack.model.rejectedCalls).toHaveLength(0);
@@ -36,6 +39,24 @@ async function connect(key: string = keys.acme, sessionId?: string): Promise<{ c
   await client.connect(transport);
   if (transport.sessionId && !sessions.includes(transport.sessionId)) sessions.push(transport.sessionId);
   return { client, transport };
+}
+
+/** Posts one JSON-RPC message to /v1/mcp (with a session id when given). */
+async function postMcp(sessionId: string | undefined, message: Record<string, unknown>, key: string = keys.acme): Promise<Response> {
+  return stack.request('/v1/mcp', {
+    method: 'POST',
+    key,
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(sessionId ? { 'mcp-session-id': sessionId } : {}) },
+    body: JSON.stringify(message),
+  });
+}
+
+/** The first text of a tool call's JSON-RPC answer. */
+function toolText(response: Response): Promise<string> {
+  return response.json().then((body: unknown) => {
+    const answer = body as { result?: { content?: Array<{ text?: string }> } };
+    return answer.result?.content?.[0]?.text ?? JSON.stringify(answer);
+  });
 }
 
 describe('/v1/mcp (Streamable HTTP)', () => {
@@ -114,11 +135,72 @@ describe('/v1/mcp (Streamable HTTP)', () => {
     await transport.terminateSession();
     const description = await stack.client.workflow.getHandle(sessionId).result();
     expect(description).toMatchObject({ status: 'cancelled' });
-    const after = await stack.request('/v1/mcp', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-    });
+    const after = await postMcp(sessionId, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'load', arguments: {} } });
     expect(after.status).toBe(404);
+    // tools/list holds nothing of the session: it is answered without Temporal, ended session or not.
+    const listed = await postMcp(sessionId, { jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    expect(listed.status).toBe(200);
+    expect(JSON.stringify(await listed.json())).toContain('"delegate"');
+  });
+
+  it('runs a retried request (same JSON-RPC id and arguments) as the same call: one child; a new id is a new call', async () => {
+    const { transport } = await connect();
+    const sessionId = transport.sessionId ?? '';
+    const request = { jsonrpc: '2.0', id: 41, method: 'tools/call', params: { name: 'delegate', arguments: { instructions: 'take a moment, once only' } } };
+    const first = await toolText(await postMcp(sessionId, request));
+    const again = await toolText(await postMcp(sessionId, request));
+    expect(first).toContain('done: take a moment, once only');
+    expect(again).toBe(first);
+    const children = await stack.client.workflow.count(`ErrandParent = '${sessionId}'`);
+    expect(children.count).toBe(1);
+    // The same arguments under another request id are another call.
+    expect(await toolText(await postMcp(sessionId, { ...request, id: 43 }))).toContain('done: take a moment, once only');
+    expect((await stack.client.workflow.count(`ErrandParent = '${sessionId}'`)).count).toBe(2);
+  });
+
+  it('answers a call past the longest wait with "still running"; the same request again waits for the same task', async () => {
+    const { transport } = await connect();
+    const sessionId = transport.sessionId ?? '';
+    const request = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'delegate', arguments: { instructions: 'slow work in the foreground' } } };
+    const first = await toolText(await postMcp(sessionId, request));
+    expect(first).toMatch(/^delegate is still running after 8 s, the longest this server waits for one answer\./);
+    expect(first).toContain('Send the same request again (the same request id and arguments)');
+    const again = await toolText(await postMcp(sessionId, request));
+    expect(again).toBe(first);
+    const children = await stack.client.workflow.count(`ErrandParent = '${sessionId}'`);
+    expect(children.count).toBe(1);
+  }, 60_000);
+
+  it('keeps a notice until an answer that carried it is acknowledged: an answer nobody got leaves it for the next call', async () => {
+    const { client, transport } = await connect();
+    const sessionId = transport.sessionId ?? '';
+    const taskId = startedTask((await callErrandTool(client, 'delegate', { instructions: 'take a moment, then be noticed twice', async: true })).texts[0] ?? '');
+    const handle = stack.client.workflow.getHandle(sessionId);
+    await until(() => handle.query(pendingNoticesQuery), (notices) => notices.length > 0, 'the task\'s notice', 30_000);
+    // A call whose answer never reached the client (sent straight to the session, so nothing acknowledges it).
+    const lost = await handle.executeUpdate(callToolUpdate, { args: [{ name: 'list_subagent_models', arguments: {} }] });
+    expect(lost.notices).toHaveLength(1);
+    expect(lost.noticesUpTo).toBe(1);
+    // The client's next call gets the notice again; the API acknowledges that answer, so the one after has none.
+    const next = await callErrandTool(client, 'list_subagent_models');
+    expect(next.texts.slice(1)).toEqual([expect.stringContaining(`Background task ${taskId} completed`)]);
+    const after = await callErrandTool(client, 'list_subagent_models');
+    expect(after.texts).toHaveLength(1);
+    expect(await handle.query(pendingNoticesQuery)).toEqual([]);
+  });
+
+  it('refuses an initialize past the tenant\'s MCP session cap with a 429 (ERRAND_API_MAX_MCP_SESSIONS)', async () => {
+    const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'cap-test', version: '1.0.0' } } };
+    for (let index = 0; index < 8; index += 1) {
+      const answer = await postMcp(undefined, initialize, keys.globex);
+      expect(answer.status).toBe(200);
+      sessions.push(answer.headers.get('mcp-session-id') ?? '');
+    }
+    const past = await postMcp(undefined, initialize, keys.globex);
+    expect(past.status).toBe(429);
+    expect(past.headers.get('retry-after')).toBe('30');
+    expect(await past.text()).toContain('ERRAND_API_MAX_MCP_SESSIONS=8');
+    // Another tenant's sessions do not count.
+    expect((await postMcp(undefined, initialize)).status).toBe(200);
   });
 });

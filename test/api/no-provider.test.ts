@@ -40,6 +40,16 @@ describe('no model provider configured', () => {
     expect(problem.errors).toBeUndefined();
   });
 
+  it('an MCP initialize is not refused for want of a provider: the session has no model, its delegations are planned on the workers', async () => {
+    const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'no-provider', version: '1.0.0' } } };
+    const response = await appWithoutProviders().request('/v1/mcp', { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(initialize) });
+    // It goes on to start the session workflow, which this server's unreachable Temporal refuses.
+    const answer = await response.text();
+    expect(answer).not.toContain('not-configured');
+    expect(answer).not.toContain('No model provider is configured');
+    expect(response.status).not.toBe(200);
+  });
+
   it('still validates the body first: a malformed request is the caller\'s 400', async () => {
     const response = await appWithoutProviders().request('/v1/delegations', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ max_turns: 0 }) });
     expect(response.status).toBe(400);

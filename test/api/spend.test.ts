@@ -1,3 +1,4 @@
+import { childWorkflowId } from '../../src/contracts/workflow-ids';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { httpTransport } from '../../src/cli/api-transport';
@@ -99,7 +100,7 @@ describe('cost of a delegation with two model calls and a child', () => {
   it('GET /v1/delegations/{id}: usage, totalUsage and each task with its cost; the child answers for itself', async () => {
     const parent = await json(await stack.request(path(id)));
     expect(parent).toMatchObject({ state: 'completed', peek: { usage: ownParent, totalUsage: withChild, tasks: [{ taskId: 'task-1', state: 'completed', turns: 1, usage: ownChild }] } });
-    const child = await json(await stack.request(path(`${id}/task-1`)));
+    const child = await json(await stack.request(path(childWorkflowId(id, 'task-1'))));
     expect(child).toMatchObject({ state: 'completed', peek: { usage: ownChild, totalUsage: ownChild } });
   });
 
@@ -114,7 +115,7 @@ describe('cost of a delegation with two model calls and a child', () => {
     expect(await usageCommand([id, '--json'], tree.context)).toBe(0);
     const root = usageTreeSchema.parse(JSON.parse(tree.stdout.join('')));
     expect(root).toMatchObject({ id, state: 'completed', turns: 2, usage: ownParent, totalUsage: withChild });
-    expect(root.tasks).toEqual([{ id: `${id}/task-1`, description: 'count the files', state: 'completed', turns: 1, usage: ownChild, totalUsage: ownChild, tasks: [] }]);
+    expect(root.tasks).toEqual([{ id: childWorkflowId(id, 'task-1'), description: 'count the files', state: 'completed', turns: 1, usage: ownChild, totalUsage: ownChild, tasks: [] }]);
 
     const text = cli();
     expect(await usageCommand([id], text.context)).toBe(0);
@@ -168,7 +169,7 @@ describe('cost of a session and its task', () => {
     expect(await usageCommand([id, '--json'], tree.context)).toBe(0);
     const root = usageTreeSchema.parse(JSON.parse(tree.stdout.join('')));
     expect(root).toMatchObject({ id, usage: ownParent, totalUsage: withChild });
-    expect(root.tasks).toMatchObject([{ id: `${id}/task-1`, state: 'completed', usage: ownChild, totalUsage: ownChild }]);
+    expect(root.tasks).toMatchObject([{ id: childWorkflowId(id, 'task-1'), state: 'completed', usage: ownChild, totalUsage: ownChild }]);
     expect(vendor.rejectedRequests).toEqual([]);
     await stack.request(`/v1/sessions/${encodeURIComponent(id)}/cancel`, postJson({}));
   });

@@ -1,21 +1,23 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { freePort } from '../../src/dev/free-port';
+import { cliBundleEntry, cliBundleIsFresh } from '../support/built-artifacts';
 import { temporalAddress, temporalHttpUrl } from '../support/temporal';
 
 /**
- * The bundled CLI that `npm ci` builds (scripts/build-cli.ts): built here into a folder of its own, then run
- * the way bin/errand.js runs it, for commands that load different chunks — the command table alone, the
- * recipe checker (YAML, templates), the HTTP client, and the in-process API with the Temporal client. The
- * other CLI tests run bin/errand.js, which uses the bundle only when it is fresh; this one always does.
+ * The bundled CLI that `npm ci` builds (scripts/build-cli.ts), as the run's global setup left it in
+ * dist/cli-bundle/ (rebuilt there when a source is newer, test/support/built-artifacts.ts), run the way
+ * bin/errand.js runs it, for commands that load different chunks — the command table alone, the recipe
+ * checker (YAML, templates), the HTTP client, and the in-process API with the Temporal client. The other
+ * process tests run bin/errand.js, which picks the same bundle because it is fresh.
  */
 
 const run = promisify(execFile);
 const root = resolve(__dirname, '..', '..');
-let outdir: string;
+const outdir = dirname(cliBundleEntry);
 
 interface Run {
   code: number;
@@ -35,18 +37,11 @@ async function bundled(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run
   }
 }
 
-beforeAll(async () => {
-  // Under test-artifacts/ (two levels below the root, like dist/cli-bundle/) so the bundle finds the project.
-  mkdirSync(join(root, 'test-artifacts'), { recursive: true });
-  outdir = mkdtempSync(join(root, 'test-artifacts', 'cli-bundle-'));
-  await run(process.execPath, ['--import', 'tsx', join('scripts', 'build-cli.ts'), '--outdir', outdir], { cwd: root });
-}, 120_000);
-
-afterAll(() => {
-  if (outdir) rmSync(outdir, { recursive: true, force: true });
-});
-
 describe('the bundled CLI', () => {
+  it('is fresh: bin/errand.js runs it rather than the sources', () => {
+    expect(cliBundleIsFresh()).toBe(true);
+  });
+
   it('is split into chunks: the entry holds the command table only', () => {
     expect(existsSync(join(outdir, 'errand.mjs'))).toBe(true);
     expect(readdirSync(join(outdir, 'chunks')).length).toBeGreaterThan(5);
@@ -82,6 +77,16 @@ describe('the bundled CLI', () => {
     expect(loadedAtOnce('src/cli/stack-commands.ts')).toContain('@temporalio/worker');
     // Loaded on use: the S3 blob store's first call imports the SDK's chunk.
     expect(Object.values(meta.outputs).some((output) => Object.keys(output.inputs).some((input) => input.includes('node_modules/@aws-sdk/client-s3/')))).toBe(true);
+  });
+
+  it('reaches every bundled package that errand loads with import() through commonJsExports (a CommonJS chunk exports only `default`)', () => {
+    const meta = JSON.parse(readFileSync(join(outdir, 'meta.json'), 'utf8')) as { inputs: Record<string, { imports: { path: string; kind: string; external?: boolean; original?: string }[] }> };
+    const loaded = Object.entries(meta.inputs).flatMap(([file, input]) =>
+      file.startsWith('src/') ? input.imports.filter((imported) => imported.kind === 'dynamic-import' && !imported.external && imported.path.includes('node_modules/')).map((imported) => ({ file, specifier: imported.original ?? imported.path })) : [],
+    );
+    // The two there are today: the worker's OpenTelemetry interceptors (tracing on) and the AWS S3 SDK (the S3 stores).
+    expect(loaded.map(({ specifier }) => specifier).sort()).toEqual(['@aws-sdk/client-s3', '@temporalio/interceptors-opentelemetry/lib/worker/index.js']);
+    for (const { file } of loaded) expect(readFileSync(join(root, file), 'utf8'), file).toContain('commonJsExports(');
   });
 
   it('prints the usage', async () => {

@@ -180,6 +180,37 @@ describe('scripted OpenAI-compatible server', () => {
     expect(server.remainingSteps).toBe(1);
   });
 
+  it('takes the Anthropic betas Claude Code uses only when anthropic-beta names them: system messages between turns, deferred tools and their references', async () => {
+    const user = { role: 'user', content: 'hi' };
+    const deferred = { name: 'mcp__errand__delegate', description: 'delegate', input_schema: { type: 'object' }, defer_loading: true };
+    const search = { name: 'ToolSearch', description: 'find tools', input_schema: { type: 'object' } };
+    const referenced = (name: string) => [
+      user,
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'ToolSearch', input: { query: 'select:x' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'tool_reference', tool_name: name }] }] },
+    ];
+    const withBetas = (betas: string, body: unknown) =>
+      fetch(`${server.url}/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'anthropic-beta': betas }, body: JSON.stringify(body) });
+    const refusals: Array<[string, unknown, string]> = [
+      ['', { model: 'm', max_tokens: 10, messages: [user, { role: 'system', content: 'between turns' }] }, "messages.1.role: Input should be 'user' or 'assistant'"],
+      ['per-turn-control-2026-07-01', { model: 'm', max_tokens: 10, messages: [user, { role: 'system', content: [{ type: 'image', source: {} }] }] }, "messages.1.content.0.type: Input should be 'text'"],
+      ['', { model: 'm', max_tokens: 10, tools: [search, deferred], messages: [user] }, 'tools.1.custom.defer_loading: Extra inputs are not permitted'],
+      ['advanced-tool-use-2025-11-20', { model: 'm', max_tokens: 10, tools: [search, deferred], messages: referenced('mcp__other__tool') }, "messages.2.content.0: tool_reference names tool 'mcp__other__tool', which is not in `tools`"],
+    ];
+    for (const [betas, body, message] of refusals) {
+      const response = await withBetas(betas, body);
+      expect(response.status).toBe(400);
+      expect(await response.json()).toEqual({ type: 'error', error: { type: 'invalid_request_error', message }, request_id: 'req_scripted' });
+    }
+    expect(server.rejectedRequests).toHaveLength(refusals.length);
+    server.enqueue({ text: 'one' }, { text: 'two' });
+    const system = await withBetas('claude-code-20250219, per-turn-control-2026-07-01', { model: 'm', max_tokens: 10, messages: [user, { role: 'system', content: [{ type: 'text', text: 'between turns' }] }] });
+    expect(system.status).toBe(200);
+    const reference = await withBetas('advanced-tool-use-2025-11-20', { model: 'm', max_tokens: 10, tools: [search, deferred], messages: referenced('mcp__errand__delegate') });
+    expect(reference.status).toBe(200);
+    expect(server.rejectedRequests).toHaveLength(refusals.length);
+  });
+
   it("rejects what Chat Completions rejects, with OpenAI's error body", async () => {
     const cases: Array<[unknown, { message: string; code: string | null; param: string | null }]> = [
       [{ model: 'm', messages: [] }, { message: "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", code: 'empty_array', param: 'messages' }],

@@ -1,3 +1,4 @@
+import { childWorkflowId } from '../../src/contracts/workflow-ids';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -110,7 +111,7 @@ export async function runSessionWithTwoChildren(client: Client, options: { taskQ
     },
     { timeoutMs: 45_000, what: `session ${options.workflowId} to answer` },
   );
-  return { handle, sessionId: options.workflowId, childIds: [`${options.workflowId}/task-1`, `${options.workflowId}/task-2`], input };
+  return { handle, sessionId: options.workflowId, childIds: [childWorkflowId(options.workflowId, 'task-1'), childWorkflowId(options.workflowId, 'task-2')], input };
 }
 
 /**

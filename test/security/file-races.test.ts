@@ -69,6 +69,25 @@ describe('symlinks swapped in after the check', () => {
     expect(existsSync(path.join(sandbox.outside, 'new.txt'))).toBe(false);
   });
 
+  attack('make folders through a link swapped in for a missing folder after the check', async () => {
+    // write_file makes missing folders: a command running beside it swaps a link in where the first one
+    // will be. No folder may appear where the link points, and nothing is written.
+    const checked = await confined('drop/deeper/planted.txt');
+    await symlink(sandbox.outside, path.join(sandbox.workingDir, 'drop'));
+    expect(await writeConfined(checked, 'planted')).toEqual({ ok: false, reason: 'moved' });
+    expect(existsSync(path.join(sandbox.outside, 'deeper'))).toBe(false);
+    // The same one level down: the first folder is made, the second is a link by then.
+    await rm(path.join(sandbox.workingDir, 'drop'));
+    await mkdir(path.join(sandbox.workingDir, 'made'));
+    const lower = await confined('made/link/deeper/planted.txt');
+    await symlink(sandbox.outside, path.join(sandbox.workingDir, 'made', 'link'));
+    expect(await writeConfined(lower, 'planted')).toEqual({ ok: false, reason: 'moved' });
+    expect(existsSync(path.join(sandbox.outside, 'deeper'))).toBe(false);
+    // Without a swap the folders are made inside, and the file written there.
+    expect(await writeConfined(await confined('fresh/a/b.txt'), 'kept')).toEqual({ ok: true, created: true });
+    expect(await readFile(path.join(sandbox.workingDir, 'fresh', 'a', 'b.txt'), 'utf8')).toBe('kept');
+  });
+
   attack('hang read_file on a FIFO, and read past the size limit', async () => {
     execFileSync('mkfifo', [path.join(sandbox.workingDir, 'pipe')]);
     const tools = new Map((await createDeveloperToolset().tools()).map((tool) => [tool.spec.name, tool]));

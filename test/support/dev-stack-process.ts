@@ -1,14 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join, resolve } from 'node:path';
 import { freePort } from '../../src/dev/free-port';
+import { errandBin } from './built-artifacts';
 
 /**
- * `errand dev` as a person starts it: `bin/errand.js dev` in a child process with its own Temporal dev
- * server, worker and API, on free ports. The caller gives the environment (data and working folders,
+ * `errand dev` as a person starts it: `bin/errand.js dev` (over the CLI bundle the global setup keeps
+ * fresh) in a child process with its own Temporal dev server, worker and API, on free ports. The caller gives the environment (data and working folders,
  * providers, policy); the tools' locations of this run are passed on so no download happens.
  */
-
-const projectRoot = resolve(__dirname, '..', '..');
 
 /** A running `errand dev`. */
 export interface DevStackProcess {
@@ -27,7 +25,7 @@ export interface DevStackProcess {
 export async function startDevStackProcess(env: NodeJS.ProcessEnv, cwd: string): Promise<DevStackProcess> {
   const [api, temporal, http] = [await freePort(), await freePort(), await freePort()];
   const tools = { ERRAND_TEMPORAL_CLI: process.env.ERRAND_TEMPORAL_CLI, ERRAND_TOOLS_DIR: process.env.ERRAND_TOOLS_DIR };
-  const child = spawn(process.execPath, [join(projectRoot, 'bin', 'errand.js'), 'dev', '--headless', '--port', String(api), '--temporal-port', String(temporal), '--temporal-http-port', String(http)], {
+  const child = spawn(process.execPath, [errandBin, 'dev', '--headless', '--port', String(api), '--temporal-port', String(temporal), '--temporal-http-port', String(http)], {
     env: { ...tools, ...env },
     cwd,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { bundleWorkflows } from '../../scripts/bundle-workflows';
 import { startDevServer, type DevServer } from '../../src/dev/temporal-dev-server';
+import { ensureBuiltArtifacts } from './built-artifacts';
 import { clusterEnvironmentKeys } from './cluster-environment';
 
 /**
@@ -39,11 +40,18 @@ export async function setup(): Promise<void> {
   // test worker (and the production-image test's image) loads this file.
   const bundlePath = join(directory, 'workflow-bundle.js');
   const bundling = bundleWorkflows(bundlePath).then(() => bundlePath);
+  // The artifacts that process tests run (bin/errand.js over the CLI bundle, node dist/worker.js), rebuilt
+  // here once when a source is newer (test/support/built-artifacts.ts); a failed build fails the run.
+  const artifacts = ensureBuiltArtifacts({ worker: true }).then((built) => {
+    if (built.length > 0) process.stdout.write(`built for this run: ${built.join(', ')}\n`);
+  });
+  artifacts.catch(() => undefined); // awaited below; this only keeps an early failure from being "unhandled"
   const clusterAddress = process.env[clusterEnvironmentKeys.address];
   if (clusterAddress) {
     const httpUrl = process.env[clusterEnvironmentKeys.httpUrl];
     if (!httpUrl) throw new Error(`${clusterEnvironmentKeys.address} is set but ${clusterEnvironmentKeys.httpUrl} is not: give the cluster's HTTP API too (http://host:port)`);
     process.env[testEnvironmentKeys.workflowBundle] = await bundling;
+    await artifacts;
     process.env[testEnvironmentKeys.address] = clusterAddress;
     process.env[testEnvironmentKeys.uiUrl] = '';
     process.env[testEnvironmentKeys.httpUrl] = httpUrl;
@@ -53,6 +61,7 @@ export async function setup(): Promise<void> {
   }
   server = await startDevServer({ dbFile: join(dataDirectory, 'temporal.sqlite'), logFile });
   process.env[testEnvironmentKeys.workflowBundle] = await bundling;
+  await artifacts;
   process.env[testEnvironmentKeys.address] = server.address;
   process.env[testEnvironmentKeys.uiUrl] = server.uiUrl ?? '';
   process.env[testEnvironmentKeys.httpUrl] = server.httpUrl;

@@ -167,7 +167,8 @@ export async function startScriptedOpenAIServer(options: ScriptedServerOptions =
       });
     };
 
-    const check = checkVendorRequest(api, body, contextWindow);
+    const betas = (record.headers['anthropic-beta'] ?? '').split(',').map((beta) => beta.trim()).filter((beta) => beta !== '');
+    const check = checkVendorRequest(api, body, contextWindow, betas);
     if (!check.ok) {
       record.status = check.rejection.status;
       record.rejection = { type: check.rejection.type, message: check.rejection.message };

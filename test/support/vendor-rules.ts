@@ -9,8 +9,17 @@ import { isJsonObject, tryParseJson } from '../../src/llm/json-value';
  * wording. The rules are the ones errand's conversations meet in practice: tool-call/tool-result pairing,
  * Anthropic's roles and non-empty text, its thinking blocks when thinking is on, the output-token parameter
  * and thinking budget, and the context window (prompt tokens
- * estimated with errand's shared `estimateTokens`, from the messages rebuilt out of the body).
+ * estimated with errand's shared `estimateTokens`, from the messages rebuilt out of the body). Anthropic's
+ * betas that Claude Code's requests use are accepted only when the request's `anthropic-beta` header names
+ * them, as Anthropic does: `role: "system"` messages between the turns (`per-turn-control-2026-07-01`), and
+ * deferred tools (`defer_loading`) with the `tool_reference` blocks that load them
+ * (`advanced-tool-use-2025-11-20`), a reference naming a tool of the request.
  */
+
+/** The Anthropic beta that allows `role: "system"` messages in `messages`. */
+export const perTurnControlBeta = 'per-turn-control-2026-07-01';
+/** The Anthropic beta of deferred tools (`defer_loading`) and `tool_reference` blocks (tool search). */
+export const advancedToolUseBeta = 'advanced-tool-use-2025-11-20';
 
 /** Which vendor API a request used. */
 export type ScriptedApi = 'chat-completions' | 'messages';
@@ -43,10 +52,13 @@ export interface VendorRequest {
 /** The outcome of checking a body: a rejection, or what the request asks for. */
 export type VendorCheck = { ok: false; rejection: VendorRejection } | { ok: true; request: VendorRequest };
 
-/** Checks a request body of `api` against the vendor's rules and a context window of `contextWindow` tokens. */
-export function checkVendorRequest(api: ScriptedApi, body: JsonValue, contextWindow: number): VendorCheck {
+/**
+ * Checks a request body of `api` against the vendor's rules and a context window of `contextWindow` tokens;
+ * `betas` are the Anthropic betas the request's `anthropic-beta` header names.
+ */
+export function checkVendorRequest(api: ScriptedApi, body: JsonValue, contextWindow: number, betas: readonly string[] = []): VendorCheck {
   if (!isJsonObject(body)) return reject(api, 'the request body must be a JSON object');
-  return api === 'chat-completions' ? checkChatCompletions(body, contextWindow) : checkMessages(body, contextWindow);
+  return api === 'chat-completions' ? checkChatCompletions(body, contextWindow) : checkMessages(body, contextWindow, betas);
 }
 
 function reject(api: ScriptedApi, message: string, extra: { code?: string | null; param?: string | null } = {}): VendorCheck {
@@ -180,8 +192,12 @@ function emptyTextRule(where: string, blocks: JsonObject[]): string | undefined 
   return undefined;
 }
 
-function checkMessages(body: JsonObject, contextWindow: number): VendorCheck {
+function checkMessages(body: JsonObject, contextWindow: number, betas: readonly string[]): VendorCheck {
   const api: ScriptedApi = 'messages';
+  const rawTools = Array.isArray(body.tools) ? body.tools.filter(isJsonObject) : [];
+  const deferredAt = rawTools.findIndex((tool) => tool.defer_loading !== undefined);
+  if (deferredAt >= 0 && !betas.includes(advancedToolUseBeta)) return reject(api, `tools.${deferredAt}.custom.defer_loading: Extra inputs are not permitted`);
+  const toolNames = new Set(rawTools.map((tool) => tool.name));
   if (typeof body.model !== 'string' || body.model === '') return reject(api, 'model: Field required');
   if (body.max_tokens === undefined || body.max_tokens === null) return reject(api, 'max_tokens: Field required');
   if (!positiveInteger(body.max_tokens)) return reject(api, 'max_tokens: Input should be greater than or equal to 1');
@@ -206,6 +222,18 @@ function checkMessages(body: JsonObject, contextWindow: number): VendorCheck {
   let previousToolUses: string[] = [];
   let lastAssistant: { index: number; blocks: JsonObject[] } | undefined;
   for (const [index, raw] of rawMessages.entries()) {
+    if (isJsonObject(raw) && raw.role === 'system' && index > 0 && betas.includes(perTurnControlBeta)) {
+      // Instructions between the turns: text only, and not between a tool call and its result.
+      if (previousToolUses.length > 0) return unansweredAnthropic(index - 1, previousToolUses);
+      const blocks = blocksOf(raw.content);
+      const other = blocks.findIndex((block) => block.type !== 'text');
+      if (other >= 0) return reject(api, `messages.${index}.content.${other}.type: Input should be 'text'`);
+      if (blocks.length === 0) return reject(api, `messages.${index}: all messages must have non-empty content except for the optional final assistant message`);
+      const textProblem = emptyTextRule('messages', blocks);
+      if (textProblem !== undefined) return reject(api, textProblem);
+      for (const block of blocks) messages.push({ role: 'system', content: typeof block.text === 'string' ? block.text : '' });
+      continue;
+    }
     if (!isJsonObject(raw) || (raw.role !== 'user' && raw.role !== 'assistant')) {
       return reject(api, `messages.${index}.role: Input should be 'user' or 'assistant'`);
     }
@@ -228,6 +256,10 @@ function checkMessages(body: JsonObject, contextWindow: number): VendorCheck {
             );
           }
           answered.add(id);
+          const references = blocksOf(block.content).filter((item) => item.type === 'tool_reference');
+          if (references.length > 0 && !betas.includes(advancedToolUseBeta)) return reject(api, `messages.${index}.content.${blockIndex}.content.0.type: Input tag 'tool_reference' found using 'type' does not match any of the expected tags: 'text', 'image', 'search_result', 'document'`);
+          const unknown = references.find((item) => !toolNames.has(item.tool_name));
+          if (unknown !== undefined) return reject(api, `messages.${index}.content.${blockIndex}: tool_reference names tool '${String(unknown.tool_name)}', which is not in \`tools\``);
           messages.push({ role: 'tool', toolCallId: id, toolName: '', content: textOf(block.content) });
         } else if (block.type === 'text') {
           messages.push({ role: 'user', content: typeof block.text === 'string' ? block.text : '' });
@@ -265,7 +297,7 @@ function checkMessages(body: JsonObject, contextWindow: number): VendorCheck {
     }
   }
 
-  const tools: ToolSpec[] = (Array.isArray(body.tools) ? body.tools.filter(isJsonObject) : []).map((tool) => ({
+  const tools: ToolSpec[] = rawTools.map((tool) => ({
     name: typeof tool.name === 'string' ? tool.name : '',
     description: typeof tool.description === 'string' ? tool.description : '',
     inputSchema: isJsonObject(tool.input_schema) ? tool.input_schema : {},

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { distWorker } from './built-artifacts';
 import { temporalAddress, temporalNamespace, workflowBundlePath } from './temporal';
 
 const projectRoot = resolve(__dirname, '..', '..');
@@ -19,15 +20,16 @@ export interface WorkerProcess {
 }
 
 /**
- * Starts `src/worker.ts` in one child process (node --import tsx, so SIGKILL reaches the worker itself) with the given configuration environment. The worker loads
- * the run's prebuilt workflow bundle, so it starts in a couple of seconds.
+ * Starts the worker as the image starts it (`node dist/worker.js`, the build the global setup keeps fresh)
+ * in one child process, so SIGKILL reaches the worker itself, with the given configuration environment.
+ * The worker loads the run's prebuilt workflow bundle, so it starts in a couple of seconds.
  */
 export function startWorkerProcess(name: string, env: Record<string, string>): WorkerProcess {
   const logDirectory = join(projectRoot, 'test-artifacts', 'workers');
   mkdirSync(logDirectory, { recursive: true });
   const logFile = join(logDirectory, `${name}-${Date.now()}.log`);
   const log = createWriteStream(logFile);
-  const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'src', 'worker.ts')], {
+  const child = spawn(process.execPath, [distWorker], {
     cwd: projectRoot,
     env: {
       ...process.env,

@@ -48,6 +48,22 @@ describe('no provider configured', () => {
   });
 });
 
+describe('a parent with no model of its own (an MCP session)', () => {
+  const { parent: _parent, ...routeless } = inputs();
+  test('its delegation takes the configured default, else what the delegation names', () => {
+    expect(route(chooseModel({ ...routeless, configuredDefault: { provider: 'anthropic', model: 'c-think' } }))).toEqual({ provider: 'anthropic', model: 'c-think' });
+    expect(route(chooseModel({ ...routeless, request: { provider: 'openai' } }))).toEqual({ provider: 'openai', model: 'o-think', reasoningEffort: 'medium' });
+  });
+  test('with neither, the delegation (not the session\'s start) is refused with the setting that fixes it', () => {
+    const choice = chooseModel(routeless);
+    expect(choice.ok).toBe(false);
+    expect(choice.ok ? '' : choice.message).toMatch(/no default model is configured and the delegating session has none of its own.*Set ERRAND_DEFAULT_MODEL/);
+  });
+  test('cannot fork: there is no conversation or route to keep', () => {
+    expect(forkRefusal(delegateRequestSchema.parse({ instructions: 'x', fork: true }), { hasConversation: false, override: {} })).toContain('needs a conversation to fork');
+  });
+});
+
 describe('reasoning effort precedence', () => {
   test('delegate > recipe settings > the parent (same model) > the model default', () => {
     expect(route(chooseModel(inputs({ request: { reasoningEffort: 'low' }, recipe: { reasoningEffort: 'medium' } }))).reasoningEffort).toBe('low');

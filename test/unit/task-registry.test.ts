@@ -15,8 +15,11 @@ import {
   liveContinuables,
   markRead,
   recordSettlement,
+  retireUsage,
+  usageOfView,
   type TaskRegistry,
 } from '../../src/domain/task-registry';
+import { addUsage, zeroUsage } from '../../src/contracts/model';
 
 const limits: TaskLimits = { maxBackgroundTasks: 2, maxContinuables: 2, waitTimeoutMs: 1_000, completedTaskTtlMs: 10_000 };
 
@@ -35,9 +38,16 @@ describe('task registry', () => {
     const registry = emptyRegistry();
     const first = addTask(registry, { parentWorkflowId: 'errand-1', mode: 'background', description: 'a', now: 1 });
     const second = addTask(registry, { parentWorkflowId: 'errand-1', mode: 'foreground', description: 'b', now: 2 });
-    expect([first.taskId, first.workflowId, second.taskId]).toEqual(['task-1', 'errand-1/task-1', 'task-2']);
+    expect([first.taskId, first.workflowId, second.taskId]).toEqual(['task-1', 'errand-1~task-1', 'task-2']);
     expect(findTask(registry, 'task-2')).toBe(second);
     expect(first.state).toBe('starting');
+  });
+
+  test('a run from before the id rule (its patch not taken) names its children with /', () => {
+    const registry = emptyRegistry();
+    const legacy = addTask(registry, { parentWorkflowId: 'errand-1', mode: 'background', description: 'a', now: 1, legacyId: true });
+    const current = addTask(registry, { parentWorkflowId: 'errand-1', mode: 'background', description: 'b', now: 2 });
+    expect([legacy.workflowId, current.workflowId]).toEqual(['errand-1/task-1', 'errand-1~task-2']);
   });
 
   test('a slot is held by background tasks running a turn; foreground tasks and waiting continuables hold none', () => {
@@ -114,6 +124,30 @@ describe('task registry', () => {
     expect(dropped.map((task) => task.taskId).sort()).toEqual([ended[0]?.taskId, ended[2]?.taskId].sort());
     expect(registry.tasks).toContain(live);
     expect(registry.tasks).toHaveLength(3);
+  });
+
+  test("an expired record's tokens and cost stay in the total through the retired-usage ledger", () => {
+    const registry = emptyRegistry();
+    const priced = add(registry, 'foreground');
+    const other = add(registry, 'background');
+    recordSettlement(priced, result('completed'), true, { inputTokens: 1_000, outputTokens: 200, costMicroUsd: 3_600 }, 0);
+    recordSettlement(other, result('completed'), true, { inputTokens: 10, outputTokens: 5, costMicroUsd: 60 }, 0);
+    markRead(priced, 100);
+    const own = { inputTokens: 50, outputTokens: 5, costMicroUsd: 140 };
+    const total = (ledger: typeof zeroUsage) => registry.tasks.reduce((sum, task) => addUsage(sum, task.totalUsage), addUsage(own, ledger));
+    const before = total(zeroUsage);
+    const ledger = retireUsage(zeroUsage, expireTasks(registry, 100 + 1_001, 1_000, 100));
+    expect(registry.tasks).toEqual([other]);
+    expect(ledger).toEqual({ inputTokens: 1_000, outputTokens: 200, costMicroUsd: 3_600 });
+    expect(total(ledger)).toEqual(before);
+    expect(before).toEqual({ inputTokens: 1_060, outputTokens: 210, costMicroUsd: 3_800 });
+    // The ledger only grows: a later drop adds to it.
+    markRead(other, 2_000);
+    expect(retireUsage(ledger, expireTasks(registry, 3_001, 1_000, 100))).toEqual({ inputTokens: 1_010, outputTokens: 205, costMicroUsd: 3_660 });
+  });
+
+  test("a result's usage view settles as a record's usage (without the dollars)", () => {
+    expect(usageOfView({ inputTokens: 3, outputTokens: 4, costMicroUsd: 12, costUsd: 0.000012 })).toEqual({ inputTokens: 3, outputTokens: 4, costMicroUsd: 12 });
   });
 
   test('carried records hold previews and the reference, never whole outputs', () => {

@@ -5,9 +5,9 @@ import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ConversationStore } from '../../src/activities/conversation-store';
 import type { SessionInput, SessionResult } from '../../src/contracts/session';
-import { sendMessageUpdate, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent-messages';
+import { peekQuery, sendMessageUpdate, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent-messages';
+import type { SubagentPeek, SubagentResult } from '../../src/contracts/subagent-result';
 import type { SubagentInput } from '../../src/contracts/subagent';
-import type { SubagentResult } from '../../src/contracts/subagent-result';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { ConversationScripts, toolResults } from '../support/conversation-scripts';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
@@ -152,6 +152,31 @@ describe('cost cap', () => {
     for (const id of [handle.workflowId, `${handle.workflowId}/task-1`]) {
       await Worker.runReplayHistory({ workflowBundle: { codePath: workflowBundlePath() } }, await client.workflow.getHandle(id).fetchHistory(), id);
     }
+  });
+
+  test("a child's spend stays in its session's total and cap after its task record expired (TTL 1 s)", async () => {
+    const child = scripts.add('cost-retired-child', [{ text: 'done', usage: { inputTokens: 3_000, outputTokens: 0 } }]);
+    const session = scripts.add('cost-retired', [
+      // 1,000 micro-dollars; the child's 6,000; 1,000: $0.008 of the session's $0.01 after the first message.
+      { toolCalls: [delegateCall({ instructions: `work ${child}` })], usage: { inputTokens: 500, outputTokens: 0 } },
+      { text: 'the helper is done', usage: { inputTokens: 500, outputTokens: 0 } },
+      // The second message's call: 2,000 more, $0.01 with the child's — only if the child's 6,000 still count.
+      { toolCalls: [{ name: 'developer__list_directory', arguments: { path: '.' } }], usage: { inputTokens: 1_000, outputTokens: 0 } },
+      { text: 'over the cap, never reached', usage: { inputTokens: 1, outputTokens: 1 } },
+    ]);
+    const handle = await startSession({ costBudgetMicroUsd: 10_000, tasks: { maxBackgroundTasks: 5, waitTimeoutMs: 30_000, completedTaskTtlMs: 1_000 } });
+    await say(handle, `Go ${session}`);
+    await replies(handle, 1);
+    // The foreground child's result was read when it ended: past the TTL, the next turn drops its record.
+    await new Promise((resolveWait) => setTimeout(resolveWait, 1_500));
+    await say(handle, 'Go on');
+    const ended: SessionResult = await handle.result();
+    expect(ended).toMatchObject({ status: 'budget', diagnostic: 'spent $0.01 (with its subagents); the cost budget is $0.01' });
+    expect(scripts.of('cost-retired')).toHaveLength(3);
+    const peek: SubagentPeek = await handle.query(peekQuery);
+    expect(peek.tasks).toBeUndefined();
+    expect(peek.totalUsage).toMatchObject({ inputTokens: 5_000, costMicroUsd: 10_000 });
+    expect(peek.usage).toMatchObject({ costMicroUsd: 4_000 });
   });
 
   test('a cost cap on a model without prices is refused before anything starts, naming the model', async () => {

@@ -11,7 +11,6 @@ import type { ApiDependencies } from '../api-dependencies';
 import type { ApiEnv } from '../api-env';
 import { idempotentUpdateId, requestFingerprint } from '../delegation-ids';
 import { checkDelegationLimits } from '../request-limits';
-import { assertTenantDailyCap } from '../daily-cost-cap';
 import { ApiProblem, assertProviderConfigured, ProblemKind } from '../problem';
 import { mountRoute, sendJson } from '../route-spec';
 import {
@@ -43,7 +42,6 @@ export function mountDelegationRoutes(app: Hono<ApiEnv>, deps: ApiDependencies):
   mountRoute(app, startDelegationRoute, async ({ body, query, headers, tenant, c }) => {
     assertProviderConfigured(deps.config, 'delegation');
     checkDelegationLimits(body, deps.config);
-    await assertTenantDailyCap(deps.config, deps.tenantSpend, tenant);
     const plan = await deps.plan(body, { tenant });
     if (!plan.ok) {
       const unknownSource = plan.suggestions !== undefined;

@@ -1,13 +1,15 @@
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import type * as McpServerParts from '../mcp-server-parts';
 import { createBlobStore } from '../../activities/blob-store-factory';
 import type { ApiDependencies } from '../api-dependencies';
 import type { ApiEnv } from '../api-env';
 import { mcpDeleteRoute, mcpPostRoute, mcpStreamRoute } from '../mcp-route-specs';
 import { servedByLambda } from '../delegation-event-stream';
-import { mcpNoticePollIntervalMs, eventStreamMinLifetimeMs } from '../../contracts/limits';
+import { mcpAnswerMarginMs, mcpNoticePollIntervalMs, mcpSessionsRetryAfterSeconds, eventStreamMinLifetimeMs } from '../../contracts/limits';
+import { createLogger } from '../../observability/json-logger';
+import { describeToolFailure } from '../mcp-tool-failure';
 import { storedTextReader } from '../mcp-stored-text';
-import { ApiProblem, assertProviderConfigured, ProblemKind } from '../problem';
+import { ApiProblem, ProblemKind } from '../problem';
 import { mountRoute } from '../route-spec';
 import type { SessionService } from '../session-service';
 
@@ -20,6 +22,27 @@ let mcpParts: Promise<typeof McpServerParts> | undefined;
 function loadMcpParts(): Promise<typeof McpServerParts> {
   mcpParts ??= import('../mcp-server-parts.js');
   return mcpParts;
+}
+
+/** Methods answered without the session: they hold nothing of it. */
+const sessionFreeMethods = new Set(['tools/list', 'ping']);
+
+/** Whether a JSON-RPC message needs the session workflow (a tool call, a reconnecting initialize). */
+function usesSession(message: { method?: unknown }): boolean {
+  if (typeof message.method !== 'string') return false;
+  return !sessionFreeMethods.has(message.method) && !message.method.startsWith('notifications/');
+}
+
+/**
+ * How long a tool call waits for its result: the API's longest wait (`ERRAND_API_MAX_WAIT_MS`), and in a
+ * Lambda at most its remaining time less a margin for the answer, so the client gets "still running"
+ * rather than the gateway's timeout.
+ */
+function toolCallWaitMs(c: Context<ApiEnv>, maxWaitMs: number): number {
+  const env: unknown = c.env;
+  const lambdaContext = typeof env === 'object' && env !== null && 'lambdaContext' in env ? (env.lambdaContext as { getRemainingTimeInMillis?: () => number } | undefined) : undefined;
+  const remaining = lambdaContext?.getRemainingTimeInMillis?.();
+  return remaining === undefined ? maxWaitMs : Math.max(0, Math.min(maxWaitMs, remaining - mcpAnswerMarginMs));
 }
 
 /**
@@ -39,22 +62,41 @@ export function mountMcpRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
   };
   const resolveParts = storedTextReader(createBlobStore(deps.config));
 
-  /** A running session of the tenant, or 404 (the MCP answer that tells a client to initialize anew). */
+  const log = createLogger('api');
+  const describeError = (tenant: string, sessionId: string) => (error: unknown): string => describeToolFailure(error, log, { tenant, sessionId });
+
+  /** A running session of the tenant, or 404 (the MCP answer that tells a client to initialize anew): one describe. */
   const running = async (tenant: string, id: string): Promise<void> => {
-    const found = await service().get(tenant, id);
-    if (!found.running) throw new ApiProblem(404, ProblemKind.notFound, 'No such MCP session', { detail: `MCP session ${id} has ended; initialize a new one` });
+    if (!(await service().isRunning(tenant, id))) throw new ApiProblem(404, ProblemKind.notFound, 'No such MCP session', { detail: `MCP session ${id} has ended; initialize a new one` });
+  };
+
+  /** A new MCP session, unless the tenant already runs as many as the server allows. */
+  const startSession = async (tenant: string): Promise<string> => {
+    // No provider check: an MCP session has no model of its own (the client's model calls the tools); each
+    // delegate is planned on a worker, with the worker's providers, and refused there if none can run it.
+    const most = deps.api.maxMcpSessionsPerTenant;
+    const held = await service().runningMcpSessions(tenant, most);
+    if (held >= most) {
+      throw new ApiProblem(429, ProblemKind.tooManyMcpSessions, 'Too many MCP sessions', {
+        detail: `this tenant already has ${held} MCP sessions running, the most this server allows (ERRAND_API_MAX_MCP_SESSIONS=${most}); reconnect to one with its Mcp-Session-Id, end one with DELETE /v1/mcp, or wait for an idle one to end`,
+        headers: { 'retry-after': String(mcpSessionsRetryAfterSeconds) },
+      });
+    }
+    return (await service().start(tenant, { mcp: true })).id;
   };
 
   mountRoute(app, mcpPostRoute, async ({ body, headers, tenant, c }) => {
     const given = headers['Mcp-Session-Id'];
-    const initializing = (Array.isArray(body) ? body : [body]).some((message) => message.method === 'initialize');
+    const messages = Array.isArray(body) ? body : [body];
+    const initializing = messages.some((message) => message.method === 'initialize');
     let sessionId: string;
     if (given !== undefined) {
-      await running(tenant, given);
+      // tools/list, ping and notifications are answered from this process alone: they hold nothing of the
+      // session's. Only a message that uses the session (a tool call, a reconnecting initialize) looks it up.
+      if (messages.some(usesSession)) await running(tenant, given);
       sessionId = given;
     } else if (initializing) {
-      assertProviderConfigured(deps.config, 'session');
-      sessionId = (await service().start(tenant, { mcp: true })).id;
+      sessionId = await startSession(tenant);
     } else {
       throw new ApiProblem(400, ProblemKind.invalidRequest, 'No MCP session', {
         detail: 'send the Mcp-Session-Id header that the initialize answer gave, or initialize first',
@@ -62,12 +104,14 @@ export function mountMcpRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
       });
     }
     const { createErrandMcpServer, WebStandardStreamableHTTPServerTransport: Transport } = await loadMcpParts();
+    // A call waits at most the API's longest wait (and what a Lambda has left), then answers "still running".
+    const waitMs = toolCallWaitMs(c, deps.api.maxWaitMs);
     const server = createErrandMcpServer({
       sessionId,
       reconnect: `the Mcp-Session-Id header ${sessionId}`,
-      callTool: (input) => service().callTool(tenant, sessionId, input),
+      callTool: (input, requestId) => service().callTool(tenant, sessionId, input, { requestId, waitMs, checked: true }),
       resolveParts,
-      describeError: (error) => (error instanceof Error ? error.message : String(error)),
+      describeError: describeError(tenant, sessionId),
       toolPolicy: deps.config.toolPolicy,
     });
     // Stateless transport: the session is the workflow, named by the header this route sets on every answer.
@@ -118,9 +162,9 @@ export function mountMcpRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
     const server = createErrandMcpServer({
       sessionId: id,
       reconnect: `the Mcp-Session-Id header ${id}`,
-      callTool: (input) => service().callTool(tenant, id, input),
+      callTool: (input, requestId) => service().callTool(tenant, id, input, { requestId, waitMs: toolCallWaitMs(c, deps.api.maxWaitMs) }),
       resolveParts,
-      describeError: (error) => (error instanceof Error ? error.message : String(error)),
+      describeError: describeError(tenant, id),
       toolPolicy: deps.config.toolPolicy,
     });
     const transport = new Transport({ sessionIdGenerator: undefined });

@@ -11,7 +11,6 @@ import type { ApiDependencies } from '../api-dependencies';
 import type { ApiEnv } from '../api-env';
 import { ApiProblem, assertProviderConfigured, ProblemKind } from '../problem';
 import { checkSessionLimits } from '../request-limits';
-import { assertTenantDailyCap } from '../daily-cost-cap';
 import { mountRoute, sendJson } from '../route-spec';
 import { cancelSessionRoute, decideApprovalRoute, getSessionRoute, listApprovalsRoute, sendSessionMessageRoute, startSessionRoute } from '../route-table';
 
@@ -28,7 +27,6 @@ export function mountSessionRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): vo
   mountRoute(app, startSessionRoute, async ({ body, tenant, c }) => {
     assertProviderConfigured(deps.config, 'session');
     checkSessionLimits(body, deps.config);
-    await assertTenantDailyCap(deps.config, deps.tenantSpend, tenant);
     const started = await service().start(tenant, body);
     const self = `/v1/sessions/${encodeURIComponent(started.id)}`;
     c.header('location', self);
