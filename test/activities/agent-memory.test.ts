@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentMemory, excerpt, isAgentMemoryConflict, memoryFolderKey, memoryLocationFor, memoryPath } from '../../src/activities/agent-memory';
 import { LocalBlobStore } from '../../src/activities/blob-store';
-import { agentMemoryPromptMaxBytes, agentMemoryPromptMaxLines } from '../../src/contracts/limits';
+import { agentMemoryPromptMaxBytes, agentMemoryPromptMaxLines, agentMemoryWriteAttempts } from '../../src/contracts/limits';
 import { memoryToolSpecs, runMemoryTool } from '../../src/tools/memory-tools';
 import { findSkills, FolderSkillPlace, projectSkillPlace } from '../../src/sources/skill-sources';
 import { SharedSources } from '../../src/sources/shared-sources';
@@ -85,7 +85,9 @@ describe('memory folders on the blob store', () => {
 
   it('parallel edits of one file all land: each writes the revision after the one it read, and reads again when another took it', async () => {
     const location = { tenant: 'acme', scope: 'user' as const, agent: 'editors' };
-    const lines = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta'];
+    // As many editors as an edit has attempts (agentMemoryWriteAttempts): each round one of them lands, so the last
+    // one lands at its last attempt at worst. More at once may be told to read again and retry.
+    const lines = ['alpha', 'beta', 'gamma', 'delta', 'epsilon'].slice(0, agentMemoryWriteAttempts);
     expect((await runMemoryTool(blobs, location, 'memory__write', { path: 'memory/MEMORY.md', content: lines.join('\n') }, signal)).isError).toBe(false);
     const edits = await Promise.all(lines.map((line) => runMemoryTool(blobs, location, 'memory__edit', { path: 'memory/MEMORY.md', old_text: line, new_text: line.toUpperCase() }, signal)));
     expect(edits.map((edit) => edit.isError)).toEqual(lines.map(() => false));

@@ -4,12 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { devStackTokenFileName } from '../../src/contracts/limits';
 import { searchAttributes } from '../../src/contracts/search-attributes';
 import { temporalCliPath, toolsDirectory } from '../../src/dev/tool-paths';
+import { errandBin } from '../support/built-artifacts';
 import { startDevStackProcess, type DevStackProcess } from '../support/dev-stack-process';
 import { docBlock, fillPlaceholders, projectRoot, shellCommands, type DocBlock } from '../support/doc-blocks';
 import { claudeMcpAddEntry, codexEntry, cursorEntry, gooseEntry, shellWords, type McpClientEntry } from '../support/mcp-client-entries';
@@ -28,6 +30,8 @@ import { until } from '../support/polling';
 
 let stack: DevStackProcess;
 let scratch: string;
+let dataDir: string;
+let workDir: string;
 let token: string;
 let temporalAddress: string;
 /** A folder with `temporal` on it, as a user who installed Temporal's CLI has. */
@@ -35,8 +39,8 @@ let binDir: string;
 
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'errand-doc-stack-'));
-  const dataDir = join(scratch, 'data');
-  const workDir = join(scratch, 'work');
+  dataDir = join(scratch, 'data');
+  workDir = join(scratch, 'work');
   binDir = join(scratch, 'bin');
   for (const dir of [dataDir, workDir, binDir]) mkdirSync(dir);
   symlinkSync(temporalCliPath(), join(binDir, 'temporal'));
@@ -124,6 +128,32 @@ async function endedResult(id: string): Promise<z.infer<typeof endedSchema>['res
   if (!ended.success) throw ended.error;
   return ended.data.result;
 }
+
+describe('docs/mcp.md over stdio', () => {
+  it('goose’s, Codex’s and Cursor’s stdio entry starts `errand mcp`, which finds the running stack and serves the tools', async () => {
+    const entries = [gooseEntry(docBlock('mcp-goose-stdio').text, 'errand'), codexEntry(docBlock('mcp-codex-stdio').text, 'errand', {}), cursorEntry(docBlock('mcp-cursor-stdio').text, 'errand')];
+    expect(new Set(entries.map((entry) => JSON.stringify(entry))).size).toBe(1);
+    const entry = entries[0];
+    if (entry?.transport !== 'stdio') throw new Error(`expected a stdio entry, got ${JSON.stringify(entry)}`);
+    // The entry's command is `errand` on the PATH (npm link): here the built launcher it links to. Its settings
+    // are the entry's, the project folder filled in; the user's environment gives the data folder (default
+    // ~/.local/state/errand, here the stack's), where `errand dev` left dev-stack.json.
+    expect(entry.command).toBe('errand');
+    const env = { PATH: process.env.PATH ?? '', HOME: scratch, ERRAND_DATA_DIR: dataDir, ...Object.fromEntries(Object.entries(entry.env).map(([name, value]) => [name, value === '/path/to/your/project' ? workDir : value])) };
+    const transport = new StdioClientTransport({ command: process.execPath, args: [errandBin, ...entry.args], env, stderr: 'pipe' });
+    const client = new Client({ name: 'docs-stdio-entry', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name).sort()).toEqual(['delegate', 'list_subagent_models', 'load', 'send_message']);
+      const result = z.object({ content: z.array(z.object({ type: z.literal('text'), text: z.string() })), isError: z.boolean().optional() }).loose().parse(await client.callTool({ name: 'list_subagent_models', arguments: {} }));
+      expect(result.isError).not.toBe(true);
+      expect(result.content[0]?.text).toContain('demo');
+    } finally {
+      await client.close();
+    }
+  });
+});
 
 describe('docs/mcp.md over HTTP', () => {
   /** Connects with what the client read from its entry, lists the tools and calls one. */

@@ -50,7 +50,7 @@ async function peekUntil(workflowId: string, done: (peek: SubagentPeek) => boole
 describe('approvals', () => {
   attack("approve its own child's tool call", async () => {
     const sessionId = `errand-self-approve-${Date.now()}`;
-    const childId = `${sessionId}/task-1`;
+    const childId = `${sessionId}~task-1`;
     const child = scripts.add('self-approve-child', [{ toolCalls: [{ name: 'developer__write_file', arguments: { path: 'pwned.txt', content: 'written without a person' } }] }, { text: 'child done' }]);
     scripts.add('self-approve', (_request, call) => {
       if (call === 0) return { toolCalls: [{ name: 'delegate', arguments: { instructions: `write the file ${child}`, async: true } }] };

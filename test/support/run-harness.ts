@@ -70,7 +70,7 @@ export function freshFolder(prefix: string): string {
 
 /** The result of a child task of a session. */
 export function childResult(client: Client, sessionId: string, task: string): Promise<SubagentResult> {
-  return client.workflow.getHandle(`${sessionId}/${task}`).result();
+  return client.workflow.getHandle(`${sessionId}~${task}`).result();
 }
 
 /** The tool result with this name in a request (the last one). */

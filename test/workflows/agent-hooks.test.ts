@@ -202,7 +202,7 @@ describe('agent-file hooks', () => {
       { text: 'Finished.' },
     ]);
     const handle = await harness.startSession(workingDir, `go ${session}`);
-    const childId = `${handle.workflowId}/task-1`;
+    const childId = `${handle.workflowId}~task-1`;
     const result: SubagentResult = await until(() => harness.client.workflow.getHandle(childId).result() as Promise<SubagentResult>, Boolean, 'the child result', 120_000);
     expect(result.status).toBe('completed');
     expect(result.output).toBe('Done, and the tests pass.');
@@ -252,7 +252,7 @@ describe('agent-file hooks', () => {
       { text: 'Finished.' },
     ]);
     const handle = await harness.startSession(workingDir, `go ${session}`);
-    const childId = `${handle.workflowId}/task-1`;
+    const childId = `${handle.workflowId}~task-1`;
     const childHandle = harness.client.workflow.getHandle(childId);
     const result: SubagentResult = await until(() => childHandle.result() as Promise<SubagentResult>, Boolean, 'the child result', 120_000);
     expect(result.status).toBe('completed');
@@ -288,7 +288,7 @@ describe('agent-file hooks', () => {
       { text: 'Finished.' },
     ]);
     const handle = await harness.startSession(workingDir, `go ${session}`);
-    const childId = `${handle.workflowId}/task-1`;
+    const childId = `${handle.workflowId}~task-1`;
     const childHandle = harness.client.workflow.getHandle(childId);
     const result: SubagentResult = await until(() => childHandle.result() as Promise<SubagentResult>, Boolean, 'the child result', 120_000);
     expect(result.status).toBe('completed');
@@ -319,7 +319,7 @@ describe('agent-file hooks', () => {
       { text: 'Finished.' },
     ]);
     const handle = await denying.startSession(workingDir, `go ${session}`);
-    const childId = `${handle.workflowId}/task-1`;
+    const childId = `${handle.workflowId}~task-1`;
     const result: SubagentResult = await until(() => denying.client.workflow.getHandle(childId).result() as Promise<SubagentResult>, Boolean, 'the child result', 120_000);
     expect(result.status).toBe('completed');
     const blocked = toolResult(denying.scripts.of('hooks-deny-child')[1], 'developer__write_file');
@@ -360,7 +360,7 @@ describe('agent-file hooks', () => {
       { text: 'Finished.' },
     ]);
     const handle = await httpHooks.startSession(workingDir, `go ${session}`);
-    const childId = `${handle.workflowId}/task-1`;
+    const childId = `${handle.workflowId}~task-1`;
     const result: SubagentResult = await until(() => httpHooks.client.workflow.getHandle(childId).result() as Promise<SubagentResult>, Boolean, 'the child result', 120_000);
     expect(result.status).toBe('completed');
     const requests = httpHooks.scripts.of('hooks-http-child');
@@ -388,7 +388,7 @@ describe('agent-file hooks', () => {
       { text: 'Finished.' },
     ]);
     const handle = await harness.startSession(workingDir, `go ${session}`, { maxDepth: 2 });
-    const leadId = `${handle.workflowId}/task-1`;
+    const leadId = `${handle.workflowId}~task-1`;
     const result: SubagentResult = await until(() => harness.client.workflow.getHandle(leadId).result() as Promise<SubagentResult>, Boolean, 'the lead result', 120_000);
     expect(result.status).toBe('completed');
     expect(result.output).toBe('I will run the deploy myself.');
@@ -411,7 +411,7 @@ describe('agent-file hooks', () => {
       session_id: leadId,
     })]);
     // No child was started, and no PostToolUse hook ran for the call that was not made.
-    await expect(harness.client.workflow.getHandle(`${leadId}/task-1`).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    await expect(harness.client.workflow.getHandle(`${leadId}~task-1`).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
     expect(existsSync(join(workingDir, 'delegate-result.json'))).toBe(false);
     const summaries = (await scheduledActivities(harness.client.workflow.getHandle(leadId))).map((activity) => activity.summary);
     expect(summaries.filter((summary) => summary?.startsWith('PreToolUse hooks of lead'))).toEqual(['PreToolUse hooks of lead · delegate']);
@@ -432,12 +432,12 @@ describe('agent-file hooks', () => {
       { text: 'Finished.' },
     ]);
     const handle = await harness.startSession(workingDir, `go ${session}`, { maxDepth: 2 });
-    const leadId = `${handle.workflowId}/task-1`;
+    const leadId = `${handle.workflowId}~task-1`;
     const result: SubagentResult = await until(() => harness.client.workflow.getHandle(leadId).result() as Promise<SubagentResult>, Boolean, 'the lead result', 120_000);
     expect(result.status).toBe('completed');
 
     // The child ran and answered; the lead read its result, then the PostToolUse hook's feedback.
-    const child = (await harness.client.workflow.getHandle(`${leadId}/task-1`).result()) as SubagentResult;
+    const child = (await harness.client.workflow.getHandle(`${leadId}~task-1`).result()) as SubagentResult;
     expect(child.output).toBe('There are 3 files in the folder.');
     const requests = harness.scripts.of('hooks-delegate-pass-lead');
     expect(requests).toHaveLength(2);

@@ -124,7 +124,7 @@ describe('approvals from the parent model', () => {
     });
     const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-parent-approve-${Date.now()}`, args: [sessionInput({ workingDir, approvers: 'human-or-parent' })] });
     await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `go ${session}` }] });
-    const childHandle = client.workflow.getHandle(`${handle.workflowId}/task-1`);
+    const childHandle = client.workflow.getHandle(`${handle.workflowId}~task-1`);
     const deadline = Date.now() + 20_000;
     while (Date.now() < deadline && !(await childHandle.describe().then(() => true, () => false))) await new Promise((resolveWait) => setTimeout(resolveWait, 100));
     const childResult: SubagentResult = await childHandle.result();
@@ -148,7 +148,7 @@ describe('approvals from the parent model', () => {
     });
     const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-human-only-${Date.now()}`, args: [sessionInput({ workingDir })] });
     await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `go ${session}` }] });
-    const childId = `${handle.workflowId}/task-1`;
+    const childId = `${handle.workflowId}~task-1`;
     const peek = await waitForApproval(childId, 30_000);
     const pending = peek.pendingApprovals?.[0];
     expect(pending?.tool).toBe('developer__write_file');

@@ -138,9 +138,9 @@ describe('cost cap', () => {
     await say(handle, `Go ${session}`);
     // The child's 2,000 × 2 + 500 × 8 = 8,000 micro-dollars cross its budget of 3,200 and the session's.
     const ended: SessionResult = await handle.result();
-    const childInput = await startedInput(`${handle.workflowId}/task-1`);
+    const childInput = await startedInput(`${handle.workflowId}~task-1`);
     expect(childInput.costBudgetMicroUsd).toBe(3_200);
-    const childResult: SubagentResult = await client.workflow.getHandle(`${handle.workflowId}/task-1`).result();
+    const childResult: SubagentResult = await client.workflow.getHandle(`${handle.workflowId}~task-1`).result();
     expect(childResult.status).toBe('budget');
     expect(childResult.budget).toBe('cost');
     expect(childResult.diagnostic).toBe('spent $0.008 (with its subagents); the cost budget is $0.0032');
@@ -149,7 +149,7 @@ describe('cost cap', () => {
     expect(ended).toMatchObject({ status: 'budget', diagnostic: 'spent $0.0148 (with its subagents); the cost budget is $0.01' });
     expect(scripts.of('cost-fg')).toHaveLength(1);
     // Both histories (the cost search attribute behind its patch, the cap's ending) replay without nondeterminism.
-    for (const id of [handle.workflowId, `${handle.workflowId}/task-1`]) {
+    for (const id of [handle.workflowId, `${handle.workflowId}~task-1`]) {
       await Worker.runReplayHistory({ workflowBundle: { codePath: workflowBundlePath() } }, await client.workflow.getHandle(id).fetchHistory(), id);
     }
   });
@@ -226,7 +226,7 @@ describe('time cap', () => {
     const handle = await startSession({ timeBudgetMs: 600_000 });
     await say(handle, `Go ${session}`);
     await replies(handle, 1);
-    const childInput = await startedInput(`${handle.workflowId}/task-1`);
+    const childInput = await startedInput(`${handle.workflowId}~task-1`);
     // What the session had left when it planned the child: below its 600 s, far below the day asked for.
     expect(childInput.timeBudgetMs).toBeGreaterThan(590_000);
     expect(childInput.timeBudgetMs).toBeLessThan(600_000);
@@ -250,7 +250,7 @@ describe('estimates before a start', () => {
     expect(refusal?.content).toMatch(
       /^delegate was not started: the fork's first prompt \(your conversation so far, 40000 tokens, and its task\) is estimated at 400\d\d tokens, \$0\.080\d+ at scripted\/scripted-model's input price, more than its cost budget of \$0\.01992 \(what is left of yours, or what it asked for\); delegate without fork/,
     );
-    await expect(client.workflow.getHandle(`${handle.workflowId}/task-1`).describe()).rejects.toThrow(/not found/i);
+    await expect(client.workflow.getHandle(`${handle.workflowId}~task-1`).describe()).rejects.toThrow(/not found/i);
     await handle.cancel();
   });
 

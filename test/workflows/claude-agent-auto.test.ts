@@ -54,7 +54,7 @@ describe('permissionMode: auto', () => {
     });
     const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-claude-auto-${Date.now()}`, args: [sessionInput({ workingDir, approvers: 'human-or-parent' })] });
     await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `go ${session}` }] });
-    const childId = `${handle.workflowId}/task-1`;
+    const childId = `${handle.workflowId}~task-1`;
     const childHandle = client.workflow.getHandle(childId);
     const childPeek = await until(() => childHandle.query(peekQuery), (peek: SubagentPeek) => (peek.pendingApprovals?.length ?? 0) > 0, 'the approval the child waits for', 30_000);
     const pending = childPeek.pendingApprovals?.[0];

@@ -163,7 +163,7 @@ describe('continuable subagents', () => {
     await waitReplies(4);
     expect(toolResults(scripts.of('chat')[6]).at(-1)).toMatchObject({ isError: true, content: expect.stringMatching(/^Message not delivered: task-9 is not one of your tasks/) });
     await handle.cancel();
-    const childResult: SubagentResult = await client.workflow.getHandle(`${handle.workflowId}/task-1`).result();
+    const childResult: SubagentResult = await client.workflow.getHandle(`${handle.workflowId}~task-1`).result();
     expect(childResult.status).toBe('cancelled');
   });
 

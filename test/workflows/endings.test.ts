@@ -106,7 +106,7 @@ describe('an answer cut off at the output-token limit', () => {
     const session = scripts.add('cut', [{ toolCalls: [{ name: 'delegate', arguments: { instructions: `write a lot ${child}`, max_output_tokens: 12 } }] }, { text: 'noted' }]);
     const handle: WorkflowHandle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: nextId('cut'), args: [sessionInput({ workingDir })] });
     await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `go ${session}` }] });
-    const childHandle = client.workflow.getHandle(`${handle.workflowId}/task-1`);
+    const childHandle = client.workflow.getHandle(`${handle.workflowId}~task-1`);
     await until(() => childHandle.describe().then(() => true, () => false), Boolean, 'the child to start');
     const childResult: SubagentResult = await childHandle.result();
     expect(childResult.status).toBe('truncated');

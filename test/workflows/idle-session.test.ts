@@ -82,7 +82,7 @@ test('a session with three waiting continuables adds no history while idle, cont
   });
   const input = sessionInput({ workingDir, idleTimeoutMs });
   const session = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-idle-${randomUUID()}`, args: [input] });
-  const children = helpers.map((n) => client.workflow.getHandle(`${session.workflowId}/task-${n}`));
+  const children = helpers.map((n) => client.workflow.getHandle(`${session.workflowId}~task-${n}`));
   await sendMessage(session, `Start three helpers ${marker}`);
 
   const allWaiting = async () => {
@@ -163,7 +163,7 @@ test('a waiting child terminated after the parent continued as new is not polled
     return { text: 'noted' };
   });
   const session = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-idle-lost-${randomUUID()}`, args: [sessionInput({ workingDir, idleTimeoutMs })] });
-  const childHandle = client.workflow.getHandle(`${session.workflowId}/task-1`);
+  const childHandle = client.workflow.getHandle(`${session.workflowId}~task-1`);
   await sendMessage(session, `Start a helper ${marker}`);
   const settled = async () => {
     const view = await session.query(transcriptQuery);

@@ -96,7 +96,7 @@ test('a session with three waiting continuables adds no history over 30 idle day
     workflowId: `errand-thirty-days-${randomUUID()}`,
     args: [sessionInput({ workingDir, idleTimeoutMs: sessionIdleTimeoutMs })],
   });
-  const children = helpers.map((n) => env.client.workflow.getHandle(`${session.workflowId}/task-${n}`));
+  const children = helpers.map((n) => env.client.workflow.getHandle(`${session.workflowId}~task-${n}`));
   const handles = [session, ...children];
   await sendMessage(session, `Start three helpers ${marker}`);
 

@@ -90,7 +90,7 @@ describe('orchestration failures are tool errors, never a crash of the parent', 
     });
     const handle = await startSession();
     await say(handle, `go ${session}`);
-    const childHandle = client.workflow.getHandle(`${handle.workflowId}/task-1`);
+    const childHandle = client.workflow.getHandle(`${handle.workflowId}~task-1`);
     await until(() => childHandle.query(peekQuery) as Promise<SubagentPeek>, (peek) => peek.state === 'waiting', 'the child waiting');
     await childHandle.terminate('gone');
     await say(handle, 'now talk to it');
@@ -113,17 +113,17 @@ describe('orchestration failures are tool errors, never a crash of the parent', 
     const handle = await startSession();
     const squatter = await client.workflow.start('subagentWorkflow', {
       taskQueue,
-      workflowId: `${handle.workflowId}/task-1`,
+      workflowId: `${handle.workflowId}~task-1`,
       args: [subagentInput({ prompt: `squat ${scripts.add('squatter', [{ text: 'here first' }])}`, workingDir, continuable: true })],
     });
     await say(handle, `go ${session}`);
     await until(() => transcriptOf(handle), (view) => view.entries.some((entry) => entry.role === 'assistant'), 'the reply');
     const [first] = toolResults(scripts.of('taken')[1]);
     expect(first?.isError).toBe(true);
-    expect(first?.content).toMatch(/^delegate was not started: Temporal did not start .*\/task-1/);
+    expect(first?.content).toMatch(/^delegate was not started: Temporal did not start .*~task-1/);
     const [second] = toolResults(scripts.of('taken')[2]).slice(-1);
     expect(second?.content).toBe('<task-output task="task-2">\nsecond child answered\n</task-output>');
-    const result: SubagentResult = await client.workflow.getHandle(`${handle.workflowId}/task-2`).result();
+    const result: SubagentResult = await client.workflow.getHandle(`${handle.workflowId}~task-2`).result();
     expect(result.status).toBe('completed');
     await handle.cancel();
     await squatter.terminate('test cleanup');
@@ -183,7 +183,7 @@ describe('failed runs do not end sessions and continuables', () => {
     expect(failed.state).toBe('waiting');
     await say(handle, 'try again');
     await until(() => transcriptOf(handle), (view) => view.entries.some((entry) => entry.text.startsWith('recovered')), 'the recovery');
-    const childResult: SubagentResult = await client.workflow.getHandle(`${handle.workflowId}/task-1`).result();
+    const childResult: SubagentResult = await client.workflow.getHandle(`${handle.workflowId}~task-1`).result();
     expect(childResult.status).toBe('completed');
     await until(() => transcriptOf(handle), (view) => view.entries.some((entry) => entry.role === 'notice' && entry.text.includes('still here')), 'the notice');
     expect((await handle.describe()).status.name).toBe('RUNNING');
@@ -249,7 +249,7 @@ describe('slots, caps, idle ends and notices', () => {
     const result: SubagentResult = await handle.result();
     expect(result.status).toBe('completed');
     expect(result.output).toMatch(/^final with: \[task notice\] Background task task-1 completed\.\nFinal message \(the task's own words\):\n<task-output task="task-1">\ngrandchild result\n<\/task-output>/);
-    const child: SubagentResult = await client.workflow.getHandle(`${handle.workflowId}/task-1`).result();
+    const child: SubagentResult = await client.workflow.getHandle(`${handle.workflowId}~task-1`).result();
     expect(child.status).toBe('completed');
 
     const grandchild2 = scripts.add('wake-grandchild', [{ text: 'late news', delayMs: 1_000 }]);

@@ -55,7 +55,7 @@ async function peekWhileWriting(name: string, taskQueue: string, chunkDelayMs: n
     if (call === 0) return { toolCalls: [{ name: 'delegate', arguments: { instructions: `Write a long list ${child}`, async: true } }] };
     if (call === 1) {
       // Peek only once the child's model call is writing (its heartbeat details are there).
-      await until(() => readLiveText(client, `${sessionId}/task-1`), (live) => (live?.chars ?? 0) > 0, 'the child to write', 20_000);
+      await until(() => readLiveText(client, `${sessionId}~task-1`), (live) => (live?.chars ?? 0) > 0, 'the child to write', 20_000);
       return { toolCalls: [{ name: 'load', arguments: { source: 'task-1', peek: true } }] };
     }
     return { text: 'Peeked.' };

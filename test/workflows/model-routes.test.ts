@@ -279,7 +279,7 @@ describe('fork', () => {
     expect(toolResults(scripts.of('fork-parent')[2]).find((result) => result.toolName === 'delegate')?.content).toBe('<task-output task="task-1">\nThe fork summarised the listing.\n</task-output>');
 
     // By reference: the fork's history names the parent's conversation and a length, and holds none of its messages.
-    const forkId = `${handle.workflowId}/task-1`;
+    const forkId = `${handle.workflowId}~task-1`;
     const history = await decodedHistory(forkId);
     expect(history).not.toContain('unique-parent-words-7731');
     expect(history).not.toContain('zebra-file-4417');

@@ -83,7 +83,7 @@ describe('progress signals of a child', () => {
     const task = (await handle.query(peekQuery)).tasks?.find((entry) => entry.taskId === 'task-1');
     expect(task).toMatchObject({ state: 'completed', turns: quickTurns + 1 });
 
-    const childHandle = client.workflow.getHandle(`${handle.workflowId}/task-1`);
+    const childHandle = client.workflow.getHandle(`${handle.workflowId}~task-1`);
     const signals = await progressSignals(handle);
     expect(signals).toBeGreaterThanOrEqual(1);
     expect(signals).toBeLessThanOrEqual(boundFor(await spanMs(childHandle), 0));
@@ -123,7 +123,7 @@ describe('progress signals of a child', () => {
     expect(peekText).toContain(`Turns: ${quickTurns + 1} of`);
 
     // A new activation: its first turn is reported at once although the last report was within the interval.
-    const childHandle = client.workflow.getHandle(`${handle.workflowId}/task-1`);
+    const childHandle = client.workflow.getHandle(`${handle.workflowId}~task-1`);
     await childHandle.executeUpdate(sendMessageUpdate, { args: [{ message: 'Once more' }] });
     await until(async () => (await handle.query(peekQuery)).tasks?.[0], (task) => task?.state === 'running' && task.turns === quickTurns + 2, 'the parent to hear that the child runs again', 30_000);
     release();

@@ -65,7 +65,7 @@ async function run(allow: boolean): Promise<{ scripts: ConversationScripts; sess
   const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-recipe-mcp-${allow}-${Date.now()}`, args: [sessionInput({ workingDir })] });
   await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `Use the echo recipe ${session}` }] });
   const child: SubagentResult = await (async () => {
-    const childHandle = client.workflow.getHandle(`${handle.workflowId}/task-1`);
+    const childHandle = client.workflow.getHandle(`${handle.workflowId}~task-1`);
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline && !(await childHandle.describe().then(() => true, () => false))) await new Promise((wait) => setTimeout(wait, 100));
     return childHandle.result();

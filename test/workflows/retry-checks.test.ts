@@ -104,7 +104,7 @@ describe('recipe checks (goose retry)', () => {
     expect(text).toContain('line 299 of the failing test output');
     expect(harness.scripts.of('retry-fail-child')).toHaveLength(2);
 
-    const childId = `${handle.workflowId}/task-1`;
+    const childId = `${handle.workflowId}~task-1`;
     const result: SubagentResult = await harness.client.workflow.getHandle(childId).result();
     expect(result.checks?.attempts).toBe(2);
     expect(result.checks?.lastFailure).toMatchObject({ check: 1, exitCode: 3, reason: 'exited with code 3' });

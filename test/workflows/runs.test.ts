@@ -162,7 +162,7 @@ describe('structured output', () => {
     expect(toolResult(request, 'delegate')?.content).toBe('<task-output task="task-1">\n{\n  "count": 2\n}\n</task-output>');
     const delegateSpec = harness.scripts.of('structured-parent')[0]?.tools.find((tool) => tool.name === 'delegate');
     expect(Object.keys(Object(delegateSpec?.inputSchema.properties))).toEqual(expect.arrayContaining(['output_schema', 'isolation']));
-    const childResult: SubagentResult = await harness.client.workflow.getHandle(`${handle.workflowId}/task-1`).result();
+    const childResult: SubagentResult = await harness.client.workflow.getHandle(`${handle.workflowId}~task-1`).result();
     expect(childResult.structured).toEqual({ count: 2 });
     await handle.cancel();
   });

@@ -79,7 +79,7 @@ test('the server stops and restarts while a subagent waits with a queued message
   const session = scripts.add('restart-parent', (_request, call) => (call === 0 ? { toolCalls: [{ name: 'delegate', arguments: { instructions: `Stay around ${child}`, continuable: true } }] } : { text: `parent turn ${call}` }));
   const parent = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-restart-parent-${Date.now()}`, args: [sessionInput({ workingDir })] });
   await parent.executeUpdate(sendMessageUpdate, { args: [{ message: `Start ${session}` }] });
-  const childHandle = client.workflow.getHandle(`${parent.workflowId}/task-1`);
+  const childHandle = client.workflow.getHandle(`${parent.workflowId}~task-1`);
   await poll(() => childHandle.query(peekQuery), (peek: SubagentPeek) => peek.state === 'waiting', 'the child to wait');
 
   // Message A starts a slow turn; message B is queued behind it.
@@ -157,7 +157,7 @@ test('a child terminated from outside during a turn, after its parent continued 
   const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-probe-${Date.now()}`, args: [sessionInput({ workingDir })] });
   const firstRunId = (await handle.describe()).runId;
   await sendMessage(handle, `start ${session}`);
-  const childHandle = client.workflow.getHandle(`${handle.workflowId}/task-1`);
+  const childHandle = client.workflow.getHandle(`${handle.workflowId}~task-1`);
   await poll(() => childHandle.query(peekQuery), (peek: SubagentPeek) => peek.state === 'waiting', 'the child waiting');
   // Enough messages to pass the history threshold: the session continues as new between two of them.
   for (let index = 0; index < 12 && (await handle.describe()).runId === firstRunId; index += 1) {

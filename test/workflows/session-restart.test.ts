@@ -85,7 +85,7 @@ test('a finished background result survives a worker SIGKILL before the parent r
   await server.waitForRequests(4, 30_000);
   expect(slowLoadAsked).toBe(true);
   // The child sends its notice just before it closes: wait for the close.
-  const child = await until(() => client.workflow.getHandle(`${handle.workflowId}/task-1`).describe(), (described) => described.status.name !== 'RUNNING', 'the child to close', 10_000);
+  const child = await until(() => client.workflow.getHandle(`${handle.workflowId}~task-1`).describe(), (described) => described.status.name !== 'RUNNING', 'the child to close', 10_000);
   expect(child.status.name).toBe('COMPLETED');
   await first.kill();
 

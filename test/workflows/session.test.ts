@@ -72,11 +72,11 @@ function delegateCall(args: Record<string, unknown>, id?: string): NonNullable<S
 }
 
 async function childResult(sessionId: string, task: string): Promise<SubagentResult> {
-  return client.workflow.getHandle(`${sessionId}/${task}`).result();
+  return client.workflow.getHandle(`${sessionId}~${task}`).result();
 }
 
 describe('session: delegate', () => {
-  test('a foreground delegation returns the child final text to the model; the child is <session>/task-1', async () => {
+  test('a foreground delegation returns the child final text to the model; the child is <session>~task-1', async () => {
     const child = scripts.add('fg-child', [{ text: 'Child says: 3 files.' }]);
     const session = scripts.add('fg', [
       { toolCalls: [delegateCall({ instructions: `Count the files ${child}`, description: 'count files' })] },
@@ -107,8 +107,8 @@ describe('session: delegate', () => {
     await replies(handle, 1);
     const results = toolResults(scripts.of('par')[1]);
     expect(results.map((result) => [result.toolCallId, result.content])).toEqual([['call-slow', '<task-output task="task-1">\nslow result\n</task-output>'], ['call-fast', '<task-output task="task-2">\nfast result\n</task-output>']]);
-    const slowChild = await client.workflow.getHandle(`${handle.workflowId}/task-1`).describe();
-    const fastChild = await client.workflow.getHandle(`${handle.workflowId}/task-2`).describe();
+    const slowChild = await client.workflow.getHandle(`${handle.workflowId}~task-1`).describe();
+    const fastChild = await client.workflow.getHandle(`${handle.workflowId}~task-2`).describe();
     // Both started before either ended: they ran at the same time.
     expect(fastChild.startTime.getTime()).toBeLessThan(slowChild.closeTime?.getTime() ?? 0);
     expect(slowChild.startTime.getTime()).toBeLessThan(fastChild.closeTime?.getTime() ?? 0);
@@ -264,8 +264,8 @@ describe('session: cancel, depth and budgets', () => {
     const handle = await startSession({ maxDepth: 2 });
     await say(handle, `Start ${session}`);
     await replies(handle, 1);
-    const childId = `${handle.workflowId}/task-1`;
-    const grandchildId = `${childId}/task-1`;
+    const childId = `${handle.workflowId}~task-1`;
+    const grandchildId = `${childId}~task-1`;
     // Wait until the grandchild's model call is in flight.
     const deadline = Date.now() + 20_000;
     while (scripts.of('cascade-grandchild').length === 0 && Date.now() < deadline) await new Promise((resolveWait) => setTimeout(resolveWait, 100));
@@ -310,7 +310,7 @@ describe('session: cancel, depth and budgets', () => {
     const handle = await startSession({ maxDepth: 2 });
     await say(handle, `Roll up ${session}`);
     await replies(handle, 1);
-    const childResult: SubagentResult = await client.workflow.getHandle(`${handle.workflowId}/task-1`).result();
+    const childResult: SubagentResult = await client.workflow.getHandle(`${handle.workflowId}~task-1`).result();
     expect(childResult.status).toBe('budget');
     expect(childResult.diagnostic).toMatch(/token budget is 1000/);
     // The grandchild's report crossed the child's budget: the child stops without another model call.
@@ -328,7 +328,7 @@ describe('session: cancel, depth and budgets', () => {
     const handle = await startSession({ tokenBudget: 2_000 });
     await say(handle, `Budget ${session}`);
     await replies(handle, 1);
-    const history = await client.workflow.getHandle(`${handle.workflowId}/task-1`).fetchHistory();
+    const history = await client.workflow.getHandle(`${handle.workflowId}~task-1`).fetchHistory();
     const started = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
     const input = JSON.parse(Buffer.from(started ?? new Uint8Array()).toString('utf8')) as { tokenBudget?: number };
     expect(input.tokenBudget).toBe(1_600);

@@ -188,8 +188,8 @@ test('a build B made current takes over the session and its continuable; a runni
   });
 
   const session = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-versioning-${randomUUID()}`, args: [sessionInput({ workingDir })] });
-  const helper = client.workflow.getHandle(`${session.workflowId}/task-1`);
-  const worker = client.workflow.getHandle(`${session.workflowId}/task-2`);
+  const helper = client.workflow.getHandle(`${session.workflowId}~task-1`);
+  const worker = client.workflow.getHandle(`${session.workflowId}~task-2`);
   await sendMessage(session, `Start a helper and a worker ${sessionMarker}`);
   // On build A: the helper answered and waits, the worker's model call is running, the session waits.
   await poll(async () => {
