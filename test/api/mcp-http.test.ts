@@ -96,6 +96,18 @@ describe('/v1/mcp (Streamable HTTP)', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'load', arguments: {} } }),
     });
     expect(other.status).toBe(404);
+
+    // A client that sends no Accept takes any answer (RFC 9110): it gets JSON; one that names other types is refused.
+    const listed = (accept?: string) =>
+      stack.request('/v1/mcp', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'mcp-session-id': sessionId, ...(accept ? { accept } : {}) },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' }),
+      });
+    const anyAnswer = await listed();
+    expect(anyAnswer.status).toBe(200);
+    expect(JSON.stringify(await anyAnswer.json())).toContain('delegate');
+    expect((await listed('text/html')).status).toBe(406);
   });
 
   it('sends a notice as an MCP logging notification on the GET stream the SDK client keeps open, and still with the next tool result', async () => {

@@ -118,7 +118,7 @@ export function mountMcpRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
     const transport = new Transport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {
-      const answer = await transport.handleRequest(c.req.raw, { parsedBody: body });
+      const answer = await transport.handleRequest(acceptingJson(c.req.raw), { parsedBody: body });
       const answerHeaders = new Headers(answer.headers);
       answerHeaders.set('mcp-session-id', sessionId);
       return new Response(await answer.text(), { status: answer.status, headers: answerHeaders });
@@ -210,4 +210,18 @@ export function mountMcpRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
     await service().cancel(tenant, id, `ended by its MCP client (${tenant})`);
     return c.body(null, 204);
   });
+}
+
+/**
+ * The request as the MCP transport reads it: one with no Accept header (or one of any type) accepts any answer (RFC 9110), so
+ * it is given the Accept the transport wants (it answers JSON here); an Accept that names other types is kept,
+ * and the transport refuses it with 406 as the protocol says.
+ */
+function acceptingJson(request: Request): Request {
+  const accept = request.headers.get('accept')?.trim() ?? '';
+  if (accept !== '' && accept !== '*/*') return request;
+  const headers = new Headers(request.headers);
+  headers.set('accept', 'application/json, text/event-stream');
+  // The body was read already and goes to the transport parsed: the copy carries none.
+  return new Request(request.url, { method: request.method, headers, signal: request.signal });
 }
