@@ -33,10 +33,10 @@ export const mcpPostRoute = defineRoute({
   responses: {
     200: { description: 'The JSON-RPC answer.', schema: z.unknown() },
     202: { description: 'A notification or response was accepted.', empty: true },
-    400: { description: 'Not a JSON-RPC message, or a message other than initialize without `Mcp-Session-Id`.' },
+    400: { description: 'Not a JSON-RPC message (a JSON-RPC parse error), or a message other than initialize without `Mcp-Session-Id`.', orJsonRpcError: true },
     401: { description: 'Missing or invalid API key.' },
     404: { description: 'No such running MCP session for this API key: initialize a new one.' },
-    406: { description: 'The Accept header does not take both application/json and text/event-stream.' },
+    406: { description: 'The Accept header names types, and not both application/json and text/event-stream (no Accept takes any answer).', orJsonRpcError: true },
     413: { description: 'The request body is larger than the configured limit.' },
     415: { description: 'The body is not application/json.' },
     429: { description: 'An initialize without `Mcp-Session-Id` while this tenant already runs the most MCP sessions the server allows (`ERRAND_API_MAX_MCP_SESSIONS`).' },

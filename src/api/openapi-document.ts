@@ -13,6 +13,17 @@ export const apiVersion = '1.0.0';
 
 type JsonSchema = Record<string, unknown>;
 
+/** A JSON-RPC 2.0 error answer, as the MCP transport sends for a message it cannot take. */
+const jsonRpcErrorSchema: JsonSchema = {
+  type: 'object',
+  required: ['jsonrpc', 'error'],
+  properties: {
+    jsonrpc: { const: '2.0' },
+    error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'integer' }, message: { type: 'string' }, data: {} } },
+    id: {},
+  },
+};
+
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   const generated: JsonSchema = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' });
   // The dialect is declared once for the document (jsonSchemaDialect), not in every schema.
@@ -75,7 +86,10 @@ function operation(spec: RouteSpec): JsonSchema {
       ? { description: response.description, content: { [response.contentType ?? 'text/event-stream']: { schema: eventSchema(response.events) } } }
       : response.schema
       ? { description: response.description, content: { [response.contentType ?? 'application/json']: { schema: jsonSchema(response.schema, 'output') } } }
-      : { description: response.description, content: { [problemContentType]: { schema: { $ref: '#/components/schemas/Problem' } } } };
+      : {
+          description: response.description,
+          content: { [problemContentType]: { schema: { $ref: '#/components/schemas/Problem' } }, ...(response.orJsonRpcError ? { 'application/json': { schema: jsonRpcErrorSchema } } : {}) },
+        };
   }
   if (!responses['500']) {
     responses['500'] = { description: 'A server fault (never a bad request).', content: { [problemContentType]: { schema: { $ref: '#/components/schemas/Problem' } } } };

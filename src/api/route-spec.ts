@@ -22,6 +22,8 @@ export interface ResponseSpec {
   contentType?: string;
   /** An answer without a body (e.g. 204). */
   empty?: true;
+  /** A problem answer that the MCP transport may give instead as a JSON-RPC error (`application/json`). */
+  orJsonRpcError?: true;
   /** For `text/event-stream`: the events of the stream by name, each with the JSON of its `data:`. */
   events?: Record<string, { data: z.ZodType; description: string }>;
 }
