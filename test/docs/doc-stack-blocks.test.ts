@@ -129,6 +129,15 @@ async function endedResult(id: string): Promise<z.infer<typeof endedSchema>['res
   return ended.data.result;
 }
 
+/** A connected MCP client sees errand's four tools, and one call of them answers (the demo model's listing). */
+async function expectErrandTools(client: Client): Promise<void> {
+  const { tools } = await client.listTools();
+  expect(tools.map((tool) => tool.name).sort()).toEqual(['delegate', 'list_subagent_models', 'load', 'send_message']);
+  const result = z.object({ content: z.array(z.object({ type: z.literal('text'), text: z.string() })), isError: z.boolean().optional() }).loose().parse(await client.callTool({ name: 'list_subagent_models', arguments: {} }));
+  expect(result.isError).not.toBe(true);
+  expect(result.content[0]?.text).toContain('demo');
+}
+
 describe('docs/mcp.md over stdio', () => {
   it('goose’s, Codex’s and Cursor’s stdio entry starts `errand mcp`, which finds the running stack and serves the tools', async () => {
     const entries = [gooseEntry(docBlock('mcp-goose-stdio').text, 'errand'), codexEntry(docBlock('mcp-codex-stdio').text, 'errand', {}), cursorEntry(docBlock('mcp-cursor-stdio').text, 'errand')];
@@ -144,11 +153,7 @@ describe('docs/mcp.md over stdio', () => {
     const client = new Client({ name: 'docs-stdio-entry', version: '1.0.0' });
     await client.connect(transport);
     try {
-      const { tools } = await client.listTools();
-      expect(tools.map((tool) => tool.name).sort()).toEqual(['delegate', 'list_subagent_models', 'load', 'send_message']);
-      const result = z.object({ content: z.array(z.object({ type: z.literal('text'), text: z.string() })), isError: z.boolean().optional() }).loose().parse(await client.callTool({ name: 'list_subagent_models', arguments: {} }));
-      expect(result.isError).not.toBe(true);
-      expect(result.content[0]?.text).toContain('demo');
+      await expectErrandTools(client);
     } finally {
       await client.close();
     }
@@ -163,11 +168,7 @@ describe('docs/mcp.md over HTTP', () => {
     const client = new Client({ name: 'docs-entry', version: '1.0.0' });
     await client.connect(transport);
     try {
-      const { tools } = await client.listTools();
-      expect(tools.map((tool) => tool.name).sort()).toEqual(['delegate', 'list_subagent_models', 'load', 'send_message']);
-      const result = z.object({ content: z.array(z.object({ type: z.literal('text'), text: z.string() })), isError: z.boolean().optional() }).loose().parse(await client.callTool({ name: 'list_subagent_models', arguments: {} }));
-      expect(result.isError).not.toBe(true);
-      expect(result.content[0]?.text).toContain('demo');
+      await expectErrandTools(client);
     } finally {
       await transport.terminateSession().catch(() => undefined);
       await client.close();
