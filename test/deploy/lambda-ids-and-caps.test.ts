@@ -17,7 +17,7 @@ import { ScriptedModel } from '../../src/llm/scripted-model';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { createWorkerDependencies } from '../../src/worker';
 import { gatewayEvent } from '../support/api-gateway-events';
-import { startLambdaEmulator, type LambdaAnswer, type LambdaEmulator } from '../support/lambda-emulator';
+import { invokeJson, startLambdaEmulator, type LambdaAnswer, type LambdaEmulator } from '../support/lambda-emulator';
 import { until } from '../support/polling';
 import { startS3Server, type S3TestServer } from '../support/s3-server';
 import { startTestWorker, temporalAddress, temporalHttpUrl, testClient, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
@@ -101,14 +101,7 @@ afterAll(async () => {
 });
 
 async function call(method: string, pathAndQuery: string, key: string, body?: unknown): Promise<LambdaAnswer & { json: Record<string, unknown> }> {
-  const answered = await emulator.invoke(gatewayEvent(method, pathAndQuery, { key, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }) }));
-  let parsed: unknown = {};
-  try {
-    parsed = JSON.parse(answered.body);
-  } catch {
-    // not JSON: json stays empty
-  }
-  return { ...answered, json: typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {} };
+  return invokeJson(emulator, gatewayEvent(method, pathAndQuery, { key, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }) }));
 }
 
 describe('the Lambda bundle: a session\'s children and the daily cap', () => {

@@ -13,7 +13,7 @@ import { ScriptedModel } from '../../src/llm/scripted-model';
 import { createWorkerDependencies } from '../../src/worker';
 import { scriptedAnswer } from '../api/api-harness';
 import { gatewayEvent } from '../support/api-gateway-events';
-import { startLambdaEmulator, type LambdaAnswer, type LambdaEmulator } from '../support/lambda-emulator';
+import { invokeJson, startLambdaEmulator, type LambdaAnswer, type LambdaEmulator } from '../support/lambda-emulator';
 import { until } from '../support/polling';
 import { startS3Server, type S3TestServer } from '../support/s3-server';
 import { startTestWorker, temporalAddress, temporalHttpUrl, testClient, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
@@ -100,14 +100,7 @@ afterAll(async () => {
 });
 
 async function call(method: string, pathAndQuery: string, body?: unknown, key: string | null = apiKey): Promise<LambdaAnswer & { json: Record<string, unknown> }> {
-  const answer = await emulator.invoke(gatewayEvent(method, pathAndQuery, { key, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }) }));
-  let parsed: unknown = {};
-  try {
-    parsed = JSON.parse(answer.body);
-  } catch {
-    // not JSON (an event stream, say): json stays empty and the test reads body
-  }
-  return { ...answer, json: typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {} };
+  return invokeJson(emulator, gatewayEvent(method, pathAndQuery, { key, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }) }));
 }
 
 describe('the API bundle in a Lambda runtime (Runtime Interface Emulator + aws-lambda-ric)', () => {

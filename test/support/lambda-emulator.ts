@@ -53,11 +53,14 @@ const functionErrorSchema = z.looseObject({ errorType: z.string(), errorMessage:
 /** Starts the emulator (the function itself starts at the first invocation). */
 export async function startLambdaEmulator(options: LambdaEmulatorOptions): Promise<LambdaEmulator> {
   const port = await freePort();
+  // The emulator's runtime API (which the runtime client polls) listens on 127.0.0.1:9001 unless told otherwise:
+  // a port of its own, so emulators of test files running side by side never take the same one.
+  const runtimeApiPort = await freePort();
   let output = '';
   // Only what a Lambda container has: PATH and the function's environment, nothing of the test process.
   const child: ChildProcess = spawn(
     lambdaEmulatorPath(),
-    ['--runtime-interface-emulator-address', `127.0.0.1:${port}`, process.execPath, lambdaRuntimeClientPath(), options.handler],
+    ['--runtime-interface-emulator-address', `127.0.0.1:${port}`, '--runtime-api-address', `127.0.0.1:${runtimeApiPort}`, process.execPath, lambdaRuntimeClientPath(), options.handler],
     {
       cwd: options.taskRoot,
       env: {
@@ -107,4 +110,16 @@ export async function startLambdaEmulator(options: LambdaEmulatorOptions): Promi
       clearTimeout(killer);
     },
   };
+}
+
+/** An invocation's answer with its body read as a JSON object (empty when the body is not one, e.g. an event stream). */
+export async function invokeJson(emulator: LambdaEmulator, event: ApiGatewayV2Event): Promise<LambdaAnswer & { json: Record<string, unknown> }> {
+  const answer = await emulator.invoke(event);
+  let parsed: unknown = {};
+  try {
+    parsed = JSON.parse(answer.body);
+  } catch {
+    // not JSON: json stays empty and the caller reads body
+  }
+  return { ...answer, json: typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {} };
 }
