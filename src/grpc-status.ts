@@ -6,6 +6,7 @@
 
 /** Common gRPC status codes, by name. */
 export const GrpcCode = {
+  cancelled: 1,
   unknown: 2,
   invalidArgument: 3,
   deadlineExceeded: 4,

@@ -8,7 +8,7 @@ import {
   type WorkflowExecutionDescription,
 } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, defaultPayloadConverter, type Payload } from '@temporalio/common';
-import { GrpcCode } from '../grpc-status';
+import { GrpcCode, isGrpcStatus } from '../grpc-status';
 import { pendingLiveText } from '../observability/live-text-reader';
 import type { ErrandAttributeValues } from './delegation-facts';
 import { attributeValues } from './execution-facts';
@@ -74,6 +74,9 @@ function rawAttributes(fields: Record<string, Payload> | null | undefined): Erra
   };
 }
 
+/** How early before its deadline a CANCELLED query still counts as timed out (the channel's timer and ours differ by a tick). */
+const deadlineSlackMs = 50;
+
 /** The SDK's gateway around a lazily connected client. */
 export class TemporalSdkGateway implements TemporalGateway {
   constructor(
@@ -118,7 +121,15 @@ export class TemporalSdkGateway implements TemporalGateway {
 
   async query(workflowId: string, queryName: string, args: readonly unknown[], timeoutMs: number): Promise<unknown> {
     const client = await this.client();
-    return calling(() => client.withDeadline(Date.now() + timeoutMs, () => client.workflow.getHandle(workflowId).query(queryName, ...args)));
+    const deadline = Date.now() + timeoutMs;
+    try {
+      return await calling(() => client.withDeadline(deadline, () => client.workflow.getHandle(workflowId).query(queryName, ...args)));
+    } catch (error) {
+      // Under load the channel reports its own deadline as CANCELLED, not DEADLINE_EXCEEDED: the same
+      // "nobody answered in time", so callers see one code for it.
+      if (isGrpcStatus(error, GrpcCode.cancelled) && Date.now() >= deadline - deadlineSlackMs) throw new TemporalCallError(`no answer to the query ${queryName} on ${workflowId} within ${timeoutMs} ms`, GrpcCode.deadlineExceeded);
+      throw error;
+    }
   }
 
   async signal(workflowId: string, signalName: string, arg: unknown): Promise<void> {
