@@ -9,6 +9,7 @@ import type {
   OrchestrationActivities,
   PlanDelegationInput,
   PlanDelegationOutput,
+  PlannedDelegation,
   ProbeChildrenInput,
   ReadLiveTextInput,
 } from '../contracts/activities';
@@ -30,6 +31,16 @@ import { readTenantSpend } from './tenant-spend-book';
 import { dailyCapRefusal } from '../domain/run-caps';
 import { utcDay } from '../contracts/tenant-spend';
 import { sendUpdateAcrossRunChange } from '../temporal-update-retry';
+import { refuse, type PlanningRefusal } from '../contracts/planning-failure';
+
+/**
+ * The planning activity's result: a plan as it is, a refusal as the calling model reads it (`message`, what
+ * the `delegate` tool answers) with the typed failure beside it. The planner writes each message whole for
+ * its reader, its field and "did you mean" names included, so the model's rendering is the message.
+ */
+export function planOutput(outcome: PlannedDelegation | PlanningRefusal): PlanDelegationOutput {
+  return outcome.ok ? outcome : { ok: false, message: outcome.failure.message, failure: outcome.failure };
+}
 
 /** What the orchestration activities need. */
 export interface OrchestrationDependencies {
@@ -72,7 +83,8 @@ export function createOrchestrationActivities(deps: OrchestrationDependencies): 
     async planDelegation(input: PlanDelegationInput): Promise<PlanDelegationOutput> {
       const parsed = delegateRequestSchema.safeParse(input.request);
       if (!parsed.success) {
-        return { ok: false, message: parsed.error.issues.map((issue) => `${issue.path.join('.') || '(arguments)'}: ${issue.message}`).join('; ') };
+        const message = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(arguments)'}: ${issue.message}`).join('; ');
+        return planOutput(refuse('arguments-invalid', parsed.error.issues[0]?.path.join('.') || '(arguments)', message));
       }
       const tenant = input.parent.tenant;
       if (deps.tenantDailyCostMicroUsd !== undefined && tenant !== undefined) {
@@ -80,9 +92,9 @@ export function createOrchestrationActivities(deps: OrchestrationDependencies): 
         const now = Date.now();
         const spent = await readTenantSpend(deps.client?.() ?? Context.current().client, tenant, now);
         const refused = dailyCapRefusal(tenant, utcDay(now), spent, deps.tenantDailyCostMicroUsd);
-        if (refused) return { ok: false, message: refused };
+        if (refused) return planOutput(refuse('daily-cost-cap', 'ERRAND_TENANT_DAILY_COST_USD', refused));
       }
-      return planDelegation(parsed.data, input.parent, { ...deps.planning, resolver: deps.resolverFor(input.parent.workingDir), resolveDir: input.parent.workingDir });
+      return planOutput(await planDelegation(parsed.data, input.parent, { ...deps.planning, resolver: deps.resolverFor(input.parent.workingDir), resolveDir: input.parent.workingDir }));
     },
     async loadListing(input: LoadListingInput): Promise<string> {
       return deps.resolverFor(input.workingDir).listingText({

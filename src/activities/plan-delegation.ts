@@ -2,7 +2,8 @@ import type { AgentHooksWire } from '../contracts/agent-hooks';
 import { orchestrationToolsMatched } from './agent-hook-matching';
 import { realpath, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { DelegationParent, PlanDelegationOutput, RecipeServerWire, RunningRecipe } from '../contracts/activities';
+import type { DelegationParent, PlannedDelegation, RecipeServerWire, RunningRecipe } from '../contracts/activities';
+import { refuse, type PlanningRefusal } from '../contracts/planning-failure';
 import { isInside, type PathRules } from '../tools/confine-path';
 import { mcpServerConfigSchema, type RecipeServer } from '../tools/mcp-config';
 import type { DelegateRequest } from '../contracts/delegation';
@@ -87,21 +88,21 @@ export const agentDefaultPrompt =
  * Confines `working_dir` to the parent's working directory after resolving symlinks. Messages name only
  * what was asked for: they reach API clients and models, which have no business knowing server paths.
  */
-async function confineWorkingDir(parentDir: string, requested: string | undefined): Promise<{ ok: true; path: string } | { ok: false; message: string }> {
+async function confineWorkingDir(parentDir: string, requested: string | undefined): Promise<{ ok: true; path: string } | PlanningRefusal> {
   if (requested === undefined) return { ok: true, path: parentDir };
   const root = await realpath(parentDir).catch(() => undefined);
-  if (root === undefined) return { ok: false, message: `working_dir "${requested}" does not exist (the working directory itself has not been created yet)` };
+  if (root === undefined) return refuse('working-dir-invalid', 'working_dir', `working_dir "${requested}" does not exist (the working directory itself has not been created yet)`);
   const candidate = resolve(root, requested);
   let real: string;
   try {
     real = await realpath(candidate);
   } catch {
-    return { ok: false, message: `working_dir "${requested}" does not exist (it must be an existing directory inside the working directory)` };
+    return refuse('working-dir-invalid', 'working_dir', `working_dir "${requested}" does not exist (it must be an existing directory inside the working directory)`);
   }
   if (!isInside(root, real)) {
-    return { ok: false, message: `working_dir "${requested}" is outside the working directory (directly or through a symbolic link); use a directory inside it` };
+    return refuse('working-dir-invalid', 'working_dir', `working_dir "${requested}" is outside the working directory (directly or through a symbolic link); use a directory inside it`);
   }
-  if (!(await stat(real)).isDirectory()) return { ok: false, message: `working_dir "${requested}" is not a directory` };
+  if (!(await stat(real)).isDirectory()) return refuse('working-dir-invalid', 'working_dir', `working_dir "${requested}" is not a directory`);
   return { ok: true, path: real };
 }
 
@@ -115,22 +116,23 @@ function labelOf(request: DelegateRequest, snapshot: SourceSnapshot | undefined)
 /**
  * Turns a `delegate` request into a fully resolved child input (SEMANTICS §2-§3): the source resolved
  * and rendered, parameters validated, working directory confined, model / temperature / max_turns
- * precedence applied, toolsets chosen. Nothing is started; every problem is a message for the caller.
+ * precedence applied, toolsets chosen. Nothing is started; every problem is a typed failure for the caller
+ * to render (decision 0041).
  */
-export async function planDelegation(request: DelegateRequest, parent: DelegationParent, context: PlanContext): Promise<PlanDelegationOutput> {
+export async function planDelegation(request: DelegateRequest, parent: DelegationParent, context: PlanContext): Promise<PlannedDelegation | PlanningRefusal> {
   const warnings: string[] = [];
-  if (!request.instructions && !request.source) return { ok: false, message: 'give `instructions`, a `source`, or both' };
-  if (request.parameters && !request.source) return { ok: false, message: '`parameters` are only valid together with `source`' };
+  if (!request.instructions && !request.source) return refuse('nothing-to-delegate', 'instructions', 'give `instructions`, a `source`, or both');
+  if (request.parameters && !request.source) return refuse('parameters-without-source', 'parameters', '`parameters` are only valid together with `source`');
   if (parent.childDepth > parent.maxDepth) {
-    return { ok: false, message: `the child would be at depth ${parent.childDepth} but the depth limit is ${parent.maxDepth}` };
+    return refuse('depth-limit', 'depth', `the child would be at depth ${parent.childDepth} but the depth limit is ${parent.maxDepth}`);
   }
   if (request.fork) {
     const refused = forkRefusal(request, { hasConversation: parent.conversation !== undefined, parentRoute: parent.route, override: context.override });
-    if (refused) return { ok: false, message: refused };
+    if (refused) return refuse('fork-refused', 'fork', refused);
   }
 
   const workingDir = await confineWorkingDir(parent.workingDir, request.working_dir);
-  if (!workingDir.ok) return { ok: false, message: workingDir.message };
+  if (!workingDir.ok) return workingDir;
 
   let snapshot: SourceSnapshot | undefined;
   let instructions: string | undefined;
@@ -155,14 +157,16 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     const resolved = await context.resolver.resolve(request.source, {
       ...(parent.recipe ? { sessionRecipe: parent.recipe.snapshot, sessionValues: parent.recipe.values } : {}),
     });
-    if (!resolved.ok) return { ok: false, message: resolved.message };
+    if (!resolved.ok) {
+      return resolved.reason === 'not_found' ? refuse('source-not-found', 'source', resolved.message, resolved.suggestions) : refuse('source-invalid', 'source', resolved.message);
+    }
     snapshot = resolved.snapshot;
     warnings.push(...resolved.warnings);
     if (snapshot.subRecipe?.sequentialWhenRepeated) {
       warnings.push(`sub-recipe ${snapshot.name} asks for sequential_when_repeated, which errand does not honour: several delegate calls in one turn run in parallel; make them in separate turns to run them one after another`);
     }
     const rendered = await renderSource(snapshot, request.parameters ?? {}, { workingDirectory: workingDir.path, ...(context.paths ? { paths: context.paths } : {}) });
-    if (!rendered.ok) return { ok: false, message: `source "${snapshot.name}" cannot run with these parameters:\n- ${rendered.errors.join('\n- ')}` };
+    if (!rendered.ok) return refuse('parameters-invalid', 'parameters', `source "${snapshot.name}" cannot run with these parameters:\n- ${rendered.errors.join('\n- ')}`);
     warnings.push(...(rendered.warnings ?? []));
     if (snapshot.definition.type === 'agent') {
       const agent = snapshot.definition.agent;
@@ -181,12 +185,12 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
       const agentFile = `${snapshot.store.description}: ${snapshot.path}`;
       if (agent.skills && agent.skills.length > 0) {
         const found = await findSkills(agent.skills, context.resolver.skillPlaces, agentFile);
-        if (!found.ok) return { ok: false, message: found.message };
+        if (!found.ok) return refuse('skills-unavailable', 'source', found.message);
         skills = found.skills;
       }
       if (agent.memory) {
         const loaded = await loadMemory(agent.memory, agent.name, agentFile, workingDir.path, parent.tenant, context);
-        if (!loaded.ok) return { ok: false, message: loaded.message };
+        if (!loaded.ok) return loaded;
         memory = loaded.memory;
       }
       if (agent.hooks) {
@@ -254,7 +258,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     // An agent whose lists match nothing here would run with no tool at all: refused, naming the fields (SEMANTICS §6).
     const { tools: _tools, disallowedTools: _disallowed, ...servers } = agentTools;
     const refusal = agentToolsRefusal(agentTools, selection, select(servers), `${snapshot.store.description}: ${snapshot.path}`);
-    if (refusal) return { ok: false, message: refusal };
+    if (refusal) return refuse('no-tools-left', 'source', refusal);
   }
   warnings.push(...selection.warnings);
   // Servers the delegated definition declares itself: the worker checks them against it before they start.
@@ -263,14 +267,14 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
   if (ownServers.length > 0 && snapshot) {
     const trust = { workingRoot: context.mcp.workingRoot ?? '/', trustedDirs: context.mcp.trustedRecipeDirs ?? [] };
     const resolveDir = context.resolveDir ?? parent.workingDir;
-    if (!(await recipeFolderTrusted(snapshot.recipeDir, trust, resolveDir))) return { ok: false, message: untrustedRecipeMessage(`${snapshot.store.description}: ${snapshot.path}`) };
+    if (!(await recipeFolderTrusted(snapshot.recipeDir, trust, resolveDir))) return refuse('recipe-untrusted', 'source', untrustedRecipeMessage(`${snapshot.store.description}: ${snapshot.path}`));
     const origin = { source: snapshot.name, resolveDir, workingDir: workingDir.path, values: childRecipe?.values ?? {} };
     recipeServers = selection.recipeServers.map((server) => (server.origin === undefined ? { ...server, origin } : server));
   }
   const toolsets = selection.toolsets;
   const toolFilter = selection.toolFilter;
   const run = await planRunOptions({ request, agentRun, recipeOutputSchema, toolsets, workingDir: workingDir.path, workersDiskIsLocal: context.workersDiskIsLocal ?? true, allowBypass: context.allowBypassPermissions, recipeFile: snapshot ? `${snapshot.store.description}: ${snapshot.path}` : undefined });
-  if (!run.ok) return { ok: false, message: run.message };
+  if (!run.ok) return run;
   warnings.push(...run.warnings);
   const toolPolicy = [...selection.toolPolicy, ...(run.policyLayer ? [run.policyLayer] : [])];
 
@@ -297,12 +301,12 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
         ...(context.configuredDefault ? { configuredDefault: context.configuredDefault } : {}),
         ...(parent.route ? { parent: parent.route } : {}),
       });
-  if (!route.ok) return { ok: false, message: route.message };
+  if (!route.ok) return route;
   warnings.push(...route.warnings);
 
   // A request lowers the operator's limit, never raises it (SEMANTICS §5 "Tenants and secrets"): a model asks like the API does.
   if (request.max_turns !== undefined && request.max_turns > context.configuredMaxTurns) {
-    return { ok: false, message: `max_turns ${request.max_turns} is above this server's limit of ${context.configuredMaxTurns} turns per subagent (ERRAND_SUBAGENT_MAX_TURNS); ask for at most ${context.configuredMaxTurns}, or leave max_turns out.` };
+    return refuse('max-turns-over-limit', 'max_turns', `max_turns ${request.max_turns} is above this server's limit of ${context.configuredMaxTurns} turns per subagent (ERRAND_SUBAGENT_MAX_TURNS); ask for at most ${context.configuredMaxTurns}, or leave max_turns out.`);
   }
   const parentRecipeMaxTurns = parent.recipe?.snapshot.definition.type === 'recipe' ? parent.recipe.snapshot.definition.recipe.settings?.max_turns ?? undefined : undefined;
   let maxTurns = chooseMaxTurns(request.max_turns, recipeSettings.maxTurns, parentRecipeMaxTurns, context.configuredMaxTurns);
@@ -344,7 +348,7 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
     model: modelName,
     prices,
   });
-  if (!caps.ok) return { ok: false, message: caps.message };
+  if (!caps.ok) return caps;
   warnings.push(...caps.warnings);
   const tokenBudget = childCap(request.token_budget, parent.remainingBudget);
   let firstPrompt: { tokens: number; costMicroUsd?: number; fork: boolean } | undefined;
@@ -357,7 +361,8 @@ export async function planDelegation(request: DelegateRequest, parent: Delegatio
       { tokens: tokenBudget, costMicroUsd: caps.costBudgetMicroUsd },
       { name: modelName, prices },
     );
-    if (refused) return { ok: false, message: refused };
+    // A fork's prompt is its conversation; another's grows with `context`.
+    if (refused) return refuse('first-prompt-too-large', request.fork ? 'fork' : 'context', refused);
     const tokens = ownTokens + (forkTokens ?? 0);
     firstPrompt = { tokens, ...(prices ? { costMicroUsd: Math.round(tokens * prices.input) } : {}), fork: request.fork === true };
   }
@@ -421,8 +426,8 @@ async function loadMemory(
   workingDir: string,
   tenant: string | undefined,
   context: PlanContext,
-): Promise<{ ok: true; memory: { location: AgentMemoryLocation; prompt: MemoryPromptPart } } | { ok: false; message: string }> {
-  if (!context.memoryStore) return { ok: false, message: `${file}: memory: this server has no data store for agent memory; remove memory from the agent file` };
+): Promise<{ ok: true; memory: { location: AgentMemoryLocation; prompt: MemoryPromptPart } } | PlanningRefusal> {
+  if (!context.memoryStore) return refuse('memory-unavailable', 'source', `${file}: memory: this server has no data store for agent memory; remove memory from the agent file`);
   const configuredRoot = context.mcp.workingRoot;
   const realRoot = configuredRoot === undefined ? undefined : await realpath(configuredRoot).catch(() => configuredRoot);
   const root = realRoot !== undefined && isInside(realRoot, workingDir) ? realRoot : configuredRoot;
@@ -431,7 +436,7 @@ async function loadMemory(
     const excerpt = await new AgentMemory(context.memoryStore, location).promptExcerpt();
     return { ok: true, memory: { location, prompt: { scope: location.scope, excerpt: excerpt?.text ?? '', truncated: excerpt?.truncated ?? false } } };
   } catch (error) {
-    if (isAgentMemoryError(error)) return { ok: false, message: error.message };
+    if (isAgentMemoryError(error)) return refuse('memory-unavailable', 'source', error.message);
     throw error;
   }
 }

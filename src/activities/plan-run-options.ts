@@ -2,6 +2,7 @@ import type { ToolPolicyNarrowingWire } from '../contracts/activities';
 import type { DelegateRequest } from '../contracts/delegation';
 import { defaultAllowBypassPermissions } from '../contracts/limits';
 import type { SubagentInput } from '../contracts/subagent';
+import { refuse, type PlanningRefusal } from '../contracts/planning-failure';
 import { permissionModeLayer, type PermissionMode } from '../tools/permission-mode';
 import { checkOutputSchema } from '../tools/output-schema';
 import { findGitWorkTree } from './git-work-tree';
@@ -32,10 +33,10 @@ export interface RunOptionsInput {
   allowBypass: boolean | undefined;
 }
 
-/** The run options of a delegation, or a message for the caller saying why it cannot start. */
+/** The run options of a delegation, or why it cannot start. */
 export type RunOptions =
   | { ok: true; policyLayer?: ToolPolicyNarrowingWire; approvers?: 'human'; outputSchema?: SubagentInput['outputSchema']; isolation?: 'worktree'; warnings: string[] }
-  | { ok: false; message: string };
+  | PlanningRefusal;
 
 /** Whether the working directory's disk is this machine's (a function is asked only when needed). */
 function diskIsLocal(local: boolean | (() => boolean)): boolean {
@@ -60,7 +61,7 @@ export async function planRunOptions(input: RunOptionsInput): Promise<RunOptions
       allowBypass: input.allowBypass ?? defaultAllowBypassPermissions,
       where: input.agentRun.file,
     });
-    if (!mode.ok) return { ok: false, message: mode.message };
+    if (!mode.ok) return refuse('permission-mode-refused', 'source', mode.message);
     policyLayer = mode.layer;
     approvers = mode.approvers;
     warnings.push(...mode.warnings);
@@ -69,12 +70,13 @@ export async function planRunOptions(input: RunOptionsInput): Promise<RunOptions
   let outputSchema: SubagentInput['outputSchema'];
   if (input.request.output_schema !== undefined) {
     const checked = checkOutputSchema(input.request.output_schema, 'output_schema');
-    if (!checked.ok) return { ok: false, message: checked.errors.join('; ') };
+    if (!checked.ok) return refuse('output-schema-invalid', 'output_schema', checked.errors.join('; '));
     outputSchema = checked.schema;
     if (input.recipeOutputSchema !== undefined) warnings.push("output_schema of this delegation replaces the recipe's response.json_schema");
   } else if (input.recipeOutputSchema !== undefined) {
     const checked = checkOutputSchema(input.recipeOutputSchema, `${input.recipeFile ? `${input.recipeFile}: ` : ''}response.json_schema`);
-    if (!checked.ok) return { ok: false, message: checked.errors.join('; ') };
+    // The recipe's schema came with `source`.
+    if (!checked.ok) return refuse('output-schema-invalid', 'source', checked.errors.join('; '));
     outputSchema = checked.schema;
   }
 
@@ -82,7 +84,8 @@ export async function planRunOptions(input: RunOptionsInput): Promise<RunOptions
   // Checked where the workers' disk is this one (a worker, or an API beside its workers); an API elsewhere
   // (a serverless function) leaves it to the worker's worktree step, which reports the same.
   if (isolation === 'worktree' && diskIsLocal(input.workersDiskIsLocal) && (await findGitWorkTree(input.workingDir)) === undefined) {
-    return { ok: false, message: 'isolation "worktree" needs a git repository, and the working directory is not inside one' };
+    // The request's isolation, else the agent file's (which came with `source`).
+    return refuse('isolation-unavailable', input.request.isolation ? 'isolation' : 'source', 'isolation "worktree" needs a git repository, and the working directory is not inside one');
   }
   return {
     ok: true,

@@ -26,7 +26,8 @@ import { sendUpdateAcrossRunChange } from '../temporal-update-retry';
 export { deriveState } from './delegation-facts';
 import { subagentStartOptions } from '../observability/start-options';
 import { ApiProblem, delegationNotFound, ProblemKind } from './problem';
-import { queueFullProblem, UpdateRefused } from './queue-full';
+import { UpdateRefused } from './queue-full';
+import { updateRefusalProblem } from './update-refusal';
 import type { DailyCostCap } from './daily-cost-cap';
 import type { TemporalGateway, WorkflowFacts } from './temporal-gateway';
 import type { BlobStore } from '../activities/blob-store';
@@ -178,9 +179,11 @@ export class DelegationService {
       if (outcome.stage === 'accepted') return { id, accepted: true, updateId: sentUpdateId };
       return { id, accepted: true, updateId: sentUpdateId, queuedTurns: (outcome.value as SendMessageResult).queuedTurns };
     } catch (error) {
-      const full = queueFullProblem(error);
-      if (full) throw full;
-      if (error instanceof UpdateRefused) throw ended(`the delegation refused the message: ${error.message}`);
+      if (error instanceof UpdateRefused) {
+        // A full queue (429) and refused input (422) keep the workflow's words; a conflict says whose they are.
+        const problem = updateRefusalProblem(error, { conflict: 'The delegation cannot take messages' });
+        throw problem.status === 409 ? ended(`the delegation refused the message: ${error.message}`) : problem;
+      }
       if (isGrpcStatus(error, GrpcCode.notFound)) throw ended(`delegation ${id} has ended; messages go only to a running continuable delegation`);
       throw error;
     }

@@ -3,6 +3,7 @@ import type { ErrandConfig } from '../config';
 import type { DelegationParent } from '../contracts/activities';
 import { approversFor } from '../tools/tool-policy';
 import type { DelegateRequest } from '../contracts/delegation';
+import { refuse } from '../contracts/planning-failure';
 import { planDelegation, type PlanContext } from '../activities/plan-delegation';
 import { providerChoices } from '../llm/provider-config';
 import { developerToolsetName } from '../tools/developer-toolset-name';
@@ -13,24 +14,6 @@ import type { ApiCaller, PlanResult } from './planning-types';
 import { joinRequestedWorkingDir } from './tenant-working-dir';
 
 export type { PlanResult } from './planning-types';
-
-/** The request field a planner message is about, for the problem document's field path. */
-function fieldOf(message: string, request: DelegateRequest): string {
-  if (/^time_budget/.test(message)) return 'time_budget';
-  if (/^cost_budget_usd|^a cost cap/.test(message)) return 'cost_budget_usd';
-  if (/^the subagent's first prompt/.test(message)) return 'context';
-  if (/^output_schema/.test(message)) return 'output_schema';
-  if (/^fork/.test(message)) return 'fork';
-  if (/^reasoning_effort/.test(message)) return 'reasoning_effort';
-  if (/^isolation/.test(message)) return request.isolation ? 'isolation' : 'source';
-  if (/^No source named|source "/.test(message)) return 'source';
-  if (/working_dir/.test(message)) return 'working_dir';
-  if (/^provider |no usable provider/.test(message)) return 'provider';
-  if (/model/.test(message)) return 'model';
-  if (/parameter/.test(message)) return 'parameters';
-  if (/depth/.test(message)) return 'depth';
-  return request.source ? 'source' : 'instructions';
-}
 
 /** Plans one API delegation in a tenant's working directory (tenant-working-dir.ts). */
 export type ApiPlanner = (request: DelegateRequest, caller: ApiCaller, tenantDir: string) => Promise<PlanResult>;
@@ -79,7 +62,7 @@ export function apiPlanner(config: ErrandConfig, sources: { resolverFor(workingD
     let workingDir = tenantDir;
     if (request.working_dir !== undefined) {
       const joined = joinRequestedWorkingDir(tenantDir, request.working_dir);
-      if (!joined.ok) return { ok: false, errors: [{ field: 'working_dir', message: joined.message }] };
+      if (!joined.ok) return refuse('working-dir-invalid', 'working_dir', joined.message);
       workingDir = joined.path;
     }
     const { working_dir: _requested, ...planned } = request;
@@ -99,14 +82,8 @@ export function apiPlanner(config: ErrandConfig, sources: { resolverFor(workingD
     const resolver = sources.resolverFor(workingDir);
     const plan = await planDelegation(planned, parent, { ...context, resolver });
     if (!plan.ok) {
-      let suggestions: string[] | undefined;
-      if (request.source && plan.message.startsWith('No source named')) {
-        const resolved = await resolver.resolve(request.source);
-        if (!resolved.ok && resolved.reason === 'not_found') suggestions = resolved.suggestions;
-      }
       // A planner message may quote a file system error; the caller is a tenant, who gets no server path.
-      const message = redactServerPaths(plan.message);
-      return { ok: false, errors: [{ field: fieldOf(message, request), message }], ...(suggestions ? { suggestions } : {}) };
+      return { ok: false, failure: { ...plan.failure, message: redactServerPaths(plan.failure.message) } };
     }
     // A top-level delegation has no parent to report to.
     const { parent: _parent, ...input } = plan.input;

@@ -32,6 +32,8 @@ export const ProblemKind = {
   /** The tenant's model calls today reached the operator's daily cost cap (`ERRAND_TENANT_DAILY_COST_USD`): 429. */
   dailyCostCap: 'daily-cost-cap',
   idempotencyKeyReused: 'idempotency-key-reused',
+  /** A workflow's update validator refused the input (a message that is only whitespace, an unknown tool): 422. */
+  invalidInput: 'invalid-input',
   conflict: 'conflict',
   methodNotAllowed: 'method-not-allowed',
   unavailable: 'temporal-unavailable',

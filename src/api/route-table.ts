@@ -197,6 +197,9 @@ export const cancelDelegationRoute = defineRoute({
   },
 });
 
+/** A message the workflow's validator refused as invalid (typed InvalidInput, decision 0041). */
+const refusedInput = { description: 'The workflow refused the message as invalid (for example only whitespace); the detail says why.' };
+
 /** A message refused because the workflow's queue is full. */
 const queueFull = { description: 'The workflow already holds ERRAND_MAX_QUEUED_MESSAGES queued messages (default 100); the detail names the limit.' };
 
@@ -220,6 +223,7 @@ export const sendMessageRoute = defineRoute({
     404: notFound,
     409: { description: 'The delegation is not continuable, or has ended.' },
     413: tooLarge,
+    422: refusedInput,
     429: queueFull,
     415: unsupported,
     503: unavailable,
@@ -253,7 +257,7 @@ export const sendSessionMessageRoute = defineRoute({
   tag: 'sessions', authenticated: true, params: delegationPathSchema, query: emptyQuerySchema,
   body: { schema: sendMessageBodySchema, required: true, description: 'The message.' },
   headers: { 'Idempotency-Key': { schema: optionalIdempotencyKey, description: 'Makes a retried message a no-op (the update id derives from it): it is queued once.' } },
-  responses: { 202: { description: 'Accepted.', schema: sessionMessageResponseSchema }, 400: badRequest, 401: unauthorized, 404: sessionNotFound, 409: sessionConflict, 413: tooLarge, 415: unsupported, 429: queueFull, 503: unavailable },
+  responses: { 202: { description: 'Accepted.', schema: sessionMessageResponseSchema }, 400: badRequest, 401: unauthorized, 404: sessionNotFound, 409: sessionConflict, 413: tooLarge, 415: unsupported, 422: refusedInput, 429: queueFull, 503: unavailable },
 });
 /** `POST /v1/sessions/{id}/cancel`. */
 export const cancelSessionRoute = defineRoute({

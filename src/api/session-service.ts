@@ -19,7 +19,8 @@ import type { BlobStore } from '../activities/blob-store';
 import { inboundMessage } from '../activities/inbound-message';
 import type { DailyCostCap } from './daily-cost-cap';
 import { ApiProblem, ProblemKind } from './problem';
-import { queueFullProblem, UpdateRefused } from './queue-full';
+import { UpdateRefused } from './queue-full';
+import { updateRefusalProblem } from './update-refusal';
 import { idempotentSessionId } from './delegation-ids';
 import { startIdempotently, type Idempotency } from './idempotent-start';
 import type { TemporalGateway, UpdateOutcome } from './temporal-gateway';
@@ -218,7 +219,8 @@ export class SessionService {
       const result = updateValue(outcome) as SendMessageResult;
       return { id, accepted: true, queuedTurns: result.queuedTurns };
     } catch (error) {
-      throw queueFullProblem(error) ?? new ApiProblem(409, ProblemKind.conflict, 'The message was not accepted', { detail: updateRejection(error) });
+      if (error instanceof UpdateRefused) throw updateRefusalProblem(error, { conflict: 'The message was not accepted', ended: 'The session has ended' });
+      throw new ApiProblem(409, ProblemKind.conflict, 'The message was not accepted', { detail: updateRejection(error) });
     }
   }
 
@@ -248,7 +250,7 @@ export class SessionService {
       return result;
     } catch (error) {
       if (!(error instanceof UpdateRefused)) throw error;
-      throw new ApiProblem(409, ProblemKind.conflict, 'The tool call was not accepted', { detail: updateRejection(error) });
+      throw updateRefusalProblem(error, { conflict: 'The tool call was not accepted', ended: 'The session has ended' });
     }
   }
 
@@ -331,6 +333,7 @@ export class SessionService {
       const input: ApprovalInput = { approvalId, decision, by: `api:${tenant}`, ...(reason ? { reason } : {}) };
       updateValue(await sendUpdateAcrossRunChange(() => this.gateway.update(workflowId, messageNames.approvalUpdate, input, { updateId, waitFor: 'completed' })));
     } catch (error) {
+      if (error instanceof UpdateRefused) throw updateRefusalProblem(error, { conflict: 'The approval is not pending' });
       throw new ApiProblem(409, ProblemKind.conflict, 'The approval is not pending', { detail: updateRejection(error) });
     }
     return { id: approvalId, decision };

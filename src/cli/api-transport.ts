@@ -108,12 +108,17 @@ export function isApiRequestError(error: unknown): error is ApiRequestError {
   return typeof error === 'object' && error !== null && 'errandError' in error && error.errandError === 'ApiRequestError';
 }
 
-/** Human lines for an API error: title and detail, each field problem, suggestions. */
+/**
+ * Human lines for an API error: title and detail, each field problem (with its code, when the planner gave
+ * one, so a script can tell refusals apart), suggestions.
+ */
 export function describeApiError(error: ApiRequestError): string {
   const lines = [error.message];
   for (const problem of error.problem?.errors ?? []) {
-    const where = problem.field ? `${problem.in} ${problem.field}` : problem.in;
+    const where = `${problem.field ? `${problem.in} ${problem.field}` : problem.in}${problem.code ? ` [${problem.code}]` : ''}`;
+    // A problem the detail already says is listed only for its code.
     if (!error.message.includes(problem.message)) lines.push(`  - ${where}: ${problem.message}`);
+    else if (problem.code) lines.push(`  - ${where}`);
   }
   if (error.problem?.suggestions && error.problem.suggestions.length > 0) lines.push(`  did you mean: ${error.problem.suggestions.join(', ')}?`);
   return lines.join('\n');

@@ -1,6 +1,7 @@
 import type { JsonObject } from './json';
 import type { LiveText } from './live-text';
 import type { AgentHooksWire } from './agent-hooks';
+import type { PlanningFailure } from './planning-failure';
 import type { ApprovalDecision, MessageInput, RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from './agent-wire';
 import type { AgentMemoryLocation, Approvers, ContextWindowState, ConversationPrefix, SourceSummary, SubagentActivitySettings, SubagentInput } from './subagent';
 import type { SubagentResult } from './subagent-result';
@@ -257,19 +258,24 @@ export interface PlanDelegationInput {
   parent: DelegationParent;
 }
 
-/** The plan: a ready child input, or a message for the calling model that says what is wrong. */
-export type PlanDelegationOutput =
-  | {
-      ok: true;
-      input: SubagentInput;
-      source?: SourceSummary;
-      warnings: string[];
-      /** The delegated agent says `background: true`: run it in the background whatever the call asked. */
-      forceBackground?: true;
-      /** A fork's or a large `context`'s first prompt as estimated (checked again when the child's caps are fitted at its start). */
-      firstPrompt?: { tokens: number; costMicroUsd?: number; fork: boolean };
-    }
-  | { ok: false; message: string };
+/** A delegation the planner can start: a ready child input. */
+export interface PlannedDelegation {
+  ok: true;
+  input: SubagentInput;
+  source?: SourceSummary;
+  warnings: string[];
+  /** The delegated agent says `background: true`: run it in the background whatever the call asked. */
+  forceBackground?: true;
+  /** A fork's or a large `context`'s first prompt as estimated (checked again when the child's caps are fitted at its start). */
+  firstPrompt?: { tokens: number; costMicroUsd?: number; fork: boolean };
+}
+
+/**
+ * The plan: a ready child input, or why it cannot start. `message` is the failure as the calling model
+ * reads it (rendered where the activity ends); `failure` is the typed failure it was rendered from, absent
+ * in results recorded before planning failures had a type (decision 0041).
+ */
+export type PlanDelegationOutput = PlannedDelegation | { ok: false; message: string; failure?: PlanningFailure };
 
 /** The `load` listing for a workflow: sources it can see plus its background tasks. */
 export interface LoadListingInput {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { wholeNumberPattern } from './whole-number-pattern';
 import { idempotencyKeyMaxLength, maxListPageSize, maxMessageLength } from './limits';
 import { tokenUsageSchema } from './usage-api';
+import { planningFailureCodes } from './planning-failure';
 
 /**
  * Wire schemas of the HTTP API (`/v1`). The routes validate with these and the OpenAPI document is
@@ -20,6 +21,8 @@ export const fieldProblemSchema = z.object({
   /** Dotted path of the field, e.g. `max_turns`, `parameters.env`; empty for the whole body. */
   field: z.string(),
   message: z.string(),
+  /** Why a delegation cannot start, as a code (decision 0041); a string, so a client tolerates codes added later. */
+  code: z.string().optional().describe(`Why the delegation cannot start (a 422 of the planner): one of ${planningFailureCodes.join(', ')}.`),
 });
 /** One validation problem. */
 export type FieldProblem = z.infer<typeof fieldProblemSchema>;
@@ -34,7 +37,7 @@ export const problemSchema = z.object({
   /** The request path. */
   instance: z.string().optional(),
   errors: z.array(fieldProblemSchema).optional(),
-  /** "Did you mean" names, for an unknown source. */
+  /** "Did you mean" names: for an unknown source (always, maybe empty), provider or model (when some are close). */
   suggestions: z.array(z.string()).optional(),
 });
 /** An RFC 9457 problem document. */

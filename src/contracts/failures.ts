@@ -26,8 +26,19 @@ export const FailureType = {
   scriptExhausted: 'ScriptExhausted',
   /** A session's or continuable's message queue is full (`ERRAND_MAX_QUEUED_MESSAGES`): the API answers 429. */
   messageQueueFull: 'MessageQueueFull',
-  /** Input that a user or a calling model gave is invalid. */
+  /** Input that a user or a calling model gave is invalid (also an update's input its validator refuses): the API answers 422. */
   invalidInput: 'InvalidInput',
+  /** A workflow that has ended (or is ending) refused an update: a message, a tool call. The API answers 409. */
+  runEnded: 'RunEnded',
+  /**
+   * A workflow refused an update it never takes: a message to a subagent that is not continuable or to an
+   * MCP session, a tool call to a session that is not one. The API answers 409.
+   */
+  updateNotTaken: 'UpdateNotTaken',
+  /** An approval decision for a call that waits for none (decided, timed out, never asked). The API answers 409. */
+  approvalNotPending: 'ApprovalNotPending',
+  /** The delegating agent decided an approval that only a person may decide. 409 (the API decides as a person). */
+  approvalByPersonOnly: 'ApprovalByPersonOnly',
   /** A blob referenced by a workflow is missing from the blob store. */
   blobMissing: 'BlobMissing',
   /** The git worktree of `isolation: worktree` cannot be made (no commit yet, a setting that puts it in the wrong place). */
@@ -56,6 +67,10 @@ export const nonRetryableFailureTypes: readonly FailureTypeName[] = [
   FailureType.toolsetUnavailable,
   FailureType.scriptExhausted,
   FailureType.invalidInput,
+  FailureType.runEnded,
+  FailureType.updateNotTaken,
+  FailureType.approvalNotPending,
+  FailureType.approvalByPersonOnly,
   FailureType.blobMissing,
   FailureType.worktreeUnavailable,
   FailureType.compactionFailed,

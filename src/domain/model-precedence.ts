@@ -1,5 +1,7 @@
 import type { ModelRoute } from '../contracts/model';
+import { refuse, type PlanningRefusal } from '../contracts/planning-failure';
 import type { ModelPrices } from './model-cost';
+import { suggestNames } from './name-suggestions';
 
 /**
  * Provider / model / temperature / reasoning effort / max_turns precedence for a delegation (SEMANTICS §3,
@@ -55,7 +57,7 @@ export interface ModelChoiceInputs {
 }
 
 /** The chosen route, warnings for choices that were skipped, or an error for the calling model. */
-export type ModelChoice = { ok: true; route: ModelRoute; warnings: string[] } | { ok: false; message: string };
+export type ModelChoice = { ok: true; route: ModelRoute; warnings: string[] } | PlanningRefusal;
 
 /** How an operator configures model providers: said wherever a start fails for want of one. */
 export const configureProvidersHint = 'Set ERRAND_PROVIDERS (a JSON list of providers, each with name, kind and models) and ERRAND_DEFAULT_MODEL (provider/model)';
@@ -67,7 +69,8 @@ export function chooseModel(inputs: ModelChoiceInputs): ModelChoice {
   const configured = inputs.providers.map((provider) => provider.name).join(', ') || '(none)';
 
   if (inputs.request.provider !== undefined && !known(inputs.request.provider)) {
-    return { ok: false, message: `provider "${inputs.request.provider}" is not allowed; allowed providers: ${configured} (see list_subagent_models)` };
+    const message = `provider "${inputs.request.provider}" is not allowed; allowed providers: ${configured} (see list_subagent_models)`;
+    return refuse('provider-not-allowed', 'provider', message, suggestNames(inputs.request.provider, inputs.providers.map((provider) => provider.name)));
   }
   let providerName = inputs.override.provider ?? inputs.request.provider;
   if (providerName === undefined && inputs.recipe.provider !== undefined) {
@@ -76,18 +79,19 @@ export function chooseModel(inputs: ModelChoiceInputs): ModelChoice {
   }
   providerName ??= inputs.configuredDefault?.provider ?? inputs.parent?.provider;
   if (inputs.providers.length === 0) {
-    return { ok: false, message: `no usable provider: none is configured. ${configureProvidersHint}.` };
+    return refuse('provider-not-configured', 'provider', `no usable provider: none is configured. ${configureProvidersHint}.`);
   }
   if (providerName === undefined) {
-    return { ok: false, message: `no model could be chosen: no default model is configured and the delegating session has none of its own (an MCP session). Set ERRAND_DEFAULT_MODEL (provider/model), or name provider and model in the delegation (see list_subagent_models)` };
+    return refuse('no-model', 'model', `no model could be chosen: no default model is configured and the delegating session has none of its own (an MCP session). Set ERRAND_DEFAULT_MODEL (provider/model), or name provider and model in the delegation (see list_subagent_models)`);
   }
   const provider = known(providerName);
   if (!provider) {
-    return { ok: false, message: `no usable provider: "${providerName}" is not configured (configured: ${configured}). Set ERRAND_DEFAULT_MODEL or configure providers.` };
+    return refuse('provider-not-configured', 'provider', `no usable provider: "${providerName}" is not configured (configured: ${configured}). Set ERRAND_DEFAULT_MODEL or configure providers.`);
   }
 
   if (inputs.request.model !== undefined && !inputs.override.model && !provider.models.includes(inputs.request.model)) {
-    return { ok: false, message: `model "${inputs.request.model}" is not allowed for provider "${provider.name}"; allowed: ${provider.models.join(', ')} (see list_subagent_models)` };
+    const message = `model "${inputs.request.model}" is not allowed for provider "${provider.name}"; allowed: ${provider.models.join(', ')} (see list_subagent_models)`;
+    return refuse('model-not-allowed', 'model', message, suggestNames(inputs.request.model, provider.models));
   }
   const candidates: Array<{ model: string | undefined; what: string; strict: boolean }> = [
     { model: inputs.override.model, what: 'ERRAND_SUBAGENT_MODEL', strict: true },
@@ -109,14 +113,13 @@ export function chooseModel(inputs: ModelChoiceInputs): ModelChoice {
       return { ok: true, route: { ...route, ...(effort.effort !== undefined ? { reasoningEffort: effort.effort } : {}) }, warnings };
     }
     if (candidate.strict) {
-      return { ok: false, message: `${candidate.what} "${candidate.model}" is not one of provider "${provider.name}"'s models (${provider.models.join(', ')})` };
+      // The operator's override names the setting; the request's, its field.
+      const field = candidate.what === 'ERRAND_SUBAGENT_MODEL' ? 'ERRAND_SUBAGENT_MODEL' : 'model';
+      return refuse('model-not-allowed', field, `${candidate.what} "${candidate.model}" is not one of provider "${provider.name}"'s models (${provider.models.join(', ')})`, suggestNames(candidate.model, provider.models));
     }
     warnings.push(`${candidate.what} "${candidate.model}" is not one of provider "${provider.name}"'s models; it was not used`);
   }
-  return {
-    ok: false,
-    message: `no model could be chosen for provider "${provider.name}": set ERRAND_DEFAULT_MODEL (e.g. "${provider.name}/${provider.models[0] ?? 'model'}") or the provider's defaultModel`,
-  };
+  return refuse('no-model', 'model', `no model could be chosen for provider "${provider.name}": set ERRAND_DEFAULT_MODEL (e.g. "${provider.name}/${provider.models[0] ?? 'model'}") or the provider's defaultModel`);
 }
 
 /** What {@link chooseReasoningEffort} weighs. */
@@ -136,7 +139,7 @@ export interface EffortChoiceInputs {
 }
 
 /** The chosen effort (none: send none), or an error for the calling model. */
-export type EffortChoice = { ok: true; effort?: string; warnings: string[] } | { ok: false; message: string };
+export type EffortChoice = { ok: true; effort?: string; warnings: string[] } | PlanningRefusal;
 
 /** "low, medium (default), high", or what to say when a model takes none. */
 export function describeEfforts(efforts: ModelEfforts | undefined): string {
@@ -162,13 +165,13 @@ export function chooseReasoningEffort(inputs: EffortChoiceInputs): EffortChoice 
   const warnings: string[] = [];
   if (inputs.request !== undefined) {
     if (valid.includes(inputs.request)) return { ok: true, effort: inputs.request, warnings };
-    return {
-      ok: false,
-      message:
-        valid.length === 0
-          ? `reasoning_effort "${inputs.request}" cannot be used: model ${name} takes no reasoning effort (its provider entry lists no reasoningEfforts); leave reasoning_effort out (see list_subagent_models)`
-          : `reasoning_effort "${inputs.request}" is not one model ${name} takes; valid efforts: ${describeEfforts(inputs.efforts)} (see list_subagent_models("${inputs.route.provider}", "${inputs.route.model}"))`,
-    };
+    return refuse(
+      'effort-not-allowed',
+      'reasoning_effort',
+      valid.length === 0
+        ? `reasoning_effort "${inputs.request}" cannot be used: model ${name} takes no reasoning effort (its provider entry lists no reasoningEfforts); leave reasoning_effort out (see list_subagent_models)`
+        : `reasoning_effort "${inputs.request}" is not one model ${name} takes; valid efforts: ${describeEfforts(inputs.efforts)} (see list_subagent_models("${inputs.route.provider}", "${inputs.route.model}"))`,
+    );
   }
   if (inputs.recipe !== undefined) {
     if (valid.includes(inputs.recipe)) return { ok: true, effort: inputs.recipe, warnings };

@@ -1,5 +1,6 @@
 import type { TokenUsage } from '../contracts/model';
 import type { BudgetCap, CapStatus } from '../contracts/subagent';
+import { refuse, type PlanningRefusal } from '../contracts/planning-failure';
 import { capDefinitionLimit } from './definition-limits';
 import { formatUsd, type ModelPrices } from './model-cost';
 
@@ -88,7 +89,7 @@ export interface CapChoiceInputs {
 }
 
 /** The child's caps, with warnings for definition values capped at the operator's; or why it cannot start. */
-export type CapChoice = { ok: true; timeBudgetMs?: number; costBudgetMicroUsd?: number; warnings: string[] } | { ok: false; message: string };
+export type CapChoice = { ok: true; timeBudgetMs?: number; costBudgetMicroUsd?: number; warnings: string[] } | PlanningRefusal;
 
 /**
  * A child's time and cost caps: the request's value (refused when over the operator's ceiling: a request
@@ -101,11 +102,11 @@ export function chooseCaps(inputs: CapChoiceInputs): CapChoice {
   const { request, definition, operator } = inputs;
   const operatorSecs = operator.timeBudgetMs === undefined ? undefined : Math.floor(operator.timeBudgetMs / 1_000);
   if (request.timeBudgetSecs !== undefined && operatorSecs !== undefined && request.timeBudgetSecs > operatorSecs) {
-    return { ok: false, message: `time_budget ${request.timeBudgetSecs} is above this server's limit of ${operatorSecs} seconds per delegation (ERRAND_MAX_TIME_BUDGET_SECS); ask for at most ${operatorSecs}, or leave time_budget out.` };
+    return refuse('time-budget-over-limit', 'time_budget', `time_budget ${request.timeBudgetSecs} is above this server's limit of ${operatorSecs} seconds per delegation (ERRAND_MAX_TIME_BUDGET_SECS); ask for at most ${operatorSecs}, or leave time_budget out.`);
   }
   if (request.costBudgetUsd !== undefined && operator.costBudgetMicroUsd !== undefined && usdToMicro(request.costBudgetUsd) > operator.costBudgetMicroUsd) {
     const limit = formatUsd(operator.costBudgetMicroUsd);
-    return { ok: false, message: `cost_budget_usd ${request.costBudgetUsd} is above this server's limit of ${limit} per delegation (ERRAND_MAX_COST_BUDGET_USD); ask for at most ${limit}, or leave cost_budget_usd out.` };
+    return refuse('cost-budget-over-limit', 'cost_budget_usd', `cost_budget_usd ${request.costBudgetUsd} is above this server's limit of ${limit} per delegation (ERRAND_MAX_COST_BUDGET_USD); ask for at most ${limit}, or leave cost_budget_usd out.`);
   }
   let timeMs = request.timeBudgetSecs !== undefined ? request.timeBudgetSecs * 1_000 : undefined;
   if (timeMs === undefined && definition.timeBudgetSecs !== undefined) {
@@ -127,7 +128,7 @@ export function chooseCaps(inputs: CapChoiceInputs): CapChoice {
   costMicro = childCap(costMicro ?? operator.costBudgetMicroUsd, inputs.parent.costMicroUsd);
   if (costMicro !== undefined && inputs.prices === undefined) {
     const why = request.costBudgetUsd !== undefined ? 'cost_budget_usd' : definition.costBudgetUsd !== undefined ? 'its settings.cost_budget_usd' : inputs.parent.costMicroUsd !== undefined ? "the cost budget it inherits from you" : 'ERRAND_MAX_COST_BUDGET_USD';
-    return { ok: false, message: `a cost cap (${why}) needs a model with prices, and ${inputs.model} has none in the provider configuration, so the cost of its calls is unknown; choose a model with prices (list_subagent_models shows them), or leave the cost cap out.` };
+    return refuse('cost-cap-needs-prices', 'cost_budget_usd', `a cost cap (${why}) needs a model with prices, and ${inputs.model} has none in the provider configuration, so the cost of its calls is unknown; choose a model with prices (list_subagent_models shows them), or leave the cost cap out.`);
   }
   return { ok: true, ...(timeMs !== undefined ? { timeBudgetMs: timeMs } : {}), ...(costMicro !== undefined ? { costBudgetMicroUsd: costMicro } : {}), warnings };
 }

@@ -4,6 +4,7 @@ import { defaultMaxQueuedMessages, maxMessageLength, previewLength, recentMessag
 import type { QueuedMessage } from '../contracts/carried-agent-state';
 import type { SendMessageInput, SendMessageResult } from '../contracts/subagent-messages';
 import { preview } from '../domain/subagent-prompt';
+import { updateRefusal } from './update-refusal';
 
 /** What queueing a message needs of the agent it is for. */
 export interface MessageQueueHost {
@@ -30,10 +31,10 @@ export function validateQueueRoom(agent: MessageQueueHost, input: SendMessageInp
 export function validateMessage(input: SendMessageInput): void {
   const hasText = typeof input?.message === 'string';
   const hasKey = typeof input?.messageKey === 'string';
-  if (hasText === hasKey) throw new Error('give the message as `message` (text) or `messageKey` (a stored message), not both and not neither');
-  if (hasText && (input.message ?? '').trim().length === 0) throw new Error('message must be a non-empty string');
+  if (hasText === hasKey) throw updateRefusal(FailureType.invalidInput, 'give the message as `message` (text) or `messageKey` (a stored message), not both and not neither');
+  if (hasText && (input.message ?? '').trim().length === 0) throw updateRefusal(FailureType.invalidInput, 'message must be a non-empty string');
   const length = hasText ? (input.message ?? '').length : (input.messageChars ?? 0);
-  if (length > maxMessageLength) throw new Error(`message is ${length} characters; the limit is ${maxMessageLength}`);
+  if (length > maxMessageLength) throw updateRefusal(FailureType.invalidInput, `message is ${length} characters; the limit is ${maxMessageLength}`);
 }
 
 /**

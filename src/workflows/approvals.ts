@@ -2,6 +2,8 @@ import { condition } from '@temporalio/workflow';
 import type { ApprovalDecision, ToolCallRef } from '../contracts/activities';
 import type { ApprovalInput, PendingApproval } from '../contracts/subagent-messages';
 import type { SubagentState } from '../contracts/subagent';
+import { FailureType } from '../contracts/failures';
+import { updateRefusal } from './update-refusal';
 
 /** What approvals need of the agent they belong to. */
 export interface ApprovalHost {
@@ -50,13 +52,13 @@ export class Approvals {
   validate(input: ApprovalInput): void {
     if (!input || typeof input.approvalId !== 'string' || !this.pending.some((entry) => entry.id === input.approvalId)) {
       const pending = this.pending.map((entry) => entry.id);
-      throw new Error(`no pending approval "${String(input?.approvalId)}" in ${this.agent.options.workflowId}; pending: ${pending.length > 0 ? pending.join(', ') : '(none)'}`);
+      throw updateRefusal(FailureType.approvalNotPending, `no pending approval "${String(input?.approvalId)}" in ${this.agent.options.workflowId}; pending: ${pending.length > 0 ? pending.join(', ') : '(none)'}`);
     }
-    if (input.decision !== 'approve' && input.decision !== 'deny') throw new Error(`decision must be "approve" or "deny", not "${String(input.decision)}"`);
+    if (input.decision !== 'approve' && input.decision !== 'deny') throw updateRefusal(FailureType.invalidInput, `decision must be "approve" or "deny", not "${String(input.decision)}"`);
     // A delegating model may decide only where the operator allows it (toolPolicy.approvers) and the agent
     // file does not say `permissionMode: auto`; a person always may.
     if (typeof input.by === 'string' && input.by.startsWith('parent ') && this.agent.options.approvers !== 'human-or-parent') {
-      throw new Error(`approvals in ${this.agent.options.workflowId} are decided by a person (toolPolicy.approvers is "human", or its agent file says permissionMode: auto), not by the delegating agent`);
+      throw updateRefusal(FailureType.approvalByPersonOnly, `approvals in ${this.agent.options.workflowId} are decided by a person (toolPolicy.approvers is "human", or its agent file says permissionMode: auto), not by the delegating agent`);
     }
   }
 

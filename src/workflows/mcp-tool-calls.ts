@@ -10,6 +10,8 @@ import { findTask, markRead } from '../domain/task-registry';
 import type { Agent } from './agent';
 import type { TaskOrchestrator } from './task-orchestration';
 import { toolError } from './tool-outcomes';
+import { FailureType } from '../contracts/failures';
+import { updateRefusal } from './update-refusal';
 
 /**
  * The `callTool` update of an MCP session (SEMANTICS §6): the MCP client's tool call runs through the same
@@ -24,10 +26,10 @@ export function registerMcpToolCalls(agent: Agent, orchestrator: TaskOrchestrato
     validator: (input) => {
       refuse();
       if (typeof input?.name !== 'string' || !(mcpSessionTools as readonly string[]).includes(input.name)) {
-        throw new Error(`unknown tool "${String(input?.name)}"; the tools are ${mcpSessionTools.join(', ')}`);
+        throw updateRefusal(FailureType.invalidInput, `unknown tool "${String(input?.name)}"; the tools are ${mcpSessionTools.join(', ')}`);
       }
       if (typeof input.arguments !== 'object' || input.arguments === null || Array.isArray(input.arguments)) {
-        throw new Error(`the arguments of ${input.name} must be a JSON object`);
+        throw updateRefusal(FailureType.invalidInput, `the arguments of ${input.name} must be a JSON object`);
       }
     },
   });

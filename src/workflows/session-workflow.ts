@@ -23,6 +23,8 @@ import { sessionDefinitionOptions } from './versioning-behaviour';
 import { registerMcpToolCalls } from './mcp-tool-calls';
 import { TaskOrchestrator } from './task-orchestration';
 import { outcomeOfError } from './workflow-outcome';
+import { FailureType } from '../contracts/failures';
+import { updateRefusal } from './update-refusal';
 
 /**
  * A parent session: a conversation whose model can `load` and `delegate`. Each user message (update)
@@ -76,8 +78,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
       loopScope.cancel();
     },
     refuseMessage: () => {
-      if (ended || cancelReason !== undefined) throw new Error(`session ${info.workflowId} has ended and takes no more messages`);
-      if (input.mcp) throw new Error(`session ${info.workflowId} is an MCP session: it takes tool calls from its MCP client, not messages`);
+      if (ended || cancelReason !== undefined) throw updateRefusal(FailureType.runEnded, `session ${info.workflowId} has ended and takes no more messages`);
+      if (input.mcp) throw updateRefusal(FailureType.updateNotTaken, `session ${info.workflowId} is an MCP session: it takes tool calls from its MCP client, not messages`);
     },
     startsAtOnce: () => agent.state === 'waiting' && agent.pendingMessages.length === 0,
     refresh: () => {
@@ -86,8 +88,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
   });
   // Registered for every session (a handler adds no command); only an MCP session accepts its calls.
   registerMcpToolCalls(agent, orchestrator, () => {
-    if (!input.mcp) throw new Error(`session ${info.workflowId} is not an MCP session: its tools are called by its own model`);
-    if (ended || cancelReason !== undefined) throw new Error(`session ${info.workflowId} has ended and takes no more tool calls`);
+    if (!input.mcp) throw updateRefusal(FailureType.updateNotTaken, `session ${info.workflowId} is not an MCP session: its tools are called by its own model`);
+    if (ended || cancelReason !== undefined) throw updateRefusal(FailureType.runEnded, `session ${info.workflowId} has ended and takes no more tool calls`);
   });
   void orchestrator.probeLoop().catch(() => undefined);
 

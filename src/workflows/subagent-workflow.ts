@@ -32,6 +32,8 @@ import { TaskOrchestrator } from './task-orchestration';
 import { outcomeOfError } from './workflow-outcome';
 import { finishWorktree, prepareRun } from './run-preparation';
 import { subagentDefinitionOptions } from './versioning-behaviour';
+import { FailureType } from '../contracts/failures';
+import { updateRefusal } from './update-refusal';
 
 /**
  * A child (one with a parent) returns its result slimmed like its settlement signal, and no longer reads its
@@ -107,8 +109,8 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       loopScope.cancel();
     },
     refuseMessage: () => {
-      if (!continuable) throw new Error(`${info.workflowId} is not continuable: only subagents delegated with continuable: true take messages`);
-      if (ended || cancelReason !== undefined) throw new Error(`${info.workflowId} has ended (${agent.state}) and takes no more messages`);
+      if (!continuable) throw updateRefusal(FailureType.updateNotTaken, `${info.workflowId} is not continuable: only subagents delegated with continuable: true take messages`);
+      if (ended || cancelReason !== undefined) throw updateRefusal(FailureType.runEnded, `${info.workflowId} has ended (${agent.state}) and takes no more messages`);
     },
     startsAtOnce: () => agent.state === 'waiting' && agent.pendingMessages.length === 0,
     refresh: () => {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { planDelegation, type PlanContext } from '../../src/activities/plan-delegation';
+import { planOutput } from '../../src/activities/orchestration-activities';
 import { loadConfig } from '../../src/config';
 import type { DelegationParent, PlanDelegationOutput } from '../../src/contracts/activities';
 import type { DelegateRequest } from '../../src/contracts/delegation';
@@ -41,7 +42,7 @@ function parent(overrides: Partial<DelegationParent> = {}): DelegationParent {
 }
 
 async function plan(request: DelegateRequest, overrides: Partial<DelegationParent> = {}, contextOverrides: Partial<PlanContext> = {}): Promise<PlanDelegationOutput> {
-  return planDelegation(request, parent(overrides), { ...context, ...contextOverrides });
+  return planOutput(await planDelegation(request, parent(overrides), { ...context, ...contextOverrides }));
 }
 
 async function planned(request: DelegateRequest, overrides: Partial<DelegationParent> = {}, contextOverrides: Partial<PlanContext> = {}): Promise<Extract<PlanDelegationOutput, { ok: true }>> {
@@ -178,7 +179,7 @@ describe('Claude Code agent fields in planning', () => {
 
     // The agent file lies in the project folder, which tenants can write: its servers need that folder trusted.
     const untrusted = await plan({ source: 'tracker' }, {}, { mcp: { allowRecipeServers: true, recipeEnvKeys: ['JIRA_TOKEN'] } });
-    expect(untrusted).toEqual({ ok: false, message: expect.stringMatching(/^project \.claude\/agents: tracker\.md declares MCP servers, but it lies in a folder under the working directory that tenants can write.*ERRAND_TRUSTED_RECIPE_DIRS/) });
+    expect(untrusted).toMatchObject({ ok: false, message: expect.stringMatching(/^project \.claude\/agents: tracker\.md declares MCP servers, but it lies in a folder under the working directory that tenants can write.*ERRAND_TRUSTED_RECIPE_DIRS/), failure: { field: 'source', code: 'recipe-untrusted' } });
     const trustedRecipeDirs = [join(project, '.claude', 'agents')];
     const allowed = await planned({ source: 'tracker' }, {}, { mcp: { allowRecipeServers: true, recipeEnvKeys: ['JIRA_TOKEN'], trustedRecipeDirs }, resolveDir: project });
     expect(allowed.input.recipeServers).toEqual([
@@ -207,7 +208,7 @@ describe('Claude Code agent fields in planning', () => {
   test('isolation on the request, and its check that the working directory is in a git repository', async () => {
     expect((await planned({ instructions: 'Edit the parser', isolation: 'worktree' })).input.isolation).toBe('worktree');
     const outside = await plan({ instructions: 'Edit the parser', isolation: 'worktree' }, { workingDir: plainFolder });
-    expect(outside).toEqual({ ok: false, message: 'isolation "worktree" needs a git repository, and the working directory is not inside one' });
+    expect(outside).toMatchObject({ ok: false, message: 'isolation "worktree" needs a git repository, and the working directory is not inside one', failure: { field: 'isolation', code: 'isolation-unavailable' } });
     // An API that is not beside its workers (a Lambda) does not look: the worker's worktree step reports it.
     const elsewhere = await plan({ instructions: 'Edit the parser', isolation: 'worktree' }, { workingDir: plainFolder }, { workersDiskIsLocal: false });
     expect(elsewhere.ok && elsewhere.input.isolation).toBe('worktree');
@@ -227,7 +228,7 @@ describe('Claude Code agent fields in planning', () => {
     expect(planner.input.system.memory).toEqual({ scope: 'project', excerpt: '', truncated: false });
     // Without a data store (a planner built without one) an agent with memory is refused, naming the field.
     const refused = await plan({ source: 'planner' }, {}, { memoryStore: undefined });
-    expect(refused).toEqual({ ok: false, message: expect.stringMatching(/planner\.md: memory: this server has no data store for agent memory/) as unknown });
+    expect(refused).toMatchObject({ ok: false, message: expect.stringMatching(/planner\.md: memory: this server has no data store for agent memory/) as unknown, failure: { field: 'source', code: 'memory-unavailable' } });
   });
 });
 
@@ -278,9 +279,10 @@ describe('goose retry and structured output in planning', () => {
   });
 
   test('an invalid output_schema is an error naming the field and what is wrong', async () => {
-    expect(await plan({ instructions: 'x', output_schema: { type: 'string' } })).toEqual({
+    expect(await plan({ instructions: 'x', output_schema: { type: 'string' } })).toMatchObject({
       ok: false,
       message: 'output_schema.type: expected "object" (the structured result is the argument object of the final_output tool) (got "string")',
+      failure: { field: 'output_schema', code: 'output-schema-invalid' },
     });
     const notSchema = await plan({ instructions: 'x', output_schema: { type: 'object', required: 'ok' } });
     expect(!notSchema.ok && notSchema.message).toBe('output_schema: not a valid JSON Schema: required: must be array');

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { planDelegation, type PlanContext } from '../../src/activities/plan-delegation';
+import { planOutput } from '../../src/activities/orchestration-activities';
 import { loadConfig } from '../../src/config';
 import type { DelegationParent, PlanDelegationOutput } from '../../src/contracts/activities';
 import type { DelegateRequest } from '../../src/contracts/delegation';
@@ -37,7 +38,7 @@ function parent(overrides: Partial<DelegationParent> = {}): DelegationParent {
 }
 
 async function plan(request: DelegateRequest, overrides: Partial<DelegationParent> = {}, contextOverrides: Partial<PlanContext> = {}): Promise<PlanDelegationOutput> {
-  return planDelegation(request, parent(overrides), { ...context, ...contextOverrides });
+  return planOutput(await planDelegation(request, parent(overrides), { ...context, ...contextOverrides }));
 }
 
 async function planned(request: DelegateRequest, overrides: Partial<DelegationParent> = {}, contextOverrides: Partial<PlanContext> = {}): Promise<Extract<PlanDelegationOutput, { ok: true }>> {
@@ -156,8 +157,9 @@ describe('mcp__ names in tools and disallowedTools', () => {
 describe('an agent left without tools', () => {
   test('refuses to start, naming tools and what was available', async () => {
     const refused = await plan({ source: 'web-researcher' });
-    expect(refused).toEqual({
+    expect(refused).toMatchObject({
       ok: false,
+      failure: { field: 'source', code: 'no-tools-left' },
       message:
         'project .claude/agents: misc/web-researcher.md: tools (WebFetch, WebSearch) leave this agent no tool, so it cannot start; available here: Read, Write, Edit, MultiEdit, Bash, Grep, Glob, LS (the developer tools); mcp__github; mcp__docs. Name tools from those in tools, remove entries from disallowedTools, or write tools: [] for an agent meant to run without tools.',
     });

@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import type { DelegationParent, PlanDelegationOutput } from '../../src/contracts/activities';
 import type { DelegateRequest } from '../../src/contracts/delegation';
 import { agentDefaultPrompt, planDelegation, type PlanContext } from '../../src/activities/plan-delegation';
+import { planOutput } from '../../src/activities/orchestration-activities';
 import { loadConfig } from '../../src/config';
 import { chooseMaxTurns, chooseModel } from '../../src/domain/model-precedence';
 import { createResolverCache } from '../../src/worker';
@@ -39,7 +40,7 @@ function parent(overrides: Partial<DelegationParent> = {}): DelegationParent {
 }
 
 async function plan(request: DelegateRequest, overrides: Partial<DelegationParent> = {}, contextOverrides: Partial<PlanContext> = {}): Promise<PlanDelegationOutput> {
-  return planDelegation(request, parent(overrides), { ...context, ...contextOverrides });
+  return planOutput(await planDelegation(request, parent(overrides), { ...context, ...contextOverrides }));
 }
 
 function expectError(result: PlanDelegationOutput, pattern: RegExp): void {
@@ -206,8 +207,9 @@ describe('precedence (SEMANTICS §3)', () => {
     const lower = await plan({ instructions: 'x', max_turns: 10 }, {}, { configuredMaxTurns: 11 });
     expect(lower.ok && lower.input.maxTurns).toBe(10);
     const higher = await plan({ instructions: 'x', max_turns: 500 }, {}, { configuredMaxTurns: 11 });
-    expect(higher).toEqual({
+    expect(higher).toMatchObject({
       ok: false,
+      failure: { field: 'max_turns', code: 'max-turns-over-limit' },
       message: "max_turns 500 is above this server's limit of 11 turns per subagent (ERRAND_SUBAGENT_MAX_TURNS); ask for at most 11, or leave max_turns out.",
     });
   });
@@ -302,7 +304,7 @@ describe('precedence (SEMANTICS §3)', () => {
   test('no model resolvable names the setting to set', () => {
     const result = chooseModel({ providers: [{ name: 'empty', models: ['m'] }], override: {}, request: {}, recipe: {}, parent: { provider: 'other', model: 'x' } });
     expect(result).toMatchObject({ ok: false });
-    expect(!result.ok && result.message).toMatch(/ERRAND_DEFAULT_MODEL/);
+    expect(!result.ok && result.failure.message).toMatch(/ERRAND_DEFAULT_MODEL/);
   });
 
   test('temperature: delegate > recipe settings > inherited', async () => {

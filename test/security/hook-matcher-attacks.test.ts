@@ -64,7 +64,7 @@ describe("hooks on an agent's own MCP server", () => {
       { workflowId: 'errand-hooks', taskId: 'task-1', childDepth: 1, maxDepth: 1, workingDir: project, route: { provider: 'openai', model: 'gpt-a' }, toolsets: ['developer'], activity: testActivitySettings },
       context,
     );
-    if (!planned.ok) throw new Error(planned.message);
+    if (!planned.ok) throw new Error(planned.failure.message);
     const server = planned.input.recipeServers?.[0]?.config.name;
     expect(server).toMatch(/^recipe-jira-[0-9a-f]{8}$/);
     const hooks = planned.input.hooks;

@@ -27,7 +27,7 @@ function inputs(overrides: Partial<ModelChoiceInputs> = {}): ModelChoiceInputs {
 
 function chosen(overrides: Partial<ModelChoiceInputs>): { effort: string | undefined; warnings: string[] } {
   const choice = chooseModel(inputs(overrides));
-  if (!choice.ok) throw new Error(`expected a route, got: ${choice.message}`);
+  if (!choice.ok) throw new Error(`expected a route, got: ${choice.failure.message}`);
   return { effort: choice.route.reasoningEffort, warnings: choice.warnings };
 }
 

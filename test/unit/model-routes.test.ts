@@ -36,15 +36,15 @@ function inputs(overrides: Partial<ModelChoiceInputs> = {}): ModelChoiceInputs {
 }
 
 function route(choice: ReturnType<typeof chooseModel>) {
-  if (!choice.ok) throw new Error(`expected a route, got: ${choice.message}`);
+  if (!choice.ok) throw new Error(`expected a route, got: ${choice.failure.message}`);
   return choice.route;
 }
 
 describe('no provider configured', () => {
   test('says that none is configured and which settings configure one, instead of naming a placeholder provider', () => {
     const choice = chooseModel(inputs({ providers: [], parent: { provider: '(none)', model: '(none)' } }));
-    expect(choice).toEqual({ ok: false, message: expect.stringContaining('no usable provider: none is configured. Set ERRAND_PROVIDERS') });
-    expect(choice.ok ? '' : choice.message).not.toContain('"(none)"');
+    expect(choice).toEqual({ ok: false, failure: { field: 'provider', code: 'provider-not-configured', message: expect.stringContaining('no usable provider: none is configured. Set ERRAND_PROVIDERS') } });
+    expect(choice.ok ? '' : choice.failure.message).not.toContain('"(none)"');
   });
 });
 
@@ -57,7 +57,7 @@ describe('a parent with no model of its own (an MCP session)', () => {
   test('with neither, the delegation (not the session\'s start) is refused with the setting that fixes it', () => {
     const choice = chooseModel(routeless);
     expect(choice.ok).toBe(false);
-    expect(choice.ok ? '' : choice.message).toMatch(/no default model is configured and the delegating session has none of its own.*Set ERRAND_DEFAULT_MODEL/);
+    expect(choice.ok ? '' : choice.failure.message).toMatch(/no default model is configured and the delegating session has none of its own.*Set ERRAND_DEFAULT_MODEL/);
   });
   test('cannot fork: there is no conversation or route to keep', () => {
     expect(forkRefusal(delegateRequestSchema.parse({ instructions: 'x', fork: true }), { hasConversation: false, override: {} })).toContain('needs a conversation to fork');
@@ -87,9 +87,9 @@ describe('reasoning effort precedence', () => {
 
   test('an effort the model does not take is an error naming the valid ones; a recipe\'s is a warning', () => {
     const wrong = chooseModel(inputs({ request: { reasoningEffort: 'extreme' } }));
-    expect(wrong).toEqual({ ok: false, message: expect.stringContaining('reasoning_effort "extreme" is not one model openai/o-think takes; valid efforts: low, medium (default), high') });
+    expect(wrong).toEqual({ ok: false, failure: { field: 'reasoning_effort', code: 'effort-not-allowed', message: expect.stringContaining('reasoning_effort "extreme" is not one model openai/o-think takes; valid efforts: low, medium (default), high') } });
     const none = chooseModel(inputs({ request: { model: 'o-plain', reasoningEffort: 'low' } }));
-    expect(none).toEqual({ ok: false, message: expect.stringContaining('model openai/o-plain takes no reasoning effort') });
+    expect(none).toEqual({ ok: false, failure: { field: 'reasoning_effort', code: 'effort-not-allowed', message: expect.stringContaining('model openai/o-plain takes no reasoning effort') } });
     const recipe = chooseModel(inputs({ request: { model: 'o-other' }, recipe: { reasoningEffort: 'medium' } }));
     expect(recipe.ok && recipe.route.reasoningEffort).toBe('minimal');
     expect(recipe.ok && recipe.warnings).toEqual([expect.stringContaining('the recipe\'s reasoning_effort "medium" is not one model openai/o-other takes (valid: minimal (default), high); it was not used')]);
@@ -97,7 +97,7 @@ describe('reasoning effort precedence', () => {
 
   test('the operator override chooses the model the effort is checked against', () => {
     const forced = chooseModel(inputs({ override: { model: 'o-plain' }, request: { reasoningEffort: 'high' } }));
-    expect(forced).toEqual({ ok: false, message: expect.stringContaining('openai/o-plain takes no reasoning effort') });
+    expect(forced).toEqual({ ok: false, failure: { field: 'reasoning_effort', code: 'effort-not-allowed', message: expect.stringContaining('openai/o-plain takes no reasoning effort') } });
   });
 
   test('chooseReasoningEffort on its own: an effort the parent used on the same model but the model no longer lists is dropped', () => {

@@ -39,8 +39,8 @@ describe('chooseCaps', () => {
   });
 
   it("a request over the operator's ceiling is refused naming the setting; a recipe's is capped with a warning", () => {
-    expect(chooseCaps({ ...base, request: { timeBudgetSecs: 7_200 }, operator: { timeBudgetMs: 3_600_000 } })).toEqual({ ok: false, message: "time_budget 7200 is above this server's limit of 3600 seconds per delegation (ERRAND_MAX_TIME_BUDGET_SECS); ask for at most 3600, or leave time_budget out." });
-    expect(chooseCaps({ ...base, request: { costBudgetUsd: 3 }, operator: { costBudgetMicroUsd: 2_000_000 } })).toEqual({ ok: false, message: "cost_budget_usd 3 is above this server's limit of $2.00 per delegation (ERRAND_MAX_COST_BUDGET_USD); ask for at most $2.00, or leave cost_budget_usd out." });
+    expect(chooseCaps({ ...base, request: { timeBudgetSecs: 7_200 }, operator: { timeBudgetMs: 3_600_000 } })).toEqual({ ok: false, failure: { field: 'time_budget', code: 'time-budget-over-limit', message: "time_budget 7200 is above this server's limit of 3600 seconds per delegation (ERRAND_MAX_TIME_BUDGET_SECS); ask for at most 3600, or leave time_budget out." } });
+    expect(chooseCaps({ ...base, request: { costBudgetUsd: 3 }, operator: { costBudgetMicroUsd: 2_000_000 } })).toEqual({ ok: false, failure: { field: 'cost_budget_usd', code: 'cost-budget-over-limit', message: "cost_budget_usd 3 is above this server's limit of $2.00 per delegation (ERRAND_MAX_COST_BUDGET_USD); ask for at most $2.00, or leave cost_budget_usd out." } });
     const capped = chooseCaps({ ...base, definition: { timeBudgetSecs: 7_200, file: 'dir:/r: slow.yaml' }, operator: { timeBudgetMs: 3_600_000 } });
     expect(capped).toEqual({
       ok: true,
@@ -52,7 +52,11 @@ describe('chooseCaps', () => {
   it('a cost cap on a model without prices is refused, saying where the cap comes from', () => {
     expect(chooseCaps({ ...base, prices: undefined, parent: { costMicroUsd: 10 } })).toEqual({
       ok: false,
-      message: 'a cost cap (the cost budget it inherits from you) needs a model with prices, and p/m has none in the provider configuration, so the cost of its calls is unknown; choose a model with prices (list_subagent_models shows them), or leave the cost cap out.',
+      failure: {
+        field: 'cost_budget_usd',
+        code: 'cost-cap-needs-prices',
+        message: 'a cost cap (the cost budget it inherits from you) needs a model with prices, and p/m has none in the provider configuration, so the cost of its calls is unknown; choose a model with prices (list_subagent_models shows them), or leave the cost cap out.',
+      },
     });
     expect(chooseCaps({ ...base, prices: undefined, request: { timeBudgetSecs: 10 } })).toEqual({ ok: true, timeBudgetMs: 10_000, warnings: [] });
   });

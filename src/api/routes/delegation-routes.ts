@@ -11,7 +11,8 @@ import type { ApiDependencies } from '../api-dependencies';
 import type { ApiEnv } from '../api-env';
 import { idempotentUpdateId, requestFingerprint } from '../delegation-ids';
 import { checkDelegationLimits } from '../request-limits';
-import { ApiProblem, assertProviderConfigured, ProblemKind } from '../problem';
+import { assertProviderConfigured } from '../problem';
+import { planningProblem } from '../planning-problem';
 import { mountRoute, sendJson } from '../route-spec';
 import {
   cancelDelegationRoute,
@@ -44,15 +45,7 @@ export function mountDelegationRoutes(app: Hono<ApiEnv>, deps: ApiDependencies):
     assertProviderConfigured(deps.config, 'delegation');
     checkDelegationLimits(body, deps.config);
     const plan = await deps.plan(body, { tenant });
-    if (!plan.ok) {
-      const unknownSource = plan.suggestions !== undefined;
-      const first = plan.errors[0];
-      throw new ApiProblem(422, unknownSource ? ProblemKind.sourceNotFound : ProblemKind.invalidDelegation, unknownSource ? 'Unknown source' : 'The delegation cannot start', {
-        detail: plan.errors.length === 1 && first ? `${first.field}: ${first.message}` : plan.errors.map((error) => `${error.field}: ${error.message}`).join('; '),
-        errors: plan.errors.map((error) => ({ in: 'body' as const, field: error.field, message: error.message })),
-        ...(plan.suggestions ? { suggestions: plan.suggestions } : {}),
-      });
-    }
+    if (!plan.ok) throw planningProblem(plan.failure);
     const idempotencyKey = headers['Idempotency-Key'];
     const started = await delegations.start({
       tenant,
