@@ -79,13 +79,42 @@ export function chainActions(chain: readonly RunOfChain[]): ActionCounts {
   return counts;
 }
 
-/** The agents' delegations of a run (ids `<run id>~agent-<n>`, n = 1..agents): their actions and history sizes. */
-export async function agentDelegations(client: Client, workflowId: string, agents: number): Promise<{ actions: ActionCounts; bytes: number[] }> {
+/** The agents' delegations of a run (ids `<run id>~agent-<n>`, n = 1..agents): their actions, history sizes and first-to-last-event spans. */
+export async function agentDelegations(client: Client, workflowId: string, agents: number): Promise<{ actions: ActionCounts; bytes: number[]; spansMs: number[] }> {
   const actions: ActionCounts = {};
+  const spansMs: number[] = [];
   const bytes = await mapLimit(Array.from({ length: agents }, (_, index) => workflowAgentId(workflowId, index + 1)), 8, async (childId) => {
     const history = await client.workflow.getHandle(childId).fetchHistory();
     addCounts(actions, historyActions(history));
+    const events = history.events ?? [];
+    const first = events[0]?.eventTime;
+    const last = events.at(-1)?.eventTime;
+    if (first && last) spansMs.push(tsToMs(last) - tsToMs(first));
     return (await historySize(client, childId)).bytes;
   });
-  return { actions, bytes };
+  return { actions, bytes, spansMs };
+}
+
+/** Activities of the chain by type: how many ran and their start-to-completion time in all (ms), and queueing (scheduled to started). */
+export function activityTimes(chain: readonly RunOfChain[]): Record<string, { count: number; ms: number; queuedMs: number }> {
+  const times: Record<string, { count: number; ms: number; queuedMs: number }> = {};
+  for (const { history } of chain) {
+    const scheduled = new Map<string, { type: string; at: number; startedAt?: number }>();
+    for (const event of history.events ?? []) {
+      const at = event.eventTime ? tsToMs(event.eventTime) : 0;
+      const type = event.activityTaskScheduledEventAttributes?.activityType?.name;
+      if (type) scheduled.set(String(toNumber(event.eventId)), { type, at });
+      const start = event.activityTaskStartedEventAttributes;
+      const startOf = start ? scheduled.get(String(toNumber(start.scheduledEventId))) : undefined;
+      if (startOf) startOf.startedAt = at;
+      const done = event.activityTaskCompletedEventAttributes;
+      const origin = done ? scheduled.get(String(toNumber(done.scheduledEventId))) : undefined;
+      if (!origin || origin.startedAt === undefined) continue;
+      const entry = (times[origin.type] ??= { count: 0, ms: 0, queuedMs: 0 });
+      entry.count += 1;
+      entry.ms += at - origin.startedAt;
+      entry.queuedMs += origin.startedAt - origin.at;
+    }
+  }
+  return times;
 }

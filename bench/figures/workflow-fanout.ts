@@ -7,7 +7,7 @@ import { benchModel, benchProviders, benchSubagentInput, sleep, spawnWorkerChild
 import { formatCounts, historySize } from '../history-profile';
 import { benchMarker } from '../scripted-answers';
 import { percentile, round, summarize } from '../stats';
-import { agentDelegations, chainActions, roundSamples, runChain } from '../workflow-run-history';
+import { activityTimes, agentDelegations, chainActions, roundSamples, runChain } from '../workflow-run-history';
 import { fanOutInput, runFanOut } from './workflow-overhead';
 
 /**
@@ -90,6 +90,8 @@ export async function measureWorkflowFanOut(bench: Bench, plan: WorkflowFanOutPl
   const journalRange = (samples: typeof rounds) => `${Math.min(...samples.map((sample) => sample.journalSize))} – ${Math.max(...samples.map((sample) => sample.journalSize))}`;
   const memory = summarize(rss.length > 0 ? rss : [idleMb]);
   const runText = `${plan.agents} agents at ${plan.concurrency} at once`;
+  const activities = Object.entries(activityTimes(chain)).map(([type, time]) => `${type} ×${time.count}, mean ${round(time.ms / time.count)} ms running, ${round(time.queuedMs / time.count)} ms queued`).join('; ');
+  const childSpan = summarize(children.spansMs);
 
   return [
     {
@@ -106,7 +108,7 @@ export async function measureWorkflowFanOut(bench: Bench, plan: WorkflowFanOutPl
       runs: 1,
       notes: [
         `ideal = ceil(${plan.agents} / ${plan.concurrency}) × ${plan.delayMs} ms = ${round(idealMs / 1000, 2)} s: every lane busy with a model call all the time. Measured from startWorkflowRun to the run's result on one worker child (\`errand worker\` from the bundled CLI, default options), the scripted OpenAI-compatible server as the model, after an unmeasured run of ${plan.concurrency} agents.`,
-        `the run made ${rounds.length} script rounds over ${chain.length} run(s) of its workflow (continue-as-new after ${workflowRoundsBeforeContinueAsNew} rounds or when Temporal suggests it, once no agent runs: the lanes drain at each one).`,
+        `the run made ${rounds.length} script rounds over ${chain.length} run(s) of its workflow (continue-as-new after ${workflowRoundsBeforeContinueAsNew} rounds or when Temporal suggests it, once no agent runs: the lanes drain at each one). The run's activities: ${activities}. An agent's delegation from its start to its end: median ${round(childSpan.median)} ms (${round(childSpan.min)} – ${round(childSpan.max)}) against the ${plan.delayMs} ms of its model call.`,
       ],
     },
     {
