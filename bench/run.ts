@@ -15,6 +15,8 @@ import { measureOverhead } from './figures/overhead';
 import { measureRecovery } from './figures/recovery';
 import { measureSourceMemory } from './figures/source-memory';
 import { measureThroughput } from './figures/throughput';
+import { measureWorkflowFanOut } from './figures/workflow-fanout';
+import { measureWorkflowOverhead } from './figures/workflow-overhead';
 import { benchTempRoot, projectRoot, startBench, type Bench } from './harness';
 import { renderHistoryChart } from './history-chart';
 import { loadAverages, machineFacts, markdownReport, markdownTable, type BenchResults } from './report';
@@ -46,6 +48,8 @@ const fullPlan = {
   sourceFirst: 100,
   actions: { turns: 10, messages: 5, streamMs: 30_000, idleMs: 300_000 },
   lambdaColdStarts: 10,
+  workflowOverhead: { agents: 64, concurrency: 8, delayMs: 200, repetitions: 3 },
+  workflowFanOut: { agents: 500, concurrency: 16, delayMs: 500 },
 };
 
 /** `BENCH_QUICK=1`: a smoke run with few repetitions, to check the bench works end to end (figures mean little). */
@@ -68,6 +72,8 @@ const quickPlan: typeof fullPlan = {
   sourceFirst: 20,
   actions: { turns: 3, messages: 2, streamMs: 30_000, idleMs: 65_000 },
   lambdaColdStarts: 2,
+  workflowOverhead: { agents: 16, concurrency: 4, delayMs: 200, repetitions: 1 },
+  workflowFanOut: { agents: 64, concurrency: 16, delayMs: 500 },
 };
 
 const quick = process.env.BENCH_QUICK === '1';
@@ -97,6 +103,7 @@ const repetitionText = [
   `sources: ${plan.sourceDelegations} delegations across ${plan.sourceDirectories} working directories, RSS after ${plan.sourceFirst} and after all, and the same in 1 directory`,
   `actions: ${plan.actions.turns} extra subagent turns, ${plan.actions.messages} continuable messages, one ${plan.actions.streamMs / 1000} s stream, ${plan.actions.idleMs / 1000} s of an idle session`,
   `Lambda: ${plan.lambdaColdStarts} cold starts each of the API and a minimal Hono Lambda, alternating`,
+  `workflows: ${plan.workflowOverhead.repetitions} interleaved pairs of a ${plan.workflowOverhead.agents}-agent run and ${plan.workflowOverhead.agents} plain delegations (${plan.workflowOverhead.concurrency} at once, answers held ${plan.workflowOverhead.delayMs} ms); one run of ${plan.workflowFanOut.agents} agents at ${plan.workflowFanOut.concurrency} at once (answers held ${plan.workflowFanOut.delayMs} ms) on a worker child`,
 ];
 
 interface Collected {
@@ -150,6 +157,19 @@ const figureRunners: Record<string, FigureRunner> = {
   },
   lambda: async (bench, collected) => {
     collected.figures.push(...(await measureLambdaColdStart(bench, plan.lambdaColdStarts)));
+  },
+  workflows: async (bench, collected) => {
+    // Two parts on workers of their own: one that fails is reported as not measured and costs not the other.
+    try {
+      collected.figures.push(await measureWorkflowOverhead(bench, plan.workflowOverhead));
+    } catch (error) {
+      collected.figures.push(notMeasured('workflow-overhead-per-agent', 'Wall time per agent of a workflow run vs plain delegations', 'ms/agent', 'ratio <= 1.2', errorChain(error)));
+    }
+    try {
+      collected.figures.push(...(await measureWorkflowFanOut(bench, plan.workflowFanOut)));
+    } catch (error) {
+      collected.figures.push(notMeasured('workflow-fanout-wall-time', `A workflow run of ${plan.workflowFanOut.agents} agents at ${plan.workflowFanOut.concurrency} at once vs the ideal`, 's', 'ratio <= 1.3', errorChain(error)));
+    }
   },
 };
 
