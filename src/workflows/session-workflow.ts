@@ -58,7 +58,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
   const orchestrator = new TaskOrchestrator(agent);
   const loop = new AgentLoop(agent, orchestrator);
   const idleTimeoutMs = input.idleTimeoutMs ?? defaultSessionIdleTimeoutMs;
-  const idle = new IdleAlarm(() => agent.lastActivityAt, idleTimeoutMs, agent.quietWaits);
+  const idle = new IdleAlarm(() => agent.state.lastActivityAt, idleTimeoutMs, agent.quietWaits);
   let cancelReason: string | undefined;
   /** The refresh signal arrived: continue as new at the next wait. */
   let refreshRequested = false;
@@ -66,8 +66,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
   let messages = 0;
   const loopScope = new CancellationScope();
   // A run continued from a wait waits again (decision 0021: it may continue as new while nothing is queued).
-  if (!input.carried || (agent.quietWaits && input.carried.phase === 'waiting')) agent.state = 'waiting';
-  agent.onBudgetCrossed = () => loopScope.cancel();
+  if (!input.carried || (agent.quietWaits && input.carried.phase === 'waiting')) agent.setStatus('waiting', true);
+  agent.listen({ budgetCrossed: () => loopScope.cancel() });
 
   registerAgentHandlers(agent, orchestrator, {
     maxTurns: input.maxTurnsPerMessage,
@@ -79,7 +79,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
       if (ended || cancelReason !== undefined) throw new Error(`session ${info.workflowId} has ended and takes no more messages`);
       if (input.mcp) throw new Error(`session ${info.workflowId} is an MCP session: it takes tool calls from its MCP client, not messages`);
     },
-    startsAtOnce: () => agent.state === 'waiting' && agent.pendingMessages.length === 0,
+    startsAtOnce: () => agent.status === 'waiting' && agent.state.pendingMessages.length === 0,
     refresh: () => {
       refreshRequested = true;
     },
@@ -104,18 +104,18 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
         idle.arm();
         // Waiting adds no history (decision 0021): the wait also ends when the server suggests continue-as-new.
         // A refresh ends the wait too: a run from before decision 0021 has no other way to continue as new.
-        await agent.waitFor(() => agent.pendingMessages.length > 0 || agent.pendingNotices.length > 0 || idle.expired() || (agent.quietWaits && continueAsNewDue()) || refreshDue());
-        if (agent.pendingMessages.length === 0 && agent.pendingNotices.length === 0) {
+        await agent.waitFor(() => agent.state.pendingMessages.length > 0 || agent.state.pendingNotices.length > 0 || idle.expired() || (agent.quietWaits && continueAsNewDue()) || refreshDue());
+        if (agent.state.pendingMessages.length === 0 && agent.state.pendingNotices.length === 0) {
           if (!idle.expired() && ((agent.quietWaits && continueAsNewDue()) || refreshDue())) await continueAsNewWaiting();
           return { status: 'idle' as const, diagnostic: `no message for ${Math.round(idleTimeoutMs / 1000)} s (the session idle timeout)` };
         }
         if (continueAsNewDue()) await continueAsNewWaiting();
-        agent.setState('running');
+        agent.setStatus('running');
         if (agent.appendNextMessage()) messages += 1;
         const run = await runOnce();
         if (isCapStatus(run.status)) return run;
         agent.touch();
-        agent.setState('waiting');
+        agent.setStatus('waiting');
       }
     });
   } catch (error) {
@@ -168,7 +168,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
       await loop.seal('failed');
     }
     // The transcript keeps a preview: a long reply is not read back whole (the subagent workflow's patch).
-    const replyText = async () => (agent.lastText?.truncated && patched('long-texts-by-reference') ? (await lastAssistantTextUpTo(agent, resultTextInlineMaxChars)).text : lastAssistantFullText(agent));
+    const replyText = async () => (agent.state.lastText?.truncated && patched('long-texts-by-reference') ? (await lastAssistantTextUpTo(agent, resultTextInlineMaxChars)).text : lastAssistantFullText(agent));
     if (run.status === 'completed') {
       agent.remember('assistant', await replyText());
     } else {
@@ -183,18 +183,18 @@ export async function sessionWorkflow(input: SessionInput): Promise<SessionResul
     ended = true;
     await agent.storePending().catch(() => undefined);
     await loop.seal(outcome.status === 'cancelled' ? 'cancelled' : isCapStatus(outcome.status) ? capNotRunCause(('budget' in outcome ? outcome.budget : undefined) ?? 'tokens') : 'failed').catch(() => undefined);
-    agent.setState(outcome.status === 'idle' ? 'completed' : outcome.status);
+    agent.setStatus(outcome.status === 'idle' ? 'completed' : outcome.status);
     agent.flushViews(true);
     await orchestrator.cancelAll(`its session ${info.workflowId} ended (${outcome.status})`);
     orchestrator.settleTimers();
     idle.settle();
-    log.info('session ended', { status: outcome.status, turns: agent.turns });
+    log.info('session ended', { status: outcome.status, turns: agent.state.turns });
     const status: SessionResult['status'] = outcome.status === 'cancelled' || outcome.status === 'idle' || isCapStatus(outcome.status) ? outcome.status : 'failed';
     return {
       workflowId: info.workflowId,
       status,
       ...(outcome.diagnostic ? { diagnostic: outcome.diagnostic } : {}),
-      turns: agent.turns,
+      turns: agent.state.turns,
       messages,
     };
   });

@@ -92,13 +92,13 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   const retry = input.retry ? new RetryChecks(agent, input.retry) : undefined;
   const continuable = input.continuable === true;
   const idleTimeoutMs = input.idleTimeoutMs ?? defaultContinuableIdleTimeoutMs;
-  const idle = new IdleAlarm(() => agent.lastActivityAt, idleTimeoutMs, agent.quietWaits);
+  const idle = new IdleAlarm(() => agent.state.lastActivityAt, idleTimeoutMs, agent.quietWaits);
   let ended = false;
   let cancelReason: string | undefined;
   /** The refresh signal arrived: continue as new at the next wait (only a waiting run moves; a one-shot run never does). */
   let refreshRequested = false;
   const loopScope = new CancellationScope();
-  agent.onBudgetCrossed = () => loopScope.cancel();
+  agent.listen({ budgetCrossed: () => loopScope.cancel() });
 
   registerAgentHandlers(agent, orchestrator, {
     maxTurns: input.maxTurns,
@@ -108,9 +108,9 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     },
     refuseMessage: () => {
       if (!continuable) throw new Error(`${info.workflowId} is not continuable: only subagents delegated with continuable: true take messages`);
-      if (ended || cancelReason !== undefined) throw new Error(`${info.workflowId} has ended (${agent.state}) and takes no more messages`);
+      if (ended || cancelReason !== undefined) throw new Error(`${info.workflowId} has ended (${agent.status}) and takes no more messages`);
     },
-    startsAtOnce: () => agent.state === 'waiting' && agent.pendingMessages.length === 0,
+    startsAtOnce: () => agent.status === 'waiting' && agent.state.pendingMessages.length === 0,
     refresh: () => {
       refreshRequested = true;
     },
@@ -129,7 +129,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       parent.signal(childProgressSignal, { taskId, peek, totalUsage: agent.totalUsage() }),
     ).catch(() => undefined); // the parent may have ended; progress is best effort
   };
-  agent.onChange = reportProgress;
+  agent.listen({ change: reportProgress });
   const reportSettled = async (result: SubagentResult, final: boolean) => {
     if (!parent) return;
     // The parent's copy carries a preview and a reference; the whole text (a structured result's JSON too) stays in the conversation store.
@@ -148,8 +148,8 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
    */
   const resultOf = async (outcome: RunOutcome, read: 'preview' | 'whole' | 'upTo'): Promise<SubagentResult> => {
     const upTo = read === 'upTo' ? await lastAssistantTextUpTo(agent, resultTextInlineMaxChars) : undefined;
-    const text = upTo ? upTo.text : read === 'whole' ? await lastAssistantFullText(agent) : agent.lastText?.text ?? '';
-    const cut = upTo ? upTo.cut : read === 'preview' && agent.lastText?.truncated === true;
+    const text = upTo ? upTo.text : read === 'whole' ? await lastAssistantFullText(agent) : agent.state.lastText?.text ?? '';
+    const cut = upTo ? upTo.cut : read === 'preview' && agent.state.lastText?.truncated === true;
     const completed = outcome.status === 'completed';
     // Cancelled while the model wrote: what it had written is the partial output (no stored message holds it).
     const interrupted = outcome.status === 'cancelled' ? loop.interrupted : undefined;
@@ -165,11 +165,11 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       ...(outcome.budget !== undefined && outcome.status === 'budget' ? { budget: outcome.budget } : {}),
       ...(completed && outcome.structured ? { structured: outcome.structured } : {}),
       ...(outcome.checks ? { checks: outcome.checks } : {}),
-      turns: agent.turns,
-      toolCalls: agent.toolCalls,
-      usage: usageView(agent.usage),
+      turns: agent.state.turns,
+      toolCalls: agent.state.toolCalls,
+      usage: usageView(agent.state.usage),
       totalUsage: usageView(agent.totalUsage()),
-      durationMs: Date.now() - agent.startedAt,
+      durationMs: Date.now() - agent.state.startedAt,
     };
   };
   /** The server suggests continue-as-new and nothing is in flight. */
@@ -188,7 +188,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     await makeContinueAsNewFunc<typeof subagentWorkflow>(memo && Object.keys(memo).length > 0 ? { memo } : {})({ ...input, carried: agent.snapshot(phase) });
   };
   /** Tasks this subagent promised a notice for: background (not continuable) tasks still running. */
-  const promisedTasks = () => agent.registry.tasks.some((task) => task.mode === 'background' && isLive(task));
+  const promisedTasks = () => agent.state.tasks.some((task) => task.mode === 'background' && isLive(task));
 
   /** What the agent file's SubagentStart hooks added to the context (decision 0032). */
   let startContext: string[] = [];
@@ -202,8 +202,8 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
         workingDir: agent.options.workingDir,
         toolsets: input.toolsets,
         canDelegate: agent.canDelegate,
-        ...(agent.finalOutput ? { finalOutput: true } : {}),
-        ...(agent.worktree ? { worktreeBranch: agent.worktree.branch } : {}),
+        ...(agent.state.finalOutput ? { finalOutput: true } : {}),
+        ...(agent.state.worktree ? { worktreeBranch: agent.state.worktree.branch } : {}),
       });
       agent.remember('user', input.prompt);
       // Stored by the first model call (no activity of its own).
@@ -216,8 +216,8 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       maxTurns: input.maxTurns,
       toolsets: input.toolsets,
       canDelegate: agent.canDelegate,
-      ...(agent.finalOutput ? { finalOutput: true } : {}),
-      ...(agent.worktree ? { worktreeBranch: agent.worktree.branch } : {}),
+      ...(agent.state.finalOutput ? { finalOutput: true } : {}),
+      ...(agent.state.worktree ? { worktreeBranch: agent.state.worktree.branch } : {}),
     }), startContext);
     agent.remember('user', input.prompt);
     // Stored by the first model call (no activity of its own).
@@ -231,10 +231,10 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     // A subagent that answers while its own background tasks run waits for their notices and takes
     // them into account (within its turn limit), instead of cancelling work it said would report back.
     // (A continuable one settles now: the notices wake it for another activation.)
-    while (!continuable && run.status === 'completed' && promisedTasks() && agent.turnsThisRun < input.maxTurns) {
-      agent.setState('waiting');
-      await agent.waitFor(() => agent.pendingNotices.length > 0);
-      agent.setState('running');
+    while (!continuable && run.status === 'completed' && promisedTasks() && agent.state.runTurns < input.maxTurns) {
+      agent.setStatus('waiting');
+      await agent.waitFor(() => agent.state.pendingNotices.length > 0);
+      agent.setStatus('running');
       run = await loop.runTurns(input.maxTurns, { ...hooks, resume: true });
     }
     return run;
@@ -246,7 +246,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     try {
       run = await turns(resume);
       // A recipe's checks judge the delegated task: the run (or a continuable's first activation).
-      if (retry && agent.answers === 0) {
+      if (retry && agent.state.answers === 0) {
         run = await retry.afterAnswer(run, () => {
           startConversation();
           return turns(false);
@@ -271,30 +271,30 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       }
       let waiting = input.carried?.phase === 'waiting';
       // A run continued from a wait waits again (decision 0021: it may continue as new while nothing is queued).
-      if (waiting && agent.quietWaits) agent.state = 'waiting';
+      if (waiting && agent.quietWaits) agent.setStatus('waiting', true);
       for (;;) {
         if (!waiting) {
           const run = await activate(resume);
           resume = false;
           if (!continuable || isCapStatus(run.status)) return run;
           const answer = await resultOf(run, 'preview');
-          agent.answers += 1;
+          agent.countAnswer();
           agent.remember(run.status === 'failed' ? 'event' : 'assistant', run.status === 'completed' ? answer.output : `[${run.status}] ${run.diagnostic ?? ''}\n${answer.partialOutput}`.trim());
           agent.touch();
-          agent.setState('waiting');
+          agent.setStatus('waiting');
           await reportSettled(answer, false);
         }
         waiting = false;
         idle.arm();
         // Waiting adds no history (decision 0021): the wait also ends when the server suggests continue-as-new.
         // A refresh ends the wait too: a run from before decision 0021 has no other way to continue as new.
-        await agent.waitFor(() => agent.pendingMessages.length > 0 || agent.pendingNotices.length > 0 || idle.expired() || (agent.quietWaits && continueAsNewDue()) || refreshDue());
-        if (agent.pendingMessages.length === 0 && agent.pendingNotices.length === 0) {
+        await agent.waitFor(() => agent.state.pendingMessages.length > 0 || agent.state.pendingNotices.length > 0 || idle.expired() || (agent.quietWaits && continueAsNewDue()) || refreshDue());
+        if (agent.state.pendingMessages.length === 0 && agent.state.pendingNotices.length === 0) {
           if ((agent.quietWaits || refreshDue()) && !idle.expired()) await continueIfSuggested('waiting', refreshDue());
           return { status: 'completed', diagnostic: `ended after ${Math.round(idleTimeoutMs / 1000)} s without a message (idle timeout)` };
         }
         await continueIfSuggested('waiting');
-        agent.setState('running');
+        agent.setStatus('running');
         agent.appendNextMessage();
       }
     });
@@ -309,17 +309,17 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     await loop.seal(outcome.status === 'cancelled' ? 'cancelled' : isCapStatus(outcome.status) ? capNotRunCause(outcome.budget ?? 'tokens') : 'failed').catch(() => undefined);
     // A child's result is its parent's copy too (SEMANTICS §4): slim, so the whole text is not read back here.
     const slim = parent !== undefined && patched(slimChildResultPatch);
-    const byReference = parent === undefined && agent.lastText?.truncated === true && patched(longTextsByReferencePatch);
+    const byReference = parent === undefined && agent.state.lastText?.truncated === true && patched(longTextsByReferencePatch);
     const ran = await resultOf(outcome, slim ? 'preview' : byReference ? 'upTo' : 'whole');
-    agent.setState(outcome.status);
+    agent.setStatus(outcome.status);
     agent.flushViews(true);
     await orchestrator.cancelAll(`its parent ${info.workflowId} ended (${outcome.status})`);
-    const worktree = agent.worktree ? await finishWorktree(agent) : undefined;
+    const worktree = agent.state.worktree ? await finishWorktree(agent) : undefined;
     const result: SubagentResult = worktree ? { ...ran, worktree } : ran;
     await reportSettled(result, true);
     orchestrator.settleTimers();
     idle.settle();
-    log.info('subagent ended', { status: outcome.status, turns: agent.turns, toolCalls: agent.toolCalls });
+    log.info('subagent ended', { status: outcome.status, turns: agent.state.turns, toolCalls: agent.state.toolCalls });
     return slim ? slimChildResult(result) : result;
   });
 }
