@@ -45,7 +45,7 @@ export interface RunHooks {
   onTurn?: () => void;
   /** Called before each model call; may continue-as-new (it then never returns). */
   beforeTurn?: () => Promise<void>;
-  /** Continue the run counted in `turnsThisRun` (after continue-as-new) instead of starting a new one. */
+  /** Continue the run counted in `state.runTurns` (after continue-as-new) instead of starting a new one. */
   resume?: boolean;
 }
 
