@@ -6,13 +6,14 @@ import { inlineTextLimit, maxInvalidFinalOutputs } from '../contracts/limits';
 import { asLiveText, type LiveText } from '../contracts/live-text';
 import type { CheckSummary } from '../contracts/subagent-result';
 import type { BudgetCap, EndStatus } from '../contracts/subagent';
-import { hookActivityTimeoutMs, toolActivityTimeoutMs } from '../domain/activity-time-limits';
+import { toolActivityTimeoutMs } from '../domain/activity-time-limits';
 import { capNotRunCause, formatDenial, notRunReason, truncationDiagnostic, type NotRunCause } from '../domain/delegation-texts';
 import { didNotCallFinalOutput, finalOutputReminder, finalOutputToolName, structuredText, tooManyInvalidFinalOutputs } from '../domain/final-output';
 import { noticeParts } from '../domain/notice-parts';
 import { isOrchestrationTool } from '../domain/orchestration-tools';
-import { preview, stopHookFeedback, stopHookTooLate, toolHookAdditions, type StopTooLate, toolHookBlocked, turnBudgetNote } from '../domain/subagent-prompt';
+import { preview, turnBudgetNote } from '../domain/subagent-prompt';
 import type { Agent } from './agent';
+import { runOrchestrationTool, runStopHooks } from './loop-hooks';
 import { markNoticesRead } from './notices-read';
 
 /** How one run of model turns ended. */
@@ -116,7 +117,7 @@ export class AgentLoop {
         const canGoOn = !finalOutput && turn < limit;
         const ends = !finalOutput || finalOutput.reminded || turn >= limit;
         if (agent.options.hooks?.stop && (canGoOn ? patched('agent-file-hooks') : ends && patched('agent-file-hooks') && patched('stop-hook-every-stop'))) {
-          if (await this.stopHooks(assistantSeq, answer.text, canGoOn ? undefined : turn >= limit ? 'last-turn' : 'structured')) continue;
+          if (await runStopHooks(this.agent, assistantSeq, answer.text, canGoOn ? undefined : turn >= limit ? 'last-turn' : 'structured')) continue;
         }
         if (!finalOutput) return { status: 'completed' };
         // A structured-output run finishes only through final_output: a plain answer gets one reminder.
@@ -144,38 +145,6 @@ export class AgentLoop {
   }
 
   /**
-   * Runs the agent file's Stop hooks (`SubagentStop`) for the answer stored at `seq`. Where the subagent could
-   * go on (`tooLate` undefined), a block stores the hooks' feedback as the next message and returns true: the
-   * run goes on. On its last turn or where a structured-output run ends, a block cannot send it back: the
-   * feedback is noted in the history with the hooks' other notes, and the run ends as it would have.
-   */
-  private async stopHooks(seq: number, text: string, tooLate?: StopTooLate): Promise<boolean> {
-    const agent = this.agent;
-    const hooks = agent.options.hooks;
-    if (!hooks) return false;
-    // The activity outlasts its hooks: a timed-out attempt would be retried and run them again.
-    const stop = await agent.activities.checks.runAgentHook.executeWithOptions({ summary: `Stop hooks of ${hooks.agentName}`, startToCloseTimeout: hookActivityTimeoutMs(hooks.stop) }, [{
-      workflowId: agent.options.workflowId,
-      conversationId: agent.conversationId,
-      step: `stop-${seq}`,
-      event: 'SubagentStop',
-      hooks,
-      workingDir: agent.options.workingDir,
-      eventInput: { stop_hook_active: agent.state.stopHookBlocked, last_assistant_message: preview(text, inlineTextLimit) },
-      ...(agent.options.toolPolicy ? { toolPolicy: agent.options.toolPolicy } : {}),
-    }]);
-    for (const note of stop.notes) agent.remember('event', `[hook] ${note}`);
-    if (!stop.blocked) return false;
-    if (tooLate) {
-      agent.remember('event', `[hook] ${stopHookTooLate(hooks.agentName, tooLate, stop.feedback)}`);
-      return false;
-    }
-    agent.blockStop();
-    await agent.append([{ role: 'user', content: stopHookFeedback(stop.feedback) }], 'store Stop hook feedback');
-    return true;
-  }
-
-  /**
    * After a turn's tool calls: an accepted final_output call ends the run `completed`, with its JSON stored
    * as the run's last assistant message (so the result's text and reference work as for any answer); too
    * many rejected calls end it `failed`. Undefined: the run goes on.
@@ -190,7 +159,7 @@ export class AgentLoop {
       await agent.append([{ role: 'assistant', content: text }], 'store final output');
       const truncated = text.length > inlineTextLimit;
       agent.recordLastText(seq, truncated ? preview(text, inlineTextLimit) : text, truncated);
-      if (agent.options.hooks?.stop && patched('agent-file-hooks') && patched('stop-hook-every-stop')) await this.stopHooks(seq, text, 'structured');
+      if (agent.options.hooks?.stop && patched('agent-file-hooks') && patched('stop-hook-every-stop')) await runStopHooks(this.agent, seq, text, 'structured');
       return { status: 'completed', structured: accepted.value };
     }
     const rejected = verdicts.filter((verdict): verdict is Extract<FinalOutputVerdict, { valid: false }> => verdict?.valid === false);
@@ -352,7 +321,7 @@ export class AgentLoop {
         return;
       }
       if (isOrchestrationTool(call.name) && agent.canDelegate) {
-        const outcome = await this.runOrchestrationTool(call, assistantSeq, index);
+        const outcome = await runOrchestrationTool(agent, this.orchestration, call, assistantSeq, index);
         await this.storeResult(resultSeq, call, outcome);
         done(index);
         return;
@@ -386,44 +355,6 @@ export class AgentLoop {
     })));
     if (this.open === open && open.pending.length === 0) this.open = undefined;
     return verdicts;
-  }
-
-  /**
-   * Runs an orchestration tool call (the workflow's own), inside the agent file's PreToolUse and
-   * PostToolUse hooks whose matchers match it, as runTool runs the other tools inside theirs (decision
-   * 0032): a blocking PreToolUse hook stops the call and its feedback is the result; PostToolUse feedback
-   * follows a result that is not an error. The hooks are activities only for a call that has some.
-   */
-  private async runOrchestrationTool(call: ToolCallRef, assistantSeq: number, index: number): Promise<ToolOutcome> {
-    const agent = this.agent;
-    const hooks = agent.options.hooks;
-    const pre = hooks?.orchestrationTools?.preToolUse?.includes(call.name) === true;
-    const post = hooks?.orchestrationTools?.postToolUse?.includes(call.name) === true;
-    if (!hooks || !(pre || post) || !patched('orchestration-tool-hooks')) return this.orchestration.run(call, { assistantSeq, index });
-    const runHooks = (event: 'PreToolUse' | 'PostToolUse', response?: ToolOutcome) => agent.activities.checks.runAgentHook.executeWithOptions({
-      summary: `${event} hooks of ${hooks.agentName} · ${call.name}`,
-      startToCloseTimeout: hookActivityTimeoutMs(event === 'PreToolUse' ? hooks.preToolUse : hooks.postToolUse),
-    }, [{
-      workflowId: agent.options.workflowId,
-      conversationId: agent.conversationId,
-      step: `${event === 'PreToolUse' ? 'pre' : 'post'}-tool-${assistantSeq}-${index}`,
-      event,
-      hooks,
-      workingDir: agent.options.workingDir,
-      eventInput: { tool_input: call.arguments ?? {}, tool_use_id: call.id },
-      toolName: call.name,
-      ...(response ? { toolResponse: response.parts } : {}),
-      ...(agent.options.toolPolicy ? { toolPolicy: agent.options.toolPolicy } : {}),
-    }]);
-    const before = pre ? await runHooks('PreToolUse') : undefined;
-    for (const note of before?.notes ?? []) agent.remember('event', `[hook] ${note}`);
-    if (before?.blocked) return { parts: [toolHookBlocked(call.name, hooks.agentName, before.feedback)], isError: true };
-    const outcome = await this.orchestration.run(call, { assistantSeq, index });
-    // PostToolUse in Claude Code follows a call that succeeded.
-    const after = post && !outcome.isError ? await runHooks('PostToolUse', outcome) : undefined;
-    for (const note of after?.notes ?? []) agent.remember('event', `[hook] ${note}`);
-    const added = toolHookAdditions(before, after);
-    return added.length > 0 ? { ...outcome, parts: [...outcome.parts, ...added.map((text) => `\n\n${text}`)] } : outcome;
   }
 
   private async storeResult(resultSeq: number, call: ToolCallRef, outcome: ToolOutcome): Promise<void> {
