@@ -18,10 +18,8 @@ import type { TaskRecord } from '../contracts/carried-agent-state';
 import {
   formatApprovalNotice,
   formatForegroundResult,
-  formatPeek,
   formatSettlementNotice,
   formatTaskResultBlock,
-  formatWaitTimeout,
   forcedBackgroundReason,
 } from '../domain/delegation-texts';
 import { OrchestrationTool } from '../domain/orchestration-tools';
@@ -32,7 +30,6 @@ import {
   findTask,
   isLive,
   isStaleProgress,
-  listingState,
   markRead,
   markStarted,
   moveToBackground,
@@ -46,9 +43,10 @@ import { fitChildCaps, heldRefusal, leftForChildren } from '../domain/child-budg
 import type { Agent } from './agent';
 import type { OrchestrationTools, ToolOutcome } from './agent-loop';
 import { ChildProbe } from './child-probe';
-import { approve, listModels, liveTextOf, sendMessage, type CallPosition } from './child-messages';
+import { loadTask } from './task-load';
+import { approve, listModels, sendMessage, type CallPosition } from './child-messages';
 import { forkReference } from './conversation';
-import { attempt, errorText, toolError, toolText } from './tool-outcomes';
+import { errorText, toolError, toolText } from './tool-outcomes';
 
 /**
  * Patch id of children's ids without `/` (`<parent>~task-<n>`, workflow-ids.ts): Temporal's HTTP API can
@@ -57,8 +55,6 @@ import { attempt, errorText, toolError, toolText } from './tool-outcomes';
 const childIdsPatch = 'child-ids-without-slash';
 
 export type { CallPosition } from './child-messages';
-
-const turnStates: readonly TaskRecord['state'][] = ['starting', 'running', 'waiting_approval'];
 
 /**
  * The orchestration tools of a delegating agent and the tracking of its children (SEMANTICS §2, §5):
@@ -88,7 +84,7 @@ export class TaskOrchestrator implements OrchestrationTools {
       case OrchestrationTool.delegate:
         return this.delegate(args, position);
       case OrchestrationTool.load:
-        return this.load(args);
+        return loadTask(this.agent, this, args);
       case OrchestrationTool.sendMessage: {
         const outcome = await sendMessage(this.agent, args, position);
         // A waiting child is not checked while nothing happens; one that cannot take a message is checked now.
@@ -360,37 +356,6 @@ export class TaskOrchestrator implements OrchestrationTools {
   private async checkUnreached(taskId: unknown): Promise<void> {
     const task = typeof taskId === 'string' ? findTask(this.agent.state, taskId) : undefined;
     if (task && isLive(task) && !this.watched.has(task.taskId)) await this.probe.probe([task]);
-  }
-
-  // ---- load ----------------------------------------------------------------------------------------
-
-  /** `load`: listing, a task (wait / peek / cancel), or a source's content. */
-  private async load(args: JsonObject): Promise<ToolOutcome> {
-    const agent = this.agent;
-    const options = agent.options;
-    agent.pruneTasks();
-    const source = typeof args.source === 'string' ? args.source : undefined;
-    const recipe = options.recipe ? { recipe: options.recipe } : {};
-    if (source === undefined) {
-      const tasks = agent.state.tasks
-        .filter((task) => task.mode !== 'foreground')
-        .map((task) => ({ id: task.taskId, state: listingState(task.state), description: task.description }));
-      return attempt('load', () => agent.activities.orchestration.loadListing.executeWithOptions({ summary: 'load listing' }, [{ workingDir: options.workingDir, ...recipe, tasks }]));
-    }
-    const task = findTask(agent.state, source);
-    if (task) {
-      if (args.cancel === true) return this.cancelTask(task);
-      if (args.peek === true) {
-        const live = turnStates.includes(task.state) ? await liveTextOf(agent, task) : undefined;
-        return toolText(formatPeek(task.taskId, task.peek, task.state, Date.now(), live));
-      }
-      const waitMs = options.tasks.waitTimeoutMs;
-      const settled = await agent.waitFor(() => task.result !== undefined && !turnStates.includes(task.state), waitMs);
-      if (!settled || !task.result) return toolText(formatWaitTimeout(task.taskId, waitMs));
-      if (!isLive(task)) markRead(task, Date.now());
-      return { parts: formatTaskResultBlock(task.taskId, task.result), isError: false };
-    }
-    return attempt(`load ${source}`, () => agent.activities.orchestration.loadSource.executeWithOptions({ summary: `load ${source}` }, [{ name: source, workingDir: options.workingDir, ...recipe }]));
   }
 
   /** Cancels a task and everything under it, and returns what it had produced. */
