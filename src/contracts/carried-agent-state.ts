@@ -1,11 +1,11 @@
-import type { ContextWindowState, MessageInput, MessageRef, PreparedWorktree } from './agent-wire';
+import type { MessageRef } from './agent-wire';
 import type { TokenUsage } from './model';
 import type { SubagentState } from './subagent';
-import type { RetryView, SubagentPeek, SubagentResult, ToolCallSummary } from './subagent-result';
+import type { SubagentPeek, SubagentResult } from './subagent-result';
 
 /**
- * The state a session's or subagent's agent loop keeps and carries across continue-as-new: its tasks,
- * queued notices and messages, attempts, structured-output progress and bounded transcript. JSON only.
+ * The parts of an agent's state (`AgentState`, agent-state.ts) that have types of their own: task
+ * records, queued notices and messages, attempts, structured-output progress and transcript entries. JSON only.
  */
 
 /** The state of a task as its parent tracks it. */
@@ -56,53 +56,6 @@ export interface PendingNotice {
   after?: string;
   /** Its number once an MCP client was offered it: it stays until the client's call that got it is acknowledged. */
   number?: number;
-}
-
-/** Everything a workflow's agent loop carries into its next run (continue-as-new). */
-export interface CarriedAgentState {
-  startedAt: number;
-  length: number;
-  turns: number;
-  toolCalls: number;
-  usage: TokenUsage;
-  /** Usage of task records dropped from the registry (expired): it stays in the total for the workflow's whole life. */
-  retiredUsage?: TokenUsage;
-  lastToolCall: ToolCallSummary | null;
-  lastAssistantText: string | null;
-  lastText?: { seq: number; text: string; truncated: boolean };
-  tasks: TaskRecord[];
-  /** Child approvals already announced to the model. */
-  announcedApprovals?: string[];
-  nextTaskNumber: number;
-  pendingNotices: PendingNotice[];
-  /** The last number given to a notice offered to an MCP client. */
-  lastNoticeNumber?: number;
-  pendingMessages: QueuedMessage[];
-  /** Ids of the latest accepted messages, so a retried delivery is not queued twice (also across continue-as-new). */
-  recentMessageIds?: string[];
-  /** When the workflow last did something (turn, message); idle timeouts count from here. */
-  lastActivityAt?: number;
-  /** Compaction state of the conversation. */
-  context?: ContextWindowState;
-  /** Messages with reserved sequence numbers not stored yet (the next model call stores them). */
-  pending?: { startSeq: number; messages: MessageInput[] };
-  /** Turns used by the current run of a continuable subagent or session message. */
-  runTurns: number;
-  /** A Stop hook already sent the current run back to work (`stop_hook_active`). */
-  stopHookBlocked?: true;
-  /** Where the loop was when it continued as new: mid-run between turns, or waiting for a message. */
-  phase: 'running' | 'waiting';
-  /** Results of earlier answers (continuable subagents). */
-  answers: number;
-  transcript: TranscriptEntry[];
-  /** The attempt of a recipe's `retry` this run is in, when past the first. */
-  attempt?: AttemptState;
-  /** Progress of the recipe's checks, for peek. */
-  retryView?: RetryView;
-  /** Structured output: the stored schema and this run's `final_output` calls. */
-  finalOutput?: FinalOutputState;
-  /** The subagent's git worktree (`isolation: worktree`). */
-  worktree?: PreparedWorktree;
 }
 
 /**

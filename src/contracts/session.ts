@@ -1,7 +1,7 @@
 import type { RunningRecipe } from './agent-wire';
 import type { ModelRoute } from './model';
 import type { Approvers, SubagentActivitySettings, TaskLimits } from './subagent';
-import type { CarriedAgentState } from './carried-agent-state';
+import type { CarriedAgentInput } from './agent-state';
 
 /**
  * Input of a session workflow: a conversation with a model whose tools are `load`, `delegate`,
@@ -48,7 +48,7 @@ export interface SessionInput {
    * the `callTool` update and gets the notices of its background tasks with its next tool result.
    */
   mcp?: boolean;
-  carried?: CarriedAgentState;
+  carried?: CarriedAgentInput;
 }
 
 /** What a session returns when it ends: cancelled, idle for too long, or over one of its caps (tokens, time, money). */

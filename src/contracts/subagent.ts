@@ -1,6 +1,6 @@
 import type { AgentHooksWire } from './agent-hooks';
 import type { ConversationPrefix, RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from './agent-wire';
-import type { CarriedAgentState } from './carried-agent-state';
+import type { CarriedAgentInput } from './agent-state';
 
 export type { ContextWindowState, ConversationPrefix, MessageRef, PreparedWorktree, WorktreeOutcome } from './agent-wire';
 import type { JsonObject } from './json';
@@ -8,7 +8,7 @@ import type { ModelRoute } from './model';
 
 /**
  * Wire types of the subagent workflow (one delegation): its end statuses, its input and the limits it
- * runs under. JSON only. Its state, peek and result are in `carried-agent-state.ts` and
+ * runs under. JSON only. Its state, peek and result are in `agent-state.ts` and
  * `subagent-result.ts`; its queries, signals and updates in `subagent-messages.ts`.
  */
 
@@ -173,7 +173,7 @@ export interface SubagentInput {
   /** The agent file's `hooks` (SubagentStart, PreToolUse, PostToolUse, Stop), with the agent's name. */
   hooks?: AgentHooksWire;
   /** State carried across continue-as-new; absent on the first run. */
-  carried?: CarriedAgentState;
+  carried?: CarriedAgentInput;
 }
 
 /** Who decides a tool call under `ask`: a person only, or a person or the delegating model (`toolPolicy.approvers`). */

@@ -1,7 +1,7 @@
 import { addUsage, type TokenUsage, type UsageView } from '../contracts/model';
 import type { SubagentPeek, SubagentResult } from '../contracts/subagent-result';
 import type { TaskLimits } from '../contracts/subagent';
-import type { TaskRecord, TaskState } from '../contracts/carried-agent-state';
+import type { ChildReservation, TaskRecord, TaskState } from '../contracts/carried-agent-state';
 import { childWorkflowId, legacyChildSeparator } from '../contracts/workflow-ids';
 import { preview } from './subagent-prompt';
 
@@ -15,6 +15,12 @@ import { preview } from './subagent-prompt';
 export interface TaskRegistry {
   tasks: TaskRecord[];
   nextTaskNumber: number;
+}
+
+/** The registry as readers see it (the agent's state is one): nothing in it is replaced or added. */
+export interface TaskRegistryView {
+  readonly tasks: readonly TaskRecord[];
+  readonly nextTaskNumber: number;
 }
 
 /** A new, empty registry. */
@@ -36,17 +42,17 @@ export function holdsSlot(task: TaskRecord): boolean {
 }
 
 /** Background slots in use. */
-export function busySlots(registry: TaskRegistry): number {
+export function busySlots(registry: TaskRegistryView): number {
   return registry.tasks.filter(holdsSlot).length;
 }
 
 /** Continuable tasks that are alive (a waiting one too: it can be woken by send_message). */
-export function liveContinuables(registry: TaskRegistry): number {
+export function liveContinuables(registry: TaskRegistryView): number {
   return registry.tasks.filter((task) => task.mode === 'continuable' && isLive(task)).length;
 }
 
 /** Why a new task of `mode` may not start now, or undefined when it may. */
-export function admissionError(registry: TaskRegistry, mode: TaskRecord['mode'], limits: TaskLimits, defaultMaxContinuables: number): string | undefined {
+export function admissionError(registry: TaskRegistryView, mode: TaskRecord['mode'], limits: TaskLimits, defaultMaxContinuables: number): string | undefined {
   if (mode === 'foreground') return undefined;
   const busy = busySlots(registry);
   if (busy >= limits.maxBackgroundTasks) {
@@ -86,8 +92,45 @@ export function removeTask(registry: TaskRegistry, taskId: string): void {
 }
 
 /** Finds a task by id. */
-export function findTask(registry: TaskRegistry, taskId: string): TaskRecord | undefined {
+export function findTask(registry: TaskRegistryView, taskId: string): TaskRecord | undefined {
   return registry.tasks.find((task) => task.taskId === taskId);
+}
+
+/** The agent file says `background: true`: the task runs in the background. Changes the record. */
+export function moveToBackground(task: TaskRecord): void {
+  task.mode = 'background';
+}
+
+/** What the task holds of its parent's caps while it is live. Changes the record. */
+export function reserveCaps(task: TaskRecord, reserved: ChildReservation): void {
+  task.reserved = reserved;
+}
+
+/** The task's workflow started; `byPersonOnly`: its approvals are not announced to the parent's model. Changes the record. */
+export function markStarted(task: TaskRecord, byPersonOnly: boolean): void {
+  task.state = 'running';
+  if (byPersonOnly) task.approvalsByPersonOnly = true;
+}
+
+/** The task's usage as its latest report gives it. Changes the record. */
+export function recordUsage(task: TaskRecord, totalUsage: TokenUsage): void {
+  task.totalUsage = totalUsage;
+}
+
+/**
+ * A message is being delivered to a continuable task: it counts as running a turn from now on (so an
+ * answer that arrives before the delivery returns is not taken as stale). Returns what to restore with
+ * {@link undoDelivery} if the delivery fails. Changes the record.
+ */
+export function markDelivering(task: TaskRecord): { state: TaskState; settledAt: number | undefined } {
+  const before = { state: task.state, settledAt: task.settledAt };
+  task.state = 'running';
+  return before;
+}
+
+/** The delivery failed: the task is as it was, unless it settled meanwhile. Changes the record. */
+export function undoDelivery(task: TaskRecord, before: { state: TaskState; settledAt: number | undefined }): void {
+  if (task.state === 'running' && task.settledAt === before.settledAt) task.state = before.state;
 }
 
 /** Records a child's progress report. Changes the record. */
@@ -190,7 +233,7 @@ export function slimResult(result: SubagentResult, previewChars: number): Subage
 }
 
 /** The registry as carried across continue-as-new: results and peeks hold previews only. */
-export function carriedRegistry(registry: TaskRegistry, previewChars: number): TaskRegistry {
+export function carriedRegistry(registry: TaskRegistryView, previewChars: number): TaskRegistry {
   return {
     nextTaskNumber: registry.nextTaskNumber,
     tasks: registry.tasks.map((task) => ({

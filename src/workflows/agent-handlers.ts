@@ -37,7 +37,7 @@ const { inFlightCalls } = proxySinks<InFlightSinks>();
  */
 export function registerAgentHandlers(agent: Agent, orchestrator: TaskOrchestrator, hooks: AgentHandlerHooks): void {
   setHandler(peekQuery, () => agent.peek(hooks.maxTurns));
-  setHandler(transcriptQuery, () => ({ state: agent.state, entries: agent.transcript, queuedMessages: agent.pendingMessages.length }));
+  setHandler(transcriptQuery, () => ({ state: agent.status, entries: [...agent.state.transcript], queuedMessages: agent.state.pendingMessages.length }));
   setHandler(cancelSignal, (input) => {
     const reason = input?.reason ?? 'cancelled by request';
     hooks.cancel(reason);

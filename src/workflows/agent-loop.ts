@@ -2,19 +2,19 @@ import { ActivityFailure, ApplicationFailure, CancelledFailure, patched } from '
 import type { FinalOutputVerdict, ModelTurnOutput, TextPart, ToolCallRef } from '../contracts/activities';
 import { FailureType } from '../contracts/failures';
 import type { JsonObject } from '../contracts/json';
-import { inlineTextLimit, maxInvalidFinalOutputs, previewLength } from '../contracts/limits';
+import { inlineTextLimit, maxInvalidFinalOutputs } from '../contracts/limits';
 import { asLiveText, type LiveText } from '../contracts/live-text';
-import { addUsage } from '../contracts/model';
 import type { CheckSummary } from '../contracts/subagent-result';
 import type { BudgetCap, EndStatus } from '../contracts/subagent';
-import { hookActivityTimeoutMs, toolActivityTimeoutMs } from '../domain/activity-time-limits';
+import { toolActivityTimeoutMs } from '../domain/activity-time-limits';
 import { capNotRunCause, formatDenial, notRunReason, truncationDiagnostic, type NotRunCause } from '../domain/delegation-texts';
 import { didNotCallFinalOutput, finalOutputReminder, finalOutputToolName, structuredText, tooManyInvalidFinalOutputs } from '../domain/final-output';
 import { noticeParts } from '../domain/notice-parts';
 import { isOrchestrationTool } from '../domain/orchestration-tools';
-import { preview, stopHookFeedback, stopHookTooLate, toolHookAdditions, type StopTooLate, toolHookBlocked, turnBudgetNote } from '../domain/subagent-prompt';
-import { findTask, markRead } from '../domain/task-registry';
+import { preview, turnBudgetNote } from '../domain/subagent-prompt';
 import type { Agent } from './agent';
+import { runOrchestrationTool, runStopHooks } from './loop-hooks';
+import { markNoticesRead } from './notices-read';
 
 /** How one run of model turns ended. */
 export interface RunOutcome {
@@ -46,7 +46,7 @@ export interface RunHooks {
   onTurn?: () => void;
   /** Called before each model call; may continue-as-new (it then never returns). */
   beforeTurn?: () => Promise<void>;
-  /** Continue the run counted in `turnsThisRun` (after continue-as-new) instead of starting a new one. */
+  /** Continue the run counted in `state.runTurns` (after continue-as-new) instead of starting a new one. */
   resume?: boolean;
 }
 
@@ -79,34 +79,19 @@ export class AgentLoop {
   /** Runs model turns until the run ends; throws on cancellation and on activity failures (the caller classifies them). */
   async runTurns(limit: number, hooks: RunHooks = {}): Promise<RunOutcome> {
     const agent = this.agent;
-    if (!hooks.resume) {
-      agent.turnsThisRun = 0;
-      // Each run (an activation, an attempt) delivers its own final_output, with its own reminder and invalid calls.
-      if (agent.finalOutput) agent.finalOutput = { schemaKey: agent.finalOutput.schemaKey, invalidCalls: 0, reminded: false };
-      agent.stopHookBlocked = false;
-    }
-    agent.currentLimit = limit;
+    // Each run (an activation, an attempt) counts its own turns and delivers its own final_output, with its own reminder and invalid calls.
+    agent.startTurns(limit, hooks.resume === true);
     for (;;) {
       await hooks.beforeTurn?.();
       const crossed = agent.checkBudget();
       if (crossed) return { status: crossed.status, budget: crossed.cap, diagnostic: crossed.diagnostic };
       agent.pruneTasks();
       this.flushNotices();
-      agent.turns += 1;
-      agent.turnsThisRun += 1;
-      const turn = agent.turnsThisRun;
+      const turn = agent.beginTurn();
       // A progress report as the model call starts (a subagent throttles them; the settlement signal carries the end).
       hooks.onTurn?.();
       const answer = await this.modelCall(turn, limit);
-      const assistantSeq = agent.length;
-      agent.length += 1;
-      agent.touch();
-      agent.usage = addUsage(agent.usage, answer.usage);
-      agent.lastPromptTokens = answer.usage.inputTokens;
-      if (answer.text.length > 0) {
-        agent.lastAssistantText = preview(answer.text, previewLength);
-        agent.lastText = { seq: assistantSeq, text: answer.text, truncated: answer.textTruncated };
-      }
+      const assistantSeq = agent.recordAnswer(answer);
       agent.updateViews();
 
       const calls = answer.toolCalls;
@@ -125,19 +110,19 @@ export class AgentLoop {
         await this.sealNow(assistantSeq, calls, capNotRunCause(over.cap));
         return { status: over.status, budget: over.cap, diagnostic: over.diagnostic };
       }
-      const finalOutput = agent.finalOutput;
+      const finalOutput = agent.state.finalOutput;
       if (calls.length === 0) {
         // An agent file's Stop hooks (decision 0032) run at the subagent's stop: they may send a subagent that
         // could go on back to work; on its last turn, or where a structured-output run ends, only noted.
         const canGoOn = !finalOutput && turn < limit;
         const ends = !finalOutput || finalOutput.reminded || turn >= limit;
         if (agent.options.hooks?.stop && (canGoOn ? patched('agent-file-hooks') : ends && patched('agent-file-hooks') && patched('stop-hook-every-stop'))) {
-          if (await this.stopHooks(assistantSeq, answer.text, canGoOn ? undefined : turn >= limit ? 'last-turn' : 'structured')) continue;
+          if (await runStopHooks(this.agent, assistantSeq, answer.text, canGoOn ? undefined : turn >= limit ? 'last-turn' : 'structured')) continue;
         }
         if (!finalOutput) return { status: 'completed' };
         // A structured-output run finishes only through final_output: a plain answer gets one reminder.
         if (finalOutput.reminded || turn >= limit) return { status: 'failed', diagnostic: didNotCallFinalOutput(finalOutput.reminded) };
-        finalOutput.reminded = true;
+        agent.remindFinalOutput();
         await agent.append([{ role: 'user', content: finalOutputReminder }], 'store final_output reminder');
         continue;
       }
@@ -160,64 +145,30 @@ export class AgentLoop {
   }
 
   /**
-   * Runs the agent file's Stop hooks (`SubagentStop`) for the answer stored at `seq`. Where the subagent could
-   * go on (`tooLate` undefined), a block stores the hooks' feedback as the next message and returns true: the
-   * run goes on. On its last turn or where a structured-output run ends, a block cannot send it back: the
-   * feedback is noted in the history with the hooks' other notes, and the run ends as it would have.
-   */
-  private async stopHooks(seq: number, text: string, tooLate?: StopTooLate): Promise<boolean> {
-    const agent = this.agent;
-    const hooks = agent.options.hooks;
-    if (!hooks) return false;
-    // The activity outlasts its hooks: a timed-out attempt would be retried and run them again.
-    const stop = await agent.activities.checks.runAgentHook.executeWithOptions({ summary: `Stop hooks of ${hooks.agentName}`, startToCloseTimeout: hookActivityTimeoutMs(hooks.stop) }, [{
-      workflowId: agent.options.workflowId,
-      conversationId: agent.conversationId,
-      step: `stop-${seq}`,
-      event: 'SubagentStop',
-      hooks,
-      workingDir: agent.options.workingDir,
-      eventInput: { stop_hook_active: agent.stopHookBlocked, last_assistant_message: preview(text, inlineTextLimit) },
-      ...(agent.options.toolPolicy ? { toolPolicy: agent.options.toolPolicy } : {}),
-    }]);
-    for (const note of stop.notes) agent.remember('event', `[hook] ${note}`);
-    if (!stop.blocked) return false;
-    if (tooLate) {
-      agent.remember('event', `[hook] ${stopHookTooLate(hooks.agentName, tooLate, stop.feedback)}`);
-      return false;
-    }
-    agent.stopHookBlocked = true;
-    await agent.append([{ role: 'user', content: stopHookFeedback(stop.feedback) }], 'store Stop hook feedback');
-    return true;
-  }
-
-  /**
    * After a turn's tool calls: an accepted final_output call ends the run `completed`, with its JSON stored
    * as the run's last assistant message (so the result's text and reference work as for any answer); too
    * many rejected calls end it `failed`. Undefined: the run goes on.
    */
   private async settleFinalOutput(verdicts: (FinalOutputVerdict | undefined)[]): Promise<RunOutcome | undefined> {
     const agent = this.agent;
-    const state = agent.finalOutput;
-    if (!state) return undefined;
+    if (!agent.state.finalOutput) return undefined;
     const accepted = verdicts.find((verdict): verdict is Extract<FinalOutputVerdict, { valid: true }> => verdict?.valid === true);
     if (accepted) {
       const text = structuredText(accepted.value);
-      const seq = agent.length;
+      const seq = agent.state.length;
       await agent.append([{ role: 'assistant', content: text }], 'store final output');
       const truncated = text.length > inlineTextLimit;
-      agent.lastText = { seq, text: truncated ? preview(text, inlineTextLimit) : text, truncated };
-      agent.lastAssistantText = preview(text, previewLength);
-      if (agent.options.hooks?.stop && patched('agent-file-hooks') && patched('stop-hook-every-stop')) await this.stopHooks(seq, text, 'structured');
+      agent.recordLastText(seq, truncated ? preview(text, inlineTextLimit) : text, truncated);
+      if (agent.options.hooks?.stop && patched('agent-file-hooks') && patched('stop-hook-every-stop')) await runStopHooks(this.agent, seq, text, 'structured');
       return { status: 'completed', structured: accepted.value };
     }
     const rejected = verdicts.filter((verdict): verdict is Extract<FinalOutputVerdict, { valid: false }> => verdict?.valid === false);
     const last = rejected[rejected.length - 1];
     if (!last) return undefined;
-    state.invalidCalls += rejected.length;
-    state.lastErrors = last.errors;
-    if (state.invalidCalls < maxInvalidFinalOutputs) return undefined;
-    return { status: 'failed', diagnostic: tooManyInvalidFinalOutputs(state.invalidCalls, last.errors) };
+    agent.rejectFinalOutputs(rejected.length, last.errors);
+    const invalidCalls = agent.state.finalOutput?.invalidCalls ?? 0;
+    if (invalidCalls < maxInvalidFinalOutputs) return undefined;
+    return { status: 'failed', diagnostic: tooManyInvalidFinalOutputs(invalidCalls, last.errors) };
   }
 
   /**
@@ -240,27 +191,23 @@ export class AgentLoop {
   /** Puts the notices that arrived into the conversation (one user message) and marks their results read. */
   flushNotices(): void {
     const agent = this.agent;
-    if (agent.pendingNotices.length === 0) return;
-    const notices = agent.pendingNotices.splice(0);
+    if (agent.state.pendingNotices.length === 0) return;
+    const notices = agent.takeNotices();
     const parts: TextPart[] = [];
     notices.forEach((notice, index) => {
       if (index > 0) parts.push('\n\n');
       parts.push(...noticeParts(notice));
     });
     agent.appendBeforeNextTurn([{ role: 'user', parts }]);
-    const now = Date.now();
-    for (const notice of notices) {
-      const task = notice.taskId ? findTask(agent.registry, notice.taskId) : undefined;
-      if (task && task.state !== 'waiting' && task.state !== 'running') markRead(task, now);
-    }
+    markNoticesRead(agent, notices);
   }
 
   /** Stores "not run" results for all calls of an answer that will not be run. */
   private async sealNow(assistantSeq: number, calls: ToolCallRef[], cause: NotRunCause): Promise<void> {
     if (calls.length === 0) return;
     const agent = this.agent;
-    this.open = { assistantSeq, firstResultSeq: agent.length, pending: calls.map((_, index) => index) };
-    agent.length += calls.length;
+    this.open = { assistantSeq, firstResultSeq: agent.state.length, pending: calls.map((_, index) => index) };
+    agent.recordAppended(calls.length);
     await this.seal(cause);
   }
 
@@ -274,39 +221,39 @@ export class AgentLoop {
     const options = agent.options;
     let checkContext = true;
     let overflowRetried = false;
-    const note = turnBudgetNote(turn, limit, agent.finalOutput !== undefined);
+    const note = turnBudgetNote(turn, limit, agent.state.finalOutput !== undefined);
     // A time budget (its own or what its parent has left) also cuts an answer that is still being written when it ends.
     const timeLeftMs = agent.remainingCaps().timeMs;
     const deadlineAt = timeLeftMs !== undefined ? Date.now() + timeLeftMs : undefined;
     this.interrupted = undefined;
     for (let attempt = 0; attempt < 3; attempt += 1) {
       try {
-        const output = await agent.busy(() => agent.activities.model.modelTurn.executeWithOptions({ summary: `model ${agent.modelName} · turn ${agent.turns}` }, [{
+        const output = await agent.busy(() => agent.activities.model.modelTurn.executeWithOptions({ summary: `model ${agent.modelName} · turn ${agent.state.turns}` }, [{
           workflowId: options.workflowId,
           ...(options.tenant !== undefined ? { tenant: options.tenant } : {}),
           conversationId: agent.conversationId,
-          length: agent.length,
+          length: agent.state.length,
           route: agent.route,
           toolsets: options.toolsets,
           ...(options.toolFilter ? { toolFilter: options.toolFilter } : {}),
           turn,
           maxTurns: limit,
-          totalTurn: agent.turns,
+          totalTurn: agent.state.turns,
           ...(note ? { note } : {}),
           ...(options.maxOutputTokens !== undefined ? { maxOutputTokens: options.maxOutputTokens } : {}),
           ...(deadlineAt !== undefined ? { deadlineAt } : {}),
-          ...(agent.pending ? { pending: agent.pending } : {}),
-          ...(agent.context ? { window: agent.context } : {}),
+          ...(agent.state.pending ? { pending: agent.state.pending } : {}),
+          ...(agent.state.context ? { window: agent.state.context } : {}),
           ...(options.prefix ? { prefix: options.prefix } : {}),
           checkContext,
           ...(agent.canDelegate ? { orchestrationTools: orchestrationToolsFor(options.approvers) } : {}),
           ...(options.toolPolicy ? { toolPolicy: options.toolPolicy } : {}),
           ...(options.recipeServers ? { recipeServers: options.recipeServers, workingDir: options.workingDir } : {}),
           ...(options.memory ? { memory: options.memory } : {}),
-          ...(agent.finalOutput ? { finalOutput: { schemaKey: agent.finalOutput.schemaKey } } : {}),
+          ...(agent.state.finalOutput ? { finalOutput: { schemaKey: agent.state.finalOutput.schemaKey } } : {}),
         }]));
         // The call stored the pending messages before anything else.
-        agent.pending = undefined;
+        agent.recordPendingStored();
         if (!output.needsCompaction) return output;
         const { thresholdTokens, toolTokens } = output.needsCompaction;
         await this.compact(false, toolTokens !== undefined ? { thresholdTokens, toolTokens } : undefined);
@@ -331,19 +278,18 @@ export class AgentLoop {
       workflowId: agent.options.workflowId,
       ...(agent.options.tenant !== undefined ? { tenant: agent.options.tenant } : {}),
       conversationId: agent.conversationId,
-      length: agent.length,
+      length: agent.state.length,
       route: agent.route,
-      ...(agent.context ? { window: agent.context } : {}),
+      ...(agent.state.context ? { window: agent.state.context } : {}),
       ...(agent.options.prefix ? { prefix: agent.options.prefix } : {}),
       ...(aggressive ? { aggressive: true } : {}),
       ...(budget ? { budget } : {}),
     }]));
-    agent.usage = addUsage(agent.usage, output.usage);
+    agent.recordCompaction(output.usage, output.compacted ? output.window : undefined);
     if (!output.compacted) {
       agent.remember('event', `[compaction] not possible: ${output.reason}`);
       return false;
     }
-    agent.context = output.window;
     agent.remember('event', `[compaction ${output.window.compactions}] ${output.summarisedMessages} older messages summarised; prompt estimate ${output.tokensBefore} → ${output.tokensAfter} tokens`);
     agent.updateViews();
     return true;
@@ -355,11 +301,8 @@ export class AgentLoop {
    */
   private async runToolCalls(calls: ToolCallRef[], assistantSeq: number, runs: (call: ToolCallRef) => boolean = () => true): Promise<(FinalOutputVerdict | undefined)[]> {
     const agent = this.agent;
-    const firstResultSeq = agent.length;
-    agent.length += calls.length;
-    agent.toolCalls += calls.length;
-    const last = calls[calls.length - 1];
-    if (last) agent.lastToolCall = { name: last.name, argumentsPreview: last.argumentsPreview, turn: agent.turns };
+    const firstResultSeq = agent.state.length;
+    agent.recordToolCalls(calls);
     const open: OpenCalls = { assistantSeq, firstResultSeq, pending: calls.map((_, index) => index) };
     this.open = open;
     const done = (index: number) => {
@@ -370,7 +313,7 @@ export class AgentLoop {
       if (!runs(call)) return;
       const resultSeq = firstResultSeq + index;
       // Approval ids count messages across a recipe's retry attempts, so no two calls of one workflow share one.
-      const approval = call.needsApproval ? await agent.approvals.await(call, agent.attempt.messageBase + assistantSeq, index) : undefined;
+      const approval = call.needsApproval ? await agent.approvals.await(call, agent.state.attempt.messageBase + assistantSeq, index) : undefined;
       if (call.denied !== undefined || (approval?.decision === 'deny' && isOrchestrationTool(call.name))) {
         const text = call.denied ?? formatDenial(call.name, approval ?? { decision: 'deny', by: 'policy' });
         await this.storeResult(resultSeq, call, { parts: [text], isError: true });
@@ -378,12 +321,12 @@ export class AgentLoop {
         return;
       }
       if (isOrchestrationTool(call.name) && agent.canDelegate) {
-        const outcome = await this.runOrchestrationTool(call, assistantSeq, index);
+        const outcome = await runOrchestrationTool(agent, this.orchestration, call, assistantSeq, index);
         await this.storeResult(resultSeq, call, outcome);
         done(index);
         return;
       }
-      const delivers = agent.finalOutput !== undefined && call.name === finalOutputToolName;
+      const delivers = agent.state.finalOutput !== undefined && call.name === finalOutputToolName;
       const hooks = agent.options.hooks && (agent.options.hooks.preToolUse || agent.options.hooks.postToolUse) ? agent.options.hooks : undefined;
       // A hook is a process with a time limit of its own: a call with hooks is a regular activity, never a local one.
       const tools = call.local && !hooks ? agent.activities.localTools : agent.activities.tools;
@@ -404,7 +347,7 @@ export class AgentLoop {
         ...(agent.options.recipeServers ? { recipeServers: agent.options.recipeServers } : {}),
         ...(agent.options.memory ? { memory: agent.options.memory } : {}),
         ...(approval ? { approval } : {}),
-        ...(delivers && agent.finalOutput ? { finalOutput: { schemaKey: agent.finalOutput.schemaKey } } : {}),
+        ...(delivers && agent.state.finalOutput ? { finalOutput: { schemaKey: agent.state.finalOutput.schemaKey } } : {}),
         ...(hooks ? { hooks } : {}),
       }]);
       verdicts[index] = ran.finalOutput;
@@ -412,44 +355,6 @@ export class AgentLoop {
     })));
     if (this.open === open && open.pending.length === 0) this.open = undefined;
     return verdicts;
-  }
-
-  /**
-   * Runs an orchestration tool call (the workflow's own), inside the agent file's PreToolUse and
-   * PostToolUse hooks whose matchers match it, as runTool runs the other tools inside theirs (decision
-   * 0032): a blocking PreToolUse hook stops the call and its feedback is the result; PostToolUse feedback
-   * follows a result that is not an error. The hooks are activities only for a call that has some.
-   */
-  private async runOrchestrationTool(call: ToolCallRef, assistantSeq: number, index: number): Promise<ToolOutcome> {
-    const agent = this.agent;
-    const hooks = agent.options.hooks;
-    const pre = hooks?.orchestrationTools?.preToolUse?.includes(call.name) === true;
-    const post = hooks?.orchestrationTools?.postToolUse?.includes(call.name) === true;
-    if (!hooks || !(pre || post) || !patched('orchestration-tool-hooks')) return this.orchestration.run(call, { assistantSeq, index });
-    const runHooks = (event: 'PreToolUse' | 'PostToolUse', response?: ToolOutcome) => agent.activities.checks.runAgentHook.executeWithOptions({
-      summary: `${event} hooks of ${hooks.agentName} · ${call.name}`,
-      startToCloseTimeout: hookActivityTimeoutMs(event === 'PreToolUse' ? hooks.preToolUse : hooks.postToolUse),
-    }, [{
-      workflowId: agent.options.workflowId,
-      conversationId: agent.conversationId,
-      step: `${event === 'PreToolUse' ? 'pre' : 'post'}-tool-${assistantSeq}-${index}`,
-      event,
-      hooks,
-      workingDir: agent.options.workingDir,
-      eventInput: { tool_input: call.arguments ?? {}, tool_use_id: call.id },
-      toolName: call.name,
-      ...(response ? { toolResponse: response.parts } : {}),
-      ...(agent.options.toolPolicy ? { toolPolicy: agent.options.toolPolicy } : {}),
-    }]);
-    const before = pre ? await runHooks('PreToolUse') : undefined;
-    for (const note of before?.notes ?? []) agent.remember('event', `[hook] ${note}`);
-    if (before?.blocked) return { parts: [toolHookBlocked(call.name, hooks.agentName, before.feedback)], isError: true };
-    const outcome = await this.orchestration.run(call, { assistantSeq, index });
-    // PostToolUse in Claude Code follows a call that succeeded.
-    const after = post && !outcome.isError ? await runHooks('PostToolUse', outcome) : undefined;
-    for (const note of after?.notes ?? []) agent.remember('event', `[hook] ${note}`);
-    const added = toolHookAdditions(before, after);
-    return added.length > 0 ? { ...outcome, parts: [...outcome.parts, ...added.map((text) => `\n\n${text}`)] } : outcome;
   }
 
   private async storeResult(resultSeq: number, call: ToolCallRef, outcome: ToolOutcome): Promise<void> {

@@ -1,16 +1,13 @@
 import { ApplicationFailure } from '@temporalio/workflow';
 import { FailureType } from '../contracts/failures';
-import { defaultMaxQueuedMessages, maxMessageLength, previewLength, recentMessageIdCount } from '../contracts/limits';
-import type { QueuedMessage } from '../contracts/carried-agent-state';
-import type { SendMessageInput, SendMessageResult } from '../contracts/subagent-messages';
-import { preview } from '../domain/subagent-prompt';
+import { defaultMaxQueuedMessages, maxMessageLength } from '../contracts/limits';
+import type { AgentStateView } from '../contracts/agent-state';
+import type { SendMessageInput } from '../contracts/subagent-messages';
+import { isRepeatedDelivery } from '../domain/message-queue';
 import { updateRefusal } from './update-refusal';
 
 /** What queueing a message needs of the agent it is for. */
-export interface MessageQueueHost {
-  pendingMessages: QueuedMessage[];
-  recentMessageIds: string[];
-}
+export type MessageQueueHost = Pick<AgentStateView, 'pendingMessages' | 'recentMessageIds'>;
 
 /**
  * Refuses a message past the queue's cap (review N12): the queue is carried across continue-as-new, and an
@@ -18,7 +15,7 @@ export interface MessageQueueHost {
  * queue already took is not refused (it is dropped as a duplicate). The failure's type lets the API answer 429.
  */
 export function validateQueueRoom(agent: MessageQueueHost, input: SendMessageInput, maxQueued = defaultMaxQueuedMessages): void {
-  if (input?.messageId !== undefined && agent.recentMessageIds.includes(input.messageId)) return;
+  if (isRepeatedDelivery(agent, input?.messageId)) return;
   if (agent.pendingMessages.length < maxQueued) return;
   throw ApplicationFailure.create({
     type: FailureType.messageQueueFull,
@@ -35,25 +32,4 @@ export function validateMessage(input: SendMessageInput): void {
   if (hasText && (input.message ?? '').trim().length === 0) throw updateRefusal(FailureType.invalidInput, 'message must be a non-empty string');
   const length = hasText ? (input.message ?? '').length : (input.messageChars ?? 0);
   if (length > maxMessageLength) throw updateRefusal(FailureType.invalidInput, `message is ${length} characters; the limit is ${maxMessageLength}`);
-}
-
-/**
- * Queues an accepted message (dropping a repeated delivery of the same message id). The ids are kept in a
- * bounded list on the agent so a retried delivery is recognised also after continue-as-new.
- */
-export function acceptMessage(agent: MessageQueueHost, input: SendMessageInput, startsAtOnce: boolean): SendMessageResult {
-  if (input.messageId !== undefined && agent.recentMessageIds.includes(input.messageId)) {
-    return { accepted: true, queuedTurns: agent.pendingMessages.length, duplicate: true };
-  }
-  if (input.messageId !== undefined) {
-    agent.recentMessageIds.push(input.messageId);
-    if (agent.recentMessageIds.length > recentMessageIdCount) agent.recentMessageIds.splice(0, agent.recentMessageIds.length - recentMessageIdCount);
-  }
-  const text = input.message;
-  agent.pendingMessages.push({
-    ...(text !== undefined ? { text } : {}),
-    ...(input.messageKey !== undefined ? { key: input.messageKey } : {}),
-    preview: text !== undefined ? preview(text, previewLength) : `(stored message, ${input.messageChars ?? 0} characters)`,
-  });
-  return { accepted: true, queuedTurns: startsAtOnce ? 0 : agent.pendingMessages.length };
 }

@@ -2,6 +2,7 @@ import type { AgentHooksWire } from '../contracts/agent-hooks';
 import type { RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from '../contracts/activities';
 import type { ModelRoute } from '../contracts/model';
 import type { AgentMemoryLocation, Approvers, ConversationPrefix, SubagentActivitySettings, TaskLimits } from '../contracts/subagent';
+import { defaultApprovalTimeoutMs } from '../contracts/limits';
 
 /** What a session or subagent workflow configures its agent with. */
 export interface AgentOptions {
@@ -50,4 +51,45 @@ export interface AgentOptions {
   hooks?: AgentHooksWire;
   /** Wall clock at the start of this run. */
   now: number;
+}
+
+/** What the session's and the subagent's inputs say alike about their agent. */
+export interface SharedAgentInput {
+  label: string;
+  route?: ModelRoute;
+  toolsets: string[];
+  workingDir: string;
+  maxDepth: number;
+  activity: SubagentActivitySettings;
+  recipe?: RunningRecipe;
+  tenant?: string;
+  tokenBudget?: number;
+  timeBudgetMs?: number;
+  costBudgetMicroUsd?: number;
+  maxOutputTokens?: number;
+  approvalTimeoutMs?: number;
+  approvers?: Approvers;
+}
+
+/** The options both workflows give their agent alike, from their input (the caller adds its own: depth, tasks, ...). */
+export function sharedAgentOptions(input: SharedAgentInput, run: { workflowId: string; conversationId: string; now: number }): Omit<AgentOptions, 'kind' | 'depth' | 'tasks'> {
+  return {
+    workflowId: run.workflowId,
+    conversationId: run.conversationId,
+    label: input.label,
+    ...(input.route ? { route: input.route } : {}),
+    toolsets: input.toolsets,
+    workingDir: input.workingDir,
+    maxDepth: input.maxDepth,
+    activity: input.activity,
+    ...(input.recipe ? { recipe: input.recipe } : {}),
+    ...(input.tenant ? { tenant: input.tenant } : {}),
+    ...(input.tokenBudget !== undefined ? { tokenBudget: input.tokenBudget } : {}),
+    ...(input.timeBudgetMs !== undefined ? { timeBudgetMs: input.timeBudgetMs } : {}),
+    ...(input.costBudgetMicroUsd !== undefined ? { costBudgetMicroUsd: input.costBudgetMicroUsd } : {}),
+    ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {}),
+    approvalTimeoutMs: input.approvalTimeoutMs ?? defaultApprovalTimeoutMs,
+    approvers: input.approvers ?? 'human',
+    now: run.now,
+  };
 }

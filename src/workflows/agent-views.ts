@@ -54,15 +54,15 @@ export class AgentViews {
     const cost = total.costMicroUsd ?? 0;
     // Asked only once there is a cost: runs on models without prices keep the commands they had.
     const showCost = cost > 0 && patched(costSearchAttributePatch);
-    const attributes = `${agent.state}|${agent.turns}|${showCost ? cost : ''}`;
+    const attributes = `${agent.status}|${agent.state.turns}|${showCost ? cost : ''}`;
     if (attributes !== this.lastSearchAttributes) {
       const now = Date.now();
       if (force || now - this.lastUpsertAt >= viewsUpsertIntervalMs) {
         this.lastSearchAttributes = attributes;
         this.lastUpsertAt = now;
         upsertSearchAttributes([
-          { key: searchAttributes.status, value: agent.state },
-          { key: searchAttributes.turns, value: agent.turns },
+          { key: searchAttributes.status, value: agent.status },
+          { key: searchAttributes.turns, value: agent.state.turns },
           ...(showCost ? [{ key: searchAttributes.costUsd, value: cost / 1_000_000 }] : []),
         ]);
       } else {
@@ -70,13 +70,13 @@ export class AgentViews {
       }
     }
     const details = [
-      `**${agent.state}** · turn ${agent.turnsThisRun} of ${agent.currentLimit} (total ${agent.turns}) · ${agent.toolCalls} tool calls`,
-      agent.lastToolCall ? `last tool: \`${agent.lastToolCall.name}\` (turn ${agent.lastToolCall.turn})` : 'no tool calls yet',
-      `idle since ${new Date(agent.lastActivityAt).toISOString()}`,
-      total.costMicroUsd || total.unpricedCalls ? `cost: ${usageText(agent.usage)}${agent.registry.tasks.length > 0 ? `; with its tasks: ${usageText(total)}` : ''}` : '',
-      agent.context ? `context compacted ${agent.context.compactions} time(s)` : '',
-      agent.retryView ? `checks: attempt ${agent.retryView.attempt} of ${agent.retryView.attempts}, ${agent.retryView.state}` : '',
-      agent.registry.tasks.length > 0 ? `tasks: ${agent.registry.tasks.map((task) => `${task.taskId} ${task.state}`).join(', ')}` : '',
+      `**${agent.status}** · turn ${agent.state.runTurns} of ${agent.currentLimit} (total ${agent.state.turns}) · ${agent.state.toolCalls} tool calls`,
+      agent.state.lastToolCall ? `last tool: \`${agent.state.lastToolCall.name}\` (turn ${agent.state.lastToolCall.turn})` : 'no tool calls yet',
+      `idle since ${new Date(agent.state.lastActivityAt).toISOString()}`,
+      total.costMicroUsd || total.unpricedCalls ? `cost: ${usageText(agent.state.usage)}${agent.state.tasks.length > 0 ? `; with its tasks: ${usageText(total)}` : ''}` : '',
+      agent.state.context ? `context compacted ${agent.state.context.compactions} time(s)` : '',
+      agent.state.retryView ? `checks: attempt ${agent.state.retryView.attempt} of ${agent.state.retryView.attempts}, ${agent.state.retryView.state}` : '',
+      agent.state.tasks.length > 0 ? `tasks: ${agent.state.tasks.map((task) => `${task.taskId} ${task.state}`).join(', ')}` : '',
     ].filter(Boolean).join('\n');
     if (details !== this.lastDetails) {
       this.lastDetails = details;

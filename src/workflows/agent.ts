@@ -1,161 +1,130 @@
 import { condition } from '@temporalio/workflow';
 import type { MessageInput } from '../contracts/activities';
-import { maxTaskRecords, transcriptEntries, transcriptEntryLength } from '../contracts/limits';
-import { addUsage, zeroUsage, type ModelRoute, type TokenUsage } from '../contracts/model';
-import type { PreparedWorktree, ContextWindowState, SubagentState } from '../contracts/subagent';
-import type {
-  AttemptState,
-  CarriedAgentState,
-  FinalOutputState,
-  PendingNotice,
-  QueuedMessage,
-  TranscriptEntry,
-} from '../contracts/carried-agent-state';
-import type { RetryView, SubagentPeek, ToolCallSummary } from '../contracts/subagent-result';
+import type { CarriedAgentInput, CarriedAgentState, CarriedPhase } from '../contracts/agent-state';
+import type { PreparedWorktree } from '../contracts/agent-wire';
+import type { ModelRoute, TokenUsage } from '../contracts/model';
+import type { SubagentState } from '../contracts/subagent';
+import type { SubagentPeek } from '../contracts/subagent-result';
 import type { SendMessageInput, SendMessageResult } from '../contracts/subagent-messages';
+import { totalUsage, type AnswerEntry } from '../domain/agent-ledger';
 import { capCrossing, remainingCaps, type CapCrossing, type RunCaps } from '../domain/run-caps';
-import { preview } from '../domain/subagent-prompt';
-import { emptyRegistry, expireTasks, retireUsage, type TaskRegistry } from '../domain/task-registry';
 import { createActivityProxies, type AgentActivityProxies } from './activity-proxies';
-import { acceptMessage, validateMessage, validateQueueRoom } from './agent-messages';
+import { validateMessage, validateQueueRoom } from './agent-messages';
 import type { AgentOptions } from './agent-options';
-import { carriedAgentState, peekAgent } from './agent-snapshot';
+import { peekAgent } from './agent-snapshot';
+import { AgentStateOwner } from './agent-state-owner';
 import { AgentViews } from './agent-views';
 import { Approvals } from './approvals';
 import { quietWaits } from './quiet-waits';
 import { spendAddsUp } from './spend-adds-up';
 
+/** What the workflow asks its agent to tell it (see {@link Agent.listen}). */
+export interface AgentListeners {
+  /** A cap was reached outside a model turn (a child's report): the workflow cancels its run. */
+  budgetCrossed?: () => void;
+  /** Something a parent or a person should see changed (an approval is now pending). */
+  change?: () => void;
+}
+
 /**
- * The state of one agent (a session or a subagent): its conversation's length and compaction state,
- * counters, queued messages and notices, the bounded transcript, its tasks, and the views that show them
- * (peek, search attributes, the Web UI's current details). Workflow code: deterministic, no I/O; the
- * conversation itself lives in the conversation store and is written through activities. The views are
- * written by {@link AgentViews}; the peek view and the carried state are built in `agent-snapshot.ts`.
+ * One agent (a session or a subagent) for one run of its workflow. Its durable part is `state` (AgentState,
+ * decision 0040), one JSON value owned by {@link AgentStateOwner}, changed through its methods only and
+ * carried whole across continue-as-new ({@link snapshot}). What this class adds lives for this run only
+ * and is rebuilt from the input and the state when the next run starts: the options, the activity proxies,
+ * the live status, the views, the approvals waiting, what is in flight. Workflow code: deterministic, no
+ * I/O; the conversation itself lives in the conversation store and is written through activities.
  */
-export class Agent {
+export class Agent extends AgentStateOwner {
   readonly options: AgentOptions;
   readonly activities: AgentActivityProxies;
   /** This run waits quietly (decision 0021); decided once when the run starts, see {@link quietWaits}. */
   readonly quietWaits: boolean;
   /** This run's totals keep expired tasks' usage and its children's caps add up; decided once, see {@link spendAddsUp}. */
   readonly spendAddsUp: boolean;
-  state: SubagentState = 'running';
-  startedAt: number;
-  lastActivityAt: number;
-  /** Messages in the conversation store. */
-  length = 0;
-  turns = 0;
-  /** Turns of the current run (one delegation run, one session message, one continuable activation). */
-  turnsThisRun = 0;
-  /** Turn limit of the current run (for the Web UI's current details). */
-  currentLimit = 0;
-  toolCalls = 0;
-  usage: TokenUsage = zeroUsage;
-  /** Usage of task records dropped from the registry: part of the total for the workflow's whole life. */
-  retiredUsage: TokenUsage = zeroUsage;
-  lastToolCall: ToolCallSummary | null = null;
-  lastAssistantText: string | null = null;
-  lastText: { seq: number; text: string; truncated: boolean } | undefined;
-  answers = 0;
-  transcript: TranscriptEntry[] = [];
-  context: ContextWindowState | undefined;
-  pendingNotices: PendingNotice[] = [];
-  /** The last number given to a notice offered to an MCP client (mcp-tool-calls.ts). */
-  lastNoticeNumber = 0;
-  pendingMessages: QueuedMessage[] = [];
-  recentMessageIds: string[] = [];
-  registry: TaskRegistry;
-  /** Its own tool calls that wait for a decision. */
+  /** Its own tool calls that wait for a decision (none at continue-as-new: they live inside a turn). */
   readonly approvals: Approvals;
-  /** Child approvals already announced to this workflow's model (each once). */
-  announcedApprovals: string[] = [];
-  /** Whether a Stop hook already sent this run back to work (`stop_hook_active` in the hooks' input); carried, so the loop breaker holds across continue-as-new. */
-  stopHookBlocked = false;
+  /** The live status (peek, the views and the parent see it). */
+  #status: SubagentState = 'running';
+  /** Turn limit of the current run (for the Web UI's current details). */
+  #currentLimit = 0;
   /** Set when a cap was reached: which (the run then ends with that cap's status) and why. */
-  budgetCrossed: CapCrossing | undefined;
+  #budgetCrossed: CapCrossing | undefined;
   /** Prompt tokens of the last model call, as its provider reported them (what a fork of this turn repeats). */
-  lastPromptTokens: number | undefined;
-  /** Called when a cap is reached outside a model turn (a child's report): the workflow cancels its run. */
-  onBudgetCrossed: (() => void) | undefined;
-  /** Called when something a parent or a person should see changed (an approval is now pending). */
-  onChange: (() => void) | undefined;
-  /**
-   * Messages with reserved sequence numbers that are not stored yet: the next model call stores them
-   * first (one activity instead of two per turn), or {@link storePending} does before anything else reads
-   * the conversation.
-   */
-  pending: { startSeq: number; messages: MessageInput[] } | undefined;
-  /** The attempt of a recipe's `retry` (each has a conversation of its own). */
-  attempt: AttemptState = { number: 1, messageBase: 0 };
-  /** The recipe's checks as peek shows them. */
-  retryView: RetryView | undefined;
-  /** Structured output: the stored schema and this run's `final_output` calls. */
-  finalOutput: FinalOutputState | undefined;
-  /** The git worktree this agent works in (`isolation: worktree`). */
-  worktree: PreparedWorktree | undefined;
+  #lastPromptTokens: number | undefined;
+  /** What the workflow asked to be told (see {@link listen}). */
+  #listeners: AgentListeners = {};
   /** Model calls, tool calls and foreground children in flight: continue-as-new waits for none. */
   private inFlight = 0;
   /** Search attributes and the Web UI's current details, written where the workflow waits. */
   private readonly views: AgentViews = new AgentViews(this);
 
-  constructor(options: AgentOptions, carried?: CarriedAgentState) {
+  constructor(options: AgentOptions, carried?: CarriedAgentInput) {
+    super(carried, options.now);
     this.options = options;
     this.quietWaits = quietWaits();
     this.spendAddsUp = spendAddsUp();
     this.activities = createActivityProxies(options.activity);
-    this.startedAt = carried?.startedAt ?? options.now;
-    this.lastActivityAt = carried?.lastActivityAt ?? options.now;
-    this.registry = emptyRegistry();
+    if (this.state.worktree) this.options.workingDir = this.state.worktree.workingDir;
     this.approvals = new Approvals(this);
-    if (carried) {
-      this.length = carried.length;
-      this.turns = carried.turns;
-      this.turnsThisRun = carried.runTurns;
-      this.toolCalls = carried.toolCalls;
-      this.usage = carried.usage;
-      this.retiredUsage = carried.retiredUsage ?? zeroUsage;
-      this.stopHookBlocked = carried.stopHookBlocked === true;
-      this.lastToolCall = carried.lastToolCall;
-      this.lastAssistantText = carried.lastAssistantText;
-      this.lastText = carried.lastText;
-      this.registry = { tasks: carried.tasks, nextTaskNumber: carried.nextTaskNumber };
-      this.pendingNotices = carried.pendingNotices;
-      this.lastNoticeNumber = Math.max(carried.lastNoticeNumber ?? 0, ...carried.pendingNotices.map((notice) => notice.number ?? 0));
-      this.pendingMessages = carried.pendingMessages;
-      this.recentMessageIds = carried.recentMessageIds ?? [];
-      this.answers = carried.answers;
-      this.transcript = carried.transcript;
-      this.announcedApprovals = carried.announcedApprovals ?? [];
-      this.context = carried.context;
-      this.pending = carried.pending;
-      if (carried.attempt) this.attempt = carried.attempt;
-      this.retryView = carried.retryView;
-      this.finalOutput = carried.finalOutput;
-      if (carried.worktree) this.workIn(carried.worktree);
-    }
+  }
+
+  /** The live status: running, waiting for a message or an approval, or how it ended. */
+  get status(): SubagentState {
+    return this.#status;
+  }
+
+  /** Turn limit of the current run. */
+  get currentLimit(): number {
+    return this.#currentLimit;
+  }
+
+  /** The cap that was reached, once one was. */
+  get budgetCrossed(): CapCrossing | undefined {
+    return this.#budgetCrossed;
+  }
+
+  /** Prompt tokens of the last model call of this run. */
+  get lastPromptTokens(): number | undefined {
+    return this.#lastPromptTokens;
+  }
+
+  /** Tells the workflow when a cap is reached outside a model turn and when something a parent should see changed. */
+  listen(listeners: AgentListeners): void {
+    this.#listeners = { ...this.#listeners, ...listeners };
+  }
+
+  /** Something a parent or a person should see changed (an approval is now pending, the checks moved on). */
+  changed(): void {
+    this.#listeners.change?.();
+  }
+
+  /** A cap was reached outside a model turn (a child's report): the workflow cancels its run. */
+  budgetWasCrossed(): void {
+    this.#listeners.budgetCrossed?.();
+  }
+
+  /** A run of turns starts (`resume`: the run carried across continue-as-new goes on) under `limit` turns. */
+  startTurns(limit: number, resume: boolean): void {
+    if (!resume) this.startRun();
+    this.#currentLimit = limit;
+  }
+
+  /** Records the model's answer at the next sequence number; returns that number. */
+  override recordAnswer(answer: AnswerEntry): number {
+    this.#lastPromptTokens = answer.usage.inputTokens;
+    return super.recordAnswer(answer);
   }
 
   /** The conversation of the current attempt: the workflow's own for the first, `<id>~attempt-<n>` for retries. */
   get conversationId(): string {
-    return this.attempt.number <= 1 ? this.options.conversationId : `${this.options.conversationId}~attempt-${this.attempt.number}`;
+    const attempt = this.state.attempt.number;
+    return attempt <= 1 ? this.options.conversationId : `${this.options.conversationId}~attempt-${attempt}`;
   }
 
   /** Tools work in the worktree from now on (`isolation: worktree`). */
   workIn(worktree: PreparedWorktree): void {
-    this.worktree = worktree;
+    this.recordWorktree(worktree);
     this.options.workingDir = worktree.workingDir;
-  }
-
-  /**
-   * Starts the next attempt of a recipe's `retry`: an empty conversation of its own (the caller stores the
-   * system prompt and the task), a fresh context window and fresh structured-output counters.
-   */
-  startAttempt(): void {
-    this.attempt = { number: this.attempt.number + 1, messageBase: this.attempt.messageBase + this.length };
-    this.length = 0;
-    this.context = undefined;
-    this.lastText = undefined;
-    if (this.finalOutput) this.finalOutput = { schemaKey: this.finalOutput.schemaKey, invalidCalls: 0, reminded: false };
   }
 
   /** `provider/model` of this workflow's route; `none` for an MCP session started without one. */
@@ -192,8 +161,7 @@ export class Agent {
 
   /** Tokens used by this workflow and all its descendants (those whose records expired too). */
   totalUsage(): TokenUsage {
-    const own = this.spendAddsUp ? addUsage(this.usage, this.retiredUsage) : this.usage;
-    return this.registry.tasks.reduce((sum, task) => addUsage(sum, task.totalUsage), own);
+    return totalUsage(this.state, this.spendAddsUp);
   }
 
   /** The caps this workflow runs under (tokens, time, money). */
@@ -203,7 +171,7 @@ export class Agent {
 
   /** What is left of each cap now (workflow clock), with its descendants' usage; absent where there is no cap. */
   remainingCaps(): { tokens?: number; timeMs?: number; costMicroUsd?: number } {
-    return remainingCaps(this.caps, { total: this.totalUsage(), startedAt: this.startedAt, now: Date.now() });
+    return remainingCaps(this.caps, { total: this.totalUsage(), startedAt: this.state.startedAt, now: Date.now() });
   }
 
   /** Tokens left of the budget, or undefined without a budget. */
@@ -216,60 +184,37 @@ export class Agent {
    * report) — with the workflow clock. Returns the crossing once a cap is reached; the first is remembered.
    */
   checkBudget(): CapCrossing | undefined {
-    if (this.budgetCrossed) return this.budgetCrossed;
-    this.budgetCrossed = capCrossing(this.caps, { total: this.totalUsage(), startedAt: this.startedAt, now: Date.now() });
-    return this.budgetCrossed;
+    if (this.#budgetCrossed) return this.#budgetCrossed;
+    this.#budgetCrossed = capCrossing(this.caps, { total: this.totalUsage(), startedAt: this.state.startedAt, now: Date.now() });
+    return this.#budgetCrossed;
   }
 
   /** Drops task records whose result was read longer than the TTL ago (and the oldest beyond the cap); their usage is retired, not lost. */
   pruneTasks(): void {
-    const dropped = expireTasks(this.registry, Date.now(), this.options.tasks.completedTaskTtlMs, maxTaskRecords);
-    if (dropped.length > 0) this.retiredUsage = retireUsage(this.retiredUsage, dropped);
+    this.expireTasks(this.options.tasks.completedTaskTtlMs);
   }
 
   /** Appends messages to the conversation at the next sequence numbers (stores what is pending first). */
   async append(messages: MessageInput[], summary?: string): Promise<void> {
     if (messages.length === 0) return;
     await this.storePending();
-    const startSeq = this.length;
+    const startSeq = this.state.length;
     await this.activities.store.appendMessages.executeWithOptions(
       { summary: summary ?? `store messages ${startSeq}–${startSeq + messages.length - 1}` },
       [{ conversationId: this.conversationId, startSeq, messages }],
     );
-    this.length += messages.length;
-  }
-
-  /**
-   * Reserves the next sequence numbers for messages that the next model call stores (user messages and
-   * notices right before a turn): they cost no activity of their own.
-   */
-  appendBeforeNextTurn(messages: MessageInput[]): void {
-    if (messages.length === 0) return;
-    if (!this.pending) this.pending = { startSeq: this.length, messages: [] };
-    this.pending.messages.push(...messages);
-    this.length += messages.length;
+    this.recordAppended(messages.length);
   }
 
   /** Stores the pending messages now (before anything but a model call reads the conversation). */
   async storePending(): Promise<void> {
-    const pending = this.pending;
+    const pending = this.state.pending;
     if (!pending) return;
     await this.activities.store.appendMessages.executeWithOptions(
       { summary: `store messages ${pending.startSeq}–${pending.startSeq + pending.messages.length - 1}` },
       [{ conversationId: this.conversationId, startSeq: pending.startSeq, messages: pending.messages }],
     );
-    if (this.pending === pending) this.pending = undefined;
-  }
-
-  /** Records an entry of the bounded transcript. */
-  remember(role: TranscriptEntry['role'], text: string): void {
-    this.transcript.push({ role, text: preview(text, transcriptEntryLength), at: Date.now() });
-    if (this.transcript.length > transcriptEntries) this.transcript.splice(0, this.transcript.length - transcriptEntries);
-  }
-
-  /** Notes that something happened now (a turn ended, a message arrived): idle time counts from here. */
-  touch(): void {
-    this.lastActivityAt = Date.now();
+    this.recordPendingStored(pending.startSeq);
   }
 
   /** Waits for `ready` (a `condition`), with the views written first. */
@@ -282,10 +227,10 @@ export class Agent {
     return condition(ready, timeoutMs);
   }
 
-  /** Sets the live state and mirrors it into the Web UI's views. */
-  setState(state: SubagentState): void {
-    this.state = state;
-    this.updateViews();
+  /** Sets the live status and mirrors it into the Web UI's views (`quiet`: the views are not marked). */
+  setStatus(status: SubagentState, quiet = false): void {
+    this.#status = status;
+    if (!quiet) this.updateViews();
   }
 
   /**
@@ -314,17 +259,17 @@ export class Agent {
   /** Validates a message for this agent (the sendMessage update's validator). Throws with the reason. */
   validateMessage(input: SendMessageInput): void {
     validateMessage(input);
-    validateQueueRoom(this, input, this.options.tasks.maxQueuedMessages);
+    validateQueueRoom(this.state, input, this.options.tasks.maxQueuedMessages);
   }
 
   /** Queues an accepted message (dropping a repeated delivery of the same message id). */
   acceptMessage(input: SendMessageInput, startsAtOnce: boolean): SendMessageResult {
-    return acceptMessage(this, input, startsAtOnce);
+    return this.queueMessage(input, startsAtOnce);
   }
 
   /** Takes the next queued message as the next user turn (stored by the next model call). */
   appendNextMessage(): boolean {
-    const message = this.pendingMessages.shift();
+    const message = this.takeNextMessage();
     if (!message) return false;
     this.touch();
     this.remember('user', message.text ?? message.preview);
@@ -337,8 +282,8 @@ export class Agent {
     return peekAgent(this, maxTurns);
   }
 
-  /** State to carry into the next run (continue-as-new): previews and references, never whole outputs. */
-  snapshot(phase: CarriedAgentState['phase']): CarriedAgentState {
-    return carriedAgentState(this, phase);
+  /** The state to carry into the next run (continue-as-new), whole: previews and references, never whole outputs. */
+  snapshot(phase: CarriedPhase): CarriedAgentState {
+    return this.carried(phase, this.options.tasks.completedTaskTtlMs);
   }
 }

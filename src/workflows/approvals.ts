@@ -8,10 +8,11 @@ import { updateRefusal } from './update-refusal';
 /** What approvals need of the agent they belong to. */
 export interface ApprovalHost {
   readonly options: { workflowId: string; approvalTimeoutMs: number; approvers: 'human' | 'human-or-parent' };
-  readonly state: SubagentState;
-  setState(state: SubagentState): void;
+  readonly status: SubagentState;
+  setStatus(status: SubagentState): void;
   flushViews(): void;
-  onChange: (() => void) | undefined;
+  /** Something a parent or a person should see changed. */
+  changed(): void;
 }
 
 /**
@@ -33,8 +34,8 @@ export class Approvals {
     const now = Date.now();
     const timeoutMs = agent.options.approvalTimeoutMs;
     this.pending.push({ id, workflowId: agent.options.workflowId, tool: call.name, argumentsPreview: call.argumentsPreview, requestedAt: now, expiresAt: now + timeoutMs });
-    agent.setState('waiting_approval');
-    agent.onChange?.();
+    agent.setStatus('waiting_approval');
+    agent.changed();
     try {
       agent.flushViews();
       const decided = await condition(() => this.decisions[id] !== undefined, timeoutMs);
@@ -44,7 +45,7 @@ export class Approvals {
     } finally {
       this.pending = this.pending.filter((entry) => entry.id !== id);
       delete this.decisions[id];
-      if (this.pending.length === 0 && agent.state === 'waiting_approval') agent.setState('running');
+      if (this.pending.length === 0 && agent.status === 'waiting_approval') agent.setStatus('running');
     }
   }
 

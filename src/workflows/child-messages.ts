@@ -3,7 +3,7 @@ import type { JsonObject } from '../contracts/json';
 import { liveTextReadTimeoutMs } from '../contracts/limits';
 import type { LiveText } from '../contracts/live-text';
 import type { TaskRecord } from '../contracts/carried-agent-state';
-import { findTask, isLive } from '../domain/task-registry';
+import { findTask, isLive, markDelivering, undoDelivery } from '../domain/task-registry';
 import type { Agent } from './agent';
 import type { ToolOutcome } from './agent-loop';
 import { attempt, errorText, toolError, toolText } from './tool-outcomes';
@@ -26,16 +26,15 @@ export async function sendMessage(agent: Agent, args: JsonObject, position: Call
   const taskId = typeof args.task_id === 'string' ? args.task_id : undefined;
   const message = typeof args.message === 'string' ? args.message : undefined;
   if (!taskId || !message || message.trim().length === 0) return toolError('send_message needs `task_id` and a non-empty `message`.');
-  const task = findTask(agent.registry, taskId);
+  const task = findTask(agent.state, taskId);
   if (!task) {
-    const known = agent.registry.tasks.filter((candidate) => candidate.mode === 'continuable' && isLive(candidate)).map((candidate) => candidate.taskId);
+    const known = agent.state.tasks.filter((candidate) => candidate.mode === 'continuable' && isLive(candidate)).map((candidate) => candidate.taskId);
     return toolError(`Message not delivered: ${taskId} is not one of your tasks.${known.length > 0 ? ` Your continuable tasks: ${known.join(', ')}.` : ''}`);
   }
   if (task.mode !== 'continuable') return toolError(`Message not delivered: ${taskId} is not continuable (delegate with continuable: true to keep talking to a subagent).`);
   if (!isLive(task)) return toolError(`Message not delivered: ${taskId} has ended (${task.state}).`);
-  const before = { state: task.state, settledAt: task.settledAt };
   // Marked running before the delivery, so an answer that arrives before the update returns is not taken as stale.
-  task.state = 'running';
+  const before = markDelivering(task);
   let delivered;
   try {
     delivered = await agent.activities.orchestration.deliverToChild.executeWithOptions({ summary: `message to ${taskId}` }, [{
@@ -49,7 +48,7 @@ export async function sendMessage(agent: Agent, args: JsonObject, position: Call
     delivered = { accepted: false as const, reason: errorText(error) };
   }
   if (!delivered.accepted) {
-    if (task.state === 'running' && task.settledAt === before.settledAt) task.state = before.state;
+    undoDelivery(task, before);
     return toolError(`Message not delivered to ${taskId}: ${delivered.reason}`);
   }
   agent.updateViews();
@@ -64,7 +63,7 @@ export async function approve(agent: Agent, args: JsonObject, position: CallPosi
   const approvalId = typeof args.approval_id === 'string' ? args.approval_id : undefined;
   const decision = args.decision === 'approve' || args.decision === 'deny' ? args.decision : undefined;
   if (!approvalId || !decision) return toolError('approve needs `approval_id` and `decision` ("approve" or "deny").');
-  const task = agent.registry.tasks.find((candidate) => approvalId.startsWith(`${candidate.workflowId}:`));
+  const task = agent.state.tasks.find((candidate) => approvalId.startsWith(`${candidate.workflowId}:`));
   const pending = task?.peek?.pendingApprovals?.some((entry) => entry.id === approvalId);
   if (!task || !pending) return toolError(`No approval "${approvalId}" is pending in your tasks.`);
   let delivered;

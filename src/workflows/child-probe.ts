@@ -39,7 +39,7 @@ export class ChildProbe {
 
   /** Live tasks this run does not watch: started before a continue-as-new. */
   unwatchedLive(): TaskRecord[] {
-    return this.agent.registry.tasks.filter((task) => isLive(task) && task.state !== 'starting' && !this.watched(task.taskId));
+    return this.agent.state.tasks.filter((task) => isLive(task) && task.state !== 'starting' && !this.watched(task.taskId));
   }
 
   /** Runs for the life of the workflow (until {@link settle}); never throws. */

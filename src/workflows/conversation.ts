@@ -15,7 +15,7 @@ export function conversationIdOf(info: Pick<WorkflowInfo, 'workflowId' | 'firstE
 
 /** Where the last assistant text is stored, if there is one. */
 export function lastTextRef(agent: Agent): MessageRef | undefined {
-  return agent.lastText ? { conversationId: agent.conversationId, seq: agent.lastText.seq } : undefined;
+  return agent.state.lastText ? { conversationId: agent.conversationId, seq: agent.state.lastText.seq } : undefined;
 }
 
 /**
@@ -23,7 +23,7 @@ export function lastTextRef(agent: Agent): MessageRef | undefined {
  * cut (an activity). A store that cannot be read leaves the preview, marked as such.
  */
 export async function lastAssistantFullText(agent: Agent): Promise<string> {
-  const last = agent.lastText;
+  const last = agent.state.lastText;
   if (!last) return '';
   if (!last.truncated) return last.text;
   try {
@@ -39,7 +39,7 @@ export async function lastAssistantFullText(agent: Agent): Promise<string> {
  * stays in the conversation store, at {@link lastTextRef}). Never more than `maxChars` enters history.
  */
 export async function lastAssistantTextUpTo(agent: Agent, maxChars: number): Promise<{ text: string; cut: boolean }> {
-  const last = agent.lastText;
+  const last = agent.state.lastText;
   if (!last) return { text: '', cut: false };
   if (!last.truncated) return { text: last.text, cut: false };
   try {
@@ -61,7 +61,7 @@ export function forkReference(agent: Agent, assistantSeq: number): ConversationP
   return {
     conversationId: agent.conversationId,
     length: assistantSeq,
-    ...(agent.context ? { window: agent.context } : {}),
+    ...(agent.state.context ? { window: agent.state.context } : {}),
     ...(agent.options.prefix ? { prefix: agent.options.prefix } : {}),
   };
 }

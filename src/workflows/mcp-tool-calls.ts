@@ -1,12 +1,11 @@
 import { patched, setHandler } from '@temporalio/workflow';
 import type { TextPart } from '../contracts/activities';
-import type { PendingNotice } from '../contracts/carried-agent-state';
 import { previewLength } from '../contracts/limits';
 import { mcpSessionTools, type CallToolInput, type CallToolResult } from '../contracts/mcp-session';
 import { ackNoticesSignal, callToolUpdate, pendingNoticesQuery } from '../contracts/mcp-session-messages';
 import { noticeParts } from '../domain/notice-parts';
 import { preview } from '../domain/subagent-prompt';
-import { findTask, markRead } from '../domain/task-registry';
+import { markNoticesRead } from './notices-read';
 import type { Agent } from './agent';
 import type { TaskOrchestrator } from './task-orchestration';
 import { toolError } from './tool-outcomes';
@@ -20,7 +19,7 @@ import { updateRefusal } from './update-refusal';
  * goose does for its own model) instead of waking a model.
  */
 export function registerMcpToolCalls(agent: Agent, orchestrator: TaskOrchestrator, refuse: () => void): void {
-  setHandler(pendingNoticesQuery, () => agent.pendingNotices.map(noticeParts));
+  setHandler(pendingNoticesQuery, () => agent.state.pendingNotices.map(noticeParts));
   setHandler(ackNoticesSignal, (input) => acknowledgeNotices(agent, input.upTo));
   setHandler(callToolUpdate, (input) => callTool(agent, orchestrator, input), {
     validator: (input) => {
@@ -39,10 +38,10 @@ async function callTool(agent: Agent, orchestrator: TaskOrchestrator, input: Cal
   agent.touch();
   // The MCP session has no model turns, so the call counter stands in for the assistant message: it makes
   // the ids (e.g. send_message's message id) that stay the same when this update is replayed.
-  const position = { assistantSeq: agent.toolCalls, index: 0 };
-  agent.toolCalls += 1;
+  const position = { assistantSeq: agent.state.toolCalls, index: 0 };
   const argumentsPreview = preview(JSON.stringify(input.arguments), previewLength);
-  agent.lastToolCall = { name: input.name, argumentsPreview, turn: agent.turns };
+  // One tool call with no result of its own in the conversation (an MCP session has none): counters only.
+  agent.recordMcpToolCall({ name: input.name, argumentsPreview });
   const outcome = input.name === 'delegate' && input.arguments.fork === true
     ? toolError('delegate was not started: `fork` is not available through MCP (an MCP session has no conversation of its own to fork); give the context in `instructions` or `context`.')
     : await orchestrator.run({ id: `mcp-${position.assistantSeq}`, name: input.name, arguments: input.arguments, argumentsPreview }, position);
@@ -51,7 +50,7 @@ async function callTool(agent: Agent, orchestrator: TaskOrchestrator, input: Cal
   // Notices stay until the caller acknowledges the answer that carried them: an answer the client never got
   // (a lost response, a wait that ended first) leaves them for the next call (at least once).
   if (!patched(mcpNoticesKeptPatch)) return { parts: outcome.parts, isError: outcome.isError, notices: takeNotices(agent) };
-  const offered = offerNotices(agent);
+  const offered = agent.offerNotices();
   const last = offered.at(-1)?.number;
   return { parts: outcome.parts, isError: outcome.isError, notices: offered.map(noticeParts), ...(last !== undefined ? { noticesUpTo: last } : {}) };
 }
@@ -59,39 +58,14 @@ async function callTool(agent: Agent, orchestrator: TaskOrchestrator, input: Cal
 /** The patch under which an MCP tool call keeps the notices it hands over until they are acknowledged. */
 export const mcpNoticesKeptPatch = 'mcp-notices-kept-until-acknowledged';
 
-/** Every waiting notice, each numbered the first time it is offered. */
-function offerNotices(agent: Agent): PendingNotice[] {
-  for (const notice of agent.pendingNotices) {
-    if (notice.number === undefined) {
-      agent.lastNoticeNumber += 1;
-      notice.number = agent.lastNoticeNumber;
-    }
-  }
-  return [...agent.pendingNotices];
-}
-
 /** Drops the notices the client got (numbers up to `upTo`); their tasks' results count as read. */
 function acknowledgeNotices(agent: Agent, upTo: number): void {
-  const now = Date.now();
-  const kept: PendingNotice[] = [];
-  for (const notice of agent.pendingNotices) {
-    if (notice.number === undefined || notice.number > upTo) {
-      kept.push(notice);
-      continue;
-    }
-    const task = notice.taskId ? findTask(agent.registry, notice.taskId) : undefined;
-    if (task && task.state !== 'waiting' && task.state !== 'running') markRead(task, now);
-  }
-  agent.pendingNotices.splice(0, agent.pendingNotices.length, ...kept);
+  markNoticesRead(agent, agent.acknowledgeNotices(upTo));
 }
 
 /** The notices waiting for the client; a settled task's result counts as read once its notice is handed over. */
 function takeNotices(agent: Agent): TextPart[][] {
-  const notices = agent.pendingNotices.splice(0);
-  const now = Date.now();
-  for (const notice of notices) {
-    const task = notice.taskId ? findTask(agent.registry, notice.taskId) : undefined;
-    if (task && task.state !== 'waiting' && task.state !== 'running') markRead(task, now);
-  }
+  const notices = agent.takeNotices();
+  markNoticesRead(agent, notices);
   return notices.map(noticeParts);
 }

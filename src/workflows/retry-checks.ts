@@ -38,9 +38,9 @@ export class RetryChecks {
 
   /** Shows in peek and the Web UI what the checks are doing. */
   show(state: string): void {
-    this.agent.retryView = { attempt: this.agent.attempt.number, attempts: this.attempts, state };
+    this.agent.showRetry({ attempt: this.agent.state.attempt.number, attempts: this.attempts, state });
     this.agent.updateViews();
-    this.agent.onChange?.();
+    this.agent.changed();
   }
 
   /**
@@ -53,7 +53,7 @@ export class RetryChecks {
     for (;;) {
       if (run.status !== 'completed') return run;
       const failed = await this.runChecks();
-      const attempt = this.agent.attempt.number;
+      const attempt = this.agent.state.attempt.number;
       if (!failed) return { ...run, checks: { attempts: attempt, passed: true } };
       const failure = failed.failure;
       const checks: CheckSummary = { attempts: attempt, passed: false, lastFailure: failure };
@@ -110,7 +110,7 @@ export class RetryChecks {
     if (!output.ran && 'needsApproval' in output) {
       // The approval id's message number is the next one of this attempt: no message of the workflow has it.
       const call: ToolCallRef = { id: request.step, name: runCommandTool, argumentsPreview: preview(JSON.stringify({ command }), previewLength) };
-      const approval = await agent.approvals.await(call, agent.attempt.messageBase + agent.length, check);
+      const approval = await agent.approvals.await(call, agent.state.attempt.messageBase + agent.state.length, check);
       output = await agent.busy(() => agent.activities.checks.runCheck.executeWithOptions(options, [{ ...request, approval }]));
     }
     if (!output.ran) {

@@ -30,7 +30,7 @@ export async function prepareRun(agent: Agent, input: SubagentInput, name: strin
       conversationId: agent.options.conversationId,
       schema: input.outputSchema,
     }]);
-    agent.finalOutput = { schemaKey, invalidCalls: 0, reminded: false };
+    agent.expectFinalOutput(schemaKey);
   }
   // An agent file's SubagentStart hooks (decision 0032): what they print joins the system prompt.
   if (input.hooks?.start && patched('agent-file-hooks')) {
@@ -55,7 +55,7 @@ export async function prepareRun(agent: Agent, input: SubagentInput, name: strin
  * Never throws: a worktree that could not be checked is reported as kept (nothing is lost that way).
  */
 export async function finishWorktree(agent: Agent): Promise<WorktreeOutcome | undefined> {
-  const worktree = agent.worktree;
+  const worktree = agent.state.worktree;
   if (!worktree) return undefined;
   try {
     return await agent.activities.run.finishWorktree.executeWithOptions({ summary: `tidy worktree ${worktree.branch}` }, [{ conversationId: agent.options.conversationId, worktree }]);

@@ -1,30 +1,21 @@
-import {
-  allHandlersFinished,
-  CancellationScope,
-  condition,
-  continueAsNew,
-  isCancellation,
-  log,
-  patched,
-  setWorkflowOptions,
-  workflowInfo,
-} from '@temporalio/workflow';
-import { defaultApprovalTimeoutMs, defaultSessionIdleTimeoutMs, resultTextInlineMaxChars } from '../contracts/limits';
+import { CancellationScope, continueAsNew, isCancellation, log, patched, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
+import { defaultSessionIdleTimeoutMs, resultTextInlineMaxChars } from '../contracts/limits';
 import type { SessionInput, SessionResult } from '../contracts/session';
-import { capNotRunCause } from '../domain/delegation-texts';
 import { isCapStatus } from '../contracts/subagent';
 import { buildSessionSystemPrompt } from '../domain/session-prompt';
-import { Agent } from './agent';
-import { AgentLoop, type RunOutcome } from './agent-loop';
-import { registerAgentHandlers } from './agent-handlers';
+import type { Agent } from './agent';
+import type { RunOutcome } from './agent-loop';
+import { sharedAgentOptions } from './agent-options';
+import { AgentRun } from './agent-run';
 import { conversationIdOf, lastAssistantFullText, lastAssistantTextUpTo } from './conversation';
-import { IdleAlarm } from './idle-alarm';
-import { sessionDefinitionOptions } from './versioning-behaviour';
 import { registerMcpToolCalls } from './mcp-tool-calls';
-import { TaskOrchestrator } from './task-orchestration';
+import { sessionDefinitionOptions } from './versioning-behaviour';
 import { outcomeOfError } from './workflow-outcome';
 import { FailureType } from '../contracts/failures';
 import { updateRefusal } from './update-refusal';
+
+/** How a session ends when no message came within its idle timeout. */
+type IdleEnd = { status: 'idle'; diagnostic: string };
 
 /**
  * A parent session: a conversation whose model can `load` and `delegate`. Each user message (update)
@@ -34,172 +25,127 @@ import { updateRefusal } from './update-refusal';
  * when its token budget is crossed; then it cancels all its descendants.
  */
 export async function sessionWorkflow(input: SessionInput): Promise<SessionResult> {
-  const info = workflowInfo();
-  const agent = new Agent({
-    kind: 'session',
-    workflowId: info.workflowId,
-    conversationId: conversationIdOf(info),
-    label: input.label,
-    route: input.route,
-    toolsets: input.toolsets,
-    workingDir: input.workingDir,
-    depth: 0,
-    maxDepth: input.maxDepth,
-    activity: input.activity,
-    tasks: input.tasks,
-    ...(input.recipe ? { recipe: input.recipe } : {}),
-    ...(input.tenant ? { tenant: input.tenant } : {}),
-    ...(input.tokenBudget !== undefined ? { tokenBudget: input.tokenBudget } : {}),
-    ...(input.timeBudgetMs !== undefined ? { timeBudgetMs: input.timeBudgetMs } : {}),
-    ...(input.costBudgetMicroUsd !== undefined ? { costBudgetMicroUsd: input.costBudgetMicroUsd } : {}),
-    ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {}),
-    approvalTimeoutMs: input.approvalTimeoutMs ?? defaultApprovalTimeoutMs,
-    approvers: input.approvers ?? 'human',
-    now: Date.now(),
-  }, input.carried);
-  const orchestrator = new TaskOrchestrator(agent);
-  const loop = new AgentLoop(agent, orchestrator);
-  const idleTimeoutMs = input.idleTimeoutMs ?? defaultSessionIdleTimeoutMs;
-  const idle = new IdleAlarm(() => agent.lastActivityAt, idleTimeoutMs, agent.quietWaits);
-  let cancelReason: string | undefined;
-  /** The refresh signal arrived: continue as new at the next wait. */
-  let refreshRequested = false;
-  let ended = false;
+  const run = startSessionRun(input);
+  const agent = run.agent;
   let messages = 0;
-  const loopScope = new CancellationScope();
-  // A run continued from a wait waits again (decision 0021: it may continue as new while nothing is queued).
-  if (!input.carried || (agent.quietWaits && input.carried.phase === 'waiting')) agent.state = 'waiting';
-  agent.onBudgetCrossed = () => loopScope.cancel();
-
-  registerAgentHandlers(agent, orchestrator, {
-    maxTurns: input.maxTurnsPerMessage,
-    cancel: (reason) => {
-      cancelReason = reason;
-      loopScope.cancel();
-    },
-    refuseMessage: () => {
-      if (ended || cancelReason !== undefined) throw updateRefusal(FailureType.runEnded, `session ${info.workflowId} has ended and takes no more messages`);
-      if (input.mcp) throw updateRefusal(FailureType.updateNotTaken, `session ${info.workflowId} is an MCP session: it takes tool calls from its MCP client, not messages`);
-    },
-    startsAtOnce: () => agent.state === 'waiting' && agent.pendingMessages.length === 0,
-    refresh: () => {
-      refreshRequested = true;
-    },
-  });
-  // Registered for every session (a handler adds no command); only an MCP session accepts its calls.
-  registerMcpToolCalls(agent, orchestrator, () => {
-    if (!input.mcp) throw updateRefusal(FailureType.updateNotTaken, `session ${info.workflowId} is not an MCP session: its tools are called by its own model`);
-    if (ended || cancelReason !== undefined) throw updateRefusal(FailureType.runEnded, `session ${info.workflowId} has ended and takes no more tool calls`);
-  });
-  void orchestrator.probeLoop().catch(() => undefined);
-
-  let outcome: RunOutcome | { status: 'idle'; diagnostic: string };
+  let outcome: RunOutcome | IdleEnd;
   try {
-    outcome = await loopScope.run(async () => {
-      if (input.mcp) return await serveMcp();
-      if (!input.carried) {
-        // Stored by the first model call (no activity of its own).
-        agent.appendBeforeNextTurn([{ role: 'system', content: buildSessionSystemPrompt({ ...input.system, workingDir: input.workingDir, toolsets: input.toolsets, canDelegate: agent.canDelegate }) }]);
-        if (input.initialMessage) agent.acceptMessage({ message: input.initialMessage }, true);
-      }
+    outcome = await run.scope.run(async () => {
+      if (input.mcp) return await serveMcp(run, input);
+      if (!input.carried) startConversation(agent, input);
       for (;;) {
-        idle.arm();
+        run.idle.arm();
         // Waiting adds no history (decision 0021): the wait also ends when the server suggests continue-as-new.
         // A refresh ends the wait too: a run from before decision 0021 has no other way to continue as new.
-        await agent.waitFor(() => agent.pendingMessages.length > 0 || agent.pendingNotices.length > 0 || idle.expired() || (agent.quietWaits && continueAsNewDue()) || refreshDue());
-        if (agent.pendingMessages.length === 0 && agent.pendingNotices.length === 0) {
-          if (!idle.expired() && ((agent.quietWaits && continueAsNewDue()) || refreshDue())) await continueAsNewWaiting();
-          return { status: 'idle' as const, diagnostic: `no message for ${Math.round(idleTimeoutMs / 1000)} s (the session idle timeout)` };
+        await agent.waitFor(() => run.hasWork() || run.idle.expired() || (agent.quietWaits && run.continueAsNewDue()) || run.refreshDue());
+        if (!run.hasWork()) {
+          if (!run.idle.expired() && ((agent.quietWaits && run.continueAsNewDue()) || run.refreshDue())) await continueAsNewWaiting(run, input);
+          return { status: 'idle' as const, diagnostic: `no message for ${run.idleSeconds} s (the session idle timeout)` };
         }
-        if (continueAsNewDue()) await continueAsNewWaiting();
-        agent.setState('running');
+        if (run.continueAsNewDue()) await continueAsNewWaiting(run, input);
+        agent.setStatus('running');
         if (agent.appendNextMessage()) messages += 1;
-        const run = await runOnce();
-        if (isCapStatus(run.status)) return run;
+        const answered = await runOnce(run, input);
+        if (isCapStatus(answered.status)) return answered;
         agent.touch();
-        agent.setState('waiting');
+        agent.setStatus('waiting');
       }
     });
   } catch (error) {
-    outcome = outcomeOfError(error, cancelReason, agent.budgetCrossed);
+    outcome = outcomeOfError(error, run.cancelReason, agent.budgetCrossed);
   }
+  return CancellationScope.nonCancellable(() => endSession(run, outcome, messages));
+}
 
-  /** The server suggests continue-as-new and nothing is in flight. */
-  function continueAsNewDue(): boolean {
-    return workflowInfo().continueAsNewSuggested && agent.idle;
-  }
-
-  /** The refresh signal asked this waiting session to move to the current code, and nothing is in flight. */
-  function refreshDue(): boolean {
-    return refreshRequested && agent.idle;
-  }
-
-  /** Continues as new from the waiting state, after every handler finished, with the timers cancelled. */
-  async function continueAsNewWaiting(): Promise<never> {
-    await condition(allHandlersFinished);
-    agent.settleViews();
-    orchestrator.settleTimers();
-    idle.settle();
-    return continueAsNew<typeof sessionWorkflow>({ ...input, carried: agent.snapshot('waiting') });
-  }
-
-  /**
-   * An MCP session runs no model: its client's tool calls are updates (mcp-tool-calls.ts), and notices wait
-   * for the client's next call. It lives until it is idle for its idle timeout, cancelled or over budget,
-   * and continues as new from its wait when the server suggests it.
-   */
-  async function serveMcp(): Promise<{ status: 'idle'; diagnostic: string }> {
-    for (;;) {
-      idle.arm();
-      await agent.waitFor(() => (idle.expired() && agent.idle) || continueAsNewDue());
-      if (idle.expired() && agent.idle) {
-        return { status: 'idle', diagnostic: `no tool call for ${Math.round(idleTimeoutMs / 1000)} s (the session idle timeout)` };
-      }
-      await continueAsNewWaiting();
-    }
-  }
-
-  /** One run for a message or notices; a failure is reported and the session carries on. */
-  async function runOnce(): Promise<RunOutcome> {
-    let run: RunOutcome;
-    try {
-      run = await loop.runTurns(input.maxTurnsPerMessage);
-    } catch (error) {
-      if (isCancellation(error)) throw error;
-      run = outcomeOfError(error, undefined);
-      await loop.seal('failed');
-    }
-    // The transcript keeps a preview: a long reply is not read back whole (the subagent workflow's patch).
-    const replyText = async () => (agent.lastText?.truncated && patched('long-texts-by-reference') ? (await lastAssistantTextUpTo(agent, resultTextInlineMaxChars)).text : lastAssistantFullText(agent));
-    if (run.status === 'completed') {
-      agent.remember('assistant', await replyText());
-    } else {
-      const reply = run.status === 'failed' ? '' : await replyText();
-      agent.remember(run.status === 'failed' ? 'event' : 'assistant', `[${run.status}] ${run.diagnostic ?? ''}${reply ? `\n${reply}` : ''}`.trim());
-      log.warn('session run did not complete', { status: run.status, diagnostic: run.diagnostic });
-    }
-    return run;
-  }
-
-  return CancellationScope.nonCancellable(async () => {
-    ended = true;
-    await agent.storePending().catch(() => undefined);
-    await loop.seal(outcome.status === 'cancelled' ? 'cancelled' : isCapStatus(outcome.status) ? capNotRunCause(('budget' in outcome ? outcome.budget : undefined) ?? 'tokens') : 'failed').catch(() => undefined);
-    agent.setState(outcome.status === 'idle' ? 'completed' : outcome.status);
-    agent.flushViews(true);
-    await orchestrator.cancelAll(`its session ${info.workflowId} ended (${outcome.status})`);
-    orchestrator.settleTimers();
-    idle.settle();
-    log.info('session ended', { status: outcome.status, turns: agent.turns });
-    const status: SessionResult['status'] = outcome.status === 'cancelled' || outcome.status === 'idle' || isCapStatus(outcome.status) ? outcome.status : 'failed';
-    return {
-      workflowId: info.workflowId,
-      status,
-      ...(outcome.diagnostic ? { diagnostic: outcome.diagnostic } : {}),
-      turns: agent.turns,
-      messages,
-    };
+/** The session's run: its agent (from the input and what was carried), its handlers, the probe of its children. */
+function startSessionRun(input: SessionInput): AgentRun {
+  const info = workflowInfo();
+  const run = new AgentRun(
+    { kind: 'session', ...sharedAgentOptions(input, { workflowId: info.workflowId, conversationId: conversationIdOf(info), now: Date.now() }), depth: 0, tasks: input.tasks },
+    input.carried,
+    {
+      maxTurns: input.maxTurnsPerMessage,
+      idleTimeoutMs: input.idleTimeoutMs ?? defaultSessionIdleTimeoutMs,
+      probeChildren: 'always',
+      // A run continued from a wait waits again (decision 0021: it may continue as new while nothing is queued).
+      startsWaiting: (agent) => !input.carried || (agent.quietWaits && input.carried.phase === 'waiting'),
+      refuseMessage: (current) => {
+        if (current.closed) throw updateRefusal(FailureType.runEnded, `session ${info.workflowId} has ended and takes no more messages`);
+        if (input.mcp) throw updateRefusal(FailureType.updateNotTaken, `session ${info.workflowId} is an MCP session: it takes tool calls from its MCP client, not messages`);
+      },
+    },
+  ).open();
+  // Registered for every session (a handler adds no command); only an MCP session accepts its calls.
+  registerMcpToolCalls(run.agent, run.orchestrator, () => {
+    if (!input.mcp) throw updateRefusal(FailureType.updateNotTaken, `session ${info.workflowId} is not an MCP session: its tools are called by its own model`);
+    if (run.closed) throw updateRefusal(FailureType.runEnded, `session ${info.workflowId} has ended and takes no more tool calls`);
   });
+  run.watchChildren();
+  return run;
+}
+
+/** The system prompt (and the first message): stored by the first model call, no activity of its own. */
+function startConversation(agent: Agent, input: SessionInput): void {
+  agent.appendBeforeNextTurn([{ role: 'system', content: buildSessionSystemPrompt({ ...input.system, workingDir: input.workingDir, toolsets: input.toolsets, canDelegate: agent.canDelegate }) }]);
+  if (input.initialMessage) agent.acceptMessage({ message: input.initialMessage }, true);
+}
+
+/** Continues as new from the waiting state, after every handler finished, with the timers cancelled. */
+async function continueAsNewWaiting(run: AgentRun, input: SessionInput): Promise<never> {
+  await run.settleForContinueAsNew();
+  return continueAsNew<typeof sessionWorkflow>({ ...input, carried: run.agent.snapshot('waiting') });
+}
+
+/**
+ * An MCP session runs no model: its client's tool calls are updates (mcp-tool-calls.ts), and notices wait
+ * for the client's next call. It lives until it is idle for its idle timeout, cancelled or over budget,
+ * and continues as new from its wait when the server suggests it.
+ */
+async function serveMcp(run: AgentRun, input: SessionInput): Promise<IdleEnd> {
+  const agent = run.agent;
+  for (;;) {
+    run.idle.arm();
+    await agent.waitFor(() => (run.idle.expired() && agent.idle) || run.continueAsNewDue());
+    if (run.idle.expired() && agent.idle) return { status: 'idle', diagnostic: `no tool call for ${run.idleSeconds} s (the session idle timeout)` };
+    await continueAsNewWaiting(run, input);
+  }
+}
+
+/** One run for a message or notices; a failure is reported and the session carries on. */
+async function runOnce(run: AgentRun, input: SessionInput): Promise<RunOutcome> {
+  const agent = run.agent;
+  let answered: RunOutcome;
+  try {
+    answered = await run.loop.runTurns(input.maxTurnsPerMessage);
+  } catch (error) {
+    if (isCancellation(error)) throw error;
+    answered = outcomeOfError(error, undefined);
+    await run.loop.seal('failed');
+  }
+  // The transcript keeps a preview: a long reply is not read back whole (the subagent workflow's patch).
+  const replyText = async () => (agent.state.lastText?.truncated && patched('long-texts-by-reference') ? (await lastAssistantTextUpTo(agent, resultTextInlineMaxChars)).text : lastAssistantFullText(agent));
+  if (answered.status === 'completed') {
+    agent.remember('assistant', await replyText());
+  } else {
+    const reply = answered.status === 'failed' ? '' : await replyText();
+    agent.remember(answered.status === 'failed' ? 'event' : 'assistant', `[${answered.status}] ${answered.diagnostic ?? ''}${reply ? `\n${reply}` : ''}`.trim());
+    log.warn('session run did not complete', { status: answered.status, diagnostic: answered.diagnostic });
+  }
+  return answered;
+}
+
+/** The end: runs to completion even when the session was cancelled; its descendants are cancelled. */
+async function endSession(run: AgentRun, outcome: RunOutcome | IdleEnd, messages: number): Promise<SessionResult> {
+  const agent = run.agent;
+  const workflowId = agent.options.workflowId;
+  await run.closeConversation(outcome.status, 'budget' in outcome ? outcome.budget : undefined);
+  agent.setStatus(outcome.status === 'idle' ? 'completed' : outcome.status);
+  agent.flushViews(true);
+  await run.orchestrator.cancelAll(`its session ${workflowId} ended (${outcome.status})`);
+  run.settleTimers();
+  log.info('session ended', { status: outcome.status, turns: agent.state.turns });
+  const status: SessionResult['status'] = outcome.status === 'cancelled' || outcome.status === 'idle' || isCapStatus(outcome.status) ? outcome.status : 'failed';
+  return { workflowId, status, ...(outcome.diagnostic ? { diagnostic: outcome.diagnostic } : {}), turns: agent.state.turns, messages };
 }
 
 // A session moves up to the current build at its next workflow task (decision 0030).

@@ -8,7 +8,7 @@ import {
 } from '@temporalio/workflow';
 import type { PlanDelegationOutput, ToolCallRef } from '../contracts/activities';
 import type { JsonObject } from '../contracts/json';
-import { announcedApprovalCount, cancelSettleWaitMs, defaultMaxContinuables, workflowTaskTimeoutMs } from '../contracts/limits';
+import { cancelSettleWaitMs, defaultMaxContinuables, workflowTaskTimeoutMs } from '../contracts/limits';
 import { zeroUsage, type TokenUsage } from '../contracts/model';
 import { searchAttributes } from '../contracts/search-attributes';
 import { versioningMemo } from '../contracts/versioning';
@@ -18,35 +18,35 @@ import type { TaskRecord } from '../contracts/carried-agent-state';
 import {
   formatApprovalNotice,
   formatForegroundResult,
-  formatPeek,
   formatSettlementNotice,
   formatTaskResultBlock,
-  formatWaitTimeout,
   forcedBackgroundReason,
 } from '../domain/delegation-texts';
 import { OrchestrationTool } from '../domain/orchestration-tools';
 import { usageView } from '../domain/model-cost';
 import { preview } from '../domain/subagent-prompt';
 import {
-  addTask,
   admissionError,
   findTask,
   isLive,
   isStaleProgress,
-  listingState,
   markRead,
+  markStarted,
+  moveToBackground,
   recordProgress,
   recordSettlement,
-  removeTask,
+  recordUsage,
+  reserveCaps,
   usageOfView,
 } from '../domain/task-registry';
 import { fitChildCaps, heldRefusal, leftForChildren } from '../domain/child-budgets';
 import type { Agent } from './agent';
 import type { OrchestrationTools, ToolOutcome } from './agent-loop';
 import { ChildProbe } from './child-probe';
-import { approve, listModels, liveTextOf, sendMessage, type CallPosition } from './child-messages';
+import { loadTask } from './task-load';
+import { approve, listModels, sendMessage, type CallPosition } from './child-messages';
 import { forkReference } from './conversation';
-import { attempt, errorText, toolError, toolText } from './tool-outcomes';
+import { errorText, toolError, toolText } from './tool-outcomes';
 
 /**
  * Patch id of children's ids without `/` (`<parent>~task-<n>`, workflow-ids.ts): Temporal's HTTP API can
@@ -55,8 +55,6 @@ import { attempt, errorText, toolError, toolText } from './tool-outcomes';
 const childIdsPatch = 'child-ids-without-slash';
 
 export type { CallPosition } from './child-messages';
-
-const turnStates: readonly TaskRecord['state'][] = ['starting', 'running', 'waiting_approval'];
 
 /**
  * The orchestration tools of a delegating agent and the tracking of its children (SEMANTICS §2, §5):
@@ -86,7 +84,7 @@ export class TaskOrchestrator implements OrchestrationTools {
       case OrchestrationTool.delegate:
         return this.delegate(args, position);
       case OrchestrationTool.load:
-        return this.load(args);
+        return loadTask(this.agent, this, args);
       case OrchestrationTool.sendMessage: {
         const outcome = await sendMessage(this.agent, args, position);
         // A waiting child is not checked while nothing happens; one that cannot take a message is checked now.
@@ -118,15 +116,15 @@ export class TaskOrchestrator implements OrchestrationTools {
     }
     const mode: TaskRecord['mode'] = continuable ? 'continuable' : args.async === true ? 'background' : 'foreground';
     // The slot is taken before the first await, so parallel delegate calls in one turn are counted exactly.
-    const refused = admissionError(agent.registry, mode, agent.options.tasks, defaultMaxContinuables);
+    const refused = admissionError(agent.state, mode, agent.options.tasks, defaultMaxContinuables);
     if (refused) return toolError(`delegate was not started: ${refused}`);
     const description = typeof args.description === 'string' && args.description.length > 0 ? args.description : preview(instructions ?? source ?? 'task', 80);
     // What the running children hold of this workflow's caps is not there to give (budgets add up).
-    const held = agent.spendAddsUp ? heldRefusal(agent.remainingCaps(), agent.registry.tasks) : undefined;
+    const held = agent.spendAddsUp ? heldRefusal(agent.remainingCaps(), agent.state.tasks) : undefined;
     if (held) return toolError(`delegate was not started: ${held}`);
     // A child's id changed from `<parent>/task-<n>` to `<parent>~task-<n>` (workflow-ids.ts): its start command with it.
     const legacyId = !patched(childIdsPatch);
-    const record = addTask(agent.registry, { parentWorkflowId: agent.options.workflowId, mode, description, now: Date.now(), legacyId });
+    const record = agent.addTask({ parentWorkflowId: agent.options.workflowId, mode, description, legacyId });
     agent.updateViews();
 
     return agent.busy(async () => {
@@ -134,45 +132,44 @@ export class TaskOrchestrator implements OrchestrationTools {
       try {
         plan = await this.plan(record, args, position);
       } catch (error) {
-        removeTask(agent.registry, record.taskId);
+        agent.removeTask(record.taskId);
         return toolError(`delegate was not started: planning failed: ${errorText(error)}`);
       }
       if (!plan.ok) {
-        removeTask(agent.registry, record.taskId);
+        agent.removeTask(record.taskId);
         return toolError(`delegate was not started: ${plan.message}`);
       }
       const forced = plan.forceBackground === true && record.mode === 'foreground';
       if (forced) {
         // The agent file says `background: true`: the task runs in the background whatever the call asked.
         // Its slot is checked and taken with no await in between, so parallel calls are still counted exactly.
-        const full = admissionError(agent.registry, 'background', agent.options.tasks, defaultMaxContinuables);
+        const full = admissionError(agent.state, 'background', agent.options.tasks, defaultMaxContinuables);
         if (full) {
-          removeTask(agent.registry, record.taskId);
+          agent.removeTask(record.taskId);
           return toolError(`delegate was not started: ${forcedBackgroundReason(plan.source?.name)}, and ${full}`);
         }
-        record.mode = 'background';
+        moveToBackground(record);
         agent.updateViews();
       }
       if (agent.spendAddsUp) {
         // Siblings may have started while this one was planned: its caps are fitted to what is left now
         // and reserved before the next await, so parallel delegate calls never share out more than there is.
-        const fitted = fitChildCaps(plan.input, agent.remainingCaps(), agent.registry.tasks, plan.firstPrompt);
+        const fitted = fitChildCaps(plan.input, agent.remainingCaps(), agent.state.tasks, plan.firstPrompt);
         if (!fitted.ok) {
-          removeTask(agent.registry, record.taskId);
+          agent.removeTask(record.taskId);
           return toolError(`delegate was not started: ${fitted.message}`);
         }
         const { tokenBudget: _tokens, timeBudgetMs: _time, costBudgetMicroUsd: _cost, ...uncapped } = plan.input;
         plan = { ...plan, input: { ...uncapped, ...fitted.caps } };
-        if (fitted.reserved) record.reserved = fitted.reserved;
+        if (fitted.reserved) reserveCaps(record, fitted.reserved);
       }
       const handle = await this.start(record, plan);
       if (typeof handle === 'string') {
-        removeTask(agent.registry, record.taskId);
+        agent.removeTask(record.taskId);
         return toolError(`delegate was not started: ${handle}`);
       }
-      record.state = 'running';
       // Planning gives a child `approvers: human` of its own only for `permissionMode: auto` (tools/permission-mode.ts).
-      if (plan.input.approvers === 'human' && agent.options.approvers === 'human-or-parent') record.approvalsByPersonOnly = true;
+      markStarted(record, plan.input.approvers === 'human' && agent.options.approvers === 'human-or-parent');
       this.watch(record, handle);
       const warnings = plan.warnings.length > 0 ? `\nNote: ${plan.warnings.join('\nNote: ')}` : '';
       if (record.mode !== 'foreground') {
@@ -194,7 +191,7 @@ export class TaskOrchestrator implements OrchestrationTools {
   private plan(record: TaskRecord, args: JsonObject, position: CallPosition): Promise<PlanDelegationOutput> {
     const options = this.agent.options;
     // With budgets that add up, a child is offered what its running siblings do not hold.
-    const remaining = this.agent.spendAddsUp ? leftForChildren(this.agent.remainingCaps(), this.agent.registry.tasks) : this.agent.remainingCaps();
+    const remaining = this.agent.spendAddsUp ? leftForChildren(this.agent.remainingCaps(), this.agent.state.tasks) : this.agent.remainingCaps();
     return this.agent.activities.orchestration.planDelegation.executeWithOptions({ summary: `plan ${record.taskId}: ${record.description}` }, [{
       request: args,
       parent: {
@@ -306,7 +303,7 @@ export class TaskOrchestrator implements OrchestrationTools {
     if (!recordSettlement(record, result, final, totalUsage, Date.now())) return;
     if (record.mode !== 'foreground') {
       const notice = formatSettlementNotice(record.taskId, result, final);
-      this.agent.pendingNotices.push({ text: notice.text, taskId: record.taskId, ...(notice.outputRef ? { outputRef: notice.outputRef } : {}), ...(notice.after !== undefined ? { after: notice.after } : {}) });
+      this.agent.addNotice({ text: notice.text, taskId: record.taskId, ...(notice.outputRef ? { outputRef: notice.outputRef } : {}), ...(notice.after !== undefined ? { after: notice.after } : {}) });
       this.agent.remember('notice', notice.text);
     }
     this.agent.updateViews();
@@ -316,19 +313,17 @@ export class TaskOrchestrator implements OrchestrationTools {
   /** Handles a child's progress signal. */
   onChildProgress(input: ChildProgressInput): void {
     const agent = this.agent;
-    const record = findTask(agent.registry, input.taskId);
+    const record = findTask(agent.state, input.taskId);
     if (!record) return;
     this.probe.heard(record.taskId);
-    if (agent.quietWaits && isStaleProgress(record, input.peek)) record.totalUsage = input.totalUsage;
+    if (agent.quietWaits && isStaleProgress(record, input.peek)) recordUsage(record, input.totalUsage);
     else recordProgress(record, input.peek, input.totalUsage);
     // A child's call waiting for an approval becomes one notice, where this workflow's model may decide it.
     if (agent.options.approvers === 'human-or-parent' && record.approvalsByPersonOnly !== true) {
       for (const pending of input.peek.pendingApprovals ?? []) {
-        if (agent.announcedApprovals.includes(pending.id)) continue;
-        agent.announcedApprovals.push(pending.id);
-        if (agent.announcedApprovals.length > announcedApprovalCount) agent.announcedApprovals.splice(0, agent.announcedApprovals.length - announcedApprovalCount);
+        if (!agent.announceApproval(pending.id)) continue;
         const notice = formatApprovalNotice(record.taskId, pending);
-        agent.pendingNotices.push({ text: notice });
+        agent.addNotice({ text: notice });
         agent.remember('notice', notice);
       }
     }
@@ -337,14 +332,14 @@ export class TaskOrchestrator implements OrchestrationTools {
 
   /** Handles a child's settlement signal. */
   onChildSettled(input: ChildSettledInput): void {
-    const record = findTask(this.agent.registry, input.taskId);
+    const record = findTask(this.agent.state, input.taskId);
     if (!record) return;
     this.probe.heard(record.taskId);
     this.settle(record, input.result, input.final, input.totalUsage);
   }
 
   private checkBudget(): void {
-    if (this.agent.checkBudget()) this.agent.onBudgetCrossed?.();
+    if (this.agent.checkBudget()) this.agent.budgetWasCrossed();
   }
 
   /** Runs the check on children this run does not watch, for the life of the run (see {@link ChildProbe}). */
@@ -359,39 +354,8 @@ export class TaskOrchestrator implements OrchestrationTools {
 
   /** A child this run does not watch, that the model just could not reach, is checked now (decision 0021). */
   private async checkUnreached(taskId: unknown): Promise<void> {
-    const task = typeof taskId === 'string' ? findTask(this.agent.registry, taskId) : undefined;
+    const task = typeof taskId === 'string' ? findTask(this.agent.state, taskId) : undefined;
     if (task && isLive(task) && !this.watched.has(task.taskId)) await this.probe.probe([task]);
-  }
-
-  // ---- load ----------------------------------------------------------------------------------------
-
-  /** `load`: listing, a task (wait / peek / cancel), or a source's content. */
-  private async load(args: JsonObject): Promise<ToolOutcome> {
-    const agent = this.agent;
-    const options = agent.options;
-    agent.pruneTasks();
-    const source = typeof args.source === 'string' ? args.source : undefined;
-    const recipe = options.recipe ? { recipe: options.recipe } : {};
-    if (source === undefined) {
-      const tasks = agent.registry.tasks
-        .filter((task) => task.mode !== 'foreground')
-        .map((task) => ({ id: task.taskId, state: listingState(task.state), description: task.description }));
-      return attempt('load', () => agent.activities.orchestration.loadListing.executeWithOptions({ summary: 'load listing' }, [{ workingDir: options.workingDir, ...recipe, tasks }]));
-    }
-    const task = findTask(agent.registry, source);
-    if (task) {
-      if (args.cancel === true) return this.cancelTask(task);
-      if (args.peek === true) {
-        const live = turnStates.includes(task.state) ? await liveTextOf(agent, task) : undefined;
-        return toolText(formatPeek(task.taskId, task.peek, task.state, Date.now(), live));
-      }
-      const waitMs = options.tasks.waitTimeoutMs;
-      const settled = await agent.waitFor(() => task.result !== undefined && !turnStates.includes(task.state), waitMs);
-      if (!settled || !task.result) return toolText(formatWaitTimeout(task.taskId, waitMs));
-      if (!isLive(task)) markRead(task, Date.now());
-      return { parts: formatTaskResultBlock(task.taskId, task.result), isError: false };
-    }
-    return attempt(`load ${source}`, () => agent.activities.orchestration.loadSource.executeWithOptions({ summary: `load ${source}` }, [{ name: source, workingDir: options.workingDir, ...recipe }]));
   }
 
   /** Cancels a task and everything under it, and returns what it had produced. */
@@ -414,7 +378,7 @@ export class TaskOrchestrator implements OrchestrationTools {
 
   /** Cancels every live task (this workflow is ending or was cancelled). Never throws. */
   async cancelAll(reason: string): Promise<void> {
-    const alive = this.agent.registry.tasks.filter((task) => isLive(task));
+    const alive = this.agent.state.tasks.filter((task) => isLive(task));
     await Promise.all(alive.map(async (task) => {
       try {
         await getExternalWorkflowHandle(task.workflowId).signal(cancelSignal, { reason });
