@@ -8,7 +8,7 @@ import { approvalUpdate, cancelSignal, peekQuery, sendMessageUpdate, transcriptQ
 import { ackNoticesSignal, callToolUpdate, pendingNoticesQuery } from '../src/contracts/mcp-session-messages';
 import type { SubagentInput } from '../src/contracts/subagent';
 import type { ScriptStep } from '../src/llm/scripted-step';
-import { sendUpdateAcrossRunChange } from '../src/temporal-update-retry';
+import { sendUpdateAcrossRunChange } from '../src/temporal/temporal-update-retry';
 
 /**
  * The long-haul scenarios of the recording script (record-histories.ts): approvals, compaction, `load(peek)`

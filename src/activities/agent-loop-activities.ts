@@ -33,7 +33,7 @@ import { toolError } from '../tools/tool';
 import { applyOrchestrationPolicy, applyToolPolicy, checkToolCall, type ToolPolicyConfig } from '../tools/tool-policy';
 import type { SpendRecord } from '../contracts/tenant-spend';
 import type { WorkerToolsetRegistry } from '../tools/toolset-registry-factory';
-import { isMemoryTool, memoryToolSpecs, runMemoryTool } from '../tools/memory-tools';
+import { isMemoryTool, memoryToolSpecs, runMemoryTool } from './memory-tools';
 import { checkReasoningEffort, classifyAndThrow, classifyStoreErrors, modelInfo, resolveModel } from './agent-loop-failures';
 import type { BlobStore } from './blob-store';
 import { compactConversation, windowedMessages } from './compaction';

@@ -29,7 +29,7 @@ import { planDelegation, type PlanContext } from './plan-delegation';
 import { readTenantSpend } from './tenant-spend-book';
 import { dailyCapRefusal } from '../domain/run-caps';
 import { utcDay } from '../contracts/tenant-spend';
-import { sendUpdateAcrossRunChange } from '../temporal-update-retry';
+import { sendUpdateAcrossRunChange } from '../temporal/temporal-update-retry';
 
 /** What the orchestration activities need. */
 export interface OrchestrationDependencies {

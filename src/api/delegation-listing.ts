@@ -4,7 +4,7 @@ import type { DelegationSummary, ListDelegationsResponse } from '../contracts/ap
 import { defaultListPageSize } from '../contracts/limits';
 import { searchAttributes } from '../contracts/search-attributes';
 import { summaryOf } from './execution-facts';
-import { isGrpcStatus } from '../grpc-status';
+import { isGrpcStatus } from '../temporal/grpc-status';
 import { ApiProblem, ProblemKind } from './problem';
 import type { ListedPage, TemporalGateway } from './temporal-gateway';
 

@@ -18,10 +18,10 @@ import { messageNames } from '../contracts/wire-names';
 import { isOwnedSubagent, peekDurations } from './delegation-facts';
 import { listDelegations, type ListDelegationsFilters } from './delegation-listing';
 import { summaryOf, type ExecutionFacts } from './execution-facts';
-import { GrpcCode, isGrpcStatus } from '../grpc-status';
+import { GrpcCode, isGrpcStatus } from '../temporal/grpc-status';
 import { idempotentDelegationId, newDelegationId } from './delegation-ids';
 import { startIdempotently, type Idempotency } from './idempotent-start';
-import { sendUpdateAcrossRunChange } from '../temporal-update-retry';
+import { sendUpdateAcrossRunChange } from '../temporal/temporal-update-retry';
 
 export { deriveState } from './delegation-facts';
 import { subagentStartOptions } from '../observability/start-options';

@@ -9,7 +9,7 @@ import type { CliContext } from './cli-context';
 import { UsageError } from './cli-io';
 import { createErrandMcpServer, notifyNotices } from '../api/mcp-session-server';
 import { mcpNoticePollIntervalMs } from '../contracts/limits';
-import { loadClientConfig } from '../client-config';
+import { loadClientConfig } from '../settings/client-config';
 import { findDevStack } from './dev-stack-state';
 import { readDevStackToken } from './dev-stack-token';
 import { bridgeStdioToApi, type BridgeTarget } from './mcp-http-bridge';

@@ -6,7 +6,7 @@ import { asLiveText, livePartial, type LiveText } from '../contracts/live-text';
 import { peekQueryName } from '../contracts/wire-names';
 import type { ApiAnswer, ApiTransport } from './api-transport';
 import { plainHttpRequest, PlainHttpTimeout, type PlainHttpAnswer } from '../http/plain-http';
-import { temporalHttpStatus } from '../temporal-http-url';
+import { temporalHttpStatus } from '../temporal/temporal-http-url';
 import { errandAttributesFrom, executionStatusName, protoTimestamp } from '../api/temporal-json-payloads';
 
 /**

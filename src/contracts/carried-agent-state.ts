@@ -1,15 +1,13 @@
 import type { ContextWindowState, MessageInput, MessageRef, PreparedWorktree } from './agent-wire';
 import type { TokenUsage } from './model';
-import type { SubagentState } from './subagent';
+import type { TaskState } from './subagent-state';
 import type { RetryView, SubagentPeek, SubagentResult, ToolCallSummary } from './subagent-result';
+export type { TaskState } from './subagent-state';
 
 /**
  * The state a session's or subagent's agent loop keeps and carries across continue-as-new: its tasks,
  * queued notices and messages, attempts, structured-output progress and bounded transcript. JSON only.
  */
-
-/** The state of a task as its parent tracks it. */
-export type TaskState = 'starting' | SubagentState;
 
 /** One delegation a workflow started, as it tracks it. JSON only (carried across continue-as-new). */
 export interface TaskRecord {

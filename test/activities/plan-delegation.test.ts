@@ -6,9 +6,9 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import type { DelegationParent, PlanDelegationOutput } from '../../src/contracts/activities';
 import type { DelegateRequest } from '../../src/contracts/delegation';
 import { agentDefaultPrompt, planDelegation, type PlanContext } from '../../src/activities/plan-delegation';
-import { loadConfig } from '../../src/config';
+import { loadConfig } from '../../src/settings/config';
 import { chooseMaxTurns, chooseModel } from '../../src/domain/model-precedence';
-import { createResolverCache } from '../../src/worker';
+import { createResolverCache } from '../../src/worker/worker-dependencies';
 import { testActivitySettings } from '../support/temporal';
 
 /**

@@ -6,7 +6,7 @@ import { TemporalHttpGateway } from '../../src/api/temporal-http-gateway';
 import { retryDelayMs, TemporalHttpStartError, TemporalHttpStarter, type TemporalHttpStartRequest } from '../../src/api/temporal-http-start';
 import { rateLimitedRetryAfterSeconds, temporalHttpRetry } from '../../src/contracts/limits';
 import { subagentStartOptions } from '../../src/observability/start-options';
-import { temporalHttpHeaders } from '../../src/temporal-http-url';
+import { temporalHttpHeaders } from '../../src/temporal/temporal-http-url';
 import { json, postJson, startApiStack } from './api-harness';
 import { startStubTemporalGateway, type GatewayBehaviour, type StubTemporalGateway } from '../support/stub-temporal-gateway';
 import { until } from '../support/polling';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { childProbeIntervalMs } from '../../src/contracts/limits';
 import { cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery } from '../../src/contracts/subagent-messages';
 import type { SubagentPeek } from '../../src/contracts/subagent-result';
-import { sendUpdateAcrossRunChange } from '../../src/temporal-update-retry';
+import { sendUpdateAcrossRunChange } from '../../src/temporal/temporal-update-retry';
 import { ConversationScripts } from '../support/conversation-scripts';
 import { historyWithTimers, lastUserText } from '../support/workflow-history';
 import { ownTemporalServer, type OwnServer } from '../support/own-temporal-server';

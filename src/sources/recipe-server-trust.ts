@@ -3,11 +3,11 @@ import { resolve } from 'node:path';
 import type { RecipeServerOrigin } from '../contracts/agent-wire';
 import type { RecipeExtension } from '../contracts/recipe-schema';
 import { recipeVerifiedCacheEntries } from '../contracts/limits';
-import { renderSource } from '../sources/render-source';
-import type { SourceResolver } from '../sources/source-resolver';
-import { isInside, type PathRules } from './confine-path';
-import { canonicalJson, recipeServerFromExtension, type McpServerConfig } from './mcp-config';
-import { ToolsetRegistryError } from './toolset-registry';
+import { renderSource } from './render-source';
+import type { SourceResolver } from './source-resolver';
+import { isInside, type PathRules } from '../tools/confine-path';
+import { canonicalJson, recipeServerFromExtension, type McpServerConfig } from '../tools/mcp-config';
+import { ToolsetRegistryError } from '../tools/toolset-registry';
 
 /**
  * Whether a recipe-declared MCP server may start (SEMANTICS §6: a tenant-writable folder never starts a

@@ -27,9 +27,9 @@ import {
   maxDepthCeiling,
   maxTurnsCeiling,
   searchTextRegexDeadlineMs,
-} from './contracts/limits';
-import type { SubagentActivitySettings, TaskLimits } from './contracts/subagent';
-import { storeConfigSchema, type StoreConfig } from './sources/store-config';
+} from '../contracts/limits';
+import type { SubagentActivitySettings, TaskLimits } from '../contracts/subagent';
+import { storeConfigSchema, type StoreConfig } from '../sources/store-config';
 import {
   ConfigError,
   intFromEnv,
@@ -43,9 +43,9 @@ import {
 } from './client-config';
 import { capSettings, capsFileSchema, type CapSettings } from './cap-settings';
 import { commandSettings, commandsFileSchema, type CommandSettings } from './command-settings';
-import { mcpServerListSchema, mcpSettingsSchema, type McpServerConfig, type McpSettings } from './tools/mcp-config';
-import { toolPolicyConfigSchema, type ToolPolicyConfig } from './tools/tool-policy';
-import { modelIds, providerConfigSchema, type ProviderConfig } from './llm/provider-config';
+import { mcpServerListSchema, mcpSettingsSchema, type McpServerConfig, type McpSettings } from '../tools/mcp-config';
+import { toolPolicyConfigSchema, type ToolPolicyConfig } from '../tools/tool-policy';
+import { modelIds, providerConfigSchema, type ProviderConfig } from '../llm/provider-config';
 import { workerDeploymentFromEnv, type WorkerDeploymentSettings } from './worker-deployment';
 
 /**
