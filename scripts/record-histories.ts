@@ -8,7 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { NativeConnection } from '@temporalio/worker';
 import { loadConfig } from '../src/settings/config';
-import { childProbeIntervalMs } from '../src/contracts/limits';
+import { childProbeIntervalMs } from '../src/contracts/limits/workflow';
 import type { ChatMessage } from '../src/contracts/model';
 import type { SessionInput } from '../src/contracts/session';
 import { cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery } from '../src/contracts/subagent-messages';

@@ -2,7 +2,7 @@ import { childWorkflowId } from '../src/contracts/workflow-ids';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { childProbeIntervalMs } from '../src/contracts/limits';
+import { childProbeIntervalMs } from '../src/contracts/limits/workflow';
 import type { SessionInput } from '../src/contracts/session';
 import { approvalUpdate, cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery } from '../src/contracts/subagent-messages';
 import { ackNoticesSignal, callToolUpdate, pendingNoticesQuery } from '../src/contracts/mcp-session-messages';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { workerDeploymentIdMaxChars } from '../../src/contracts/limits';
+import { workerDeploymentIdMaxChars } from '../../src/contracts/limits/workflow';
 import { toolPolicyConfigSchema } from '../../src/tools/tool-policy';
 import { deploymentNameAllowed, deploymentNamePattern } from '../../src/settings/worker-deployment';
 import { workerBuildsSchema } from './worker-builds';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { workerDeploymentIdMaxChars } from '../../src/contracts/limits';
+import { workerDeploymentIdMaxChars } from '../../src/contracts/limits/workflow';
 import { buildIdAllowed, buildIdPattern } from '../../src/settings/worker-deployment';
 
 /**

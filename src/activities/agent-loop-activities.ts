@@ -18,7 +18,7 @@ import type {
   TextPart,
 } from '../contracts/activities';
 import { FailureType } from '../contracts/failures';
-import { previewLength } from '../contracts/limits';
+import { previewLength } from '../contracts/limits/workflow';
 import { zeroUsage, type ChatMessage, type ModelResponse } from '../contracts/model';
 import type { JsonObject } from '../contracts/json';
 import { formatDenial } from '../domain/delegation-texts';

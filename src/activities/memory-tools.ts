@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { JsonObject } from '../contracts/json';
 import type { ToolSpec } from '../contracts/model';
-import { agentMemoryFileMaxBytes, agentMemoryWriteAttempts } from '../contracts/limits';
+import { agentMemoryFileMaxBytes, agentMemoryWriteAttempts } from '../contracts/limits/memory';
 import { AgentMemory, isAgentMemoryConflict, isAgentMemoryError, memoryIndexFile, memoryPath, memoryPathRules } from './agent-memory';
 import type { BlobStore } from './blob-store';
 import type { AgentMemoryLocation } from '../contracts/subagent';

@@ -12,7 +12,8 @@ import type {
   ProbeChildrenInput,
   ReadLiveTextInput,
 } from '../contracts/activities';
-import { orchestrationHeartbeatIntervalMs, defaultMaxOutputTokens as limitsDefaultMaxOutputTokens } from '../contracts/limits';
+import { defaultMaxOutputTokens as limitsDefaultMaxOutputTokens } from '../contracts/limits/llm';
+import { orchestrationHeartbeatIntervalMs } from '../contracts/limits/workflow';
 import type { LiveText } from '../contracts/live-text';
 import { approvalUpdate, sendMessageUpdate } from '../contracts/subagent-messages';
 import type { SubagentResult } from '../contracts/subagent-result';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { defaultApiMaxBodyBytes, defaultApiMaxEventStreamsPerTenant, defaultApiMaxMcpSessionsPerTenant, defaultApiMaxWaitMs, defaultApiPort } from '../contracts/limits';
+import { defaultApiMaxBodyBytes, defaultApiMaxEventStreamsPerTenant, defaultApiMaxMcpSessionsPerTenant, defaultApiMaxWaitMs, defaultApiPort } from '../contracts/limits/api';
 import { intFromEnv } from '../settings/client-config';
 import { parseApiKeys, tenantSchema, type ApiKeyEntry } from './auth-config';
 

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { healthResponseSchema } from '../contracts/api';
-import { rateLimitedRetryAfterSeconds } from '../contracts/limits';
+import { rateLimitedRetryAfterSeconds } from '../contracts/limits/api';
 import { GrpcCode, grpcStatusOf } from '../temporal/grpc-status';
 import type { ApiDependencies } from './api-dependencies';
 import type { ApiEnv } from './api-env';

@@ -1,5 +1,5 @@
 import type { ErrandConfig } from '../settings/config';
-import { tenantSpendStartWaitMs, tenantStartHoldShare } from '../contracts/limits';
+import { tenantSpendStartWaitMs, tenantStartHoldShare } from '../contracts/limits/workflow';
 import { utcDay, utcDayEnd } from '../contracts/tenant-spend';
 import { dailyCapRefusal } from '../domain/run-caps';
 import { GrpcCode, isGrpcStatus } from '../temporal/grpc-status';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { DelegationSummary, ListDelegationsResponse } from '../contracts/api';
-import { defaultListPageSize } from '../contracts/limits';
+import type { DelegationSummary, ListDelegationsResponse } from '../contracts/delegation-api';
+import { defaultListPageSize } from '../contracts/limits/api';
 import { searchAttributes } from '../contracts/search-attributes';
 import { summaryOf } from './execution-facts';
 import { isGrpcStatus } from '../temporal/grpc-status';

@@ -9,9 +9,9 @@ import {
   type PeekView,
   type ResultResponse,
   type SubagentResultView,
-} from '../contracts/api';
+} from '../contracts/delegation-api';
 import { livePartial } from '../contracts/live-text';
-import { peekQueryTimeoutMs } from '../contracts/limits';
+import { peekQueryTimeoutMs } from '../contracts/limits/api';
 import type { SendMessageInput, SendMessageResult, CancelInput } from '../contracts/subagent-messages';
 import type { SourceSummary, SubagentInput } from '../contracts/subagent';
 import { messageNames } from '../contracts/wire-names';

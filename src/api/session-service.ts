@@ -24,7 +24,7 @@ import { idempotentSessionId } from './delegation-ids';
 import { startIdempotently, type Idempotency } from './idempotent-start';
 import type { TemporalGateway, UpdateOutcome } from './temporal-gateway';
 import { sendUpdateAcrossRunChange } from '../temporal/temporal-update-retry';
-import { approvalsListDeadlineMs, approvalsListMaxWorkflows, approvalsQueryParallelism, peekQueryTimeoutMs } from '../contracts/limits';
+import { approvalsListDeadlineMs, approvalsListMaxWorkflows, approvalsQueryParallelism, peekQueryTimeoutMs } from '../contracts/limits/api';
 import { GrpcCode, isGrpcStatus } from '../temporal/grpc-status';
 
 /** What a caller may set when starting a session. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Agent } from 'node:http';
 import { hostname } from 'node:os';
 import { asLiveText, type LiveText } from '../contracts/live-text';
-import { temporalHttpAttemptTimeoutMs, temporalHttpRetry } from '../contracts/limits';
+import { temporalHttpAttemptTimeoutMs, temporalHttpRetry } from '../contracts/limits/api';
 import { GrpcCode } from '../temporal/grpc-status';
 import { plainHttpRequest, PlainHttpTimeout } from '../http/plain-http';
 import { temporalHttpStatus } from '../temporal/temporal-http-url';

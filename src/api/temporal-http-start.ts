@@ -5,7 +5,7 @@ import { plainHttpRequest, PlainHttpTimeout } from '../http/plain-http';
 import { traceHeader, type TopLevelStartOptions } from '../observability/start-options';
 import { TemporalCallError } from './temporal-gateway';
 import { headerJson, searchAttributesJson, toJsonPayload } from './temporal-json-payloads';
-import { temporalHttpAttemptTimeoutMs, temporalHttpRetry, temporalHttpStartDeadlineMs } from '../contracts/limits';
+import { temporalHttpAttemptTimeoutMs, temporalHttpRetry, temporalHttpStartDeadlineMs } from '../contracts/limits/api';
 import { GrpcCode } from '../temporal/grpc-status';
 import { temporalHttpStatus } from '../temporal/temporal-http-url';
 

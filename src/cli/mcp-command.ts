@@ -8,7 +8,7 @@ import { sessionIdPattern } from '../contracts/mcp-api';
 import type { CliContext } from './cli-context';
 import { UsageError } from './cli-io';
 import { createErrandMcpServer, notifyNotices } from '../api/mcp-session-server';
-import { mcpNoticePollIntervalMs } from '../contracts/limits';
+import { mcpNoticePollIntervalMs } from '../contracts/limits/workflow';
 import { loadClientConfig } from '../settings/client-config';
 import { findDevStack } from './dev-stack-state';
 import { readDevStackToken } from './dev-stack-token';

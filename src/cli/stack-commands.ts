@@ -8,7 +8,7 @@ import { createApp } from '../api/app';
 import { createApiDependencies } from '../api/default-dependencies';
 import { startApiServer } from '../api/server';
 import { loadConfig, type ErrandConfig } from '../settings/config';
-import { defaultApiPort } from '../contracts/limits';
+import { defaultApiPort } from '../contracts/limits/api';
 import { startDevServer } from '../dev/temporal-dev-server';
 import { projectRoot } from '../dev/tool-paths';
 import { createDemoModel, demoProviderConfig, demoProviderName } from '../llm/demo-model';

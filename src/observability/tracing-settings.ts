@@ -1,4 +1,4 @@
-import { traceFlushTimeoutMs, traceServiceNamePrefix } from '../contracts/limits';
+import { traceFlushTimeoutMs, traceServiceNamePrefix } from '../contracts/limits/observability';
 
 /**
  * The tracing settings a process reads, the shape of its running trace export and the bound on a flush:

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ConfigError, intFromEnv } from './client-config';
-import { costBudgetUsdCeiling, tenantDailyCostUsdCeiling, timeBudgetSecsCeiling } from '../contracts/limits';
+import { costBudgetUsdCeiling, tenantDailyCostUsdCeiling, timeBudgetSecsCeiling } from '../contracts/limits/workflow';
 import { usdToMicro } from '../domain/run-caps';
 import { modelEntryId, type ProviderConfig } from '../llm/provider-config';
 

@@ -1,5 +1,8 @@
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
+import { defaultMaxOutputTokens, defaultModelAnswerMaxBytes, defaultModelAnswerMaxMs } from '../contracts/limits/llm';
+import { defaultAllowBypassPermissions } from '../contracts/limits/sources';
+import { searchTextRegexDeadlineMs } from '../contracts/limits/tools';
 import {
   defaultMaxDepth,
   defaultMaxTurns,
@@ -9,12 +12,8 @@ import {
   defaultCompletedTaskTtlMs,
   defaultMaxBackgroundTasks,
   defaultModelMaximumAttempts,
-  defaultAllowBypassPermissions,
   defaultSessionMaxTurns,
   defaultSessionIdleTimeoutMs,
-  defaultMaxOutputTokens,
-  defaultModelAnswerMaxBytes,
-  defaultModelAnswerMaxMs,
   defaultCompactAt,
   defaultLiveTextIntervalMs,
   liveTextIntervalBounds,
@@ -26,8 +25,7 @@ import {
   defaultToolCallTimeoutMs,
   maxDepthCeiling,
   maxTurnsCeiling,
-  searchTextRegexDeadlineMs,
-} from '../contracts/limits';
+} from '../contracts/limits/workflow';
 import type { SubagentActivitySettings, TaskLimits } from '../contracts/subagent';
 import { storeConfigSchema, type StoreConfig } from '../sources/store-config';
 import {

@@ -2,7 +2,7 @@ import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { RecipeServerOrigin } from '../contracts/agent-wire';
 import type { RecipeExtension } from '../contracts/recipe-schema';
-import { recipeVerifiedCacheEntries } from '../contracts/limits';
+import { recipeVerifiedCacheEntries } from '../contracts/limits/tools';
 import { renderSource } from './render-source';
 import type { SourceResolver } from './source-resolver';
 import { isInside, type PathRules } from '../tools/confine-path';

@@ -1,4 +1,4 @@
-import { maxCachedSourceDirectories } from '../contracts/limits';
+import { maxCachedSourceDirectories } from '../contracts/limits/sources';
 import { type ModelAliasTable } from '../contracts/agent-definition';
 import { SourceCatalog } from './source-catalog';
 import { SourceResolver } from './source-resolver';

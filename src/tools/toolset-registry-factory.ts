@@ -2,7 +2,7 @@ import type { RecipeServerOrigin } from '../contracts/agent-wire';
 import type { CommandOptions } from './command-environment';
 import { canonicalJson, isRecipeServerName, mcpServerConfigSchema, type McpServerConfig } from './mcp-config';
 import { McpToolset, type McpToolsetOptions } from './mcp-toolset';
-import { recipeServerRetireAfterMs } from '../contracts/limits';
+import { recipeServerRetireAfterMs } from '../contracts/limits/tools';
 import { RecipeServerToolset } from './recipe-server-toolset';
 import { createDeveloperToolset, type DeveloperToolsetOptions } from './developer-toolset';
 import { ToolsetRegistry, ToolsetRegistryError } from './toolset-registry';

@@ -6,7 +6,7 @@ import { createRunActivities } from '../activities/run-activities';
 import { commonJsExports } from '../sources/common-js-exports';
 import { inFlightSinks } from '../activities/in-flight-calls';
 import { loadConfig, type ErrandConfig } from '../settings/config';
-import { defaultMaxCachedWorkflows, defaultWorkerVersioningBehavior, defaultWorkflowThreads, heartbeatThrottleMs } from '../contracts/limits';
+import { defaultMaxCachedWorkflows, defaultWorkerVersioningBehavior, defaultWorkflowThreads, heartbeatThrottleMs } from '../contracts/limits/workflow';
 import { workerTuningFromEnv } from '../settings/worker-tuning';
 import type { WorkerDeploymentSettings } from '../settings/worker-deployment';
 import { currentTracing, startTracing, stopTracing, type Tracing } from '../observability/tracing';

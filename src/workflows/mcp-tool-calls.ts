@@ -1,7 +1,7 @@
 import { patched, setHandler } from '@temporalio/workflow';
 import type { TextPart } from '../contracts/activities';
 import type { PendingNotice } from '../contracts/carried-agent-state';
-import { previewLength } from '../contracts/limits';
+import { previewLength } from '../contracts/limits/workflow';
 import { mcpSessionTools, type CallToolInput, type CallToolResult } from '../contracts/mcp-session';
 import { ackNoticesSignal, callToolUpdate, pendingNoticesQuery } from '../contracts/mcp-session-messages';
 import { noticeParts } from '../domain/notice-parts';

@@ -9,7 +9,7 @@ import {
   setWorkflowOptions,
   workflowInfo,
 } from '@temporalio/workflow';
-import { defaultApprovalTimeoutMs, defaultSessionIdleTimeoutMs, resultTextInlineMaxChars } from '../contracts/limits';
+import { defaultApprovalTimeoutMs, defaultSessionIdleTimeoutMs, resultTextInlineMaxChars } from '../contracts/limits/workflow';
 import type { SessionInput, SessionResult } from '../contracts/session';
 import { capNotRunCause } from '../domain/delegation-texts';
 import { isCapStatus } from '../contracts/subagent';

@@ -10,7 +10,7 @@ import {
   setWorkflowOptions,
   workflowInfo,
 } from '@temporalio/workflow';
-import { defaultApprovalTimeoutMs, defaultContinuableIdleTimeoutMs, resultTextInlineMaxChars } from '../contracts/limits';
+import { defaultApprovalTimeoutMs, defaultContinuableIdleTimeoutMs, resultTextInlineMaxChars } from '../contracts/limits/workflow';
 import { liveTextShown } from '../contracts/live-text';
 import { childProgressSignal, childSettledSignal } from '../contracts/subagent-messages';
 import { capNotRunCause } from '../domain/delegation-texts';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentMemory, excerpt, isAgentMemoryConflict, memoryFolderKey, memoryLocationFor, memoryPath } from '../../src/activities/agent-memory';
 import { LocalBlobStore } from '../../src/activities/blob-store';
-import { agentMemoryPromptMaxBytes, agentMemoryPromptMaxLines, agentMemoryWriteAttempts } from '../../src/contracts/limits';
+import { agentMemoryPromptMaxBytes, agentMemoryPromptMaxLines, agentMemoryWriteAttempts } from '../../src/contracts/limits/memory';
 import { memoryToolSpecs, runMemoryTool } from '../../src/activities/memory-tools';
 import { findSkills, FolderSkillPlace, projectSkillPlace } from '../../src/sources/skill-sources';
 import { SharedSources } from '../../src/sources/shared-sources';

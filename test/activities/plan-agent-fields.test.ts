@@ -10,7 +10,7 @@ import type { DelegateRequest } from '../../src/contracts/delegation';
 import { DirectoryStore } from '../../src/sources/directory-store';
 import { LocalBlobStore } from '../../src/activities/blob-store';
 import { SourceResolver } from '../../src/sources/source-resolver';
-import { createModelRegistry } from '../../src/llm/provider-config';
+import { createModelRegistry } from '../../src/llm/model-registry';
 import { createToolsetRegistry } from '../../src/tools/toolset-registry';
 import { createResolverCache, planningSettings } from '../../src/worker/worker-dependencies';
 import { testActivitySettings } from '../support/temporal';

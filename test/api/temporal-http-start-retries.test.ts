@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DelegationService } from '../../src/api/delegation-service';
 import { TemporalHttpGateway } from '../../src/api/temporal-http-gateway';
 import { retryDelayMs, TemporalHttpStartError, TemporalHttpStarter, type TemporalHttpStartRequest } from '../../src/api/temporal-http-start';
-import { rateLimitedRetryAfterSeconds, temporalHttpRetry } from '../../src/contracts/limits';
+import { rateLimitedRetryAfterSeconds, temporalHttpRetry } from '../../src/contracts/limits/api';
 import { subagentStartOptions } from '../../src/observability/start-options';
 import { temporalHttpHeaders } from '../../src/temporal/temporal-http-url';
 import { json, postJson, startApiStack } from './api-harness';

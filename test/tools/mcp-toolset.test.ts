@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/settings/config';
-import { maxRecipeServerInstancesPerConfig } from '../../src/contracts/limits';
+import { maxRecipeServerInstancesPerConfig } from '../../src/contracts/limits/tools';
 import { createResolverCache } from '../../src/worker/worker-dependencies';
 import { RecipeServerVerifier } from '../../src/sources/recipe-server-trust';
 import { recipeServerFromExtension } from '../../src/tools/mcp-config';

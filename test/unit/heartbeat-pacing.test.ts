@@ -3,7 +3,7 @@ import { HeartbeatPacer, keepAliveIntervalMs } from '../../src/activities/heartb
 import { InFlightCalls } from '../../src/activities/in-flight-calls';
 import { loadConfig } from '../../src/settings/config';
 import { liveText } from '../../src/contracts/live-text';
-import { defaultLiveTextIntervalMs, heartbeatKeepAliveShare } from '../../src/contracts/limits';
+import { defaultLiveTextIntervalMs, heartbeatKeepAliveShare } from '../../src/contracts/limits/workflow';
 
 /**
  * How a model or tool call paces its heartbeats (decision 0022): new live text at most once per

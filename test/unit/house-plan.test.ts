@@ -34,6 +34,13 @@ const knownCycles: readonly { files: readonly string[]; reason: string }[] = [
   },
 ];
 
+/**
+ * Workflow code imports its limits from their owners' files (src/contracts/limits/*.ts), not through the
+ * file that re-exports them all, so its imports show which limits a replay sees. These still use it: the
+ * agent's files, being rewritten, move with that rewrite.
+ */
+const workflowFilesOnAllLimits = ['src/workflows/agent.ts', 'src/workflows/agent-loop.ts', 'src/workflows/agent-messages.ts', 'src/workflows/agent-snapshot.ts', 'src/workflows/agent-views.ts'];
+
 const root = join(__dirname, '..', '..');
 const graph = importGraph(root);
 const floorOf = new Map(floors.flatMap((rooms, floor) => rooms.map((room) => [room, floor] as const)));
@@ -71,6 +78,12 @@ describe('the house plan of src/', () => {
     expect(unknown).toEqual([]);
     const gone = knownCycles.filter(({ files }) => !cycles.some((cycle) => cycle.some((file) => files.includes(file))));
     expect(gone.map(({ files, reason }) => `${files.join(' ↔ ')}: ${reason}`)).toEqual([]);
+  });
+
+  test('workflow and domain code name the owner of each limit it reads', () => {
+    const onAll = graph.files.filter((file) => /^src\/(workflows|domain)\//.test(file) && (graph.imports.get(file) ?? []).includes('src/contracts/limits.ts'));
+    expect(onAll.filter((file) => !workflowFilesOnAllLimits.includes(file))).toEqual([]);
+    expect(workflowFilesOnAllLimits.filter((file) => !onAll.includes(file))).toEqual([]);
   });
 
   test('the graph sees every kind of import (a re-export, a type-only import, an import())', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { defaultMaxCachedWorkflows, defaultWorkflowThreads } from '../../src/contracts/limits';
+import { defaultMaxCachedWorkflows, defaultWorkflowThreads } from '../../src/contracts/limits/workflow';
 import { workerTuningFromEnv } from '../../src/settings/worker-tuning';
 
 describe('worker tuning from the environment', () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { childProbeIntervalMs } from '../../src/contracts/limits';
+import { childProbeIntervalMs } from '../../src/contracts/limits/workflow';
 import { cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery } from '../../src/contracts/subagent-messages';
 import type { SubagentPeek } from '../../src/contracts/subagent-result';
 import { sendUpdateAcrossRunChange } from '../../src/temporal/temporal-update-retry';
