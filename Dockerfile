@@ -39,4 +39,4 @@ ENV ERRAND_DATA_DIR=/mnt/errand/state \
     ERRAND_WORKING_DIR=/mnt/errand/work \
     ERRAND_WORKFLOW_BUNDLE=/app/dist/workflow-bundle.js
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node", "dist/worker.js"]
+CMD ["node", "dist/worker/main.js"]

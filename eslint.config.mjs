@@ -41,7 +41,7 @@ export default tseslint.config(
             { group: ['zod', 'ajv'], message: 'No validation libraries in workflow code: activities validate, workflows get checked JSON.' },
             { group: ['@opentelemetry/*', '@temporalio/interceptors-opentelemetry', '@temporalio/interceptors-opentelemetry/*'], message: 'No OpenTelemetry in workflow code: its modules are evaluated per cached run (decision 0033); src/workflows/trace-interceptors.ts traces workflows.' },
             { group: ['fs', 'fs/*', 'node:*'], message: 'No Node builtins in workflow code.' },
-            { group: ['**/activities/**', '**/sources/**', '**/llm/**', '**/tools/**', '**/api/**', '**/config', '**/dev/**', '**/workflow-scripts/**'], message: 'Workflow code may import only @temporalio/workflow, contracts/ and domain/.' },
+            { group: ['**/activities/**', '**/sources/**', '**/llm/**', '**/tools/**', '**/api/**', '**/settings/**', '**/dev/**', '**/workflow-scripts/**'], message: 'Workflow code may import only @temporalio/workflow, contracts/ and domain/.' },
             { group: ['quickjs-emscripten-core', '@jitl/*'], message: 'No script engine in workflow code: a workflow replays a script\'s requests; the script runs in activities (src/workflow-scripts/).' },
             { group: ['@temporalio/client', '@temporalio/worker', '@temporalio/activity', '@temporalio/testing'], message: 'Workflow code may use only @temporalio/workflow.' },
           ],
@@ -62,7 +62,7 @@ export default tseslint.config(
           patterns: [
             { group: ['fs', 'fs/*', 'node:*'], message: 'domain/ is pure: no Node builtins.' },
             { group: ['@aws-sdk/*', 'ai', '@ai-sdk/*', 'yaml', '@temporalio/*'], message: 'domain/ is pure logic: no SDKs.' },
-            { group: ['**/activities/**', '**/sources/**', '**/llm/**', '**/tools/**', '**/api/**', '**/cli/**', '**/workflows/**', '**/workflow-scripts/**', '**/config', '**/dev/**'], message: 'domain/ may import only contracts/ and domain/.' },
+            { group: ['**/activities/**', '**/sources/**', '**/llm/**', '**/tools/**', '**/api/**', '**/cli/**', '**/workflows/**', '**/workflow-scripts/**', '**/settings/**', '**/dev/**'], message: 'domain/ may import only contracts/ and domain/.' },
           ],
         },
       ],
@@ -79,7 +79,7 @@ export default tseslint.config(
           patterns: [
             { group: ['fs', 'fs/*', 'node:*'], message: 'contracts/ holds wire types and schemas only: no Node builtins.' },
             { group: ['@aws-sdk/*', 'ai', '@ai-sdk/*', 'yaml', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'], message: 'contracts/ holds wire types and schemas only: no SDKs.' },
-            { group: ['**/domain/**', '**/activities/**', '**/sources/**', '**/llm/**', '**/tools/**', '**/api/**', '**/cli/**', '**/workflows/**', '**/config', '**/dev/**'], message: 'contracts/ may import only contracts/ (it is what every other zone builds on).' },
+            { group: ['**/domain/**', '**/activities/**', '**/sources/**', '**/llm/**', '**/tools/**', '**/api/**', '**/cli/**', '**/workflows/**', '**/settings/**', '**/dev/**'], message: 'contracts/ may import only contracts/ (it is what every other zone builds on).' },
           ],
         },
       ],

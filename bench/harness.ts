@@ -6,15 +6,16 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { loadConfig, type ErrandConfig } from '../src/config';
+import { loadConfig, type ErrandConfig } from '../src/settings/config';
 import type { SubagentInput } from '../src/contracts/subagent';
 import { startDevServer, type DevServer } from '../src/dev/temporal-dev-server';
 import type { ModelRequest } from '../src/contracts/model';
 import { createScriptedModel, type ScriptedModel } from '../src/llm/scripted-model';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../test/support/scripted-openai-server';
 import type { ProviderConfig } from '../src/llm/provider-config';
-import { createErrandWorker, createWorkerDependencies, type WorkerDependencies } from '../src/worker';
-import { workflowBundleOptions } from '../src/workflow-bundle-options';
+import { createErrandWorker } from '../src/worker/errand-worker';
+import { createWorkerDependencies, type WorkerDependencies } from '../src/worker/worker-dependencies';
+import { workflowBundleOptions } from '../src/temporal/workflow-bundle-options';
 import { createBaselineActivities } from './baseline-activities';
 import { onCleanup, trackChildPid, untrackChildPid } from './cleanup';
 import { benchStep, openAIMessages } from './scripted-answers';
@@ -212,7 +213,7 @@ export function startBaselineWorker(bench: Bench, taskQueue: string): Promise<In
   }), bench.server.address);
 }
 
-/** A worker child process (`src/worker.ts` run through tsx). */
+/** A worker child process (`src/worker/` run through tsx). */
 export interface ChildWorker {
   pid: number;
   /** When it was spawned (ms since the epoch). */

@@ -86,7 +86,7 @@ async function main(): Promise<void> {
     external,
     plugins: [englishOnlyZodLocales],
     banner: { js: banner },
-    // src/worker.ts and src/api/server.ts run themselves when they are the main module
+    // src/worker/main.ts and src/api/server.ts run themselves when they are the main module
     // (`require.main === module`); inside the bundle they never are (null is not undefined, so the check
     // folds to false at build time), and ES modules have no `module`.
     define: { 'require.main': 'null', module: 'undefined' },

@@ -2,11 +2,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { workflowBundleOptions } from '../src/workflow-bundle-options';
+import { workflowBundleOptions } from '../src/temporal/workflow-bundle-options';
 
 /**
  * Prebuilds the workflow bundle (`npm run build` runs this after `tsc`). A production worker loads this file
- * instead of bundling src/workflows at start (src/worker.ts `workflowSource()`): start-up takes a second
+ * instead of bundling src/workflows at start (src/worker/workflow-source.ts `workflowSource()`): start-up takes a second
  * instead of webpack's many, the image needs no dev dependencies, and every worker of a release runs
  * byte-identical workflow code — the code the replay test (test/deploy/replay.test.ts) checks.
  *

@@ -7,8 +7,8 @@ import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { NativeConnection } from '@temporalio/worker';
-import { loadConfig } from '../src/config';
-import { childProbeIntervalMs } from '../src/contracts/limits';
+import { loadConfig } from '../src/settings/config';
+import { childProbeIntervalMs } from '../src/contracts/limits/workflow';
 import type { ChatMessage } from '../src/contracts/model';
 import type { SessionInput } from '../src/contracts/session';
 import { cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery } from '../src/contracts/subagent-messages';
@@ -16,8 +16,10 @@ import type { SubagentActivitySettings, SubagentInput } from '../src/contracts/s
 import { startDevServer, type DevServer } from '../src/dev/temporal-dev-server';
 import { createScriptedModel } from '../src/llm/scripted-model';
 import type { ScriptStep } from '../src/llm/scripted-step';
-import { sendUpdateAcrossRunChange } from '../src/temporal-update-retry';
-import { createErrandWorker, createWorkerDependencies, workflowsFromSources } from '../src/worker';
+import { sendUpdateAcrossRunChange } from '../src/temporal/temporal-update-retry';
+import { createErrandWorker } from '../src/worker/errand-worker';
+import { createWorkerDependencies } from '../src/worker/worker-dependencies';
+import { workflowsFromSources } from '../src/worker/workflow-source';
 import { moreScenarios, recordAgentHooksBeforePatch, recordAgentHooksPatched, recordOrchestrationHooksBeforePatch, recordOrchestrationHooksPatched, recordCostBeforePatch, recordCostPatched, recordLongAnswerBeforePatch, recordLongAnswerPatched, recordLongChildBeforePatch, recordLongChildPatched, recordProgressThrottleBeforePatch, recordProgressThrottlePatched, recordStopHookLastTurnBeforePatch, recordStopHookLastTurnPatched, recordApprovals, recordCompaction, recordLoadPeekBeforePatch, recordLoadPeekPatched, recordIdleTimeout, recordProbeLoop, type HeldStep, type RecordingContext, recordSpendAddsUpBeforePatch, recordSpendAddsUpPatched, recordMcpNoticesBeforePatch, recordMcpNoticesPatched, recordWorkflowRun } from './record-more-histories';
 import { bundleWithPatchesWithheld } from './withheld-patches';
 

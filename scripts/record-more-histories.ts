@@ -2,13 +2,13 @@ import { childWorkflowId } from '../src/contracts/workflow-ids';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { childProbeIntervalMs } from '../src/contracts/limits';
+import { childProbeIntervalMs } from '../src/contracts/limits/workflow';
 import type { SessionInput } from '../src/contracts/session';
 import { approvalUpdate, cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery } from '../src/contracts/subagent-messages';
 import { ackNoticesSignal, callToolUpdate, pendingNoticesQuery } from '../src/contracts/mcp-session-messages';
 import type { SubagentInput } from '../src/contracts/subagent';
 import type { ScriptStep } from '../src/llm/scripted-step';
-import { sendUpdateAcrossRunChange } from '../src/temporal-update-retry';
+import { sendUpdateAcrossRunChange } from '../src/temporal/temporal-update-retry';
 import { workflowRunWorkflowType, type WorkflowRunInput, type WorkflowRunResult } from '../src/contracts/workflow-run';
 
 /**

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { workflowBundleOptions } from '../src/workflow-bundle-options';
+import { workflowBundleOptions } from '../src/temporal/workflow-bundle-options';
 
 /**
  * A workflow bundle of the current code in which `patched(id)` answers false for the given patch ids: runs

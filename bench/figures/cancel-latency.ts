@@ -1,6 +1,6 @@
 import { tsToMs } from '@temporalio/common/lib/time';
 import { cancelSignal } from '../../src/contracts/subagent-messages';
-import { heartbeatThrottleMs } from '../../src/contracts/limits';
+import { heartbeatThrottleMs } from '../../src/contracts/limits/workflow';
 import { benchModel, benchProviders, benchSubagentInput, sleep, startErrandWorker, uniqueId, type Bench, type InProcessWorker } from '../harness';
 import type { FigureResult } from '../figure';
 import { benchMarker, markerOf, openAIMessages } from '../scripted-answers';

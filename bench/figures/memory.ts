@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { defaultMaxCachedWorkflows, defaultWorkflowThreads } from '../../src/contracts/limits';
+import { defaultMaxCachedWorkflows, defaultWorkflowThreads } from '../../src/contracts/limits/workflow';
 import { sendMessageUpdate } from '../../src/contracts/subagent-messages';
 import { subagentStartOptions } from '../../src/observability/start-options';
 import { benchModel, benchProviders, benchSubagentInput, mapLimit, sleep, spawnWorkerChild, uniqueId, waitUntil, type Bench } from '../harness';

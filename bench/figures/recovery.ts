@@ -12,7 +12,7 @@ import { benchMarker, markerOf, openAIMessages } from '../scripted-answers';
 import { round, summarize } from '../stats';
 
 /**
- * Figure 6, recovery: `delegations` subagents run on a worker child process (`src/worker.ts` via tsx,
+ * Figure 6, recovery: `delegations` subagents run on a worker child process (`src/worker/` via tsx,
  * configured by environment, model = scripted HTTP server with every answer held 300 ms so calls are in
  * flight). Once each has answered twice, the worker is SIGKILLed and a new one is spawned at once. Measured:
  * time from the new worker's spawn until every delegation has a model turn's answer back in its history

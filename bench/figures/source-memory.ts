@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { maxCachedSourceDirectories } from '../../src/contracts/limits';
+import { maxCachedSourceDirectories } from '../../src/contracts/limits/sources';
 import { subagentStartOptions } from '../../src/observability/start-options';
 import { benchModel, benchProviders, benchSubagentInput, mapLimit, sleep, spawnWorkerChild, uniqueId, type Bench } from '../harness';
 import type { FigureResult } from '../figure';

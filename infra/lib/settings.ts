@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { workerDeploymentIdMaxChars } from '../../src/contracts/limits';
+import { workerDeploymentIdMaxChars } from '../../src/contracts/limits/workflow';
 import { toolPolicyConfigSchema } from '../../src/tools/tool-policy';
-import { deploymentNameAllowed, deploymentNamePattern } from '../../src/worker-deployment';
+import { deploymentNameAllowed, deploymentNamePattern } from '../../src/settings/worker-deployment';
 import { workerBuildsSchema } from './worker-builds';
 
 /**

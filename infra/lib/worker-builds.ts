@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { workerDeploymentIdMaxChars } from '../../src/contracts/limits';
-import { buildIdAllowed, buildIdPattern } from '../../src/worker-deployment';
+import { workerDeploymentIdMaxChars } from '../../src/contracts/limits/workflow';
+import { buildIdAllowed, buildIdPattern } from '../../src/settings/worker-deployment';
 
 /**
  * The builds whose workers the stack runs (Worker Deployment Versioning, decision 0030): one service per

@@ -1,6 +1,6 @@
 import { RE2JS } from 're2js';
 import type { AgentHookGroup, AgentHooks, AgentHooksWire } from '../contracts/agent-hooks';
-import { toolNameSeparator } from '../contracts/limits';
+import { toolNameSeparator } from '../contracts/limits/tools';
 import { isOrchestrationTool, OrchestrationTool } from '../domain/orchestration-tools';
 import { developerToolsetName } from '../tools/developer-toolset-name';
 

@@ -1,7 +1,8 @@
 import { fillHeaderVariables, headerVariables, type AgentHookGroup, type AgentHooksWire, type AgentHttpHook } from '../contracts/agent-hooks';
 import type { ToolPolicyNarrowingWire } from '../contracts/agent-wire';
 import type { JsonObject, JsonValue } from '../contracts/json';
-import { agentHookFeedbackMaxChars, agentHookHttpAnswerMaxBytes, toolNameSeparator } from '../contracts/limits';
+import { agentHookFeedbackMaxChars, agentHookHttpAnswerMaxBytes } from '../contracts/limits/memory';
+import { toolNameSeparator } from '../contracts/limits/tools';
 import { commandEnvironment, type CommandOptions } from '../tools/command-environment';
 import type { PathRules } from '../tools/confine-path';
 import { runShellCommand } from '../tools/developer/run-command';

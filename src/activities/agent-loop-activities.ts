@@ -19,7 +19,7 @@ import type {
   TextPart,
 } from '../contracts/activities';
 import { FailureType } from '../contracts/failures';
-import { previewLength } from '../contracts/limits';
+import { previewLength } from '../contracts/limits/workflow';
 import { addUsage, zeroUsage, type ChatMessage, type ModelResponse, type TokenUsage } from '../contracts/model';
 import type { JsonObject } from '../contracts/json';
 import { formatDenial } from '../domain/delegation-texts';
@@ -34,7 +34,7 @@ import { toolError } from '../tools/tool';
 import { applyOrchestrationPolicy, applyToolPolicy, checkToolCall, type ToolPolicyConfig } from '../tools/tool-policy';
 import type { SpendRecord } from '../contracts/tenant-spend';
 import type { WorkerToolsetRegistry } from '../tools/toolset-registry-factory';
-import { isMemoryTool, memoryToolSpecs, runMemoryTool } from '../tools/memory-tools';
+import { isMemoryTool, memoryToolSpecs, runMemoryTool } from './memory-tools';
 import { checkReasoningEffort, classifyAndThrow, classifyStoreErrors, modelInfo, resolveModel } from './agent-loop-failures';
 import type { BlobStore } from './blob-store';
 import { compactConversation, windowedMessages } from './compaction';

@@ -8,7 +8,7 @@ import {
   agentMemoryPromptMaxBytes,
   agentMemoryPromptMaxLines,
   agentMemoryWriteAttempts,
-} from '../contracts/limits';
+} from '../contracts/limits/memory';
 import type { AgentMemoryLocation } from '../contracts/subagent';
 import { agentMemoryScopes } from '../contracts/agent-definition';
 import { isBlobConflictError, validateBlobKey, type BlobStore } from './blob-store';

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { ErrandConfig } from '../config';
+import type { ErrandConfig } from '../settings/config';
 import { LocalBlobStore, type BlobStore } from './blob-store';
 import { S3BlobStore } from './s3-blob-store';
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { constants, statSync } from 'node:fs';
 import { copyFile, link, mkdir, open, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { blobKeyMaxLength, blobListMaxKeys } from '../contracts/limits';
+import { blobKeyMaxLength, blobListMaxKeys } from '../contracts/limits/activities';
 import { ConfinedDir, isConfinedWalkError, refusalText, withConfinedDir } from '../tools/confined-dir';
 
 /**

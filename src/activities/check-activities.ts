@@ -1,11 +1,11 @@
 import type { RunCheckInput, RunCheckOutput } from '../contracts/run-activities';
-import { checkOutputPreviewChars } from '../contracts/limits';
+import { checkOutputPreviewChars } from '../contracts/limits/sources';
 import { formatDenial } from '../domain/delegation-texts';
 import type { CommandOptions } from '../tools/command-environment';
 import type { PathRules } from '../tools/confine-path';
 import { runShellCommand, type CommandOutcome } from '../tools/developer/run-command';
 import { developerToolsetName } from '../tools/developer-toolset-name';
-import { toolNameSeparator } from '../contracts/limits';
+import { toolNameSeparator } from '../contracts/limits/tools';
 import { checkToolCall, resolvePolicy, type ToolPolicyConfig } from '../tools/tool-policy';
 import type { BlobStore } from './blob-store';
 import { conversationSegment } from './conversation-store';

@@ -7,7 +7,7 @@ import {
   compactionMessageMaxChars,
   compactionSummaryMaxTokens,
   compactionTailShare,
-} from '../contracts/limits';
+} from '../contracts/limits/workflow';
 import { addUsage, zeroUsage, type ChatMessage, type ModelRoute, type TokenUsage } from '../contracts/model';
 import type { ContextWindowState, ConversationPrefix } from '../contracts/subagent';
 import { estimateMessageTokens, estimateTokens } from '../domain/token-estimate';

@@ -5,7 +5,7 @@ import {
   conversationCacheMaxChars,
   conversationChunkSize,
   conversationReadConcurrency,
-} from '../contracts/limits';
+} from '../contracts/limits/activities';
 import type { ChatMessage } from '../contracts/model';
 import { isBlobConflictError, type BlobStore } from './blob-store';
 

@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { FinalOutputVerdict } from '../contracts/activities';
 import { FailureType } from '../contracts/failures';
 import type { JsonObject } from '../contracts/json';
-import { maxStructuredOutputChars } from '../contracts/limits';
+import { maxStructuredOutputChars } from '../contracts/limits/sources';
 import type { ToolSpec } from '../contracts/model';
 import { finalOutputAccepted, finalOutputRejected, finalOutputToolDescription, finalOutputToolName } from '../domain/final-output';
 import { outputValidator } from '../tools/output-schema';

@@ -1,6 +1,6 @@
 import { lstat, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { defaultWorktreeFolderName, maxGitDirEntriesChecked, maxGitMetadataFileBytes } from '../contracts/limits';
+import { defaultWorktreeFolderName, maxGitDirEntriesChecked, maxGitMetadataFileBytes } from '../contracts/limits/sources';
 import { isInside } from '../tools/confine-path';
 import { isConfinedWalkError, refusalText, walkStart, withConfinedDir, type ConfinedDir } from '../tools/confined-dir';
 

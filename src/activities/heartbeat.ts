@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 import type { LiveText } from '../contracts/live-text';
-import { defaultLiveTextIntervalMs, heartbeatKeepAliveShare, heartbeatTickMs } from '../contracts/limits';
+import { defaultLiveTextIntervalMs, heartbeatKeepAliveShare, heartbeatTickMs } from '../contracts/limits/workflow';
 import type { InFlightCalls } from './in-flight-calls';
 
 /**

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { BlobStore } from '../activities/blob-store';
-import { inboundMessageInlineChars } from '../contracts/limits';
+import { inboundMessageInlineChars } from '../contracts/limits/workflow';
 import type { SendMessageInput } from '../contracts/subagent-messages';
 
 /**

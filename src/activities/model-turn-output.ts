@@ -1,5 +1,5 @@
 import type { ModelTurnInput, ModelTurnOutput } from '../contracts/activities';
-import { inlineTextLimit, previewLength } from '../contracts/limits';
+import { inlineTextLimit, previewLength } from '../contracts/limits/workflow';
 import type { ModelResponse } from '../contracts/model';
 import { toolTimeLimitMs } from '../domain/activity-time-limits';
 import { finalOutputToolName } from '../domain/final-output';

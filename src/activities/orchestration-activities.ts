@@ -13,7 +13,8 @@ import type {
   ProbeChildrenInput,
   ReadLiveTextInput,
 } from '../contracts/activities';
-import { orchestrationHeartbeatIntervalMs, defaultMaxOutputTokens as limitsDefaultMaxOutputTokens } from '../contracts/limits';
+import { defaultMaxOutputTokens as limitsDefaultMaxOutputTokens } from '../contracts/limits/llm';
+import { orchestrationHeartbeatIntervalMs } from '../contracts/limits/workflow';
 import type { LiveText } from '../contracts/live-text';
 import { approvalUpdate, sendMessageUpdate } from '../contracts/subagent-messages';
 import type { SubagentResult } from '../contracts/subagent-result';
@@ -30,7 +31,7 @@ import { planDelegation, type PlanContext } from './plan-delegation';
 import { readTenantSpend } from './tenant-spend-book';
 import { dailyCapRefusal } from '../domain/run-caps';
 import { utcDay } from '../contracts/tenant-spend';
-import { sendUpdateAcrossRunChange } from '../temporal-update-retry';
+import { sendUpdateAcrossRunChange } from '../temporal/temporal-update-retry';
 import { refuse, type PlanningRefusal } from '../contracts/planning-failure';
 
 /**

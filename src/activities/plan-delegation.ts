@@ -20,7 +20,7 @@ import type { RecipeExtension } from '../contracts/recipe-schema';
 import { preview } from '../domain/subagent-prompt';
 import { agentToolsRefusal, selectTools } from '../tools/tool-selection';
 import { renderSource } from '../sources/render-source';
-import { recipeFolderTrusted, untrustedRecipeMessage } from '../tools/recipe-server-trust';
+import { recipeFolderTrusted, untrustedRecipeMessage } from '../sources/recipe-server-trust';
 import type { SourceResolver } from '../sources/source-resolver';
 import { planRunOptions, type AgentRunFields } from './plan-run-options';
 import { AgentMemory, isAgentMemoryError, memoryLocationFor } from './agent-memory';

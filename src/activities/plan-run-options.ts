@@ -1,6 +1,6 @@
 import type { ToolPolicyNarrowingWire } from '../contracts/activities';
 import type { DelegateRequest } from '../contracts/delegation';
-import { defaultAllowBypassPermissions } from '../contracts/limits';
+import { defaultAllowBypassPermissions } from '../contracts/limits/sources';
 import type { SubagentInput } from '../contracts/subagent';
 import { refuse, type PlanningRefusal } from '../contracts/planning-failure';
 import { permissionModeLayer, type PermissionMode } from '../tools/permission-mode';

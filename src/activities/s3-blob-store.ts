@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type * as S3Sdk from '@aws-sdk/client-s3';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
-import { loadS3Sdk } from '../aws-s3-sdk';
-import { blobListMaxKeys, s3ConditionalWriteRetryMs } from '../contracts/limits';
+import { loadS3Sdk } from '../sources/aws-s3-sdk';
+import { blobListMaxKeys, s3ConditionalWriteRetryMs } from '../contracts/limits/activities';
 import { BlobConflictError, validateBlobKey, validateBlobPrefix, type BlobStore } from './blob-store';
 
 /** Connection settings of an S3 (or S3-compatible) blob store. */

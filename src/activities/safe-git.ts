@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { gitCommandTimeoutMs } from '../contracts/limits';
+import { gitCommandTimeoutMs } from '../contracts/limits/sources';
 import { bwrapArguments, type BwrapSandbox } from '../tools/command-environment';
 
 /**

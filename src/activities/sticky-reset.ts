@@ -6,7 +6,7 @@ import { createLogger } from '../observability/json-logger';
  * A retried activity frees its workflow from a dead worker's sticky queue.
  *
  * When a worker dies, Temporal keeps sending each of its workflows' next workflow task to that worker's
- * sticky queue, where the task waits out the sticky schedule-to-start timeout (src/worker.ts) before any
+ * sticky queue, where the task waits out the sticky schedule-to-start timeout (src/worker/errand-worker.ts) before any
  * other worker may take it; the server gives up on a silent sticky worker only after 10 s, a constant.
  * The common case after a crash is a model call that timed out on its heartbeat and is retried on a live
  * worker: when it completes, its workflow task would wait on the dead worker's queue. So an activity

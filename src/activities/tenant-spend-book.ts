@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { tenantSpendQueryTimeoutMs, tenantSpendReportTimeoutMs } from '../contracts/limits';
+import { tenantSpendQueryTimeoutMs, tenantSpendReportTimeoutMs } from '../contracts/limits/workflow';
 import { recordSpendSignal, tenantSpendQuery } from '../contracts/tenant-spend-messages';
 import { tenantSpendWorkflowType, utcDay, type SpendRecord, type TenantSpendInput } from '../contracts/tenant-spend';
 import { tenantSpendWorkflowId } from '../contracts/workflow-ids';

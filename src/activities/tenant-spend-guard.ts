@@ -1,6 +1,6 @@
 import { ApplicationFailure, log } from '@temporalio/activity';
 import { FailureType } from '../contracts/failures';
-import { tenantSpendRefreshMs } from '../contracts/limits';
+import { tenantSpendRefreshMs } from '../contracts/limits/workflow';
 import { utcDay, type SpendRecord } from '../contracts/tenant-spend';
 import { dailyCapRefusal } from '../domain/run-caps';
 

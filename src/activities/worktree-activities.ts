@@ -4,7 +4,7 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import type { PreparedWorktree, WorktreeOutcome } from '../contracts/agent-wire';
 import { FailureType } from '../contracts/failures';
-import { defaultWorktreeFolderName, maxWorktreeBranchSuffix } from '../contracts/limits';
+import { defaultWorktreeFolderName, maxWorktreeBranchSuffix } from '../contracts/limits/sources';
 import type { FinishWorktreeInput, PrepareWorktreeInput } from '../contracts/run-activities';
 import { gitSafeName, worktreeBranch } from '../domain/worktree-names';
 import { isInside, type PathRules } from '../tools/confine-path';

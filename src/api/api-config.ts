@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { defaultApiMaxBodyBytes, defaultApiMaxEventStreamsPerTenant, defaultApiMaxMcpSessionsPerTenant, defaultApiMaxWaitMs, defaultApiPort } from '../contracts/limits';
-import { intFromEnv } from '../client-config';
+import { defaultApiMaxBodyBytes, defaultApiMaxEventStreamsPerTenant, defaultApiMaxMcpSessionsPerTenant, defaultApiMaxWaitMs, defaultApiPort } from '../contracts/limits/api';
+import { intFromEnv } from '../settings/client-config';
 import { parseApiKeys, tenantSchema, type ApiKeyEntry } from './auth-config';
 
 /**
  * Configuration of the HTTP API, read from the environment once at start (the rest of errand's settings
- * come from `src/config.ts`). Every error names the setting and what would be valid.
+ * come from `src/settings/config.ts`). Every error names the setting and what would be valid.
  */
 
 /** How requests are authenticated. */

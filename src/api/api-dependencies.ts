@@ -1,4 +1,4 @@
-import type { ErrandConfig } from '../config';
+import type { ErrandConfig } from '../settings/config';
 import type { ResolveResult, SourceListingResult } from '../sources/source-resolver';
 import type { ApiConfig } from './api-config';
 import type { DelegationService } from './delegation-service';

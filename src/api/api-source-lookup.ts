@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import type { ErrandConfig } from '../config';
+import type { ErrandConfig } from '../settings/config';
 import { createSharedSources, type SharedSources } from '../sources/shared-sources';
 
 /**

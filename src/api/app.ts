@@ -1,8 +1,8 @@
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { healthResponseSchema } from '../contracts/api';
-import { rateLimitedRetryAfterSeconds } from '../contracts/limits';
-import { GrpcCode, grpcStatusOf } from '../grpc-status';
+import { rateLimitedRetryAfterSeconds } from '../contracts/limits/api';
+import { GrpcCode, grpcStatusOf } from '../temporal/grpc-status';
 import type { ApiDependencies } from './api-dependencies';
 import type { ApiEnv } from './api-env';
 import { authenticate } from './auth';

@@ -1,8 +1,8 @@
-import type { ErrandConfig } from '../config';
-import { tenantSpendStartWaitMs, tenantStartHoldShare } from '../contracts/limits';
+import type { ErrandConfig } from '../settings/config';
+import { tenantSpendStartWaitMs, tenantStartHoldShare } from '../contracts/limits/workflow';
 import { utcDay, utcDayEnd } from '../contracts/tenant-spend';
 import { dailyCapRefusal } from '../domain/run-caps';
-import { GrpcCode, isGrpcStatus } from '../grpc-status';
+import { GrpcCode, isGrpcStatus } from '../temporal/grpc-status';
 import { createLogger } from '../observability/json-logger';
 import { ApiProblem, ProblemKind } from './problem';
 import type { TenantSpendDesk } from './tenant-spend-reader';

@@ -1,5 +1,5 @@
 import { createBlobStore } from '../activities/blob-store-factory';
-import { loadConfig, type ErrandConfig } from '../config';
+import { loadConfig, type ErrandConfig } from '../settings/config';
 import type { SharedSources } from '../sources/shared-sources';
 import type * as PlanningParts from './api-planning-parts';
 import { loadApiConfig, type ApiConfig, type LoadApiConfigOptions } from './api-config';
@@ -12,7 +12,7 @@ import { createTemporalGateway } from './temporal-gateway-factory';
 import { dailyCostCap } from './daily-cost-cap';
 import { gatewaySpendDesk } from './tenant-spend-reader';
 import type { TemporalGateway } from './temporal-gateway';
-import { temporalHttpHeaders } from '../temporal-http-url';
+import { temporalHttpHeaders } from '../temporal/temporal-http-url';
 
 /**
  * Wires the API from configuration: one lazily connected Temporal client per process, the sources of each

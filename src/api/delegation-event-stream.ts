@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
-import { eventStreamKeepAliveMs, eventStreamRetryMs } from '../contracts/limits';
+import { eventStreamKeepAliveMs, eventStreamRetryMs } from '../contracts/limits/api';
 import { decodeCursor, encodeCursor, liveEvents, type LiveCursor } from '../domain/live-events';
 import type { ApiEnv } from './api-env';
 import type { DelegationService } from './delegation-service';

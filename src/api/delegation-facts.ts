@@ -1,4 +1,4 @@
-import { delegationStates, type DelegationSummary } from '../contracts/api';
+import { delegationStates, type DelegationSummary } from '../contracts/delegation-api';
 
 /**
  * The delegation summary the API shows, from the facts of one execution — pure, with no Temporal SDK, so

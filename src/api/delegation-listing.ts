@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { DelegationSummary, ListDelegationsResponse } from '../contracts/api';
-import { defaultListPageSize } from '../contracts/limits';
+import type { DelegationSummary, ListDelegationsResponse } from '../contracts/delegation-api';
+import { defaultListPageSize } from '../contracts/limits/api';
 import { searchAttributes } from '../contracts/search-attributes';
 import { summaryOf } from './execution-facts';
-import { isGrpcStatus } from '../grpc-status';
+import { isGrpcStatus } from '../temporal/grpc-status';
 import { ApiProblem, ProblemKind } from './problem';
 import type { ListedPage, TemporalGateway } from './temporal-gateway';
 

@@ -9,19 +9,19 @@ import {
   type PeekView,
   type ResultResponse,
   type SubagentResultView,
-} from '../contracts/api';
+} from '../contracts/delegation-api';
 import { livePartial } from '../contracts/live-text';
-import { peekQueryTimeoutMs } from '../contracts/limits';
+import { peekQueryTimeoutMs } from '../contracts/limits/api';
 import type { SendMessageInput, SendMessageResult, CancelInput } from '../contracts/subagent-messages';
 import type { SourceSummary, SubagentInput } from '../contracts/subagent';
 import { messageNames } from '../contracts/wire-names';
 import { isOwnedSubagent, peekDurations } from './delegation-facts';
 import { listDelegations, type ListDelegationsFilters } from './delegation-listing';
 import { summaryOf, type ExecutionFacts } from './execution-facts';
-import { GrpcCode, isGrpcStatus } from '../grpc-status';
+import { GrpcCode, isGrpcStatus } from '../temporal/grpc-status';
 import { idempotentDelegationId, newDelegationId } from './delegation-ids';
 import { startIdempotently, type Idempotency } from './idempotent-start';
-import { sendUpdateAcrossRunChange } from '../temporal-update-retry';
+import { sendUpdateAcrossRunChange } from '../temporal/temporal-update-retry';
 
 export { deriveState } from './delegation-facts';
 import { subagentStartOptions } from '../observability/start-options';

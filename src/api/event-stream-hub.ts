@@ -1,5 +1,5 @@
-import { eventStreamCapRetryAfterSeconds, eventStreamPollMs } from '../contracts/limits';
-import type { ResultResponse } from '../contracts/api';
+import { eventStreamCapRetryAfterSeconds, eventStreamPollMs } from '../contracts/limits/api';
+import type { ResultResponse } from '../contracts/delegation-api';
 import type { LiveObservation } from '../domain/live-events';
 import { deriveState, type DelegationService } from './delegation-service';
 import { ApiProblem, ProblemKind } from './problem';

@@ -1,5 +1,5 @@
 import type { TypedSearchAttributes } from '@temporalio/common';
-import type { DelegationSummary } from '../contracts/api';
+import type { DelegationSummary } from '../contracts/delegation-api';
 import { searchAttributes } from '../contracts/search-attributes';
 import { summarizeExecution, type ErrandAttributeValues, type ExecutionBasics } from './delegation-facts';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { GrpcCode, isGrpcStatus } from '../grpc-status';
+import { GrpcCode, isGrpcStatus } from '../temporal/grpc-status';
 import { ApiProblem, ProblemKind } from './problem';
 import type { TemporalGateway, WorkflowStart } from './temporal-gateway';
 

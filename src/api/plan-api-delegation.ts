@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import type { ErrandConfig } from '../config';
+import type { ErrandConfig } from '../settings/config';
 import type { DelegationParent } from '../contracts/activities';
 import { approversFor } from '../tools/tool-policy';
 import type { DelegateRequest } from '../contracts/delegation';

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
-import type { ErrandConfig } from '../config';
+import type { ErrandConfig } from '../settings/config';
 import type { FieldProblem, Problem, problemLocations } from '../contracts/api';
 import { configureProvidersHint } from '../domain/model-precedence';
 

@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { mcpAnswerMarginMs } from '../contracts/limits';
+import { mcpAnswerMarginMs } from '../contracts/limits/api';
 import type { ApiEnv } from './api-env';
 import { resolveWait } from './wait-duration';
 

@@ -1,4 +1,4 @@
-import type { ErrandConfig } from '../config';
+import type { ErrandConfig } from '../settings/config';
 import type { FieldProblem } from '../contracts/api';
 import { ApiProblem, ProblemKind } from './problem';
 

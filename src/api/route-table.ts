@@ -1,28 +1,26 @@
 import { z } from 'zod';
+import { delegationPathSchema, emptyPathSchema, emptyQuerySchema, healthResponseSchema } from '../contracts/api';
 import {
   cancelBodySchema,
   cancelResponseSchema,
-  delegationPathSchema,
   delegationStatusSchema,
-  emptyPathSchema,
-  emptyQuerySchema,
-  healthResponseSchema,
   idempotencyKeySchema,
   listDelegationsQuerySchema,
   listDelegationsResponseSchema,
-  listModelsQuerySchema,
-  listSourcesQuerySchema,
-  listSourcesResponseSchema,
-  modelsResponseSchema,
   resultQuerySchema,
   resultResponseSchema,
   sendMessageBodySchema,
   sendMessageResponseSchema,
-  sourceContentResponseSchema,
-  sourcePathSchema,
   startDelegationQuerySchema,
   startDelegationResponseSchema,
-} from '../contracts/api';
+} from '../contracts/delegation-api';
+import { listModelsQuerySchema, modelsResponseSchema } from '../contracts/model-api';
+import {
+  listSourcesQuerySchema,
+  listSourcesResponseSchema,
+  sourceContentResponseSchema,
+  sourcePathSchema,
+} from '../contracts/source-api';
 import { delegateRequestSchema } from '../contracts/delegation';
 import { delegationEvents } from '../contracts/delegation-events';
 import { mcpDeleteRoute, mcpPostRoute, mcpStreamRoute } from './mcp-route-specs';

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { ErrandConfig } from '../config';
+import type { ErrandConfig } from '../settings/config';
 import type { AckNoticesInput, CallToolInput, CallToolResult } from '../contracts/mcp-session';
 import type { TextPart } from '../contracts/agent-wire';
 import type { SessionInput } from '../contracts/session';
@@ -8,7 +8,7 @@ import { livePartial } from '../contracts/live-text';
 import { messageNames } from '../contracts/wire-names';
 import { errandWorkflowId } from '../contracts/workflow-ids';
 import type { SubagentPeek } from '../contracts/subagent-result';
-import type { CapSettings } from '../cap-settings';
+import type { CapSettings } from '../settings/cap-settings';
 import { usdToMicro } from '../domain/run-caps';
 import { modelEntryId, withDefaultEffort } from '../llm/provider-config';
 import { mcpSessionSource, sessionStartOptions } from '../observability/start-options';
@@ -24,9 +24,9 @@ import { updateRefusalProblem } from './update-refusal';
 import { idempotentSessionId } from './delegation-ids';
 import { startIdempotently, type Idempotency } from './idempotent-start';
 import type { TemporalGateway, UpdateOutcome } from './temporal-gateway';
-import { sendUpdateAcrossRunChange } from '../temporal-update-retry';
-import { approvalsListDeadlineMs, approvalsListMaxWorkflows, approvalsQueryParallelism, peekQueryTimeoutMs } from '../contracts/limits';
-import { GrpcCode, isGrpcStatus } from '../grpc-status';
+import { sendUpdateAcrossRunChange } from '../temporal/temporal-update-retry';
+import { approvalsListDeadlineMs, approvalsListMaxWorkflows, approvalsQueryParallelism, peekQueryTimeoutMs } from '../contracts/limits/api';
+import { GrpcCode, isGrpcStatus } from '../temporal/grpc-status';
 
 /** What a caller may set when starting a session. */
 export interface StartSessionRequest {

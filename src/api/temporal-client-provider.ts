@@ -1,5 +1,7 @@
 import type { Client, Connection } from '@temporalio/client';
-import type { TemporalConnectOptions } from '../temporal-connection';
+import type { TemporalClientSettings } from '../temporal/temporal-connection';
+
+export type { TemporalClientSettings } from '../temporal/temporal-connection';
 
 /**
  * The Temporal client of an API process: connected on first use and then reused for every request (a
@@ -12,12 +14,6 @@ export interface TemporalClientProvider {
   get(): Promise<Client>;
   /** Closes the connection if one was made. */
   close(): Promise<void>;
-}
-
-/** Settings of the Temporal connection (address, TLS, API key: see src/temporal-connection.ts). */
-export interface TemporalClientSettings {
-  connection: TemporalConnectOptions;
-  namespace: string;
 }
 
 /** A provider that connects lazily with the given settings. */

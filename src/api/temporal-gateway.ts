@@ -9,7 +9,7 @@ import type { ErrandAttributeValues, ExecutionBasics } from './delegation-facts'
  * (temporal-sdk-gateway.ts, loaded with `import()` only when there is no HTTP API). Values cross it as
  * plain JSON values, the way the SDK's default converter reads and writes them, so a workflow cannot tell
  * which way a request came. Errors carry the gRPC status code ({@link TemporalCallError}), whichever way
- * they came, so callers decide by code (src/grpc-status.ts).
+ * they came, so callers decide by code (src/temporal/grpc-status.ts).
  */
 
 /** A Temporal refusal or failure with its gRPC status code (5 NOT_FOUND, 6 ALREADY_EXISTS, 4 DEADLINE_EXCEEDED, ...). */

@@ -5,9 +5,9 @@ import { plainHttpRequest, PlainHttpTimeout } from '../http/plain-http';
 import { traceHeader, type TopLevelStartOptions } from '../observability/start-options';
 import { TemporalCallError } from './temporal-gateway';
 import { headerJson, searchAttributesJson, toJsonPayload } from './temporal-json-payloads';
-import { temporalHttpAttemptTimeoutMs, temporalHttpRetry, temporalHttpStartDeadlineMs } from '../contracts/limits';
-import { GrpcCode } from '../grpc-status';
-import { temporalHttpStatus } from '../temporal-http-url';
+import { temporalHttpAttemptTimeoutMs, temporalHttpRetry, temporalHttpStartDeadlineMs } from '../contracts/limits/api';
+import { GrpcCode } from '../temporal/grpc-status';
+import { temporalHttpStatus } from '../temporal/temporal-http-url';
 
 /**
  * Starts a workflow through Temporal's HTTP API (the frontend's JSON gateway) instead of the gRPC client:

@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { traceHeaderInterceptor } from '../observability/start-options';
-import type { TemporalClientSettings } from './temporal-client-provider';
+import type { TemporalClientSettings } from '../temporal/temporal-connection';
 
 /**
  * Connects the SDK's client. A module of its own so that temporal-client-provider.ts reaches the SDK only

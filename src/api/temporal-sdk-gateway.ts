@@ -8,7 +8,7 @@ import {
   type WorkflowExecutionDescription,
 } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, defaultPayloadConverter, type Payload } from '@temporalio/common';
-import { GrpcCode, isGrpcStatus } from '../grpc-status';
+import { GrpcCode, isGrpcStatus } from '../temporal/grpc-status';
 import { pendingLiveText } from '../observability/live-text-reader';
 import type { ErrandAttributeValues } from './delegation-facts';
 import { attributeValues } from './execution-facts';

@@ -1,7 +1,7 @@
-import { tenantSpendQueryTimeoutMs, workflowTaskTimeoutMs } from '../contracts/limits';
+import { tenantSpendQueryTimeoutMs, workflowTaskTimeoutMs } from '../contracts/limits/workflow';
 import { tenantSpendMessageNames, tenantSpendWorkflowType, utcDay, type HoldAnswer, type HoldRequest, type TenantSpendInput, type TenantSpendView } from '../contracts/tenant-spend';
 import { tenantSpendWorkflowId } from '../contracts/workflow-ids';
-import { GrpcCode, isGrpcStatus } from '../grpc-status';
+import { GrpcCode, isGrpcStatus } from '../temporal/grpc-status';
 import { TemporalCallError, type TemporalGateway } from './temporal-gateway';
 
 /**

@@ -1,6 +1,6 @@
 import type { BlobStore } from '../activities/blob-store';
 import { ConversationStore } from '../activities/conversation-store';
-import type { SubagentResultView } from '../contracts/api';
+import type { SubagentResultView } from '../contracts/delegation-api';
 
 /** A result as a child workflow returns it: slimmed for its parent's history (src/domain/child-result.ts). */
 export type SlimResultView = SubagentResultView & { structuredCut?: boolean };

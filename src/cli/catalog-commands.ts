@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { hashApiKey, tenantSchema } from '../api/auth-config';
-import { listSourcesResponseSchema, modelsResponseSchema, sourceContentResponseSchema } from '../contracts/api';
+import { modelsResponseSchema } from '../contracts/model-api';
+import { listSourcesResponseSchema, sourceContentResponseSchema } from '../contracts/source-api';
 import { call } from './api-transport';
 import type { CliContext } from './cli-context';
 import { UsageError } from './cli-io';

@@ -89,7 +89,7 @@ export function createCliContext(io: CliIo, env: NodeJS.ProcessEnv, cwd: string)
     if (url) return httpTransport(url, env.ERRAND_API_KEY);
     // Loaded here, not at start: commands that fail on their arguments, or talk HTTP, never pay for them.
     // client-config, not config: the full configuration loads the tool policy, stores and providers too.
-    const [{ loadClientConfig }, { findDevStack }, { readDevStackToken }] = await Promise.all([import('../client-config.js'), import('./dev-stack-state.js'), import('./dev-stack-token.js')]);
+    const [{ loadClientConfig }, { findDevStack }, { readDevStackToken }] = await Promise.all([import('../settings/client-config.js'), import('./dev-stack-state.js'), import('./dev-stack-token.js')]);
     const config = loadClientConfig(env, cwd);
     const stack = await findDevStack(config.dataDir);
     // The stack's API wants its token (beside its state file) unless it was given API keys.
@@ -101,7 +101,7 @@ export function createCliContext(io: CliIo, env: NodeJS.ProcessEnv, cwd: string)
     const [{ loadApiConfig, localTenant }, { temporalHttpPeekTransport }, { temporalHttpHeaders }] = await Promise.all([
       import('../api/api-config.js'),
       import('./temporal-http-peek.js'),
-      import('../temporal-http-url.js'),
+      import('../temporal/temporal-http-url.js'),
     ]);
     const headers = temporalHttpHeaders(connection);
     return temporalHttpPeekTransport({ baseUrl: httpUrl, namespace, tenant: cliTenant(loadApiConfig(env, cwd, { localDefault: true }), env, localTenant), headers }, inProcess);

@@ -10,8 +10,8 @@ import {
   startDelegationResponseSchema,
   type DelegationStatus,
   type SubagentResultView,
-} from '../contracts/api';
-import { cliProgressPollMs } from '../contracts/limits';
+} from '../contracts/delegation-api';
+import { cliProgressPollMs } from '../contracts/limits/api';
 import type { JsonObject } from '../contracts/json';
 import { endedLine } from '../domain/delegation-texts';
 import { liveEvents, type LiveCursor } from '../domain/live-events';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { readConfigFile } from '../client-config';
+import { readConfigFile } from '../settings/client-config';
 import { checkSandbox } from '../tools/command-environment';
 
 /**

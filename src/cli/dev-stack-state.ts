@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { devStackProbeTimeoutMs, devStackStateFileName } from '../contracts/limits';
+import { devStackProbeTimeoutMs, devStackStateFileName } from '../contracts/limits/api';
 
 /**
  * How client commands find a local `errand dev` stack without `ERRAND_API_URL`: `errand dev` writes a

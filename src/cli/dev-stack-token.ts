@@ -3,7 +3,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, write
 import { join } from 'node:path';
 import type { ApiConfig } from '../api/api-config';
 import { hashApiKey } from '../api/auth-config';
-import { devStackTokenBytes, devStackTokenFileName } from '../contracts/limits';
+import { devStackTokenBytes, devStackTokenFileName } from '../contracts/limits/api';
 
 /**
  * `errand dev`'s API token. With no API keys configured, the dev stack's API still refuses every request

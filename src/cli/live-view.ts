@@ -1,5 +1,5 @@
-import type { PeekView } from '../contracts/api';
-import { cliLiveTextLines } from '../contracts/limits';
+import type { PeekView } from '../contracts/delegation-api';
+import { cliLiveTextLines } from '../contracts/limits/api';
 import { liveEvents, type LiveCursor } from '../domain/live-events';
 import type { CliIo } from './cli-io';
 

@@ -1,7 +1,7 @@
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { isInitializeRequest, isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { devStackProbeTimeoutMs } from '../contracts/limits';
+import { devStackProbeTimeoutMs } from '../contracts/limits/api';
 import type { CliIo } from './cli-io';
 
 /** Where `errand mcp` found an API to bridge to, and the key it sends. */

@@ -1,12 +1,13 @@
 import { isOwnedSubagent, peekDurations, summarizeExecution, type ErrandAttributeValues, type ExecutionBasics } from '../api/delegation-facts';
 import { delegationNotFound, problemDocument } from '../api/problem';
-import { delegationPathSchema, peekSchema, type DelegationStatus, type PeekView } from '../contracts/api';
-import { peekQueryTimeoutMs } from '../contracts/limits';
+import { delegationPathSchema } from '../contracts/api';
+import { peekSchema, type DelegationStatus, type PeekView } from '../contracts/delegation-api';
+import { peekQueryTimeoutMs } from '../contracts/limits/api';
 import { asLiveText, livePartial, type LiveText } from '../contracts/live-text';
 import { peekQueryName } from '../contracts/wire-names';
 import type { ApiAnswer, ApiTransport } from './api-transport';
 import { plainHttpRequest, PlainHttpTimeout, type PlainHttpAnswer } from '../http/plain-http';
-import { temporalHttpStatus } from '../temporal-http-url';
+import { temporalHttpStatus } from '../temporal/temporal-http-url';
 import { errandAttributesFrom, executionStatusName, protoTimestamp } from '../api/temporal-json-payloads';
 
 /**

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { delegationStatusSchema, peekSchema, type PeekView } from '../contracts/api';
-import { usageTreeMaxNodes } from '../contracts/limits';
+import { delegationStatusSchema, peekSchema, type PeekView } from '../contracts/delegation-api';
+import { usageTreeMaxNodes } from '../contracts/limits/api';
 import { legacyChildSeparator, lastIdPart } from '../contracts/workflow-ids';
 import { usageText } from '../domain/model-cost';
 import { ApiRequestError, call, isApiRequestError, type ApiTransport } from './api-transport';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { agentSkillsMax, maxTurnsCeiling } from './limits';
+import { agentSkillsMax } from './limits/memory';
+import { maxTurnsCeiling } from './limits/workflow';
 import { readAgentMcpServers } from './agent-mcp-servers';
 import { agentHooksSchema, parseAgentHooks, type AgentHooks } from './agent-hooks';
 import { formatSchemaIssues } from './schema-issues';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { agentHookDefaultTimeoutSeconds, agentHookHttpHeadersMax, agentHookMatcherMaxChars, agentHookMaxTimeoutSeconds } from './limits';
+import { agentHookDefaultTimeoutSeconds, agentHookHttpHeadersMax, agentHookMatcherMaxChars, agentHookMaxTimeoutSeconds } from './limits/memory';
 
 /**
  * Claude Code agent-file `hooks` as errand runs them (SEMANTICS §6, decision 0032): the events of the

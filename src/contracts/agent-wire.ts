@@ -31,7 +31,7 @@ export interface RecipeServerWire {
   config: JsonObject;
   /**
    * Which definition declared it, so the worker can find that definition itself and check the config
-   * against it, and where it lives, before anything starts (src/tools/recipe-server-trust.ts).
+   * against it, and where it lives, before anything starts (src/sources/recipe-server-trust.ts).
    */
   origin?: RecipeServerOrigin;
 }

@@ -1,15 +1,13 @@
 import type { MessageRef } from './agent-wire';
 import type { TokenUsage } from './model';
-import type { SubagentState } from './subagent';
+import type { TaskState } from './subagent-state';
 import type { SubagentPeek, SubagentResult } from './subagent-result';
+export type { TaskState } from './subagent-state';
 
 /**
  * The parts of an agent's state (`AgentState`, agent-state.ts) that have types of their own: task
  * records, queued notices and messages, attempts, structured-output progress and transcript entries. JSON only.
  */
-
-/** The state of a task as its parent tracks it. */
-export type TaskState = 'starting' | SubagentState;
 
 /** One delegation a workflow started, as it tracks it. JSON only (carried across continue-as-new). */
 export interface TaskRecord {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { delegationStateSchema, subagentResultSchema } from './api';
+import { delegationStateSchema, subagentResultSchema } from './delegation-api';
 
 /**
  * The events of `GET /v1/delegations/{id}/events` (a `text/event-stream`), as the OpenAPI document

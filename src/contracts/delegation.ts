@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { costBudgetUsdCeiling, costBudgetUsdFloor, maxPersonaChars, maxTurnsCeiling, timeBudgetSecsCeiling } from './limits';
+import { maxPersonaChars } from './limits/sources';
+import { costBudgetUsdCeiling, costBudgetUsdFloor, maxTurnsCeiling, timeBudgetSecsCeiling } from './limits/workflow';
 
 /**
  * The `delegate` request, shared by the session's `delegate` tool and `POST /v1/delegations`

@@ -1,5 +1,5 @@
-import type { LivePartial } from './api';
-import { liveTextChars } from './limits';
+import type { LivePartial } from './delegation-api';
+import { liveTextChars } from './limits/workflow';
 
 /**
  * The text a model call has written so far, as the model-call activity sends it with each heartbeat.

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { tokenUsageSchema } from './usage-api';
-import { costBudgetUsdCeiling, costBudgetUsdFloor, maxDepthCeiling, maxMessageLength, timeBudgetSecsCeiling } from './limits';
+import { costBudgetUsdCeiling, costBudgetUsdFloor, maxDepthCeiling, maxMessageLength, timeBudgetSecsCeiling } from './limits/workflow';
 
 /** Request and response bodies of the session and approval routes (`/v1/sessions`, `/v1/approvals`). */
 

@@ -1,9 +1,10 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { TokenUsage } from './model';
-import type { SubagentState } from './subagent';
+import type { SubagentState } from './subagent-state';
 import type { TranscriptEntry } from './carried-agent-state';
 import type { SubagentPeek, SubagentResult } from './subagent-result';
 import { messageNames, peekQueryName } from './wire-names';
+export type { PendingApproval } from './subagent-state';
 
 /**
  * The queries, signals and updates of a session or subagent workflow, with their inputs and answers. Kept
@@ -82,7 +83,6 @@ export interface SendMessageResult {
  */
 export const sendMessageUpdate = defineUpdate<SendMessageResult, [SendMessageInput]>(messageNames.sendMessageUpdate);
 
-
 /** What the transcript query returns. */
 export interface TranscriptView {
   state: SubagentState;
@@ -92,19 +92,6 @@ export interface TranscriptView {
 
 /** The bounded transcript of a session or continuable subagent. */
 export const transcriptQuery = defineQuery<TranscriptView>(messageNames.transcriptQuery);
-
-/** A tool call that waits for an approval. */
-export interface PendingApproval {
-  /** `<workflow id>:<assistant message seq>:<call index>`: unique and stable across restarts. */
-  id: string;
-  workflowId: string;
-  tool: string;
-  argumentsPreview: string;
-  /** Epoch ms (workflow time). */
-  requestedAt: number;
-  /** Epoch ms after which the call counts as denied. */
-  expiresAt: number;
-}
 
 /** Input of the approval update. */
 export interface ApprovalInput {

@@ -1,9 +1,7 @@
 import type { JsonObject } from './json';
 import type { UsageView } from './model';
 import type { MessageRef, WorktreeOutcome } from './agent-wire';
-import type { TaskRecord } from './carried-agent-state';
-import type { BudgetCap, EndStatus, SubagentState } from './subagent';
-import type { PendingApproval } from './subagent-messages';
+import type { BudgetCap, EndStatus, PendingApproval, SubagentState, TaskState } from './subagent-state';
 
 /**
  * What a subagent shows of itself: its peek view while it runs and its result when a run ends. JSON only
@@ -32,7 +30,7 @@ export interface ToolCallSummary {
 export interface SubagentPeek {
   workflowId: string;
   /** Tasks this subagent delegated, if it may delegate. */
-  tasks?: { taskId: string; workflowId: string; state: TaskRecord['state']; description: string; turns: number; usage?: UsageView }[];
+  tasks?: { taskId: string; workflowId: string; state: TaskState; description: string; turns: number; usage?: UsageView }[];
   /** Messages queued for a continuable subagent. */
   queuedMessages?: number;
   /** Tool calls waiting for an approval. */

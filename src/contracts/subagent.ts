@@ -5,48 +5,13 @@ import type { CarriedAgentInput } from './agent-state';
 export type { ContextWindowState, ConversationPrefix, MessageRef, PreparedWorktree, WorktreeOutcome } from './agent-wire';
 import type { JsonObject } from './json';
 import type { ModelRoute } from './model';
+export { EndStatus, isCapStatus, type BudgetCap, type CapStatus, type SubagentState } from './subagent-state';
 
 /**
  * Wire types of the subagent workflow (one delegation): its end statuses, its input and the limits it
  * runs under. JSON only. Its state, peek and result are in `agent-state.ts` and
  * `subagent-result.ts`; its queries, signals and updates in `subagent-messages.ts`.
  */
-
-/** How a subagent run ended. */
-export const EndStatus = {
-  completed: 'completed',
-  /** The model's answer was cut off at its output-token limit. */
-  truncated: 'truncated',
-  maxTurns: 'max_turns',
-  cancelled: 'cancelled',
-  failed: 'failed',
-  /**
-   * A cap was reached (SEMANTICS §5-§6): the token budget (`token_budget`), the time budget (`time_budget`,
-   * wall-clock seconds since it started) or the cost budget (`cost_budget_usd`, with its descendants'
-   * calls); the diagnostic and the result's `budget` say which.
-   */
-  budget: 'budget',
-  /**
-   * Listed by SEMANTICS §5 and kept on the wire; nothing ends with it: failed recipe checks and invalid
-   * structured output end `failed`, as SEMANTICS §5 says.
-   */
-  declined: 'declined',
-} as const;
-/** One of the end statuses. */
-export type EndStatus = (typeof EndStatus)[keyof typeof EndStatus];
-
-/** The end status of a run stopped by one of its caps (tokens, time, money): `budget` for each (SEMANTICS §6). */
-export type CapStatus = 'budget';
-/** Which cap stopped a run that ended `budget`. */
-export type BudgetCap = 'tokens' | 'time' | 'cost';
-/** True for `budget`: a run a cap stopped (it ends for good, also when continuable). */
-export function isCapStatus(status: string): status is CapStatus {
-  return status === 'budget';
-}
-
-/** Live state of a subagent: running a turn, waiting for an approval or a message (continuable), or ended. */
-export type SubagentState = 'running' | 'waiting_approval' | 'waiting' | EndStatus;
-
 
 /** Where the task definition came from, as resolved when the delegation started. */
 export interface SourceSummary {

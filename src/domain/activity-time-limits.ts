@@ -1,5 +1,6 @@
 import type { AgentHookGroup } from '../contracts/agent-hooks';
-import { checkActivityMarginMs, runCommandMaxTimeoutMs, toolNameSeparator } from '../contracts/limits';
+import { checkActivityMarginMs } from '../contracts/limits/sources';
+import { runCommandMaxTimeoutMs, toolNameSeparator } from '../contracts/limits/tools';
 
 /*
  * Time limits of the activities that run an agent file's hooks and tools (decision 0032): an activity must

@@ -1,7 +1,7 @@
 import type { MessageInput } from '../contracts/activities';
 import type { ContextWindowState } from '../contracts/agent-wire';
 import type { AgentState, AgentStateView } from '../contracts/agent-state';
-import { previewLength } from '../contracts/limits';
+import { previewLength } from '../contracts/limits/workflow';
 import { addUsage, type TokenUsage } from '../contracts/model';
 import type { ToolCallSummary } from '../contracts/subagent-result';
 import { preview } from './subagent-prompt';

@@ -1,7 +1,7 @@
 import type { AgentState, AgentStateView, CarriedAgentInput, CarriedAgentState, CarriedPhase } from '../contracts/agent-state';
 import type { PreparedWorktree } from '../contracts/agent-wire';
 import type { TranscriptEntry } from '../contracts/carried-agent-state';
-import { carriedTranscriptEntries, previewLength, transcriptEntries, transcriptEntryLength } from '../contracts/limits';
+import { carriedTranscriptEntries, previewLength, transcriptEntries, transcriptEntryLength } from '../contracts/limits/workflow';
 import { zeroUsage } from '../contracts/model';
 import type { RetryView } from '../contracts/subagent-result';
 import { preview } from './subagent-prompt';

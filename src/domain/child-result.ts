@@ -1,4 +1,4 @@
-import { inlineTextLimit } from '../contracts/limits';
+import { inlineTextLimit } from '../contracts/limits/workflow';
 import type { SubagentResult } from '../contracts/subagent-result';
 import { preview } from './subagent-prompt';
 

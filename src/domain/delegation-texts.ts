@@ -1,5 +1,5 @@
 import type { ApprovalDecision, TextPart } from '../contracts/agent-wire';
-import { peekLiveTextChars } from '../contracts/limits';
+import { peekLiveTextChars } from '../contracts/limits/workflow';
 import type { LiveText } from '../contracts/live-text';
 import type { AnswerCap } from '../contracts/model';
 import type { BudgetCap } from '../contracts/subagent';

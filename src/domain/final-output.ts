@@ -1,4 +1,4 @@
-import { maxInvalidFinalOutputs } from '../contracts/limits';
+import { maxInvalidFinalOutputs } from '../contracts/limits/sources';
 
 /**
  * Texts and names of structured output (SEMANTICS §5: goose `response.json_schema`, `output_schema` on

@@ -1,4 +1,4 @@
-import type { LivePartial, PeekView } from '../contracts/api';
+import type { LivePartial, PeekView } from '../contracts/delegation-api';
 
 /**
  * What changed in a running delegation between two looks at it (state and peek, with the text the model

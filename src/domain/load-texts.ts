@@ -1,4 +1,4 @@
-import { listingDescriptionChars } from '../contracts/limits';
+import { listingDescriptionChars } from '../contracts/limits/sources';
 import { type SourceKind, type SourceSnapshot } from '../contracts/source';
 import { type RecipeParameter } from '../contracts/recipe-schema';
 import { requiredParameterKeys } from './recipe-parameters';

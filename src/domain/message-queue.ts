@@ -1,6 +1,6 @@
 import type { AgentState, AgentStateView } from '../contracts/agent-state';
 import type { QueuedMessage } from '../contracts/carried-agent-state';
-import { previewLength, recentMessageIdCount } from '../contracts/limits';
+import { previewLength, recentMessageIdCount } from '../contracts/limits/workflow';
 import type { SendMessageInput, SendMessageResult } from '../contracts/subagent-messages';
 import { preview } from './subagent-prompt';
 

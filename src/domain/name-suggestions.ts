@@ -1,4 +1,4 @@
-import { maxNameSuggestions } from '../contracts/limits';
+import { maxNameSuggestions } from '../contracts/limits/sources';
 
 /**
  * Up to `limit` known names close to `query`: names containing the query (or contained in it),

@@ -1,6 +1,6 @@
 import type { AgentState } from '../contracts/agent-state';
 import type { PendingNotice } from '../contracts/carried-agent-state';
-import { announcedApprovalCount } from '../contracts/limits';
+import { announcedApprovalCount } from '../contracts/limits/workflow';
 
 /*
  * The agent's notices (decision 0040): what settled tasks and children's approvals have to say, waiting to

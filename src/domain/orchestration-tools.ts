@@ -1,4 +1,5 @@
-import { costBudgetUsdCeiling, costBudgetUsdFloor, maxPersonaChars, timeBudgetSecsCeiling } from '../contracts/limits';
+import { maxPersonaChars } from '../contracts/limits/sources';
+import { costBudgetUsdCeiling, costBudgetUsdFloor, timeBudgetSecsCeiling } from '../contracts/limits/workflow';
 import type { ToolSpec } from '../contracts/model';
 import { childWordsRule } from './child-words';
 

@@ -1,4 +1,4 @@
-import { defaultRetryCheckTimeoutSeconds, defaultRetryOnFailureTimeoutSeconds } from '../contracts/limits';
+import { defaultRetryCheckTimeoutSeconds, defaultRetryOnFailureTimeoutSeconds } from '../contracts/limits/sources';
 import type { RetryPolicy } from '../contracts/subagent';
 import type { RecipeDefinition } from '../contracts/recipe-schema';
 

@@ -1,6 +1,6 @@
 import { finalOutputPromptSection } from './final-output';
 import type { MemoryPromptPart, PreloadedSkill } from '../contracts/subagent';
-import { agentMemoryPromptMaxLines } from '../contracts/limits';
+import { agentMemoryPromptMaxLines } from '../contracts/limits/memory';
 
 /**
  * Pure text builders for a subagent's conversation. Used by workflow code: no I/O, deterministic.

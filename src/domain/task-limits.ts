@@ -1,4 +1,4 @@
-import { defaultCompletedTaskTtlMs, defaultMaxBackgroundTasks, defaultTaskWaitTimeoutMs } from '../contracts/limits';
+import { defaultCompletedTaskTtlMs, defaultMaxBackgroundTasks, defaultTaskWaitTimeoutMs } from '../contracts/limits/workflow';
 import type { TaskLimits } from '../contracts/subagent';
 
 /** Background-task limits when configuration sets none. */

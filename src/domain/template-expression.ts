@@ -1,4 +1,4 @@
-import { maxTemplateNesting } from '../contracts/limits';
+import { maxTemplateNesting } from '../contracts/limits/sources';
 import { TemplateSyntaxError } from './template-lexer';
 
 /**

@@ -1,4 +1,4 @@
-import { maxTemplateNesting } from '../contracts/limits';
+import { maxTemplateNesting } from '../contracts/limits/sources';
 import { ExpressionReader, parseExpression, type Expression } from './template-expression';
 import { lexTemplate, protectUnparseable, TemplateSyntaxError, type TemplatePiece } from './template-lexer';
 

@@ -1,4 +1,4 @@
-import { maxTemplateOutputChars, maxTemplateSteps, maxTemplateValueDepth } from '../contracts/limits';
+import { maxTemplateOutputChars, maxTemplateSteps, maxTemplateValueDepth } from '../contracts/limits/sources';
 import { type Expression } from './template-expression';
 import { applyFilter, applyTest } from './template-filters';
 import { type TemplateNode } from './template-parser';

@@ -4,7 +4,7 @@ import {
   estimateMessageOverheadTokens,
   estimateRequestOverheadTokens,
   estimateToolOverheadTokens,
-} from '../contracts/limits';
+} from '../contracts/limits/workflow';
 
 /**
  * The one token estimate of errand: compaction decides with it when a conversation is near the model's

@@ -1,7 +1,7 @@
 import type * as NodeHttp from 'node:http';
 import type { Agent, IncomingMessage, RequestOptions } from 'node:http';
 import type * as NodeHttps from 'node:https';
-import { plainHttpMaxAnswerBytes } from '../contracts/limits';
+import { plainHttpMaxAnswerBytes } from '../contracts/limits/api';
 
 /**
  * One HTTP request with Node's own http/https modules, for the quick paths: the CLI's `errand peek` and the

@@ -1,5 +1,5 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
-import { anthropicThinkingBudgets } from '../contracts/limits';
+import { anthropicThinkingBudgets } from '../contracts/limits/llm';
 import type { ModelRequest } from '../contracts/model';
 import { invalidModelRequestFailure } from './model-failures';
 import type { ChatModel } from './model-port';

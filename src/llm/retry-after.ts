@@ -1,4 +1,4 @@
-import { maxModelRetryAfterMs } from '../contracts/limits';
+import { maxModelRetryAfterMs } from '../contracts/limits/llm';
 
 /**
  * Reads a provider's retry hint from response headers, in milliseconds.

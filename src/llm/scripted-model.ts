@@ -1,5 +1,5 @@
 import { APICallError } from '@ai-sdk/provider';
-import { defaultContextWindow, defaultMaxOutputTokens } from '../contracts/limits';
+import { defaultContextWindow, defaultMaxOutputTokens } from '../contracts/limits/llm';
 import type { ModelRequest, ModelResponse, ToolCall } from '../contracts/model';
 import { estimateTokens } from '../domain/token-estimate';
 import { abortableDelay, abortErrorFor } from './abort-error';

@@ -1,6 +1,6 @@
 import { APICallError, InvalidResponseDataError, type LanguageModelV3, type LanguageModelV3StreamPart, type SharedV3ProviderOptions } from '@ai-sdk/provider';
 import type { AnswerCap, ModelRequest, ModelResponse, ReasoningBlock } from '../contracts/model';
-import { defaultMaxOutputTokens, defaultModelAnswerMaxBytes, defaultModelAnswerMaxMs } from '../contracts/limits';
+import { defaultMaxOutputTokens, defaultModelAnswerMaxBytes, defaultModelAnswerMaxMs } from '../contracts/limits/llm';
 import { estimateTextTokens, estimateTokens } from '../domain/token-estimate';
 import { abortErrorFor } from './abort-error';
 import { isContextOverflowMessage } from './classify-model-error';

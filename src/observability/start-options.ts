@@ -1,7 +1,8 @@
 import type { WorkflowClientInterceptor } from '@temporalio/client';
 import type { Payload, SearchAttributePair } from '@temporalio/common';
 import { formatUsd } from '../domain/model-cost';
-import { staticSummaryMaxChars, summaryInstructionWords, workflowTaskTimeoutMs } from '../contracts/limits';
+import { staticSummaryMaxChars, summaryInstructionWords } from '../contracts/limits/api';
+import { workflowTaskTimeoutMs } from '../contracts/limits/workflow';
 import type { ModelRoute } from '../contracts/model';
 import { searchAttributes } from '../contracts/search-attributes';
 import { versioningMemo } from '../contracts/versioning';

@@ -2,7 +2,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { envDetectorSync, Resource } from '@opentelemetry/resources';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import { otlpTracesEndpointEnv, withinFlushTimeout, type Tracing, type TracingSettings } from './tracing';
+import { otlpTracesEndpointEnv, withinFlushTimeout, type Tracing, type TracingSettings } from './tracing-settings';
 
 /**
  * The heavy half of errand's tracing: the OpenTelemetry SDK and its OTLP/HTTP exporter. Only

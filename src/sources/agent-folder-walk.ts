@@ -1,4 +1,4 @@
-import { maxAgentFolderDepth, maxStoreEntries } from '../contracts/limits';
+import { maxAgentFolderDepth, maxStoreEntries } from '../contracts/limits/sources';
 import { entryKindOf } from './source-store';
 
 /**

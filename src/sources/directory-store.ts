@@ -1,7 +1,7 @@
 import { lstat, readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
 import type { Dirent, Stats } from 'node:fs';
-import { maxSourceFileBytes, maxStoreEntries } from '../contracts/limits';
+import { maxSourceFileBytes, maxStoreEntries } from '../contracts/limits/sources';
 import { isConfinedWalkError, withConfinedDir, type ConfinedDir } from '../tools/confined-dir';
 import { walkAgentSubfolders, type FolderEntry } from './agent-folder-walk';
 import { entryKindOf, formatBytes, type SourceStore, type StoreEntry, type StoreEntryKind, type StoreListing, type StoreReadResult } from './source-store';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { fileLockPollMs, fileLockStaleMs, fileLockWaitMs } from '../contracts/limits';
+import { fileLockPollMs, fileLockStaleMs, fileLockWaitMs } from '../contracts/limits/sources';
 
 /**
  * Runs `work` while holding an advisory lock file (created exclusively, removed afterwards), so processes

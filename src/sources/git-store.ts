@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { gitCommandTimeoutMs, gitSyncIntervalMs } from '../contracts/limits';
+import { gitCommandTimeoutMs, gitSyncIntervalMs } from '../contracts/limits/sources';
 import { DirectoryStore, messageOf } from './directory-store';
 import { withFileLock } from './file-lock';
 import { type SourceStore, type StoreListing, type StoreListOptions, type StoreReadResult } from './source-store';

@@ -1,6 +1,6 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { maxSourceFileBytes } from '../contracts/limits';
+import { maxSourceFileBytes } from '../contracts/limits/sources';
 import { builtInRecipeDirVariable, templateValuesOf } from '../domain/recipe-parameters';
 import { parseRecipeDocument } from '../domain/recipe-parse';
 import { type RecipeDefinition, type RecipeParameter } from '../contracts/recipe-schema';

@@ -1,4 +1,4 @@
-import { maxSourceFileBytes } from '../contracts/limits';
+import { maxSourceFileBytes } from '../contracts/limits/sources';
 import { confinePath, type PathRules } from '../tools/confine-path';
 import { readConfined } from '../tools/open-confined';
 import { type SourceSnapshot } from '../contracts/source';

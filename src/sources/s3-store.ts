@@ -1,9 +1,9 @@
 import type * as S3Sdk from '@aws-sdk/client-s3';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
-import { maxS3ListPages, maxSourceFileBytes, maxStoreEntries } from '../contracts/limits';
+import { maxS3ListPages, maxSourceFileBytes, maxStoreEntries } from '../contracts/limits/sources';
 import { messageOf } from './directory-store';
 import { entryKindOf, formatBytes, type SourceStore, type StoreEntry, type StoreListing, type StoreReadResult } from './source-store';
-import { loadS3Sdk } from '../aws-s3-sdk';
+import { loadS3Sdk } from './aws-s3-sdk';
 
 /** Configuration of an S3 store. */
 export interface S3StoreOptions {

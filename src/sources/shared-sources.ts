@@ -1,5 +1,4 @@
-import type { ErrandConfig } from '../config';
-import { maxCachedSourceDirectories } from '../contracts/limits';
+import { maxCachedSourceDirectories } from '../contracts/limits/sources';
 import { type ModelAliasTable } from '../contracts/agent-definition';
 import { SourceCatalog } from './source-catalog';
 import { SourceResolver } from './source-resolver';
@@ -106,10 +105,19 @@ export class SharedSources {
 }
 
 /**
+ * The settings {@link createSharedSources} reads: the configured stores and the working root (the fields of
+ * the same names in errand's configuration, src/settings/config.ts).
+ */
+export interface SharedSourcesSettings {
+  workingDir: string;
+  sources: { stores: readonly StoreConfig[]; recipePath: string | undefined; gitCacheDir: string; modelAliases: Record<string, string> };
+}
+
+/**
  * The {@link SharedSources} of a worker or an API process, from configuration. The API passes
  * `projectFolders` (whether the working root is on its disk); a worker always has its disk.
  */
-export function createSharedSources(config: ErrandConfig, homeDirectory?: string, projectFolders?: () => boolean): SharedSources {
+export function createSharedSources(config: SharedSourcesSettings, homeDirectory?: string, projectFolders?: () => boolean): SharedSources {
   return new SharedSources({
     configured: config.sources.stores,
     ...(config.sources.recipePath ? { recipePath: config.sources.recipePath } : {}),

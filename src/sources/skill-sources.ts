@@ -1,6 +1,7 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { agentSkillsMaxTotalBytes, maxSourceFileBytes } from '../contracts/limits';
+import { agentSkillsMaxTotalBytes } from '../contracts/limits/memory';
+import { maxSourceFileBytes } from '../contracts/limits/sources';
 import type { PreloadedSkill } from '../contracts/subagent';
 import { isConfinedWalkError, refusalText, withConfinedDir, type ConfinedDir } from '../tools/confined-dir';
 import { DirectoryStore, messageOf } from './directory-store';

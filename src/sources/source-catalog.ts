@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { sourceListingTtlMs } from '../contracts/limits';
+import { sourceListingTtlMs } from '../contracts/limits/sources';
 import { type AgentDefinition, type ModelAliasTable } from '../contracts/agent-definition';
 import { requiredParameterKeys } from '../domain/recipe-parameters';
 import { type RecipeDefinition } from '../contracts/recipe-schema';

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { maxTemplateThreads, templateRenderDeadlineMs, templateThreadHeapMb } from '../contracts/limits';
+import { maxTemplateThreads, templateRenderDeadlineMs, templateThreadHeapMb } from '../contracts/limits/sources';
 import type { TemplateRenderOptions } from '../domain/template-render';
 import type { TemplateValue } from '../domain/template-values';
 import type { RecipeRenderResult } from './recipe-render';

@@ -3,7 +3,7 @@ import { existsSync, lstatSync, mkdtempSync, readlinkSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ProcessContainment } from './process-containment';
-import { commandBaseEnvironment, sandboxCheckTimeoutMs, sandboxSystemPaths } from '../contracts/limits';
+import { commandBaseEnvironment, sandboxCheckTimeoutMs, sandboxSystemPaths } from '../contracts/limits/tools';
 
 /**
  * How a model-run command (`run_command`) is started: which environment it gets and, with the bubblewrap

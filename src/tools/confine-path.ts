@@ -1,6 +1,6 @@
 import { lstat, mkdir, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { tenantWorkingDirMode } from '../contracts/limits';
+import { tenantWorkingDirMode } from '../contracts/limits/tools';
 
 /** A path that passed confinement. */
 export interface ConfinedPath {

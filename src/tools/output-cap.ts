@@ -1,4 +1,4 @@
-import { toolOutputMaxChars } from '../contracts/limits';
+import { toolOutputMaxChars } from '../contracts/limits/tools';
 
 /**
  * Caps text returned to the model, keeping the start and noting how much was cut, so one tool call

@@ -3,7 +3,7 @@ import Ajv2019 from 'ajv/dist/2019';
 import Ajv2020 from 'ajv/dist/2020';
 import { z } from 'zod';
 import type { JsonObject, JsonValue } from '../contracts/json';
-import { maxOutputSchemaChars } from '../contracts/limits';
+import { maxOutputSchemaChars } from '../contracts/limits/sources';
 
 /**
  * Output schemas: a recipe's `response.json_schema` and the `output_schema` of `delegate` / the API /

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { containmentProbeTimeoutMs } from '../contracts/limits';
+import { containmentProbeTimeoutMs } from '../contracts/limits/tools';
 
 /**
  * How the worker makes sure a process it starts for a tenant (a `run_command` command, a recipe check, a

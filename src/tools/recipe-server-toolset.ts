@@ -1,4 +1,4 @@
-import { maxRecipeServerInstancesPerConfig } from '../contracts/limits';
+import { maxRecipeServerInstancesPerConfig } from '../contracts/limits/tools';
 import { bwrapProgramInvocation, commandEnvironment, type CommandOptions } from './command-environment';
 import { isInside } from './confine-path';
 import type { McpServerConfig } from './mcp-config';

@@ -1,4 +1,4 @@
-import { toolNameSeparator } from '../contracts/limits';
+import { toolNameSeparator } from '../contracts/limits/tools';
 
 /**
  * Qualified tool names: the model sees `<toolset>__<tool>` (e.g. `developer__read_file`) so tools of

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../contracts/model';
-import { toolNameSeparator } from '../contracts/limits';
+import { toolNameSeparator } from '../contracts/limits/tools';
 import { isOrchestrationTool, OrchestrationTool, type OrchestrationToolName } from '../domain/orchestration-tools';
 import { matchesPattern, splitToolName } from './tool-name';
 

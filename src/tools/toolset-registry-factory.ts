@@ -2,14 +2,22 @@ import type { RecipeServerOrigin } from '../contracts/agent-wire';
 import type { CommandOptions } from './command-environment';
 import { canonicalJson, isRecipeServerName, mcpServerConfigSchema, type McpServerConfig } from './mcp-config';
 import { McpToolset, type McpToolsetOptions } from './mcp-toolset';
-import { recipeServerRetireAfterMs } from '../contracts/limits';
+import { recipeServerRetireAfterMs } from '../contracts/limits/tools';
 import { RecipeServerToolset } from './recipe-server-toolset';
-import type { RecipeServerVerifier } from './recipe-server-trust';
 import { createDeveloperToolset, type DeveloperToolsetOptions } from './developer-toolset';
 import { ToolsetRegistry, ToolsetRegistryError } from './toolset-registry';
 
 /** Most recipe-declared servers one worker keeps registered (each distinct config is one entry). */
 export const maxRecipeServersPerWorker = 256;
+
+/**
+ * What checks a recipe-declared server before it starts: `RecipeServerVerifier`
+ * (src/sources/recipe-server-trust.ts), which resolves the recipe among the worker's own sources. Named here
+ * by its one method, so the tools need nothing from the sources.
+ */
+export interface RecipeServerCheck {
+  verify(config: McpServerConfig, origin: RecipeServerOrigin | undefined): Promise<void>;
+}
 
 /** Options of {@link createToolsetRegistryFromConfig}. */
 export interface ToolsetRegistryConfig extends Omit<McpToolsetOptions, 'idleMs'> {
@@ -27,7 +35,7 @@ export interface ToolsetRegistryConfig extends Omit<McpToolsetOptions, 'idleMs'>
    * Checks each recipe server against the recipe the worker finds itself, and where that recipe lives
    * (ERRAND_TRUSTED_RECIPE_DIRS). Required for recipe servers to start: without it none do.
    */
-  recipeVerifier?: RecipeServerVerifier;
+  recipeVerifier?: RecipeServerCheck;
   /** Settings of the built-in developer tools (working root, denied folders, command environment, sandbox). */
   developer?: DeveloperToolsetOptions;
 }
@@ -54,7 +62,7 @@ export class WorkerToolsetRegistry extends ToolsetRegistry {
   constructor(
     private readonly mcpOptions: McpToolsetOptions = {},
     private readonly allowRecipeServers = false,
-    private readonly recipe: { verifier?: RecipeServerVerifier; commands?: CommandOptions } = {},
+    private readonly recipe: { verifier?: RecipeServerCheck; commands?: CommandOptions } = {},
   ) {
     super();
   }
@@ -77,7 +85,7 @@ export class WorkerToolsetRegistry extends ToolsetRegistry {
    * because they come from workflow input, and refused outright unless the operator allows recipe
    * servers on this worker: a workflow input is not the operator's word. Each config is then checked
    * against the recipe the worker finds itself, and that recipe's folder must be the operator's or one
-   * the operator trusts (recipe-server-trust.ts). Each server runs one process per working directory,
+   * the operator trusts (src/sources/recipe-server-trust.ts). Each server runs one process per working directory,
    * in the sandbox where one is configured (recipe-server-toolset.ts).
    */
   async ensureRecipeServers(servers: readonly CarriedRecipeServer[]): Promise<string[]> {

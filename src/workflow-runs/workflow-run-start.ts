@@ -6,7 +6,8 @@
  */
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
-import { staticSummaryMaxChars, workflowTaskTimeoutMs } from '../contracts/limits';
+import { staticSummaryMaxChars } from '../contracts/limits/api';
+import { workflowTaskTimeoutMs } from '../contracts/limits/workflow';
 import { searchAttributes } from '../contracts/search-attributes';
 import { workflowRunWorkflowType, type WorkflowRunInput, type WorkflowRunResult } from '../contracts/workflow-run';
 import { formatUsd } from '../domain/model-cost';

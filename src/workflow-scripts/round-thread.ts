@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { workflowRoundGraceMs, workflowRoundThreadHeapMb, workflowRoundThreads } from '../contracts/limits';
+import { workflowRoundGraceMs, workflowRoundThreadHeapMb, workflowRoundThreads } from '../contracts/limits/workflow-scripts';
 import type { WorkflowScriptRoundInput, WorkflowScriptRoundOutput } from '../contracts/workflow-script';
 
 /**

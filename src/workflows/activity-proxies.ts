@@ -2,7 +2,7 @@ import { ActivityCancellationType, proxyActivities, proxyLocalActivities, type A
 import type { AgentLoopActivities, OrchestrationActivities } from '../contracts/activities';
 import type { RunActivities } from '../contracts/run-activities';
 import { nonRetryableFailureTypes } from '../contracts/failures';
-import { compactionMaxCalls, localToolCallTimeoutMs, storeCallTimeoutMs } from '../contracts/limits';
+import { compactionMaxCalls, localToolCallTimeoutMs, storeCallTimeoutMs } from '../contracts/limits/workflow';
 import type { SubagentActivitySettings } from '../contracts/subagent';
 
 /** The activity proxies of one agent workflow, each with the timeouts and retries its kind of work needs. */

@@ -2,7 +2,8 @@ import { ActivityFailure, ApplicationFailure, CancelledFailure, patched } from '
 import type { FinalOutputVerdict, ModelTurnOutput, TextPart, ToolCallRef } from '../contracts/activities';
 import { FailureType } from '../contracts/failures';
 import type { JsonObject } from '../contracts/json';
-import { inlineTextLimit, maxInvalidFinalOutputs } from '../contracts/limits';
+import { maxInvalidFinalOutputs } from '../contracts/limits/sources';
+import { inlineTextLimit } from '../contracts/limits/workflow';
 import { asLiveText, type LiveText } from '../contracts/live-text';
 import type { CheckSummary } from '../contracts/subagent-result';
 import type { BudgetCap, EndStatus } from '../contracts/subagent';
@@ -28,17 +29,8 @@ export interface RunOutcome {
   checks?: CheckSummary;
 }
 
-/** What a tool call returned: text parts (long texts by reference) and whether it is an error. */
-export interface ToolOutcome {
-  parts: TextPart[];
-  isError: boolean;
-}
-
-/** Runs the orchestration tools (load, delegate, send_message, approve, list_subagent_models). */
-export interface OrchestrationTools {
-  /** `position` (assistant message seq, call index) makes ids that stay the same on replay. */
-  run(call: ToolCallRef, position: { assistantSeq: number; index: number }): Promise<ToolOutcome>;
-}
+import type { OrchestrationTools, ToolOutcome } from './tool-outcome';
+export type { OrchestrationTools, ToolOutcome } from './tool-outcome';
 
 /** Hooks of {@link AgentLoop.runTurns}. */
 export interface RunHooks {

@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/workflow';
 import { FailureType } from '../contracts/failures';
-import { defaultMaxQueuedMessages, maxMessageLength } from '../contracts/limits';
+import { defaultMaxQueuedMessages, maxMessageLength } from '../contracts/limits/workflow';
 import type { AgentStateView } from '../contracts/agent-state';
 import type { SendMessageInput } from '../contracts/subagent-messages';
 import { isRepeatedDelivery } from '../domain/message-queue';

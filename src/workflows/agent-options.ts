@@ -2,7 +2,7 @@ import type { AgentHooksWire } from '../contracts/agent-hooks';
 import type { RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from '../contracts/activities';
 import type { ModelRoute } from '../contracts/model';
 import type { AgentMemoryLocation, Approvers, ConversationPrefix, SubagentActivitySettings, TaskLimits } from '../contracts/subagent';
-import { defaultApprovalTimeoutMs } from '../contracts/limits';
+import { defaultApprovalTimeoutMs } from '../contracts/limits/workflow';
 
 /** What a session or subagent workflow configures its agent with. */
 export interface AgentOptions {

@@ -2,7 +2,7 @@ import type { MessageInput } from '../contracts/activities';
 import type { AgentState, AgentStateView, CarriedAgentInput, CarriedAgentState, CarriedPhase } from '../contracts/agent-state';
 import type { ContextWindowState, PreparedWorktree } from '../contracts/agent-wire';
 import type { PendingNotice, QueuedMessage, TaskRecord, TranscriptEntry } from '../contracts/carried-agent-state';
-import { maxTaskRecords } from '../contracts/limits';
+import { maxTaskRecords } from '../contracts/limits/workflow';
 import type { TokenUsage } from '../contracts/model';
 import type { RetryView, ToolCallSummary } from '../contracts/subagent-result';
 import type { SendMessageInput, SendMessageResult } from '../contracts/subagent-messages';

@@ -1,5 +1,5 @@
 import { CancellationScope, patched, setCurrentDetails, sleep, upsertSearchAttributes } from '@temporalio/workflow';
-import { viewsUpsertIntervalMs } from '../contracts/limits';
+import { viewsUpsertIntervalMs } from '../contracts/limits/workflow';
 import { searchAttributes } from '../contracts/search-attributes';
 import { usageText } from '../domain/model-cost';
 import type { Agent } from './agent';

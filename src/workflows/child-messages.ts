@@ -1,6 +1,6 @@
 import { patched } from '@temporalio/workflow';
 import type { JsonObject } from '../contracts/json';
-import { liveTextReadTimeoutMs } from '../contracts/limits';
+import { liveTextReadTimeoutMs } from '../contracts/limits/workflow';
 import type { LiveText } from '../contracts/live-text';
 import type { TaskRecord } from '../contracts/carried-agent-state';
 import { findTask, isLive, markDelivering, undoDelivery } from '../domain/task-registry';

@@ -1,7 +1,7 @@
 import { CancellationScope, condition, isCancellation, sleep } from '@temporalio/workflow';
 import type { ClosedChild } from '../contracts/activities';
 import type { TaskRecord } from '../contracts/carried-agent-state';
-import { childProbeIntervalMs, childProbeMaxIntervalMs } from '../contracts/limits';
+import { childProbeIntervalMs, childProbeMaxIntervalMs } from '../contracts/limits/workflow';
 import { isLive } from '../domain/task-registry';
 import type { Agent } from './agent';
 

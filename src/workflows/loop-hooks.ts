@@ -1,10 +1,10 @@
 import { patched } from '@temporalio/workflow';
 import type { ToolCallRef } from '../contracts/activities';
-import { inlineTextLimit } from '../contracts/limits';
+import { inlineTextLimit } from '../contracts/limits/workflow';
 import { hookActivityTimeoutMs } from '../domain/activity-time-limits';
 import { preview, stopHookFeedback, stopHookTooLate, toolHookAdditions, toolHookBlocked, type StopTooLate } from '../domain/subagent-prompt';
 import type { Agent } from './agent';
-import type { OrchestrationTools, ToolOutcome } from './agent-loop';
+import type { OrchestrationTools, ToolOutcome } from './tool-outcome';
 
 /*
  * The agent file's hooks (decision 0032) where the agent loop runs them itself: its Stop hooks when the

@@ -1,6 +1,6 @@
 import { patched, setHandler } from '@temporalio/workflow';
 import type { TextPart } from '../contracts/activities';
-import { previewLength } from '../contracts/limits';
+import { previewLength } from '../contracts/limits/workflow';
 import { mcpSessionTools, type CallToolInput, type CallToolResult } from '../contracts/mcp-session';
 import { ackNoticesSignal, callToolUpdate, pendingNoticesQuery } from '../contracts/mcp-session-messages';
 import { noticeParts } from '../domain/notice-parts';

@@ -1,5 +1,5 @@
 import { patched } from '@temporalio/workflow';
-import { childProgressIntervalMs } from '../contracts/limits';
+import { childProgressIntervalMs } from '../contracts/limits/workflow';
 import type { SubagentPeek } from '../contracts/subagent-result';
 
 /**

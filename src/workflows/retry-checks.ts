@@ -1,5 +1,7 @@
 import type { ToolCallRef } from '../contracts/activities';
-import { checkActivityMarginMs, previewLength, toolNameSeparator } from '../contracts/limits';
+import { checkActivityMarginMs } from '../contracts/limits/sources';
+import { toolNameSeparator } from '../contracts/limits/tools';
+import { previewLength } from '../contracts/limits/workflow';
 import type { RunCheckOutput } from '../contracts/run-activities';
 import type { CheckFailure, CheckSummary } from '../contracts/subagent-result';
 import type { RetryPolicy } from '../contracts/subagent';

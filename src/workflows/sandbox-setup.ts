@@ -1,6 +1,6 @@
 /**
  * Loaded once into a worker's shared workflow sandbox before any workflow runs (the bundle's
- * `preloadModules`, src/workflow-bundle-options.ts), while the sandbox's globals can still be changed:
+ * `preloadModules`, src/temporal/workflow-bundle-options.ts), while the sandbox's globals can still be changed:
  * the SDK freezes them right after. Nothing per workflow lives here.
  *
  * Stack depth (decision 0018). For the `__stack_trace` query (the Web UI's Stack Trace tab) the SDK records

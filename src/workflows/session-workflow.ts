@@ -1,5 +1,5 @@
 import { CancellationScope, continueAsNew, isCancellation, log, patched, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
-import { defaultSessionIdleTimeoutMs, resultTextInlineMaxChars } from '../contracts/limits';
+import { defaultSessionIdleTimeoutMs, resultTextInlineMaxChars } from '../contracts/limits/workflow';
 import type { SessionInput, SessionResult } from '../contracts/session';
 import { isCapStatus } from '../contracts/subagent';
 import { buildSessionSystemPrompt } from '../domain/session-prompt';

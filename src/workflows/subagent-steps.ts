@@ -1,6 +1,6 @@
 import { CancellationScope, getExternalWorkflowHandle, isCancellation, log, makeContinueAsNewFunc, patched, workflowInfo } from '@temporalio/workflow';
 import type { CarriedPhase } from '../contracts/agent-state';
-import { defaultContinuableIdleTimeoutMs, resultTextInlineMaxChars } from '../contracts/limits';
+import { defaultContinuableIdleTimeoutMs, resultTextInlineMaxChars } from '../contracts/limits/workflow';
 import { liveTextShown } from '../contracts/live-text';
 import type { SubagentInput } from '../contracts/subagent';
 import type { SubagentResult } from '../contracts/subagent-result';

@@ -8,7 +8,7 @@ import {
 } from '@temporalio/workflow';
 import type { PlanDelegationOutput, ToolCallRef } from '../contracts/activities';
 import type { JsonObject } from '../contracts/json';
-import { cancelSettleWaitMs, defaultMaxContinuables, workflowTaskTimeoutMs } from '../contracts/limits';
+import { cancelSettleWaitMs, defaultMaxContinuables, workflowTaskTimeoutMs } from '../contracts/limits/workflow';
 import { zeroUsage, type TokenUsage } from '../contracts/model';
 import { searchAttributes } from '../contracts/search-attributes';
 import { versioningMemo } from '../contracts/versioning';

@@ -1,5 +1,5 @@
 import { condition, continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
-import { tenantSpendGraceMs, tenantSpendRecentCalls, tenantStartHoldMs, tenantStartHoldsMax } from '../contracts/limits';
+import { tenantSpendGraceMs, tenantSpendRecentCalls, tenantStartHoldMs, tenantStartHoldsMax } from '../contracts/limits/workflow';
 import { holdStartUpdate, recordSpendSignal, tenantSpendQuery } from '../contracts/tenant-spend-messages';
 import { utcDayEnd, type SpendHold, type TenantSpendInput, type TenantSpendView } from '../contracts/tenant-spend';
 

@@ -1,6 +1,6 @@
 /**
  * errand's workflow trace interceptors (decision 0033). Not a workflow: the bundle's `workflowInterceptorModules`
- * (src/workflow-bundle-options.ts) loads this module into every workflow run.
+ * (src/temporal/workflow-bundle-options.ts) loads this module into every workflow run.
  *
  * They do what `@temporalio/interceptors-opentelemetry`'s workflow interceptors do — a span per workflow run
  * (the child of the span in the start's `_tracer-data` header), per signal, update, query, activity start,

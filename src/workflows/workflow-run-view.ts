@@ -1,6 +1,6 @@
 import type { WorkflowAgentState, WorkflowAgentView, WorkflowLabelView, WorkflowRunStatus, WorkflowRunView } from '../contracts/workflow-run';
 import { workflowViewMaxAgents } from '../contracts/workflow-run';
-import { workflowViewMaxLabels } from '../contracts/limits';
+import { workflowViewMaxLabels } from '../contracts/limits/workflow-scripts';
 import type { WorkflowWaitingCount } from '../contracts/workflow-run-activities';
 import type { WorkflowScriptDiagnostic } from '../contracts/workflow-script';
 import type { JsonValue } from '../contracts/json';

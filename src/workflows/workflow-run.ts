@@ -13,7 +13,8 @@ import {
 } from '@temporalio/workflow';
 import { nonRetryableFailureTypes } from '../contracts/failures';
 import type { JsonValue } from '../contracts/json';
-import { cancelSettleWaitMs, workflowRoundsBeforeContinueAsNew, workflowScriptRoundMs, workflowTaskTimeoutMs } from '../contracts/limits';
+import { cancelSettleWaitMs, workflowTaskTimeoutMs } from '../contracts/limits/workflow';
+import { workflowRoundsBeforeContinueAsNew, workflowScriptRoundMs } from '../contracts/limits/workflow-scripts';
 import { searchAttributes } from '../contracts/search-attributes';
 import { cancelSignal } from '../contracts/subagent-messages';
 import type { SubagentResult } from '../contracts/subagent-result';

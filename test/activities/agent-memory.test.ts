@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentMemory, excerpt, isAgentMemoryConflict, memoryFolderKey, memoryLocationFor, memoryPath } from '../../src/activities/agent-memory';
 import { LocalBlobStore } from '../../src/activities/blob-store';
-import { agentMemoryPromptMaxBytes, agentMemoryPromptMaxLines, agentMemoryWriteAttempts } from '../../src/contracts/limits';
-import { memoryToolSpecs, runMemoryTool } from '../../src/tools/memory-tools';
+import { agentMemoryPromptMaxBytes, agentMemoryPromptMaxLines, agentMemoryWriteAttempts } from '../../src/contracts/limits/memory';
+import { memoryToolSpecs, runMemoryTool } from '../../src/activities/memory-tools';
 import { findSkills, FolderSkillPlace, projectSkillPlace } from '../../src/sources/skill-sources';
 import { SharedSources } from '../../src/sources/shared-sources';
 

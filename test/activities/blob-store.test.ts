@@ -14,7 +14,7 @@ import {
   type BlobStore,
 } from '../../src/activities/blob-store';
 import { S3BlobStore } from '../../src/activities/s3-blob-store';
-import { s3ConditionalWriteRetryMs } from '../../src/contracts/limits';
+import { s3ConditionalWriteRetryMs } from '../../src/contracts/limits/activities';
 import { startS3Server, type S3TestServer } from '../support/s3-server';
 
 /** Behaviour every BlobStore implementation must have. */

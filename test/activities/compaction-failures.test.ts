@@ -8,7 +8,7 @@ import { LocalBlobStore } from '../../src/activities/blob-store';
 import { compactConversation, summaryKey, verbatimTailBudget, windowedMessages } from '../../src/activities/compaction';
 import { ConversationStore } from '../../src/activities/conversation-store';
 import { FailureType } from '../../src/contracts/failures';
-import { compactionMaxCalls, compactionTailShare } from '../../src/contracts/limits';
+import { compactionMaxCalls, compactionTailShare } from '../../src/contracts/limits/workflow';
 import type { ChatMessage } from '../../src/contracts/model';
 import { estimateTokens } from '../../src/domain/token-estimate';
 import { createScriptedModel } from '../../src/llm/scripted-model';

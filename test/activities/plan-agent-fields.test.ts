@@ -5,15 +5,15 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { planDelegation, type PlanContext } from '../../src/activities/plan-delegation';
 import { planOutput } from '../../src/activities/orchestration-activities';
-import { loadConfig } from '../../src/config';
+import { loadConfig } from '../../src/settings/config';
 import type { DelegationParent, PlanDelegationOutput } from '../../src/contracts/activities';
 import type { DelegateRequest } from '../../src/contracts/delegation';
 import { DirectoryStore } from '../../src/sources/directory-store';
 import { LocalBlobStore } from '../../src/activities/blob-store';
 import { SourceResolver } from '../../src/sources/source-resolver';
-import { createModelRegistry } from '../../src/llm/provider-config';
+import { createModelRegistry } from '../../src/llm/model-registry';
 import { createToolsetRegistry } from '../../src/tools/toolset-registry';
-import { createResolverCache, planningSettings } from '../../src/worker';
+import { createResolverCache, planningSettings } from '../../src/worker/worker-dependencies';
 import { testActivitySettings } from '../support/temporal';
 
 /**

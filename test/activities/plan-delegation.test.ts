@@ -7,9 +7,9 @@ import type { DelegationParent, PlanDelegationOutput } from '../../src/contracts
 import type { DelegateRequest } from '../../src/contracts/delegation';
 import { agentDefaultPrompt, planDelegation, type PlanContext } from '../../src/activities/plan-delegation';
 import { planOutput } from '../../src/activities/orchestration-activities';
-import { loadConfig } from '../../src/config';
+import { loadConfig } from '../../src/settings/config';
 import { chooseMaxTurns, chooseModel } from '../../src/domain/model-precedence';
-import { createResolverCache } from '../../src/worker';
+import { createResolverCache } from '../../src/worker/worker-dependencies';
 import { testActivitySettings } from '../support/temporal';
 
 /**

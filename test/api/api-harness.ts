@@ -13,11 +13,11 @@ import { createApiDependencies } from '../../src/api/default-dependencies';
 import { createApiSourceLookup } from '../../src/api/api-source-lookup';
 import { startApiServer, type RunningApiServer } from '../../src/api/server';
 import { fixedTemporalClient } from '../../src/api/temporal-client-provider';
-import { loadConfig, type ErrandConfig } from '../../src/config';
+import { loadConfig, type ErrandConfig } from '../../src/settings/config';
 import type { ModelRequest } from '../../src/contracts/model';
 import { ScriptedModel } from '../../src/llm/scripted-model';
 import type { ScriptStep } from '../../src/llm/scripted-step';
-import { createWorkerDependencies } from '../../src/worker';
+import { createWorkerDependencies } from '../../src/worker/worker-dependencies';
 import { startTestWorker, temporalAddress, testClient, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
 
 /**

@@ -5,7 +5,7 @@ import { probeChildren } from '../../src/activities/orchestration-activities';
 import { httpTransport } from '../../src/cli/api-transport';
 import type { CliContext } from '../../src/cli/cli-context';
 import { resultCommand } from '../../src/cli/delegation-commands';
-import { inlineTextLimit } from '../../src/contracts/limits';
+import { inlineTextLimit } from '../../src/contracts/limits/workflow';
 import type { ModelRequest } from '../../src/contracts/model';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { toolResults } from '../support/conversation-scripts';

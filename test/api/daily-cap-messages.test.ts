@@ -4,7 +4,7 @@ import { DelegationService } from '../../src/api/delegation-service';
 import { ApiProblem, ProblemKind } from '../../src/api/problem';
 import { SessionService } from '../../src/api/session-service';
 import type { TemporalGateway, WorkflowFacts } from '../../src/api/temporal-gateway';
-import type { ErrandConfig } from '../../src/config';
+import type { ErrandConfig } from '../../src/settings/config';
 
 /**
  * Messages to a running conversation make model calls, so the daily cost cap refuses them at the API too

@@ -6,8 +6,8 @@ import { assertTenantDailyCap, holdTenantDailyCap } from '../../src/api/daily-co
 import { ApiProblem } from '../../src/api/problem';
 import { TemporalCallError } from '../../src/api/temporal-gateway';
 import type { TenantSpendDesk } from '../../src/api/tenant-spend-reader';
-import type { ErrandConfig } from '../../src/config';
-import { GrpcCode } from '../../src/grpc-status';
+import type { ErrandConfig } from '../../src/settings/config';
+import { GrpcCode } from '../../src/temporal/grpc-status';
 import { temporalHttpUrl } from '../support/temporal';
 import { json, postJson, startApiStack, type ApiStack } from './api-harness';
 

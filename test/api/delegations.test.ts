@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpTransport } from '../../src/cli/api-transport';
-import { defaultMaxQueuedMessages } from '../../src/contracts/limits';
+import { defaultMaxQueuedMessages } from '../../src/contracts/limits/workflow';
 import type { CliContext } from '../../src/cli/cli-context';
 import { delegateCommand, resultCommand } from '../../src/cli/delegation-commands';
 import { eventually, json, keys, listItems, postJson, startApiStack, type ApiStack } from './api-harness';

@@ -1,6 +1,6 @@
 import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { previewLength } from '../../src/contracts/limits';
+import { previewLength } from '../../src/contracts/limits/workflow';
 import { asLiveText, type LiveText } from '../../src/contracts/live-text';
 import { preview } from '../../src/domain/subagent-prompt';
 import { eventually, json, postJson } from './api-harness';

@@ -6,7 +6,7 @@ import { buildOpenApiDocument } from '../../src/api/openapi-document';
 import { honoPath } from '../../src/api/route-spec';
 import { apiRoutes } from '../../src/api/route-table';
 import { lazyTemporalClient } from '../../src/api/temporal-client-provider';
-import { maxListPageSize } from '../../src/contracts/limits';
+import { maxListPageSize } from '../../src/contracts/limits/api';
 
 /**
  * The OpenAPI document lists every mounted route and has the structure OpenAPI 3.1 requires. No OpenAPI

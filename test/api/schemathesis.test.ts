@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { hashApiKey } from '../../src/api/auth-config';
-import { loadConfig } from '../../src/config';
+import { loadConfig } from '../../src/settings/config';
 import { schemathesisPath } from '../../src/dev/tool-paths';
 import { ScriptedModel } from '../../src/llm/scripted-model';
-import { createWorkerDependencies } from '../../src/worker';
+import { createWorkerDependencies } from '../../src/worker/worker-dependencies';
 import { scriptedAnswer } from './api-harness';
 import { startTestWorker, temporalAddress, temporalHttpUrl, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
 

@@ -10,12 +10,12 @@ import { apiFunctionEnvironment, sharedEnvironment } from '../../infra/lib/api-f
 import { parseSettings } from '../../infra/lib/settings';
 import { readTenantSpend, recordTenantSpend } from '../../src/activities/tenant-spend-book';
 import { hashApiKey } from '../../src/api/auth-config';
-import { loadConfig } from '../../src/config';
+import { loadConfig } from '../../src/settings/config';
 import type { ModelRequest } from '../../src/contracts/model';
 import { childWorkflowId } from '../../src/contracts/workflow-ids';
 import { ScriptedModel } from '../../src/llm/scripted-model';
 import type { ScriptStep } from '../../src/llm/scripted-step';
-import { createWorkerDependencies } from '../../src/worker';
+import { createWorkerDependencies } from '../../src/worker/worker-dependencies';
 import { gatewayEvent } from '../support/api-gateway-events';
 import { invokeJson, startLambdaEmulator, type LambdaAnswer, type LambdaEmulator } from '../support/lambda-emulator';
 import { until } from '../support/polling';

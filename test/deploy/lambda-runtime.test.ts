@@ -8,9 +8,9 @@ import { apiBundleHandler, buildApiBundle, type ApiBundle } from '../../infra/li
 import { apiFunctionEnvironment, sharedEnvironment } from '../../infra/lib/api-function-environment';
 import { parseSettings } from '../../infra/lib/settings';
 import { hashApiKey } from '../../src/api/auth-config';
-import { loadConfig } from '../../src/config';
+import { loadConfig } from '../../src/settings/config';
 import { ScriptedModel } from '../../src/llm/scripted-model';
-import { createWorkerDependencies } from '../../src/worker';
+import { createWorkerDependencies } from '../../src/worker/worker-dependencies';
 import { scriptedAnswer } from '../api/api-harness';
 import { gatewayEvent } from '../support/api-gateway-events';
 import { invokeJson, startLambdaEmulator, type LambdaAnswer, type LambdaEmulator } from '../support/lambda-emulator';

@@ -15,7 +15,7 @@ import { subagentInput, temporalAddress, testClient, uniqueTaskQueue, workflowBu
  * What the worker image does, without Docker (none runs on these machines): the Dockerfile's build
  * (`tsc` + the prebuilt workflow bundle, which is this run's), its production-only install (`npm ci --omit=dev`) into a fresh
  * folder holding only package.json, package-lock.json and dist/, and its start command (`node
- * dist/worker.js`) with configuration from the environment only. Then:
+ * dist/worker/main.js`) with configuration from the environment only. Then:
  * - one worker runs a delegation from the prebuilt bundle, against the scripted OpenAI-compatible server;
  * - two worker processes share one task queue and one data/working volume (ADR 0003): 40 delegations
  *   spread over both, one worker is SIGKILLed mid-way, all 40 complete, and no finished model turn is
@@ -65,7 +65,7 @@ async function startWorker(name: string, taskQueue: string): Promise<WorkerProce
     ERRAND_WORKING_DIR: join(shared, 'work'),
     ERRAND_PROVIDERS: JSON.stringify([{ name: 'http', kind: 'openai-compatible', baseUrl: server.url, models: ['gpt-test'], headers: { 'x-errand-worker': name } }]),
   };
-  const child = spawn(process.execPath, ['dist/worker.js'], { cwd: image, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['dist/worker/main.js'], { cwd: image, env, stdio: ['ignore', 'pipe', 'pipe'] });
   started.push(child);
   if (child.pid === undefined) throw new Error(`worker ${name} did not start`);
   const pid = child.pid;
@@ -163,7 +163,7 @@ afterAll(async () => {
 
 describe('the worker image, without Docker', () => {
   test('the install holds production dependencies only, and dist/ holds the worker and the prebuilt bundle', () => {
-    expect(existsSync(join(image, 'dist', 'worker.js'))).toBe(true);
+    expect(existsSync(join(image, 'dist', 'worker', 'main.js'))).toBe(true);
     expect(existsSync(join(image, 'dist', 'workflow-bundle.js'))).toBe(true);
     expect(existsSync(join(image, 'node_modules', '@temporalio', 'worker'))).toBe(true);
     for (const dev of ['vitest', 'typescript', 'aws-cdk-lib', '@temporalio/testing', 'eslint']) expect(existsSync(join(image, 'node_modules', dev)), dev).toBe(false);

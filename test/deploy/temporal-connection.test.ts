@@ -5,7 +5,7 @@ import { Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { describe, expect, test } from 'vitest';
 import { loadSecretsIntoEnv } from '../../infra/lambda/api-handler';
-import { temporalConnectionOptions } from '../../src/temporal-connection';
+import { temporalConnectionOptions } from '../../src/temporal/temporal-connection';
 import { temporalAddress } from '../support/temporal';
 
 /**

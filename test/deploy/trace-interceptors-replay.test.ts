@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { workflowBundleOptions } from '../../src/workflow-bundle-options';
+import { workflowBundleOptions } from '../../src/temporal/workflow-bundle-options';
 
 /**
  * errand's workflow trace interceptors (src/workflows/trace-interceptors.ts, decision 0033) replaced

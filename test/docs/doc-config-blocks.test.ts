@@ -5,8 +5,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseSettings, settingKeys } from '../../infra/lib/settings';
 import { loadApiConfig } from '../../src/api/api-config';
 import { hashApiKey, parseApiKeys } from '../../src/api/auth-config';
-import { loadClientConfig } from '../../src/client-config';
-import { loadConfig } from '../../src/config';
+import { loadClientConfig } from '../../src/settings/client-config';
+import { loadConfig } from '../../src/settings/config';
 import { delegateRequestSchema } from '../../src/contracts/delegation';
 import { llamaModelPath, toolPath, toolsDirectory } from '../../src/dev/tool-paths';
 import { tracingSettings } from '../../src/observability/tracing';
@@ -16,7 +16,7 @@ import { docBlock, fillPlaceholders, isKnownSetting, projectRoot, shellAssignmen
 import { claudeMcpAddEntry, codexEntry, cursorEntry, gooseEntry, inspectorRun, shellWords, type McpClientEntry } from '../support/mcp-client-entries';
 
 /**
- * The docs' configuration blocks read as errand reads them: settings through src/config.ts (and the API's
+ * The docs' configuration blocks read as errand reads them: settings through src/settings/config.ts (and the API's
  * src/api/api-config.ts), configuration files through ERRAND_CONFIG, recipe settings through the recipe
  * reader, request bodies through their schema, MCP client entries as each client reads them. Every variable
  * a block sets must be one that something reads, so a misspelt setting fails here instead of being ignored.

@@ -8,7 +8,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { devStackTokenFileName } from '../../src/contracts/limits';
+import { devStackTokenFileName } from '../../src/contracts/limits/api';
 import { searchAttributes } from '../../src/contracts/search-attributes';
 import { temporalCliPath, toolsDirectory } from '../../src/dev/tool-paths';
 import { errandBin } from '../support/built-artifacts';

@@ -26,7 +26,7 @@ import { startWorkerProcess, type WorkerProcess } from '../support/worker-proces
  * its own (the MCP client, a server process), agent memory and a hook. Run through the artifacts, not the
  * sources: `errand dev` and `errand delegate` as bin/errand.js over the CLI bundle (an ES module whose
  * chunks see a CommonJS package's exports only as `default`), and the worker as the image starts it
- * (`node dist/worker.js`). The spans go to a plain OTLP/HTTP receiver (test/support/otlp-receiver.ts),
+ * (`node dist/worker/main.js`). The spans go to a plain OTLP/HTTP receiver (test/support/otlp-receiver.ts),
  * as docs/observability.md's tracing steps send them.
  */
 
@@ -133,7 +133,7 @@ afterAll(async () => {
   if (root) rmSync(root, { recursive: true, force: true });
 });
 
-test('the process tests run the built artifacts: the CLI bundle and dist/worker.js are fresh', () => {
+test('the process tests run the built artifacts: the CLI bundle and dist/worker/main.js are fresh', () => {
   // The global setup rebuilt what was stale; bin/errand.js runs the bundle only when it is fresh.
   expect(cliBundleIsFresh()).toBe(true);
   expect(distWorkerIsFresh()).toBe(true);
@@ -266,7 +266,7 @@ describe('errand dev and errand delegate from the CLI bundle, tracing on, S3 sto
   }, 60_000);
 });
 
-describe('the worker as the image runs it (node dist/worker.js), tracing on, S3 store', () => {
+describe('the worker as the image runs it (node dist/worker/main.js), tracing on, S3 store', () => {
   let client: Client;
   let connection: Connection;
   let worker: WorkerProcess;

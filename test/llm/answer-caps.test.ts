@@ -3,7 +3,7 @@ import { endedLine, truncationDiagnostic } from '../../src/domain/delegation-tex
 import { FailureType } from '../../src/contracts/failures';
 import { estimateTextTokens, estimateTokens } from '../../src/domain/token-estimate';
 import { classifyModelError } from '../../src/llm/classify-model-error';
-import { createModelRegistry } from '../../src/llm/provider-config';
+import { createModelRegistry } from '../../src/llm/model-registry';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
 import { simpleRequest, testApiKey } from './llm-test-helpers';
 

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { anthropicThinkingBudgets, defaultMaxOutputTokens } from '../../src/contracts/limits';
+import { anthropicThinkingBudgets, defaultMaxOutputTokens } from '../../src/contracts/limits/llm';
 import type { ModelRequest } from '../../src/contracts/model';
 import { estimateTokens, truncateToTokens } from '../../src/domain/token-estimate';
 import { classifyModelError, modelCallAborted } from '../../src/llm/classify-model-error';

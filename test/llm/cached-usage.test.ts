@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelPrices } from '../../src/domain/model-cost';
-import { createModelRegistry } from '../../src/llm/provider-config';
+import { createModelRegistry } from '../../src/llm/model-registry';
 import { ScriptedModel } from '../../src/llm/scripted-model';
 import { parseScript } from '../../src/llm/scripted-step';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support/scripted-openai-server';

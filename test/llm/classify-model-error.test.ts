@@ -1,7 +1,7 @@
 import { APICallError, JSONParseError, LoadAPIKeyError } from '@ai-sdk/provider';
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { maxModelRetryAfterMs } from '../../src/contracts/limits';
+import { maxModelRetryAfterMs } from '../../src/contracts/limits/llm';
 import { classifyModelError, modelCallAborted } from '../../src/llm/classify-model-error';
 import { parseRetryAfterMs } from '../../src/llm/retry-after';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelRequest } from '../../src/contracts/model';
 import { createDemoModel, demoModelId, demoProviderConfig, demoProviderName } from '../../src/llm/demo-model';
-import { createModelRegistry } from '../../src/llm/provider-config';
+import { createModelRegistry } from '../../src/llm/model-registry';
 import { listDirectoryTool } from './llm-test-helpers';
 
 const route = { provider: demoProviderName, model: demoModelId };

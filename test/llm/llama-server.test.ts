@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelRequest, ModelRoute } from '../../src/contracts/model';
 import { classifyModelError, modelCallAborted } from '../../src/llm/classify-model-error';
 import type { ChatModel } from '../../src/llm/model-port';
-import { createModelRegistry } from '../../src/llm/provider-config';
+import { createModelRegistry } from '../../src/llm/model-registry';
 import { startLlamaServer, type LlamaServer } from '../support/llama-server';
 import { rejectionOf } from './llm-test-helpers';
 

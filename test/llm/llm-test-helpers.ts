@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
 import type { ModelRequest, ModelRoute, ToolSpec } from '../../src/contracts/model';
-import { createModelRegistry, type ProviderConfig } from '../../src/llm/provider-config';
+import { type ProviderConfig } from '../../src/llm/provider-config';
+import { createModelRegistry } from '../../src/llm/model-registry';
 import type { ChatModel } from '../../src/llm/model-port';
 import type { ScriptedOpenAIServer } from '../support/scripted-openai-server';
 

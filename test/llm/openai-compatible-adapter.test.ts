@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import { CancelledFailure } from '@temporalio/common';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { defaultMaxOutputTokens } from '../../src/contracts/limits';
+import { defaultMaxOutputTokens } from '../../src/contracts/limits/llm';
 import type { ModelRequest } from '../../src/contracts/model';
 import { estimateTokens, truncateToTokens } from '../../src/domain/token-estimate';
 import { classifyModelError, modelCallAborted } from '../../src/llm/classify-model-error';

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { classifyModelError } from '../../src/llm/classify-model-error';
-import { defaultContextWindow } from '../../src/contracts/limits';
-import { createModelRegistry, modelIds, parseProviderConfigs, providerConfigSchema, type ProviderConfig } from '../../src/llm/provider-config';
+import { defaultContextWindow } from '../../src/contracts/limits/llm';
+import { modelIds, parseProviderConfigs, providerConfigSchema, type ProviderConfig } from '../../src/llm/provider-config';
+import { createModelRegistry } from '../../src/llm/model-registry';
 import { ScriptedModel } from '../../src/llm/scripted-model';
 
 const openai: ProviderConfig = {

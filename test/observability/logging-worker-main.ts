@@ -1,9 +1,9 @@
-import { loadConfig } from '../../src/config';
+import { loadConfig } from '../../src/settings/config';
 import { createLogger, installLogging, providerApiKeys } from '../../src/observability/logging';
-import { runWorker } from '../../src/worker';
+import { runWorker } from '../../src/worker/errand-worker';
 
 /**
- * A worker process set up the way `src/worker.ts` is to be: `installLogging` first, then the worker.
+ * A worker process set up the way `src/worker/main.ts` is to be: `installLogging` first, then the worker.
  * The logging test starts it with a fake LLM key and a fake API key in its environment and reads what
  * it writes. It also logs one API-style request line, as the API's logger would, carrying the API key.
  */

@@ -8,7 +8,7 @@ import type { SubagentPeek } from '../../src/contracts/subagent-result';
 import { inSpan } from '../../src/observability/trace-context';
 import { startTracing, stopTracing, type Tracing } from '../../src/observability/tracing';
 import { subagentStartOptions, traceHeaderInterceptor } from '../../src/observability/start-options';
-import { sendUpdateAcrossRunChange } from '../../src/temporal-update-retry';
+import { sendUpdateAcrossRunChange } from '../../src/temporal/temporal-update-retry';
 import { ConversationScripts } from '../support/conversation-scripts';
 import { jaegerTrace, startJaeger, type JaegerSpan, type JaegerTrace, type RunningJaeger } from '../support/jaeger';
 import { ownTemporalServer, type OwnServer } from '../support/own-temporal-server';

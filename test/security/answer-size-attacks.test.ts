@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { runCli } from '../../src/cli';
-import { defaultModelAnswerMaxBytes } from '../../src/contracts/limits';
+import { defaultModelAnswerMaxBytes } from '../../src/contracts/limits/llm';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { until } from '../support/polling';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support/scripted-openai-server';

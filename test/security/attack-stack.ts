@@ -11,11 +11,11 @@ import { createApiDependencies } from '../../src/api/default-dependencies';
 import { createApiSourceLookup } from '../../src/api/api-source-lookup';
 import { startApiServer, type RunningApiServer } from '../../src/api/server';
 import { fixedTemporalClient } from '../../src/api/temporal-client-provider';
-import { loadConfig, type ErrandConfig } from '../../src/config';
+import { loadConfig, type ErrandConfig } from '../../src/settings/config';
 import type { JsonObject } from '../../src/contracts/json';
 import type { ChatMessage, ModelRequest } from '../../src/contracts/model';
 import type { ScriptStep } from '../../src/llm/scripted-step';
-import { checkWorkerEnvironment, createWorkerDependencies } from '../../src/worker';
+import { checkWorkerEnvironment, createWorkerDependencies } from '../../src/worker/worker-dependencies';
 import { ConversationScripts, toolResults } from '../support/conversation-scripts';
 import { startTestWorker, temporalAddress, testClient, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
 

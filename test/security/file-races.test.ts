@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect } from 'vitest';
-import { readFileMaxBytes } from '../../src/contracts/limits';
+import { readFileMaxBytes } from '../../src/contracts/limits/tools';
 import { confinePath, type ConfinedPath } from '../../src/tools/confine-path';
 import { createDeveloperToolset } from '../../src/tools/developer-toolset';
 import { readConfined, writeConfined } from '../../src/tools/open-confined';

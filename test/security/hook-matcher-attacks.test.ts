@@ -5,8 +5,8 @@ import { beforeAll, describe, expect } from 'vitest';
 import { hookToolNames, matchingHooks } from '../../src/activities/agent-hook-matching';
 import { runHooks } from '../../src/activities/agent-hook-runner';
 import { planDelegation, type PlanContext } from '../../src/activities/plan-delegation';
-import { loadConfig } from '../../src/config';
-import { createResolverCache } from '../../src/worker';
+import { loadConfig } from '../../src/settings/config';
+import { createResolverCache } from '../../src/worker/worker-dependencies';
 import { testActivitySettings } from '../support/temporal';
 import { attack } from './attack-stack';
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { inlineTextLimit } from '../../src/contracts/limits';
+import { inlineTextLimit } from '../../src/contracts/limits/workflow';
 import { cancelSignal } from '../../src/contracts/subagent-messages';
 import { callErrandTool, connectErrandMcp, nextNotice, startedTask } from '../support/mcp-errand-client';
 import { temporalAddress } from '../support/temporal';

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { maxAgentFolderDepth } from '../../src/contracts/limits';
+import { maxAgentFolderDepth } from '../../src/contracts/limits/sources';
 import { DirectoryStore } from '../../src/sources/directory-store';
 import { recipesCheckCommand, type RecipeCheckReport } from '../../src/sources/recipes-check-command';
 import { SourceResolver } from '../../src/sources/source-resolver';

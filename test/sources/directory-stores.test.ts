@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, symlinkSync, utimesSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { maxSourceFileBytes } from '../../src/contracts/limits';
+import { maxSourceFileBytes } from '../../src/contracts/limits/sources';
 import { DirectoryStore } from '../../src/sources/directory-store';
 import { renderSource } from '../../src/sources/render-source';
 import { SourceResolver } from '../../src/sources/source-resolver';

@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fileLockStaleMs } from '../../src/contracts/limits';
+import { fileLockStaleMs } from '../../src/contracts/limits/sources';
 import { withFileLock } from '../../src/sources/file-lock';
 
 /**

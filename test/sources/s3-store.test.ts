@@ -1,6 +1,6 @@
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { maxSourceFileBytes } from '../../src/contracts/limits';
+import { maxSourceFileBytes } from '../../src/contracts/limits/sources';
 import { S3Store } from '../../src/sources/s3-store';
 import { SourceResolver } from '../../src/sources/source-resolver';
 import { startS3Server, type S3TestServer } from '../support/s3-server';

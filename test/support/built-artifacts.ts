@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 /**
  * What users run, for the tests that run errand as a process: the `errand` command (bin/errand.js over the
  * CLI bundle, dist/cli-bundle/, as `npm ci` and `npm run build` leave it) and the worker as the image
- * starts it (`node dist/worker.js`, the tsc build of `npm run build`). The run's global setup calls
+ * starts it (`node dist/worker/main.js`, the tsc build of `npm run build`). The run's global setup calls
  * {@link ensureBuiltArtifacts} once: what is missing or older than the sources is rebuilt, what is fresh is
  * kept, so a run after an edit tests the edit through the artifacts and a run without one builds nothing.
  */
@@ -16,8 +16,8 @@ const projectRoot = resolve(__dirname, '..', '..');
 
 /** The `errand` command: run it as `node <errandBin> <args>`. */
 export const errandBin = join(projectRoot, 'bin', 'errand.js');
-/** The worker the image starts (Dockerfile: `node dist/worker.js`). */
-export const distWorker = join(projectRoot, 'dist', 'worker.js');
+/** The worker the image starts (Dockerfile: `node dist/worker/main.js`). */
+export const distWorker = join(projectRoot, 'dist', 'worker', 'main.js');
 /** The entry of the CLI bundle that bin/errand.js imports when it is fresh. */
 export const cliBundleEntry = join(projectRoot, 'dist', 'cli-bundle', 'errand.mjs');
 
@@ -50,7 +50,7 @@ export function cliBundleIsFresh(): boolean {
   return built > 0 && newestInput([]) <= built;
 }
 
-/** Whether dist/worker.js (with the rest of the tsc build) is at least as new as the sources and the compiler settings. */
+/** Whether dist/worker/main.js (with the rest of the tsc build) is at least as new as the sources and the compiler settings. */
 export function distWorkerIsFresh(): boolean {
   const built = modifiedMs(distWorker);
   return built > 0 && newestInput(['tsconfig.json', 'tsconfig.build.json']) <= built;
@@ -110,7 +110,7 @@ async function withBuildLock<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Rebuilds what is stale: the CLI bundle, and with `worker` the tsc build holding dist/worker.js. Answers
+ * Rebuilds what is stale: the CLI bundle, and with `worker` the tsc build holding dist/worker/main.js. Answers
  * what it built (the global setup prints it). Never skips: a failed build fails the run's set-up.
  */
 export async function ensureBuiltArtifacts(options: { worker: boolean }): Promise<string[]> {
@@ -118,7 +118,7 @@ export async function ensureBuiltArtifacts(options: { worker: boolean }): Promis
     const built: string[] = [];
     const steps: Promise<void>[] = [];
     if (!cliBundleIsFresh()) steps.push(buildCliBundle().then(() => void built.push('CLI bundle (dist/cli-bundle/)')));
-    if (options.worker && !distWorkerIsFresh()) steps.push(buildDistWorker().then(() => void built.push('worker (dist/worker.js)')));
+    if (options.worker && !distWorkerIsFresh()) steps.push(buildDistWorker().then(() => void built.push('worker (dist/worker/main.js)')));
     await Promise.all(steps);
     return built;
   });

@@ -40,7 +40,7 @@ export async function setup(): Promise<void> {
   // test worker (and the production-image test's image) loads this file.
   const bundlePath = join(directory, 'workflow-bundle.js');
   const bundling = bundleWorkflows(bundlePath).then(() => bundlePath);
-  // The artifacts that process tests run (bin/errand.js over the CLI bundle, node dist/worker.js), rebuilt
+  // The artifacts that process tests run (bin/errand.js over the CLI bundle, node dist/worker/main.js), rebuilt
   // here once when a source is newer (test/support/built-artifacts.ts); a failed build fails the run.
   const artifacts = ensureBuiltArtifacts({ worker: true }).then((built) => {
     if (built.length > 0) process.stdout.write(`built for this run: ${built.join(', ')}\n`);

@@ -7,7 +7,7 @@ import type { SessionInput } from '../../src/contracts/session';
 import { sendMessageUpdate } from '../../src/contracts/subagent-messages';
 import type { SubagentInput } from '../../src/contracts/subagent';
 import type { SubagentResult } from '../../src/contracts/subagent-result';
-import type { WorkerDependencies } from '../../src/worker';
+import type { WorkerDependencies } from '../../src/worker/worker-dependencies';
 import { ConversationScripts } from './conversation-scripts';
 export { until } from './polling';
 import { sessionInput, startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from './temporal';

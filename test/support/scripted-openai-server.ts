@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { JsonObject, JsonValue } from '../../src/contracts/json';
-import { defaultContextWindow, scriptedServerMaxBodyBytes } from '../../src/contracts/limits';
+import { defaultContextWindow, scriptedServerMaxBodyBytes } from '../../src/contracts/limits/llm';
 import { estimateTextTokens } from '../../src/domain/token-estimate';
 import { deepCopy, isJsonObject, tryParseJson } from '../../src/llm/json-value';
 import { parseScript, scriptedAnswer, scriptExhaustedErrorCode, type ScriptResponder, type ScriptStep } from '../../src/llm/scripted-step';

@@ -6,10 +6,11 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { SessionInput } from '../../src/contracts/session';
 import type { SubagentActivitySettings, SubagentInput } from '../../src/contracts/subagent';
-import { loadConfig, type ErrandConfig } from '../../src/config';
+import { loadConfig, type ErrandConfig } from '../../src/settings/config';
 import type { ChatModel } from '../../src/llm/model-port';
 import type { ProviderConfig } from '../../src/llm/provider-config';
-import { createErrandWorker, createWorkerDependencies, type WorkerDependencies } from '../../src/worker';
+import { createErrandWorker } from '../../src/worker/errand-worker';
+import { createWorkerDependencies, type WorkerDependencies } from '../../src/worker/worker-dependencies';
 
 /** Address of the run's dev server (started by global-setup.ts). */
 export function temporalAddress(): string {

@@ -20,7 +20,7 @@ export interface WorkerProcess {
 }
 
 /**
- * Starts the worker as the image starts it (`node dist/worker.js`, the build the global setup keeps fresh)
+ * Starts the worker as the image starts it (`node dist/worker/main.js`, the build the global setup keeps fresh)
  * in one child process, so SIGKILL reaches the worker itself, with the given configuration environment.
  * The worker loads the run's prebuilt workflow bundle, so it starts in a couple of seconds.
  */

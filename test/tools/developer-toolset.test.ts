@@ -2,7 +2,7 @@ import { mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/contracts/json';
-import { listDirectoryMaxEntries, toolOutputMaxChars } from '../../src/contracts/limits';
+import { listDirectoryMaxEntries, toolOutputMaxChars } from '../../src/contracts/limits/tools';
 import { createDeveloperToolset } from '../../src/tools/developer-toolset';
 import { createSearchTextTool } from '../../src/tools/developer/search-text';
 import type { Tool, ToolResult } from '../../src/tools/tool';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config';
+import { loadConfig } from '../../src/settings/config';
 import { applyOrchestrationPolicy, checkToolCall, mayDecideApproval, parentMayApprove, resolvePolicy, toolPolicyConfigSchema } from '../../src/tools/tool-policy';
 
 /** Who may decide an `ask`, and the orchestration tools under the same rules as every other tool. */

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import type { AgentHookGroup } from '../../src/contracts/agent-hooks';
-import { checkActivityMarginMs, runCommandMaxTimeoutMs } from '../../src/contracts/limits';
+import { checkActivityMarginMs } from '../../src/contracts/limits/sources';
+import { runCommandMaxTimeoutMs } from '../../src/contracts/limits/tools';
 import { hookActivityTimeoutMs, hooksSeconds, toolActivityTimeoutMs, toolTimeLimitMs } from '../../src/domain/activity-time-limits';
 
 const groups: AgentHookGroup[] = [

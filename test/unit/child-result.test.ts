@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LocalBlobStore } from '../../src/activities/blob-store';
 import { ConversationStore } from '../../src/activities/conversation-store';
 import { withWholeOutput } from '../../src/api/whole-output';
-import { inlineTextLimit } from '../../src/contracts/limits';
+import { inlineTextLimit } from '../../src/contracts/limits/workflow';
 import type { SubagentResult } from '../../src/contracts/subagent-result';
 import { slimChildResult } from '../../src/domain/child-result';
 import { structuredText } from '../../src/domain/final-output';

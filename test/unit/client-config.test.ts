@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError as ClientConfigError, loadClientConfig } from '../../src/client-config';
-import { ConfigError, loadConfig } from '../../src/config';
+import { ConfigError as ClientConfigError, loadClientConfig } from '../../src/settings/client-config';
+import { ConfigError, loadConfig } from '../../src/settings/config';
 
 /** The client settings (client-config.ts) are the full configuration's, read without the worker's parts. */
 

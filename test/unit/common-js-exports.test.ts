@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { commonJsExports } from '../../src/common-js-exports';
+import { commonJsExports } from '../../src/sources/common-js-exports';
 
 /**
  * The two shapes a CommonJS package's `import()` takes: Node's (and tsx's) namespace with the exports by

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli';
 import { devStackStatePath, findDevStack, readDevStackState, removeDevStackState, writeDevStackState, type DevStackState } from '../../src/cli/dev-stack-state';
-import type { ModelsResponse } from '../../src/contracts/api';
+import type { ModelsResponse } from '../../src/contracts/model-api';
 import { freePort } from '../../src/dev/free-port';
 
 /**

@@ -2,7 +2,7 @@ import { ServiceError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { isTemporalRateLimited, isTemporalUnavailable } from '../../src/api/app';
 import { TemporalHttpStartError } from '../../src/api/temporal-http-start';
-import { GrpcCode, grpcStatusOf, isGrpcStatus } from '../../src/grpc-status';
+import { GrpcCode, grpcStatusOf, isGrpcStatus } from '../../src/temporal/grpc-status';
 
 /**
  * One walker down an error's causes finds the gRPC status, however the error came: the SDK's ServiceError

@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'vitest';
 import { HeartbeatPacer, keepAliveIntervalMs } from '../../src/activities/heartbeat';
 import { InFlightCalls } from '../../src/activities/in-flight-calls';
-import { loadConfig } from '../../src/config';
+import { loadConfig } from '../../src/settings/config';
 import { liveText } from '../../src/contracts/live-text';
-import { defaultLiveTextIntervalMs, heartbeatKeepAliveShare } from '../../src/contracts/limits';
+import { defaultLiveTextIntervalMs, heartbeatKeepAliveShare } from '../../src/contracts/limits/workflow';
 
 /**
  * How a model or tool call paces its heartbeats (decision 0022): new live text at most once per

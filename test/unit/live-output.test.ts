@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
 import { LiveView, printable } from '../../src/cli/live-view';
 import type { CliIo } from '../../src/cli/cli-io';
-import type { PeekView } from '../../src/contracts/api';
-import { liveTextChars, peekLiveTextChars } from '../../src/contracts/limits';
+import type { PeekView } from '../../src/contracts/delegation-api';
+import { liveTextChars, peekLiveTextChars } from '../../src/contracts/limits/workflow';
 import { asLiveText, liveText, liveTextShown } from '../../src/contracts/live-text';
 import type { SubagentPeek } from '../../src/contracts/subagent-result';
 import { formatPeek } from '../../src/domain/delegation-texts';

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { delegateRequestSchema } from '../../src/contracts/delegation';
-import { maxPersonaChars } from '../../src/contracts/limits';
+import { maxPersonaChars } from '../../src/contracts/limits/sources';
 import { forkRefusal, forkRoute } from '../../src/domain/fork-rules';
 import { orchestrationToolSpecs } from '../../src/domain/orchestration-tools';
 import { chooseModel, chooseReasoningEffort, defaultOutputTokensFor, type ModelChoiceInputs, type ProviderChoice } from '../../src/domain/model-precedence';

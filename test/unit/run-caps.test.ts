@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config';
+import { loadConfig } from '../../src/settings/config';
 import { capCrossing, chooseCaps, dailyCapRefusal, firstPromptRefusal, remainingCaps } from '../../src/domain/run-caps';
 import { delegateRequestSchema } from '../../src/contracts/delegation';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
 import type { TemporalClientProvider } from '../../src/api/temporal-client-provider';
 import { TemporalSdkGateway } from '../../src/api/temporal-sdk-gateway';
-import { GrpcCode, grpcStatusOf } from '../../src/grpc-status';
+import { GrpcCode, grpcStatusOf } from '../../src/temporal/grpc-status';
 
 /**
  * Under load, gRPC reports a query's own deadline as CANCELLED (seen against the dev server with the CPU

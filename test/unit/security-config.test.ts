@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { assertAuthOnLoopback, isLoopbackHost, loadApiConfig } from '../../src/api/api-config';
 import { joinRequestedWorkingDir, tenantWorkingDir } from '../../src/api/tenant-working-dir';
-import { defaultDataDir, loadConfig } from '../../src/config';
+import { defaultDataDir, loadConfig } from '../../src/settings/config';
 
 /** Security settings: where errand keeps its data, what commands get, the sandbox, auth off, tenant folders. */
 

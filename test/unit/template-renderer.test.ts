@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { maxTemplateNesting, maxTemplateOutputChars, maxTemplateSteps, maxTemplateValueDepth } from '../../src/contracts/limits';
+import { maxTemplateNesting, maxTemplateOutputChars, maxTemplateSteps, maxTemplateValueDepth } from '../../src/contracts/limits/sources';
 import { renderTemplate, templateVariables } from '../../src/sources/template-engine';
 
 const render = (text: string, values: Record<string, unknown> = {}, options = {}) => renderTemplate(text, values as never, 'r.yaml', options);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { refusedByWorkflowTaskFailure, sendUpdateAcrossRunChange } from '../../src/temporal-update-retry';
+import { refusedByWorkflowTaskFailure, sendUpdateAcrossRunChange } from '../../src/temporal/temporal-update-retry';
 
 /** The error the Temporal client throws when an update meets a run that is continuing as new. */
 function refusal(): Error {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage, ToolSpec } from '../../src/contracts/model';
-import { estimateCharsPerToken, estimateMessageOverheadTokens, estimateRequestOverheadTokens } from '../../src/contracts/limits';
+import { estimateCharsPerToken, estimateMessageOverheadTokens, estimateRequestOverheadTokens } from '../../src/contracts/limits/workflow';
 import {
   estimateMessageTokens,
   estimateTextTokens,

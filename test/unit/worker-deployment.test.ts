@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { loadConfig } from '../../src/config';
-import { workerDeploymentFromEnv } from '../../src/worker-deployment';
+import { loadConfig } from '../../src/settings/config';
+import { workerDeploymentFromEnv } from '../../src/settings/worker-deployment';
 
 describe('worker deployment settings', () => {
   test('neither set: an unversioned worker, as before', () => {

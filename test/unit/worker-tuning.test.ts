@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { defaultMaxCachedWorkflows, defaultWorkflowThreads } from '../../src/contracts/limits';
-import { workerTuningFromEnv } from '../../src/worker-tuning';
+import { defaultMaxCachedWorkflows, defaultWorkflowThreads } from '../../src/contracts/limits/workflow';
+import { workerTuningFromEnv } from '../../src/settings/worker-tuning';
 
 describe('worker tuning from the environment', () => {
   test('uses errand defaults when nothing is set (empty counts as unset)', () => {

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { workflowSource } from '../../src/worker';
+import { workflowSource } from '../../src/worker/workflow-source';
 
 /**
  * Which workflow code a worker runs: a build's dist/workflow-bundle.js only while it is at least as new as the

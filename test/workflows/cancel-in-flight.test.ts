@@ -5,7 +5,7 @@ import type { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { SubagentResult } from '../../src/contracts/subagent-result';
 import { cancelSignal } from '../../src/contracts/subagent-messages';
-import type { WorkerDependencies } from '../../src/worker';
+import type { WorkerDependencies } from '../../src/worker/worker-dependencies';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
 import { startTestWorker, subagentInput, testActivitySettings, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
 

@@ -7,7 +7,7 @@ import type { ModelRequest } from '../../src/contracts/model';
 import { peekQuery, sendMessageUpdate, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent-messages';
 import type { SubagentPeek, SubagentResult } from '../../src/contracts/subagent-result';
 import { estimateTokens } from '../../src/domain/token-estimate';
-import { compactionMaxCalls } from '../../src/contracts/limits';
+import { compactionMaxCalls } from '../../src/contracts/limits/workflow';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { ConversationScripts, toolResults } from '../support/conversation-scripts';
 import { sessionInput, startTestWorker, subagentInput, testActivitySettings, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';

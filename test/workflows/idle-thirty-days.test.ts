@@ -10,7 +10,7 @@ import { peekQuery, sendMessageUpdate, transcriptQuery } from '../../src/contrac
 import type { SessionResult } from '../../src/contracts/session';
 import type { SubagentPeek, SubagentResult } from '../../src/contracts/subagent-result';
 import { temporalTestServerPath } from '../../src/dev/tool-paths';
-import { createErrandWorker } from '../../src/worker';
+import { createErrandWorker } from '../../src/worker/errand-worker';
 import { ConversationScripts } from '../support/conversation-scripts';
 import { until } from '../support/polling';
 import { historyWithTimers, lastUserText } from '../support/workflow-history';

@@ -2,7 +2,7 @@ import { Client, Connection as ClientConnection, type Connection } from '@tempor
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { OrchestrationDependencies } from '../../src/activities/orchestration-activities';
 import { readLiveText } from '../../src/observability/live-text-reader';
-import type { WorkerDependencies } from '../../src/worker';
+import type { WorkerDependencies } from '../../src/worker/worker-dependencies';
 import { ConversationScripts, toolResults } from '../support/conversation-scripts';
 import { freshFolder, until } from '../support/run-harness';
 import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';

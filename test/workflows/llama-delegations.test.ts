@@ -7,7 +7,7 @@ import { cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery, type Trans
 import type { SubagentInput } from '../../src/contracts/subagent';
 import type { SubagentPeek, SubagentResult } from '../../src/contracts/subagent-result';
 import { startLlamaServer, type LlamaServer } from '../support/llama-server';
-import { defaultModelCallTimeoutMs, defaultModelHeartbeatTimeoutMs } from '../../src/contracts/limits';
+import { defaultModelCallTimeoutMs, defaultModelHeartbeatTimeoutMs } from '../../src/contracts/limits/workflow';
 import { startTestWorker, subagentInput, testActivitySettings, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
 import { until } from '../support/polling';
 

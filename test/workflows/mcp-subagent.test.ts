@@ -8,7 +8,7 @@ import type { SubagentResult } from '../../src/contracts/subagent-result';
 import { createScriptedModel, type ScriptedModel } from '../../src/llm/scripted-model';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { createToolsetRegistryFromConfig, type WorkerToolsetRegistry } from '../../src/tools/toolset-registry-factory';
-import type { WorkerDependencies } from '../../src/worker';
+import type { WorkerDependencies } from '../../src/worker/worker-dependencies';
 import { echoServerConfig } from '../fixtures/mcp/fixture-paths';
 import { startHttpEchoServer, type HttpEchoServer } from '../fixtures/mcp/http-echo-server';
 import { startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';

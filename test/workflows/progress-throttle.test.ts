@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { childProgressIntervalMs } from '../../src/contracts/limits';
+import { childProgressIntervalMs } from '../../src/contracts/limits/workflow';
 import { peekQuery, sendMessageUpdate, transcriptQuery } from '../../src/contracts/subagent-messages';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { ConversationScripts, toolResults } from '../support/conversation-scripts';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent-messages';
 import type { SubagentPeek } from '../../src/contracts/subagent-result';
 import type { ChatMessage } from '../../src/contracts/model';
-import { sendUpdateAcrossRunChange } from '../../src/temporal-update-retry';
+import { sendUpdateAcrossRunChange } from '../../src/temporal/temporal-update-retry';
 import { ConversationScripts } from '../support/conversation-scripts';
 import { ownTemporalServer, type OwnServer, type StartOwnServer } from '../support/own-temporal-server';
 import { sessionInput, startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
@@ -67,7 +67,7 @@ function userTexts(messages: ChatMessage[] | undefined): string[] {
 
 /**
  * Sends a message as errand's API does: one update id for every attempt, sent again when the server refused
- * it because the run was continuing as new (src/temporal-update-retry.ts).
+ * it because the run was continuing as new (src/temporal/temporal-update-retry.ts).
  */
 function sendMessage(handle: WorkflowHandle, message: string): Promise<unknown> {
   const updateId = randomUUID();

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { childProgressIntervalMs } from '../../src/contracts/limits';
+import { childProgressIntervalMs } from '../../src/contracts/limits/workflow';
 import type { SessionInput } from '../../src/contracts/session';
 import { peekQuery, sendMessageUpdate, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent-messages';
 import type { SubagentResult } from '../../src/contracts/subagent-result';

@@ -10,10 +10,11 @@ import { bundleWorkflowCode, NativeConnection, type Worker } from '@temporalio/w
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery } from '../../src/contracts/subagent-messages';
 import { temporalCliPath } from '../../src/dev/tool-paths';
-import { sendUpdateAcrossRunChange } from '../../src/temporal-update-retry';
-import { createErrandWorker, type WorkerDependencies } from '../../src/worker';
+import { sendUpdateAcrossRunChange } from '../../src/temporal/temporal-update-retry';
+import { createErrandWorker } from '../../src/worker/errand-worker';
+import type { WorkerDependencies } from '../../src/worker/worker-dependencies';
 import type { ScriptStep } from '../../src/llm/scripted-step';
-import { workflowBundleOptions } from '../../src/workflow-bundle-options';
+import { workflowBundleOptions } from '../../src/temporal/workflow-bundle-options';
 import { buildQuery, type BuildAnswer } from '../fixtures/workflows-build-b';
 import { ConversationScripts } from '../support/conversation-scripts';
 import { lastUserText } from '../support/workflow-history';

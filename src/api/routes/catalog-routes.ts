@@ -1,5 +1,6 @@
 import type { Hono } from 'hono';
-import { listSourcesResponseSchema, modelsResponseSchema, sourceContentResponseSchema } from '../../contracts/api';
+import { modelsResponseSchema } from '../../contracts/model-api';
+import { listSourcesResponseSchema, sourceContentResponseSchema } from '../../contracts/source-api';
 import { formatSourceContent, formatSourceNotFound } from '../../domain/load-texts';
 import type { ApiDependencies } from '../api-dependencies';
 import type { ApiEnv } from '../api-env';

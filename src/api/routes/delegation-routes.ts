@@ -6,7 +6,7 @@ import {
   resultResponseSchema,
   sendMessageResponseSchema,
   startDelegationResponseSchema,
-} from '../../contracts/api';
+} from '../../contracts/delegation-api';
 import type { ApiDependencies } from '../api-dependencies';
 import type { ApiEnv } from '../api-env';
 import { idempotentUpdateId, requestFingerprint } from '../delegation-ids';
@@ -27,7 +27,7 @@ import { waitCappedHeader } from '../wait-duration';
 import { requestWait } from '../request-deadline';
 import { delegationEventStream, eventStreamNotAvailable, servedByLambda } from '../delegation-event-stream';
 import { EventStreamHub } from '../event-stream-hub';
-import { eventStreamMinLifetimeMs } from '../../contracts/limits';
+import { eventStreamMinLifetimeMs } from '../../contracts/limits/api';
 
 /** Links of a delegation, relative to the API root. */
 function links(id: string): { self: string; result: string } {

@@ -1,6 +1,6 @@
 import { readlink } from 'node:fs/promises';
 import { z } from 'zod';
-import { listDirectoryMaxEntries } from '../../contracts/limits';
+import { listDirectoryMaxEntries } from '../../contracts/limits/tools';
 import { confinePath, type PathRules } from '../confine-path';
 import { ConfinedDir, isConfinedWalkError, walkStart } from '../confined-dir';
 import { defineTool } from '../define-tool';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { readFileMaxBytes, toolOutputMaxChars } from '../../contracts/limits';
+import { readFileMaxBytes, toolOutputMaxChars } from '../../contracts/limits/tools';
 import { confinePath, type PathRules } from '../confine-path';
 import { defineTool } from '../define-tool';
 import { describeRefusal, readConfined } from '../open-confined';

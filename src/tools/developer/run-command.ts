@@ -1,7 +1,7 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { z } from 'zod';
-import { runCommandDefaultTimeoutMs, runCommandKillGraceMs, runCommandMaxTimeoutMs, toolOutputMaxChars } from '../../contracts/limits';
+import { runCommandDefaultTimeoutMs, runCommandKillGraceMs, runCommandMaxTimeoutMs, toolOutputMaxChars } from '../../contracts/limits/tools';
 import { bwrapInvocation, commandEnvironment, type CommandOptions, type Invocation } from '../command-environment';
 import { confinePath, type PathRules } from '../confine-path';
 import { containedInvocation } from '../process-containment';

@@ -9,7 +9,7 @@ import {
   searchTextMaxPatternChars,
   searchTextRegexDeadlineMs,
   toolOutputMaxChars,
-} from '../../contracts/limits';
+} from '../../contracts/limits/tools';
 import { confinePath, isInside, type PathRules } from '../confine-path';
 import { ConfinedDir, folderIdentities, walkStart } from '../confined-dir';
 import { defineTool } from '../define-tool';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { writeFileMaxChars } from '../../contracts/limits';
+import { writeFileMaxChars } from '../../contracts/limits/tools';
 import { confinePath, type PathRules } from '../confine-path';
 import { defineTool } from '../define-tool';
 import { describeRefusal, writeConfined } from '../open-confined';

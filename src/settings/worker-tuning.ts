@@ -1,5 +1,5 @@
 import { intFromEnv } from './config';
-import { defaultMaxCachedWorkflows, defaultWorkflowThreads } from './contracts/limits';
+import { defaultMaxCachedWorkflows, defaultWorkflowThreads } from '../contracts/limits/workflow';
 
 /** Worker options errand sets from the environment (defaults in contracts/limits.ts). */
 export interface WorkerTuning {

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { projectRoot } from './dev/tool-paths';
+import { projectRoot } from '../dev/tool-paths';
 
 /**
  * errand's workflow trace interceptors (src/workflows/trace-interceptors.ts, decision 0033): each workflow
@@ -8,15 +8,15 @@ import { projectRoot } from './dev/tool-paths';
  * workflow and continue-as-new, trace and span ids on workflow log lines — what Temporal's OpenTelemetry
  * interceptors do, without the OpenTelemetry SDK in the sandbox. They are in every bundle, tracing on or
  * off, so the workflow code (and so replay) is the same either way; with tracing off the worker drops their
- * spans (src/worker.ts `traceWorkerOptions`).
+ * spans (src/worker/errand-worker.ts `traceWorkerOptions`).
  */
 export const workflowTraceInterceptorModule = existsSync(join(projectRoot, 'src', 'workflows', 'trace-interceptors.ts'))
   ? join(projectRoot, 'src', 'workflows', 'trace-interceptors.ts')
-  : require.resolve('./workflows/trace-interceptors');
+  : require.resolve('../workflows/trace-interceptors');
 
 /**
  * What every bundle of errand's workflows is built with — the production build (scripts/bundle-workflows.ts),
- * a worker that bundles its sources at start (src/worker.ts), the tests and the bench: the same code in the
+ * a worker that bundles its sources at start (src/worker/workflow-source.ts), the tests and the bench: the same code in the
  * sandbox everywhere, with the trace interceptors. `preloadModules` runs src/workflows/sandbox-setup.ts once per sandbox, before the
  * SDK freezes the sandbox's globals.
  */
@@ -25,5 +25,5 @@ export function workflowBundleOptions(): { workflowsPath: string; preloadModules
   // From the project root rather than this file: the bundled CLI (dist/cli-bundle/) runs this code too.
   const sources = join(projectRoot, 'src', 'workflows');
   if (existsSync(join(sources, 'index.ts'))) return { workflowsPath: join(sources, 'index.ts'), preloadModules: [join(sources, 'sandbox-setup.ts')], workflowInterceptorModules };
-  return { workflowsPath: require.resolve('./workflows'), preloadModules: [require.resolve('./workflows/sandbox-setup')], workflowInterceptorModules };
+  return { workflowsPath: require.resolve('../workflows'), preloadModules: [require.resolve('../workflows/sandbox-setup')], workflowInterceptorModules };
 }

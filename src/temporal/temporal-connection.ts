@@ -225,3 +225,9 @@ export function temporalConnectionOptions(env: NodeJS.ProcessEnv = process.env, 
     summary: `${address} (namespace ${namespace}, ${tls ? 'TLS' : 'plaintext'}, ${auth})`,
   };
 }
+
+/** Settings of the Temporal connection (address, TLS, API key: {@link TemporalConnectOptions}) and its namespace, as the API's client connects. */
+export interface TemporalClientSettings {
+  connection: TemporalConnectOptions;
+  namespace: string;
+}

@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import type { JsonObject } from '../contracts/json';
 import type { ToolSpec } from '../contracts/model';
-import { agentMemoryFileMaxBytes, agentMemoryWriteAttempts } from '../contracts/limits';
-import { AgentMemory, isAgentMemoryConflict, isAgentMemoryError, memoryIndexFile, memoryPath, memoryPathRules } from '../activities/agent-memory';
-import type { BlobStore } from '../activities/blob-store';
+import { agentMemoryFileMaxBytes, agentMemoryWriteAttempts } from '../contracts/limits/memory';
+import { AgentMemory, isAgentMemoryConflict, isAgentMemoryError, memoryIndexFile, memoryPath, memoryPathRules } from './agent-memory';
+import type { BlobStore } from './blob-store';
 import type { AgentMemoryLocation } from '../contracts/subagent';
-import { defineTool } from './define-tool';
-import { qualifyToolName } from './tool-name';
-import { toolError, toolSuccess, type Tool, type ToolResult } from './tool';
+import { defineTool } from '../tools/define-tool';
+import { qualifyToolName } from '../tools/tool-name';
+import { toolError, toolSuccess, type Tool, type ToolResult } from '../tools/tool';
 
 /**
  * The memory tools of an agent with `memory` (decision 0031): read, write, edit and list files of its

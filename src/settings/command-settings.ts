@@ -1,8 +1,8 @@
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from './client-config';
-import { defaultAnthropicApiKeyEnv, type ProviderConfig } from './llm/provider-config';
-import type { McpServerConfig } from './tools/mcp-config';
+import { defaultAnthropicApiKeyEnv, type ProviderConfig } from '../llm/provider-config';
+import type { McpServerConfig } from '../tools/mcp-config';
 
 /**
  * How model-run commands (`run_command`) are run: which worker variables they see and whether they run in a

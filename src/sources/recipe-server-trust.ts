@@ -2,12 +2,12 @@ import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { RecipeServerOrigin } from '../contracts/agent-wire';
 import type { RecipeExtension } from '../contracts/recipe-schema';
-import { recipeVerifiedCacheEntries } from '../contracts/limits';
-import { renderSource } from '../sources/render-source';
-import type { SourceResolver } from '../sources/source-resolver';
-import { isInside, type PathRules } from './confine-path';
-import { canonicalJson, recipeServerFromExtension, type McpServerConfig } from './mcp-config';
-import { ToolsetRegistryError } from './toolset-registry';
+import { recipeVerifiedCacheEntries } from '../contracts/limits/tools';
+import { renderSource } from './render-source';
+import type { SourceResolver } from './source-resolver';
+import { isInside, type PathRules } from '../tools/confine-path';
+import { canonicalJson, recipeServerFromExtension, type McpServerConfig } from '../tools/mcp-config';
+import { ToolsetRegistryError } from '../tools/toolset-registry';
 
 /**
  * Whether a recipe-declared MCP server may start (SEMANTICS §6: a tenant-writable folder never starts a

@@ -1,5 +1,9 @@
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
+import { defaultMaxOutputTokens, defaultModelAnswerMaxBytes, defaultModelAnswerMaxMs } from '../contracts/limits/llm';
+import { defaultAllowBypassPermissions } from '../contracts/limits/sources';
+import { searchTextRegexDeadlineMs } from '../contracts/limits/tools';
+import { workflowMaxAgents, workflowMaxConcurrentAgents } from '../contracts/limits/workflow-scripts';
 import {
   defaultMaxDepth,
   defaultMaxTurns,
@@ -9,12 +13,8 @@ import {
   defaultCompletedTaskTtlMs,
   defaultMaxBackgroundTasks,
   defaultModelMaximumAttempts,
-  defaultAllowBypassPermissions,
   defaultSessionMaxTurns,
   defaultSessionIdleTimeoutMs,
-  defaultMaxOutputTokens,
-  defaultModelAnswerMaxBytes,
-  defaultModelAnswerMaxMs,
   defaultCompactAt,
   defaultLiveTextIntervalMs,
   liveTextIntervalBounds,
@@ -26,12 +26,9 @@ import {
   defaultToolCallTimeoutMs,
   maxDepthCeiling,
   maxTurnsCeiling,
-  searchTextRegexDeadlineMs,
-  workflowMaxAgents,
-  workflowMaxConcurrentAgents,
-} from './contracts/limits';
-import type { SubagentActivitySettings, TaskLimits } from './contracts/subagent';
-import { storeConfigSchema, type StoreConfig } from './sources/store-config';
+} from '../contracts/limits/workflow';
+import type { SubagentActivitySettings, TaskLimits } from '../contracts/subagent';
+import { storeConfigSchema, type StoreConfig } from '../sources/store-config';
 import {
   ConfigError,
   intFromEnv,
@@ -45,9 +42,9 @@ import {
 } from './client-config';
 import { capSettings, capsFileSchema, type CapSettings } from './cap-settings';
 import { commandSettings, commandsFileSchema, type CommandSettings } from './command-settings';
-import { mcpServerListSchema, mcpSettingsSchema, type McpServerConfig, type McpSettings } from './tools/mcp-config';
-import { toolPolicyConfigSchema, type ToolPolicyConfig } from './tools/tool-policy';
-import { modelIds, providerConfigSchema, type ProviderConfig } from './llm/provider-config';
+import { mcpServerListSchema, mcpSettingsSchema, type McpServerConfig, type McpSettings } from '../tools/mcp-config';
+import { toolPolicyConfigSchema, type ToolPolicyConfig } from '../tools/tool-policy';
+import { modelIds, providerConfigSchema, type ProviderConfig } from '../llm/provider-config';
 import { workerDeploymentFromEnv, type WorkerDeploymentSettings } from './worker-deployment';
 
 /**

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { ConfigError, intFromEnv } from './client-config';
-import { costBudgetUsdCeiling, tenantDailyCostUsdCeiling, timeBudgetSecsCeiling } from './contracts/limits';
-import { usdToMicro } from './domain/run-caps';
-import { modelEntryId, type ProviderConfig } from './llm/provider-config';
+import { costBudgetUsdCeiling, tenantDailyCostUsdCeiling, timeBudgetSecsCeiling } from '../contracts/limits/workflow';
+import { usdToMicro } from '../domain/run-caps';
+import { modelEntryId, type ProviderConfig } from '../llm/provider-config';
 
 /**
  * The operator's caps of time and money (SEMANTICS §6 "Spend", decision 0027): the most a delegation or a

@@ -1,5 +1,5 @@
 import { ConfigError } from './client-config';
-import { workerDeploymentIdMaxChars } from './contracts/limits';
+import { workerDeploymentIdMaxChars } from '../contracts/limits/workflow';
 
 /**
  * The worker deployment version a worker polls as (Worker Deployment Versioning, decision 0030): the

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
-import { temporalConnectionOptions, type TemporalConnectOptions } from './temporal-connection';
-import { temporalHttpUrl } from './temporal-http-url';
+import { temporalConnectionOptions, type TemporalConnectOptions } from '../temporal/temporal-connection';
+import { temporalHttpUrl } from '../temporal/temporal-http-url';
 
 /**
  * The part of errand's configuration a client command needs: where Temporal is (address, namespace, task

@@ -1,0 +1,49 @@
+/**
+ * The limits of workflow scripts (SEMANTICS §7, src/workflow-scripts). Part of errand's defaults and limits:
+ * src/contracts/limits.ts re-exports every file of this folder.
+ */
+
+// ---- workflow scripts (SEMANTICS §7) --------------------------------------------------------------
+/** Heap one round of a workflow script may use in its sandbox (bytes). */
+export const workflowScriptMemoryBytes = 32 * 1024 * 1024;
+/**
+ * Interrupt checks one round of a workflow script may pass; the engine checks every few thousand loop
+ * iterations or calls, so this is tens of millions of them: far more than orchestration needs, and an
+ * endless loop ends within seconds.
+ */
+export const workflowScriptSteps = 10_000;
+/**
+ * Wall-clock time one round may take (ms), checked with the steps: a loop of slow built-ins (a long
+ * `repeat`, a large `fill`) passes few checks per second. One built-in call runs to its end between checks.
+ */
+export const workflowScriptRoundMs = 10_000;
+/** `agent()` calls one workflow run may make (`ERRAND_WORKFLOW_MAX_AGENTS`). */
+export const workflowMaxAgents = 1_000;
+/** Items one `parallel` or `pipeline` call may take. */
+export const workflowMaxItems = 4_096;
+/** Lines `log()` keeps per round; later ones are dropped. */
+export const workflowScriptMaxLogs = 1_000;
+/** Size of the JSON text a script's result may have (bytes of UTF-16 code units). */
+export const workflowScriptMaxResultChars = 1_048_576;
+/**
+ * Rounds of workflow scripts running at once on one worker, each in a thread of its own (decision 0038):
+ * more wait for a thread. A hostile round holds its thread at most its round time and
+ * {@link workflowRoundGraceMs}.
+ */
+export const workflowRoundThreads = 4;
+/** Time past a round's own limit after which its thread is stopped from outside (one long built-in call is not interrupted). */
+export const workflowRoundGraceMs = 2_000;
+/** Heap of a round's thread (MiB): the engine's own heap is its WebAssembly memory, limited by the round. */
+export const workflowRoundThreadHeapMb = 128;
+/** Agents of a run running at once by default and at most (`ERRAND_WORKFLOW_MAX_CONCURRENT_AGENTS`). */
+export const workflowMaxConcurrentAgents = 16;
+/** Characters of a script's result a run's history carries inline; a longer one goes by reference. */
+export const workflowResultInlineMaxChars = 16_384;
+/** Rounds one run of the workflow makes before it continues as new (besides Temporal's suggestion). */
+export const workflowRoundsBeforeContinueAsNew = 200;
+/** Log lines of a round a run keeps for its view (the last ones), and their length. */
+export const workflowViewLogLines = 20;
+/** Characters of one log line in a run's view. */
+export const workflowViewLogChars = 500;
+/** Labels a run's view counts apart; agents of further labels are counted under the last one. */
+export const workflowViewMaxLabels = 50;
