@@ -633,3 +633,15 @@ export const workflowMaxItems = 4_096;
 export const workflowScriptMaxLogs = 1_000;
 /** Size of the JSON text a script's result may have (bytes of UTF-16 code units). */
 export const workflowScriptMaxResultChars = 1_048_576;
+
+// ---- workflow runs from outside: API, CLI, run_workflow (SEMANTICS §7, decision 0039) --------------
+/** Agents of one workflow run at once: the default and the most a start may ask for (`ERRAND_WORKFLOW_MAX_CONCURRENT_AGENTS`'s default). */
+export const workflowRunConcurrencyCeiling = 16;
+/** Rounds a projection runs the script for (each answers every waiting agent with a placeholder) before it stops counting. */
+export const workflowProjectionMaxRounds = 64;
+/** Wall-clock time one projection round may take (ms): a projection runs in the API's request, so below a run's round limit. */
+export const workflowProjectionRoundMs = 3_000;
+/** Wall-clock time a whole projection may take (ms); past it the figures so far are answered, marked incomplete. */
+export const workflowProjectionTotalMs = 15_000;
+/** How often the workflow event stream looks at a run's view (ms). */
+export const workflowEventPollMs = 1_000;
