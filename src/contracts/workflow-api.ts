@@ -9,7 +9,11 @@ import type { WorkflowRunView } from './workflow-run';
  * are in workflow-run.ts; these schemas are what the API validates and the OpenAPI document shows.
  */
 
-const jsonValueSchema: z.ZodType<JsonValue> = z.lazy(() => z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(jsonValueSchema), z.record(z.string(), jsonValueSchema)]));
+/**
+ * Any JSON value. A request body is JSON already, so nothing more is checked; typed as JsonValue for the
+ * handlers (a recursive schema would put a reference the OpenAPI document cannot resolve).
+ */
+const jsonValueSchema = z.unknown().describe('Any JSON value.') as unknown as z.ZodType<JsonValue>;
 
 /** Path parameter `{id}`: a workflow run's id. */
 export const workflowPathSchema = z.strictObject({
