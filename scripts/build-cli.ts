@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { build, type Plugin } from 'esbuild';
@@ -93,8 +93,6 @@ async function main(): Promise<void> {
     logLevel: 'warning',
   });
   writeFileSync(join(outdir, 'meta.json'), JSON.stringify(result.metafile));
-  // The workflow-script sandbox's engine (QuickJS in WebAssembly) reads its .wasm beside the chunk that loads it.
-  copyFileSync(join(dirname(require.resolve('@jitl/quickjs-wasmfile-release-sync/package.json')), 'dist', 'emscripten-module.wasm'), join(outdir, 'chunks', 'emscripten-module.wasm'));
   const entry = join(outdir, cliBundleEntry);
   utimesSync(entry, began, began);
   const chunks = Object.keys(result.metafile.outputs).filter((file) => file.endsWith('.mjs'));
