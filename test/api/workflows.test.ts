@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, keys, postJson, startApiStack, type ApiStack } from './api-harness';
 import { temporalHttpUrl } from '../support/temporal';
+import { docBlock } from '../support/doc-blocks';
 
 /**
  * `/v1/workflows` before any worker runs the workflow (SEMANTICS §7): the projection and its refusal, dry
@@ -43,6 +44,13 @@ describe('POST /v1/workflows projects the run before it starts', () => {
       scriptName: 'inline script',
       projection: { agents: 3, complete: true, tokens: 30_000, costMicroUsd: 48_000, costUsd: 0.048, unpricedAgents: 0, models: [{ model: 'scripted/scripted-model', agents: 3, tokensPerAgent: 10_000, costMicroUsdPerAgent: 16_000 }] },
     });
+  });
+
+  it('answers the dry run of docs/workflows.md, over its money cap, with the projection', async () => {
+    const body: unknown = JSON.parse(docBlock('workflows-api-dry-run').text);
+    const response = await stack().request('/v1/workflows', postJson(body));
+    expect(response.status).toBe(200);
+    expect(await json(response)).toMatchObject({ dryRun: true, projection: { agents: 3, costMicroUsd: 48_000 } });
   });
 
   it('refuses a start whose projection passes costBudgetUsd, naming the projection; a dry run still answers it', async () => {

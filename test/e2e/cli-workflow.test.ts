@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errandBin } from '../support/built-artifacts';
+import { docBlock, shellCommands } from '../support/doc-blocks';
 import { temporalAddress, uniqueTaskQueue } from '../support/temporal';
 
 /**
@@ -67,6 +68,16 @@ describe('errand workflow', () => {
     const asJson = await errand(['workflow', 'run', 'sweep', '--dry-run', '--json']);
     expect(asJson.code).toBe(0);
     expect(JSON.parse(asJson.stdout)).toMatchObject({ dryRun: true, scriptName: 'sweep', projection: { agents: 1, costMicroUsd: 22_000 } });
+  });
+
+  it('runs the commands of docs/workflows.md', async () => {
+    const commands = shellCommands(docBlock('workflows-cli').text);
+    expect(commands).toHaveLength(2);
+    for (const command of commands) {
+      expect(command.startsWith('errand ')).toBe(true);
+      const ran = await run('sh', ['-c', `"${process.execPath}" "${errandBin}" ${command.slice('errand '.length)}`], { cwd: join(folder, 'work'), env });
+      expect(ran.stdout).toMatch(/Projected: |"dryRun": true/);
+    }
   });
 
   it('refuses a run over --cost-budget-usd and names an unknown workflow with where it looked', async () => {
