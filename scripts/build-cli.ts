@@ -16,7 +16,8 @@ import { build, type Plugin } from 'esbuild';
  */
 
 /** Packages left to Node's own loading: native code and the Temporal worker's bundler (webpack, swc). */
-const external = ['@temporalio/worker', '@temporalio/core-bridge', '@swc/core', 'webpack'];
+// QuickJS's WebAssembly file is found beside its own module, so the engine stays in node_modules.
+const external = ['@temporalio/worker', '@temporalio/core-bridge', '@swc/core', 'webpack', '@jitl/quickjs-wasmfile-release-sync'];
 
 /**
  * Prepended to every output file. The sources are CommonJS and use `require` (some dependencies load
@@ -68,8 +69,12 @@ async function main(): Promise<void> {
   mkdirSync(outdir, { recursive: true });
   const result = await build({
     absWorkingDir: root,
-    // The rendering thread's program (src/sources/template-thread.ts finds it beside the bundle's entry).
-    entryPoints: { errand: join(root, 'src', 'cli.ts'), 'template-thread': join(root, 'src', 'sources', 'template-thread-entry.ts') },
+    // The threads' programs (src/sources/template-thread.ts and src/workflow-scripts/round-thread.ts find them beside the bundle's entry).
+    entryPoints: {
+      errand: join(root, 'src', 'cli.ts'),
+      'template-thread': join(root, 'src', 'sources', 'template-thread-entry.ts'),
+      'workflow-round-thread': join(root, 'src', 'workflow-scripts', 'round-thread-entry.ts'),
+    },
     outdir,
     bundle: true,
     splitting: true,

@@ -18,7 +18,7 @@ import { createScriptedModel } from '../src/llm/scripted-model';
 import type { ScriptStep } from '../src/llm/scripted-step';
 import { sendUpdateAcrossRunChange } from '../src/temporal-update-retry';
 import { createErrandWorker, createWorkerDependencies, workflowsFromSources } from '../src/worker';
-import { moreScenarios, recordAgentHooksBeforePatch, recordAgentHooksPatched, recordOrchestrationHooksBeforePatch, recordOrchestrationHooksPatched, recordCostBeforePatch, recordCostPatched, recordLongAnswerBeforePatch, recordLongAnswerPatched, recordLongChildBeforePatch, recordLongChildPatched, recordProgressThrottleBeforePatch, recordProgressThrottlePatched, recordStopHookLastTurnBeforePatch, recordStopHookLastTurnPatched, recordApprovals, recordCompaction, recordLoadPeekBeforePatch, recordLoadPeekPatched, recordIdleTimeout, recordProbeLoop, type HeldStep, type RecordingContext, recordSpendAddsUpBeforePatch, recordSpendAddsUpPatched, recordMcpNoticesBeforePatch, recordMcpNoticesPatched } from './record-more-histories';
+import { moreScenarios, recordAgentHooksBeforePatch, recordAgentHooksPatched, recordOrchestrationHooksBeforePatch, recordOrchestrationHooksPatched, recordCostBeforePatch, recordCostPatched, recordLongAnswerBeforePatch, recordLongAnswerPatched, recordLongChildBeforePatch, recordLongChildPatched, recordProgressThrottleBeforePatch, recordProgressThrottlePatched, recordStopHookLastTurnBeforePatch, recordStopHookLastTurnPatched, recordApprovals, recordCompaction, recordLoadPeekBeforePatch, recordLoadPeekPatched, recordIdleTimeout, recordProbeLoop, type HeldStep, type RecordingContext, recordSpendAddsUpBeforePatch, recordSpendAddsUpPatched, recordMcpNoticesBeforePatch, recordMcpNoticesPatched, recordWorkflowRun } from './record-more-histories';
 import { bundleWithPatchesWithheld } from './withheld-patches';
 
 /**
@@ -384,6 +384,7 @@ async function main(): Promise<void> {
     if (want('spend-adds-up-before-patch')) await recordSpendAddsUpBeforePatch(context);
     if (want('mcp-notices')) await recordMcpNoticesPatched(context);
     if (want('mcp-notices-before-patch')) await recordMcpNoticesBeforePatch(context);
+    if (want('workflow-run')) await recordWorkflowRun(context);
   } finally {
     worker.shutdown();
     withheldWorker.shutdown();

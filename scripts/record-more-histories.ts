@@ -9,6 +9,7 @@ import { ackNoticesSignal, callToolUpdate, pendingNoticesQuery } from '../src/co
 import type { SubagentInput } from '../src/contracts/subagent';
 import type { ScriptStep } from '../src/llm/scripted-step';
 import { sendUpdateAcrossRunChange } from '../src/temporal-update-retry';
+import { workflowRunWorkflowType, type WorkflowRunInput, type WorkflowRunResult } from '../src/contracts/workflow-run';
 
 /**
  * The long-haul scenarios of the recording script (record-histories.ts): approvals, compaction, `load(peek)`
@@ -52,7 +53,7 @@ export function firstTaskId(context: Pick<RecordingContext, 'withheldTaskQueue'>
   return taskQueue === context.withheldTaskQueue ? `${parentId}/task-1` : childWorkflowId(parentId, 'task-1');
 }
 
-export const moreScenarios = ['approvals', 'compaction', 'load-peek', 'load-peek-before-patch', 'probe-loop', 'idle-timeout', 'agent-hooks', 'agent-hooks-before-patch', 'orchestration-hooks', 'orchestration-hooks-before-patch', 'cost', 'cost-before-patch', 'long-child', 'long-child-before-patch', 'progress-throttle', 'progress-throttle-before-patch', 'stop-hook-last-turn', 'stop-hook-last-turn-before-patch', 'long-answer', 'long-answer-before-patch', 'spend-adds-up', 'spend-adds-up-before-patch', 'mcp-notices', 'mcp-notices-before-patch'] as const;
+export const moreScenarios = ['approvals', 'compaction', 'load-peek', 'load-peek-before-patch', 'probe-loop', 'idle-timeout', 'agent-hooks', 'agent-hooks-before-patch', 'orchestration-hooks', 'orchestration-hooks-before-patch', 'cost', 'cost-before-patch', 'long-child', 'long-child-before-patch', 'progress-throttle', 'progress-throttle-before-patch', 'stop-hook-last-turn', 'stop-hook-last-turn-before-patch', 'long-answer', 'long-answer-before-patch', 'spend-adds-up', 'spend-adds-up-before-patch', 'mcp-notices', 'mcp-notices-before-patch', 'workflow-run'] as const;
 
 /** A gate a held model call waits on. */
 function gate(): { release: () => void; step: (answer: ScriptStep) => HeldStep } {
@@ -529,4 +530,31 @@ export function recordMcpNoticesPatched(context: RecordingContext): Promise<void
 /** The same MCP session as code from before the patch runs it: the call takes the notice. */
 export function recordMcpNoticesBeforePatch(context: RecordingContext): Promise<void> {
   return recordMcpNotices(context, 'mcp-notices-before-patch', context.withheldTaskQueue, false);
+}
+
+/**
+ * A workflow run (SEMANTICS §7): a script fans out four agents, then asks a fifth with their answers; the
+ * recording server's low continue-as-new threshold makes the run continue as new between rounds (once no
+ * agent runs), carrying the journal's reference. Records the first and the last run.
+ */
+export async function recordWorkflowRun(context: RecordingContext): Promise<void> {
+  const { client, taskQueue, stamp } = context;
+  const markers = [1, 2, 3, 4].map((n) => context.script(`workflow-run-agent-${n}`, [{ text: `part ${n}` }]));
+  const last = context.script('workflow-run-sum', [{ text: 'all four parts' }]);
+  const script = [
+    'const parts = await parallel(args.markers.map((marker, index) => () => agent(`Write part ${index + 1} ${marker}`, { label: "part" })));',
+    'return { parts, sum: await agent(`Sum ${parts.join(", ")} ${args.last}`, { label: "sum", phase: "sum" }) };',
+  ].join('\n');
+  const workflowId = `errand-record-workflow-run-${stamp}`;
+  const input: WorkflowRunInput = { script, scriptName: 'recorded.js', args: { markers, last }, workingDir: context.workingDir, caps: {}, concurrency: 2, maxAgents: 10, startedBy: 'recording' };
+  const handle = await client.workflow.start(workflowRunWorkflowType, { taskQueue, workflowId, args: [input] });
+  const result = (await handle.result()) as WorkflowRunResult;
+  if (result.status !== 'completed' || JSON.stringify(result.result) !== JSON.stringify({ parts: ['part 1', 'part 2', 'part 3', 'part 4'], sum: 'all four parts' })) {
+    throw new Error(`workflow-run: the run ended ${result.status} with ${JSON.stringify(result.result ?? result.diagnostic)}`);
+  }
+  const firstRunId = handle.firstExecutionRunId;
+  const latest = await client.workflow.getHandle(workflowId).describe();
+  if (latest.runId === firstRunId) throw new Error('workflow-run: the run did not continue as new (the recording server suggests it after a few events)');
+  await context.record('workflow-run-run-1', workflowId, firstRunId);
+  await context.record('workflow-run-last-run', workflowId);
 }

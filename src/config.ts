@@ -27,6 +27,8 @@ import {
   maxDepthCeiling,
   maxTurnsCeiling,
   searchTextRegexDeadlineMs,
+  workflowMaxAgents,
+  workflowMaxConcurrentAgents,
 } from './contracts/limits';
 import type { SubagentActivitySettings, TaskLimits } from './contracts/subagent';
 import { storeConfigSchema, type StoreConfig } from './sources/store-config';
@@ -117,6 +119,12 @@ export interface ErrandConfig {
    */
   workerDeployment: WorkerDeploymentSettings | undefined;
   providers: ProviderConfig[];
+  /**
+   * Limits of workflow runs (SEMANTICS §7): agents of one run running at once, the default and the most a
+   * run may ask for (`ERRAND_WORKFLOW_MAX_CONCURRENT_AGENTS`), and `agent()` calls one run may make
+   * (`ERRAND_WORKFLOW_MAX_AGENTS`).
+   */
+  workflows: { maxConcurrentAgents: number; maxAgents: number };
   /** The model a delegation uses when nothing else chooses one; undefined when none is configured. */
   defaultModel: { provider: string; model: string } | undefined;
   /**
@@ -302,6 +310,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
     temporal,
     workerDeployment: workerDeploymentFromEnv(env),
     providers,
+    workflows: {
+      maxConcurrentAgents: intFromEnv(env, 'ERRAND_WORKFLOW_MAX_CONCURRENT_AGENTS', 1, 1_000, 'agents of one workflow run running at once') ?? workflowMaxConcurrentAgents,
+      maxAgents: intFromEnv(env, 'ERRAND_WORKFLOW_MAX_AGENTS', 1, 100_000, 'agent() calls one workflow run may make') ?? workflowMaxAgents,
+    },
     defaultModel,
     dataDir,
     blobs: env.ERRAND_BLOB_BUCKET

@@ -12,6 +12,7 @@ import { createOrchestrationActivities } from './activities/orchestration-activi
 import { resetStickyOnRetry } from './activities/sticky-reset';
 import { createAgentLoopActivities } from './activities/agent-loop-activities';
 import { createRunActivities } from './activities/run-activities';
+import { createWorkflowRunActivities } from './activities/workflow-run-activities';
 import { commonJsExports } from './common-js-exports';
 import type { HeartbeatSettings } from './activities/heartbeat';
 import { InFlightCalls, inFlightSinks } from './activities/in-flight-calls';
@@ -36,6 +37,7 @@ import type { DeveloperToolsetOptions } from './tools/developer-toolset';
 import type { PathRules } from './tools/confine-path';
 import type { ToolPolicyConfig } from './tools/tool-policy';
 import type { PlanContext } from './activities/plan-delegation';
+import type { SubagentActivitySettings } from './contracts/subagent';
 import type { SourceResolver } from './sources/source-resolver';
 import { createSharedSources } from './sources/shared-sources';
 import { checkSearchAttributes } from './temporal/search-attribute-check';
@@ -67,6 +69,8 @@ export interface WorkerDependencies {
   tenantSpend?: TenantSpendGuard;
   /** The operator's daily cost cap per tenant (`ERRAND_TENANT_DAILY_COST_USD`), micro-dollars: `delegate` checks it before planning. */
   tenantDailyCostMicroUsd?: number;
+  /** The depth limit and activity settings the agents of a workflow run get (`ERRAND_MAX_DEPTH`, ...). */
+  subagentDefaults: { maxDepth: number; activity: SubagentActivitySettings };
 }
 
 /**
@@ -159,6 +163,7 @@ export function createWorkerDependencies(
     paths: developerToolsetOptions(config).paths ?? {},
     ...(config.worktreeDir !== undefined ? { worktreeDir: config.worktreeDir } : {}),
     heartbeats: { liveTextIntervalMs: config.model.liveTextIntervalMs, inFlight: new InFlightCalls() },
+    subagentDefaults: { maxDepth: config.subagent.maxDepth, activity: config.subagent.activity },
   };
 }
 
@@ -262,6 +267,24 @@ export async function traceWorkerOptions(tracing: Tracing | undefined): Promise<
   };
 }
 
+/** Every activity errand's workflows schedule, built from the worker's dependencies. */
+function errandActivities(dependencies: WorkerDependencies): object {
+  const orchestration = createOrchestrationActivities(dependencies);
+  return {
+    ...createAgentLoopActivities(dependencies),
+    ...orchestration,
+    ...createRunActivities(dependencies),
+    ...createWorkflowRunActivities({
+      blobs: dependencies.blobs,
+      conversations: dependencies.conversations,
+      resolverFor: dependencies.resolverFor,
+      orchestration,
+      toolsets: dependencies.planning.availableToolsets,
+      subagent: dependencies.subagentDefaults,
+    }),
+  };
+}
+
 /** Creates a worker that runs errand's workflows and activities on one task queue. */
 export async function createErrandWorker(options: ErrandWorkerOptions): Promise<Worker> {
   const trace = await traceWorkerOptions(options.tracing ?? (await currentTracing()));
@@ -271,7 +294,7 @@ export async function createErrandWorker(options: ErrandWorkerOptions): Promise<
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     ...workflows,
-    activities: { ...createAgentLoopActivities(options.dependencies), ...createOrchestrationActivities(options.dependencies), ...createRunActivities(options.dependencies) },
+    activities: errandActivities(options.dependencies),
     // Activities pace their own heartbeats (src/activities/heartbeat.ts); after a cancel aborted a call here,
     // it heartbeats until the server confirms, which the SDK would otherwise hold back to 0.8 × the timeout.
     maxHeartbeatThrottleInterval: heartbeatThrottleMs,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { trace } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
@@ -19,7 +20,7 @@ import type {
 } from '../contracts/activities';
 import { FailureType } from '../contracts/failures';
 import { previewLength } from '../contracts/limits';
-import { zeroUsage, type ChatMessage, type ModelResponse } from '../contracts/model';
+import { addUsage, zeroUsage, type ChatMessage, type ModelResponse, type TokenUsage } from '../contracts/model';
 import type { JsonObject } from '../contracts/json';
 import { formatDenial } from '../domain/delegation-texts';
 import { finalOutputToolName } from '../domain/final-output';
@@ -132,6 +133,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
       // The answer stored at `length` is this call's outcome: a retry finds it and never calls the model again.
       const stored = mayHaveRun() ? await deps.conversations.readStored(input.conversationId, input.length) : undefined;
       let response: ModelResponse;
+      let lostCall: TokenUsage | undefined;
       if (stored !== undefined) {
         response = storedAnswer(stored, input.conversationId, input.length);
       } else {
@@ -179,12 +181,22 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
           ...(answer.reasoning && answer.reasoning.length > 0 ? { reasoning: answer.reasoning } : {}),
         }, { usage: { ...answer.usage }, finishReason: answer.finishReason, ...(answer.answerCap ? { answerCap: { ...answer.answerCap } } : {}) });
         response = storedAnswer(winner, input.conversationId, input.length);
+        // Another attempt stored its answer first: this one's call was made and billed all the same.
+        if (!winner.won) lostCall = answer.usage;
       }
       recordModelAnswer(trace.getActiveSpan(), response, stored !== undefined);
       // Also for a stored answer reused by a retry: the report of the first attempt may have been lost.
       const cost = response.usage.costMicroUsd ?? 0;
       if (deps.tenantSpend && input.tenant !== undefined && cost > 0) await reportSpend(deps.tenantSpend, input.tenant, { key: `${input.conversationId}#${input.length}`, costMicroUsd: cost }, heartbeats);
-      return toModelTurnOutput(response, input, deps.toolPolicy, maxOutputTokens);
+      if (!lostCall) return toModelTurnOutput(response, input, deps.toolPolicy, maxOutputTokens);
+      // The losing call counts too: in the tenant's day under a key of its own (the winner's key is taken), and in
+      // what this attempt returns, so the run's token and cost caps see both calls when this attempt is the one
+      // Temporal records. An attempt that loses and is itself superseded is counted in the day only.
+      const lostCost = lostCall.costMicroUsd ?? 0;
+      if (deps.tenantSpend && input.tenant !== undefined && lostCost > 0) {
+        await reportSpend(deps.tenantSpend, input.tenant, { key: `${input.conversationId}#${input.length}#lost-${randomUUID()}`, costMicroUsd: lostCost }, heartbeats);
+      }
+      return toModelTurnOutput({ ...response, usage: addUsage(response.usage, lostCall) }, input, deps.toolPolicy, maxOutputTokens);
     },
 
     async runTool(input: RunToolInput): Promise<RunToolOutput> {

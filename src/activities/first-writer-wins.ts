@@ -25,15 +25,15 @@ export interface ToolResultOutcome {
  * in one blob: the first writer wins. An attempt that timed out may still be running and store a
  * different answer than its retry; whichever stored first is the outcome, and the other continues with it.
  */
-export async function storeFirstWins(conversations: ConversationStore, conversationId: string, seq: number, message: ChatMessage, outcome?: JsonObject): Promise<{ message: ChatMessage; outcome?: JsonObject }> {
+export async function storeFirstWins(conversations: ConversationStore, conversationId: string, seq: number, message: ChatMessage, outcome?: JsonObject): Promise<{ message: ChatMessage; outcome?: JsonObject; won: boolean }> {
   try {
     await conversations.append(conversationId, seq, message, outcome);
-    return { message, ...(outcome ? { outcome } : {}) };
+    return { message, ...(outcome ? { outcome } : {}), won: true };
   } catch (error) {
     if (!isConversationMessageConflictError(error)) throw error;
     const stored = await conversations.readStored(conversationId, seq);
     if (!stored) throw error;
-    return stored;
+    return { ...stored, won: false };
   }
 }
 

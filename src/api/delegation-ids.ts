@@ -28,6 +28,11 @@ export function idempotentDelegationId(tenant: string, idempotencyKey: string): 
   return errandWorkflowId(createHash('sha256').update(`${tenant}\n${idempotencyKey}`, 'utf8').digest('hex').slice(0, 16));
 }
 
+/** The session id an Idempotency-Key maps to, per tenant; never a delegation's id for the same key. */
+export function idempotentSessionId(tenant: string, idempotencyKey: string): string {
+  return errandWorkflowId(createHash('sha256').update(`session\n${tenant}\n${idempotencyKey}`, 'utf8').digest('hex').slice(0, 16));
+}
+
 /** Update id of a send_message with an Idempotency-Key: Temporal deduplicates updates by id. */
 export function idempotentUpdateId(tenant: string, idempotencyKey: string): string {
   return `message-${createHash('sha256').update(`${tenant}\n${idempotencyKey}`, 'utf8').digest('hex').slice(0, 24)}`;

@@ -20,6 +20,7 @@ import { listDelegations, type ListDelegationsFilters } from './delegation-listi
 import { summaryOf, type ExecutionFacts } from './execution-facts';
 import { GrpcCode, isGrpcStatus } from '../grpc-status';
 import { idempotentDelegationId, newDelegationId } from './delegation-ids';
+import { startIdempotently, type Idempotency } from './idempotent-start';
 import { sendUpdateAcrossRunChange } from '../temporal-update-retry';
 
 export { deriveState } from './delegation-facts';
@@ -68,12 +69,9 @@ export interface StartDelegationArguments {
    * With an Idempotency-Key: the key, and the request's fingerprint to refuse the key reused for a different
    * request (kept in the workflow's memo). Without one, nothing is kept: a plain start needs neither.
    */
-  idempotency?: { key: string; requestFingerprint: string };
+  idempotency?: Idempotency;
 }
 
-/** Memo errand keeps on a delegation it started (JSON). */
-const requestMemoSchema = z.object({ fingerprint: z.string(), nonce: z.string() });
-const memoKey = 'errandRequest';
 
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -110,25 +108,8 @@ export class DelegationService {
       const { runId } = await gateway.start(start);
       return { id: workflowId, runId, created: true };
     }
-    const nonce = randomUUID();
-    try {
-      await gateway.start({ ...start, idempotent: { memo: { [memoKey]: { fingerprint: idempotency.requestFingerprint, nonce } } } });
-    } catch (error) {
-      if (!isGrpcStatus(error, GrpcCode.alreadyExists)) throw error;
-    }
-    // Same key: this start either created the workflow or found the one an earlier request created.
-    const description = await gateway.describe(workflowId);
-    if (description.attributes.tenant !== tenant) {
-      throw new ApiProblem(409, ProblemKind.conflict, 'Idempotency-Key conflict', { detail: 'this Idempotency-Key cannot be used; choose another' });
-    }
-    const memo = requestMemoSchema.safeParse(description.memo[memoKey]);
-    if (memo.success && memo.data.fingerprint !== idempotency.requestFingerprint) {
-      throw new ApiProblem(422, ProblemKind.idempotencyKeyReused, 'Idempotency-Key reused for a different request', {
-        detail: `delegation ${workflowId} was started with this Idempotency-Key and a different body; use a new key for a new request`,
-        errors: [{ in: 'header', field: 'Idempotency-Key', message: 'already used for a different request' }],
-      });
-    }
-    return { id: workflowId, runId: description.runId, created: memo.success && memo.data.nonce === nonce };
+    const { runId, created } = await startIdempotently(gateway, start, tenant, idempotency, 'delegation');
+    return { id: workflowId, runId, created };
   }
 
   /** Status of a delegation: search attributes, Temporal status, summary and a live peek. */

@@ -233,7 +233,12 @@ export const startSessionRoute = defineRoute({
   description: 'Starts a session whose model can load and delegate; messages arrive with POST /v1/sessions/{id}/messages.',
   tag: 'sessions', authenticated: true, params: emptyPathSchema, query: emptyQuerySchema,
   body: { schema: startSessionBodySchema, required: true, description: 'Session settings and an optional first message.' },
-  responses: { 201: { description: 'The session started.', schema: startSessionResponseSchema }, 400: badRequest, 401: unauthorized, 413: tooLarge, 415: unsupported, 422: { description: "No default model is configured, maxDepth / maxTurnsPerMessage / timeBudget / costBudgetUsd is over the operator's limit, or costBudgetUsd is set for a model without prices." }, 429: startRefused, 503: unavailableOrNotConfigured },
+  headers: { 'Idempotency-Key': { schema: optionalIdempotencyKey, description: 'Makes a retried start return the same session (per tenant).' } },
+  responses: {
+    201: { description: 'The session started.', schema: startSessionResponseSchema },
+    200: { description: 'An earlier request with the same Idempotency-Key started this session.', schema: startSessionResponseSchema },
+    400: badRequest, 401: unauthorized, 409: { description: 'The Idempotency-Key cannot be used (choose another).' }, 413: tooLarge, 415: unsupported,
+    422: { description: "No default model is configured, maxDepth / maxTurnsPerMessage / timeBudget / costBudgetUsd is over the operator's limit, costBudgetUsd is set for a model without prices, or an Idempotency-Key reused for a different request." }, 429: startRefused, 503: unavailableOrNotConfigured },
 });
 /** `GET /v1/sessions/{id}`. */
 export const getSessionRoute = defineRoute({
@@ -248,6 +253,7 @@ export const sendSessionMessageRoute = defineRoute({
   description: 'Answers 202 once the session has durably accepted the message; the reply appears in the transcript.',
   tag: 'sessions', authenticated: true, params: delegationPathSchema, query: emptyQuerySchema,
   body: { schema: sendMessageBodySchema, required: true, description: 'The message.' },
+  headers: { 'Idempotency-Key': { schema: optionalIdempotencyKey, description: 'Makes a retried message a no-op (the update id derives from it): it is queued once.' } },
   responses: { 202: { description: 'Accepted.', schema: sessionMessageResponseSchema }, 400: badRequest, 401: unauthorized, 404: sessionNotFound, 409: sessionConflict, 413: tooLarge, 415: unsupported, 429: queueFull, 503: unavailable },
 });
 /** `POST /v1/sessions/{id}/cancel`. */

@@ -20,6 +20,8 @@ import { inboundMessage } from '../activities/inbound-message';
 import type { DailyCostCap } from './daily-cost-cap';
 import { ApiProblem, ProblemKind } from './problem';
 import { queueFullProblem, UpdateRefused } from './queue-full';
+import { idempotentSessionId } from './delegation-ids';
+import { startIdempotently, type Idempotency } from './idempotent-start';
 import type { TemporalGateway, UpdateOutcome } from './temporal-gateway';
 import { sendUpdateAcrossRunChange } from '../temporal-update-retry';
 import { approvalsListDeadlineMs, approvalsListMaxWorkflows, approvalsQueryParallelism, peekQueryTimeoutMs } from '../contracts/limits';
@@ -125,8 +127,8 @@ export class SessionService {
    * Starts a session workflow for a tenant. The route has already refused limits over the operator's
    * (request-limits.ts); the `Math.min` keeps that true for any other caller of this method.
    */
-  async start(tenant: string, request: StartSessionRequest): Promise<{ id: string; runId: string }> {
-    const workflowId = errandWorkflowId(randomBytes(8).toString('hex'));
+  async start(tenant: string, request: StartSessionRequest, idempotency?: Idempotency): Promise<{ id: string; runId: string; created: boolean }> {
+    const workflowId = idempotency ? idempotentSessionId(tenant, idempotency.key) : errandWorkflowId(randomBytes(8).toString('hex'));
     const defaultModel = this.config.defaultModel;
     // An MCP session calls no model (its client's model calls the tools): it needs none, and its delegations
     // choose theirs at planning on the worker, which says so when none can be chosen.
@@ -164,8 +166,10 @@ export class SessionService {
     if (request.mcp) await this.dailyCap?.check(tenant);
     else await this.dailyCap?.hold(tenant, workflowId, input.costBudgetMicroUsd);
     const visible = sessionStartOptions(input, { workflowId, tenant, startedBy: 'api' });
-    const { runId } = await this.gateway.start({ workflowType: 'sessionWorkflow', workflowId, taskQueue: this.config.temporal.taskQueue, args: [input], visible });
-    return { id: workflowId, runId };
+    const start = { workflowType: 'sessionWorkflow', workflowId, taskQueue: this.config.temporal.taskQueue, args: [input], visible };
+    if (idempotency) return { id: workflowId, ...(await startIdempotently(this.gateway, start, tenant, idempotency, 'session')) };
+    const { runId } = await this.gateway.start(start);
+    return { id: workflowId, runId, created: true };
   }
 
   private async owned(tenant: string, id: string, kind: 'session' | 'any'): Promise<{ running: boolean }> {
@@ -204,13 +208,12 @@ export class SessionService {
   }
 
   /** Sends a user message; answers once the session has durably accepted it. */
-  async sendMessage(tenant: string, id: string, message: string): Promise<{ id: string; accepted: true; queuedTurns: number }> {
+  async sendMessage(tenant: string, id: string, message: string, updateId: string = randomUUID()): Promise<{ id: string; accepted: true; queuedTurns: number }> {
     const { running } = await this.owned(tenant, id, 'session');
     if (!running) throw new ApiProblem(409, ProblemKind.conflict, 'The session has ended', { detail: `session ${id} takes no more messages` });
     await this.dailyCap?.check(tenant);
     try {
       const inbound: SendMessageInput = await inboundMessage(this.blobs, message, { from: `api:${tenant}` });
-      const updateId = randomUUID();
       const outcome = await sendUpdateAcrossRunChange(() => this.gateway.update(id, messageNames.sendMessageUpdate, inbound, { updateId, waitFor: 'completed' }));
       const result = updateValue(outcome) as SendMessageResult;
       return { id, accepted: true, queuedTurns: result.queuedTurns };

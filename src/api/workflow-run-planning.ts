@@ -1,6 +1,6 @@
 import type { ErrandConfig } from '../config';
 import type { JsonValue } from '../contracts/json';
-import { defaultContextWindow, workflowMaxAgents, workflowRunConcurrencyCeiling } from '../contracts/limits';
+import { defaultContextWindow } from '../contracts/limits';
 import type { StartWorkflowBody, WorkflowProjection } from '../contracts/workflow-api';
 import { projectionRefusal, type ProjectionModel } from '../domain/workflow-projection';
 import { usdToMicro } from '../domain/run-caps';
@@ -57,7 +57,18 @@ export async function planWorkflowRun(body: StartWorkflowBody, context: Workflow
   const cost = body.costBudgetUsd !== undefined ? usdToMicro(body.costBudgetUsd) : undefined;
   const timeBudgetMs = time === undefined ? operator.timeBudgetMs : Math.min(time, operator.timeBudgetMs ?? time);
   const costBudgetMicroUsd = cost === undefined ? operator.costBudgetMicroUsd : Math.min(cost, operator.costBudgetMicroUsd ?? cost);
-  const maxAgents = Math.min(body.maxAgents ?? workflowMaxAgents, workflowMaxAgents);
+  const limits = config.workflows;
+  const over = [
+    ...(body.concurrency !== undefined && body.concurrency > limits.maxConcurrentAgents ? [{ field: 'concurrency', message: `${body.concurrency} is over this deployment's limit of ${limits.maxConcurrentAgents} agents at once (ERRAND_WORKFLOW_MAX_CONCURRENT_AGENTS); ask for at most ${limits.maxConcurrentAgents}` }] : []),
+    ...(body.maxAgents !== undefined && body.maxAgents > limits.maxAgents ? [{ field: 'maxAgents', message: `${body.maxAgents} is over this deployment's limit of ${limits.maxAgents} agent() calls per run (ERRAND_WORKFLOW_MAX_AGENTS); ask for at most ${limits.maxAgents}` }] : []),
+  ];
+  if (over.length > 0) {
+    throw new ApiProblem(422, ProblemKind.limitExceeded, "The request asks for more than the operator's limits", {
+      detail: over.map((problem) => `${problem.field}: ${problem.message}`).join('; '),
+      errors: over.map((problem) => ({ in: 'body' as const, ...problem })),
+    });
+  }
+  const maxAgents = body.maxAgents ?? limits.maxAgents;
   const args: JsonValue = body.args ?? null;
   const projection = await projectWorkflowRun({ script: resolved.script, args, maxAgents, tokenBudget: body.tokenBudget, modelFor: projectionModels(config) });
   if (projection.diagnostic && (projection.diagnostic.kind === 'syntax' || projection.diagnostic.kind === 'unsupported')) {
@@ -85,7 +96,7 @@ export async function planWorkflowRun(body: StartWorkflowBody, context: Workflow
       ...(timeBudgetMs !== undefined ? { timeBudgetMs } : {}),
       ...(costBudgetMicroUsd !== undefined ? { costBudgetMicroUsd } : {}),
     },
-    concurrency: Math.min(body.concurrency ?? workflowRunConcurrencyCeiling, workflowRunConcurrencyCeiling),
+    concurrency: body.concurrency ?? limits.maxConcurrentAgents,
     maxAgents,
     startedBy: context.startedBy,
   };

@@ -2,8 +2,10 @@ import { createHash, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { peekQueryTimeoutMs, staticSummaryMaxChars, workflowTaskTimeoutMs } from '../contracts/limits';
 import { searchAttributes } from '../contracts/search-attributes';
+import type { JsonValue } from '../contracts/json';
 import { workflowResultSchema, workflowViewSchema } from '../contracts/workflow-api';
 import { errandWorkflowId } from '../contracts/workflow-ids';
+import type { WorkflowRestartAgentOutput } from '../contracts/workflow-run-messages';
 import { workflowRunMessageNames, workflowRunWorkflowType, type WorkflowRunInput, type WorkflowRunResult, type WorkflowRunView } from '../contracts/workflow-run';
 import { formatUsd } from '../domain/model-cost';
 import { GrpcCode, isGrpcStatus } from '../grpc-status';
@@ -142,6 +144,11 @@ export class WorkflowRunService {
     if (end?.kind !== 'completed') return undefined;
     const parsed = workflowResultSchema.safeParse(end.value);
     if (!parsed.success) throw new Error(`workflow run ${description.workflowId} returned a result of an unexpected shape: ${parsed.error.issues[0]?.message ?? ''}`);
+    // A result too large for the run's history is in errand's store: the answer carries it whole.
+    if (parsed.data.result === undefined && parsed.data.resultRef !== undefined) {
+      const body = await this.options.blobs.get(parsed.data.resultRef);
+      if (body !== undefined) return { ...parsed.data, result: JSON.parse(body) as JsonValue };
+    }
     return parsed.data;
   }
 
@@ -168,6 +175,8 @@ export class WorkflowRunService {
       this.options.gateway.update(id, workflowRunMessageNames.restartAgentUpdate, { key }, { updateId, waitFor: 'completed', timeoutMs: this.options.peekTimeoutMs ?? peekQueryTimeoutMs }),
     );
     if (outcome.stage === 'failed') throw new ApiProblem(409, ProblemKind.conflict, 'The workflow run refused the restart', { detail: outcome.message });
+    const answer = outcome.stage === 'completed' ? (outcome.value as Partial<WorkflowRestartAgentOutput> | null) : null;
+    if (answer?.restarted === false) throw new ApiProblem(409, ProblemKind.conflict, 'The agent cannot be restarted', { detail: answer.message ?? `agent ${key} of workflow run ${id} cannot be restarted` });
   }
 
   /** The input an ended run started with (from the blob store, by its memo's key). */

@@ -633,10 +633,30 @@ export const workflowMaxItems = 4_096;
 export const workflowScriptMaxLogs = 1_000;
 /** Size of the JSON text a script's result may have (bytes of UTF-16 code units). */
 export const workflowScriptMaxResultChars = 1_048_576;
+/**
+ * Rounds of workflow scripts running at once on one worker, each in a thread of its own (decision 0038):
+ * more wait for a thread. A hostile round holds its thread at most its round time and
+ * {@link workflowRoundGraceMs}.
+ */
+export const workflowRoundThreads = 4;
+/** Time past a round's own limit after which its thread is stopped from outside (one long built-in call is not interrupted). */
+export const workflowRoundGraceMs = 2_000;
+/** Heap of a round's thread (MiB): the engine's own heap is its WebAssembly memory, limited by the round. */
+export const workflowRoundThreadHeapMb = 128;
+/** Agents of a run running at once by default and at most (`ERRAND_WORKFLOW_MAX_CONCURRENT_AGENTS`). */
+export const workflowMaxConcurrentAgents = 16;
+/** Characters of a script's result a run's history carries inline; a longer one goes by reference. */
+export const workflowResultInlineMaxChars = 16_384;
+/** Rounds one run of the workflow makes before it continues as new (besides Temporal's suggestion). */
+export const workflowRoundsBeforeContinueAsNew = 200;
+/** Log lines of a round a run keeps for its view (the last ones), and their length. */
+export const workflowViewLogLines = 20;
+/** Characters of one log line in a run's view. */
+export const workflowViewLogChars = 500;
+/** Labels a run's view counts apart; agents of further labels are counted under the last one. */
+export const workflowViewMaxLabels = 50;
 
 // ---- workflow runs from outside: API, CLI, run_workflow (SEMANTICS §7, decision 0039) --------------
-/** Agents of one workflow run at once: the default and the most a start may ask for (`ERRAND_WORKFLOW_MAX_CONCURRENT_AGENTS`'s default). */
-export const workflowRunConcurrencyCeiling = 16;
 /** Rounds a projection runs the script for (each answers every waiting agent with a placeholder) before it stops counting. */
 export const workflowProjectionMaxRounds = 64;
 /** Wall-clock time one projection round may take (ms): a projection runs in the API's request, so below a run's round limit. */

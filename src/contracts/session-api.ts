@@ -27,7 +27,7 @@ export const startSessionBodySchema = z.strictObject({
     .optional()
     .describe("US dollars the session and its tasks may spend on model calls, checked before each model call; then it ends with status budget. Needs a model with prices. At most the operator's limit (ERRAND_MAX_COST_BUDGET_USD), else 422; its tasks get at most what is left."),
 });
-export const startSessionResponseSchema = z.object({ id: z.string(), runId: z.string(), links: z.object({ self: z.string(), messages: z.string() }) });
+export const startSessionResponseSchema = z.object({ id: z.string(), runId: z.string(), created: z.boolean(), links: z.object({ self: z.string(), messages: z.string() }) });
 export const transcriptEntrySchema = z.object({ role: z.enum(['user', 'assistant', 'notice', 'event']), text: z.string(), at: z.number() });
 export const sessionResponseSchema = z.object({
   id: z.string(),

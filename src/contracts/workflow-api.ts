@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { JsonValue } from './json';
-import { maxSourceFileBytes, workflowMaxAgents, workflowRunConcurrencyCeiling } from './limits';
+import { maxSourceFileBytes } from './limits';
 import type { WorkflowRunView } from './workflow-run';
 
 /**
@@ -14,6 +14,9 @@ import type { WorkflowRunView } from './workflow-run';
  * handlers (a recursive schema would put a reference the OpenAPI document cannot resolve).
  */
 const jsonValueSchema = z.unknown().describe('Any JSON value.') as unknown as z.ZodType<JsonValue>;
+
+/** Why a script or run ended failed (workflow-script.ts's WorkflowScriptDiagnostic). */
+const diagnosticSchema = z.object({ kind: z.enum(['syntax', 'unsupported', 'steps', 'time', 'memory', 'error', 'stalled', 'budget', 'agents']), message: z.string(), line: z.number().int().nullable() });
 
 /** Path parameter `{id}`: a workflow run's id. */
 export const workflowPathSchema = z.strictObject({
@@ -44,8 +47,8 @@ export const startWorkflowBodySchema = z
     tokenBudget: z.number().int().positive().optional().describe('Tokens every agent of the run may use together.'),
     timeBudget: z.number().int().positive().optional().describe('Seconds the whole run may take.'),
     costBudgetUsd: z.number().positive().optional().describe('US dollars every agent of the run may cost together; a projection over it refuses the start.'),
-    concurrency: z.number().int().min(1).max(workflowRunConcurrencyCeiling).optional().describe(`Agents running at once (default and ceiling ${workflowRunConcurrencyCeiling}).`),
-    maxAgents: z.number().int().min(1).max(workflowMaxAgents).optional().describe(`agent() calls the run may make (default and ceiling ${workflowMaxAgents}).`),
+    concurrency: z.number().int().min(1).max(1_000).optional().describe('Agents running at once (default and most: ERRAND_WORKFLOW_MAX_CONCURRENT_AGENTS, 16 unless the operator set it).'),
+    maxAgents: z.number().int().min(1).max(100_000).optional().describe('agent() calls the run may make (default and most: ERRAND_WORKFLOW_MAX_AGENTS, 1000 unless the operator set it).'),
     dryRun: z.boolean().optional().describe('Answer the projection without starting the run.'),
   })
   .superRefine((body, context) => {
@@ -89,8 +92,6 @@ export type WorkflowProjection = z.infer<typeof workflowProjectionSchema>;
 /** Links of a workflow run. */
 export const workflowLinksSchema = z.object({ self: z.string(), events: z.string() });
 
-const diagnosticSchema = z.object({ kind: z.enum(['syntax', 'unsupported', 'steps', 'time', 'memory', 'error', 'stalled']), message: z.string(), line: z.number().int().nullable() });
-
 const agentViewSchema = z.object({
   key: z.string(),
   label: z.string().nullable(),
@@ -130,6 +131,8 @@ export const workflowResultSchema = z.object({
   costMicroUsd: z.number(),
   agents: z.object({ done: z.number(), failed: z.number(), fromJournal: z.number() }),
   journalRef: z.string(),
+  /** A result too large for the run's history: the API reads it from errand's store into `result`. */
+  resultRef: z.string().optional(),
 });
 
 /** Answer of a dry run. */

@@ -32,3 +32,8 @@ export function tenantSpendWorkflowId(tenant: string, day: string): string {
 export function lastIdPart(workflowId: string): string {
   return workflowId.slice(Math.max(workflowId.lastIndexOf(workflowIdSeparator), workflowId.lastIndexOf(legacyChildSeparator)) + 1);
 }
+
+/** The id of the `n`-th agent (1 for the first) of a workflow run: `<run id>~agent-<n>`. */
+export function workflowAgentId(runWorkflowId: string, n: number): string {
+  return `${runWorkflowId}${workflowIdSeparator}agent-${n}`;
+}

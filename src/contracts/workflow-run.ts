@@ -67,6 +67,18 @@ export interface WorkflowRunCarried {
   costMicroUsd: number;
   /** `agent()` calls started so far, counted against maxAgents. */
   agentsStarted: number;
+  /** The agent definitions the run has read, by reference (read once per run, kept across continue-as-new). */
+  definitionsRef?: string | null;
+  /** The script's text by reference in errand's store (stored by the first round). */
+  scriptRef?: string;
+  /** Agents finished in earlier runs of this workflow (before continue-as-new), and those found in the journal at the start. */
+  agentsDone?: number;
+  agentsFailed?: number;
+  fromJournal?: number;
+  /** Per label, what earlier runs of this workflow finished (the view adds the current run's). */
+  labels?: WorkflowLabelView[];
+  /** Runs of this workflow so far (continue-as-new count). */
+  generation?: number;
 }
 
 /** Input of the cancel signal. */
@@ -145,4 +157,6 @@ export interface WorkflowRunResult {
   agents: { done: number; failed: number; fromJournal: number };
   /** The journal at the end, by reference: `resume` of this run starts from it. */
   journalRef: string;
+  /** A result too large for the workflow's history: its JSON in errand's store (then `result` is absent). */
+  resultRef?: string;
 }

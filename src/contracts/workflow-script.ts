@@ -57,7 +57,8 @@ export interface WorkflowAgentRequest {
 
 /** Why a script ended failed: `line` is the script's own line number when the engine knows it. */
 export interface WorkflowScriptDiagnostic {
-  kind: 'syntax' | 'unsupported' | 'steps' | 'time' | 'memory' | 'error' | 'stalled';
+  /** `budget` and `agents`: not the script's doing but the run's caps (a run-level cap, its `maxAgents`). */
+  kind: 'syntax' | 'unsupported' | 'steps' | 'time' | 'memory' | 'error' | 'stalled' | 'budget' | 'agents';
   message: string;
   line: number | null;
 }

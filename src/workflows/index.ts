@@ -2,3 +2,4 @@
 export { subagentWorkflow } from './subagent-workflow';
 export { sessionWorkflow } from './session-workflow';
 export { tenantSpendWorkflow } from './tenant-spend-workflow';
+export { workflowRunWorkflow } from './workflow-run';

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -38,6 +39,36 @@ describe('sessions', () => {
     const empty = await stack.request(`/v1/sessions/${encodeURIComponent(id)}/messages`, postJson({ message: '' }));
     expect(empty.status).toBe(400);
     await stack.client.workflow.getHandle(id).cancel();
+  });
+
+  it('takes an Idempotency-Key on a start and on a message: a retry is the same session, and the message is queued once', async () => {
+    const start = (body: unknown, key: string, tenantKey: string = keys.acme) => stack.request('/v1/sessions', postJson(body, { key: tenantKey, headers: { 'idempotency-key': key } }));
+    const startKey = `start-${randomUUID()}`;
+    const first = await start({ label: 'keyed', message: 'hello keyed' }, startKey);
+    expect(first.status).toBe(201);
+    const { id, created } = (await json(first)) as { id: string; created: boolean };
+    expect(created).toBe(true);
+    const retried = await start({ label: 'keyed', message: 'hello keyed' }, startKey);
+    expect(retried.status).toBe(200);
+    expect(await json(retried)).toMatchObject({ id, created: false });
+    const reused = await start({ label: 'another body' }, startKey);
+    expect(reused.status).toBe(422);
+    expect(await json(reused)).toMatchObject({ errors: [{ in: 'header', field: 'Idempotency-Key' }] });
+    // Another tenant's equal key is another session.
+    const theirs = await start({ label: 'keyed' }, startKey, keys.globex);
+    expect(theirs.status).toBe(201);
+    const theirId = ((await json(theirs)) as { id: string }).id;
+    expect(theirId).not.toBe(id);
+    await eventually(async () => (replies(await transcriptOf(id)).length === 1 ? true : undefined));
+    const messageKey = `message-${randomUUID()}`;
+    const send = () => stack.request(`/v1/sessions/${encodeURIComponent(id)}/messages`, postJson({ message: 'only once' }, { headers: { 'idempotency-key': messageKey } }));
+    expect((await send()).status).toBe(202);
+    expect((await send()).status).toBe(202);
+    await eventually(async () => (replies(await transcriptOf(id)).length === 2 ? true : undefined));
+    const users = ((await transcriptOf(id)).transcript as { entries: { role: string; text: string }[] }).entries.filter((entry) => entry.role === 'user').map((entry) => entry.text);
+    expect(users).toEqual(['hello keyed', 'only once']);
+    await stack.client.workflow.getHandle(id).cancel();
+    await stack.client.workflow.getHandle(theirId).cancel();
   });
 
   it('queues messages behind a running turn up to ERRAND_MAX_QUEUED_MESSAGES, then answers 429 naming the limit', async () => {

@@ -37,6 +37,7 @@ const usage = { inputTokens: 1_000, outputTokens: 100 };
 function answer(request: ModelRequest): ScriptStep {
   const task = request.messages.find((message) => message.role === 'user')?.content ?? '';
   const toolResults = request.messages.filter((message) => message.role === 'tool').length;
+  if (task.includes('[slow]')) return { text: `slowly: ${task}`, usage, delayMs: 30_000 };
   if (task.includes('[delegate]') && request.tools.some((tool) => tool.name === 'delegate')) {
     return toolResults === 0 ? { toolCalls: [{ name: 'delegate', arguments: { instructions: 'count the files', description: 'counter' } }], usage } : { text: 'the child counted', usage };
   }
@@ -51,6 +52,7 @@ let client: Client;
 let emulator: LambdaEmulator;
 let taskQueue: string;
 let s3: S3TestServer;
+let functionEnv: Record<string, string>;
 const model = new ScriptedModel(answer, { name: 'lambda ids and caps model' });
 
 beforeAll(async () => {
@@ -71,7 +73,7 @@ beforeAll(async () => {
     taskQueue,
     providers: JSON.stringify([{ name: 'scripted', kind: 'scripted', models: [{ id: 'scripted-model', prices: { input: 2, output: 8 } }] }]),
   });
-  const functionEnv = {
+  functionEnv = {
     ...apiFunctionEnvironment({ temporal: sharedEnvironment(settings, '[]'), workingRoot, payloadBucket: 'errand-payloads', payloadPrefix: 'worker/' }),
     AWS_ACCESS_KEY_ID: s3.accessKeyId,
     AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
@@ -101,10 +103,29 @@ afterAll(async () => {
 });
 
 async function call(method: string, pathAndQuery: string, key: string, body?: unknown): Promise<LambdaAnswer & { json: Record<string, unknown> }> {
-  return invokeJson(emulator, gatewayEvent(method, pathAndQuery, { key, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }) }));
+  return callOn(emulator, method, pathAndQuery, key, body);
+}
+
+async function callOn(on: LambdaEmulator, method: string, pathAndQuery: string, key: string, body?: unknown): Promise<LambdaAnswer & { json: Record<string, unknown> }> {
+  return invokeJson(on, gatewayEvent(method, pathAndQuery, { key, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }) }));
 }
 
 describe('the Lambda bundle: a session\'s children and the daily cap', () => {
+  it("keeps a start's ?wait= inside the function's time limit: it answers 'running' before the function times out, and says why", async () => {
+    const shortLived = await startLambdaEmulator({ taskRoot: bundle.directory, handler: apiBundleHandler, env: functionEnv, timeoutSeconds: 8 });
+    try {
+      const started = await callOn(shortLived, 'POST', '/v1/delegations?wait=25s', sessionTenant.key, { instructions: 'take your time [slow]' });
+      // Without the cut the function would time out (an error, not an answer) while it waited 25 s.
+      expect(started.statusCode, started.body).toBe(201);
+      expect(started.json).toMatchObject({ state: 'running' });
+      expect(started.headers['errand-wait-capped'] ?? started.headers['Errand-Wait-Capped']).toMatch(/what this function had left of its time limit/);
+      const id = String(started.json.id);
+      expect((await call('POST', `/v1/delegations/${id}/cancel`, sessionTenant.key, {})).statusCode).toBe(202);
+    } finally {
+      await shortLived.stop();
+    }
+  });
+
   it("opens a session's child by the id its session gave it: peek, result and the listing", async () => {
     const started = await call('POST', '/v1/sessions', sessionTenant.key, { label: 'lambda children', message: 'please [delegate] the count' });
     expect(started.statusCode, started.body).toBe(201);
@@ -125,11 +146,15 @@ describe('the Lambda bundle: a session\'s children and the daily cap', () => {
     // not address the old `errand-spend/<tenant>/<day>` id and read it as $0) and refuse every start.
     await recordTenantSpend(client, taskQueue, cappedTenant.tenant, { key: `earlier-${suffix}`, costMicroUsd: 260_000 }, Date.now());
     await until(() => readTenantSpend(client, cappedTenant.tenant, Date.now()), (spent) => spent >= 260_000, 'the earlier spend');
-    // The emulator serves one request at a time (as one Lambda execution environment does; its runtime API has a
-    // fixed port, so only one runs per machine): the eight starts go one after another through the bundle. Starts
-    // that arrive together are test/security/daily-cap-attacks.test.ts's, through the same API code on both gateways.
-    const answers: Awaited<ReturnType<typeof call>>[] = [];
-    for (let index = 0; index < 8; index += 1) answers.push(await call('POST', '/v1/delegations', cappedTenant.key, { instructions: `one of eight ${index}` }));
+    // One Lambda execution environment serves one request at a time: eight environments (emulators, each with a
+    // runtime API of its own) take the eight starts at once, as a burst of requests does on Lambda.
+    const environments = await Promise.all(Array.from({ length: 8 }, () => startLambdaEmulator({ taskRoot: bundle.directory, handler: apiBundleHandler, env: functionEnv })));
+    let answers: Awaited<ReturnType<typeof call>>[];
+    try {
+      answers = await Promise.all(environments.map((environment, index) => callOn(environment, 'POST', '/v1/delegations', cappedTenant.key, { instructions: `one of eight ${index}` })));
+    } finally {
+      await Promise.all(environments.map((environment) => environment.stop()));
+    }
     const statuses = answers.map((answered) => answered.statusCode);
     expect(statuses).toEqual([429, 429, 429, 429, 429, 429, 429, 429]);
     const refused = answers.find((answered) => answered.statusCode === 429);

@@ -76,6 +76,8 @@ describe('replay of recorded histories', () => {
       'subagent-structured.json',
       'subagent-tool-calls.json',
       'subagent-worktree.json',
+      'workflow-run-last-run.json',
+      'workflow-run-run-1.json',
     ]));
     for (const name of files) expect(readFileSync(join(folder, name)).length, name).toBeLessThan(200 * 1024);
   });

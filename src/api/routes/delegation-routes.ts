@@ -22,7 +22,8 @@ import {
   sendMessageRoute,
   startDelegationRoute,
 } from '../route-table';
-import { resolveWait, waitCappedHeader } from '../wait-duration';
+import { waitCappedHeader } from '../wait-duration';
+import { requestWait } from '../request-deadline';
 import { delegationEventStream, eventStreamNotAvailable, servedByLambda } from '../delegation-event-stream';
 import { EventStreamHub } from '../event-stream-hub';
 import { eventStreamMinLifetimeMs } from '../../contracts/limits';
@@ -59,7 +60,8 @@ export function mountDelegationRoutes(app: Hono<ApiEnv>, deps: ApiDependencies):
       ...(plan.source ? { source: plan.source } : {}),
       ...(idempotencyKey === undefined ? {} : { idempotency: { key: idempotencyKey, requestFingerprint: requestFingerprint(body) } }),
     });
-    const { ms: waitMs, cappedNotice } = resolveWait(query.wait, deps.api.maxWaitMs);
+    // The wait is measured from here: what the start took comes off a Lambda's remaining time.
+    const { ms: waitMs, cappedNotice } = requestWait(c, query.wait, deps.api.maxWaitMs);
     const status = started.created ? 201 : 200;
     c.header('location', links(started.id).self);
     if (cappedNotice !== undefined) c.header(waitCappedHeader, cappedNotice);
@@ -88,7 +90,7 @@ export function mountDelegationRoutes(app: Hono<ApiEnv>, deps: ApiDependencies):
   });
 
   mountRoute(app, getDelegationResultRoute, async ({ params, query, tenant, c }) => {
-    const wait = resolveWait(query.wait, deps.api.maxWaitMs);
+    const wait = requestWait(c, query.wait, deps.api.maxWaitMs);
     const outcome = await delegations.result(tenant, params.id, wait.ms);
     if (wait.cappedNotice !== undefined) c.header(waitCappedHeader, wait.cappedNotice);
     return sendJson(c, resultResponseSchema, outcome.done ? 200 : 202, outcome);

@@ -3,9 +3,10 @@ import type * as McpServerParts from '../mcp-server-parts';
 import { createBlobStore } from '../../activities/blob-store-factory';
 import type { ApiDependencies } from '../api-dependencies';
 import type { ApiEnv } from '../api-env';
+import { remainingWaitMs } from '../request-deadline';
 import { mcpDeleteRoute, mcpPostRoute, mcpStreamRoute } from '../mcp-route-specs';
 import { servedByLambda } from '../delegation-event-stream';
-import { mcpAnswerMarginMs, mcpNoticePollIntervalMs, mcpSessionsRetryAfterSeconds, eventStreamMinLifetimeMs } from '../../contracts/limits';
+import { mcpNoticePollIntervalMs, mcpSessionsRetryAfterSeconds, eventStreamMinLifetimeMs } from '../../contracts/limits';
 import { createLogger } from '../../observability/json-logger';
 import { describeToolFailure } from '../mcp-tool-failure';
 import { storedTextReader } from '../mcp-stored-text';
@@ -33,16 +34,9 @@ function usesSession(message: { method?: unknown }): boolean {
   return !sessionFreeMethods.has(message.method) && !message.method.startsWith('notifications/');
 }
 
-/**
- * How long a tool call waits for its result: the API's longest wait (`ERRAND_API_MAX_WAIT_MS`), and in a
- * Lambda at most its remaining time less a margin for the answer, so the client gets "still running"
- * rather than the gateway's timeout.
- */
+/** How long a tool call waits for its result (request-deadline.ts). */
 function toolCallWaitMs(c: Context<ApiEnv>, maxWaitMs: number): number {
-  const env: unknown = c.env;
-  const lambdaContext = typeof env === 'object' && env !== null && 'lambdaContext' in env ? (env.lambdaContext as { getRemainingTimeInMillis?: () => number } | undefined) : undefined;
-  const remaining = lambdaContext?.getRemainingTimeInMillis?.();
-  return remaining === undefined ? maxWaitMs : Math.max(0, Math.min(maxWaitMs, remaining - mcpAnswerMarginMs));
+  return remainingWaitMs(c, maxWaitMs).ms;
 }
 
 /**

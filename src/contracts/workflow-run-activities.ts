@@ -1,0 +1,109 @@
+/**
+ * Signatures of the activities a workflow run schedules (SEMANTICS §7): one round of its script, the plan
+ * of one agent, and the journal's update. JSON only, and small: the journal, the agents' requests and a
+ * large result go by reference in errand's blob store, so a run's history does not grow with them.
+ */
+import type { PlanDelegationOutput } from './activities';
+import type { JsonValue } from './json';
+import type { WorkflowScriptDiagnostic } from './workflow-script';
+
+/** Run one round of a script against the journal at `journalRef`. */
+export interface RunWorkflowRoundInput {
+  /** The script's text, given to the first round only; later rounds pass `scriptRef`. */
+  script?: string;
+  /** The script's text by reference (what an earlier round's output named). */
+  scriptRef?: string;
+  args: JsonValue;
+  /** The journal (`null`: empty), by reference. */
+  journalRef: string | null;
+  /** The agent definitions this run has read so far (`null`: none yet), by reference. */
+  definitionsRef: string | null;
+  /** Keys of the agents running now: the round leaves them out of `requests` and `waiting`. */
+  running: string[];
+  /** How many new requests the run can start now: the round returns at most this many. */
+  take: number;
+  /** `agent()` calls the run may make (the sandbox refuses the one past it). */
+  maxAgents: number;
+  budgetTokens: number | null;
+  workingDir: string;
+  tenant?: string;
+}
+
+/** One agent the round waits on, as the workflow needs it: the request itself is stored under its key. */
+export interface WorkflowAgentSummary {
+  key: string;
+  label: string | null;
+  phase: string | null;
+}
+
+/** Agents waiting (not running, not returned in `requests`), counted by label or phase. */
+export interface WorkflowWaitingCount {
+  label: string;
+  count: number;
+}
+
+/** What every round answers besides its outcome. */
+export interface RoundCommon {
+  /** The script's text by reference, for the next rounds. */
+  scriptRef: string;
+  /** Entries in the journal the round ran against. */
+  journalSize: number;
+}
+
+/** What a round comes to. */
+export type RunWorkflowRoundOutput = RoundCommon &
+  (
+  | {
+      status: 'waiting';
+      requests: WorkflowAgentSummary[];
+      waiting: WorkflowWaitingCount[];
+      /** Agents waiting in all (not running), `requests` included. */
+      waitingTotal: number;
+      definitionsRef: string | null;
+      logs: string[];
+    }
+  | { status: 'done'; result?: JsonValue; resultRef?: string; logs: string[] }
+  | { status: 'failed'; diagnostic: WorkflowScriptDiagnostic; logs: string[] }
+  );
+
+/** Plan the delegation of one agent of a run: its stored request becomes a child input. */
+export interface PlanWorkflowAgentInput {
+  key: string;
+  /** The run's workflow id and the agent's task id (`agent-<n>`). */
+  runId: string;
+  taskId: string;
+  workingDir: string;
+  tenant?: string;
+  remainingTokens?: number;
+  remainingTimeMs?: number;
+  remainingCostMicroUsd?: number;
+}
+
+/** One finished agent, for the journal: its child's result is read from Temporal, or the failure given. */
+export type FinishedWorkflowAgent =
+  | { key: string; workflowId: string }
+  | { key: string; failure: { type: string; message: string } };
+
+/** Add finished agents to a journal and drop restarted keys; the new journal's reference comes back. */
+export interface RecordWorkflowAgentsInput {
+  journalRef: string | null;
+  add: FinishedWorkflowAgent[];
+  remove: string[];
+  /** Drop the failed entries too (a run resumed from an ended one runs its failed agents again). */
+  dropFailed?: boolean;
+}
+
+/** How each added agent went into the journal. */
+export interface RecordWorkflowAgentsOutput {
+  journalRef: string;
+  /** Entries in the journal now. */
+  size: number;
+  entries: { key: string; outcome: 'done' | 'failed'; tokens: number; failure?: { type: string; message: string } }[];
+}
+
+/** The activities of a workflow run. */
+export interface WorkflowRunActivities {
+  runWorkflowRound(input: RunWorkflowRoundInput): Promise<RunWorkflowRoundOutput>;
+  planWorkflowAgent(input: PlanWorkflowAgentInput): Promise<PlanDelegationOutput>;
+  recordWorkflowAgents(input: RecordWorkflowAgentsInput): Promise<RecordWorkflowAgentsOutput>;
+}
