@@ -1,3 +1,5 @@
+import type { BlobStore } from '../activities/blob-store';
+import { loadJournal } from '../activities/workflow-journal-store';
 import type { ErrandConfig } from '../config';
 import type { JsonValue } from '../contracts/json';
 import { defaultContextWindow } from '../contracts/limits';
@@ -49,8 +51,15 @@ export async function resolveWorkflowScript(body: Pick<StartWorkflowBody, 'scrip
 }
 
 /** Plans a run from a validated body: 422 for an unknown source, a script that cannot parse, or a projection over the money cap. */
-export async function planWorkflowRun(body: StartWorkflowBody, context: WorkflowPlanningContext, script?: { script: string; scriptName: string }): Promise<PlannedWorkflowRun> {
+export async function planWorkflowRun(
+  body: StartWorkflowBody,
+  context: WorkflowPlanningContext,
+  script?: { script: string; scriptName: string },
+  resumed?: { journalRef: string; blobs: BlobStore },
+): Promise<PlannedWorkflowRun> {
   const { config } = context;
+  // A resume projects only the agents the ended run's journal does not answer.
+  const journal = resumed === undefined ? undefined : await loadJournal(resumed.blobs, resumed.journalRef);
   const resolved = script ?? (await resolveWorkflowScript(body, context.places));
   const operator = config.caps;
   const time = body.timeBudget !== undefined ? body.timeBudget * 1_000 : undefined;
@@ -70,7 +79,7 @@ export async function planWorkflowRun(body: StartWorkflowBody, context: Workflow
   }
   const maxAgents = body.maxAgents ?? limits.maxAgents;
   const args: JsonValue = body.args ?? null;
-  const projection = await projectWorkflowRun({ script: resolved.script, args, maxAgents, tokenBudget: body.tokenBudget, modelFor: projectionModels(config) });
+  const projection = await projectWorkflowRun({ script: resolved.script, args, maxAgents, tokenBudget: body.tokenBudget, modelFor: projectionModels(config), ...(journal ? { journal } : {}) });
   if (projection.diagnostic && (projection.diagnostic.kind === 'syntax' || projection.diagnostic.kind === 'unsupported')) {
     const where = projection.diagnostic.line === null ? '' : ` (line ${projection.diagnostic.line})`;
     const message = `${projection.diagnostic.message}${where}`;

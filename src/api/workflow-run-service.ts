@@ -76,6 +76,11 @@ function ended(id: string, status: string, what: string): ApiProblem {
 export class WorkflowRunService {
   constructor(private readonly options: WorkflowRunServiceOptions) {}
 
+  /** Where run inputs and journals are kept (the workers' blob store). */
+  get blobs(): BlobStore {
+    return this.options.blobs;
+  }
+
   /** Starts a run (its input stored by content first). With an Idempotency-Key a retry answers the same run. */
   async start(args: { tenant: string; input: WorkflowRunStartInput; journalRef?: string; resumedFrom?: string; idempotency?: { key: string; requestFingerprint: string } }): Promise<{ id: string; runId: string; created: boolean }> {
     const { tenant, input, idempotency } = args;

@@ -177,6 +177,8 @@ export const resumeWorkflowResponseSchema = z.object({
   /** `signalled`: a running paused run goes on. `started`: the run had ended; a new run starts from its journal. */
   action: z.enum(['signalled', 'started']),
   started: z.object({ id: z.string(), runId: z.string(), links: workflowLinksSchema }).optional(),
+  /** The new run's projection: only the agents the ended run's journal does not answer. */
+  projection: workflowProjectionSchema.optional(),
 });
 
 /** Body of `POST /v1/workflows/{id}/cancel`. */

@@ -20,6 +20,8 @@ export interface ProjectionRequest {
   tokenBudget?: number | undefined;
   /** The model an agent runs on: its `model` option (`undefined`: the default model). */
   modelFor: (requested: string | undefined) => ProjectionModel;
+  /** The journal of the run a resume starts from: its finished agents answer from it and are not counted. */
+  journal?: WorkflowJournal;
   /** Limits of the projection itself (tests lower them). */
   limits?: { rounds?: number; roundMs?: number; totalMs?: number };
 }
@@ -31,7 +33,9 @@ const placeholderDefinition = '(agent definition: not read by a projection)';
 export async function projectWorkflowRun(request: ProjectionRequest): Promise<WorkflowProjection> {
   const maxRounds = request.limits?.rounds ?? workflowProjectionMaxRounds;
   const deadline = Date.now() + (request.limits?.totalMs ?? workflowProjectionTotalMs);
-  const journal: WorkflowJournal = {};
+  // Only finished agents answer from a resumed run's journal; a failed one runs again, so it is counted.
+  const journal: WorkflowJournal = Object.fromEntries(Object.entries(request.journal ?? {}).filter(([, entry]) => entry.outcome === 'done'));
+  const journaled = Object.keys(journal).length;
   const definitions: Record<string, string | null> = {};
   const counted: CountedAgents = new Map();
   const substituted = new Set<string>();
@@ -89,6 +93,7 @@ export async function projectWorkflowRun(request: ProjectionRequest): Promise<Wo
     'Agents are answered by placeholders (the smallest value their schema allows: empty arrays, zero, empty strings), so agents a script starts for each item an earlier agent found are not counted.',
     ...(figures.cappedByTokenBudget ? [`The projected tokens are more than tokenBudget; the run stops at ${request.tokenBudget} tokens, so tokens and cost are counted up to it.`] : []),
     ...(stopped ? [`${stopped}: the figures count the agents up to there.`] : []),
+    ...(journaled > 0 ? [`The run resumes from a journal of ${journaled} finished agent${journaled === 1 ? '' : 's'}: a call whose key is there answers from it and is not counted (a call naming an agent definition is counted, as the projection does not read definitions).`] : []),
     ...(substituted.size > 0 ? [`Models not in the provider configuration were counted at the default model: ${[...substituted].join(', ')}.`] : []),
     ...(Object.keys(definitions).length > 0 ? [`Agents of a named definition (${Object.keys(definitions).join(', ')}) are counted at the model their call names, or the default model: the definition's own model is not read.`] : []),
     ...(diagnostic ? ['The script stopped under the projection; with placeholder results a script may fail where a real run would not.'] : []),

@@ -67,7 +67,9 @@ describe('a workflow run over the API', () => {
     const resumed = await stack.request(`/v1/workflows/${id}/resume`, postJson({ script: "const x = await agent('alpha task');\nconst y = await agent('gamma task');\nreturn [x, y];" }));
     expect(resumed.status).toBe(201);
     const answer = await json(resumed);
-    expect(answer).toMatchObject({ id, action: 'started' });
+    // Projected: only the new agent; the journal answers the other.
+    expect(answer).toMatchObject({ id, action: 'started', projection: { agents: 1, complete: true } });
+    expect(JSON.stringify(answer.projection)).toContain('resumes from a journal of 2 finished agents');
     const newId = String((answer.started as { id: string }).id);
     expect(newId).not.toBe(id);
     const done = await eventually(async () => {

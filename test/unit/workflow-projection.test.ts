@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agentEstimate, placeholderResult, projectionRefusal, type ProjectionModel } from '../../src/domain/workflow-projection';
+import { createAgentCallKeys } from '../../src/domain/workflow-journal';
 import { projectWorkflowRun } from '../../src/workflow-scripts/project-workflow-run';
 
 /** A run's projection (decision 0039): the script runs with placeholder agents; each agent counts one full window. */
@@ -65,6 +66,17 @@ describe('projectWorkflowRun', () => {
     const projection = await projectWorkflowRun({ script: "await parallel([1, 2, 3, 4].map((n) => () => agent(`n ${n}`, { model: 'mystery' })));", args: null, maxAgents: 100, tokenBudget: 20_000, modelFor });
     expect(projection).toMatchObject({ agents: 4, tokens: 20_000, costMicroUsd: 32_000 });
     expect(projection.notes.join(' ')).toContain('mystery (counted as p/small)');
+  });
+
+  it('leaves out the agents a resumed run journal answers, and counts a failed one again', async () => {
+    const keyOf = createAgentCallKeys();
+    const journal = {
+      [keyOf({ prompt: 'one', options: {}, agentDefinition: null })]: { outcome: 'done' as const, result: 'first', tokens: 10 },
+      [keyOf({ prompt: 'two', options: {}, agentDefinition: null })]: { outcome: 'failed' as const, failure: { type: 'ModelError', message: 'down' } },
+    };
+    const projection = await projectWorkflowRun({ script: "const a = await agent('one');\nconst b = await agent('two');\nreturn [a, b, await agent('three')];", args: null, maxAgents: 10, modelFor, journal });
+    expect(projection).toMatchObject({ agents: 2, complete: true });
+    expect(projection.notes.join(' ')).toContain('resumes from a journal of 1 finished agent:');
   });
 
   it('reports a script that fails, naming its line', async () => {

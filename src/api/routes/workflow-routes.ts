@@ -42,11 +42,12 @@ export function mountWorkflowRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): v
   const startedBy = 'errand HTTP API';
 
   /** Plans a run from a body in the tenant's working directory (the script given, or found by name). */
-  const plan = async (tenant: string, body: StartWorkflowBody, script?: { script: string; scriptName: string }) => {
+  const plan = async (tenant: string, body: StartWorkflowBody, script?: { script: string; scriptName: string }, journalRef?: string) => {
     assertProviderConfigured(deps.config, 'delegation');
     checkSessionLimits({ timeBudget: body.timeBudget, costBudgetUsd: body.costBudgetUsd }, deps.config);
     const { workingDir, places } = await wired().placesFor(tenant);
-    return (await planning()).planWorkflowRun(body, { config: deps.config, workingDir, places, startedBy }, script);
+    const resumed = journalRef === undefined ? undefined : { journalRef, blobs: wired().service.blobs };
+    return (await planning()).planWorkflowRun(body, { config: deps.config, workingDir, places, startedBy }, script, resumed);
   };
 
   mountRoute(app, startWorkflowRoute, async ({ body, query, headers, tenant, c }) => {
@@ -133,10 +134,10 @@ export function mountWorkflowRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): v
       ...(input.caps.timeBudgetMs !== undefined ? { timeBudget: Math.ceil(input.caps.timeBudgetMs / 1_000) } : {}),
       ...(input.caps.costBudgetMicroUsd !== undefined ? { costBudgetUsd: input.caps.costBudgetMicroUsd / 1_000_000 } : {}),
     };
-    const planned = await plan(tenant, resumed, { script: resumed.script ?? input.script, scriptName: input.scriptName });
+    const planned = await plan(tenant, resumed, { script: resumed.script ?? input.script, scriptName: input.scriptName }, ended.journalRef);
     const started = await service.start({ tenant, input: planned.input, journalRef: ended.journalRef, resumedFrom: params.id });
     c.header('location', workflowLinks(started.id).self);
-    return sendJson(c, resumeWorkflowResponseSchema, 201, { id: params.id, action: 'started', started: { id: started.id, runId: started.runId, links: workflowLinks(started.id) } });
+    return sendJson(c, resumeWorkflowResponseSchema, 201, { id: params.id, action: 'started', started: { id: started.id, runId: started.runId, links: workflowLinks(started.id) }, projection: planned.projection });
   });
 }
 
