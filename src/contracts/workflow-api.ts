@@ -38,26 +38,33 @@ export const workflowAgentPathSchema = workflowPathSchema.extend({
     .describe("The agent's key, as `GET /v1/workflows/{id}` lists it under `agents`."),
 });
 
-/** Body of `POST /v1/workflows` (and the `run_workflow` tool's arguments, camelCase alike). */
-export const startWorkflowBodySchema = z
-  .strictObject({
-    script: z.string().min(1, { error: 'expected the text of a workflow script' }).max(maxSourceFileBytes, { error: `a workflow script is at most ${maxSourceFileBytes} characters` }).optional().describe('The workflow script, inline (as Claude Code writes it: agent(), parallel(), pipeline(), args).'),
-    name: z.string().min(1).max(128).optional().describe('A workflow source: `.claude/workflows/<name>.js` in the operator\'s stores, the project or the user\'s home.'),
-    args: jsonValueSchema.optional().describe('The value the script reads as `args`.'),
-    tokenBudget: z.number().int().positive().optional().describe('Tokens every agent of the run may use together.'),
-    timeBudget: z.number().int().positive().optional().describe('Seconds the whole run may take.'),
-    costBudgetUsd: z.number().positive().optional().describe('US dollars every agent of the run may cost together; a projection over it refuses the start.'),
-    concurrency: z.number().int().min(1).max(1_000).optional().describe('Agents running at once (default and most: ERRAND_WORKFLOW_MAX_CONCURRENT_AGENTS, 16 unless the operator set it).'),
-    maxAgents: z.number().int().min(1).max(100_000).optional().describe('agent() calls the run may make (default and most: ERRAND_WORKFLOW_MAX_AGENTS, 1000 unless the operator set it).'),
-    dryRun: z.boolean().optional().describe('Answer the projection without starting the run.'),
-  })
-  .superRefine((body, context) => {
-    if ((body.script === undefined) === (body.name === undefined)) {
-      context.addIssue({ code: 'custom', path: [body.script === undefined ? 'script' : 'name'], message: 'give exactly one of script (the text) or name (a workflow source)' });
-    }
-  });
-/** Body of `POST /v1/workflows`. */
-export type StartWorkflowBody = z.infer<typeof startWorkflowBodySchema>;
+const workflowScriptText = z.string().min(1, { error: 'expected the text of a workflow script' }).max(maxSourceFileBytes, { error: `a workflow script is at most ${maxSourceFileBytes} characters` });
+
+/** What a start takes besides its script. */
+const startWorkflowFields = {
+  args: jsonValueSchema.optional().describe('The value the script reads as `args`.'),
+  tokenBudget: z.number().int().positive().optional().describe('Tokens every agent of the run may use together.'),
+  timeBudget: z.number().int().positive().optional().describe('Seconds the whole run may take.'),
+  costBudgetUsd: z.number().positive().optional().describe('US dollars every agent of the run may cost together; a projection over it refuses the start.'),
+  concurrency: z.number().int().min(1).max(1_000).optional().describe('Agents running at once (default and most: ERRAND_WORKFLOW_MAX_CONCURRENT_AGENTS, 16 unless the operator set it).'),
+  maxAgents: z.number().int().min(1).max(100_000).optional().describe('agent() calls the run may make (default and most: ERRAND_WORKFLOW_MAX_AGENTS, 1000 unless the operator set it).'),
+  dryRun: z.boolean().optional().describe('Answer the projection without starting the run.'),
+};
+
+/**
+ * Body of `POST /v1/workflows`: exactly one of `script` (inline, as Claude Code writes it: agent(),
+ * parallel(), pipeline(), args) or `name` (a workflow source: `.claude/workflows/<name>.js`). A union of two
+ * closed objects, so the OpenAPI document says so too (a body with both or neither matches neither).
+ */
+export const startWorkflowBodySchema = z.union(
+  [
+    z.strictObject({ script: workflowScriptText.describe('The workflow script, inline.'), ...startWorkflowFields }),
+    z.strictObject({ name: z.string().min(1).max(128).describe("A workflow source: `.claude/workflows/<name>.js` in the operator's stores, the project or the user's home."), ...startWorkflowFields }),
+  ],
+  { error: 'give exactly one of script (the text) or name (a workflow source), with the run\'s args and caps (args, tokenBudget, timeBudget, costBudgetUsd, concurrency, maxAgents, dryRun)' },
+);
+/** Body of `POST /v1/workflows`, either form. */
+export type StartWorkflowBody = z.infer<typeof startWorkflowBodySchema> & { script?: string; name?: string };
 
 /** What a projection counted for one model. */
 export const workflowProjectionModelSchema = z.object({
