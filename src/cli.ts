@@ -32,6 +32,7 @@ const commands: Record<string, CommandEntry> = {
   send: { summary: 'send a message to a continuable delegation', load: async () => (await import('./cli/delegation-commands.js')).sendCommand },
   usage: { summary: 'tokens and cost of a delegation or session and every descendant, with turns and state', load: async () => (await import('./cli/usage-command.js')).usageCommand },
   list: { summary: 'list delegations [--status s] [--source s] [--parent id]', load: async () => (await import('./cli/delegation-commands.js')).listCommand },
+  workflow: { summary: 'workflow runs: workflow run <file|name> [--args JSON] [--dry-run] [--async] | show <id> | pause | resume [--script f] | cancel | restart <id> <key>', load: async () => (await import('./cli/workflow-commands.js')).workflowCommand },
   sources: { summary: 'list recipes and agents, or show one: errand sources [name]', load: async () => (await import('./cli/catalog-commands.js')).sourcesCommand },
   models: { summary: 'list the models a delegation may use', load: async () => (await import('./cli/catalog-commands.js')).modelsCommand },
   recipes: { summary: 'recipes check <file or folder>…: validate recipe and agent files', load: async () => (await import('./cli/recipes-command.js')).recipesCommand },

@@ -1,5 +1,5 @@
-import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { copyFileSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { buildSync, type BuildOptions } from 'esbuild';
 
 /**
@@ -97,6 +97,8 @@ export function buildApiBundle(directory: string): ApiBundle {
   rmSync(directory, { recursive: true, force: true });
   mkdirSync(directory, { recursive: true });
   const { metafile } = buildSync({ ...apiBundleOptions, outdir: directory, metafile: true });
+  // The workflow-script sandbox's engine (QuickJS in WebAssembly, loaded by POST /v1/workflows's projection) reads its .wasm beside its chunk.
+  copyFileSync(join(dirname(require.resolve('@jitl/quickjs-wasmfile-release-sync/package.json')), 'dist', 'emscripten-module.wasm'), join(directory, 'chunks', 'emscripten-module.wasm'));
   // The metafile names outputs relative to the working directory; walk the static imports from the entry.
   const outputs = new Map(Object.entries(metafile.outputs).map(([file, output]) => [resolve(file), output]));
   const entry = join(directory, apiBundleEntryFile);

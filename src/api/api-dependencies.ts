@@ -4,6 +4,8 @@ import type { ApiConfig } from './api-config';
 import type { DelegationService } from './delegation-service';
 import type { SessionService } from './session-service';
 import type { PlanDelegationFunction } from './planning-types';
+import type { WorkflowPlace } from '../sources/workflow-sources';
+import type { WorkflowRunService } from './workflow-run-service';
 
 export type { ApiCaller, PlanDelegationFunction } from './planning-types';
 
@@ -27,4 +29,9 @@ export interface ApiDependencies {
    * are wired: the sources routes answer 404 for every name.
    */
   sourcesFor?: (tenant: string) => SourceLookup;
+  /**
+   * Workflow runs (SEMANTICS §7): the service, and where a tenant's workflow sources are found (its working
+   * directory and the places searched). Absent: the `/v1/workflows` routes answer 501.
+   */
+  workflows?: { service: WorkflowRunService; placesFor(tenant: string): Promise<{ workingDir: string; places: WorkflowPlace[] }> };
 }

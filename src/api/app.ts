@@ -16,6 +16,7 @@ import { createLogger } from '../observability/json-logger';
 import { mountDelegationRoutes } from './routes/delegation-routes';
 import { mountMcpRoutes } from './routes/mcp-routes';
 import { mountSessionRoutes } from './routes/session-routes';
+import { mountWorkflowRoutes } from './routes/workflow-routes';
 import { requestSpan } from './request-span';
 
 /**
@@ -102,6 +103,7 @@ export function createApp(deps: ApiDependencies, options: { requestLog?: boolean
 
   mountDelegationRoutes(app, deps);
   mountSessionRoutes(app, deps);
+  mountWorkflowRoutes(app, deps);
   mountMcpRoutes(app, deps);
   mountCatalogRoutes(app, deps);
 

@@ -5,6 +5,7 @@ import type * as PlanningParts from './api-planning-parts';
 import { loadApiConfig, type ApiConfig, type LoadApiConfigOptions } from './api-config';
 import type { ApiDependencies } from './api-dependencies';
 import { DelegationService } from './delegation-service';
+import { WorkflowRunService } from './workflow-run-service';
 import { lazyTemporalClient, type TemporalClientProvider } from './temporal-client-provider';
 import { SessionService } from './session-service';
 import { tenantWorkingDir } from './tenant-working-dir';
@@ -30,7 +31,7 @@ export interface ApiDependencyOptions {
   temporal?: TemporalClientProvider;
   /** Temporal's gateway; default: over its HTTP API when `temporal.httpUrl` is set, else the SDK's client over `temporal`. */
   gateway?: TemporalGateway;
-  sources?: Pick<SharedSources, 'resolverFor'>;
+  sources?: Pick<SharedSources, 'resolverFor'> & Partial<Pick<SharedSources, 'workflowPlacesFor'>>;
   /** Shown in each workflow's static details. */
   startedBy?: string;
 }
@@ -65,7 +66,7 @@ export function createApiDependencies(options: ApiDependencyOptions = {}): ApiDe
   // that needs them, not with the process (decision 0026); api-source-lookup.ts says which sources they are.
   let parts: Promise<typeof PlanningParts> | undefined;
   const planningParts = () => (parts ??= import('./api-planning-parts.js'));
-  let sourcesLoaded: Promise<Pick<SharedSources, 'resolverFor'>> | undefined;
+  let sourcesLoaded: Promise<Pick<SharedSources, 'resolverFor'> & Partial<Pick<SharedSources, 'workflowPlacesFor'>>> | undefined;
   const sources = () => (sourcesLoaded ??= options.sources ? Promise.resolve(options.sources) : planningParts().then((loaded) => loaded.createApiSourceLookup(config)));
   let plannerLoaded: Promise<ReturnType<typeof PlanningParts.apiPlanner>> | undefined;
   const planner = () => (plannerLoaded ??= Promise.all([planningParts(), sources()]).then(([loaded, lookup]) => loaded.apiPlanner(config, lookup, blobs)));
@@ -82,5 +83,12 @@ export function createApiDependencies(options: ApiDependencyOptions = {}): ApiDe
     }),
     plan: async (request, caller) => (await planner())(request, caller, workingDirFor(caller.tenant)),
     sessions: new SessionService(gateway, config, workingDirFor, blobs, dailyCap),
+    workflows: {
+      service: new WorkflowRunService({ gateway, blobs, ...(dailyCap ? { dailyCap } : {}), taskQueue: config.temporal.taskQueue, startedBy: options.startedBy ?? 'errand HTTP API' }),
+      placesFor: async (tenant) => {
+        const workingDir = workingDirFor(tenant);
+        return { workingDir, places: (await sources()).workflowPlacesFor?.(workingDir) ?? [] };
+      },
+    },
   };
 }

@@ -125,6 +125,7 @@ export function buildOpenApiDocument(routes: readonly RouteSpec[]): JsonSchema {
     },
     tags: [
       { name: 'delegations', description: 'Subagents started directly or by sessions.' },
+      { name: 'workflows', description: 'Workflow scripts run durably, each agent a delegation.' },
       { name: 'sources', description: 'Recipes and agents that can be delegated.' },
       { name: 'models', description: 'The model allow-list.' },
       { name: 'system', description: 'Health and this document.' },

@@ -24,6 +24,7 @@ import {
 import { delegateRequestSchema } from '../contracts/delegation';
 import { delegationEvents } from '../contracts/delegation-events';
 import { mcpDeleteRoute, mcpPostRoute, mcpStreamRoute } from './mcp-route-specs';
+import { workflowRoutes } from './workflow-route-specs';
 import { defineRoute, type ResponseSpec, type RouteSpec } from './route-spec';
 import {
   approvalBodySchema,
@@ -375,6 +376,7 @@ export const apiRoutes: readonly RouteSpec[] = [
   cancelSessionRoute,
   listApprovalsRoute,
   decideApprovalRoute,
+  ...workflowRoutes,
   mcpPostRoute,
   mcpStreamRoute,
   mcpDeleteRoute,

@@ -41,6 +41,26 @@ or returns at once with --async. Give the task, a --source, or both.
       --idempotency-key <key>  a retried start returns the same delegation
       --async                  print the id and return
       --json                   print JSON (with --continuable: event lines, a started event with the id first)`,
+  workflow: `usage: errand workflow <subcommand> ...
+
+  errand workflow run <file|name> [options]   run a workflow script (a file, or .claude/workflows/<name>.js)
+  errand workflow show <id> [-f, --follow]    the run's view by label (waiting, running, done, failed)
+  errand workflow pause <id>                  no new agent starts; running ones finish
+  errand workflow resume <id> [--script file] a paused run goes on; an ended run starts again from its journal
+  errand workflow cancel <id> [-r, --reason text]
+  errand workflow restart <id> <agent key>    the agent runs again
+
+Options of run:
+  -a, --args JSON           the value the script reads as args
+  --dry-run                 print the projection (agents, tokens, cost) and start nothing
+  --async                   print the run's id and return at once (otherwise: follow it to its end)
+  --token-budget n          tokens every agent of the run may use together
+  --time-budget seconds     how long the whole run may take
+  --cost-budget-usd x       US dollars the run may cost; a projection over it refuses the start
+  --concurrency n           agents at once (at most 16)
+  --max-agents n            agent() calls the run may make (at most 1000)
+  --idempotency-key key     a retried start returns the same run
+  --json                    answers as JSON`,
   peek: `usage: errand peek <id> [--follow] [--json]
 
 Shows a delegation's state, turns, last tool call and the text its model is writing. -f, --follow keeps

@@ -4,6 +4,7 @@ import { SourceCatalog } from './source-catalog';
 import { SourceResolver } from './source-resolver';
 import { createOperatorStores, createProjectStores, createUserStores, type StoreConfig } from './store-config';
 import { operatorSkillPlace, projectSkillPlace, userSkillPlace, type SkillPlace } from './skill-sources';
+import { operatorWorkflowPlace, projectWorkflowPlace, userWorkflowPlace, type WorkflowPlace } from './workflow-sources';
 
 /** Options of {@link SharedSources}. */
 export interface SharedSourcesOptions {
@@ -86,6 +87,15 @@ export class SharedSources {
       this.resolvers.delete(oldest);
     }
     return resolver;
+  }
+
+  /**
+   * Where workflow scripts of a working directory are found (SEMANTICS §7): `.claude/workflows` of the
+   * operator's stores, then of the project (where project folders are searched), then of the user.
+   */
+  workflowPlacesFor(workingDirectory: string): WorkflowPlace[] {
+    const project = this.options.projectFolders && !this.options.projectFolders() ? [] : [projectWorkflowPlace(workingDirectory, this.options.workingRoot)];
+    return [...this.operator.storeList.map(operatorWorkflowPlace), ...project, userWorkflowPlace(this.options.homeDirectory)];
   }
 
   /** Skills in the operator's stores (`.claude/skills/<name>/SKILL.md` in each, in store order). */

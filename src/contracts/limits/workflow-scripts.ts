@@ -47,3 +47,13 @@ export const workflowViewLogLines = 20;
 export const workflowViewLogChars = 500;
 /** Labels a run's view counts apart; agents of further labels are counted under the last one. */
 export const workflowViewMaxLabels = 50;
+
+// ---- workflow runs from outside: API, CLI, run_workflow (SEMANTICS §7, decision 0039) --------------
+/** Rounds a projection runs the script for (each answers every waiting agent with a placeholder) before it stops counting. */
+export const workflowProjectionMaxRounds = 64;
+/** Wall-clock time one projection round may take (ms): a projection runs in the API's request, so below a run's round limit. */
+export const workflowProjectionRoundMs = 3_000;
+/** Wall-clock time a whole projection may take (ms); past it the figures so far are answered, marked incomplete. */
+export const workflowProjectionTotalMs = 15_000;
+/** How often the workflow event stream looks at a run's view (ms). */
+export const workflowEventPollMs = 1_000;
