@@ -655,3 +655,7 @@ export const workflowViewLogLines = 20;
 export const workflowViewLogChars = 500;
 /** Labels a run's view counts apart; agents of further labels are counted under the last one. */
 export const workflowViewMaxLabels = 50;
+/** How often a workflow run's activities heartbeat (ms); their heartbeat timeout is {@link workflowRunHeartbeatTimeoutMs}. */
+export const workflowRunHeartbeatIntervalMs = 2_000;
+/** Heartbeat timeout of a workflow run's activities: how soon a lost worker's round or plan moves elsewhere. */
+export const workflowRunHeartbeatTimeoutMs = 10_000;

@@ -13,7 +13,7 @@ import {
 } from '@temporalio/workflow';
 import { nonRetryableFailureTypes } from '../contracts/failures';
 import type { JsonValue } from '../contracts/json';
-import { cancelSettleWaitMs, workflowRoundsBeforeContinueAsNew, workflowScriptRoundMs, workflowTaskTimeoutMs } from '../contracts/limits';
+import { cancelSettleWaitMs, workflowRoundsBeforeContinueAsNew, workflowRunHeartbeatTimeoutMs, workflowScriptRoundMs, workflowTaskTimeoutMs } from '../contracts/limits';
 import { searchAttributes } from '../contracts/search-attributes';
 import { cancelSignal } from '../contracts/subagent-messages';
 import type { SubagentResult } from '../contracts/subagent-result';
@@ -31,11 +31,12 @@ const rounds = proxyActivities<WorkflowRunActivities>({
   // A round runs the script in a thread stopped at its time limit; it may run again once per agent
   // definition the script names (read through the sources), and wait for a free thread.
   startToCloseTimeout: workflowScriptRoundMs * 12,
+  heartbeatTimeout: workflowRunHeartbeatTimeoutMs,
   retry: { initialInterval: 500, maximumAttempts: 5, nonRetryableErrorTypes },
 });
 const planning = proxyActivities<WorkflowRunActivities>({
   startToCloseTimeout: 10 * 60_000,
-  heartbeatTimeout: 60_000,
+  heartbeatTimeout: workflowRunHeartbeatTimeoutMs,
   retry: { initialInterval: 500, maximumAttempts: 10, nonRetryableErrorTypes },
 });
 
