@@ -649,6 +649,11 @@ export const workflowMaxConcurrentAgents = 16;
 export const workflowResultInlineMaxChars = 16_384;
 /** Rounds one run of the workflow makes before it continues as new (besides Temporal's suggestion). */
 export const workflowRoundsBeforeContinueAsNew = 200;
+/**
+ * Agents one run of the workflow starts before it continues as new: each adds its plan (the child's whole
+ * input) and its start to the history, so this keeps a run's history near a megabyte at any size of run.
+ */
+export const workflowAgentsBeforeContinueAsNew = 100;
 /** Log lines of a round a run keeps for its view (the last ones), and their length. */
 export const workflowViewLogLines = 20;
 /** Characters of one log line in a run's view. */

@@ -13,7 +13,7 @@ import {
 } from '@temporalio/workflow';
 import { nonRetryableFailureTypes } from '../contracts/failures';
 import type { JsonValue } from '../contracts/json';
-import { cancelSettleWaitMs, workflowRoundsBeforeContinueAsNew, workflowRunHeartbeatTimeoutMs, workflowScriptRoundMs, workflowTaskTimeoutMs } from '../contracts/limits';
+import { cancelSettleWaitMs, workflowAgentsBeforeContinueAsNew, workflowRoundsBeforeContinueAsNew, workflowRunHeartbeatTimeoutMs, workflowScriptRoundMs, workflowTaskTimeoutMs } from '../contracts/limits';
 import { searchAttributes } from '../contracts/search-attributes';
 import { cancelSignal } from '../contracts/subagent-messages';
 import type { SubagentResult } from '../contracts/subagent-result';
@@ -266,7 +266,7 @@ export async function workflowRunWorkflow(input: WorkflowRunInput): Promise<Work
     checkCaps();
     if (stop) return stopRun(stop);
     const live = running().length;
-    const dueToContinue = roundsThisRun >= workflowRoundsBeforeContinueAsNew || workflowInfo().continueAsNewSuggested;
+    const dueToContinue = roundsThisRun >= workflowRoundsBeforeContinueAsNew || agentsStarted - (carried.agentsStarted) >= workflowAgentsBeforeContinueAsNew || workflowInfo().continueAsNewSuggested;
     if (dueToContinue && live === 0 && finished.length === 0 && removals.length === 0) {
       await condition(allHandlersFinished);
       const next: WorkflowRunCarried = {
