@@ -70,10 +70,21 @@ test('SIGKILL of the worker half way through a 200-agent pipeline: the run compl
     input: { script, scriptName: 'crash.js', args: { items }, workingDir, caps: {}, concurrency: 16, maxAgents: 1_000, startedBy: 'test' },
   });
   const doneOf = (view: WorkflowRunView) => view.labels.reduce((sum, label) => sum + label.done, 0);
-  const beforeKill = await until(() => handle.query(workflowViewQuery), (view) => doneOf(view) >= 100, 'half the agents to finish', 120_000);
+  // The view lists the agents of the current link of the run's chain (it continues as new every 100
+  // agents): the finished ones are collected at each look.
+  const finished = new Set<string>();
+  await until(
+    () => handle.query(workflowViewQuery),
+    (view) => {
+      for (const agent of view.agents) if (agent.state === 'done') finished.add(agent.label ?? '');
+      return doneOf(view) >= 100;
+    },
+    'half the agents to finish',
+    120_000,
+  );
   await first.kill();
-  const finishedBefore = beforeKill.agents.filter((agent) => agent.state === 'done').map((agent) => agent.label ?? '');
-  expect(finishedBefore.length).toBeGreaterThanOrEqual(100);
+  const finishedBefore = [...finished];
+  expect(finishedBefore.length).toBeGreaterThanOrEqual(50);
 
   const second = startWorkerProcess('wf-crash-second', env);
   workers.push(second);
