@@ -31,8 +31,10 @@ import { clusterEnvironmentKeys } from '../test/support/cluster-environment';
 export const clusterTestFiles: readonly string[] = [
   // The server process stops and starts; PostgreSQL keeps the state.
   'test/workflows/server-restart.test.ts',
+  'test/workflows/workflow-run-server-restart.test.ts',
   // Worker processes die (SIGKILL) and new ones carry on.
   'test/workflows/worker-crash.test.ts',
+  'test/workflows/workflow-run-crash.test.ts',
   'test/workflows/session-restart.test.ts',
   'test/workflows/continuable.test.ts',
   'test/workflows/approvals.test.ts',

@@ -69,8 +69,14 @@ export async function updateJournal(blobs: BlobStore, ref: string | null, add: R
     delete delta[key];
     removed.add(key);
   }
+  let base: WorkflowJournal | undefined;
   for (const [key, entry] of Object.entries(add)) {
-    if (!Object.hasOwn(delta, key)) delta[key] = entry;
+    if (Object.hasOwn(delta, key)) continue;
+    if (head.base !== null && !removed.has(key)) {
+      base ??= await readJsonBlob<WorkflowJournal>(blobs, head.base, 'the workflow journal base');
+      if (Object.hasOwn(base, key)) continue;
+    }
+    delta[key] = entry;
   }
   let next: JournalHead = { base: head.base, delta, removed: [...removed].sort() };
   if (Object.keys(delta).length + removed.size > journalDeltaMaxEntries) {

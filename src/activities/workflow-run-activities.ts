@@ -4,7 +4,7 @@ import { FailureType } from '../contracts/failures';
 import type { Client } from '@temporalio/client';
 import type { OrchestrationActivities, PlanDelegationOutput } from '../contracts/activities';
 import type { JsonObject, JsonValue } from '../contracts/json';
-import { workflowResultInlineMaxChars, workflowViewLogChars, workflowViewLogLines, workflowViewMaxLabels } from '../contracts/limits';
+import { workflowResultInlineMaxChars, workflowRunHeartbeatIntervalMs, workflowViewLogChars, workflowViewLogLines, workflowViewMaxLabels } from '../contracts/limits';
 import type { SubagentActivitySettings } from '../contracts/subagent';
 import type { SubagentResult } from '../contracts/subagent-result';
 import type {
@@ -99,7 +99,7 @@ export function createWorkflowRunActivities(deps: WorkflowRunDependencies): Work
     };
   }
 
-  return {
+  const activities: WorkflowRunActivities = {
     async runWorkflowRound(input) {
       let script: string;
       let scriptRef: string;
@@ -169,6 +169,22 @@ export function createWorkflowRunActivities(deps: WorkflowRunDependencies): Work
       const journalRef = await updateJournal(deps.blobs, input.journalRef, add, remove);
       return { journalRef, size: Object.keys(await loadJournal(deps.blobs, journalRef)).length, entries };
     },
+  };
+  // Each heartbeats while it works (the round runs in a thread, so the event loop is free to), so a lost
+  // worker's round, plan or journal write moves to another worker within the heartbeat timeout.
+  const beating = <A, R>(work: (input: A) => Promise<R>) => async (input: A): Promise<R> => {
+    const context = Context.current();
+    const timer = setInterval(() => context.heartbeat(), workflowRunHeartbeatIntervalMs);
+    try {
+      return await work(input);
+    } finally {
+      clearInterval(timer);
+    }
+  };
+  return {
+    runWorkflowRound: beating(activities.runWorkflowRound),
+    planWorkflowAgent: beating(activities.planWorkflowAgent),
+    recordWorkflowAgents: beating(activities.recordWorkflowAgents),
   };
 
   /** A finished child's journal entry: its structured result or its whole final text; any other end is a failure. */

@@ -4,7 +4,7 @@
  * run's journal (its result's `journalRef`) with the same or an edited script: every agent whose key is in
  * the journal and finished is not run again; failed ones run again.
  */
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import { staticSummaryMaxChars } from '../contracts/limits/api';
 import { workflowTaskTimeoutMs } from '../contracts/limits/workflow';
@@ -78,7 +78,7 @@ export interface WorkflowRunStart {
 }
 
 /** Starts a workflow run. */
-export function startWorkflowRun(client: Client, start: WorkflowRunStart): Promise<WorkflowHandle<(input: WorkflowRunInput) => Promise<WorkflowRunResult>>> {
+export function startWorkflowRun(client: Client, start: WorkflowRunStart): Promise<WorkflowHandleWithFirstExecutionRunId<(input: WorkflowRunInput) => Promise<WorkflowRunResult>>> {
   return client.workflow.start<(input: WorkflowRunInput) => Promise<WorkflowRunResult>>(workflowRunWorkflowType, {
     taskQueue: start.taskQueue,
     workflowId: start.workflowId,
@@ -92,7 +92,7 @@ export function startWorkflowRun(client: Client, start: WorkflowRunStart): Promi
  * with, and `start.input`'s script (the same or an edited one). Throws when that run has not ended or
  * left no journal (a run that was terminated).
  */
-export async function resumeWorkflowRun(client: Client, fromWorkflowId: string, start: WorkflowRunStart): Promise<WorkflowHandle<(input: WorkflowRunInput) => Promise<WorkflowRunResult>>> {
+export async function resumeWorkflowRun(client: Client, fromWorkflowId: string, start: WorkflowRunStart): Promise<WorkflowHandleWithFirstExecutionRunId<(input: WorkflowRunInput) => Promise<WorkflowRunResult>>> {
   const previous = client.workflow.getHandle(fromWorkflowId);
   const description = await previous.describe();
   if (description.status.name === 'RUNNING') throw new Error(`workflow run ${fromWorkflowId} is still running: cancel it (or wait for it to end) before resuming it`);

@@ -48,6 +48,16 @@ export const workflowViewLogChars = 500;
 /** Labels a run's view counts apart; agents of further labels are counted under the last one. */
 export const workflowViewMaxLabels = 50;
 
+/**
+ * Agents one run of the workflow starts before it continues as new: each adds its plan (the child's whole
+ * input) and its start to the history, so this keeps a run's history near a megabyte at any size of run.
+ */
+export const workflowAgentsBeforeContinueAsNew = 100;
+/** How often a workflow run's activities heartbeat (ms); their heartbeat timeout is {@link workflowRunHeartbeatTimeoutMs}. */
+export const workflowRunHeartbeatIntervalMs = 2_000;
+/** Heartbeat timeout of a workflow run's activities: how soon a lost worker's round or plan moves elsewhere. */
+export const workflowRunHeartbeatTimeoutMs = 10_000;
+
 // ---- workflow runs from outside: API, CLI, run_workflow (SEMANTICS §7, decision 0039) --------------
 /** Rounds a projection runs the script for (each answers every waiting agent with a placeholder) before it stops counting. */
 export const workflowProjectionMaxRounds = 64;

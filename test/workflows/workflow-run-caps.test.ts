@@ -1,0 +1,98 @@
+import type { Client, Connection } from '@temporalio/client';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import type { ModelRequest } from '../../src/contracts/model';
+import type { WorkflowRunInput } from '../../src/contracts/workflow-run';
+import { workflowRestartAgentUpdate, workflowViewQuery } from '../../src/contracts/workflow-run-messages';
+import { createScriptedModel, type ScriptedModel } from '../../src/llm/scripted-model';
+import type { ScriptStep } from '../../src/llm/scripted-step';
+import { startWorkflowRun } from '../../src/workflow-runs/workflow-run-start';
+import { until } from '../support/polling';
+import { freshFolder } from '../support/run-harness';
+import { startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+
+/**
+ * A workflow run's caps and its restart (SEMANTICS §7 "Limits", "Control"): a cost cap covers every agent
+ * of the run and stops a fan-out mid-run with status `budget`; restarting a finished agent drops its key
+ * from the journal, so its call runs again at the next round.
+ */
+
+let client: Client;
+let connection: Connection;
+let worker: RunningWorker;
+let taskQueue: string;
+let model: ScriptedModel;
+let respond: (prompt: string, call: number) => ScriptStep | Promise<ScriptStep> = () => ({ text: 'unused' });
+
+function promptOf(request: ModelRequest): string {
+  const first = request.messages.find((message) => message.role === 'user');
+  return first?.role === 'user' ? first.content : '';
+}
+
+beforeAll(async () => {
+  ({ client, connection } = await testClient());
+  model = createScriptedModel((request, call) => respond(promptOf(request), call));
+  // $2 per million input tokens: an answer reported with 1,000 input tokens costs 2,000 micro-dollars.
+  const { dependencies } = testDependencies({ scripted: { scripted: { model, models: [{ id: 'priced-model', prices: { input: 2, output: 8 } }] } } });
+  taskQueue = uniqueTaskQueue('wf-caps');
+  worker = await startTestWorker(taskQueue, dependencies);
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await connection?.close();
+});
+
+function runInput(script: string, overrides: Partial<WorkflowRunInput> = {}): WorkflowRunInput {
+  return { script, scriptName: 'caps.js', args: null, workingDir: freshFolder('errand-wf-caps-'), caps: {}, concurrency: 2, maxAgents: 100, startedBy: 'test', ...overrides };
+}
+
+test('a cost cap stops a fan-out mid-run: running agents are cancelled and the run ends budget, naming the cap', async () => {
+  respond = (prompt) => ({ text: `answer:${prompt}`, usage: { inputTokens: 1_000, outputTokens: 0 }, delayMs: 50 });
+  const before = model.requests.length;
+  const script = `return await parallel(Array.from({ length: 20 }, (_, n) => () => agent('count ' + n, { label: 'count' })));`;
+  const handle = await startWorkflowRun(client, { workflowId: `errand-wf-cost-${Date.now()}`, taskQueue, input: runInput(script, { caps: { costBudgetMicroUsd: 10_000 } }) });
+  const result = await handle.result();
+  expect(result.status).toBe('budget');
+  expect(result.diagnostic).toEqual({ kind: 'budget', message: expect.stringMatching(/^the run's cost budget \(\$0\.01\) is spent: its agents cost \$0\.01/), line: null });
+  expect(result.costMicroUsd).toBeGreaterThanOrEqual(10_000);
+  // Five agents spend the cap; with two at once, at most one more had finished by then. The last of them
+  // may have been given only what was left of the cap and ended `budget` itself (a failed agent).
+  const ended = result.agents.done + result.agents.failed;
+  expect(ended).toBeGreaterThanOrEqual(5);
+  expect(ended).toBeLessThanOrEqual(6);
+  expect(result.agents.done).toBeGreaterThanOrEqual(4);
+  const asked = model.requests.length - before;
+  expect(asked).toBeLessThan(20);
+  const view = await handle.query(workflowViewQuery);
+  expect(view.status).toBe('budget');
+  expect(view.agents.filter((agent) => agent.state === 'running')).toEqual([]);
+}, 120_000);
+
+test('restarting a finished agent drops its key: its call runs again and the run goes on', async () => {
+  const gate: { open?: () => void } = {};
+  const opened = new Promise<void>((resolve) => (gate.open = resolve));
+  let firstAsked = 0;
+  respond = async (prompt) => {
+    if (prompt === 'first') {
+      firstAsked += 1;
+      return { text: `first answer ${firstAsked}` };
+    }
+    await opened;
+    return { text: `answer:${prompt}` };
+  };
+  const script = `const a = await agent('first', { label: 'first' });\nconst b = await agent('second', { label: 'second' });\nreturn [a, b];`;
+  const handle = await startWorkflowRun(client, { workflowId: `errand-wf-restart-${Date.now()}`, taskQueue, input: runInput(script) });
+  const view = await until(() => handle.query(workflowViewQuery), (current) => current.agents.some((agent) => agent.label === 'second' && agent.state === 'running'), 'the second agent to run', 30_000);
+  const first = view.agents.find((agent) => agent.label === 'first');
+  expect(first?.state).toBe('done');
+  const second = view.agents.find((agent) => agent.label === 'second');
+  // A running agent is not restarted; a finished one is.
+  expect(await handle.executeUpdate(workflowRestartAgentUpdate, { args: [{ key: second!.key }] })).toMatchObject({ restarted: false, message: expect.stringMatching(/is running/) });
+  await expect(handle.executeUpdate(workflowRestartAgentUpdate, { args: [{ key: 'not-a-key' }] })).rejects.toMatchObject({ cause: { message: expect.stringMatching(/64 hexadecimal digits/) } });
+  expect(await handle.executeUpdate(workflowRestartAgentUpdate, { args: [{ key: first!.key }] })).toMatchObject({ restarted: true });
+  gate.open?.();
+  const result = await handle.result();
+  expect(result.status).toBe('completed');
+  expect(result.result).toEqual(['first answer 2', 'answer:second']);
+  expect(firstAsked).toBe(2);
+}, 120_000);

@@ -1,0 +1,67 @@
+import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import type { ModelRequest } from '../../src/contracts/model';
+import { createScriptedModel } from '../../src/llm/scripted-model';
+import { startWorkflowRun } from '../../src/workflow-runs/workflow-run-start';
+import { freshFolder } from '../support/run-harness';
+import { startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+
+/**
+ * History stays bounded at any size of run (SEMANTICS §7 "History"): a 1,000-agent run completes, and
+ * each of its runs (it continues as new, carrying the journal's reference) keeps a history far below
+ * Temporal's limits, whatever the number of agents.
+ */
+
+let client: Client;
+let connection: Connection;
+let worker: RunningWorker;
+let taskQueue: string;
+
+function promptOf(request: ModelRequest): string {
+  const first = request.messages.find((message) => message.role === 'user');
+  return first?.role === 'user' ? first.content : '';
+}
+
+beforeAll(async () => {
+  ({ client, connection } = await testClient());
+  // Not recorded: a thousand requests would only fill memory.
+  const model = createScriptedModel((request) => ({ text: `answer:${promptOf(request)}` }), { record: false });
+  const { dependencies } = testDependencies({ scripted: { scripted: { model } } });
+  taskQueue = uniqueTaskQueue('wf-scale');
+  worker = await startTestWorker(taskQueue, dependencies);
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await connection?.close();
+});
+
+test('a 1,000-agent run completes with every run of its chain of bounded history', async () => {
+  const script = `const answers = await parallel(Array.from({ length: 1000 }, (_, n) => () => agent('count ' + n, { label: 'count' })));\nreturn answers.filter((answer) => answer.startsWith('answer:count ')).length;`;
+  const workflowId = `errand-wf-scale-${Date.now()}`;
+  const handle = await startWorkflowRun(client, {
+    workflowId,
+    taskQueue,
+    input: { script, scriptName: 'scale.js', args: null, workingDir: freshFolder('errand-wf-scale-'), caps: {}, concurrency: 16, maxAgents: 1_000, startedBy: 'test' },
+  });
+  const result = await handle.result();
+  expect(result).toMatchObject({ status: 'completed', result: 1000, agents: { done: 1000, failed: 0 } });
+
+  // Walk the chain of runs from the first: each ends continued-as-new, naming the next, but the last.
+  const sizes: { events: number; bytes: number }[] = [];
+  let runId: string | undefined = handle.firstExecutionRunId;
+  while (runId) {
+    const history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>> = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+    const events = history.events ?? [];
+    sizes.push({ events: events.length, bytes: Buffer.byteLength(JSON.stringify(history)) });
+    runId = events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+  }
+  const largest = sizes.reduce((most, size) => (size.bytes > most.bytes ? size : most));
+  const mostEvents = Math.max(...sizes.map((size) => size.events));
+  process.stdout.write(`workflow-run-scale: ${sizes.length} runs; most events in one run ${mostEvents}; largest run ${largest.events} events, ${Math.round(largest.bytes / 1024)} KiB of JSON\n`);
+  expect(sizes.length).toBeGreaterThanOrEqual(10);
+  // A run starts at most 100 agents (workflowAgentsBeforeContinueAsNew): its history holds about that many
+  // plans and child starts, whatever the size of the whole run.
+  expect(mostEvents).toBeLessThan(2_500);
+  expect(largest.bytes).toBeLessThan(4 * 1024 * 1024);
+}, 900_000);
