@@ -4,6 +4,7 @@ import type { CallToolInput, CallToolResult } from '../contracts/mcp-session';
 import type { TextPart } from '../contracts/agent-wire';
 import type { ToolPolicyConfig } from '../tools/tool-policy';
 import { allowedToolListings, runErrandToolCall, type ErrandToolAnswer } from './mcp-session-server';
+import { clientTakesTasks, createTaskResult, registerTaskHandlers, taskCapability, type McpTaskBackend } from './mcp-tasks-extension';
 
 /**
  * errand's MCP server for protocol revision 2026-07-28 (stateless: no `initialize`, no `Mcp-Session-Id`; each
@@ -34,6 +35,8 @@ export interface StatelessMcpBackend {
   describeError(sessionId: string | undefined, error: unknown): string;
   /** The operator's tool policy (`ERRAND_TOOL_POLICY`), applied as on the 2025-11-25 path. */
   toolPolicy?: ToolPolicyConfig | undefined;
+  /** The Tasks extension (`io.modelcontextprotocol/tasks`), where it is served: the tasks, and a session task's delegation id. */
+  tasks?: { backend: McpTaskBackend; delegationOf(sessionId: string, taskId: string): Promise<string | undefined> } | undefined;
 }
 
 const serverInfo = { name: 'errand', version: '0.1.0' };
@@ -72,7 +75,8 @@ function handleOf(args: JsonObject, meta: Record<string, unknown> | undefined): 
  * sessions by handle; `server/discover` advertises the tools and, when served, the tasks extension.
  */
 export function createStatelessErrandServer(backend: StatelessMcpBackend): Server {
-  const server = new Server(serverInfo, { capabilities: { tools: {} }, instructions });
+  const tasks = backend.tasks;
+  const server = new Server(serverInfo, { capabilities: { tools: {}, ...(tasks ? { extensions: taskCapability } : {}) }, instructions });
   server.setRequestHandler('tools/list', () => ({ tools: statelessListings(backend.toolPolicy) }));
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const { name } = request.params;
@@ -92,8 +96,19 @@ export function createStatelessErrandServer(backend: StatelessMcpBackend): Serve
     const id = sessionId;
     const call = { callTool: (input: CallToolInput, requestId: string | number) => backend.callTool(id, input, requestId), resolveParts: backend.resolveParts, describeError: (error: unknown) => backend.describeError(id, error), toolPolicy: backend.toolPolicy };
     const answer: ErrandToolAnswer = await runErrandToolCall(call, name, args, ctx.mcpReq.id);
+    // A background delegate of a client that takes tasks is answered with the task: the delegation itself.
+    const taskId = tasks && name === 'delegate' && args.async === true && !answer.isError && clientTakesTasks(ctx.mcpReq.envelope) ? /^Started (\S+) in the background/.exec(answer.content[0]?.text ?? '')?.[1] : undefined;
+    const delegationId = tasks && taskId ? await tasks.delegationOf(id, taskId).catch(() => undefined) : undefined;
+    const task = tasks && delegationId ? await tasks.backend.get(delegationId).catch(() => undefined) : undefined;
+    if (task) {
+      // What the call said (and the notices it carried) goes with the task's status message: the client's model reads it there.
+      const said = [...answer.content.map((item) => item.text), ...(started ? [`errand started session ${id} for this call.`] : [])].join('\n');
+      const { taskId: _id, status, createdAt, lastUpdatedAt, ttlMs, pollIntervalMs } = task;
+      return { ...createTaskResult({ taskId: delegationId ?? _id, status, statusMessage: said, createdAt, lastUpdatedAt, ttlMs, ...(pollIntervalMs ? { pollIntervalMs } : {}) }), _meta: { [sessionMetaKey]: id } } as never;
+    }
     if (started) answer.content.push({ type: 'text', text: `errand started session ${id} for this call: pass "${sessionArgument}": "${id}" in your next calls to keep it (its tasks and their notices).` });
     return { ...answer, _meta: { [sessionMetaKey]: id } };
   });
+  if (tasks) registerTaskHandlers(server, () => tasks.backend);
   return server;
 }

@@ -424,6 +424,12 @@ export const maxTaskRecords = 200;
  * connected, ms: a query, which adds nothing to the session's history.
  */
 export const mcpNoticePollIntervalMs = 5_000;
+
+/**
+ * The poll interval errand suggests to an MCP client for a task (the Tasks extension's `pollIntervalMs`): a
+ * `tasks/get` is a describe and a query, cheap enough every two seconds per task.
+ */
+export const mcpTaskPollIntervalMs = 2_000;
 /**
  * How often a workflow checks on children it no longer watches (started before a continue-as-new) while one
  * of them runs a turn, ms. A waiting continuable is not checked (decision 0021): waiting costs no history.

@@ -1,6 +1,9 @@
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { TaskEnabledSession, TaskView } from '@modelcontextprotocol/ext-tasks/client';
+import { taskId as asTaskId, type TaskId } from '@modelcontextprotocol/ext-tasks/core';
+import { connectTaskSession } from '../support/mcp-task-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cancelSignal } from '../../src/contracts/subagent-messages';
 import { startedTask } from '../support/mcp-errand-client';
@@ -29,14 +32,14 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function connectModern(key: string = keys.acme): Promise<Client> {
+async function connectModern(key: string = keys.acme, withTasks = false): Promise<Client> {
   const recordingFetch = async (url: string | URL, init?: RequestInit): Promise<Response> => {
     const headers = new Headers(init?.headers);
     sent.push({ method: headers.get('mcp-method') ?? '', headers });
     return fetch(url, init);
   };
   const transport = new StreamableHTTPClientTransport(new URL(`${stack.url}/v1/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } }, fetch: recordingFetch });
-  const client = new Client({ name: 'errand-stateless-test-client', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+  const client = new Client({ name: 'errand-stateless-test-client', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' }, ...(withTasks ? { capabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } } : {}) });
   clients.push(client);
   await client.connect(transport);
   return client;
@@ -112,5 +115,63 @@ describe('/v1/mcp at 2026-07-28 (stateless)', () => {
     for (const tool of tools) expect(Object.keys((tool.inputSchema as { properties?: object }).properties ?? {})).not.toContain('session');
     const result = (await client.callTool({ name: 'delegate', arguments: { instructions: 'summarise for the old client' } })) as { content: { text: string }[] };
     expect(result.content[0]?.text).toContain('done: summarise for the old client');
+  });
+
+  describe('the Tasks extension (io.modelcontextprotocol/tasks), with the official Tasks requester', () => {
+    const tasksClient = async (key: string = keys.acme) => {
+      const connected = await connectTaskSession([stack.url], key);
+      clients.push({ close: connected.close });
+      // server/discover (at connect) advertised the extension.
+      expect(JSON.stringify(connected.client.getServerCapabilities())).toContain('io.modelcontextprotocol/tasks');
+      return connected.session;
+    };
+    const until = async (session: TaskEnabledSession, taskId: TaskId, done: (task: TaskView & { statusMessage?: string }) => boolean): Promise<TaskView & { statusMessage?: string }> => {
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const task = await session.task(taskId).snapshot();
+        if (done(task)) return task;
+        if (Date.now() > deadline) throw new Error(`task ${taskId} stayed ${JSON.stringify(task)}`);
+        await new Promise((resolveWait) => setTimeout(resolveWait, 300));
+      }
+    };
+    type Settled = { content: { text: string }[]; isError?: boolean };
+
+    it('advertises the extension in server/discover and answers an async delegate with a task whose id is the delegation\'s, read to its result', async () => {
+      const session = await tasksClient();
+      const execution = await session.callTool('delegate', { instructions: 'take a moment as a task', async: true });
+      const taskId = execution.handle?.taskId ?? asTaskId('');
+      expect(taskId).toMatch(/^errand-/);
+      expect((await stack.request(`/v1/delegations/${taskId}`)).status).toBe(200);
+      const { outcome } = await execution.settle();
+      expect(outcome.status).toBe('completed');
+      const result = (outcome as { result: Settled }).result;
+      expect(result.isError).toBe(false);
+      expect(result.content[0]?.text).toContain('done: take a moment as a task');
+      expect((await until(session, taskId, () => true)).statusMessage).toMatch(/completed: \d+ turns?/);
+      // A client that does not declare the extension gets the plain answer.
+      const answer = await call(await connectModern(), 'delegate', { instructions: 'no task for me', async: true });
+      expect(answer.texts[0]).toMatch(/^Started task-\d+ in the background/);
+    });
+
+    it('shows a waiting continuable as input_required; tasks/update delivers the next message; tasks/cancel cancels it', async () => {
+      const session = await tasksClient();
+      const execution = await session.callTool('delegate', { instructions: 'keep talking as a task', async: true, continuable: true });
+      const taskId = execution.handle?.taskId ?? asTaskId('');
+      const controller = session.task(taskId);
+      await until(session, taskId, (task) => task.status === 'input_required');
+      await controller.updateJson({ 'message-after-turn-1': { action: 'accept', content: { message: 'and one more thing' } } });
+      await until(session, taskId, (task) => task.status === 'input_required' && (task.statusMessage ?? '').includes('2 turns'));
+      await controller.cancel();
+      await until(session, taskId, (task) => task.status === 'cancelled');
+    });
+
+    it('answers an unknown task, or another tenant\'s, with invalid params', async () => {
+      const acme = await tasksClient();
+      const execution = await acme.callTool('delegate', { instructions: 'mine alone', async: true });
+      const taskId = execution.handle?.taskId ?? asTaskId('');
+      const globex = await tasksClient(keys.globex);
+      await expect(globex.task(taskId).snapshot()).rejects.toThrow(/Task not found/);
+      await expect(acme.task(asTaskId('errand-0000000000000000')).snapshot()).rejects.toThrow(/Task not found/);
+    });
   });
 });

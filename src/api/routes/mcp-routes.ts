@@ -11,6 +11,7 @@ import { describeToolFailure } from '../mcp-tool-failure';
 import { storedTextReader } from '../mcp-stored-text';
 import { ApiProblem, ProblemKind } from '../problem';
 import { statelessMcpServing } from './mcp-stateless-route';
+import { delegationTasks } from '../mcp-delegation-tasks';
 import { mountRoute } from '../route-spec';
 import type { SessionService } from '../session-service';
 
@@ -95,6 +96,12 @@ export function mountMcpRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
       resolveParts,
       describeError: (tenant, sessionId, error) => describeToolFailure(error, log, { tenant, sessionId }),
       toolPolicy: deps.config.toolPolicy,
+      tasks: deps.sessions
+        ? (tenant) => ({
+            backend: delegationTasks(tenant, deps.delegations, deps.sessions),
+            delegationOf: async (sessionId, taskId) => (await service().get(tenant, sessionId)).peek.tasks?.find((task) => task.taskId === taskId)?.workflowId,
+          })
+        : undefined,
     }));
 
   mountRoute(app, mcpPostRoute, async ({ body, headers, tenant, c }) => {

@@ -1,4 +1,5 @@
 import type * as McpServerParts from '../mcp-server-parts';
+import type { StatelessMcpBackend } from '../mcp-stateless-server';
 import type { CallToolInput, CallToolResult } from '../../contracts/mcp-session';
 import type { TextPart } from '../../contracts/agent-wire';
 import type { ToolPolicyConfig } from '../../tools/tool-policy';
@@ -11,6 +12,8 @@ export interface StatelessMcpServices {
   resolveParts(parts: TextPart[]): Promise<string>;
   describeError(tenant: string, sessionId: string | undefined, error: unknown): string;
   toolPolicy: ToolPolicyConfig | undefined;
+  /** The Tasks extension for a tenant, where it is served. */
+  tasks?: ((tenant: string) => NonNullable<StatelessMcpBackend['tasks']>) | undefined;
 }
 
 /** Who the request is for, handed to the per-request server through the SDK's `authInfo` (a pass-through). */
@@ -38,6 +41,7 @@ export function statelessMcpServing(parts: typeof McpServerParts, services: Stat
         resolveParts: services.resolveParts,
         describeError: (sessionId, error) => services.describeError(tenant, sessionId, error),
         toolPolicy: services.toolPolicy,
+        tasks: services.tasks?.(tenant),
       });
     },
     // A 2025-11-25 request never reaches this handler (the route serves it with the first-generation transport).
