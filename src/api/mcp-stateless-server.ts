@@ -3,6 +3,8 @@ import type { JsonObject } from '../contracts/json';
 import type { CallToolInput, CallToolResult } from '../contracts/mcp-session';
 import type { TextPart } from '../contracts/agent-wire';
 import type { ToolPolicyConfig } from '../tools/tool-policy';
+import { mcpProgressIntervalMs } from '../contracts/limits';
+import { withProgress } from './mcp-progress';
 import { allowedToolListings, runErrandToolCall, type ErrandToolAnswer } from './mcp-session-server';
 import { clientTakesTasks, createTaskResult, registerTaskHandlers, taskCapability, type McpTaskBackend } from './mcp-tasks-extension';
 
@@ -35,6 +37,8 @@ export interface StatelessMcpBackend {
   describeError(sessionId: string | undefined, error: unknown): string;
   /** The operator's tool policy (`ERRAND_TOOL_POLICY`), applied as on the 2025-11-25 path. */
   toolPolicy?: ToolPolicyConfig | undefined;
+  /** What a foreground call's progress notification says now (the subagent the session waits for), if anything. */
+  progressOf?: ((sessionId: string) => Promise<string | undefined>) | undefined;
   /** The Tasks extension (`io.modelcontextprotocol/tasks`), where it is served: the tasks, and a session task's delegation id. */
   tasks?: { backend: McpTaskBackend; delegationOf(sessionId: string, taskId: string): Promise<string | undefined> } | undefined;
 }
@@ -95,7 +99,14 @@ export function createStatelessErrandServer(backend: StatelessMcpBackend): Serve
     }
     const id = sessionId;
     const call = { callTool: (input: CallToolInput, requestId: string | number) => backend.callTool(id, input, requestId), resolveParts: backend.resolveParts, describeError: (error: unknown) => backend.describeError(id, error), toolPolicy: backend.toolPolicy };
-    const answer: ErrandToolAnswer = await runErrandToolCall(call, name, args, ctx.mcpReq.id);
+    const progressToken = ctx.mcpReq._meta?.progressToken;
+    const progressOf = backend.progressOf;
+    const running = runErrandToolCall(call, name, args, ctx.mcpReq.id);
+    // A foreground delegate reports its subagent's turns, cost and last words to a client that asked for progress.
+    const answer: ErrandToolAnswer =
+      progressToken !== undefined && progressOf && name === 'delegate' && args.async !== true
+        ? await withProgress(running, () => progressOf(id), (progress, message) => ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress, message } }), mcpProgressIntervalMs)
+        : await running;
     // A background delegate of a client that takes tasks is answered with the task: the delegation itself.
     const taskId = tasks && name === 'delegate' && args.async === true && !answer.isError && clientTakesTasks(ctx.mcpReq.envelope) ? /^Started (\S+) in the background/.exec(answer.content[0]?.text ?? '')?.[1] : undefined;
     const delegationId = tasks && taskId ? await tasks.delegationOf(id, taskId).catch(() => undefined) : undefined;

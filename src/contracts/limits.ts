@@ -430,6 +430,12 @@ export const mcpNoticePollIntervalMs = 5_000;
  * `tasks/get` is a describe and a query, cheap enough every two seconds per task.
  */
 export const mcpTaskPollIntervalMs = 2_000;
+
+/**
+ * How often a foreground `delegate` over MCP reports progress (`notifications/progress`: turns, cost, last
+ * words) to a client that sent a progress token, ms: one session query and one peek per report.
+ */
+export const mcpProgressIntervalMs = 5_000;
 /**
  * How often a workflow checks on children it no longer watches (started before a continue-as-new) while one
  * of them runs a turn, ms. A waiting continuable is not checked (decision 0021): waiting costs no history.

@@ -7,7 +7,7 @@ import { connectTaskSession } from '../support/mcp-task-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cancelSignal } from '../../src/contracts/subagent-messages';
 import { startedTask } from '../support/mcp-errand-client';
-import { keys, startApiStack, type ApiStack } from './api-harness';
+import { keys, scriptedAnswer, startApiStack, type ApiStack } from './api-harness';
 
 /**
  * `/v1/mcp` at protocol revision 2026-07-28 (stateless, decision 0042) with the MCP TypeScript SDK's second
@@ -23,7 +23,11 @@ const clients: { close(): Promise<void> }[] = [];
 const sent: { method: string; headers: Headers }[] = [];
 
 beforeAll(async () => {
-  stack = await startApiStack({ extraEnv: { ERRAND_API_MAX_MCP_SESSIONS: '8' } });
+  // A long foreground subagent (for progress notifications) answers after 12 s; the rest as the harness scripts them.
+  stack = await startApiStack({
+    extraEnv: { ERRAND_API_MAX_MCP_SESSIONS: '8' },
+    answer: (request) => (request.messages.find((message) => message.role === 'user')?.content ?? '').includes('long foreground') ? { text: 'done after a long while', delayMs: 12_000 } : scriptedAnswer(request),
+  });
 });
 afterAll(async () => {
   expect(stack.model.rejectedCalls).toHaveLength(0);
@@ -102,6 +106,16 @@ describe('/v1/mcp at 2026-07-28 (stateless)', () => {
     const foreign = await call(globex, 'load', { session: started.session });
     expect(foreign.isError).toBe(true);
     expect(foreign.texts[0]).toContain(`load did not run: No such session`);
+  });
+
+  it('sends progress notifications (turns, cost) while a foreground delegate runs, to a client that sent a progress token', async () => {
+    const client = await connectModern();
+    const progress: { progress: number; message?: string }[] = [];
+    const result = (await client.callTool({ name: 'delegate', arguments: { instructions: 'a long foreground errand' } }, { onprogress: (update) => progress.push(update), resetTimeoutOnProgress: true })) as { content: { text?: string }[] };
+    expect(result.content[0]?.text).toContain('done after a long while');
+    expect(progress.length).toBeGreaterThanOrEqual(1);
+    expect(progress[0]?.message).toMatch(/~task-1 running: 0 turns/);
+    expect(progress.map((update) => update.progress)).toEqual(progress.map((_update, index) => index + 1));
   });
 
   it('still serves a 2025-11-25 client on the same endpoint: initialize, Mcp-Session-Id, tools', async () => {

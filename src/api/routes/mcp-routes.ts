@@ -12,6 +12,7 @@ import { storedTextReader } from '../mcp-stored-text';
 import { ApiProblem, ProblemKind } from '../problem';
 import { statelessMcpServing } from './mcp-stateless-route';
 import { delegationTasks } from '../mcp-delegation-tasks';
+import { progressMessage } from '../mcp-progress';
 import { mountRoute } from '../route-spec';
 import type { SessionService } from '../session-service';
 
@@ -96,6 +97,11 @@ export function mountMcpRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
       resolveParts,
       describeError: (tenant, sessionId, error) => describeToolFailure(error, log, { tenant, sessionId }),
       toolPolicy: deps.config.toolPolicy,
+      progressOf: async (tenant, sessionId) => {
+        const tasks = (await service().get(tenant, sessionId)).peek.tasks ?? [];
+        const waitedFor = tasks.filter((task) => task.workflowId !== undefined && (task.state === 'running' || task.state === 'starting' || task.state === 'waiting_approval')).at(-1);
+        return waitedFor?.workflowId ? progressMessage(await deps.delegations.status(tenant, waitedFor.workflowId)) : undefined;
+      },
       tasks: deps.sessions
         ? (tenant) => ({
             backend: delegationTasks(tenant, deps.delegations, deps.sessions),

@@ -12,6 +12,8 @@ export interface StatelessMcpServices {
   resolveParts(parts: TextPart[]): Promise<string>;
   describeError(tenant: string, sessionId: string | undefined, error: unknown): string;
   toolPolicy: ToolPolicyConfig | undefined;
+  /** A foreground call's progress message in a tenant's session. */
+  progressOf?: ((tenant: string, sessionId: string) => Promise<string | undefined>) | undefined;
   /** The Tasks extension for a tenant, where it is served. */
   tasks?: ((tenant: string) => NonNullable<StatelessMcpBackend['tasks']>) | undefined;
 }
@@ -42,6 +44,7 @@ export function statelessMcpServing(parts: typeof McpServerParts, services: Stat
         describeError: (sessionId, error) => services.describeError(tenant, sessionId, error),
         toolPolicy: services.toolPolicy,
         tasks: services.tasks?.(tenant),
+        progressOf: services.progressOf ? (sessionId) => services.progressOf?.(tenant, sessionId) ?? Promise.resolve(undefined) : undefined,
       });
     },
     // A 2025-11-25 request never reaches this handler (the route serves it with the first-generation transport).
