@@ -4,7 +4,10 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import type { TaskEnabledSession, TaskView } from '@modelcontextprotocol/ext-tasks/client';
 import { taskId as asTaskId, type TaskId } from '@modelcontextprotocol/ext-tasks/core';
 import { connectTaskSession } from '../support/mcp-task-client';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashApiKey } from '../../src/api/auth-config';
 import { cancelSignal } from '../../src/contracts/subagent-messages';
 import { startedTask } from '../support/mcp-errand-client';
 import { keys, scriptedAnswer, startApiStack, type ApiStack } from './api-harness';
@@ -24,10 +27,16 @@ const sent: { method: string; headers: Headers }[] = [];
 
 beforeAll(async () => {
   // A long foreground subagent (for progress notifications) answers after 12 s; the rest as the harness scripts them.
+  // Tenants of this file alone (the MCP session cap counts a tenant's sessions across the Temporal server, which
+  // other test files share), with room for the sessions its calls without a handle start.
   stack = await startApiStack({
-    extraEnv: { ERRAND_API_MAX_MCP_SESSIONS: '8' },
+    extraEnv: {
+      ERRAND_API_MAX_MCP_SESSIONS: '40',
+      ERRAND_API_KEYS: JSON.stringify([{ tenant: 'stateless-a', sha256: hashApiKey(keys.acme) }, { tenant: 'stateless-b', sha256: hashApiKey(keys.globex) }]),
+    },
     answer: (request) => (request.messages.find((message) => message.role === 'user')?.content ?? '').includes('long foreground') ? { text: 'done after a long while', delayMs: 12_000 } : scriptedAnswer(request),
   });
+  for (const tenant of ['stateless-a', 'stateless-b']) mkdirSync(join(stack.workDir, tenant), { recursive: true });
 });
 afterAll(async () => {
   expect(stack.model.rejectedCalls).toHaveLength(0);

@@ -47,8 +47,8 @@ beforeAll(async () => {
   });
   const root = mkdtempSync(join(tmpdir(), 'errand-mcp-tasks-'));
   workDir = join(root, 'work');
-  mkdirSync(join(workDir, 'acme'), { recursive: true });
-  writeFileSync(join(workDir, 'acme', 'README.md'), '# tasks test\n');
+  mkdirSync(join(workDir, 'tasks-durable'), { recursive: true });
+  writeFileSync(join(workDir, 'tasks-durable', 'README.md'), '# tasks test\n');
   taskQueue = uniqueTaskQueue('mcp-tasks');
   settings = {
     ERRAND_TEMPORAL_ADDRESS: temporalAddress(),
@@ -57,7 +57,8 @@ beforeAll(async () => {
     ERRAND_DATA_DIR: join(root, 'data'),
     ERRAND_WORKING_DIR: workDir,
     ERRAND_PROVIDERS: JSON.stringify([{ name: 'http', kind: 'openai-compatible', baseUrl: server.url, models: ['gpt-test'] }]),
-    ERRAND_API_KEYS: JSON.stringify([{ tenant: 'acme', sha256: hashApiKey(apiKey) }]),
+    // A tenant of this file alone: the MCP session cap counts a tenant's sessions across the shared Temporal server.
+    ERRAND_API_KEYS: JSON.stringify([{ tenant: 'tasks-durable', sha256: hashApiKey(apiKey) }]),
   };
   const worker = startWorkerProcess('mcp-tasks-first', settings);
   workers.push(worker);
