@@ -23,7 +23,9 @@ export const mcpPostRoute = defineRoute({
     '`Mcp-Session-Id` starts a session workflow whose id comes back in the `Mcp-Session-Id` header; with the header it reconnects ' +
     'to that session and its tasks. Every other message needs the header. Answers are JSON (no event stream). A tool call waits ' +
     'at most ERRAND_API_MAX_WAIT_MS and then answers that it is still running; a delegate or send_message sent again with the same ' +
-    'JSON-RPC id and arguments is the same call.',
+    'JSON-RPC id and arguments is the same call. A request of MCP revision 2026-07-28 (its version in `_meta`, no initialize, no ' +
+    'session header; decision 0042) is answered statelessly: its session is the `session` tool argument or `_meta["errand/session"]`, ' +
+    'and the Tasks extension (`tasks/get`, `tasks/update`, `tasks/cancel`) and progress notifications are served (docs/mcp.md).',
   tag: 'mcp',
   authenticated: true,
   params: emptyPathSchema,

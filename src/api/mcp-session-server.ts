@@ -3,7 +3,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult as M
 import type { JsonObject } from '../contracts/json';
 import type { CallToolInput, CallToolResult } from '../contracts/mcp-session';
 import type { TextPart } from '../contracts/agent-wire';
-import { isMcpSessionTool, mcpToolListings } from '../domain/mcp-session-tools';
+import { isMcpSessionTool, mcpToolListings, type McpToolListing } from '../domain/mcp-session-tools';
 import { resolvePolicy, type ToolPolicyConfig } from '../tools/tool-policy';
 
 /** What the MCP server needs of errand: one session's tool calls, and the text behind a stored part. */
@@ -43,28 +43,10 @@ export function createErrandMcpServer(backend: McpSessionBackend): Server {
       'and read their results with load. Notices of background tasks arrive with your next tool result. ' +
       `Reconnect to this session (and its tasks) with ${backend.reconnect}.`,
   });
-  const decision = (name: string) => resolvePolicy(backend.toolPolicy, [], name);
-  const listed = () => mcpToolListings().filter((tool) => decision(tool.name) !== 'deny');
+  const listed = () => allowedToolListings(backend.toolPolicy);
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed() }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<McpCallToolResult> => {
-    const { name } = request.params;
-    if (!isMcpSessionTool(name) || decision(name) === 'deny') {
-      return errorResult(`Unknown tool "${name}". The tools are ${listed().map((tool) => tool.name).join(', ')}.`);
-    }
-    if (decision(name) === 'ask') {
-      return errorResult(`${name} did not run: the operator's tool policy says a person approves each call of ${name}, and errand cannot ask one about a call an MCP client makes. Ask the operator to allow ${name} for MCP clients, or run the delegation with errand's CLI or API, where approvals work (errand approvals).`);
-    }
-    const args: JsonObject = (request.params.arguments ?? {}) as JsonObject;
-    let result: CallToolResult;
-    try {
-      result = await backend.callTool({ name, arguments: args }, extra.requestId);
-    } catch (error) {
-      return errorResult(`${name} did not run: ${backend.describeError(error)}`);
-    }
-    const content = [{ type: 'text' as const, text: await backend.resolveParts(result.parts) }];
-    for (const notice of result.notices) content.push({ type: 'text', text: await backend.resolveParts(notice) });
-    return { content, isError: result.isError };
-  });
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<McpCallToolResult> =>
+    runErrandToolCall(backend, request.params.name, (request.params.arguments ?? {}) as JsonObject, extra.requestId));
   return server;
 }
 
@@ -101,6 +83,46 @@ export function notifyNotices(server: Server, pendingNotices: () => Promise<Text
   return () => clearInterval(timer);
 }
 
-function errorResult(text: string): McpCallToolResult {
+/** The tools the operator's policy lets an MCP client see (a denied tool is not listed). */
+export function allowedToolListings(toolPolicy: ToolPolicyConfig | undefined): McpToolListing[] {
+  return mcpToolListings().filter((tool) => resolvePolicy(toolPolicy, [], tool.name) !== 'deny');
+}
+
+/** What one tool call answers, in the shape both SDK generations take (text items and the error flag). */
+export type ErrandToolAnswer = {
+  content: { type: 'text'; text: string }[];
+  isError: boolean;
+};
+
+/**
+ * Runs one MCP tool call through a session (either protocol generation): the operator's policy first (a
+ * denied tool is unknown, one under `ask` is refused with why), then the session's own call; the answer is
+ * the tool's text followed by one text item per notice that waited for the client.
+ */
+export async function runErrandToolCall(
+  backend: Pick<McpSessionBackend, 'callTool' | 'resolveParts' | 'describeError' | 'toolPolicy'>,
+  name: string,
+  args: JsonObject,
+  requestId: string | number,
+): Promise<ErrandToolAnswer> {
+  const decision = resolvePolicy(backend.toolPolicy, [], name);
+  if (!isMcpSessionTool(name) || decision === 'deny') {
+    return errorResult(`Unknown tool "${name}". The tools are ${allowedToolListings(backend.toolPolicy).map((tool) => tool.name).join(', ')}.`);
+  }
+  if (decision === 'ask') {
+    return errorResult(`${name} did not run: the operator's tool policy says a person approves each call of ${name}, and errand cannot ask one about a call an MCP client makes. Ask the operator to allow ${name} for MCP clients, or run the delegation with errand's CLI or API, where approvals work (errand approvals).`);
+  }
+  let result: CallToolResult;
+  try {
+    result = await backend.callTool({ name, arguments: args }, requestId);
+  } catch (error) {
+    return errorResult(`${name} did not run: ${backend.describeError(error)}`);
+  }
+  const content = [{ type: 'text' as const, text: await backend.resolveParts(result.parts) }];
+  for (const notice of result.notices) content.push({ type: 'text', text: await backend.resolveParts(notice) });
+  return { content, isError: result.isError };
+}
+
+function errorResult(text: string): ErrandToolAnswer {
   return { content: [{ type: 'text', text }], isError: true };
 }

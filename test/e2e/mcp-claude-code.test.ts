@@ -105,7 +105,9 @@ function claudeModel(body: JsonObject): ScriptStep {
   if (!background) return { text: `errand's subagent answered: ${lastResult}` };
   const notice = lastResult.split('\n').find((line) => line.includes('[task notice]'));
   if (notice !== undefined) return { text: `The background task reported: ${lastResult.slice(lastResult.indexOf('[task notice]'))}` };
-  return { toolCalls: [{ name: 'mcp__errand__list_subagent_models', arguments: {} }], delayMs: 1_000 };
+  // Over MCP 2026-07-28 errand's results name the session to pass on (decision 0042); a model does as told.
+  const session = [...results.values()].map((text) => /pass "session": "(errand-[0-9a-f]{16})"/.exec(text)?.[1]).find((id) => id !== undefined);
+  return { toolCalls: [{ name: 'mcp__errand__list_subagent_models', arguments: session ? { session } : {} }], delayMs: 1_000 };
 }
 
 /** The subagent's model (Chat Completions, the worker's provider): it answers its task at once. */
@@ -251,6 +253,17 @@ const transports = [
   { name: 'HTTP (/v1/mcp, the docs\' entry)', transport: 'http' as const, env: { ERRAND_API_KEY: apiKey } as Record<string, string> },
 ];
 
+/**
+ * The schema Claude Code offers its model for delegate: over stdio (2025-11-25) the session tool's own; over
+ * HTTP Claude Code 2.1.328 negotiates 2026-07-28 (it asks `server/discover` first), where every tool also
+ * takes the session handle (decision 0042).
+ */
+function offeredDelegateSchema(transport: 'stdio' | 'http'): unknown {
+  const schema = orchestrationToolSpecs.delegate.inputSchema as { properties: Record<string, unknown> };
+  if (transport === 'stdio') return schema;
+  return { ...schema, properties: { ...schema.properties, session: { type: 'string', description: expect.stringContaining('Your errand session') as unknown } } };
+}
+
 describe.each(transports)('Claude Code 2.1.328 over $name', ({ transport, env }) => {
   it('lists errand\'s tools, finds delegate with ToolSearch, delegates, and answers with the subagent\'s answer', async () => {
     server.reset();
@@ -267,7 +280,7 @@ describe.each(transports)('Claude Code 2.1.328 over $name', ({ transport, env })
     expect(conversationOf(afterSearch).calls.map((call) => call.name)).toEqual(['ToolSearch']);
     expect(JSON.stringify(afterSearch.messages)).toContain('{"type":"tool_reference","tool_name":"mcp__errand__delegate"}');
     const offered = (Array.isArray(afterSearch.tools) ? afterSearch.tools.filter(isJsonObject) : []).find((tool) => tool.name === 'mcp__errand__delegate');
-    expect(offered?.input_schema).toEqual(orchestrationToolSpecs.delegate.inputSchema);
+    expect(offered?.input_schema).toEqual(offeredDelegateSchema(transport));
     expect(server.requests.filter((request) => request.api === 'chat-completions')).toHaveLength(1);
     expect(server.rejectedRequests.map((request) => request.rejection)).toEqual([]);
     expect(server.exhaustedRequests).toHaveLength(0);

@@ -12,6 +12,9 @@ import { createLogger } from '../../observability/json-logger';
 import { describeToolFailure } from '../mcp-tool-failure';
 import { storedTextReader } from '../mcp-stored-text';
 import { ApiProblem, ProblemKind } from '../problem';
+import { statelessMcpServing } from './mcp-stateless-route';
+import { delegationTasks } from '../mcp-delegation-tasks';
+import { progressMessage } from '../mcp-progress';
 import { mountRoute } from '../route-spec';
 import type { SessionService } from '../session-service';
 
@@ -80,7 +83,35 @@ export function mountMcpRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
     return (await service().start(tenant, { mcp: true })).id;
   };
 
+  /** The 2026-07-28 leg (stateless, decision 0042), made at the first such request. */
+  let stateless: ReturnType<typeof statelessMcpServing> | undefined;
+  const statelessLeg = (parts: typeof McpServerParts) =>
+    (stateless ??= statelessMcpServing(parts, {
+      startSession,
+      callTool: (tenant, sessionId, input, requestId, waitMs) => service().callTool(tenant, sessionId, input, { requestId, waitMs }),
+      resolveParts,
+      describeError: (tenant, sessionId, error) => describeToolFailure(error, log, { tenant, sessionId }),
+      toolPolicy: deps.config.toolPolicy,
+      progressOf: async (tenant, sessionId) => {
+        const tasks = (await service().get(tenant, sessionId)).peek.tasks ?? [];
+        const waitedFor = tasks.filter((task) => task.workflowId !== undefined && (task.state === 'running' || task.state === 'starting' || task.state === 'waiting_approval')).at(-1);
+        return waitedFor?.workflowId ? progressMessage(await deps.delegations.status(tenant, waitedFor.workflowId)) : undefined;
+      },
+      tasks: deps.sessions
+        ? (tenant) => ({
+            backend: delegationTasks(tenant, deps.delegations, deps.sessions),
+            delegationOf: async (sessionId, taskId) => (await service().get(tenant, sessionId)).peek.tasks?.find((task) => task.taskId === taskId)?.workflowId,
+          })
+        : undefined,
+    }));
+
   mountRoute(app, mcpPostRoute, async ({ body, headers, tenant, c }) => {
+    // A request of revision 2026-07-28 carries its version in `_meta` (no initialize, no session header): the
+    // SDK's own test tells it from a 2025-11-25 one, which is served below exactly as before.
+    const parts = await loadMcpParts();
+    if (!(await parts.isLegacyRequest(c.req.raw, body))) {
+      return statelessLeg(parts)(acceptingJson(c.req.raw), body, { tenant, waitMs: toolCallWaitMs(c, deps.api.maxWaitMs) });
+    }
     const given = headers['Mcp-Session-Id'];
     const messages = Array.isArray(body) ? body : [body];
     const initializing = messages.some((message) => message.method === 'initialize');
@@ -98,7 +129,7 @@ export function mountMcpRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
         errors: [{ in: 'header', field: 'Mcp-Session-Id', message: 'required for every message but initialize' }],
       });
     }
-    const { createErrandMcpServer, WebStandardStreamableHTTPServerTransport: Transport } = await loadMcpParts();
+    const { createErrandMcpServer, WebStandardStreamableHTTPServerTransport: Transport } = parts;
     // A call waits at most the API's longest wait (and what a Lambda has left), then answers "still running".
     const waitMs = toolCallWaitMs(c, deps.api.maxWaitMs);
     const server = createErrandMcpServer({

@@ -101,3 +101,15 @@ export const devStackTokenFileName = 'dev-stack-token';
 export const devStackTokenBytes = 32;
 /** How long a client command waits for the `errand dev` API it found to answer `/healthz`, in milliseconds. */
 export const devStackProbeTimeoutMs = 3_000;
+
+/**
+ * The poll interval errand suggests to an MCP client for a task (the Tasks extension's `pollIntervalMs`): a
+ * `tasks/get` is a describe and a query, cheap enough every two seconds per task.
+ */
+export const mcpTaskPollIntervalMs = 2_000;
+
+/**
+ * How often a foreground `delegate` over MCP reports progress (`notifications/progress`: turns, cost, last
+ * words) to a client that sent a progress token, ms: one session query and one peek per report.
+ */
+export const mcpProgressIntervalMs = 5_000;
