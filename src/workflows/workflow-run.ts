@@ -215,6 +215,10 @@ class WorkflowRun {
       });
       slot.started = true;
       slot.state = 'running';
+      // A stop that came while the start was under way found this agent not started (cancelRunning signals
+      // started ones only): it is cancelled here, or it would run to its end unowned while the run waits.
+      const stopped = this.stopReason();
+      if (stopped !== undefined) await this.cancelStarted(slot, stopped);
       result = (await handle.result()) as SubagentResult;
     } catch (error) {
       return fail('AgentFailed', `the agent's workflow did not complete: ${error instanceof Error ? error.message : String(error)}`);
@@ -255,20 +259,26 @@ class WorkflowRun {
     }
   }
 
-  /** Cancels every running agent and waits (a while) for them to end. */
+  /** Why the run is stopping, or undefined while it is not (read fresh: a signal may have come during an await). */
+  private stopReason(): string | undefined {
+    const stop = this.stop;
+    return stop === undefined ? undefined : stop.status === 'cancelled' ? stop.reason : stop.message;
+  }
+
+  /** Sends a started agent the cancel signal (it may have ended meanwhile). */
+  private async cancelStarted(slot: AgentSlot, reason: string): Promise<void> {
+    await CancellationScope.nonCancellable(async () => {
+      try {
+        await getExternalWorkflowHandle(slot.workflowId).signal(cancelSignal, { reason });
+      } catch {
+        // It has ended meanwhile.
+      }
+    });
+  }
+
+  /** Cancels every running agent and waits (a while) for them to end; one still starting is cancelled once started. */
   private async cancelRunning(reason: string): Promise<void> {
-    const live = this.running();
-    await CancellationScope.nonCancellable(() =>
-      Promise.all(
-        live.filter((slot) => slot.started).map(async (slot) => {
-          try {
-            await getExternalWorkflowHandle(slot.workflowId).signal(cancelSignal, { reason });
-          } catch {
-            // It has ended meanwhile.
-          }
-        }),
-      ),
-    );
+    await Promise.all(this.running().filter((slot) => slot.started).map((slot) => this.cancelStarted(slot, reason)));
     await condition(() => this.running().length === 0, cancelSettleWaitMs * 4);
   }
 

@@ -11,6 +11,7 @@ import { importCycles, importGraph, roomArrows, roomOf } from '../support/import
 const floors: readonly (readonly string[])[] = [
   ['contracts'],
   ['domain'],
+  ['threads'],
   ['workflows', 'workflow-scripts', 'tools', 'llm', 'http', 'dev'],
   ['sources', 'observability', 'temporal', 'workflow-runs'],
   ['settings'],
