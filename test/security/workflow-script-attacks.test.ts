@@ -52,7 +52,9 @@ describe('hostile workflow scripts', () => {
     expectFailed(await run(`let s = 'x';\nwhile (true) s = s + s;`), { kind: 'memory' });
     // Strings built by a slow built-in grow past few limit checks: the heap limit or the round's deadline ends them.
     const slow = await run(`const all = [];\nwhile (true) all.push('x'.repeat(1000));`);
-    expect(slow).toMatchObject({ status: 'failed', diagnostic: { kind: expect.stringMatching(/^(memory|time)$/), line: 2 } });
+    expect(slow).toMatchObject({ status: 'failed', diagnostic: { kind: expect.stringMatching(/^(memory|time)$/) } });
+    // The line the engine knew last: the loop's, or (stopped from outside while the built-in ran) the script's first.
+    expect([1, 2]).toContain(slow.status === 'failed' ? slow.diagnostic.line : undefined);
     await expectHostUnharmed();
   });
 
