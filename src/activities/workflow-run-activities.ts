@@ -82,8 +82,9 @@ export function createWorkflowRunActivities(deps: WorkflowRunDependencies): Work
     for (const request of taken) {
       await deps.blobs.put(requestBlobKey(request.key), JSON.stringify({ prompt: request.prompt, options: request.options }));
     }
+    // Counted per label: the requests the workflow cannot start yet (the taken ones start now and show as running).
     const counts = new Map<string, number>();
-    for (const request of waitingRequests) {
+    for (const request of waitingRequests.slice(taken.length)) {
       let label = labelOf(request) ?? request.phase ?? '(no label)';
       if (!counts.has(label) && counts.size >= workflowViewMaxLabels) label = '(other labels)';
       counts.set(label, (counts.get(label) ?? 0) + 1);
