@@ -281,9 +281,8 @@ class WorkflowRun {
   }
 
   /**
-   * Starts queued requests while a lane is free: called when the queue fills and whenever an agent ends, so a
-   * lane never waits for the journal or a round. Nothing starts while paused, stopping, due to continue as
-   * new (the next run's first round derives the queue again from the journal) or at the run's agent limit.
+   * Starts queued requests while a lane is free, whenever an agent ends: a lane never waits for the journal or
+   * a round. None starts while paused, stopping, due to continue as new or at the run's agent limit.
    */
   private fill(): void {
     while (this.queue.length > 0 && !this.paused && !this.stop && !this.dueToContinue() && this.agentsStarted < this.input.maxAgents && this.running().length < this.input.concurrency) {
@@ -353,6 +352,7 @@ class WorkflowRun {
     this.scriptRef = round.scriptRef;
     if (this.input.carried === undefined && this.roundsThisRun === 1) this.fromJournal = round.journalSize;
     if (round.logs.length > 0) this.logs = round.logs;
+    if (round.status !== 'waiting') this.queue = []; // none may start in the lanes cancelled agents free
     if (round.status === 'failed') {
       await this.cancelRunning('the script failed');
       return this.end('failed', { diagnostic: round.diagnostic });
