@@ -153,10 +153,11 @@ class WorkflowRun {
     );
   }
 
-  private checkCaps(): void {
-    if (this.stop) return;
-    const crossed = runCapCrossed(this.input.caps, { tokens: this.tokens, costMicroUsd: this.costMicroUsd, now: Date.now(), deadline: this.deadline });
+  /** Sets `stop` when a cap is reached (the time budget included); answers whether the run may go on. */
+  private checkCaps(): boolean {
+    const crossed = this.stop ? undefined : runCapCrossed(this.input.caps, { tokens: this.tokens, costMicroUsd: this.costMicroUsd, now: Date.now(), deadline: this.deadline });
     if (crossed) this.stop = { status: 'budget', ...crossed };
+    return this.stop === undefined;
   }
 
   /** Plans one agent, starts its child delegation and waits for it; whatever happens ends in `finished`. */
@@ -222,8 +223,7 @@ class WorkflowRun {
       else this.agentsFailed += 1;
       if (slot) addToLabels(this.labels, slot);
     }
-    // Journaled slots beyond the view's needs are dropped (their totals live on in `labels`); one that ended
-    // while this record ran stays: only its slot keeps a round's request for it from starting it again.
+    // Journaled slots past the view's needs go (totals live on in `labels`); unjournaled ones guard against a second start.
     const unjournaled = new Set(this.finished.map((entry) => entry.key));
     for (const slot of [...this.slots.values()]) {
       if (this.slots.size <= 400) break;
@@ -282,10 +282,10 @@ class WorkflowRun {
 
   /**
    * Starts queued requests while a lane is free, whenever an agent ends: a lane never waits for the journal or
-   * a round. None starts while paused, stopping, due to continue as new or at the run's agent limit.
+   * a round. None starts while paused, past a cap, stopping, due to continue as new or at the agent limit.
    */
   private fill(): void {
-    while (this.queue.length > 0 && !this.paused && !this.stop && !this.dueToContinue() && this.agentsStarted < this.input.maxAgents && this.running().length < this.input.concurrency) {
+    while (this.queue.length > 0 && !this.paused && this.checkCaps() && !this.dueToContinue() && this.agentsStarted < this.input.maxAgents && this.running().length < this.input.concurrency) {
       const request = this.queue.shift() as WorkflowAgentSummary;
       if (this.slots.has(request.key)) continue;
       takeFromWaiting(this.waiting, request.label, request.phase);
