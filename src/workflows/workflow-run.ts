@@ -80,6 +80,7 @@ class WorkflowRun {
   private phase: string | null = null;
   private logs: string[] = [];
   private stop: Stop | undefined;
+  private cancelReason: string | undefined; // why the run cancels its agents, once it does
   private status: WorkflowRunStatus;
   private endResult: { result?: JsonValue; diagnostic?: WorkflowScriptDiagnostic } = {};
   private roundsThisRun = 0;
@@ -176,7 +177,7 @@ class WorkflowRun {
       return fail('AgentNotStarted', `planning failed: ${error instanceof Error ? error.message : String(error)}`);
     }
     if (!plan.ok) return fail('AgentNotStarted', plan.message);
-    if (this.stop) {
+    if (this.stop || this.cancelReason !== undefined) {
       // Not started, so not finished: it is not journaled (a resume runs it).
       slot.state = 'cancelled';
       slot.failure = { type: 'cancelled', message: 'the run ended before the agent started' };
@@ -190,6 +191,7 @@ class WorkflowRun {
       const handle = await startChild('subagentWorkflow', agentChildOptions({ slot, childInput, sourceName: plan.source?.name ?? 'ad-hoc', runId: this.info.workflowId, tenant: this.input.tenant }));
       slot.started = true;
       slot.state = 'running';
+      if (this.cancelReason !== undefined) void this.signalCancel(slot, this.cancelReason);
       result = (await handle.result()) as SubagentResult;
     } catch (error) {
       return fail('AgentFailed', `the agent's workflow did not complete: ${error instanceof Error ? error.message : String(error)}`);
@@ -233,19 +235,17 @@ class WorkflowRun {
 
   /** Cancels every running agent and waits (a while) for them to end. */
   private async cancelRunning(reason: string): Promise<void> {
-    const live = this.running();
-    await CancellationScope.nonCancellable(() =>
-      Promise.all(
-        live.filter((slot) => slot.started).map(async (slot) => {
-          try {
-            await getExternalWorkflowHandle(slot.workflowId).signal(cancelSignal, { reason });
-          } catch {
-            // It has ended meanwhile.
-          }
-        }),
-      ),
-    );
+    this.cancelReason = reason; // an agent whose child is starting now gets it once started (runAgent)
+    await Promise.all(this.running().filter((slot) => slot.started).map((slot) => this.signalCancel(slot, reason)));
     await condition(() => this.running().length === 0, cancelSettleWaitMs * 4);
+  }
+
+  private async signalCancel(slot: AgentSlot, reason: string): Promise<void> {
+    try {
+      await CancellationScope.nonCancellable(() => getExternalWorkflowHandle(slot.workflowId).signal(cancelSignal, { reason }));
+    } catch {
+      // It has ended meanwhile.
+    }
   }
 
   private async end(final: Exclude<WorkflowRunStatus, 'running' | 'paused'>, extra: { result?: JsonValue; resultRef?: string; diagnostic?: WorkflowScriptDiagnostic }): Promise<WorkflowRunResult> {
