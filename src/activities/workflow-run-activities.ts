@@ -44,6 +44,9 @@ export function requestBlobKey(key: string): string {
   return `workflow-requests/${key}.json`;
 }
 
+/** Requests a round stores at once (each a small put, idempotent by key). */
+const requestPutsAtOnce = 16;
+
 function lastLogs(logs: readonly string[]): string[] {
   return logs.slice(-workflowViewLogLines).map((line) => (line.length > workflowViewLogChars ? `${line.slice(0, workflowViewLogChars)}…` : line));
 }
@@ -79,12 +82,12 @@ export function createWorkflowRunActivities(deps: WorkflowRunDependencies): Work
     const running = new Set(input.running);
     const waitingRequests = output.requests.filter((request) => !running.has(request.key));
     const taken = waitingRequests.slice(0, Math.max(0, input.take));
-    for (const request of taken) {
-      await deps.blobs.put(requestBlobKey(request.key), JSON.stringify({ prompt: request.prompt, options: request.options }));
+    // The run queues all of them (a lane that frees starts the next at once): store them side by side.
+    for (let at = 0; at < taken.length; at += requestPutsAtOnce) {
+      await Promise.all(taken.slice(at, at + requestPutsAtOnce).map((request) => deps.blobs.put(requestBlobKey(request.key), JSON.stringify({ prompt: request.prompt, options: request.options }))));
     }
-    // Counted per label: the requests the workflow cannot start yet (the taken ones start now and show as running).
     const counts = new Map<string, number>();
-    for (const request of waitingRequests.slice(taken.length)) {
+    for (const request of waitingRequests) {
       let label = labelOf(request) ?? request.phase ?? '(no label)';
       if (!counts.has(label) && counts.size >= workflowViewMaxLabels) label = '(other labels)';
       counts.set(label, (counts.get(label) ?? 0) + 1);

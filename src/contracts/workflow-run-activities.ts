@@ -20,7 +20,11 @@ export interface RunWorkflowRoundInput {
   definitionsRef: string | null;
   /** Keys of the agents running now: the round leaves them out of `requests` and `waiting`. */
   running: string[];
-  /** How many new requests the run can start now: the round returns at most this many. */
+  /**
+   * How many requests the round returns at most: all the agents it waits on that are not running, up to
+   * what this run of the workflow may still start (its agent limit, continue-as-new). The run queues them
+   * and starts the next as a lane frees, so the round need not run again until the queue runs low.
+   */
   take: number;
   /** `agent()` calls the run may make (the sandbox refuses the one past it). */
   maxAgents: number;
@@ -36,7 +40,7 @@ export interface WorkflowAgentSummary {
   phase: string | null;
 }
 
-/** Agents waiting (not running, not returned in `requests`), counted by label or phase. */
+/** Agents waiting (not running, `requests` included), counted by label or phase. */
 export interface WorkflowWaitingCount {
   label: string;
   count: number;

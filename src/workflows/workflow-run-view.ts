@@ -27,6 +27,15 @@ export function labelKey(label: string | null, phase: string | null): string {
   return label ?? phase ?? '(no label)';
 }
 
+/**
+ * Counts one queued request as no longer waiting (it starts): the round counted it under its label, or
+ * under "(other labels)" past the view's number of labels.
+ */
+export function takeFromWaiting(waiting: WorkflowWaitingCount[], label: string | null, phase: string | null): void {
+  const entry = waiting.find((count) => count.label === labelKey(label, phase)) ?? waiting.find((count) => count.label === '(other labels)');
+  if (entry && entry.count > 0) entry.count -= 1;
+}
+
 /** Adds one finished agent to per-label totals (bounded: further labels go under one). */
 export function addToLabels(labels: WorkflowLabelView[], slot: AgentSlot): void {
   let name = labelKey(slot.label, slot.phase);

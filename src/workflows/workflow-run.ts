@@ -4,7 +4,6 @@ import {
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
-  ParentClosePolicy,
   proxyActivities,
   setHandler,
   startChild,
@@ -13,7 +12,7 @@ import {
 } from '@temporalio/workflow';
 import { nonRetryableFailureTypes } from '../contracts/failures';
 import type { JsonValue } from '../contracts/json';
-import { cancelSettleWaitMs, workflowTaskTimeoutMs } from '../contracts/limits/workflow';
+import { cancelSettleWaitMs } from '../contracts/limits/workflow';
 import { workflowAgentsBeforeContinueAsNew, workflowRoundsBeforeContinueAsNew, workflowRunHeartbeatTimeoutMs, workflowScriptRoundMs } from '../contracts/limits/workflow-scripts';
 import { searchAttributes } from '../contracts/search-attributes';
 import { cancelSignal } from '../contracts/subagent-messages';
@@ -23,8 +22,10 @@ import type { WorkflowLabelView, WorkflowRunCarried, WorkflowRunInput, WorkflowR
 import type { FinishedWorkflowAgent, RunWorkflowRoundOutput, WorkflowAgentSummary, WorkflowRunActivities, WorkflowWaitingCount } from '../contracts/workflow-run-activities';
 import { workflowCancelSignal, workflowPauseSignal, workflowRestartAgentUpdate, workflowResumeSignal, workflowViewQuery } from '../contracts/workflow-run-messages';
 import type { WorkflowScriptDiagnostic } from '../contracts/workflow-script';
-import { runCapCrossed, type RunCap } from './workflow-run-caps';
-import { addToLabels, buildView, type AgentSlot } from './workflow-run-view';
+import { remainingFor, runCapCrossed, type Stop } from './workflow-run-caps';
+import { agentChildOptions } from './workflow-run-agent';
+import { journalNow, restartAgent, roundWanted, type Lanes } from './workflow-run-lanes';
+import { addToLabels, buildView, takeFromWaiting, type AgentSlot } from './workflow-run-view';
 
 const nonRetryableErrorTypes = [...nonRetryableFailureTypes];
 
@@ -41,16 +42,13 @@ const planning = proxyActivities<WorkflowRunActivities>({
   retry: { initialInterval: 500, maximumAttempts: 10, nonRetryableErrorTypes },
 });
 
-/** Why the run ends before its script does. */
-type Stop = { status: 'cancelled'; reason: string } | { status: 'budget'; cap: RunCap; message: string };
-
 /**
  * A workflow run (SEMANTICS §7, decision 0038): a script's rounds as activities and its `agent()` calls as
- * child delegations. Each round runs the script from its start against the journal (by reference in
- * errand's store) and names the agents it waits on; up to `concurrency` run at once; as they finish, their
- * results go into the journal and the next round runs. The run continues as new, carrying the journal's
- * reference, when Temporal suggests it or after {@link workflowRoundsBeforeContinueAsNew} rounds, once no
- * agent is running (it stops starting new ones until then), so history stays bounded at any size of run.
+ * child delegations. A round runs the script from its start against the journal (by reference in errand's
+ * store) and names the agents it waits on; they queue, up to `concurrency` run at once, and a lane that
+ * frees starts the next queued one at once. Ends go into the journal in batches; a round runs again when
+ * the queue runs low or nothing runs. The run continues as new (carrying the journal's reference) when
+ * Temporal suggests it or after set numbers of rounds or agents, once no agent runs: history stays bounded.
  */
 export async function workflowRunWorkflow(input: WorkflowRunInput): Promise<WorkflowRunResult> {
   const run = new WorkflowRun(input);
@@ -77,9 +75,12 @@ class WorkflowRun {
   private readonly finished: FinishedWorkflowAgent[] = [];
   private readonly removals: string[] = [];
   private waiting: WorkflowWaitingCount[] = [];
+  /** Requests the last round named that have not started: the next one starts the moment a lane frees. */
+  private queue: WorkflowAgentSummary[] = [];
   private phase: string | null = null;
   private logs: string[] = [];
   private stop: Stop | undefined;
+  private cancelReason: string | undefined; // why the run cancels its agents, once it does
   private status: WorkflowRunStatus;
   private endResult: { result?: JsonValue; diagnostic?: WorkflowScriptDiagnostic } = {};
   private roundsThisRun = 0;
@@ -144,13 +145,7 @@ class WorkflowRun {
     });
     setHandler(
       workflowRestartAgentUpdate,
-      (request) => {
-        const slot = this.slots.get(request.key);
-        if (slot && (slot.state === 'running' || slot.state === 'waiting')) return { restarted: false, message: `agent ${request.key} is running; it can be restarted once it has finished` };
-        this.removals.push(request.key);
-        if (slot) this.slots.delete(request.key);
-        return { restarted: true, message: `agent ${request.key} is dropped from the journal: its call runs again at the next round` };
-      },
+      (request) => restartAgent(request.key, this.slots, this.removals, this.finished),
       {
         validator: (request) => {
           if (typeof request?.key !== 'string' || !/^[0-9a-f]{64}$/.test(request.key)) throw new Error('key must be an agent key: 64 hexadecimal digits, as the view lists them');
@@ -159,19 +154,16 @@ class WorkflowRun {
     );
   }
 
-  private checkCaps(): void {
-    if (this.stop) return;
-    const crossed = runCapCrossed(this.input.caps, { tokens: this.tokens, costMicroUsd: this.costMicroUsd, now: Date.now(), deadline: this.deadline });
+  /** Sets `stop` when a cap is reached (the time budget included); answers whether the run may go on. */
+  private checkCaps(): boolean {
+    const crossed = this.stop ? undefined : runCapCrossed(this.input.caps, { tokens: this.tokens, costMicroUsd: this.costMicroUsd, now: Date.now(), deadline: this.deadline });
     if (crossed) this.stop = { status: 'budget', ...crossed };
+    return this.stop === undefined;
   }
 
   /** Plans one agent, starts its child delegation and waits for it; whatever happens ends in `finished`. */
   private async runAgent(slot: AgentSlot): Promise<void> {
-    const remaining = {
-      ...(this.input.caps.tokenBudget !== undefined ? { remainingTokens: Math.max(1, this.input.caps.tokenBudget - this.tokens) } : {}),
-      ...(this.deadline !== undefined ? { remainingTimeMs: Math.max(1, this.deadline - Date.now()) } : {}),
-      ...(this.input.caps.costBudgetMicroUsd !== undefined ? { remainingCostMicroUsd: Math.max(1, this.input.caps.costBudgetMicroUsd - this.costMicroUsd) } : {}),
-    };
+    const remaining = remainingFor(this.input.caps, { tokens: this.tokens, costMicroUsd: this.costMicroUsd, now: Date.now(), deadline: this.deadline });
     const fail = (type: string, message: string) => {
       slot.state = 'failed';
       slot.failure = { type, message };
@@ -185,7 +177,7 @@ class WorkflowRun {
       return fail('AgentNotStarted', `planning failed: ${error instanceof Error ? error.message : String(error)}`);
     }
     if (!plan.ok) return fail('AgentNotStarted', plan.message);
-    if (this.stop) {
+    if (this.stop || this.cancelReason !== undefined) {
       // Not started, so not finished: it is not journaled (a resume runs it).
       slot.state = 'cancelled';
       slot.failure = { type: 'cancelled', message: 'the run ended before the agent started' };
@@ -196,29 +188,10 @@ class WorkflowRun {
     const { parent: _parent, ...childInput } = plan.input;
     let result: SubagentResult;
     try {
-      const handle = await startChild('subagentWorkflow', {
-        workflowId: slot.workflowId,
-        args: [childInput],
-        parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-        workflowTaskTimeout: workflowTaskTimeoutMs,
-        staticSummary: slot.label ?? childInput.label,
-        staticDetails: [`workflow run: ${this.info.workflowId}`, `agent ${slot.n}${slot.phase ? `, phase ${slot.phase}` : ''}`, `key: ${slot.key}`].join('\n'),
-        typedSearchAttributes: [
-          { key: searchAttributes.kind, value: 'subagent' },
-          { key: searchAttributes.source, value: plan.source?.name ?? 'ad-hoc' },
-          { key: searchAttributes.parent, value: this.info.workflowId },
-          { key: searchAttributes.status, value: 'running' },
-          { key: searchAttributes.model, value: `${childInput.route.provider}/${childInput.route.model}` },
-          { key: searchAttributes.turns, value: 0 },
-          ...(this.input.tenant ? [{ key: searchAttributes.tenant, value: this.input.tenant }] : []),
-        ],
-      });
+      const handle = await startChild('subagentWorkflow', agentChildOptions({ slot, childInput, sourceName: plan.source?.name ?? 'ad-hoc', runId: this.info.workflowId, tenant: this.input.tenant }));
       slot.started = true;
       slot.state = 'running';
-      // A stop that came while the start was under way found this agent not started (cancelRunning signals
-      // started ones only): it is cancelled here, or it would run to its end unowned while the run waits.
-      const stopped = this.stopReason();
-      if (stopped !== undefined) await this.cancelStarted(slot, stopped);
+      if (this.cancelReason !== undefined) void this.signalCancel(slot, this.cancelReason);
       result = (await handle.result()) as SubagentResult;
     } catch (error) {
       return fail('AgentFailed', `the agent's workflow did not complete: ${error instanceof Error ? error.message : String(error)}`);
@@ -252,34 +225,27 @@ class WorkflowRun {
       else this.agentsFailed += 1;
       if (slot) addToLabels(this.labels, slot);
     }
-    // Finished slots beyond the view's needs are dropped; their totals live on in `labels`.
+    // Journaled slots past the view's needs go (totals live on in `labels`); unjournaled ones guard against a second start.
+    const unjournaled = new Set(this.finished.map((entry) => entry.key));
     for (const slot of [...this.slots.values()]) {
       if (this.slots.size <= 400) break;
-      if (slot.state !== 'running' && slot.state !== 'waiting') this.slots.delete(slot.key);
+      if (slot.state !== 'running' && slot.state !== 'waiting' && !unjournaled.has(slot.key)) this.slots.delete(slot.key);
     }
-  }
-
-  /** Why the run is stopping, or undefined while it is not (read fresh: a signal may have come during an await). */
-  private stopReason(): string | undefined {
-    const stop = this.stop;
-    return stop === undefined ? undefined : stop.status === 'cancelled' ? stop.reason : stop.message;
-  }
-
-  /** Sends a started agent the cancel signal (it may have ended meanwhile). */
-  private async cancelStarted(slot: AgentSlot, reason: string): Promise<void> {
-    await CancellationScope.nonCancellable(async () => {
-      try {
-        await getExternalWorkflowHandle(slot.workflowId).signal(cancelSignal, { reason });
-      } catch {
-        // It has ended meanwhile.
-      }
-    });
   }
 
   /** Cancels every running agent and waits (a while) for them to end; one still starting is cancelled once started. */
   private async cancelRunning(reason: string): Promise<void> {
-    await Promise.all(this.running().filter((slot) => slot.started).map((slot) => this.cancelStarted(slot, reason)));
+    this.cancelReason = reason; // an agent whose child is starting now gets it once started (runAgent)
+    await Promise.all(this.running().filter((slot) => slot.started).map((slot) => this.signalCancel(slot, reason)));
     await condition(() => this.running().length === 0, cancelSettleWaitMs * 4);
+  }
+
+  private async signalCancel(slot: AgentSlot, reason: string): Promise<void> {
+    try {
+      await CancellationScope.nonCancellable(() => getExternalWorkflowHandle(slot.workflowId).signal(cancelSignal, { reason }));
+    } catch {
+      // It has ended meanwhile.
+    }
   }
 
   private async end(final: Exclude<WorkflowRunStatus, 'running' | 'paused'>, extra: { result?: JsonValue; resultRef?: string; diagnostic?: WorkflowScriptDiagnostic }): Promise<WorkflowRunResult> {
@@ -307,67 +273,118 @@ class WorkflowRun {
     return this.end(why.status, why.status === 'budget' ? { diagnostic: { kind: 'budget', message: why.message, line: null } } : {});
   }
 
+  private startedThisRun(): number {
+    return this.agentsStarted - this.carried.agentsStarted;
+  }
+
+  /** Whether this run of the workflow should continue as new (it starts no agent then, and does so once none runs). */
+  private dueToContinue(): boolean {
+    return this.roundsThisRun >= workflowRoundsBeforeContinueAsNew || this.startedThisRun() >= workflowAgentsBeforeContinueAsNew || workflowInfo().continueAsNewSuggested;
+  }
+
+  /**
+   * Starts queued requests while a lane is free, whenever an agent ends: a lane never waits for the journal or
+   * a round. None starts while paused, past a cap, stopping, due to continue as new or at the agent limit.
+   */
+  private fill(): void {
+    while (this.queue.length > 0 && !this.paused && this.checkCaps() && !this.dueToContinue() && this.agentsStarted < this.input.maxAgents && this.running().length < this.input.concurrency) {
+      const request = this.queue.shift() as WorkflowAgentSummary;
+      if (this.slots.has(request.key)) continue;
+      takeFromWaiting(this.waiting, request.label, request.phase);
+      this.startAgent(request);
+    }
+  }
+
+  /** Whether the loop has work: a stop, a pause or resume, a restart, a drained run due to continue as new, or a batch to journal. */
+  private wakeFor(pausedBefore: boolean): () => boolean {
+    return () => this.stop !== undefined || this.paused !== pausedBefore || this.removals.length > 0 || (this.running().length === 0 && this.dueToContinue()) || journalNow(this.lanes());
+  }
+
+  private lanes(): Lanes {
+    return { running: this.running().length, finished: this.finished.length, queued: this.queue.length, concurrency: this.input.concurrency, dueToContinue: this.dueToContinue() };
+  }
+
+  /** How many requests the next round returns at most: what this run of the workflow may still start. */
+  private roundTake(): number {
+    return Math.max(0, Math.min(this.input.maxAgents - this.agentsStarted, workflowAgentsBeforeContinueAsNew - this.startedThisRun()));
+  }
+
   /** The run: rounds, agents and waits until the script ends, a stop, or continue-as-new. */
   async execute(): Promise<WorkflowRunResult> {
     // A run resumed from an ended one runs its failed agents again (only finished ones are kept).
     if (this.input.carried === undefined && this.journalRef !== null) await this.record(true);
-
+    let roundDue = true; // the first round runs at once; later ones when there is news and the queue runs low
     for (;;) {
+      if (this.removals.length > 0) roundDue = true;
+      const news = this.finished.length > 0;
       await this.record();
       this.checkCaps();
       if (this.stop) return this.stopRun(this.stop);
-      const live = this.running().length;
-      const dueToContinue = this.roundsThisRun >= workflowRoundsBeforeContinueAsNew || this.agentsStarted - (this.carried.agentsStarted) >= workflowAgentsBeforeContinueAsNew || workflowInfo().continueAsNewSuggested;
-      if (dueToContinue && live === 0 && this.finished.length === 0 && this.removals.length === 0) {
-        await condition(allHandlersFinished);
-        const next: WorkflowRunCarried = {
-          startedAtMs: this.carried.startedAtMs, paused: this.paused, tokens: this.tokens, costMicroUsd: this.costMicroUsd, agentsStarted: this.agentsStarted, definitionsRef: this.definitionsRef, agentsDone: this.agentsDone, agentsFailed: this.agentsFailed, fromJournal: this.fromJournal, labels: this.labels,
-          ...(this.scriptRef ? { scriptRef: this.scriptRef } : {}), generation: (this.carried.generation ?? 0) + 1,
-        };
-        return continueAsNew<typeof workflowRunWorkflow>({ ...this.input, ...(this.journalRef ? { journalRef: this.journalRef } : {}), carried: next });
+      const due = this.dueToContinue();
+      if (due && this.running().length === 0 && this.finished.length === 0 && this.removals.length === 0) return this.continueAsNew();
+      if (news && roundWanted(this.lanes())) roundDue = true;
+      if (roundDue && !due) {
+        roundDue = false;
+        const ended = await this.runRound();
+        if (ended) return ended;
       }
-      const take = this.paused || dueToContinue ? 0 : Math.max(0, Math.min(this.input.concurrency - live, this.input.maxAgents - this.agentsStarted));
-      const round: RunWorkflowRoundOutput = await rounds.runWorkflowRound({
-        ...(this.scriptRef ? { scriptRef: this.scriptRef } : { script: this.input.script }),
-        args: this.input.args,
-        journalRef: this.journalRef,
-        definitionsRef: this.definitionsRef,
-        running: this.running().map((slot) => slot.key),
-        take,
-        maxAgents: this.input.maxAgents,
-        budgetTokens: this.input.caps.tokenBudget ?? null,
-        workingDir: this.input.workingDir,
-        ...(this.input.tenant ? { tenant: this.input.tenant } : {}),
-      });
-      this.roundsThisRun += 1;
-      this.scriptRef = round.scriptRef;
-      if (this.input.carried === undefined && this.roundsThisRun === 1) this.fromJournal = round.journalSize;
-      if (round.logs.length > 0) this.logs = round.logs;
-      if (round.status === 'failed') {
-        await this.cancelRunning('the script failed');
-        return this.end('failed', { diagnostic: round.diagnostic });
-      }
-      if (round.status === 'done') {
-        // Agents the script did not wait for are not needed any more.
-        if (this.running().length > 0) await this.cancelRunning('the script returned without waiting for this agent');
-        return this.end('completed', { ...(round.result !== undefined ? { result: round.result } : {}), ...(round.resultRef ? { resultRef: round.resultRef } : {}) });
-      }
-      this.definitionsRef = round.definitionsRef;
-      this.waiting = round.waiting;
-      const lastPhase = round.requests.at(-1)?.phase;
-      if (lastPhase !== undefined) this.phase = lastPhase;
-      for (const request of round.requests) this.startAgent(request);
-      if (this.running().length === 0 && this.finished.length === 0 && !this.paused && !dueToContinue) {
-        if (this.agentsStarted >= this.input.maxAgents && round.waitingTotal > 0) {
-          return this.end('failed', { diagnostic: { kind: 'agents', message: `the run started ${this.agentsStarted} agents, its limit (maxAgents); ${round.waitingTotal} more are waiting`, line: null } });
-        }
-      }
-      const wokenBy = { paused: this.paused };
+      const pausedBefore = this.paused;
       const waitMs = this.deadline !== undefined ? Math.max(0, this.deadline - Date.now()) : undefined;
-      const woken = () => this.finished.length > 0 || this.removals.length > 0 || this.stop !== undefined || this.paused !== wokenBy.paused || (dueToContinue && this.running().length === 0);
-      if (waitMs === undefined) await condition(woken);
-      else await condition(woken, waitMs);
+      if (waitMs === undefined) await condition(this.wakeFor(pausedBefore));
+      else await condition(this.wakeFor(pausedBefore), waitMs);
+      this.fill();
     }
+  }
+
+  /** Runs one round: the script's end, or its requests become the queue (those not started yet). */
+  private async runRound(): Promise<WorkflowRunResult | undefined> {
+    const round: RunWorkflowRoundOutput = await rounds.runWorkflowRound({
+      ...(this.scriptRef ? { scriptRef: this.scriptRef } : { script: this.input.script }),
+      args: this.input.args,
+      journalRef: this.journalRef,
+      definitionsRef: this.definitionsRef,
+      running: this.running().map((slot) => slot.key),
+      take: this.roundTake(),
+      maxAgents: this.input.maxAgents,
+      budgetTokens: this.input.caps.tokenBudget ?? null,
+      workingDir: this.input.workingDir,
+      ...(this.input.tenant ? { tenant: this.input.tenant } : {}),
+    });
+    this.roundsThisRun += 1;
+    this.scriptRef = round.scriptRef;
+    if (this.input.carried === undefined && this.roundsThisRun === 1) this.fromJournal = round.journalSize;
+    if (round.logs.length > 0) this.logs = round.logs;
+    if (round.status !== 'waiting') this.queue = []; // none may start in the lanes cancelled agents free
+    if (round.status === 'failed') {
+      await this.cancelRunning('the script failed');
+      return this.end('failed', { diagnostic: round.diagnostic });
+    }
+    if (round.status === 'done') {
+      // Agents the script did not wait for are not needed any more.
+      if (this.running().length > 0) await this.cancelRunning('the script returned without waiting for this agent');
+      return this.end('completed', { ...(round.result !== undefined ? { result: round.result } : {}), ...(round.resultRef ? { resultRef: round.resultRef } : {}) });
+    }
+    this.definitionsRef = round.definitionsRef;
+    this.waiting = round.waiting.map((count) => ({ ...count }));
+    const lastPhase = round.requests.at(-1)?.phase;
+    if (lastPhase !== undefined) this.phase = lastPhase;
+    // Agents that started or ended while the round ran are in `slots`: the queue holds only the others.
+    this.queue = round.requests.filter((request) => !this.slots.has(request.key));
+    this.fill();
+    if (this.running().length === 0 && this.finished.length === 0 && !this.paused && !this.dueToContinue() && this.agentsStarted >= this.input.maxAgents && round.waitingTotal > 0) {
+      return this.end('failed', { diagnostic: { kind: 'agents', message: `the run started ${this.agentsStarted} agents, its limit (maxAgents); ${round.waitingTotal} more are waiting`, line: null } });
+    }
+    return undefined;
+  }
+
+  private async continueAsNew(): Promise<never> {
+    await condition(allHandlersFinished);
+    const next: WorkflowRunCarried = {
+      startedAtMs: this.carried.startedAtMs, paused: this.paused, tokens: this.tokens, costMicroUsd: this.costMicroUsd, agentsStarted: this.agentsStarted, definitionsRef: this.definitionsRef, agentsDone: this.agentsDone, agentsFailed: this.agentsFailed, fromJournal: this.fromJournal, labels: this.labels,
+      ...(this.scriptRef ? { scriptRef: this.scriptRef } : {}), generation: (this.carried.generation ?? 0) + 1,
+    };
+    // The queue is not carried: the next run's first round derives it again from the journal.
+    return continueAsNew<typeof workflowRunWorkflow>({ ...this.input, ...(this.journalRef ? { journalRef: this.journalRef } : {}), carried: next });
   }
 
   private startAgent(request: WorkflowAgentSummary): void {
@@ -378,6 +395,7 @@ class WorkflowRun {
       state: 'waiting', started: false, tokens: 0, costMicroUsd: 0, startedAt: Date.now(), endedAt: null, failure: null,
     };
     this.slots.set(request.key, slot);
-    void this.runAgent(slot);
+    // Whatever way it ends, its lane goes to the next queued request at once.
+    void this.runAgent(slot).then(() => this.fill());
   }
 }

@@ -118,6 +118,38 @@ return await agent('sum ' + squares.join(','), { label: 'sum' });
   respond = (prompt) => ({ text: `answer:${prompt}` });
 }, 120_000);
 
+test('a fan-out keeps its lanes full: the lane of an ended agent starts the next queued one before any other round, never more than concurrency at once', async () => {
+  respond = (prompt) => ({ text: `answer:${prompt}`, delayMs: 200 });
+  const script = `return await parallel(Array.from({ length: 12 }, (_, n) => () => agent('lane ' + n, { label: 'lane' })));`;
+  const before = model.requests.length;
+  const handle = await startWorkflowRun(client, { workflowId: nextId('lanes'), taskQueue, input: runInput(script, { concurrency: 3 }) });
+  const result = await handle.result();
+  expect(result.status).toBe('completed');
+  expect(result.result).toEqual(Array.from({ length: 12 }, (_, n) => `answer:lane ${n}`));
+  expect(result.agents).toEqual({ done: 12, failed: 0, fromJournal: 0 });
+  expect(promptsAsked().slice(before).sort()).toEqual(Array.from({ length: 12 }, (_, n) => `lane ${n}`).sort());
+  const history = await client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).fetchHistory();
+  const steps: string[] = [];
+  let children = 0;
+  let most = 0;
+  for (const event of history.events ?? []) {
+    const activity = event.activityTaskScheduledEventAttributes?.activityType?.name;
+    if (activity) steps.push(activity);
+    if (event.startChildWorkflowExecutionInitiatedEventAttributes) most = Math.max(most, ++children);
+    if (event.childWorkflowExecutionCompletedEventAttributes) children -= 1;
+  }
+  expect(most).toBe(3);
+  const plans = steps.flatMap((step, at) => (step === 'planWorkflowAgent' ? [at] : []));
+  const roundsAt = steps.flatMap((step, at) => (step === 'runWorkflowRound' ? [at] : []));
+  expect(plans).toHaveLength(12);
+  // The first round named all twelve: the fourth agent took the first free lane, before a second round ran.
+  expect(roundsAt.length).toBeGreaterThanOrEqual(2);
+  expect(plans[3]!).toBeLessThan(roundsAt[1]!);
+  // Rounds run only as the queue runs low or the lanes drain, not once per ended agent.
+  expect(roundsAt.length).toBeLessThan(12);
+  respond = (prompt) => ({ text: `answer:${prompt}` });
+}, 120_000);
+
 test('pause holds new agents back, resume lets them start, cancel ends the run cancelled', async () => {
   const gate: { open?: () => void } = {};
   const opened = new Promise<void>((resolve) => (gate.open = resolve));
