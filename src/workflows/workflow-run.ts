@@ -250,8 +250,7 @@ class WorkflowRun {
 
   private async end(final: Exclude<WorkflowRunStatus, 'running' | 'paused'>, extra: { result?: JsonValue; resultRef?: string; diagnostic?: WorkflowScriptDiagnostic }): Promise<WorkflowRunResult> {
     await this.record();
-    // Nothing waits any more: the view's per-label counts show only what ran.
-    this.waiting = [];
+    this.waiting = []; // nothing waits any more: the per-label counts show only what ran
     this.endResult = { ...(extra.result !== undefined ? { result: extra.result } : {}), ...(extra.diagnostic ? { diagnostic: extra.diagnostic } : {}) };
     this.showStatus(final);
     upsertSearchAttributes([{ key: searchAttributes.costUsd, value: this.costMicroUsd / 1_000_000 }]);
