@@ -6,6 +6,7 @@ import type { PreloadedSkill } from '../contracts/subagent';
 import { isConfinedWalkError, refusalText, withConfinedDir, type ConfinedDir } from '../tools/confined-dir';
 import { DirectoryStore, messageOf } from './directory-store';
 import { formatBytes, type SourceStore } from './source-store';
+import { projectReach, readFromStore } from './claude-folder-places';
 
 /**
  * Where an agent's `skills` come from (Claude Code's preloaded skills, decision 0031): a skill `<name>` is
@@ -85,15 +86,8 @@ export class StoreSkillPlace implements SkillPlace {
     this.label = `${store.describe()} ${skillFolder}`;
   }
 
-  async read(name: string): Promise<string | undefined> {
-    try {
-      return (await this.store.read(`${skillFolder}/${name}/${skillFile}`)).content;
-    } catch (error) {
-      // A file the store refuses (too large) is an error; otherwise these stores say "missing" and
-      // "unreachable" alike, and a skill not found here is looked for in the next place.
-      if (messageOf(error).includes(': refused: ')) throw error;
-      return undefined;
-    }
+  read(name: string): Promise<string | undefined> {
+    return readFromStore(this.store, `${skillFolder}/${name}/${skillFile}`);
   }
 
   names(): Promise<string[]> {
@@ -109,10 +103,8 @@ export function operatorSkillPlace(store: SourceStore): SkillPlace {
 
 /** The working directory's `.claude/skills`, reached from the working root when the directory is under it. */
 export function projectSkillPlace(workingDirectory: string, workingRoot?: string): SkillPlace {
-  const work = resolve(workingDirectory);
-  const root = workingRoot === undefined ? undefined : resolve(workingRoot);
-  const inside = root !== undefined && (work === root || work.startsWith(`${root}${sep}`));
-  return new FolderSkillPlace(join(work, skillFolder), `project ${skillFolder}`, inside ? root : work);
+  const { work, from } = projectReach(workingDirectory, workingRoot);
+  return new FolderSkillPlace(join(work, skillFolder), `project ${skillFolder}`, from);
 }
 
 /** The worker user's `~/.claude/skills`. */

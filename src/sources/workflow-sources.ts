@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { maxSourceFileBytes } from '../contracts/limits';
+import { maxSourceFileBytes } from '../contracts/limits/sources';
 import { isConfinedWalkError, refusalText, withConfinedDir, type ConfinedDir } from '../tools/confined-dir';
 import { DirectoryStore, messageOf } from './directory-store';
 import { formatBytes, type SourceStore } from './source-store';
+import { projectReach, readFromStore } from './claude-folder-places';
 
 /**
  * Workflow scripts as sources (SEMANTICS §7, decision 0039): a workflow `<name>` is the file
@@ -113,13 +114,8 @@ export class StoreWorkflowPlace implements WorkflowPlace {
   async read(name: string): Promise<{ file: string; content: string } | undefined> {
     for (const extension of workflowExtensions) {
       const file = `${name}${extension}`;
-      try {
-        return { file, content: (await this.store.read(`${workflowFolder}/${file}`)).content };
-      } catch (error) {
-        // A file the store refuses (too large) is an error; otherwise these stores say "missing" and
-        // "unreachable" alike, and a script not found here is looked for in the next place.
-        if (messageOf(error).includes(': refused: ')) throw error;
-      }
+      const content = await readFromStore(this.store, `${workflowFolder}/${file}`);
+      if (content !== undefined) return { file, content };
     }
     return undefined;
   }
@@ -137,10 +133,8 @@ export function operatorWorkflowPlace(store: SourceStore): WorkflowPlace {
 
 /** The working directory's `.claude/workflows`, reached from the working root when the directory is under it. */
 export function projectWorkflowPlace(workingDirectory: string, workingRoot?: string): WorkflowPlace {
-  const work = resolve(workingDirectory);
-  const root = workingRoot === undefined ? undefined : resolve(workingRoot);
-  const inside = root !== undefined && (work === root || work.startsWith(`${root}${sep}`));
-  return new FolderWorkflowPlace(join(work, workflowFolder), `project ${workflowFolder}`, inside ? root : work);
+  const { work, from } = projectReach(workingDirectory, workingRoot);
+  return new FolderWorkflowPlace(join(work, workflowFolder), `project ${workflowFolder}`, from);
 }
 
 /** The worker user's `~/.claude/workflows`. */
