@@ -3,6 +3,7 @@ import { HTTPException } from 'hono/http-exception';
 import { healthResponseSchema } from '../contracts/api';
 import { rateLimitedRetryAfterSeconds } from '../contracts/limits/api';
 import { GrpcCode, grpcStatusOf } from '../temporal/grpc-status';
+import { TemporalUnreachableError } from '../temporal/temporal-unreachable';
 import type { ApiDependencies } from './api-dependencies';
 import type { ApiEnv } from './api-env';
 import { authenticate } from './auth';
@@ -27,6 +28,7 @@ import { requestSpan } from './request-span';
 
 /** True when the error means Temporal could not be reached (a 503, not a 500). */
 export function isTemporalUnavailable(error: unknown): boolean {
+  if (error instanceof TemporalUnreachableError) return true;
   const code = grpcStatusOf(error)?.code;
   if (code === GrpcCode.unavailable || code === GrpcCode.deadlineExceeded) return true;
   // The SDK's ServiceError (matched by name: this module loads no SDK) of a channel that never connected.
@@ -58,8 +60,12 @@ function methodsByPath(routes: readonly RouteSpec[]): (path: string) => string |
   };
 }
 
-/** Builds the API app. */
-export function createApp(deps: ApiDependencies, options: { requestLog?: boolean } = {}): Hono<ApiEnv> {
+/**
+ * Builds the API app. `operatorFacing` is the CLI's in-process use, where whoever reads the answer runs
+ * Temporal too: an unreachable Temporal is answered with its address and the settings that name it, and
+ * not logged as well (the CLI prints the answer). Over HTTP a client sees only that the service is down.
+ */
+export function createApp(deps: ApiDependencies, options: { requestLog?: boolean; operatorFacing?: boolean } = {}): Hono<ApiEnv> {
   const app = new Hono<ApiEnv>();
   const log = createLogger('api');
 
@@ -142,8 +148,10 @@ export function createApp(deps: ApiDependencies, options: { requestLog?: boolean
       );
     }
     if (isTemporalUnavailable(error)) {
-      log.warn('Temporal unavailable', { method: c.req.method, path: c.req.path, error });
-      return problemResponse(c, new ApiProblem(503, ProblemKind.unavailable, 'Temporal is unavailable', { detail: 'the workflow service cannot be reached; retry later', headers: { 'retry-after': '5' } }));
+      const toOperator = options.operatorFacing === true && error instanceof TemporalUnreachableError;
+      if (!toOperator) log.warn('Temporal unavailable', { method: c.req.method, path: c.req.path, error });
+      const detail = toOperator ? error.message : 'the workflow service cannot be reached; retry later';
+      return problemResponse(c, new ApiProblem(503, ProblemKind.unavailable, 'Temporal is unavailable', { detail, headers: { 'retry-after': '5' } }));
     }
     log.error('request failed', { method: c.req.method, path: c.req.path, error });
     return problemResponse(c, new ApiProblem(500, ProblemKind.internal, 'Internal server error', { detail: 'the server failed to answer; the failure was logged' }));

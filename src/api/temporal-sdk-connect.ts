@@ -1,6 +1,8 @@
 import { Client, Connection } from '@temporalio/client';
 import { traceHeaderInterceptor } from '../observability/start-options';
+import { GrpcCode, grpcStatusOf } from '../temporal/grpc-status';
 import type { TemporalClientSettings } from '../temporal/temporal-connection';
+import { TemporalUnreachableError } from '../temporal/temporal-unreachable';
 
 /**
  * Connects the SDK's client. A module of its own so that temporal-client-provider.ts reaches the SDK only
@@ -8,7 +10,12 @@ import type { TemporalClientSettings } from '../temporal/temporal-connection';
  * of an esbuild chunk with its exports only under `default`).
  */
 export async function connectTemporalClient(settings: TemporalClientSettings): Promise<{ client: Client; connection: Connection }> {
-  const connection = await Connection.connect(settings.connection);
+  let connection: Connection;
+  try {
+    connection = await Connection.connect(settings.connection);
+  } catch (error) {
+    throw unreachable(error, settings.connection.address) ?? error;
+  }
   return { client: new Client({ connection, namespace: settings.namespace, interceptors: { workflow: [traceHeaderInterceptor] } }), connection };
 }
 
@@ -26,4 +33,19 @@ export function withTraceHeaders(client: Client): Client {
   if (workflow !== undefined && !Array.isArray(workflow)) return client;
   if ((client.options.plugins ?? []).length > 0) return client;
   return new Client({ ...client.options, interceptors: { ...client.options.interceptors, workflow: [traceHeaderInterceptor, ...existing] } });
+}
+
+/**
+ * The connect's failure as a {@link TemporalUnreachableError} when it means nothing answered (no gRPC status,
+ * UNAVAILABLE or DEADLINE_EXCEEDED); undefined for a refusal by a server that did answer (a bad key, TLS).
+ */
+export function unreachable(error: unknown, address: string): TemporalUnreachableError | undefined {
+  const code = grpcStatusOf(error)?.code;
+  if (code !== undefined && code !== GrpcCode.unavailable && code !== GrpcCode.deadlineExceeded) return undefined;
+  const reason = error instanceof Error ? error.message : String(error);
+  return new TemporalUnreachableError(
+    `Temporal at ${address} cannot be reached (${reason}): start it, or set the address (ERRAND_TEMPORAL_ADDRESS, TEMPORAL_ADDRESS or the Temporal config profile)`,
+    address,
+    { cause: error },
+  );
 }

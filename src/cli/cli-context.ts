@@ -46,7 +46,7 @@ function inProcessApiTransport(env: NodeJS.ProcessEnv, cwd: string, onClose: (cl
       await deps.temporal.close();
       await stopTracing();
     });
-    const inner = inProcessTransport(createApp(deps, { requestLog: false }), `Temporal at ${deps.config.temporal.address} (in process; set ERRAND_API_URL to use an API server)`);
+    const inner = inProcessTransport(createApp(deps, { requestLog: false, operatorFacing: true }), `Temporal at ${deps.config.temporal.address} (in process; set ERRAND_API_URL to use an API server)`);
     transport.describe = inner.describe;
     return inner;
   };

@@ -119,6 +119,15 @@ describe('the bundled CLI', () => {
     expect(JSON.parse(unknown.stdout)).toMatchObject({ status: 404 });
   });
 
+  it('names an unreachable Temporal by its address and settings in one line, in process (a 503, not a 500 and a log line)', async () => {
+    const nobody = `127.0.0.1:${await freePort()}`;
+    const down = await bundled(['list'], { ERRAND_TEMPORAL_ADDRESS: nobody, ERRAND_DATA_DIR: join(root, 'test-artifacts', 'no-dev-stack') });
+    expect(down.code).toBe(1);
+    expect(down.stderr.trim()).toBe(
+      `errand list: Temporal is unavailable: Temporal at ${nobody} cannot be reached (Failed to connect before the deadline): start it, or set the address (ERRAND_TEMPORAL_ADDRESS, TEMPORAL_ADDRESS or the Temporal config profile)`,
+    );
+  });
+
   it('peeks through Temporal\'s HTTP API without the gRPC client: an unreachable gRPC address does not matter', async () => {
     const nobody = `127.0.0.1:${await freePort()}`;
     const unknown = await bundled(['peek', 'errand-0000000000000000', '--json'], { ERRAND_TEMPORAL_ADDRESS: nobody, ERRAND_TEMPORAL_HTTP_URL: temporalHttpUrl() });

@@ -1,6 +1,7 @@
 import { ServiceError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { isTemporalRateLimited, isTemporalUnavailable } from '../../src/api/app';
+import { unreachable } from '../../src/api/temporal-sdk-connect';
 import { TemporalHttpStartError } from '../../src/api/temporal-http-start';
 import { GrpcCode, grpcStatusOf, isGrpcStatus } from '../../src/temporal/grpc-status';
 
@@ -36,5 +37,14 @@ describe('the API\'s mapping of Temporal failures', () => {
     expect(isTemporalUnavailable(new ServiceError('x', { cause: grpcError(GrpcCode.deadlineExceeded, 'deadline') }))).toBe(true);
     expect(isTemporalUnavailable(new TemporalHttpStartError('down', GrpcCode.unavailable))).toBe(true);
     expect(isTemporalRateLimited(new Error('something else'))).toBe(false);
+  });
+
+  it('is unavailable (503) for a connect that nothing answered, however the SDK build threw it, and not for a server that refused', () => {
+    const bundled = unreachable(new Error('Failed to connect before the deadline'), '127.0.0.1:7999');
+    expect(bundled?.message).toBe('Temporal at 127.0.0.1:7999 cannot be reached (Failed to connect before the deadline): start it, or set the address (ERRAND_TEMPORAL_ADDRESS, TEMPORAL_ADDRESS or the Temporal config profile)');
+    expect(isTemporalUnavailable(bundled)).toBe(true);
+    expect(isTemporalUnavailable(new Error('Failed to connect before the deadline'))).toBe(false);
+    expect(unreachable(new ServiceError('x', { cause: grpcError(GrpcCode.unavailable, 'down') }), 'h:1')).toBeDefined();
+    expect(unreachable(new ServiceError('refused', { cause: grpcError(16, 'bad api key') }), 'h:1')).toBeUndefined();
   });
 });

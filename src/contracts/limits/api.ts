@@ -99,8 +99,13 @@ export const devStackStateFileName = 'dev-stack.json';
 export const devStackTokenFileName = 'dev-stack-token';
 /** Random bytes of `errand dev`'s API token (written as hex). */
 export const devStackTokenBytes = 32;
-/** How long a client command waits for the `errand dev` API it found to answer `/healthz`, in milliseconds. */
-export const devStackProbeTimeoutMs = 3_000;
+/**
+ * How long a client command waits for the `errand dev` API it found (its process alive) to answer `/healthz`,
+ * in milliseconds. Past it the stack is passed over with a note, and the command reaches Temporal itself at
+ * the configured address, which may not be the stack's: long enough for a stack on a machine under load
+ * (3 s was not, with the load average at 30).
+ */
+export const devStackProbeTimeoutMs = 10_000;
 
 /**
  * The poll interval errand suggests to an MCP client for a task (the Tasks extension's `pollIntervalMs`): a
