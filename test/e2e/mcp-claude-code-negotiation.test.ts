@@ -76,6 +76,10 @@ function claudeModel(body: JsonObject): ScriptStep {
   return { text: `errand's subagent answered: ${textOf(result?.content)}` };
 }
 
+/** The stand-in's answers: Claude Code's model over the Messages API, the subagent's over Chat Completions. */
+const responder = (request: { api: string; body: unknown }): ScriptStep | undefined =>
+  isJsonObject(request.body) ? (request.api === 'messages' ? claudeModel(request.body) : { text: 'NEGOTIATION-SUBAGENT: one README.' }) : undefined;
+
 /** The delegate schema Claude Code offered its model after ToolSearch loaded it (what errand served). */
 function offeredDelegateProperties(requests: readonly { api: string; body: unknown }[]): string[] {
   for (const request of requests) {
@@ -142,7 +146,7 @@ beforeAll(async () => {
   ({ client: temporal, connection } = await testClient());
   server = await startScriptedOpenAIServer({
     contextWindow: 200_000,
-    responder: (request) => (isJsonObject(request.body) ? (request.api === 'messages' ? claudeModel(request.body) : { text: 'NEGOTIATION-SUBAGENT: one README.' }) : undefined),
+    responder,
   });
   proxy = createServer((socket) => {
     proxyConnections += 1;
@@ -189,8 +193,9 @@ describe('Claude Code 2.1.328 over HTTP and MCP_PROTOCOL_NEGOTIATION (the docs\'
 
   it.each(docsRuns().map((run, index) => ({ run, index, setting: run.negotiation ?? 'unset' })))('with MCP_PROTOCOL_NEGOTIATION $setting it speaks the revision the docs name, and delegates', async ({ run, index }) => {
     server.reset();
+    server.setResponder(responder);
     const claude = await runClaude(run, index);
-    expect(claude.code, claude.stderr).toBe(0);
+    expect(claude.code, `${claude.stderr}\n${claude.stdout}`).toBe(0);
     expect(claude.stdout).toContain('errand\'s subagent answered:');
     expect(claude.stdout).toContain('NEGOTIATION-SUBAGENT: one README.');
     const logged = loggedRevisions(tenantOf(index));
