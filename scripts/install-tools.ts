@@ -18,7 +18,8 @@
  *   Go module proxy as well: the server and `temporal-sql-tool` of one release, with that release's PostgreSQL
  *   schema files copied from the module's source; Debian's PostgreSQL is installed when none is found.
  * - Schemathesis is a Python program: its package and every dependency, pinned, go into the folder
- *   (`pip install --no-deps --target`) with a launcher that runs it; the launcher must print its version.
+ *   (`pip install --no-deps --target`) with a launcher that runs it; the launcher must print its version. The
+ *   MCP Python SDK (`mcp-python`, a library) is installed the same way, its launcher a Python that has it.
  * - Zipkin's server (`zipkin`, named only by `npm run docs:trace-screenshot`) is a runnable jar on Maven
  *   Central: Maven copies it into the folder and it must match its pinned SHA-256.
  * - Temporal's time-skipping test server is a Java library on Maven Central: Maven copies it and every jar it
@@ -429,9 +430,13 @@ function installNpmNative(name: ToolName, tool: NpmNativeTool): void {
 
 // ---- Python programs -------------------------------------------------------------------------------
 
-/** The launcher of a Python program: its packages on the path, the module run with the machine's Python 3. */
+/**
+ * The launcher of a Python program: its packages on the path, the module run with the machine's Python 3 (a
+ * library without a module: that Python itself, which runs the script it is given).
+ */
 function launcherScript(py: string, tool: PythonProgramTool): string {
-  return ['#!/bin/sh', '# Runs the pinned packages beside this script (written by scripts/install-tools.ts).', `PYTHONPATH="$(dirname "$0")/packages" PYTHONDONTWRITEBYTECODE=1 exec ${py} -m ${tool.module} "$@"`, ''].join('\n');
+  const run = tool.module === undefined ? '' : ` -m ${tool.module}`;
+  return ['#!/bin/sh', '# Runs the pinned packages beside this script (written by scripts/install-tools.ts).', `PYTHONPATH="$(dirname "$0")/packages" PYTHONDONTWRITEBYTECODE=1 exec ${py}${run} "$@"`, ''].join('\n');
 }
 
 function installPythonProgram(name: ToolName, tool: PythonProgramTool): void {

@@ -72,8 +72,9 @@ export function createApp(deps: ApiDependencies, options: { requestLog?: boolean
   // First: the request's span is active for everything after it, the request log line included.
   app.use('*', requestSpan());
 
-  // One structured line per request: method, route, status, time, tenant and the workflow it touched.
-  // Headers (API keys) and bodies are never logged. The CLI's in-process use turns it off. Under Node
+  // One structured line per request: method, route, status, time, tenant, the workflow it touched and, on
+  // /v1/mcp, the MCP revision it spoke.
+  // Other headers (API keys) and bodies are never logged. The CLI's in-process use turns it off. Under Node
   // (`errand api`) the line is written once the answer is on its way, not before (bench figure
   // api-start-latency); in a Lambda at once, as the function may be frozen when it has answered.
   if (options.requestLog ?? true) app.use('*', async (c, next) => {
@@ -82,6 +83,8 @@ export function createApp(deps: ApiDependencies, options: { requestLog?: boolean
     const path = c.req.path;
     const id = /^\/v1\/(?:delegations|sessions|approvals)\/([^/]+)/.exec(path)?.[1];
     const tenant = c.get('tenant');
+    // Which MCP revision a request of /v1/mcp spoke (the header its client sends with each request after the first).
+    const mcpProtocolVersion = path === '/v1/mcp' ? c.req.header('mcp-protocol-version') : undefined;
     const entry = {
       method: c.req.method,
       path,
@@ -89,6 +92,7 @@ export function createApp(deps: ApiDependencies, options: { requestLog?: boolean
       durationMs: Date.now() - started,
       ...(tenant ? { tenant } : {}),
       ...(id ? { workflowId: decodeURIComponent(id) } : {}),
+      ...(mcpProtocolVersion ? { mcpProtocolVersion: mcpProtocolVersion.slice(0, 32) } : {}),
     };
     if (nodeRequestOf(c)) setImmediate(() => log.info('request', entry));
     else log.info('request', entry);

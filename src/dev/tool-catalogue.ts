@@ -133,8 +133,11 @@ export interface PythonProgramTool extends ToolBase {
   kind: 'python-program';
   /** The packages it needs besides `pypiPackage`, each as `name==version`. */
   dependencies: readonly string[];
-  /** Module run as `python3 -m <module>`. */
-  module: string;
+  /**
+   * Module run as `python3 -m <module>`; absent for a library, whose launcher is the machine's Python 3 with the
+   * pinned packages on its path (it runs the script or `-c` code it is given).
+   */
+  module?: string;
   /** Arguments that make it print its version (used to verify the install). */
   versionArgs: string[];
 }
@@ -337,6 +340,22 @@ export const tools = {
       'hypothesis==6.170.17', 'hypothesis-graphql==0.13.5', 'idna==3.20', 'iniconfig==2.3.1', 'jsonschema-rs==0.60.3', 'markdown-it-py==4.3.0',
       'MarkupSafe==3.0.4', 'mdurl==0.1.2', 'packaging==26.4', 'pluggy==1.7.0', 'Pygments==2.21.0', 'pyrate-limiter==4.5.1', 'pytest==9.2.0',
       'PyYAML==6.0.4', 'requests==2.34.2', 'rich==15.0.0', 'sortedcontainers==2.4.0', 'typing_extensions==4.16.0', 'urllib3==2.8.0', 'Werkzeug==3.1.9',
+    ],
+  },
+  // The official MCP Python SDK (PyPI `mcp`), whose client test/e2e/mcp-python-client.test.ts runs against
+  // `/v1/mcp` at both protocol revisions: a library, so its launcher is a Python with the pinned packages.
+  'mcp-python': {
+    kind: 'python-program',
+    name: 'mcp-python',
+    pypiPackage: 'mcp',
+    version: '2.3.0',
+    versionArgs: ['-c', 'import importlib.metadata as m; print("mcp", m.version("mcp"))'],
+    dependencies: [
+      'annotated-types==0.8.0', 'anyio==4.16.0', 'attrs==26.1.0', 'cffi==2.1.1', 'click==8.5.1', 'cryptography==51.0.1', 'h11==0.16.0',
+      'httpcore2==2.17.0', 'httpx2==2.17.0', 'idna==3.21', 'jsonschema==4.26.0', 'jsonschema-specifications==2025.9.1', 'mcp-types==2.3.0',
+      'opentelemetry-api==1.45.3', 'pycparser==3.12', 'pydantic==2.14.4', 'pydantic_core==2.50.5', 'PyJWT==2.15.1', 'python-multipart==0.0.34',
+      'referencing==0.37.0', 'rpds-py==2026.9.1', 'sse-starlette==3.7.1', 'starlette==1.10.0', 'truststore==0.10.5', 'typing-inspection==0.4.5',
+      'typing_extensions==4.16.0', 'uvicorn==0.55.0',
     ],
   },
 } as const satisfies Record<string, ToolDefinition>;

@@ -159,3 +159,8 @@ export function postgresBinDirectory(env: NodeJS.ProcessEnv = process.env): stri
 export function schemathesisPath(): string {
   return process.env.ERRAND_SCHEMATHESIS ?? toolPath('schemathesis');
 }
+
+/** Path of the MCP Python SDK's launcher: a Python 3 with the pinned `mcp` package (the Python client's tests). */
+export function mcpPythonPath(): string {
+  return toolPath('mcp-python');
+}

@@ -18,7 +18,8 @@ import { startWorkerProcess, type WorkerProcess } from '../support/worker-proces
  * Temporal server. A client's requests carry no session header and alternate between the two APIs, and its
  * conversation (a session handle) holds; a task started through the first API is read with `tasks/get` from
  * the second after the first is SIGKILLed, and after the worker is SIGKILLed in the middle of the task's
- * model call and another worker takes over.
+ * model call and another worker takes over; `tasks/cancel` of a task whose subagent has a child of its own
+ * cancels both.
  */
 
 const apiKey = 'test-key-mcp-tasks-0123456789';
@@ -39,6 +40,9 @@ beforeAll(async () => {
   let survivals = 0;
   server.setResponder((request) => {
     const body = JSON.stringify(request.body);
+    // The tree: a subagent that delegates in the foreground to a child whose model call takes a minute.
+    if (body.includes('tree grandchild')) return { text: 'the grandchild answers far too late', delayMs: 60_000 };
+    if (body.includes('tree parent')) return { toolCalls: [{ name: 'delegate', arguments: { instructions: 'tree grandchild: take your time' } }] };
     if (body.includes('survive the restarts')) {
       survivals += 1;
       return survivals === 1 ? { text: 'thinking slowly...', delayMs: 30_000 } : { text: 'Finished after the restarts.' };
@@ -56,6 +60,8 @@ beforeAll(async () => {
     ERRAND_TASK_QUEUE: taskQueue,
     ERRAND_DATA_DIR: join(root, 'data'),
     ERRAND_WORKING_DIR: workDir,
+    // A session's subagents may delegate once more (the tree of the tasks/cancel test).
+    ERRAND_MAX_DEPTH: '2',
     ERRAND_PROVIDERS: JSON.stringify([{ name: 'http', kind: 'openai-compatible', baseUrl: server.url, models: ['gpt-test'] }]),
     // A tenant of this file alone: the MCP session cap counts a tenant's sessions across the shared Temporal server.
     ERRAND_API_KEYS: JSON.stringify([{ tenant: 'tasks-durable', sha256: hashApiKey(apiKey) }]),
@@ -138,4 +144,36 @@ test('a task started over HTTP is read with tasks/get from a second API process 
   const outcome = await reader.session.task(taskId).result();
   expect(outcome.status).toBe('completed');
   expect(JSON.stringify(outcome)).toContain('Finished after the restarts.');
+}, 180_000);
+
+test('tasks/cancel cancels the whole tree: a delegation and the child delegation it waits for both end cancelled', async () => {
+  // The second test killed the first API and the first worker: the second API and the replacement serve.
+  const api = apis[1] as ApiProcess;
+  const { session, close } = await connectTaskSession([api.url], apiKey);
+  closers.push(close);
+  const execution = await session.callTool('delegate', { instructions: 'tree parent: delegate and wait', async: true });
+  const taskId = String(execution.handle?.taskId ?? '');
+  expect(taskId).toMatch(/^errand-[0-9a-f]{16}~task-\d+$/);
+  await execution.detach();
+  // The subagent's own delegation is its task-1: a child workflow, running its slow model call.
+  const childId = `${taskId}~task-1`;
+  await server.waitFor((requests) => requests.some((request) => JSON.stringify(request.body).includes('tree grandchild')), 60_000, 'the child delegation\'s model call');
+  expect((await temporal.workflow.getHandle(childId).describe()).status.name).toBe('RUNNING');
+  expect((await session.task(asTaskId(taskId)).snapshot()).status).toBe('working');
+
+  await session.task(asTaskId(taskId)).cancel();
+  const deadline = Date.now() + 60_000;
+  let status = 'working';
+  while (status !== 'cancelled' && Date.now() < deadline) {
+    await new Promise((resolveWait) => setTimeout(resolveWait, 500));
+    status = (await session.task(asTaskId(taskId)).snapshot()).status;
+  }
+  expect(status).toBe('cancelled');
+  // Temporal has both closed as cancelled, the child before its model ever answered.
+  for (const id of [taskId, childId]) {
+    const handle = temporal.workflow.getHandle(id);
+    const result = (await handle.result()) as { status?: string };
+    expect({ id, status: result.status }).toEqual({ id, status: 'cancelled' });
+    expect((await handle.describe()).status.name).toBe('COMPLETED');
+  }
 }, 180_000);
