@@ -59,7 +59,8 @@ async function probe(target: BridgeTarget): Promise<string | undefined> {
  * as on stdio the MCP SDK's own entry does (mcp-in-process.ts): a request claiming a revision in `_meta`
  * (2026-07-28) pins it to the stateless leg (mcp-modern-bridge.ts: no session header, no stream of
  * notices; an `initialize` later on is refused with the unsupported-version error), anything else to
- * the 2025-11-25 leg above. Resolves with the exit status when the client closes stdin.
+ * the 2025-11-25 leg above; a `server/discover` before either is answered by the stateless leg and
+ * pins nothing. Resolves with the exit status when the client closes stdin.
  */
 export async function bridgeStdioToApi(target: BridgeTarget, io: CliIo): Promise<number> {
   const unreachable = await probe(target);
@@ -104,8 +105,10 @@ export async function bridgeStdioToApi(target: BridgeTarget, io: CliIo): Promise
     if (isJSONRPCRequest(message)) await stdio.send({ jsonrpc: '2.0', id: message.id, error: { code: bridgeErrorCode, message: `errand mcp: ${reason}` } }).catch(() => undefined);
   };
   stdio.onmessage = (message: JSONRPCMessage) => {
-    if (era === undefined && 'method' in message) era = claimsRevision(message) ? 'modern' : 'legacy';
-    if (era === 'modern') {
+    // `server/discover` is a probe: it is answered at 2026-07-28 but pins nothing (a client may still initialize).
+    const probe = era === undefined && 'method' in message && message.method === 'server/discover' && claimsRevision(message);
+    if (era === undefined && 'method' in message && !probe) era = claimsRevision(message) ? 'modern' : 'legacy';
+    if (era === 'modern' || probe) {
       if (isInitializeRequest(message) && isJSONRPCRequest(message) && !claimsRevision(message)) {
         const refusal = new UnsupportedProtocolVersionError({ supported: [modernRevision], requested: message.params.protocolVersion });
         void stdio.send({ jsonrpc: '2.0', id: message.id, error: { code: refusal.code, message: refusal.message, data: refusal.data } }).catch(() => undefined);

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
@@ -6,7 +7,7 @@ import { taskId as asTaskId, type TaskId } from '@modelcontextprotocol/ext-tasks
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cancelSignal } from '../../src/contracts/subagent-messages';
 import { keys, scriptedAnswer, startApiStack, type ApiStack } from '../api/api-harness';
-import { callErrandTool, connectErrandMcp, nextNotice, startedTask } from '../support/mcp-errand-client';
+import { callErrandTool, connectErrandMcp, errandBin, nextNotice, startedTask } from '../support/mcp-errand-client';
 import { connectModernStdio, type ModernStdioConnection } from '../support/mcp-stdio-modern-client';
 import { temporalAddress } from '../support/temporal';
 
@@ -64,7 +65,56 @@ async function until(session: TaskEnabledSession, taskId: TaskId, done: (task: T
   }
 }
 
+/** The 2026-07-28 envelope of a raw request. */
+const envelope = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+};
+
+/** Writes each message to a fresh `errand mcp` and waits for its answer in turn; resolves with the answers and the exit status. */
+async function rawExchange(env: Record<string, string>, messages: { id: number }[]): Promise<{ answers: Record<string, unknown>[]; code: number | null }> {
+  const child = spawn(process.execPath, [errandBin, 'mcp'], { env, cwd: stack.workDir, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr.resume();
+  const exited = new Promise<number | null>((resolveExit) => child.once('close', (code) => resolveExit(code)));
+  const answers: Record<string, unknown>[] = [];
+  for (const message of messages) {
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
+    const deadline = Date.now() + 30_000;
+    const answered = () => stdout.split('\n').filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as Record<string, unknown>).find((answer) => answer.id === message.id);
+    while (answered() === undefined && Date.now() < deadline && child.exitCode === null) await new Promise((resolveWait) => setTimeout(resolveWait, 100));
+    answers.push(answered() ?? {});
+  }
+  child.stdin.end();
+  return { answers, code: await exited };
+}
+
 describe.each(modes)('errand mcp over stdio, $mode', ({ env }) => {
+  it('lets the opening exchange choose the revision: server/discover is a probe, a 2026-07-28 request pins it, and a later initialize is refused as the revision says', async () => {
+    const initialize = { method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    const modern = await rawExchange(env(), [
+      { id: 1, method: 'server/discover', params: { _meta: envelope } } as never,
+      { id: 2, method: 'tools/list', params: { _meta: envelope } } as never,
+      { id: 3, ...initialize } as never,
+    ]);
+    expect(modern.code).toBe(0);
+    const [discovered, listed, refused] = modern.answers;
+    expect(discovered?.result).toMatchObject({ supportedVersions: ['2026-07-28'], capabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } });
+    expect((listed?.result as { tools: { name: string }[] }).tools.map((tool) => tool.name)).toContain('delegate');
+    expect(refused?.error).toMatchObject({ code: -32022 });
+
+    // A client that probes and then initializes gets 2025-11-25 (and its session).
+    const legacy = await rawExchange(env(), [{ id: 1, method: 'server/discover', params: { _meta: envelope } } as never, { id: 2, ...initialize } as never]);
+    expect(legacy.code).toBe(0);
+    const result = legacy.answers[1]?.result as { protocolVersion: string; instructions: string };
+    expect(result.protocolVersion).toBe('2025-11-25');
+    const session = /errand session (errand-[0-9a-f]{16})/.exec(result.instructions)?.[1];
+    expect(session).toBeDefined();
+    sessions.add(session ?? '');
+  });
+
   it('serves a 2025-11-25 client as before: tools, a foreground and a background delegate, a continuable talked to and cancelled', async () => {
     const { client, sessionId } = await connectErrandMcp(env(), stack.workDir);
     closers.push(() => (client as LegacyClient).close());
@@ -122,6 +172,13 @@ describe.each(modes)('errand mcp over stdio, $mode', ({ env }) => {
       expect(again._meta?.['errand/session']).toBe(session);
       expect(again.content[0]?.text).toContain('scripted');
       expect(again.content.map((item) => item.text).join('\n')).not.toContain('errand started session');
+
+      // `errand mcp --session <id>`: a call that names no session uses that one.
+      const pinned = await connectModernStdio(env(), stack.workDir, ['--session', String(session)]);
+      closers.push(pinned.close);
+      const unnamed = (await pinned.client.callTool({ name: 'list_subagent_models', arguments: {} })) as Settled & { _meta?: Record<string, unknown> };
+      expect(unnamed._meta?.['errand/session']).toBe(session);
+      expect(unnamed.content.map((item) => item.text).join('\n')).not.toContain('errand started session');
     });
 
     it('answers a background delegate with a task (the delegation), read with tasks/get to its result', async () => {
