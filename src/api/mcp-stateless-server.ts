@@ -41,6 +41,8 @@ export interface StatelessMcpBackend {
   progressOf?: ((sessionId: string) => Promise<string | undefined>) | undefined;
   /** The Tasks extension (`io.modelcontextprotocol/tasks`), where it is served: the tasks, and a session task's delegation id. */
   tasks?: { backend: McpTaskBackend; delegationOf(sessionId: string, taskId: string): Promise<string | undefined> } | undefined;
+  /** The session a call that names none uses (`errand mcp --session`); without it such a call starts a session. */
+  defaultSession?: string | undefined;
 }
 
 const serverInfo = { name: 'errand', version: '0.1.0' };
@@ -87,7 +89,7 @@ export function createStatelessErrandServer(backend: StatelessMcpBackend): Serve
     const { [sessionArgument]: _handle, ...args } = (request.params.arguments ?? {}) as JsonObject;
     const handle = handleOf({ [sessionArgument]: _handle as JsonObject[string], ...args }, ctx.mcpReq._meta as Record<string, unknown> | undefined);
     if (handle.problem) return { content: [{ type: 'text' as const, text: `${name} did not run: ${handle.problem}.` }], isError: true };
-    let sessionId = handle.id;
+    let sessionId = handle.id ?? backend.defaultSession;
     let started = false;
     if (sessionId === undefined) {
       try {

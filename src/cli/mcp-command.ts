@@ -1,30 +1,26 @@
 import { parseArgs } from 'node:util';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { createBlobStore } from '../activities/blob-store-factory';
 import { loadApiConfig } from '../api/api-config';
 import { createApiDependencies } from '../api/default-dependencies';
-import { storedTextReader } from '../api/mcp-stored-text';
 import { sessionIdPattern } from '../contracts/mcp-api';
 import type { CliContext } from './cli-context';
 import { UsageError } from './cli-io';
-import { createErrandMcpServer, notifyNotices } from '../api/mcp-session-server';
-import { mcpNoticePollIntervalMs } from '../contracts/limits/workflow';
 import { loadClientConfig } from '../settings/client-config';
 import { findDevStack } from './dev-stack-state';
 import { readDevStackToken } from './dev-stack-token';
 import { bridgeStdioToApi, type BridgeTarget } from './mcp-http-bridge';
-import { describeToolFailure } from '../api/mcp-tool-failure';
-import { createLogger } from '../observability/json-logger';
+import { serveMcpInProcess } from './mcp-in-process';
 
 /**
- * `errand mcp`: errand's orchestration tools for any MCP client, over stdio (SEMANTICS §6). The MCP session
- * is one durable session workflow. Like the other client commands, it finds its stack in this order
- * (cli-context.ts): `ERRAND_API_URL` (+ `ERRAND_API_KEY`), then a running `errand dev` of the same data
- * directory — through either, it bridges stdio to that API's `/v1/mcp` (mcp-http-bridge.ts) — and otherwise
- * it reaches Temporal itself (the client configuration, as the in-process CLI), as tenant `local`
- * (`ERRAND_LOCAL_TENANT`). `--session <id>` (or `ERRAND_MCP_SESSION`) reconnects to an earlier session and
- * its tasks; otherwise a new one starts. stdout carries the protocol only: everything for a person goes to
- * stderr.
+ * `errand mcp`: errand's orchestration tools for any MCP client, over stdio (SEMANTICS §6), at protocol
+ * revision 2025-11-25 (the MCP session is one durable session workflow) or 2026-07-28 (each call names its
+ * session; decision 0043), as the client's opening message says. Like the other client commands, it finds
+ * its stack in this order (cli-context.ts): `ERRAND_API_URL` (+ `ERRAND_API_KEY`), then a running `errand
+ * dev` of the same data directory — through either, it bridges stdio to that API's `/v1/mcp`
+ * (mcp-http-bridge.ts) — and otherwise it reaches Temporal itself (mcp-in-process.ts, the client
+ * configuration, as the in-process CLI), as tenant `local` (`ERRAND_LOCAL_TENANT`). `--session <id>` (or
+ * `ERRAND_MCP_SESSION`) reconnects to an earlier session and its tasks (at 2026-07-28: the session of a
+ * call that names none); otherwise a new one starts. stdout carries the protocol only: everything for a
+ * person goes to stderr.
  */
 export async function mcpCommand(argv: string[], context: CliContext): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { session: { type: 'string' }, label: { type: 'string' } }, allowPositionals: false, strict: true });
@@ -45,36 +41,11 @@ export async function mcpCommand(argv: string[], context: CliContext): Promise<n
   const sessions = deps.sessions;
   if (!sessions) throw new Error('the session service is not configured');
   try {
-    let sessionId: string;
     if (given !== undefined) {
       const found = await sessions.get(tenant, given);
       if (!found.running) throw new UsageError(`session ${given} (${from}) has ended; start errand mcp without it for a new session`);
-      sessionId = given;
-      io.stderr(`errand mcp: reconnected to session ${sessionId}\n`);
-    } else {
-      sessionId = (await sessions.start(tenant, { mcp: true, ...(values.label ? { label: values.label } : {}) })).id;
-      io.stderr(`errand mcp: session ${sessionId} started (reconnect with --session ${sessionId})\n`);
     }
-    const resolveParts = storedTextReader(createBlobStore(deps.config));
-    const server = createErrandMcpServer({
-      sessionId,
-      reconnect: `errand mcp --session ${sessionId}`,
-      callTool: (input) => sessions.callTool(tenant, sessionId, input),
-      resolveParts,
-      // An ApiProblem's title and detail (e.g. why the session refused the call); anything else is logged to stderr.
-      describeError: (error) => describeToolFailure(error, createLogger('mcp'), { tenant, sessionId }),
-      toolPolicy: deps.config.toolPolicy,
-    });
-    const closed = new Promise<void>((resolveClosed) => {
-      server.onclose = () => resolveClosed();
-    });
-    await server.connect(new StdioServerTransport());
-    const stopNotices = notifyNotices(server, () => sessions.pendingNotices(tenant, sessionId), resolveParts, mcpNoticePollIntervalMs);
-    // The client ends the MCP session by closing stdin; the session workflow stays for a reconnect until its idle timeout.
-    process.stdin.once('end', () => void server.close());
-    await closed;
-    stopNotices();
-    return 0;
+    return await serveMcpInProcess({ deps, tenant, given, label: values.label }, io);
   } finally {
     await deps.temporal.close().catch(() => undefined);
   }

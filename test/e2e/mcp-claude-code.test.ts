@@ -254,13 +254,12 @@ const transports = [
 ];
 
 /**
- * The schema Claude Code offers its model for delegate: over stdio (2025-11-25) the session tool's own; over
- * HTTP Claude Code 2.1.328 negotiates 2026-07-28 (it asks `server/discover` first), where every tool also
- * takes the session handle (decision 0042).
+ * The schema Claude Code offers its model for delegate: Claude Code 2.1.328 asks `server/discover` first on
+ * both transports, and errand answers it on both (decisions 0042, 0043), so it negotiates 2026-07-28, where
+ * every tool also takes the session handle.
  */
-function offeredDelegateSchema(transport: 'stdio' | 'http'): unknown {
+function offeredDelegateSchema(): unknown {
   const schema = orchestrationToolSpecs.delegate.inputSchema as { properties: Record<string, unknown> };
-  if (transport === 'stdio') return schema;
   return { ...schema, properties: { ...schema.properties, session: { type: 'string', description: expect.stringContaining('Your errand session') as unknown } } };
 }
 
@@ -280,7 +279,7 @@ describe.each(transports)('Claude Code 2.1.328 over $name', ({ transport, env })
     expect(conversationOf(afterSearch).calls.map((call) => call.name)).toEqual(['ToolSearch']);
     expect(JSON.stringify(afterSearch.messages)).toContain('{"type":"tool_reference","tool_name":"mcp__errand__delegate"}');
     const offered = (Array.isArray(afterSearch.tools) ? afterSearch.tools.filter(isJsonObject) : []).find((tool) => tool.name === 'mcp__errand__delegate');
-    expect(offered?.input_schema).toEqual(offeredDelegateSchema(transport));
+    expect(offered?.input_schema).toEqual(offeredDelegateSchema());
     expect(server.requests.filter((request) => request.api === 'chat-completions')).toHaveLength(1);
     expect(server.rejectedRequests.map((request) => request.rejection)).toEqual([]);
     expect(server.exhaustedRequests).toHaveLength(0);

@@ -69,19 +69,30 @@ function inspector(args: string[], extraEnv: Record<string, string> = {}): Promi
 const toolList = z.object({ tools: z.array(z.object({ name: z.string(), description: z.string(), inputSchema: z.unknown(), annotations: z.record(z.string(), z.unknown()).optional() })) });
 const toolResult = z.object({ content: z.array(z.object({ type: z.literal('text'), text: z.string() })), isError: z.boolean().optional() });
 
-/** The target arguments of each transport. */
-const transports: { name: string; target: () => string[] }[] = [
-  { name: 'stdio (errand mcp)', target: () => ['--', process.execPath, errandBin, 'mcp'] },
-  { name: 'Streamable HTTP (/v1/mcp)', target: () => ['--transport', 'http', '--header', `Authorization: Bearer ${keys.acme}`, '--', `${stack.url}/v1/mcp`] },
+/**
+ * The target arguments of each transport, at each protocol revision: the Inspector's `--protocol-era modern`
+ * pins 2026-07-28 (server/discover, no initialize), its default is 2025-11-25.
+ */
+const stdioTarget = () => ['--', process.execPath, errandBin, 'mcp'];
+const httpTarget = () => ['--transport', 'http', '--header', `Authorization: Bearer ${keys.acme}`, '--', `${stack.url}/v1/mcp`];
+const transports: { name: string; modern: boolean; target: () => string[] }[] = [
+  { name: 'stdio (errand mcp)', modern: false, target: stdioTarget },
+  { name: 'Streamable HTTP (/v1/mcp)', modern: false, target: httpTarget },
+  { name: 'stdio (errand mcp) at 2026-07-28', modern: true, target: () => ['--protocol-era', 'modern', ...stdioTarget()] },
+  { name: 'Streamable HTTP (/v1/mcp) at 2026-07-28', modern: true, target: () => ['--protocol-era', 'modern', ...httpTarget()] },
 ];
 
-describe.each(transports)('the MCP Inspector CLI over $name', ({ target }) => {
+describe.each(transports)('the MCP Inspector CLI over $name', ({ target, modern }) => {
   it('lists the four session tools with the schemas and descriptions a session model gets', async () => {
     const listed = toolList.parse(await inspector(['--method', 'tools/list', ...target()]));
     expect(listed.tools.map((tool) => tool.name)).toEqual(['load', 'delegate', 'send_message', 'list_subagent_models']);
     for (const tool of listed.tools) {
       const spec = orchestrationToolSpecs[tool.name as keyof typeof orchestrationToolSpecs];
-      expect(tool.inputSchema).toEqual(spec.inputSchema);
+      // At 2026-07-28 each tool also takes the session handle (decision 0042); nothing else differs.
+      const { properties, ...schema } = tool.inputSchema as { properties: Record<string, unknown> };
+      const { session, ...own } = properties;
+      expect(session !== undefined).toBe(modern);
+      expect({ ...schema, properties: own }).toEqual(spec.inputSchema);
       expect(tool.description).toBe(spec.description);
     }
     expect(listed.tools.find((tool) => tool.name === 'list_subagent_models')?.annotations).toMatchObject({ readOnlyHint: true });

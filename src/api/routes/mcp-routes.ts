@@ -13,8 +13,7 @@ import { describeToolFailure } from '../mcp-tool-failure';
 import { storedTextReader } from '../mcp-stored-text';
 import { ApiProblem, ProblemKind } from '../problem';
 import { statelessMcpServing } from './mcp-stateless-route';
-import { delegationTasks } from '../mcp-delegation-tasks';
-import { progressMessage } from '../mcp-progress';
+import { statelessMcpServices } from '../mcp-stateless-services';
 import { mountRoute } from '../route-spec';
 import type { SessionService } from '../session-service';
 
@@ -86,24 +85,16 @@ export function mountMcpRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
   /** The 2026-07-28 leg (stateless, decision 0042), made at the first such request. */
   let stateless: ReturnType<typeof statelessMcpServing> | undefined;
   const statelessLeg = (parts: typeof McpServerParts) =>
-    (stateless ??= statelessMcpServing(parts, {
-      startSession,
-      callTool: (tenant, sessionId, input, requestId, waitMs) => service().callTool(tenant, sessionId, input, { requestId, waitMs }),
-      resolveParts,
-      describeError: (tenant, sessionId, error) => describeToolFailure(error, log, { tenant, sessionId }),
-      toolPolicy: deps.config.toolPolicy,
-      progressOf: async (tenant, sessionId) => {
-        const tasks = (await service().get(tenant, sessionId)).peek.tasks ?? [];
-        const waitedFor = tasks.filter((task) => task.workflowId !== undefined && (task.state === 'running' || task.state === 'starting' || task.state === 'waiting_approval')).at(-1);
-        return waitedFor?.workflowId ? progressMessage(await deps.delegations.status(tenant, waitedFor.workflowId)) : undefined;
-      },
-      tasks: deps.sessions
-        ? (tenant) => ({
-            backend: delegationTasks(tenant, deps.delegations, deps.sessions),
-            delegationOf: async (sessionId, taskId) => (await service().get(tenant, sessionId)).peek.tasks?.find((task) => task.taskId === taskId)?.workflowId,
-          })
-        : undefined,
-    }));
+    (stateless ??= statelessMcpServing(
+      parts,
+      statelessMcpServices(deps, resolveParts, {
+        sessions: service,
+        startSession,
+        describeError: (tenant, sessionId, error) => describeToolFailure(error, log, { tenant, sessionId }),
+        tasks: deps.sessions !== undefined,
+        requestIdsNameCalls: true,
+      }),
+    ));
 
   mountRoute(app, mcpPostRoute, async ({ body, headers, tenant, c }) => {
     // A request of revision 2026-07-28 carries its version in `_meta` (no initialize, no session header): the

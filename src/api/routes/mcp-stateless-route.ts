@@ -8,7 +8,8 @@ import { createLogger } from '../../observability/json-logger';
 /** What the stateless (2026-07-28) leg of `POST /v1/mcp` needs of the route, per tenant. */
 export interface StatelessMcpServices {
   startSession(tenant: string): Promise<string>;
-  callTool(tenant: string, sessionId: string, input: CallToolInput, requestId: string | number, waitMs: number): Promise<CallToolResult>;
+  /** `waitMs`: how long a call waits for its result before it answers "still running" (undefined: until it ends). */
+  callTool(tenant: string, sessionId: string, input: CallToolInput, requestId: string | number, waitMs: number | undefined): Promise<CallToolResult>;
   resolveParts(parts: TextPart[]): Promise<string>;
   describeError(tenant: string, sessionId: string | undefined, error: unknown): string;
   toolPolicy: ToolPolicyConfig | undefined;
@@ -18,10 +19,28 @@ export interface StatelessMcpServices {
   tasks?: ((tenant: string) => NonNullable<StatelessMcpBackend['tasks']>) | undefined;
 }
 
-/** Who the request is for, handed to the per-request server through the SDK's `authInfo` (a pass-through). */
-interface RequestParty {
+/** Who a request is for (over HTTP handed to the per-request server through the SDK's `authInfo`, a pass-through). */
+export interface RequestParty {
   tenant: string;
-  waitMs: number;
+  /** How long a tool call waits (undefined: until it ends, as over stdio). */
+  waitMs: number | undefined;
+  /** The session a call that names none uses (`errand mcp --session`); without it such a call starts one. */
+  defaultSession?: string | undefined;
+}
+
+/** errand's 2026-07-28 server backend for one party: the services bound to its tenant (HTTP and stdio alike). */
+export function statelessBackend(services: StatelessMcpServices, party: RequestParty): StatelessMcpBackend {
+  const { tenant, waitMs } = party;
+  return {
+    startSession: () => services.startSession(tenant),
+    callTool: (sessionId, input, requestId) => services.callTool(tenant, sessionId, input, requestId, waitMs),
+    resolveParts: services.resolveParts,
+    describeError: (sessionId, error) => services.describeError(tenant, sessionId, error),
+    toolPolicy: services.toolPolicy,
+    tasks: services.tasks?.(tenant),
+    progressOf: services.progressOf ? (sessionId) => services.progressOf?.(tenant, sessionId) ?? Promise.resolve(undefined) : undefined,
+    defaultSession: party.defaultSession,
+  };
 }
 
 const log = createLogger('api');
@@ -36,16 +55,7 @@ export function statelessMcpServing(parts: typeof McpServerParts, services: Stat
     (ctx) => {
       const party = ctx.authInfo?.extra as RequestParty | undefined;
       if (!party) throw new Error('the stateless MCP handler was called without the request\'s tenant');
-      const { tenant, waitMs } = party;
-      return parts.createStatelessErrandServer({
-        startSession: () => services.startSession(tenant),
-        callTool: (sessionId, input, requestId) => services.callTool(tenant, sessionId, input, requestId, waitMs),
-        resolveParts: services.resolveParts,
-        describeError: (sessionId, error) => services.describeError(tenant, sessionId, error),
-        toolPolicy: services.toolPolicy,
-        tasks: services.tasks?.(tenant),
-        progressOf: services.progressOf ? (sessionId) => services.progressOf?.(tenant, sessionId) ?? Promise.resolve(undefined) : undefined,
-      });
+      return parts.createStatelessErrandServer(statelessBackend(services, party));
     },
     // A 2025-11-25 request never reaches this handler (the route serves it with the first-generation transport).
     { legacy: 'reject', onerror: (error) => log.warn('MCP request refused or failed (2026-07-28)', { error: error.message }) },

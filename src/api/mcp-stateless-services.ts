@@ -1,0 +1,50 @@
+import type { ApiDependencies } from './api-dependencies';
+import { delegationTasks } from './mcp-delegation-tasks';
+import { progressMessage } from './mcp-progress';
+import type { StatelessMcpServices } from './routes/mcp-stateless-route';
+import type { SessionService } from './session-service';
+
+/** What differs between the places that serve MCP 2026-07-28 (`/v1/mcp`, `errand mcp` over stdio). */
+export interface StatelessMcpPlace {
+  /** The session service (a place without one throws here, saying so). */
+  sessions(): SessionService;
+  /** Starts a session for a call that names none (the API caps a tenant's sessions; `errand mcp` starts it as its own). */
+  startSession(tenant: string): Promise<string>;
+  /** Why a failed call failed, as the client should read it. */
+  describeError(tenant: string, sessionId: string | undefined, error: unknown): string;
+  /** Whether the Tasks extension is served (it needs the session service). */
+  tasks: boolean;
+  /**
+   * Whether a request id names one call (HTTP: a retried request sends it again and is the same call). Not
+   * over stdio: there is no retry, and a new `errand mcp` process of the same session numbers from 0 again.
+   */
+  requestIdsNameCalls: boolean;
+}
+
+/**
+ * errand's side of a 2026-07-28 MCP server (decision 0042), per tenant: tool calls in a session, stored
+ * texts, the tool policy, a foreground call's progress (the subagent the session waits for) and the Tasks
+ * extension over delegations. One definition for both transports: the API's `/v1/mcp` and `errand mcp`'s
+ * stdio (in process), so a client sees the same server on either.
+ */
+export function statelessMcpServices(deps: ApiDependencies, resolveParts: StatelessMcpServices['resolveParts'], place: StatelessMcpPlace): StatelessMcpServices {
+  const service = place.sessions;
+  return {
+    startSession: place.startSession,
+    callTool: (tenant, sessionId, input, requestId, waitMs) => service().callTool(tenant, sessionId, input, { ...(place.requestIdsNameCalls ? { requestId } : {}), ...(waitMs !== undefined ? { waitMs } : {}) }),
+    resolveParts,
+    describeError: place.describeError,
+    toolPolicy: deps.config.toolPolicy,
+    progressOf: async (tenant, sessionId) => {
+      const tasks = (await service().get(tenant, sessionId)).peek.tasks ?? [];
+      const waitedFor = tasks.filter((task) => task.workflowId !== undefined && (task.state === 'running' || task.state === 'starting' || task.state === 'waiting_approval')).at(-1);
+      return waitedFor?.workflowId ? progressMessage(await deps.delegations.status(tenant, waitedFor.workflowId)) : undefined;
+    },
+    tasks: place.tasks
+      ? (tenant) => ({
+          backend: delegationTasks(tenant, deps.delegations, deps.sessions),
+          delegationOf: async (sessionId, taskId) => (await service().get(tenant, sessionId)).peek.tasks?.find((task) => task.taskId === taskId)?.workflowId,
+        })
+      : undefined,
+  };
+}
