@@ -34,6 +34,7 @@ import { toolError } from '../tools/tool';
 import { applyOrchestrationPolicy, applyToolPolicy, checkToolCall, type ToolPolicyConfig } from '../tools/tool-policy';
 import type { SpendRecord } from '../contracts/tenant-spend';
 import type { WorkerToolsetRegistry } from '../tools/toolset-registry-factory';
+import type { AgentMemoryOptions } from './agent-memory';
 import { isMemoryTool, memoryToolSpecs, runMemoryTool } from './memory-tools';
 import { checkReasoningEffort, classifyAndThrow, classifyStoreErrors, modelInfo, resolveModel } from './agent-loop-failures';
 import type { BlobStore } from './blob-store';
@@ -61,6 +62,8 @@ export interface AgentLoopActivityDependencies {
   conversations: ConversationStore;
   /** Holds model answers and tool results by turn, so a retried activity never repeats finished work. */
   blobs: BlobStore;
+  /** How agents' memory folders are kept (revisions kept per file, `ERRAND_MEMORY_REVISIONS_KEPT`); absent: the defaults. */
+  memory?: AgentMemoryOptions;
   /** The operator's tool policy (allow / ask / deny per toolset or tool); absent = allow all. */
   toolPolicy?: ToolPolicyConfig;
   /** Output-token limit when neither the call nor the model entry sets one (`ERRAND_MAX_OUTPUT_TOKENS`). */
@@ -106,6 +109,7 @@ function withNote(messages: ChatMessage[], note: string | undefined): ChatMessag
  * a lost worker finds the stored outcome of a model or tool call that already finished and returns it,
  * so no finished turn is ever paid for or run twice.
  */
+// eslint-disable-next-line max-lines-per-function -- over the limit since before it was set; to be split along its steps
 export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): AgentLoopActivities {
   const finalOutput = new FinalOutputTools(deps.blobs);
   const heartbeats = deps.heartbeats ?? defaultHeartbeatSettings;
@@ -249,7 +253,7 @@ export function createAgentLoopActivities(deps: AgentLoopActivityDependencies): 
               result = toolError(toolHookBlocked(call.name, hooks?.agentName ?? '', pre.feedback));
             } else {
               const runCall = async (): Promise<ToolResultOutcome> => {
-                if (memory && isMemoryTool(call.name)) return withHeartbeat((abortSignal) => runMemoryTool(deps.blobs, memory, call.name, call.arguments, abortSignal), heartbeats);
+                if (memory && isMemoryTool(call.name)) return withHeartbeat((abortSignal) => runMemoryTool(deps.blobs, memory, call.name, call.arguments, abortSignal, deps.memory), heartbeats);
                 await deps.toolsets.ensureRecipeServers(input.recipeServers ?? []);
                 return withHeartbeat((abortSignal) =>
                   deps.toolsets.call(call.name, call.arguments, { workingDir: input.workingDir, abortSignal }, {

@@ -1,4 +1,6 @@
 import { Context } from '@temporalio/activity';
+import type { AgentMemoryOptions } from '../activities/agent-memory';
+import { memorySettingsFromEnv } from '../settings/memory-settings';
 import { readTenantSpend, recordTenantSpend } from '../activities/tenant-spend-book';
 import { TenantSpendGuard } from '../activities/tenant-spend-guard';
 import type { SpendRecord } from '../contracts/tenant-spend';
@@ -39,6 +41,8 @@ export interface WorkerDependencies {
   defaultMaxOutputTokens: number;
   /** Share of the context window at which a conversation is compacted (`ERRAND_COMPACT_AT`). */
   compactAt: number;
+  /** How agents' memory folders are kept (`ERRAND_MEMORY_REVISIONS_KEPT`). */
+  memory?: AgentMemoryOptions;
   /** How model commands run (environment allow-list, sandbox): recipe checks run the same way. */
   commands: CommandOptions;
   /** The worker's path rules (working root, errand's own folders): also where worktrees may go. */
@@ -128,6 +132,7 @@ export function createWorkerDependencies(
     ...(config.toolPolicy ? { toolPolicy: config.toolPolicy } : {}),
     defaultMaxOutputTokens: config.model.maxOutputTokens,
     compactAt: config.model.compactAt,
+    memory: memorySettingsFromEnv(options.env ?? process.env),
     // A tenant's priced calls count against its daily cap only where the operator set one (each report is a signal).
     ...(config.caps.tenantDailyCostMicroUsd !== undefined
       ? {
