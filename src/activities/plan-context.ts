@@ -1,4 +1,6 @@
 import type { ProviderChoice } from '../domain/model-precedence';
+import { providerChoices } from '../llm/provider-config';
+import type { ErrandConfig } from '../settings/config';
 import type { TaskLimits } from '../contracts/subagent';
 import type { PathRules } from '../tools/confine-path';
 import type { SourceResolver } from '../sources/source-resolver';
@@ -48,4 +50,33 @@ export interface PlanContext {
   allowBypassPermissions?: boolean;
   /** errand's blob store, where agents' memory folders live (an agent with `memory` is refused without it). */
   memoryStore?: BlobStore;
+}
+
+/**
+ * What planning takes from the configuration alone, the same for the worker's `delegate` tool and the API's
+ * starts: models and their precedence, limits and caps, task limits, approvals, recipe servers, and the
+ * store of agents' memory folders. Each adds what is its own (toolsets, paths, where sources are listed).
+ */
+export function configuredPlanning(config: ErrandConfig, memoryStore?: BlobStore): Omit<PlanContext, 'resolver' | 'availableToolsets'> {
+  return {
+    providers: providerChoices(config.providers),
+    configuredDefault: config.defaultModel,
+    override: {
+      ...(config.subagent.providerOverride ? { provider: config.subagent.providerOverride } : {}),
+      ...(config.subagent.modelOverride ? { model: config.subagent.modelOverride } : {}),
+    },
+    configuredMaxTurns: config.subagent.maxTurns,
+    configuredMaxOutputTokens: config.model.maxOutputTokens,
+    caps: config.caps,
+    tasks: config.tasks,
+    approvalTimeoutMs: config.approvalTimeoutMs,
+    allowBypassPermissions: config.allowBypassPermissions,
+    mcp: {
+      allowRecipeServers: config.tools.settings.allowRecipeServers ?? false,
+      ...(config.tools.settings.recipeEnvKeys ? { recipeEnvKeys: config.tools.settings.recipeEnvKeys } : {}),
+      workingRoot: config.workingDir,
+      ...(config.tools.settings.trustedRecipeDirs ? { trustedRecipeDirs: config.tools.settings.trustedRecipeDirs } : {}),
+    },
+    ...(memoryStore ? { memoryStore } : {}),
+  };
 }

@@ -11,7 +11,6 @@ import type { HeartbeatSettings } from '../activities/heartbeat';
 import { InFlightCalls } from '../activities/in-flight-calls';
 import type { ErrandConfig } from '../settings/config';
 import type { ChatModel, ModelRegistry } from '../llm/model-port';
-import { providerChoices } from '../llm/provider-config';
 import { createModelRegistry } from '../llm/model-registry';
 import type { ToolsetRegistry } from '../tools/toolset-registry';
 import { createToolsetRegistryFromConfig, type WorkerToolsetRegistry } from '../tools/toolset-registry-factory';
@@ -21,7 +20,7 @@ import { RecipeServerVerifier } from '../sources/recipe-server-trust';
 import type { DeveloperToolsetOptions } from '../tools/developer-toolset';
 import type { PathRules } from '../tools/confine-path';
 import type { ToolPolicyConfig } from '../tools/tool-policy';
-import type { PlanContext } from '../activities/plan-delegation';
+import { configuredPlanning, type PlanContext } from '../activities/plan-context';
 import type { SubagentActivitySettings } from '../contracts/subagent';
 import type { SourceResolver } from '../sources/source-resolver';
 import { createSharedSources } from '../sources/shared-sources';
@@ -71,27 +70,9 @@ export function createResolverCache(config: ErrandConfig, homeDirectory?: string
 /** Planning settings from configuration. */
 export function planningSettings(config: ErrandConfig, _models: ModelRegistry, toolsets: ToolsetRegistry, memoryStore?: BlobStore): Omit<PlanContext, 'resolver'> {
   return {
-    providers: providerChoices(config.providers),
-    configuredDefault: config.defaultModel,
-    override: {
-      ...(config.subagent.providerOverride ? { provider: config.subagent.providerOverride } : {}),
-      ...(config.subagent.modelOverride ? { model: config.subagent.modelOverride } : {}),
-    },
-    configuredMaxTurns: config.subagent.maxTurns,
-    configuredMaxOutputTokens: config.model.maxOutputTokens,
-    caps: config.caps,
+    ...configuredPlanning(config, memoryStore),
     availableToolsets: toolsets.names(),
-    tasks: config.tasks,
-    approvalTimeoutMs: config.approvalTimeoutMs,
-    allowBypassPermissions: config.allowBypassPermissions,
-    mcp: {
-      allowRecipeServers: config.tools.settings.allowRecipeServers ?? false,
-      ...(config.tools.settings.recipeEnvKeys ? { recipeEnvKeys: config.tools.settings.recipeEnvKeys } : {}),
-      workingRoot: config.workingDir,
-      ...(config.tools.settings.trustedRecipeDirs ? { trustedRecipeDirs: config.tools.settings.trustedRecipeDirs } : {}),
-    },
     paths: developerToolsetOptions(config).paths ?? {},
-    ...(memoryStore ? { memoryStore } : {}),
   };
 }
 
