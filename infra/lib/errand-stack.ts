@@ -246,6 +246,9 @@ export class ErrandStack extends Stack {
       }),
     );
     taskRole.addToPolicy(new PolicyStatement({ sid: 'PayloadObjects', actions: ['s3:GetObject', 's3:PutObject'], resources: [this.payloadBucket.arnForObjects('*')] }));
+    // An agent memory file keeps its last revisions; a write deletes older ones (decision 0047): only those keys
+    // (`agentMemoryKeyPrefix`, src/activities/agent-memory.ts).
+    taskRole.addToPolicy(new PolicyStatement({ sid: 'MemoryRevisionsPruned', actions: ['s3:DeleteObject'], resources: [this.payloadBucket.arnForObjects(`${payloadPrefixes.worker}agent-memory/*`)] }));
     taskRole.addToPolicy(new PolicyStatement({ sid: 'PayloadList', actions: ['s3:ListBucket'], resources: [this.payloadBucket.bucketArn] }));
     taskRole.addToPolicy(new PolicyStatement({ sid: 'RecipeObjects', actions: ['s3:GetObject', 's3:GetObjectVersion'], resources: [this.recipeBucket.arnForObjects('*')] }));
     taskRole.addToPolicy(new PolicyStatement({ sid: 'RecipeList', actions: ['s3:ListBucket', 's3:ListBucketVersions'], resources: [this.recipeBucket.bucketArn] }));

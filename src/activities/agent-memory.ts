@@ -8,6 +8,7 @@ import {
   agentMemoryPromptMaxBytes,
   agentMemoryPromptMaxLines,
   agentMemoryWriteAttempts,
+  defaultAgentMemoryRevisionsKept,
 } from '../contracts/limits/memory';
 import type { AgentMemoryLocation } from '../contracts/subagent';
 import { agentMemoryScopes } from '../contracts/agent-definition';
@@ -22,7 +23,11 @@ import { isBlobConflictError, validateBlobKey, type BlobStore } from './blob-sto
  * the next revision; two writers racing for the same revision are told apart by the store itself (the
  * loser gets a conflict and tries the next one), so no write is lost and none is half seen. An edit (read,
  * change, write) writes exactly the revision after the one it read, and reads again when another write took
- * it, so two parallel edits both land.
+ * it, so two parallel edits both land. A write deletes the file's revisions older than the last
+ * `revisionsKept` (`ERRAND_MEMORY_REVISIONS_KEPT`), so a file's revisions, and what a read lists, stay few.
+ * No write lands behind the latest: an edit based on a revision older than the latest is told of the
+ * conflict before it writes, and a plain write that finds, after its put, a later revision than its own (the
+ * one it read was pruned meanwhile) takes its revision back and writes again.
  *
  * The folder's key is built from the tenant, the scope, the project (for `project` and `local`: a hash of
  * the working directory, never the path itself) and the agent name, each checked to be one plain key
@@ -141,29 +146,61 @@ export function memoryPath(raw: string): string {
 const revisionDigits = 10;
 const revisionSegment = (revision: number) => `@${String(revision).padStart(revisionDigits, '0')}`;
 
+/** What an agent's memory folder is kept with besides the store. */
+export interface AgentMemoryOptions {
+  /** Revisions of each file kept (the latest included); older ones are deleted by the next write. Default {@link defaultAgentMemoryRevisionsKept}. */
+  revisionsKept?: number;
+}
+
 /** One agent's memory folder in the blob store: read, write and list its files. */
 export class AgentMemory {
   private readonly folder: string;
+  private readonly revisionsKept: number;
 
   constructor(
     private readonly blobs: BlobStore,
     location: AgentMemoryLocation,
+    options: AgentMemoryOptions = {},
   ) {
     this.folder = memoryFolderKey(location);
+    this.revisionsKept = Math.max(1, options.revisionsKept ?? defaultAgentMemoryRevisionsKept);
   }
 
-  /** The latest revision of `path` (checked with {@link memoryPath}): its number and content, or undefined. */
-  private async latest(path: string): Promise<{ revision: number; key: string } | undefined> {
+  /** The revisions of `path` (checked with {@link memoryPath}) the store holds, oldest first. */
+  private async revisions(path: string): Promise<{ revision: number; key: string }[]> {
     const prefix = `${this.folder}/f/${path}/@`;
-    const keys = await this.blobs.list(prefix);
-    let best: { revision: number; key: string } | undefined;
-    for (const key of keys) {
+    const found: { revision: number; key: string }[] = [];
+    for (const key of await this.blobs.list(prefix)) {
       const tail = key.slice(prefix.length);
-      if (!/^\d+$/.test(tail)) continue;
-      const revision = Number(tail);
-      if (best === undefined || revision > best.revision) best = { revision, key };
+      if (/^\d+$/.test(tail)) found.push({ revision: Number(tail), key });
     }
-    return best;
+    return found.sort((a, b) => a.revision - b.revision);
+  }
+
+  /** The latest revision of `path`: its number and key, or undefined. */
+  private async latest(path: string): Promise<{ revision: number; key: string } | undefined> {
+    return (await this.revisions(path)).at(-1);
+  }
+
+  /**
+   * After revision `revision` of `path` was put: whether it is the latest. When it is, the revisions older
+   * than the last {@link revisionsKept} are deleted. When a later one exists, the put went behind it (its
+   * revision had been pruned since it was read): it is deleted again, and the caller writes anew.
+   */
+  private async settleRevision(path: string, revision: number): Promise<boolean> {
+    const revisions = await this.revisions(path);
+    const latest = revisions.at(-1)?.revision ?? revision;
+    if (latest > revision) {
+      await this.blobs.delete(`${this.folder}/f/${path}/${revisionSegment(revision)}`);
+      return false;
+    }
+    await this.prune(revisions, revision);
+    return true;
+  }
+
+  /** Deletes the revisions older than the last {@link revisionsKept} up to `latest`. */
+  private async prune(revisions: readonly { revision: number; key: string }[], latest: number): Promise<void> {
+    for (const old of revisions) if (old.revision <= latest - this.revisionsKept) await this.blobs.delete(old.key);
   }
 
   /** The content of a file, or undefined when it does not exist. */
@@ -209,9 +246,10 @@ export class AgentMemory {
       }
       // A retried tool call (or a write of what is there) adds no revision.
       if (latest !== undefined && (await this.blobs.get(latest.key)) === content) return;
+      const revision = (latest?.revision ?? 0) + 1;
       try {
-        await this.blobs.put(`${this.folder}/f/${path}/${revisionSegment((latest?.revision ?? 0) + 1)}`, content);
-        return;
+        await this.blobs.put(`${this.folder}/f/${path}/${revisionSegment(revision)}`, content);
+        if (await this.settleRevision(path, revision)) return;
       } catch (error) {
         // Another write of this file took that revision first: read again and write the next one.
         if (!isBlobConflictError(error)) throw error;
@@ -222,6 +260,13 @@ export class AgentMemory {
 
   /** Puts revision `basedOn + 1` of `path`, or throws an AgentMemoryConflict when it is taken by other content. */
   private async writeRevision(path: string, content: string, basedOn: number): Promise<void> {
+    const revisions = await this.revisions(path);
+    if ((revisions.at(-1)?.revision ?? 0) > basedOn) {
+      // A later revision exists: another write came first, or this call is a retry that already wrote it.
+      const next = revisions.find((entry) => entry.revision === basedOn + 1);
+      if (next !== undefined && (await this.blobs.get(next.key)) === content) return;
+      throw new AgentMemoryConflict(path, basedOn);
+    }
     if (basedOn === 0 && (await this.list()).length >= agentMemoryMaxFiles) {
       throw new AgentMemoryError(`the memory folder already holds ${agentMemoryMaxFiles} files, the most it may; write into an existing file instead`);
     }
@@ -232,6 +277,7 @@ export class AgentMemory {
       if (isBlobConflictError(error)) throw new AgentMemoryConflict(path, basedOn);
       throw error;
     }
+    await this.prune(revisions, basedOn + 1);
   }
 
   /**

@@ -9,7 +9,8 @@ import { ConfinedDir, isConfinedWalkError, refusalText, withConfinedDir } from '
  * Large payloads by reference: workflow history carries a key, the blob store the body, so history per
  * turn does not grow with the payload. Entries are immutable: a key, once written, always names the same
  * body. That makes `put` safe to retry (an activity retry re-puts the same body: a no-op) and makes any
- * read cacheable forever.
+ * read cacheable forever. An entry may be deleted when nothing reads it any more (an agent memory's old
+ * revisions); a key deleted is never written again with another body by errand's own writers.
  */
 export interface BlobStore {
   /**
@@ -21,6 +22,8 @@ export interface BlobStore {
   get(key: string): Promise<string | undefined>;
   /** Every key that starts with `prefix` (a plain string prefix, e.g. `conversations/abc/`), sorted. */
   list(prefix: string): Promise<string[]>;
+  /** Deletes the entry under `key`; a key with no entry is no error (a retried delete is a no-op). */
+  delete(key: string): Promise<void>;
 }
 
 /** Marker values of blob store errors, for recognition without `instanceof` (DESIGN.md convention 5). */
@@ -180,6 +183,20 @@ export class LocalBlobStore implements BlobStore {
       return await this.inFolderOf(key, (folder, name) => readIn(folder, name), false);
     } catch (error) {
       if (isConfinedWalkError(error) && (error.reason === 'missing' || error.reason === 'not-directory')) return undefined;
+      if (isConfinedWalkError(error)) throw new Error(`blob ${JSON.stringify(key)}: refused: ${error.relativePath} ${refusalText(error.reason)}`);
+      throw error;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    validateBlobKey(key);
+    if (statSync(path.join(this.root, ...splitKey(key)), { throwIfNoEntry: false }) === undefined) return;
+    try {
+      await this.inFolderOf(key, (folder, name) => unlink(folder.pathOf(name)).catch((error: unknown) => {
+        if (errnoCode(error) !== 'ENOENT') throw error;
+      }), false);
+    } catch (error) {
+      if (isConfinedWalkError(error) && (error.reason === 'missing' || error.reason === 'not-directory')) return;
       if (isConfinedWalkError(error)) throw new Error(`blob ${JSON.stringify(key)}: refused: ${error.relativePath} ${refusalText(error.reason)}`);
       throw error;
     }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { JsonObject } from '../contracts/json';
 import type { ToolSpec } from '../contracts/model';
 import { agentMemoryFileMaxBytes, agentMemoryWriteAttempts } from '../contracts/limits/memory';
-import { AgentMemory, isAgentMemoryConflict, isAgentMemoryError, memoryIndexFile, memoryPath, memoryPathRules } from './agent-memory';
+import { AgentMemory, isAgentMemoryConflict, type AgentMemoryOptions, isAgentMemoryError, memoryIndexFile, memoryPath, memoryPathRules } from './agent-memory';
 import type { BlobStore } from './blob-store';
 import type { AgentMemoryLocation } from '../contracts/subagent';
 import { defineTool } from '../tools/define-tool';
@@ -105,10 +105,10 @@ export function isMemoryTool(qualifiedName: string): boolean {
 }
 
 /** Runs a memory tool on the agent's memory folder; an unknown name or a bad location is an error result. */
-export async function runMemoryTool(blobs: BlobStore, location: AgentMemoryLocation, qualifiedName: string, args: JsonObject, abortSignal: AbortSignal): Promise<ToolResult> {
+export async function runMemoryTool(blobs: BlobStore, location: AgentMemoryLocation, qualifiedName: string, args: JsonObject, abortSignal: AbortSignal, options: AgentMemoryOptions = {}): Promise<ToolResult> {
   let folder: AgentMemory;
   try {
-    folder = new AgentMemory(blobs, location);
+    folder = new AgentMemory(blobs, location, options);
   } catch (error) {
     if (isAgentMemoryError(error)) return toolError(error.message);
     throw error;

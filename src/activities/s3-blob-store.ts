@@ -141,6 +141,13 @@ export class S3BlobStore implements BlobStore {
     return keys.sort();
   }
 
+  async delete(key: string): Promise<void> {
+    validateBlobKey(key);
+    const { client, commands } = await this.sdk();
+    // S3 answers 204 whether or not the object was there: a retried delete is a no-op.
+    await client.send(new commands.DeleteObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }));
+  }
+
   /** The ETag of an object (quotes removed), or undefined if it does not exist. */
   private async headEtag(objectKey: string): Promise<string | undefined> {
     const { client, commands } = await this.sdk();

@@ -56,52 +56,53 @@ function labelOf(request: WorkflowAgentRequest): string | null {
   return typeof label === 'string' ? label.slice(0, 200) : null;
 }
 
+/** The agent definitions the script names, read once per run through the sources of its folder. */
+async function withDefinitions(deps: WorkflowRunDependencies, names: readonly string[], known: Record<string, string | null>, workingDir: string): Promise<Record<string, string | null>> {
+  const resolver = deps.resolverFor(workingDir);
+  const next = { ...known };
+  for (const name of names) {
+    const resolved = await resolver.resolve(name);
+    next[name] = resolved.ok && resolved.snapshot.kind === 'agent' ? resolved.snapshot.content : null;
+  }
+  return next;
+}
+
+/** A round's output as the workflow takes it: a result (inline or by reference), a failure, or the requests it waits for. */
+async function shapeRound(deps: WorkflowRunDependencies, output: WorkflowScriptRoundOutput, input: RunWorkflowRoundInput, definitionsRef: string | null, common: RoundCommon): Promise<RunWorkflowRoundOutput> {
+  const logs = lastLogs(output.logs);
+  if (output.status === 'failed') return { ...common, status: 'failed', diagnostic: output.diagnostic, logs };
+  if (output.status === 'done') {
+    const text = JSON.stringify(output.result);
+    if (text.length <= workflowResultInlineMaxChars) return { ...common, status: 'done', result: output.result, logs };
+    return { ...common, status: 'done', resultRef: await putByContent(deps.blobs, 'workflow-results', output.result), logs };
+  }
+  const running = new Set(input.running);
+  const waitingRequests = output.requests.filter((request) => !running.has(request.key));
+  const taken = waitingRequests.slice(0, Math.max(0, input.take));
+  // The run queues all of them (a lane that frees starts the next at once): store them side by side.
+  for (let at = 0; at < taken.length; at += requestPutsAtOnce) {
+    await Promise.all(taken.slice(at, at + requestPutsAtOnce).map((request) => deps.blobs.put(requestBlobKey(request.key), JSON.stringify({ prompt: request.prompt, options: request.options }))));
+  }
+  const counts = new Map<string, number>();
+  for (const request of waitingRequests) {
+    let label = labelOf(request) ?? request.phase ?? '(no label)';
+    if (!counts.has(label) && counts.size >= workflowViewMaxLabels) label = '(other labels)';
+    counts.set(label, (counts.get(label) ?? 0) + 1);
+  }
+  return {
+    ...common,
+    status: 'waiting',
+    requests: taken.map((request) => ({ key: request.key, label: labelOf(request), phase: request.phase })),
+    waiting: [...counts].map(([label, count]) => ({ label, count })),
+    waitingTotal: waitingRequests.length,
+    definitionsRef,
+    logs,
+  };
+}
+
 /** Builds the activities of workflow runs. */
 export function createWorkflowRunActivities(deps: WorkflowRunDependencies): WorkflowRunActivities {
   const client = deps.client ?? (() => Context.current().client);
-
-  /** The agent definitions the script names, read once per run through the sources of its folder. */
-  async function withDefinitions(names: readonly string[], known: Record<string, string | null>, workingDir: string): Promise<Record<string, string | null>> {
-    const resolver = deps.resolverFor(workingDir);
-    const next = { ...known };
-    for (const name of names) {
-      const resolved = await resolver.resolve(name);
-      next[name] = resolved.ok && resolved.snapshot.kind === 'agent' ? resolved.snapshot.content : null;
-    }
-    return next;
-  }
-
-  async function shapeRound(output: WorkflowScriptRoundOutput, input: RunWorkflowRoundInput, definitionsRef: string | null, common: RoundCommon): Promise<RunWorkflowRoundOutput> {
-    const logs = lastLogs(output.logs);
-    if (output.status === 'failed') return { ...common, status: 'failed', diagnostic: output.diagnostic, logs };
-    if (output.status === 'done') {
-      const text = JSON.stringify(output.result);
-      if (text.length <= workflowResultInlineMaxChars) return { ...common, status: 'done', result: output.result, logs };
-      return { ...common, status: 'done', resultRef: await putByContent(deps.blobs, 'workflow-results', output.result), logs };
-    }
-    const running = new Set(input.running);
-    const waitingRequests = output.requests.filter((request) => !running.has(request.key));
-    const taken = waitingRequests.slice(0, Math.max(0, input.take));
-    // The run queues all of them (a lane that frees starts the next at once): store them side by side.
-    for (let at = 0; at < taken.length; at += requestPutsAtOnce) {
-      await Promise.all(taken.slice(at, at + requestPutsAtOnce).map((request) => deps.blobs.put(requestBlobKey(request.key), JSON.stringify({ prompt: request.prompt, options: request.options }))));
-    }
-    const counts = new Map<string, number>();
-    for (const request of waitingRequests) {
-      let label = labelOf(request) ?? request.phase ?? '(no label)';
-      if (!counts.has(label) && counts.size >= workflowViewMaxLabels) label = '(other labels)';
-      counts.set(label, (counts.get(label) ?? 0) + 1);
-    }
-    return {
-      ...common,
-      status: 'waiting',
-      requests: taken.map((request) => ({ key: request.key, label: labelOf(request), phase: request.phase })),
-      waiting: [...counts].map(([label, count]) => ({ label, count })),
-      waitingTotal: waitingRequests.length,
-      definitionsRef,
-      logs,
-    };
-  }
 
   const activities: WorkflowRunActivities = {
     async runWorkflowRound(input) {
@@ -124,12 +125,12 @@ export function createWorkflowRunActivities(deps: WorkflowRunDependencies): Work
         if (output.status === 'waiting' && output.definitionsNeeded.length > 0) {
           const missing = output.definitionsNeeded.filter((name) => !Object.hasOwn(definitions, name));
           if (missing.length > 0) {
-            definitions = await withDefinitions(missing, definitions, input.workingDir);
+            definitions = await withDefinitions(deps, missing, definitions, input.workingDir);
             definitionsRef = await putByContent(deps.blobs, 'workflow-definitions', definitions);
             continue;
           }
         }
-        return shapeRound(output, input, definitionsRef, common);
+        return shapeRound(deps, output, input, definitionsRef, common);
       }
     },
 

@@ -5,7 +5,7 @@ import { approversFor } from '../tools/tool-policy';
 import type { DelegateRequest } from '../contracts/delegation';
 import { refuse } from '../contracts/planning-failure';
 import { planDelegation, type PlanContext } from '../activities/plan-delegation';
-import { providerChoices } from '../llm/provider-config';
+import { configuredPlanning } from '../activities/plan-context';
 import { developerToolsetName } from '../tools/developer-toolset-name';
 import type { SourceResolver } from '../sources/source-resolver';
 import type { BlobStore } from '../activities/blob-store';
@@ -31,32 +31,14 @@ export function apiPlanner(config: ErrandConfig, sources: { resolverFor(workingD
   const route = config.defaultModel ?? { provider: config.providers[0]?.name ?? '(none)', model: '(none)' };
   const approvers = approversFor(config.toolPolicy);
   const context: Omit<PlanContext, 'resolver'> = {
-    providers: providerChoices(config.providers),
-    configuredDefault: config.defaultModel,
-    override: {
-      ...(config.subagent.providerOverride ? { provider: config.subagent.providerOverride } : {}),
-      ...(config.subagent.modelOverride ? { model: config.subagent.modelOverride } : {}),
-    },
-    configuredMaxTurns: config.subagent.maxTurns,
-    configuredMaxOutputTokens: config.model.maxOutputTokens,
-    caps: config.caps,
+    // Agents' memory folders live in the workers' blob store, which the API shares.
+    ...configuredPlanning(config, memoryStore),
     // The API lists sources over the working root: the worker resolves a recipe's servers there again.
     resolveDir: config.workingDir,
     // Present when the API runs beside its workers, absent in a Lambda; looked at only by checks that need
     // the working directory's disk (isolation "worktree"), not by every start.
     workersDiskIsLocal: () => existsSync(config.workingDir),
     availableToolsets: toolsets,
-    tasks: config.tasks,
-    approvalTimeoutMs: config.approvalTimeoutMs,
-    allowBypassPermissions: config.allowBypassPermissions,
-    // Agents' memory folders live in the workers' blob store, which the API shares.
-    ...(memoryStore ? { memoryStore } : {}),
-    mcp: {
-      allowRecipeServers: config.tools.settings.allowRecipeServers ?? false,
-      ...(config.tools.settings.recipeEnvKeys ? { recipeEnvKeys: config.tools.settings.recipeEnvKeys } : {}),
-      workingRoot: config.workingDir,
-      ...(config.tools.settings.trustedRecipeDirs ? { trustedRecipeDirs: config.tools.settings.trustedRecipeDirs } : {}),
-    },
   };
   return async (request, caller, tenantDir) => {
     let workingDir = tenantDir;

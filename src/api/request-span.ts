@@ -1,6 +1,6 @@
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { MiddlewareHandler } from 'hono';
-import { contextFromHeaders, errandTracer, traceparentHeader } from '../observability/trace-context';
+import { contextFromHeaders, errandTracer, failSpan, traceparentHeader } from '../observability/trace-context';
 import type { ApiEnv } from './api-env';
 
 /**
@@ -30,8 +30,7 @@ export function requestSpan(): MiddlewareHandler<ApiEnv> {
       if (tenant) span.setAttribute('errand.tenant', tenant);
       if (c.res.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: `HTTP ${c.res.status}` });
     } catch (error) {
-      span.recordException(error instanceof Error ? error : String(error));
-      span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+      failSpan(span, error);
       throw error;
     } finally {
       span.end();

@@ -69,19 +69,7 @@ function withDemoModel(env: NodeJS.ProcessEnv, cwd: string): { config: ErrandCon
  * configured it runs the demo model.
  */
 export async function devCommand(argv: string[], context: CliContext): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      port: { type: 'string' },
-      'temporal-port': { type: 'string' },
-      'ui-port': { type: 'string' },
-      'temporal-http-port': { type: 'string' },
-      host: { type: 'string' },
-      headless: { type: 'boolean' },
-    },
-    allowPositionals: false,
-    strict: true,
-  });
+  const values = devOptions(argv);
   const { io } = context;
   const host = values.host ?? '127.0.0.1';
   const notes: string[] = [];
@@ -183,44 +171,9 @@ export async function devCommand(argv: string[], context: CliContext): Promise<n
       return Promise.resolve();
     });
 
-    const lines = [
-      '',
-      'errand dev is running:',
-      `  API          ${server.url}   (OpenAPI: ${server.url}/openapi.json)`,
-      `  Temporal     ${devServer.address}   namespace ${config.temporal.namespace}, task queue "${config.temporal.taskQueue}"`,
-      `  HTTP gateway ${devServer.httpUrl}   (Temporal's HTTP API: this stack's API starts through it; ERRAND_TEMPORAL_HTTP_URL makes errand peek fast where this stack's API is not used)`,
-      `  Web UI       ${devServer.uiUrl ?? '(headless)'}`,
-      `  Auth         ${api.auth.mode === 'keys' ? `${api.auth.keys.length} API key(s)` : `this stack's token (new each start), in ${stackToken.path} (mode 0600); requests run as tenant "${api.auth.tenant}"`}`,
-      `  Sandbox      ${devSandboxBanner(sandbox, env).join('\n')}`,
-      `  Model        ${demo ? 'DEMO MODEL — no LLM provider is configured; answers are canned. Set ERRAND_PROVIDERS (and ERRAND_DEFAULT_MODEL) for real work.' : `${config.defaultModel ? `${config.defaultModel.provider}/${config.defaultModel.model}` : '(no default)'} (${config.providers.map((provider) => provider.name).join(', ')})`}`,
-      `  Working dir  ${config.workingDir}`,
-      ...(env.ERRAND_RECIPE_PATH ? [`  Recipes      ${env.ERRAND_RECIPE_PATH} (ERRAND_RECIPE_PATH) and the project folders`] : []),
-      ...notes.map((note) => `  Note         ${note}`),
-      '',
-      'Try it (in another terminal, in this folder):',
-      '  node bin/errand.js delegate "Explain this project" --description first-try',
-      '  node bin/errand.js sources',
-      `  curl -s -X POST '${server.url}/v1/delegations?wait=20s' -H "authorization: Bearer $(cat ${stackToken.path})" -H 'content-type: application/json' -d '{"instructions":"Say hello"}'`,
-      `The CLI finds this stack and its token through ${statePath} (same data directory); from elsewhere, set ERRAND_API_URL=${server.url} and ERRAND_API_KEY=$(cat ${stackToken.path}).`,
-      '',
-      'Ctrl-C stops everything (the Temporal state is kept for next time).',
-      '',
-    ];
-    io.stdout(`${lines.join('\n')}\n`);
+    io.stdout(`${devBanner({ apiUrl: server.url, devServer, config, api, tokenPath: stackToken.path, sandbox, env, demo, notes, statePath }).join('\n')}\n`);
 
-    const stopped = await Promise.race([
-      new Promise<'signal'>((resolveSignal) => {
-        process.once('SIGINT', () => resolveSignal('signal'));
-        process.once('SIGTERM', () => resolveSignal('signal'));
-      }),
-      running.then(
-        () => 'worker' as const,
-        (error: unknown) => {
-          io.stderr(`errand dev: the worker stopped: ${error instanceof Error ? error.message : String(error)}\n`);
-          return 'worker' as const;
-        },
-      ),
-    ]);
+    const stopped = await untilStopped(running, io);
     io.stderr('errand dev: stopping…\n');
     await stopAll();
     return stopped === 'signal' ? 0 : 1;
@@ -228,6 +181,81 @@ export async function devCommand(argv: string[], context: CliContext): Promise<n
     await stopAll();
     throw error;
   }
+}
+
+/** `errand dev`'s options. */
+function devOptions(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    options: {
+      port: { type: 'string' },
+      'temporal-port': { type: 'string' },
+      'ui-port': { type: 'string' },
+      'temporal-http-port': { type: 'string' },
+      host: { type: 'string' },
+      headless: { type: 'boolean' },
+    },
+    allowPositionals: false,
+    strict: true,
+  }).values;
+}
+
+/** What the running stack's banner shows. */
+interface DevBanner {
+  apiUrl: string;
+  devServer: { address: string; httpUrl: string; uiUrl?: string | undefined };
+  config: ErrandConfig;
+  api: ReturnType<typeof withDevStackToken>;
+  tokenPath: string;
+  sandbox: Awaited<ReturnType<typeof chooseDevSandbox>>;
+  env: NodeJS.ProcessEnv;
+  demo: boolean;
+  notes: readonly string[];
+  statePath: string;
+}
+
+/** The lines `errand dev` prints once its stack runs: where each part is, and how to try it. */
+function devBanner(banner: DevBanner): string[] {
+  return [
+    '',
+    'errand dev is running:',
+    `  API          ${banner.apiUrl}   (OpenAPI: ${banner.apiUrl}/openapi.json)`,
+    `  Temporal     ${banner.devServer.address}   namespace ${banner.config.temporal.namespace}, task queue "${banner.config.temporal.taskQueue}"`,
+    `  HTTP gateway ${banner.devServer.httpUrl}   (Temporal's HTTP API: this stack's API starts through it; ERRAND_TEMPORAL_HTTP_URL makes errand peek fast where this stack's API is not used)`,
+    `  Web UI       ${banner.devServer.uiUrl ?? '(headless)'}`,
+    `  Auth         ${banner.api.auth.mode === 'keys' ? `${banner.api.auth.keys.length} API key(s)` : `this stack's token (new each start), in ${banner.tokenPath} (mode 0600); requests run as tenant "${banner.api.auth.tenant}"`}`,
+    `  Sandbox      ${devSandboxBanner(banner.sandbox, banner.env).join('\n')}`,
+    `  Model        ${banner.demo ? 'DEMO MODEL — no LLM provider is configured; answers are canned. Set ERRAND_PROVIDERS (and ERRAND_DEFAULT_MODEL) for real work.' : `${banner.config.defaultModel ? `${banner.config.defaultModel.provider}/${banner.config.defaultModel.model}` : '(no default)'} (${banner.config.providers.map((provider) => provider.name).join(', ')})`}`,
+    `  Working dir  ${banner.config.workingDir}`,
+    ...(banner.env.ERRAND_RECIPE_PATH ? [`  Recipes      ${banner.env.ERRAND_RECIPE_PATH} (ERRAND_RECIPE_PATH) and the project folders`] : []),
+    ...banner.notes.map((note) => `  Note         ${note}`),
+    '',
+    'Try it (in another terminal, in this folder):',
+    '  node bin/errand.js delegate "Explain this project" --description first-try',
+    '  node bin/errand.js sources',
+    `  curl -s -X POST '${banner.apiUrl}/v1/delegations?wait=20s' -H "authorization: Bearer $(cat ${banner.tokenPath})" -H 'content-type: application/json' -d '{"instructions":"Say hello"}'`,
+    `The CLI finds this stack and its token through ${banner.statePath} (same data directory); from elsewhere, set ERRAND_API_URL=${banner.apiUrl} and ERRAND_API_KEY=$(cat ${banner.tokenPath}).`,
+    '',
+    'Ctrl-C stops everything (the Temporal state is kept for next time).',
+    '',
+  ];
+}
+
+/** Waits for Ctrl-C (or SIGTERM), or for the worker to stop by itself (an error, said on stderr). */
+function untilStopped(running: Promise<void>, io: CliContext['io']): Promise<'signal' | 'worker'> {
+  return Promise.race([
+    new Promise<'signal'>((resolveSignal) => {
+      process.once('SIGINT', () => resolveSignal('signal'));
+      process.once('SIGTERM', () => resolveSignal('signal'));
+    }),
+    running.then(
+      () => 'worker' as const,
+      (error: unknown) => {
+        io.stderr(`errand dev: the worker stopped: ${error instanceof Error ? error.message : String(error)}\n`);
+        return 'worker' as const;
+      },
+    ),
+  ]);
 }
 
 /** `errand worker [--demo]`: a worker from configuration (more of them scale out). */

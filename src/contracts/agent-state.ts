@@ -104,9 +104,10 @@ export type CarriedAgentState = AgentState & { phase: CarriedPhase };
 export type CarriedAgentInput = Partial<AgentState> & { phase: CarriedPhase };
 
 /**
- * The agent's state as everything but its owner sees it: no field can be assigned and no list changed in
- * place (task records excepted: the registry's functions change them, see task-registry.ts).
+ * The agent's state as everything but its owner sees it: no field can be assigned, no list changed in
+ * place, and no field of a task record assigned (the registry's functions return changed records, which
+ * the owner keeps: see task-registry.ts).
  */
 export type AgentStateView = {
-  readonly [K in keyof AgentState]: AgentState[K] extends readonly (infer Item)[] ? readonly Item[] : Readonly<AgentState[K]>;
+  readonly [K in keyof AgentState]: K extends 'tasks' ? readonly Readonly<TaskRecord>[] : AgentState[K] extends readonly (infer Item)[] ? readonly Item[] : Readonly<AgentState[K]>;
 };

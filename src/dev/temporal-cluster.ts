@@ -1,8 +1,9 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { waitUntilTemporalAnswers } from './temporal-ready';
+import { Connection } from '@temporalio/client';
 import { createWriteStream, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { Connection } from '@temporalio/client';
 import { stringify } from 'yaml';
 import { searchAttributeDefinitions } from '../contracts/search-attributes';
 import { freePortInRange } from './free-port';
@@ -236,31 +237,8 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
   const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
 
   const address = `127.0.0.1:${ports.frontend}`;
-  const deadline = Date.now() + (options.startTimeoutMs ?? 120_000);
-  let lastError: unknown;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`Temporal server exited (${child.exitCode !== null ? `code ${child.exitCode}` : `signal ${child.signalCode}`}) during start; see its log at ${options.logFile}`);
-    }
-    try {
-      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
-      try {
-        await connection.workflowService.getSystemInfo({});
-        // The system namespace exists once the worker service's own workflows can run: the server is up.
-        await connection.workflowService.describeNamespace({ namespace: 'temporal-system' });
-      } finally {
-        await connection.close();
-      }
-      break;
-    } catch (error) {
-      lastError = error;
-      if (Date.now() > deadline) {
-        child.kill('SIGKILL');
-        throw new Error(`Temporal server did not answer on ${address} in time (${String(lastError)}); see ${options.logFile}`);
-      }
-      await new Promise((resolveWait) => setTimeout(resolveWait, 250));
-    }
-  }
+  // The system namespace exists once the worker service's own workflows can run: the server is up.
+  await waitUntilTemporalAnswers(child, { address, namespace: 'temporal-system', name: 'Temporal server', logFile: options.logFile, timeoutMs: options.startTimeoutMs ?? 120_000, pollMs: 250 });
 
   return {
     address,

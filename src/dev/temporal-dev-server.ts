@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { waitUntilTemporalAnswers } from './temporal-ready';
 import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Connection } from '@temporalio/client';
 import { searchAttributeDefinitions } from '../contracts/search-attributes';
 import { freePort } from './free-port';
 import { temporalCliPath } from './tool-paths';
@@ -134,31 +134,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const pid = child.pid;
 
   const address = `${ip}:${port}`;
-  const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
-  let lastError: unknown;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`Temporal dev server exited (${child.exitCode !== null ? `code ${child.exitCode}` : `signal ${child.signalCode}`}) during start; see its log at ${options.logFile}`);
-    }
-    try {
-      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
-      try {
-        await connection.workflowService.getSystemInfo({});
-        // The default namespace and search attributes are created right after the frontend is up.
-        await connection.workflowService.describeNamespace({ namespace: 'default' });
-      } finally {
-        await connection.close();
-      }
-      break;
-    } catch (error) {
-      lastError = error;
-      if (Date.now() > deadline) {
-        child.kill('SIGKILL');
-        throw new Error(`Temporal dev server did not answer on ${address} in time (${String(lastError)}); see ${options.logFile}`);
-      }
-      await new Promise((resolveWait) => setTimeout(resolveWait, 200));
-    }
-  }
+  // The default namespace and search attributes are created right after the frontend is up.
+  await waitUntilTemporalAnswers(child, { address, namespace: 'default', name: 'Temporal dev server', logFile: options.logFile, timeoutMs: options.startTimeoutMs ?? 60_000, pollMs: 200 });
 
   return {
     address,

@@ -87,10 +87,9 @@ export function compacted(state: AgentState, context: ContextWindowState): Agent
  * their usage moves to the ledger of retired usage, so it stays in the total.
  */
 export function pruneTasks(state: AgentState, now: number, ttlMs: number, maxRecords: number): AgentState {
-  const registry = { tasks: state.tasks, nextTaskNumber: state.nextTaskNumber };
-  const dropped = expireTasks(registry, now, ttlMs, maxRecords);
+  const { tasks, dropped } = expireTasks(state, now, ttlMs, maxRecords);
   if (dropped.length === 0) return state;
-  return { ...state, tasks: registry.tasks, retiredUsage: retireUsage(state.retiredUsage, dropped) };
+  return { ...state, tasks, retiredUsage: retireUsage(state.retiredUsage, dropped) };
 }
 
 /**

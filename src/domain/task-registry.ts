@@ -8,7 +8,8 @@ import { preview } from './subagent-prompt';
 /**
  * The tasks a session or subagent delegated, as plain data (SEMANTICS §2, §5): which exist, which hold a
  * background slot, which count as live continuables, when a result expires. Pure functions over JSON, so
- * workflows call them and unit tests need no server. Every function that changes a record says so.
+ * workflows call them and unit tests need no server. None changes what it is given: a changed record or
+ * registry is returned, and the agent's state owner (src/workflows/agent-state-owner.ts) keeps it.
  */
 
 /** The registry: task records in start order and the number of the next task. */
@@ -65,14 +66,23 @@ export function admissionError(registry: TaskRegistryView, mode: TaskRecord['mod
   return undefined;
 }
 
+/** What a new task starts from (see {@link addTask}). */
+export interface NewTask {
+  parentWorkflowId: string;
+  mode: TaskRecord['mode'];
+  description: string;
+  now: number;
+  legacyId?: boolean;
+}
+
 /**
- * Adds a task in state `starting` and returns it (the slot is taken at once, before any await). Its
- * workflow id is `<parent id>~task-<n>` (workflow-ids.ts); `legacyId` keeps the `<parent id>/task-<n>` of
- * runs that started children before that rule (the workflow asks a patch, task-orchestration.ts).
+ * The registry with a task added in state `starting`, and that task (the slot is taken at once, before
+ * any await). Its workflow id is `<parent id>~task-<n>` (workflow-ids.ts); `legacyId` keeps the
+ * `<parent id>/task-<n>` of runs that started children before that rule (the workflow asks a patch,
+ * task-orchestration.ts).
  */
-export function addTask(registry: TaskRegistry, init: { parentWorkflowId: string; mode: TaskRecord['mode']; description: string; now: number; legacyId?: boolean }): TaskRecord {
+export function addTask(registry: TaskRegistryView, init: NewTask): { registry: TaskRegistry; task: TaskRecord } {
   const taskId = `task-${registry.nextTaskNumber}`;
-  registry.nextTaskNumber += 1;
   const record: TaskRecord = {
     taskId,
     workflowId: init.legacyId === true ? `${init.parentWorkflowId}${legacyChildSeparator}${taskId}` : childWorkflowId(init.parentWorkflowId, taskId),
@@ -82,13 +92,17 @@ export function addTask(registry: TaskRegistry, init: { parentWorkflowId: string
     startedAt: init.now,
     totalUsage: { inputTokens: 0, outputTokens: 0 },
   };
-  registry.tasks.push(record);
-  return record;
+  return { registry: { tasks: [...registry.tasks, record], nextTaskNumber: registry.nextTaskNumber + 1 }, task: record };
 }
 
-/** Removes a task (one that never started). */
-export function removeTask(registry: TaskRegistry, taskId: string): void {
-  registry.tasks = registry.tasks.filter((task) => task.taskId !== taskId);
+/** The tasks without one (a task that never started). */
+export function removeTask(registry: TaskRegistryView, taskId: string): TaskRecord[] {
+  return registry.tasks.filter((task) => task.taskId !== taskId);
+}
+
+/** The tasks with `task` in place of the record of the same id. */
+export function replaceTask(registry: TaskRegistryView, task: TaskRecord): TaskRecord[] {
+  return registry.tasks.map((existing) => (existing.taskId === task.taskId ? task : existing));
 }
 
 /** Finds a task by id. */
@@ -96,49 +110,55 @@ export function findTask(registry: TaskRegistryView, taskId: string): TaskRecord
   return registry.tasks.find((task) => task.taskId === taskId);
 }
 
-/** The agent file says `background: true`: the task runs in the background. Changes the record. */
-export function moveToBackground(task: TaskRecord): void {
-  task.mode = 'background';
+/** The agent file says `background: true`: the task runs in the background. */
+export function moveToBackground(task: TaskRecord): TaskRecord {
+  return { ...task, mode: 'background' };
 }
 
-/** What the task holds of its parent's caps while it is live. Changes the record. */
-export function reserveCaps(task: TaskRecord, reserved: ChildReservation): void {
-  task.reserved = reserved;
+/** What the task holds of its parent's caps while it is live. */
+export function reserveCaps(task: TaskRecord, reserved: ChildReservation): TaskRecord {
+  return { ...task, reserved };
 }
 
-/** The task's workflow started; `byPersonOnly`: its approvals are not announced to the parent's model. Changes the record. */
-export function markStarted(task: TaskRecord, byPersonOnly: boolean): void {
-  task.state = 'running';
-  if (byPersonOnly) task.approvalsByPersonOnly = true;
+/** The task's workflow started; `byPersonOnly`: its approvals are not announced to the parent's model. */
+export function markStarted(task: TaskRecord, byPersonOnly: boolean): TaskRecord {
+  return { ...task, state: 'running', ...(byPersonOnly ? { approvalsByPersonOnly: true } : {}) };
 }
 
-/** The task's usage as its latest report gives it. Changes the record. */
-export function recordUsage(task: TaskRecord, totalUsage: TokenUsage): void {
-  task.totalUsage = totalUsage;
+/** The task's usage as its latest report gives it. */
+export function recordUsage(task: TaskRecord, totalUsage: TokenUsage): TaskRecord {
+  return { ...task, totalUsage };
+}
+
+/** What {@link undoDelivery} restores: the task's state and settlement time before a delivery. */
+export interface BeforeDelivery {
+  state: TaskState;
+  settledAt: number | undefined;
 }
 
 /**
  * A message is being delivered to a continuable task: it counts as running a turn from now on (so an
- * answer that arrives before the delivery returns is not taken as stale). Returns what to restore with
- * {@link undoDelivery} if the delivery fails. Changes the record.
+ * answer that arrives before the delivery returns is not taken as stale). Keep {@link beforeDelivery} of
+ * the task first, to restore with {@link undoDelivery} if the delivery fails.
  */
-export function markDelivering(task: TaskRecord): { state: TaskState; settledAt: number | undefined } {
-  const before = { state: task.state, settledAt: task.settledAt };
-  task.state = 'running';
-  return before;
+export function markDelivering(task: TaskRecord): TaskRecord {
+  return { ...task, state: 'running' };
 }
 
-/** The delivery failed: the task is as it was, unless it settled meanwhile. Changes the record. */
-export function undoDelivery(task: TaskRecord, before: { state: TaskState; settledAt: number | undefined }): void {
-  if (task.state === 'running' && task.settledAt === before.settledAt) task.state = before.state;
+/** What a failed delivery restores (see {@link markDelivering}). */
+export function beforeDelivery(task: TaskRecord): BeforeDelivery {
+  return { state: task.state, settledAt: task.settledAt };
 }
 
-/** Records a child's progress report. Changes the record. */
-export function recordProgress(task: TaskRecord, peek: SubagentPeek, totalUsage: TokenUsage): void {
-  task.peek = peek;
-  task.totalUsage = totalUsage;
-  if (!isLive(task)) return;
-  task.state = peek.state === 'waiting' ? 'waiting' : peek.state === 'waiting_approval' ? 'waiting_approval' : 'running';
+/** The delivery failed: the task is as it was, unless it settled meanwhile. */
+export function undoDelivery(task: TaskRecord, before: BeforeDelivery): TaskRecord {
+  return task.state === 'running' && task.settledAt === before.settledAt ? { ...task, state: before.state } : task;
+}
+
+/** Records a child's progress report. */
+export function recordProgress(task: TaskRecord, peek: SubagentPeek, totalUsage: TokenUsage): TaskRecord {
+  if (!isLive(task)) return { ...task, peek, totalUsage };
+  return { ...task, peek, totalUsage, state: peek.state === 'waiting' ? 'waiting' : peek.state === 'waiting_approval' ? 'waiting_approval' : 'running' };
 }
 
 /**
@@ -153,53 +173,40 @@ export function isStaleProgress(task: TaskRecord, peek: SubagentPeek): boolean {
 
 /**
  * Records a settlement: a final result (the task ended) or one activation of a continuable task (it now
- * waits for a message). Returns false when the settlement is stale and was ignored: the task had already
- * ended, or a non-final one arrived after the task was told to run again and has not reported since.
+ * waits for a message). Returns undefined when the settlement is stale and is to be ignored: the task had
+ * already ended.
  */
-export function recordSettlement(task: TaskRecord, result: SubagentResult, final: boolean, totalUsage: TokenUsage, now: number): boolean {
-  if (!isLive(task)) return false;
-  task.totalUsage = totalUsage;
-  task.result = result;
-  task.settledAt = now;
-  task.state = final ? result.status : 'waiting';
-  if (task.peek) task.peek = { ...task.peek, state: final ? result.status : 'waiting', turns: result.turns };
-  return true;
+export function recordSettlement(task: TaskRecord, result: SubagentResult, final: boolean, totalUsage: TokenUsage, now: number): TaskRecord | undefined {
+  if (!isLive(task)) return undefined;
+  const state = final ? result.status : 'waiting';
+  return { ...task, totalUsage, result, settledAt: now, state, ...(task.peek ? { peek: { ...task.peek, state, turns: result.turns } } : {}) };
 }
 
-/** Marks a task's result as read (the TTL counts from the first read). Changes the record. */
-export function markRead(task: TaskRecord, now: number): void {
-  if (task.readAt === undefined && task.result !== undefined) task.readAt = now;
+/** Marks a task's result as read (the TTL counts from the first read). */
+export function markRead(task: TaskRecord, now: number): TaskRecord {
+  return task.readAt === undefined && task.result !== undefined ? { ...task, readAt: now } : task;
 }
 
 /**
- * Drops expired records: ended tasks whose result was read more than `ttlMs` ago. Unread results stay,
- * unless the registry holds more than `maxRecords`; then the oldest ended tasks go, read ones first.
- * Live tasks are never dropped. Returns the dropped records.
+ * Expired records: ended tasks whose result was read more than `ttlMs` ago. Unread results stay, unless
+ * the registry holds more than `maxRecords`; then the oldest ended tasks go, read ones first. Live tasks
+ * are never dropped. Returns the tasks kept and the records dropped.
  */
-export function expireTasks(registry: TaskRegistry, now: number, ttlMs: number, maxRecords: number): TaskRecord[] {
-  const dropped: TaskRecord[] = [];
-  registry.tasks = registry.tasks.filter((task) => {
-    const expired = !isLive(task) && task.readAt !== undefined && now - task.readAt > ttlMs;
-    if (expired) dropped.push(task);
-    return !expired;
-  });
-  let excess = registry.tasks.length - maxRecords;
-  if (excess > 0) {
-    const ended = registry.tasks.filter((task) => !isLive(task));
-    const order = [...ended.filter((task) => task.readAt !== undefined), ...ended.filter((task) => task.readAt === undefined)];
-    const drop = new Set<string>();
-    for (const task of order) {
-      if (excess <= 0) break;
-      drop.add(task.taskId);
-      excess -= 1;
-    }
-    registry.tasks = registry.tasks.filter((task) => {
-      if (!drop.has(task.taskId)) return true;
-      dropped.push(task);
-      return false;
-    });
+export function expireTasks(registry: TaskRegistryView, now: number, ttlMs: number, maxRecords: number): { tasks: TaskRecord[]; dropped: TaskRecord[] } {
+  const expired = (task: TaskRecord) => !isLive(task) && task.readAt !== undefined && now - task.readAt > ttlMs;
+  const dropped = registry.tasks.filter(expired);
+  const kept = registry.tasks.filter((task) => !expired(task));
+  let excess = kept.length - maxRecords;
+  if (excess <= 0) return { tasks: kept, dropped };
+  const ended = kept.filter((task) => !isLive(task));
+  const order = [...ended.filter((task) => task.readAt !== undefined), ...ended.filter((task) => task.readAt === undefined)];
+  const drop = new Set<string>();
+  for (const task of order) {
+    if (excess <= 0) break;
+    drop.add(task.taskId);
+    excess -= 1;
   }
-  return dropped;
+  return { tasks: kept.filter((task) => !drop.has(task.taskId)), dropped: [...dropped, ...kept.filter((task) => drop.has(task.taskId))] };
 }
 
 /**

@@ -52,6 +52,12 @@ export function activeTraceHeaders(): Record<string, string> {
   return carrier;
 }
 
+/** Records `error` on `span` as its exception, and marks the span failed with the error's message. */
+export function failSpan(span: Span, error: unknown): void {
+  span.recordException(error instanceof Error ? error : String(error));
+  span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+}
+
 /**
  * Runs `fn` in a new active span and ends the span when `fn` settles; an exception sets the span's error
  * status. With no provider registered the span is a no-op. `kind` defaults to internal; a call to another
@@ -62,8 +68,7 @@ export async function inSpan<T>(name: string, attributes: Record<string, string 
     try {
       return await fn(span);
     } catch (error) {
-      span.recordException(error instanceof Error ? error : String(error));
-      span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+      failSpan(span, error);
       throw error;
     } finally {
       span.end();

@@ -206,24 +206,30 @@ function shareFromEnv(env: NodeJS.ProcessEnv, name: string): number | undefined 
   return value;
 }
 
-/** Reads and validates the configuration from the environment (and the file it names). */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): ErrandConfig {
-  const file = readConfigFile(env, cwd, fileSchema);
-
-  let providers = file.providers ?? [];
-  if (env.ERRAND_PROVIDERS) {
-    let json: unknown;
-    try {
-      json = JSON.parse(env.ERRAND_PROVIDERS);
-    } catch (error) {
-      throw new ConfigError(`ERRAND_PROVIDERS is not valid JSON (expected an array of providers): ${String(error)}`);
-    }
-    const parsed = z.array(providerConfigSchema).safeParse(json);
-    if (!parsed.success) throw new ConfigError(`ERRAND_PROVIDERS is invalid\n${formatIssues(parsed.error, 'ERRAND_PROVIDERS')}`);
-    providers = parsed.data;
+/**
+ * The JSON value of setting `name`, checked by `schema`; undefined when it is not set. Not JSON, or not what
+ * the schema takes, is an error that names the setting and, for JSON, what `expected` says it holds.
+ */
+function jsonFromEnv<T>(env: NodeJS.ProcessEnv, name: string, schema: z.ZodType<T>, expected: string): T | undefined {
+  const raw = env[name];
+  if (!raw) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch (error) {
+    throw new ConfigError(`${name} is not valid JSON (${expected}): ${String(error)}`);
   }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) throw new ConfigError(`${name} is invalid\n${formatIssues(parsed.error, name)}`);
+  return parsed.data;
+}
 
-  let defaultModel = file.defaultModel;
+/**
+ * The default model: ERRAND_DEFAULT_MODEL, the file's, or the first provider's; checked against the
+ * providers (as is ERRAND_SUBAGENT_PROVIDER), with errors that name the setting and what is configured.
+ */
+function defaultModelOf(env: NodeJS.ProcessEnv, configured: ErrandConfig['defaultModel'], providers: ErrandConfig['providers']): ErrandConfig['defaultModel'] {
+  let defaultModel = configured;
   if (env.ERRAND_DEFAULT_MODEL) {
     const [provider, ...rest] = env.ERRAND_DEFAULT_MODEL.split('/');
     const model = rest.join('/');
@@ -248,47 +254,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = p
       throw new ConfigError(`the default model "${defaultModel.model}" is not in the models of provider "${provider.name}" (${modelIds(provider).join(', ')})`);
     }
   }
+  return defaultModel;
+}
+
+/** Reads and validates the configuration from the environment (and the file it names). */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): ErrandConfig {
+  const file = readConfigFile(env, cwd, fileSchema);
+
+  const providers = jsonFromEnv(env, 'ERRAND_PROVIDERS', z.array(providerConfigSchema), 'expected an array of providers') ?? file.providers ?? [];
+
+  const defaultModel = defaultModelOf(env, file.defaultModel, providers);
 
   const subagent = file.subagent ?? {};
   const temporal = temporalSettings(env, file.temporal);
   const dataDir = dataDirSetting(env, cwd, file.dataDir);
-  let stores: StoreConfig[] = file.stores ?? [];
-  if (env.ERRAND_STORES) {
-    let json: unknown;
-    try {
-      json = JSON.parse(env.ERRAND_STORES);
-    } catch (error) {
-      throw new ConfigError(`ERRAND_STORES is not valid JSON (expected an array of stores: {type: directory|git|s3, ...}): ${String(error)}`);
-    }
-    const parsed = z.array(storeConfigSchema).safeParse(json);
-    if (!parsed.success) throw new ConfigError(`ERRAND_STORES is invalid\n${formatIssues(parsed.error, 'ERRAND_STORES')}`);
-    stores = parsed.data;
-  }
+  const stores: StoreConfig[] = jsonFromEnv(env, 'ERRAND_STORES', z.array(storeConfigSchema), 'expected an array of stores: {type: directory|git|s3, ...}') ?? file.stores ?? [];
   const tasks = file.tasks ?? {};
-  let mcpServers: McpServerConfig[] = file.mcpServers ?? [];
-  if (env.ERRAND_MCP_SERVERS) {
-    let json: unknown;
-    try {
-      json = JSON.parse(env.ERRAND_MCP_SERVERS);
-    } catch (error) {
-      throw new ConfigError(`ERRAND_MCP_SERVERS is not valid JSON (expected an array of MCP servers: {type: stdio|streamable_http, name, ...}): ${String(error)}`);
-    }
-    const parsed = mcpServerListSchema.safeParse(json);
-    if (!parsed.success) throw new ConfigError(`ERRAND_MCP_SERVERS is invalid\n${formatIssues(parsed.error, 'ERRAND_MCP_SERVERS')}`);
-    mcpServers = parsed.data;
-  }
-  let toolPolicy: ToolPolicyConfig | undefined = file.toolPolicy;
-  if (env.ERRAND_TOOL_POLICY) {
-    let json: unknown;
-    try {
-      json = JSON.parse(env.ERRAND_TOOL_POLICY);
-    } catch (error) {
-      throw new ConfigError(`ERRAND_TOOL_POLICY is not valid JSON (expected {"default": "allow", "rules": {"developer__run_command": "ask"}}): ${String(error)}`);
-    }
-    const parsed = toolPolicyConfigSchema.safeParse(json);
-    if (!parsed.success) throw new ConfigError(`ERRAND_TOOL_POLICY is invalid\n${formatIssues(parsed.error, 'ERRAND_TOOL_POLICY')}`);
-    toolPolicy = parsed.data;
-  }
+  const mcpServers: McpServerConfig[] = jsonFromEnv(env, 'ERRAND_MCP_SERVERS', mcpServerListSchema, 'expected an array of MCP servers: {type: stdio|streamable_http, name, ...}') ?? file.mcpServers ?? [];
+  const toolPolicy: ToolPolicyConfig | undefined = jsonFromEnv(env, 'ERRAND_TOOL_POLICY', toolPolicyConfigSchema, 'expected {"default": "allow", "rules": {"developer__run_command": "ask"}}') ?? file.toolPolicy;
   const allowRecipeServers = env.ERRAND_ALLOW_RECIPE_MCP_SERVERS;
   if (allowRecipeServers !== undefined && allowRecipeServers !== 'true' && allowRecipeServers !== 'false') {
     throw new ConfigError(`ERRAND_ALLOW_RECIPE_MCP_SERVERS="${allowRecipeServers}" is not valid: use true or false`);

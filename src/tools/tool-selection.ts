@@ -88,71 +88,10 @@ export function selectTools(input: ToolSelectionInput): ToolSelection {
   const declaredNameOf = (name: string): string | undefined => parentServers.get(name)?.declaredName;
 
   // 1. The recipe's declared extensions: builtin / platform names pick parent toolsets, MCP servers join.
-  let recipeChoice: { toolsets: string[]; servers: RecipeServer[]; available: Map<string, readonly string[]> } | undefined;
-  if (input.recipeExtensions !== undefined && input.recipeExtensions !== null) {
-    recipeChoice = { toolsets: [], servers: [], available: new Map() };
-    const unavailable: string[] = [];
-    for (const extension of input.recipeExtensions) {
-      const available = extension.available_tools && extension.available_tools.length > 0 ? extension.available_tools : undefined;
-      if (extension.type === 'builtin' || extension.type === 'platform') {
-        if (providedPlatformExtensions.has(extension.name)) continue;
-        const match = input.parent.toolsets.find((name) => name === extension.name || declaredNameOf(name) === extension.name);
-        if (match === undefined) {
-          unavailable.push(extension.name);
-          continue;
-        }
-        recipeChoice.toolsets.push(match);
-        if (available) recipeChoice.available.set(match, available);
-      } else if (extension.type === 'stdio' || extension.type === 'streamable_http') {
-        const sameName = input.parent.toolsets.find((name) => name === extension.name);
-        if (!input.operator.allowRecipeServers) {
-          if (sameName !== undefined) {
-            warnings.push(`the recipe's server "${extension.name}" is not started (the operator does not allow recipe-declared servers); the configured toolset of that name is used instead`);
-            recipeChoice.toolsets.push(sameName);
-            if (available) recipeChoice.available.set(sameName, available);
-          } else {
-            warnings.push(`the recipe's server "${extension.name}" is not started: the operator does not allow recipe-declared MCP servers`);
-          }
-          continue;
-        }
-        const converted = recipeServerFromExtension(extension, input.operator.recipeEnvKeys ? { allowedEnvKeys: input.operator.recipeEnvKeys } : {});
-        if (!converted.ok) {
-          warnings.push(`the recipe's ${converted.message}; the subagent runs without it`);
-          continue;
-        }
-        warnings.push(...converted.warnings);
-        recipeChoice.servers.push(converted.server);
-        if (available) recipeChoice.available.set(converted.server.config.name, available);
-      } else {
-        warnings.push(`the recipe's extension "${extension.name}" has type ${extension.type}, which errand does not run; the subagent runs without it`);
-      }
-    }
-    if (unavailable.length > 0) {
-      warnings.push(`the recipe's extensions ${unavailable.map((name) => `"${name}"`).join(', ')} are not available here; the subagent runs without them`);
-    }
-  }
-
+  const recipeChoice = recipeChoiceOf(input, declaredNameOf, warnings);
   // 1b. The agent's `mcpServers`: inline servers join (as a recipe's would, only where the operator allows
   // them); names must be servers this delegation can already reach.
-  const agentServers: RecipeServer[] = [];
-  for (const extension of input.agent?.mcpServers ?? []) {
-    if (!input.operator.allowRecipeServers) {
-      warnings.push(`the agent's MCP server "${extension.name}" is not started: the operator does not allow MCP servers declared by recipes or agents (ERRAND_ALLOW_RECIPE_MCP_SERVERS)`);
-      continue;
-    }
-    const converted = recipeServerFromExtension(extension, input.operator.recipeEnvKeys ? { allowedEnvKeys: input.operator.recipeEnvKeys } : {});
-    if (!converted.ok) {
-      warnings.push(`the agent's ${converted.message}; the subagent runs without it`);
-      continue;
-    }
-    warnings.push(...converted.warnings.map((warning) => `the agent's ${warning}`));
-    agentServers.push(converted.server);
-  }
-  for (const name of input.agent?.mcpServerNames ?? []) {
-    if (!input.parent.toolsets.some((toolset) => toolset === name || declaredNameOf(toolset) === name)) {
-      warnings.push(`the agent's mcpServers entry "${name}" names no MCP server available here (available: ${input.parent.toolsets.join(', ') || 'none'}); the subagent runs without it`);
-    }
-  }
+  const agentServers = agentServersOf(input, declaredNameOf, warnings);
 
   // 2. The `extensions` argument: a subset of the parent's toolsets and the declared servers, by name.
   let toolsets = recipeChoice ? input.parent.toolsets.filter((name) => recipeChoice.toolsets.includes(name)) : [...input.parent.toolsets];
@@ -223,6 +162,83 @@ export function selectTools(input: ToolSelectionInput): ToolSelection {
     toolPolicy,
     warnings,
   };
+}
+
+/** The parent toolsets and servers a recipe's declared extensions pick, with their `available_tools`. */
+interface RecipeChoice {
+  toolsets: string[];
+  servers: RecipeServer[];
+  available: Map<string, readonly string[]>;
+}
+
+/** What the recipe's `extensions` pick (undefined when it declares none, so it does not narrow). */
+function recipeChoiceOf(input: ToolSelectionInput, declaredNameOf: (name: string) => string | undefined, warnings: string[]): RecipeChoice | undefined {
+  if (input.recipeExtensions === undefined || input.recipeExtensions === null) return undefined;
+  const recipeChoice: RecipeChoice = { toolsets: [], servers: [], available: new Map() };
+  const unavailable: string[] = [];
+  for (const extension of input.recipeExtensions) {
+    const available = extension.available_tools && extension.available_tools.length > 0 ? extension.available_tools : undefined;
+    if (extension.type === 'builtin' || extension.type === 'platform') {
+      if (providedPlatformExtensions.has(extension.name)) continue;
+      const match = input.parent.toolsets.find((name) => name === extension.name || declaredNameOf(name) === extension.name);
+      if (match === undefined) {
+        unavailable.push(extension.name);
+        continue;
+      }
+      recipeChoice.toolsets.push(match);
+      if (available) recipeChoice.available.set(match, available);
+    } else if (extension.type === 'stdio' || extension.type === 'streamable_http') {
+      const sameName = input.parent.toolsets.find((name) => name === extension.name);
+      if (!input.operator.allowRecipeServers) {
+        if (sameName !== undefined) {
+          warnings.push(`the recipe's server "${extension.name}" is not started (the operator does not allow recipe-declared servers); the configured toolset of that name is used instead`);
+          recipeChoice.toolsets.push(sameName);
+          if (available) recipeChoice.available.set(sameName, available);
+        } else {
+          warnings.push(`the recipe's server "${extension.name}" is not started: the operator does not allow recipe-declared MCP servers`);
+        }
+        continue;
+      }
+      const converted = recipeServerFromExtension(extension, input.operator.recipeEnvKeys ? { allowedEnvKeys: input.operator.recipeEnvKeys } : {});
+      if (!converted.ok) {
+        warnings.push(`the recipe's ${converted.message}; the subagent runs without it`);
+        continue;
+      }
+      warnings.push(...converted.warnings);
+      recipeChoice.servers.push(converted.server);
+      if (available) recipeChoice.available.set(converted.server.config.name, available);
+    } else {
+      warnings.push(`the recipe's extension "${extension.name}" has type ${extension.type}, which errand does not run; the subagent runs without it`);
+    }
+  }
+  if (unavailable.length > 0) {
+    warnings.push(`the recipe's extensions ${unavailable.map((name) => `"${name}"`).join(', ')} are not available here; the subagent runs without them`);
+  }
+  return recipeChoice;
+}
+
+/** The servers an agent's inline `mcpServers` add; a name that reaches no server here is reported. */
+function agentServersOf(input: ToolSelectionInput, declaredNameOf: (name: string) => string | undefined, warnings: string[]): RecipeServer[] {
+  const agentServers: RecipeServer[] = [];
+  for (const extension of input.agent?.mcpServers ?? []) {
+    if (!input.operator.allowRecipeServers) {
+      warnings.push(`the agent's MCP server "${extension.name}" is not started: the operator does not allow MCP servers declared by recipes or agents (ERRAND_ALLOW_RECIPE_MCP_SERVERS)`);
+      continue;
+    }
+    const converted = recipeServerFromExtension(extension, input.operator.recipeEnvKeys ? { allowedEnvKeys: input.operator.recipeEnvKeys } : {});
+    if (!converted.ok) {
+      warnings.push(`the agent's ${converted.message}; the subagent runs without it`);
+      continue;
+    }
+    warnings.push(...converted.warnings.map((warning) => `the agent's ${warning}`));
+    agentServers.push(converted.server);
+  }
+  for (const name of input.agent?.mcpServerNames ?? []) {
+    if (!input.parent.toolsets.some((toolset) => toolset === name || declaredNameOf(toolset) === name)) {
+      warnings.push(`the agent's mcpServers entry "${name}" names no MCP server available here (available: ${input.parent.toolsets.join(', ') || 'none'}); the subagent runs without it`);
+    }
+  }
+  return agentServers;
 }
 
 /**

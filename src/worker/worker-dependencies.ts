@@ -1,4 +1,6 @@
 import { Context } from '@temporalio/activity';
+import type { AgentMemoryOptions } from '../activities/agent-memory';
+import { memorySettingsFromEnv } from '../settings/memory-settings';
 import { readTenantSpend, recordTenantSpend } from '../activities/tenant-spend-book';
 import { TenantSpendGuard } from '../activities/tenant-spend-guard';
 import type { SpendRecord } from '../contracts/tenant-spend';
@@ -9,7 +11,6 @@ import type { HeartbeatSettings } from '../activities/heartbeat';
 import { InFlightCalls } from '../activities/in-flight-calls';
 import type { ErrandConfig } from '../settings/config';
 import type { ChatModel, ModelRegistry } from '../llm/model-port';
-import { providerChoices } from '../llm/provider-config';
 import { createModelRegistry } from '../llm/model-registry';
 import type { ToolsetRegistry } from '../tools/toolset-registry';
 import { createToolsetRegistryFromConfig, type WorkerToolsetRegistry } from '../tools/toolset-registry-factory';
@@ -19,7 +20,7 @@ import { RecipeServerVerifier } from '../sources/recipe-server-trust';
 import type { DeveloperToolsetOptions } from '../tools/developer-toolset';
 import type { PathRules } from '../tools/confine-path';
 import type { ToolPolicyConfig } from '../tools/tool-policy';
-import type { PlanContext } from '../activities/plan-delegation';
+import { configuredPlanning, type PlanContext } from '../activities/plan-context';
 import type { SubagentActivitySettings } from '../contracts/subagent';
 import type { SourceResolver } from '../sources/source-resolver';
 import { createSharedSources } from '../sources/shared-sources';
@@ -39,6 +40,8 @@ export interface WorkerDependencies {
   defaultMaxOutputTokens: number;
   /** Share of the context window at which a conversation is compacted (`ERRAND_COMPACT_AT`). */
   compactAt: number;
+  /** How agents' memory folders are kept (`ERRAND_MEMORY_REVISIONS_KEPT`). */
+  memory?: AgentMemoryOptions;
   /** How model commands run (environment allow-list, sandbox): recipe checks run the same way. */
   commands: CommandOptions;
   /** The worker's path rules (working root, errand's own folders): also where worktrees may go. */
@@ -67,27 +70,9 @@ export function createResolverCache(config: ErrandConfig, homeDirectory?: string
 /** Planning settings from configuration. */
 export function planningSettings(config: ErrandConfig, _models: ModelRegistry, toolsets: ToolsetRegistry, memoryStore?: BlobStore): Omit<PlanContext, 'resolver'> {
   return {
-    providers: providerChoices(config.providers),
-    configuredDefault: config.defaultModel,
-    override: {
-      ...(config.subagent.providerOverride ? { provider: config.subagent.providerOverride } : {}),
-      ...(config.subagent.modelOverride ? { model: config.subagent.modelOverride } : {}),
-    },
-    configuredMaxTurns: config.subagent.maxTurns,
-    configuredMaxOutputTokens: config.model.maxOutputTokens,
-    caps: config.caps,
+    ...configuredPlanning(config, memoryStore),
     availableToolsets: toolsets.names(),
-    tasks: config.tasks,
-    approvalTimeoutMs: config.approvalTimeoutMs,
-    allowBypassPermissions: config.allowBypassPermissions,
-    mcp: {
-      allowRecipeServers: config.tools.settings.allowRecipeServers ?? false,
-      ...(config.tools.settings.recipeEnvKeys ? { recipeEnvKeys: config.tools.settings.recipeEnvKeys } : {}),
-      workingRoot: config.workingDir,
-      ...(config.tools.settings.trustedRecipeDirs ? { trustedRecipeDirs: config.tools.settings.trustedRecipeDirs } : {}),
-    },
     paths: developerToolsetOptions(config).paths ?? {},
-    ...(memoryStore ? { memoryStore } : {}),
   };
 }
 
@@ -128,6 +113,7 @@ export function createWorkerDependencies(
     ...(config.toolPolicy ? { toolPolicy: config.toolPolicy } : {}),
     defaultMaxOutputTokens: config.model.maxOutputTokens,
     compactAt: config.model.compactAt,
+    memory: memorySettingsFromEnv(options.env ?? process.env),
     // A tenant's priced calls count against its daily cap only where the operator set one (each report is a signal).
     ...(config.caps.tenantDailyCostMicroUsd !== undefined
       ? {

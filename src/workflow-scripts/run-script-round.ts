@@ -45,21 +45,7 @@ export async function runWorkflowScriptRound(input: WorkflowScriptRoundInput): P
   const prepared = prepareScriptSource(input.script);
   if (!prepared.ok) return { status: 'failed', diagnostic: prepared.diagnostic, logs };
 
-  const quickjs = await loadEngine();
-  const runtime = quickjs.newRuntime();
-  let steps = 0;
-  let interrupted: 'steps' | 'time' | undefined;
-  // The host's clock, never the script's: it only decides when to stop a round that runs too long.
-  const deadline = performance.now() + input.limits.roundMs;
-  runtime.setMemoryLimit(input.limits.memoryBytes);
-  runtime.setMaxStackSize(maxStackBytes);
-  runtime.setInterruptHandler(() => {
-    steps += 1;
-    if (steps > input.limits.steps) interrupted ??= 'steps';
-    else if (performance.now() > deadline) interrupted ??= 'time';
-    return interrupted !== undefined;
-  });
-  runtime.setModuleLoader(() => ({ error: new Error(importRefusal) }));
+  const { runtime, interruption } = limitedRuntime(await loadEngine(), input.limits);
   const context = runtime.newContext();
 
   const requests: WorkflowAgentRequest[] = [];
@@ -138,29 +124,53 @@ export async function runWorkflowScriptRound(input: WorkflowScriptRoundInput): P
     if (evaluated.error) {
       const error = describe(context, evaluated.error);
       evaluated.error.dispose();
-      return { status: 'failed', diagnostic: diagnose(error, interrupted, unsupported), logs };
+      return { status: 'failed', diagnostic: diagnose(error, interruption(), unsupported), logs };
     }
     const jobs = runtime.executePendingJobs(-1);
     if (jobs.error) {
       const error = describe(context, jobs.error);
-      return { status: 'failed', diagnostic: diagnose(error, interrupted, unsupported), logs };
+      return { status: 'failed', diagnostic: diagnose(error, interruption(), unsupported), logs };
     }
-    if (interrupted) {
+    if (interruption()) {
       // The settle hook's handlers cannot run once the limit is passed; the script's promise holds the
       // engine's error, and with it the line the script was on.
       const state = context.getPromiseState(evaluated.value);
       const error = state.type === 'rejected' ? describe(context, state.error) : undefined;
-      return { status: 'failed', diagnostic: diagnose(error, interrupted, unsupported), logs };
+      return { status: 'failed', diagnostic: diagnose(error, interruption(), unsupported), logs };
     }
     if (unsupported) return { status: 'failed', diagnostic: unsupported, logs };
     return roundEnd(settlement, requests, [...definitionsNeeded], logs);
   } catch (error) {
     // The engine itself gave up (its heap is gone): the limits explain why.
-    if (interrupted !== undefined || unsupported) return { status: 'failed', diagnostic: diagnose(undefined, interrupted, unsupported), logs };
+    if (interruption() !== undefined || unsupported) return { status: 'failed', diagnostic: diagnose(undefined, interruption(), unsupported), logs };
     const message = error instanceof Error ? error.message : String(error);
     return { status: 'failed', diagnostic: { kind: /memory/i.test(message) ? 'memory' : 'error', message, line: null }, logs };
   }
   // No dispose: the instance is dropped whole (see loadEngine), and a teardown after a limit could abort.
+}
+
+type Limits = WorkflowScriptRoundInput['limits'];
+
+/**
+ * A runtime under the round's limits: memory, stack, steps and time (the host's clock, never the script's:
+ * it only decides when to stop a round that runs too long), and no `import()`. `interruption` says which
+ * limit stopped it, if one did.
+ */
+function limitedRuntime(quickjs: Awaited<ReturnType<typeof loadEngine>>, limits: Limits): { runtime: ReturnType<typeof quickjs.newRuntime>; interruption: () => 'steps' | 'time' | undefined } {
+  const runtime = quickjs.newRuntime();
+  let steps = 0;
+  let interrupted: 'steps' | 'time' | undefined;
+  const deadline = performance.now() + limits.roundMs;
+  runtime.setMemoryLimit(limits.memoryBytes);
+  runtime.setMaxStackSize(maxStackBytes);
+  runtime.setInterruptHandler(() => {
+    steps += 1;
+    if (steps > limits.steps) interrupted ??= 'steps';
+    else if (performance.now() > deadline) interrupted ??= 'time';
+    return interrupted !== undefined;
+  });
+  runtime.setModuleLoader(() => ({ error: new Error(importRefusal) }));
+  return { runtime, interruption: () => interrupted };
 }
 
 function isAgentCall(payload: unknown): payload is { prompt: string; options: Record<string, JsonValue>; phase: string | null } {

@@ -1,6 +1,6 @@
 import type { SubagentPeek } from '../contracts/subagent-result';
 import { usageView } from '../domain/model-cost';
-import type { Agent } from './agent';
+import type { AgentLook } from './agent-look';
 
 /*
  * What an agent shows of itself (its peek view), read off its state. JSON only: a peek crosses a query and
@@ -8,7 +8,7 @@ import type { Agent } from './agent';
  */
 
 /** Peek view of an agent. Durations are left to the reader (a query's clock stands still). */
-export function peekAgent(agent: Agent, maxTurns: number): SubagentPeek {
+export function peekAgent(agent: AgentLook, maxTurns: number): SubagentPeek {
   return {
     workflowId: agent.options.workflowId,
     label: agent.options.label,
@@ -38,6 +38,6 @@ export function peekAgent(agent: Agent, maxTurns: number): SubagentPeek {
         }
       : {}),
     ...(agent.state.pendingMessages.length > 0 ? { queuedMessages: agent.state.pendingMessages.length } : {}),
-    ...(agent.approvals.pending.length > 0 ? { pendingApprovals: agent.approvals.pending } : {}),
+    ...(agent.approvals.pending.length > 0 ? { pendingApprovals: [...agent.approvals.pending] } : {}),
   };
 }

@@ -10,7 +10,7 @@ import * as ledger from '../domain/agent-ledger';
 import * as lifecycle from '../domain/agent-state';
 import { queueMessage, takeNextMessage } from '../domain/message-queue';
 import * as notices from '../domain/notices';
-import { addTask, removeTask } from '../domain/task-registry';
+import { addTask, findTask, removeTask, replaceTask, type NewTask } from '../domain/task-registry';
 
 /**
  * The owner of an agent's durable state (AgentState, decision 0040): the one place that assigns it. Each
@@ -147,18 +147,27 @@ export class AgentStateOwner {
   }
 
   /** Adds a task in state `starting` (the slot is taken at once, before any await) and returns its record. */
-  addTask(init: Omit<Parameters<typeof addTask>[1], 'now'>): TaskRecord {
-    const registry = { tasks: [...this.#state.tasks], nextTaskNumber: this.#state.nextTaskNumber };
-    const record = addTask(registry, { ...init, now: Date.now() });
-    this.#state = { ...this.#state, ...registry };
-    return record;
+  addTask(init: Omit<NewTask, 'now'>): TaskRecord {
+    const added = addTask(this.#state, { ...init, now: Date.now() });
+    this.#state = { ...this.#state, ...added.registry };
+    return added.task;
   }
 
   /** Removes a task that never started. */
   removeTask(taskId: string): void {
-    const registry = { tasks: this.#state.tasks, nextTaskNumber: this.#state.nextTaskNumber };
-    removeTask(registry, taskId);
-    this.#state = { ...this.#state, tasks: registry.tasks };
+    this.#state = { ...this.#state, tasks: removeTask(this.#state, taskId) };
+  }
+
+  /**
+   * Changes the record of task `taskId` by `change` (a function of src/domain/task-registry.ts) and
+   * returns the new record; undefined when there is no such task or `change` returns none (nothing changed).
+   */
+  updateTask(taskId: string, change: (task: TaskRecord) => TaskRecord | undefined): TaskRecord | undefined {
+    const task = findTask(this.#state, taskId);
+    const changed = task ? change(task) : undefined;
+    if (!changed) return undefined;
+    if (changed !== task) this.#state = { ...this.#state, tasks: replaceTask(this.#state, changed) };
+    return changed;
   }
 
   /** Queues an accepted message (a repeated delivery of the same message id is dropped). */

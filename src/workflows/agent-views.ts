@@ -2,7 +2,7 @@ import { CancellationScope, patched, setCurrentDetails, sleep, upsertSearchAttri
 import { viewsUpsertIntervalMs } from '../contracts/limits/workflow';
 import { searchAttributes } from '../contracts/search-attributes';
 import { usageText } from '../domain/model-cost';
-import type { Agent } from './agent';
+import type { AgentLook } from './agent-look';
 
 /**
  * Patch id of the interval's timer being cancelled when the workflow ends or continues as new (decision 0017).
@@ -17,7 +17,7 @@ const costSearchAttributePatch = 'cost-search-attribute';
 
 /**
  * The views that show an agent outside the workflow: its search attributes (listings, the Web UI's
- * columns) and the Web UI's current details. Kept apart from {@link Agent} because how often they are
+ * columns) and the Web UI's current details. Kept apart from the agent because how often they are
  * written is a cost decision of its own (each search-attribute upsert is a history event).
  */
 export class AgentViews {
@@ -31,7 +31,7 @@ export class AgentViews {
   /** The scope of the running interval timer, when it can be cancelled (see {@link settle}). */
   private deferredScope: CancellationScope | undefined;
 
-  constructor(private readonly agent: Agent) {}
+  constructor(private readonly agent: AgentLook) {}
 
   /** Marks the views as changed; {@link flush} writes them. */
   markDirty(): void {

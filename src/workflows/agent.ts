@@ -12,6 +12,7 @@ import { createActivityProxies, type AgentActivityProxies } from './activity-pro
 import { validateMessage, validateQueueRoom } from './agent-messages';
 import type { AgentOptions } from './agent-options';
 import { peekAgent } from './agent-snapshot';
+import type { AgentLook } from './agent-look';
 import { AgentStateOwner } from './agent-state-owner';
 import { AgentViews } from './agent-views';
 import { Approvals } from './approvals';
@@ -34,7 +35,7 @@ export interface AgentListeners {
  * the live status, the views, the approvals waiting, what is in flight. Workflow code: deterministic, no
  * I/O; the conversation itself lives in the conversation store and is written through activities.
  */
-export class Agent extends AgentStateOwner {
+export class Agent extends AgentStateOwner implements AgentLook {
   readonly options: AgentOptions;
   readonly activities: AgentActivityProxies;
   /** This run waits quietly (decision 0021); decided once when the run starts, see {@link quietWaits}. */

@@ -3,7 +3,7 @@ import type { JsonObject } from '../contracts/json';
 import { liveTextReadTimeoutMs } from '../contracts/limits/workflow';
 import type { LiveText } from '../contracts/live-text';
 import type { TaskRecord } from '../contracts/carried-agent-state';
-import { findTask, isLive, markDelivering, undoDelivery } from '../domain/task-registry';
+import { beforeDelivery, findTask, isLive, markDelivering, undoDelivery } from '../domain/task-registry';
 import type { Agent } from './agent';
 import type { ToolOutcome } from './agent-loop';
 import { attempt, errorText, toolError, toolText } from './tool-outcomes';
@@ -34,7 +34,8 @@ export async function sendMessage(agent: Agent, args: JsonObject, position: Call
   if (task.mode !== 'continuable') return toolError(`Message not delivered: ${taskId} is not continuable (delegate with continuable: true to keep talking to a subagent).`);
   if (!isLive(task)) return toolError(`Message not delivered: ${taskId} has ended (${task.state}).`);
   // Marked running before the delivery, so an answer that arrives before the update returns is not taken as stale.
-  const before = markDelivering(task);
+  const before = beforeDelivery(task);
+  agent.updateTask(taskId, markDelivering);
   let delivered;
   try {
     delivered = await agent.activities.orchestration.deliverToChild.executeWithOptions({ summary: `message to ${taskId}` }, [{
@@ -48,7 +49,7 @@ export async function sendMessage(agent: Agent, args: JsonObject, position: Call
     delivered = { accepted: false as const, reason: errorText(error) };
   }
   if (!delivered.accepted) {
-    undoDelivery(task, before);
+    agent.updateTask(taskId, (current) => undoDelivery(current, before));
     return toolError(`Message not delivered to ${taskId}: ${delivered.reason}`);
   }
   agent.updateViews();

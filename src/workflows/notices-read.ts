@@ -10,6 +10,6 @@ export function markNoticesRead(agent: Agent, notices: readonly PendingNotice[])
   const now = Date.now();
   for (const notice of notices) {
     const task = notice.taskId ? findTask(agent.state, notice.taskId) : undefined;
-    if (task && task.state !== 'waiting' && task.state !== 'running') markRead(task, now);
+    if (task && task.state !== 'waiting' && task.state !== 'running') agent.updateTask(task.taskId, (record) => markRead(record, now));
   }
 }

@@ -11,7 +11,7 @@ import { attempt, toolText } from './tool-outcomes';
 const turnStates: readonly TaskRecord['state'][] = ['starting', 'running', 'waiting_approval'];
 
 /** `load`: listing, a task (wait / peek / cancel), or a source's content. */
-export async function loadTask(agent: Agent, tasks: { cancelTask(task: TaskRecord): Promise<ToolOutcome> }, args: JsonObject): Promise<ToolOutcome> {
+export async function loadTask(agent: Agent, tasks: { cancelTask(task: Readonly<TaskRecord>): Promise<ToolOutcome> }, args: JsonObject): Promise<ToolOutcome> {
   const options = agent.options;
   agent.pruneTasks();
   const source = typeof args.source === 'string' ? args.source : undefined;
@@ -25,15 +25,19 @@ export async function loadTask(agent: Agent, tasks: { cancelTask(task: TaskRecor
   const task = findTask(agent.state, source);
   if (task) {
     if (args.cancel === true) return tasks.cancelTask(task);
+    // The registry replaces a record when it changes: read it afresh after each await.
+    const current = () => findTask(agent.state, task.taskId) ?? task;
     if (args.peek === true) {
       const live = turnStates.includes(task.state) ? await liveTextOf(agent, task) : undefined;
-      return toolText(formatPeek(task.taskId, task.peek, task.state, Date.now(), live));
+      const now = current();
+      return toolText(formatPeek(now.taskId, now.peek, now.state, Date.now(), live));
     }
     const waitMs = options.tasks.waitTimeoutMs;
-    const settled = await agent.waitFor(() => task.result !== undefined && !turnStates.includes(task.state), waitMs);
-    if (!settled || !task.result) return toolText(formatWaitTimeout(task.taskId, waitMs));
-    if (!isLive(task)) markRead(task, Date.now());
-    return { parts: formatTaskResultBlock(task.taskId, task.result), isError: false };
+    const settled = await agent.waitFor(() => current().result !== undefined && !turnStates.includes(current().state), waitMs);
+    const ended = current();
+    if (!settled || !ended.result) return toolText(formatWaitTimeout(task.taskId, waitMs));
+    if (!isLive(ended)) agent.updateTask(task.taskId, (record) => markRead(record, Date.now()));
+    return { parts: formatTaskResultBlock(task.taskId, ended.result), isError: false };
   }
   return attempt(`load ${source}`, () => agent.activities.orchestration.loadSource.executeWithOptions({ summary: `load ${source}` }, [{ name: source, workingDir: options.workingDir, ...recipe }]));
 }

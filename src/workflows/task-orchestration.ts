@@ -39,13 +39,13 @@ import {
   reserveCaps,
   usageOfView,
 } from '../domain/task-registry';
-import { fitChildCaps, heldRefusal, leftForChildren } from '../domain/child-budgets';
+import { fitChildCaps, heldRefusal } from '../domain/child-budgets';
 import type { Agent } from './agent';
 import type { OrchestrationTools, ToolOutcome } from './agent-loop';
 import { ChildProbe } from './child-probe';
 import { loadTask } from './task-load';
 import { approve, listModels, sendMessage, type CallPosition } from './child-messages';
-import { forkReference } from './conversation';
+import { planChild } from './child-planning';
 import { errorText, toolError, toolText } from './tool-outcomes';
 
 /**
@@ -71,9 +71,11 @@ export class TaskOrchestrator implements OrchestrationTools {
   private readonly probe: ChildProbe;
 
   constructor(private readonly agent: Agent) {
-    this.probe = new ChildProbe(agent, (taskId) => this.watched.has(taskId), (record, child) => {
+    this.probe = new ChildProbe(agent, (taskId) => this.watched.has(taskId), (probed, child) => {
+      const record = findTask(agent.state, probed.taskId);
+      if (!record) return;
       const result = child.result ?? this.endedWithoutResult(record, child.temporalStatus, child.diagnostic ?? `the child workflow closed as ${child.temporalStatus}`);
-      this.settle(record, result, true, this.finalUsage(record, child.result));
+      this.settle(record.taskId, result, true, this.finalUsage(record, child.result));
     });
   }
 
@@ -125,12 +127,13 @@ export class TaskOrchestrator implements OrchestrationTools {
     // A child's id changed from `<parent>/task-<n>` to `<parent>~task-<n>` (workflow-ids.ts): its start command with it.
     const legacyId = !patched(childIdsPatch);
     const record = agent.addTask({ parentWorkflowId: agent.options.workflowId, mode, description, legacyId });
+    const taskId = record.taskId;
     agent.updateViews();
 
     return agent.busy(async () => {
       let plan: PlanDelegationOutput;
       try {
-        plan = await this.plan(record, args, position);
+        plan = await planChild(agent, record, args, position);
       } catch (error) {
         agent.removeTask(record.taskId);
         return toolError(`delegate was not started: planning failed: ${errorText(error)}`);
@@ -139,7 +142,7 @@ export class TaskOrchestrator implements OrchestrationTools {
         agent.removeTask(record.taskId);
         return toolError(`delegate was not started: ${plan.message}`);
       }
-      const forced = plan.forceBackground === true && record.mode === 'foreground';
+      const forced = plan.forceBackground === true && findTask(agent.state, taskId)?.mode === 'foreground';
       if (forced) {
         // The agent file says `background: true`: the task runs in the background whatever the call asked.
         // Its slot is checked and taken with no await in between, so parallel calls are still counted exactly.
@@ -148,7 +151,7 @@ export class TaskOrchestrator implements OrchestrationTools {
           agent.removeTask(record.taskId);
           return toolError(`delegate was not started: ${forcedBackgroundReason(plan.source?.name)}, and ${full}`);
         }
-        moveToBackground(record);
+        agent.updateTask(taskId, moveToBackground);
         agent.updateViews();
       }
       if (agent.spendAddsUp) {
@@ -161,7 +164,8 @@ export class TaskOrchestrator implements OrchestrationTools {
         }
         const { tokenBudget: _tokens, timeBudgetMs: _time, costBudgetMicroUsd: _cost, ...uncapped } = plan.input;
         plan = { ...plan, input: { ...uncapped, ...fitted.caps } };
-        if (fitted.reserved) reserveCaps(record, fitted.reserved);
+        const reserved = fitted.reserved;
+        if (reserved) agent.updateTask(taskId, (task) => reserveCaps(task, reserved));
       }
       const handle = await this.start(record, plan);
       if (typeof handle === 'string') {
@@ -169,54 +173,23 @@ export class TaskOrchestrator implements OrchestrationTools {
         return toolError(`delegate was not started: ${handle}`);
       }
       // Planning gives a child `approvers: human` of its own only for `permissionMode: auto` (tools/permission-mode.ts).
-      markStarted(record, plan.input.approvers === 'human' && agent.options.approvers === 'human-or-parent');
-      this.watch(record, handle);
+      const byPersonOnly = plan.input.approvers === 'human' && agent.options.approvers === 'human-or-parent';
+      const started = agent.updateTask(taskId, (task) => markStarted(task, byPersonOnly)) ?? record;
+      this.watch(taskId, handle);
       const warnings = plan.warnings.length > 0 ? `\nNote: ${plan.warnings.join('\nNote: ')}` : '';
-      if (record.mode !== 'foreground') {
+      if (started.mode !== 'foreground') {
         return toolText(
-          `Started ${record.taskId} in the background${record.mode === 'continuable' ? ' (continuable: send_message keeps talking to it)' : ''}` +
+          `Started ${taskId} in the background${started.mode === 'continuable' ? ' (continuable: send_message keeps talking to it)' : ''}` +
             `${forced ? `: ${forcedBackgroundReason(plan.source?.name)}, so this call does not wait for it` : ''}. ` +
-            `You will get a notice when it ${record.mode === 'continuable' ? 'answers' : 'ends'}; load with source "${record.taskId}" waits for it, peek: true shows progress, cancel: true stops it.${warnings}`,
+            `You will get a notice when it ${started.mode === 'continuable' ? 'answers' : 'ends'}; load with source "${taskId}" waits for it, peek: true shows progress, cancel: true stops it.${warnings}`,
         );
       }
-      await agent.waitFor(() => !isLive(record) && record.result !== undefined);
-      const result = record.result;
+      const result = await this.settledResult(taskId);
       if (!result) return toolError('The subagent left no result.');
-      markRead(record, Date.now());
-      const formatted = formatForegroundResult(result, record.taskId);
+      agent.updateTask(taskId, (task) => markRead(task, Date.now()));
+      const formatted = formatForegroundResult(result, taskId);
       return { parts: warnings ? [...formatted.parts, warnings] : formatted.parts, isError: formatted.isError };
     });
-  }
-
-  private plan(record: TaskRecord, args: JsonObject, position: CallPosition): Promise<PlanDelegationOutput> {
-    const options = this.agent.options;
-    // With budgets that add up, a child is offered what its running siblings do not hold.
-    const remaining = this.agent.spendAddsUp ? leftForChildren(this.agent.remainingCaps(), this.agent.state.tasks) : this.agent.remainingCaps();
-    return this.agent.activities.orchestration.planDelegation.executeWithOptions({ summary: `plan ${record.taskId}: ${record.description}` }, [{
-      request: args,
-      parent: {
-        workflowId: options.workflowId,
-        taskId: record.taskId,
-        childDepth: options.depth + 1,
-        maxDepth: options.maxDepth,
-        workingDir: options.workingDir,
-        ...(options.route ? { route: options.route } : {}),
-        toolsets: options.toolsets,
-        ...(options.toolFilter ? { toolFilter: options.toolFilter } : {}),
-        ...(options.recipe ? { recipe: options.recipe } : {}),
-        ...(options.toolPolicy ? { toolPolicy: options.toolPolicy } : {}),
-        ...(options.recipeServers ? { recipeServers: options.recipeServers } : {}),
-        ...(options.tenant ? { tenant: options.tenant } : {}),
-        ...(remaining.tokens !== undefined ? { remainingBudget: remaining.tokens } : {}),
-        ...(remaining.timeMs !== undefined ? { remainingTimeMs: remaining.timeMs } : {}),
-        ...(remaining.costMicroUsd !== undefined ? { remainingCostMicroUsd: remaining.costMicroUsd } : {}),
-        approvers: options.approvers,
-        activity: options.activity,
-        // Only a fork needs the conversation (by reference): other plans stay as small as before.
-        ...(args.fork === true ? { conversation: forkReference(this.agent, position.assistantSeq) } : {}),
-        ...(args.fork === true && this.agent.lastPromptTokens !== undefined ? { conversationTokens: this.agent.lastPromptTokens } : {}),
-      },
-    }]);
   }
 
   /** Starts the child workflow; returns why when Temporal refuses (e.g. the id is still taken). */
@@ -260,15 +233,32 @@ export class TaskOrchestrator implements OrchestrationTools {
 
   // ---- settlement ----------------------------------------------------------------------------------
 
+  /**
+   * Waits until task `taskId` has ended with a result (or its record is gone) and returns that result. The
+   * record is read afresh at each check: the registry's functions replace a record, never change it.
+   */
+  private async settledResult(taskId: string, timeoutMs?: number): Promise<SubagentResult | undefined> {
+    let result: SubagentResult | undefined;
+    const ended = () => {
+      const task = findTask(this.agent.state, taskId);
+      if (task && !isLive(task)) result = task.result;
+      return !task || result !== undefined;
+    };
+    await this.agent.waitFor(ended, timeoutMs);
+    return result;
+  }
+
   /** Follows a child started in this run: its end settles the record even if its signal is lost. */
-  private watch(record: TaskRecord, handle: ChildWorkflowHandle<(input: unknown) => Promise<SubagentResult>>): void {
-    this.watched.add(record.taskId);
+  private watch(taskId: string, handle: ChildWorkflowHandle<(input: unknown) => Promise<SubagentResult>>): void {
+    this.watched.add(taskId);
     void CancellationScope.nonCancellable(async () => {
       try {
         const result = await handle.result();
-        this.settle(record, result, true, this.finalUsage(record, result));
+        const record = findTask(this.agent.state, taskId);
+        if (record) this.settle(taskId, result, true, this.finalUsage(record, result));
       } catch (error) {
-        this.settle(record, this.endedWithoutResult(record, 'FAILED', `the child workflow ended without a result: ${errorText(error)}`), true, record.totalUsage);
+        const record = findTask(this.agent.state, taskId);
+        if (record) this.settle(taskId, this.endedWithoutResult(record, 'FAILED', `the child workflow ended without a result: ${errorText(error)}`), true, record.totalUsage);
       }
     }).catch(() => undefined);
   }
@@ -299,8 +289,9 @@ export class TaskOrchestrator implements OrchestrationTools {
   }
 
   /** Records a settlement and queues the notice for the model (background and continuable tasks). */
-  private settle(record: TaskRecord, result: SubagentResult, final: boolean, totalUsage: TokenUsage): void {
-    if (!recordSettlement(record, result, final, totalUsage, Date.now())) return;
+  private settle(taskId: string, result: SubagentResult, final: boolean, totalUsage: TokenUsage): void {
+    const record = this.agent.updateTask(taskId, (task) => recordSettlement(task, result, final, totalUsage, Date.now()));
+    if (!record) return;
     if (record.mode !== 'foreground') {
       const notice = formatSettlementNotice(record.taskId, result, final);
       this.agent.addNotice({ text: notice.text, taskId: record.taskId, ...(notice.outputRef ? { outputRef: notice.outputRef } : {}), ...(notice.after !== undefined ? { after: notice.after } : {}) });
@@ -313,11 +304,9 @@ export class TaskOrchestrator implements OrchestrationTools {
   /** Handles a child's progress signal. */
   onChildProgress(input: ChildProgressInput): void {
     const agent = this.agent;
-    const record = findTask(agent.state, input.taskId);
+    const record = agent.updateTask(input.taskId, (task) => (agent.quietWaits && isStaleProgress(task, input.peek) ? recordUsage(task, input.totalUsage) : recordProgress(task, input.peek, input.totalUsage)));
     if (!record) return;
     this.probe.heard(record.taskId);
-    if (agent.quietWaits && isStaleProgress(record, input.peek)) recordUsage(record, input.totalUsage);
-    else recordProgress(record, input.peek, input.totalUsage);
     // A child's call waiting for an approval becomes one notice, where this workflow's model may decide it.
     if (agent.options.approvers === 'human-or-parent' && record.approvalsByPersonOnly !== true) {
       for (const pending of input.peek.pendingApprovals ?? []) {
@@ -335,7 +324,7 @@ export class TaskOrchestrator implements OrchestrationTools {
     const record = findTask(this.agent.state, input.taskId);
     if (!record) return;
     this.probe.heard(record.taskId);
-    this.settle(record, input.result, input.final, input.totalUsage);
+    this.settle(record.taskId, input.result, input.final, input.totalUsage);
   }
 
   private checkBudget(): void {
@@ -359,7 +348,7 @@ export class TaskOrchestrator implements OrchestrationTools {
   }
 
   /** Cancels a task and everything under it, and returns what it had produced. */
-  async cancelTask(task: TaskRecord, reason = 'cancelled by the delegating agent'): Promise<ToolOutcome> {
+  async cancelTask(task: Readonly<TaskRecord>, reason = 'cancelled by the delegating agent'): Promise<ToolOutcome> {
     if (!isLive(task)) {
       const block = task.result ? formatTaskResultBlock(task.taskId, task.result) : [];
       return { parts: [`Task ${task.taskId} had already ended (${task.state}).\n`, ...block], isError: false };
@@ -370,10 +359,10 @@ export class TaskOrchestrator implements OrchestrationTools {
       // Its workflow has closed already: its settlement is on the way (signal, watch or probe).
       if (!this.watched.has(task.taskId)) await this.probe.probe();
     }
-    const settled = await this.agent.waitFor(() => !isLive(task) && task.result !== undefined, cancelSettleWaitMs);
-    if (!settled || !task.result) return toolText(`Asked ${task.taskId} to cancel; it has not confirmed yet.`);
-    markRead(task, Date.now());
-    return { parts: formatTaskResultBlock(task.taskId, task.result), isError: false };
+    const result = await this.settledResult(task.taskId, cancelSettleWaitMs);
+    if (!result) return toolText(`Asked ${task.taskId} to cancel; it has not confirmed yet.`);
+    this.agent.updateTask(task.taskId, (record) => markRead(record, Date.now()));
+    return { parts: formatTaskResultBlock(task.taskId, result), isError: false };
   }
 
   /** Cancels every live task (this workflow is ending or was cancelled). Never throws. */

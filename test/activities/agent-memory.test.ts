@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentMemory, excerpt, isAgentMemoryConflict, memoryFolderKey, memoryLocationFor, memoryPath } from '../../src/activities/agent-memory';
-import { LocalBlobStore } from '../../src/activities/blob-store';
+import { LocalBlobStore, type BlobStore } from '../../src/activities/blob-store';
 import { agentMemoryPromptMaxBytes, agentMemoryPromptMaxLines, agentMemoryWriteAttempts } from '../../src/contracts/limits/memory';
 import { memoryToolSpecs, runMemoryTool } from '../../src/activities/memory-tools';
+import { memorySettingsFromEnv } from '../../src/settings/memory-settings';
 import { findSkills, FolderSkillPlace, projectSkillPlace } from '../../src/sources/skill-sources';
 import { SharedSources } from '../../src/sources/shared-sources';
 
@@ -101,6 +102,32 @@ describe('memory folders on the blob store', () => {
     await expect(memory.write('notes.md', 'lost update', { basedOn: 1 })).rejects.toSatisfy(isAgentMemoryConflict);
     await memory.write('notes.md', 'second', { basedOn: 1 });
     expect(await memory.readRevision('notes.md')).toEqual({ revision: 2, content: 'second' });
+  });
+
+  it('a write keeps the last ERRAND_MEMORY_REVISIONS_KEPT revisions of the file (10 unless set); a write that lands behind a later revision takes it back and writes again', async () => {
+    const location = { tenant: 'acme', scope: 'user' as const, agent: 'keeper' };
+    const folder = 'agent-memory/acme/user/keeper/f/log.md/';
+    for (let revision = 1; revision <= 12; revision += 1) await new AgentMemory(blobs, location).write('log.md', `entry ${revision}`);
+    expect((await blobs.list(folder)).map((key) => Number(key.slice(folder.length + 1)))).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    expect(memorySettingsFromEnv({}).revisionsKept).toBe(10);
+    expect(memorySettingsFromEnv({ ERRAND_MEMORY_REVISIONS_KEPT: '2' }).revisionsKept).toBe(2);
+    for (const value of ['0', '1001', 'ten']) {
+      expect(() => memorySettingsFromEnv({ ERRAND_MEMORY_REVISIONS_KEPT: value })).toThrow(new RegExp(`ERRAND_MEMORY_REVISIONS_KEPT="${value}" is not valid: use a whole number from 1 to 1000`));
+    }
+    // A writer reads revision 12 and puts 13; before its put lands, others have gone on to revision 20 (and
+    // pruned what 13 was): its revision 13 would lie behind the latest, so it takes it back and writes 21.
+    const ahead: BlobStore = {
+      get: (key) => blobs.get(key),
+      list: (prefix) => blobs.list(prefix),
+      delete: (key) => blobs.delete(key),
+      put: async (key, body) => {
+        if (key === `${folder}@0000000013`) await blobs.put(`${folder}@0000000020`, 'written meanwhile');
+        return blobs.put(key, body);
+      },
+    };
+    await new AgentMemory(ahead, location, { revisionsKept: 2 }).write('log.md', 'after the others');
+    expect(await new AgentMemory(blobs, location).readRevision('log.md')).toEqual({ revision: 21, content: 'after the others' });
+    expect((await blobs.list(folder)).map((key) => Number(key.slice(folder.length + 1)))).toEqual([20, 21]);
   });
 
   it('puts the first 200 lines, at most 25 KB, of MEMORY.md into the prompt and says when there is more', async () => {

@@ -13,6 +13,7 @@ import {
   validateBlobKey,
   type BlobStore,
 } from '../../src/activities/blob-store';
+import { AgentMemory, isAgentMemoryConflict } from '../../src/activities/agent-memory';
 import { S3BlobStore } from '../../src/activities/s3-blob-store';
 import { s3ConditionalWriteRetryMs } from '../../src/contracts/limits/activities';
 import { startS3Server, type S3TestServer } from '../support/s3-server';
@@ -65,6 +66,32 @@ function blobStoreContract(makeStore: () => BlobStore): void {
     expect(await store.list('list/a')).toEqual(['list/a/1', 'list/ab']);
     expect(await store.list('list/b/')).toEqual(['list/b/1', 'list/b/2']);
     expect(await store.list('nothing/')).toEqual([]);
+  });
+
+  it('deletes an entry (its key is gone from gets and lists); deleting a missing key is no error', async () => {
+    const store = makeStore();
+    for (const key of ['gone/a/1', 'gone/a/2', 'gone/b']) await store.put(key, key);
+    await store.delete('gone/a/1');
+    expect(await store.get('gone/a/1')).toBeUndefined();
+    expect(await store.list('gone/')).toEqual(['gone/a/2', 'gone/b']);
+    await store.delete('gone/a/1');
+    await store.delete('gone/never');
+    await expect(store.delete('../escape')).rejects.toThrow(/is invalid/);
+  });
+
+  it('keeps only the last revisions of an agent memory file, and an edit based on a pruned revision is a conflict', async () => {
+    const store = makeStore();
+    const memory = new AgentMemory(store, { tenant: 'acme', scope: 'user', agent: 'pruner' }, { revisionsKept: 3 });
+    for (let revision = 1; revision <= 6; revision += 1) await memory.write('MEMORY.md', `revision ${revision}`);
+    const folder = 'agent-memory/acme/user/pruner/f/MEMORY.md/';
+    expect(await store.list(folder)).toEqual([4, 5, 6].map((revision) => `${folder}@000000000${revision}`));
+    expect(await memory.readRevision('MEMORY.md')).toEqual({ revision: 6, content: 'revision 6' });
+    // An edit made from revision 2 (pruned since) must not land behind the latest as revision 3.
+    await expect(memory.write('MEMORY.md', 'made from revision 2', { basedOn: 2 })).rejects.toSatisfy(isAgentMemoryConflict);
+    expect(await store.list(folder)).toHaveLength(3);
+    await memory.write('MEMORY.md', 'made from revision 6', { basedOn: 6 });
+    expect(await store.list(folder)).toEqual([5, 6, 7].map((revision) => `${folder}@000000000${revision}`));
+    expect(await memory.read('MEMORY.md')).toBe('made from revision 6');
   });
 
   it('validates keys with a clear error', async () => {

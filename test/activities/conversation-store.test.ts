@@ -27,6 +27,9 @@ class CountingBlobStore implements BlobStore {
   list(prefix: string): Promise<string[]> {
     return this.inner.list(prefix);
   }
+  delete(key: string): Promise<void> {
+    return this.inner.delete(key);
+  }
 }
 
 const userMessage = (index: number): ChatMessage => ({ role: 'user', content: `message ${index}` });

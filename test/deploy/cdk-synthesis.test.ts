@@ -131,7 +131,10 @@ describe('CDK synthesis', () => {
       expect(resources).not.toBe('"*"');
     }
     const actions = statements.flatMap(actionsOf).sort();
-    expect(actions).toEqual(['elasticfilesystem:ClientMount', 'elasticfilesystem:ClientWrite', 's3:GetObject', 's3:GetObject', 's3:GetObjectVersion', 's3:ListBucket', 's3:ListBucket', 's3:ListBucketVersions', 's3:PutObject']);
+    expect(actions).toEqual(['elasticfilesystem:ClientMount', 'elasticfilesystem:ClientWrite', 's3:DeleteObject', 's3:GetObject', 's3:GetObject', 's3:GetObjectVersion', 's3:ListBucket', 's3:ListBucket', 's3:ListBucketVersions', 's3:PutObject']);
+    // It deletes nothing but agent memory revisions (decision 0047).
+    const deleting = statements.filter((statement) => actionsOf(statement).includes('s3:DeleteObject'));
+    expect(deleting.map((statement) => JSON.stringify(statement.Resource))).toEqual([expect.stringContaining('/blobs/agent-memory/*')]);
   });
 
   test('secrets reach the worker through the execution role, each secret by its ARN', () => {

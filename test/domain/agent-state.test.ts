@@ -62,11 +62,10 @@ describe('the agent state as one value', () => {
     let state = newAgentState(1_000);
     state = blockStop(expectFinalOutput(state, 'schema-key'));
     for (let index = 0; index < carriedTranscriptEntries + 5; index += 1) state = remember(state, 'user', `message ${index}`, 2_000 + index);
-    const registry = { tasks: [...state.tasks], nextTaskNumber: state.nextTaskNumber };
-    const task = addTask(registry, { parentWorkflowId: 'p', mode: 'background', description: 'd', now: 3_000 });
+    const added = addTask(state, { parentWorkflowId: 'p', mode: 'background', description: 'd', now: 3_000 });
     const long = 'x'.repeat(previewLength * 3);
-    task.result = { output: long, partialOutput: '', outputRef: { conversationId: 'c', seq: 4 } } as SubagentResult;
-    state = { ...state, ...registry };
+    const task = { ...added.task, result: { output: long, partialOutput: '', outputRef: { conversationId: 'c', seq: 4 } } as SubagentResult };
+    state = { ...state, ...added.registry, tasks: [task] };
     const carried = carriedAgentState(state, 'waiting');
     expect(carried.phase).toBe('waiting');
     expect(Object.keys(carried).filter((key) => key !== 'phase').sort()).toEqual(Object.keys(state).sort());

@@ -49,6 +49,14 @@ function toolCallWaitMs(c: Context<ApiEnv>, maxWaitMs: number): number {
  * API process (or a restarted one) serves the next request of the same session.
  */
 export function mountMcpRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
+  const shared = mcpRouteParts(deps);
+  mountMcpPost(app, deps, shared);
+  mountMcpStream(app, deps, shared);
+  mountMcpDelete(app, shared);
+}
+
+/** What the MCP routes share: the session service, the reader of stored texts, the session checks and starts. */
+function mcpRouteParts(deps: ApiDependencies) {
   const service = (): SessionService => {
     if (!deps.sessions) {
       throw new ApiProblem(503, ProblemKind.notAvailableHere, 'MCP sessions are not available in this deployment', {
@@ -81,7 +89,13 @@ export function mountMcpRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
     }
     return (await service().start(tenant, { mcp: true })).id;
   };
+  return { service, resolveParts, log, describeError, running, startSession };
+}
 
+type McpRouteParts = ReturnType<typeof mcpRouteParts>;
+
+/** `POST /v1/mcp`: a 2026-07-28 request is served statelessly; a 2025-11-25 one over its session's workflow. */
+function mountMcpPost(app: Hono<ApiEnv>, deps: ApiDependencies, { service, resolveParts, log, describeError, running, startSession }: McpRouteParts): void {
   /** The 2026-07-28 leg (stateless, decision 0042), made at the first such request. */
   let stateless: ReturnType<typeof statelessMcpServing> | undefined;
   const statelessLeg = (parts: typeof McpServerParts) =>
@@ -143,8 +157,10 @@ export function mountMcpRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
       await server.close().catch(() => undefined);
     }
   });
+}
 
-
+/** `GET /v1/mcp`: a session's notices as a server-sent event stream (not where responses are buffered). */
+function mountMcpStream(app: Hono<ApiEnv>, deps: ApiDependencies, { service, resolveParts, describeError, running }: McpRouteParts): void {
   /** Open notice streams per tenant (capped like the delegation event streams, ERRAND_API_MAX_EVENT_STREAMS). */
   const openStreams = new Map<string, number>();
 
@@ -214,7 +230,10 @@ export function mountMcpRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
       throw error;
     }
   });
+}
 
+/** `DELETE /v1/mcp`: the MCP client ends its session (the workflow is cancelled with everything under it). */
+function mountMcpDelete(app: Hono<ApiEnv>, { service, running }: McpRouteParts): void {
   mountRoute(app, mcpDeleteRoute, async ({ headers, tenant, c }) => {
     const id = headers['Mcp-Session-Id'];
     if (id === undefined) {

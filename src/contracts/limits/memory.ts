@@ -18,6 +18,13 @@ export const agentMemoryPathMaxLength = 200;
 export const agentMemoryPathMaxDepth = 6;
 /** Times a memory write retries after another write of the same file won the race for its next revision. */
 export const agentMemoryWriteAttempts = 5;
+/**
+ * Revisions of each memory file kept by default (`ERRAND_MEMORY_REVISIONS_KEPT`): a write deletes those
+ * older than the last this many, so a file's revisions, and what a read lists, stay bounded.
+ */
+export const defaultAgentMemoryRevisionsKept = 10;
+/** The most revisions of a memory file an operator may keep (`ERRAND_MEMORY_REVISIONS_KEPT`). */
+export const agentMemoryRevisionsKeptMax = 1_000;
 /** Longest agent name that names a memory folder; longer names cannot have memory. */
 export const agentMemoryNameMaxLength = 64;
 /** Most skills one agent file preloads (`skills`). */
