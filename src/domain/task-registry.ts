@@ -70,7 +70,7 @@ export function admissionError(registry: TaskRegistryView, mode: TaskRecord['mod
  * workflow id is `<parent id>~task-<n>` (workflow-ids.ts); `legacyId` keeps the `<parent id>/task-<n>` of
  * runs that started children before that rule (the workflow asks a patch, task-orchestration.ts).
  */
-export function addTask(registry: TaskRegistry, init: { parentWorkflowId: string; mode: TaskRecord['mode']; description: string; now: number; legacyId?: boolean }): TaskRecord {
+export function addTask(registry: TaskRegistry, init: { parentWorkflowId: string; mode: TaskRecord['mode']; description: string; now: number; legacyId?: boolean; kind?: 'workflow' }): TaskRecord {
   const taskId = `task-${registry.nextTaskNumber}`;
   registry.nextTaskNumber += 1;
   const record: TaskRecord = {
@@ -78,6 +78,7 @@ export function addTask(registry: TaskRegistry, init: { parentWorkflowId: string
     workflowId: init.legacyId === true ? `${init.parentWorkflowId}${legacyChildSeparator}${taskId}` : childWorkflowId(init.parentWorkflowId, taskId),
     description: init.description,
     mode: init.mode,
+    ...(init.kind ? { kind: init.kind } : {}),
     state: 'starting',
     startedAt: init.now,
     totalUsage: { inputTokens: 0, outputTokens: 0 },

@@ -26,6 +26,8 @@ export async function loadTask(agent: Agent, tasks: { cancelTask(task: TaskRecor
   if (task) {
     if (args.cancel === true) return tasks.cancelTask(task);
     if (args.peek === true) {
+      // A workflow run (run_workflow) is peeked through its view: status, agents per label, tokens, cost.
+      if (task.kind === 'workflow') return attempt(`peek ${task.taskId}`, () => agent.activities.orchestration.peekWorkflowRun.executeWithOptions({ summary: `peek ${task.taskId}` }, [{ workflowId: task.workflowId }]));
       const live = turnStates.includes(task.state) ? await liveTextOf(agent, task) : undefined;
       return toolText(formatPeek(task.taskId, task.peek, task.state, Date.now(), live));
     }

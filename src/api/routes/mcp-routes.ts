@@ -14,6 +14,7 @@ import { storedTextReader } from '../mcp-stored-text';
 import { ApiProblem, ProblemKind } from '../problem';
 import { statelessMcpServing } from './mcp-stateless-route';
 import { delegationTasks } from '../mcp-delegation-tasks';
+import { eitherTasks, workflowRunTasks } from '../mcp-workflow-run-tasks';
 import { progressMessage } from '../mcp-progress';
 import { mountRoute } from '../route-spec';
 import type { SessionService } from '../session-service';
@@ -99,7 +100,8 @@ export function mountMcpRoutes(app: Hono<ApiEnv>, deps: ApiDependencies): void {
       },
       tasks: deps.sessions
         ? (tenant) => ({
-            backend: delegationTasks(tenant, deps.delegations, deps.sessions),
+            // A task is a delegation (delegate) or a workflow run (run_workflow): its id is the one or the other's.
+            backend: deps.workflows ? eitherTasks(delegationTasks(tenant, deps.delegations, deps.sessions), workflowRunTasks(tenant, deps.workflows.service)) : delegationTasks(tenant, deps.delegations, deps.sessions),
             delegationOf: async (sessionId, taskId) => (await service().get(tenant, sessionId)).peek.tasks?.find((task) => task.taskId === taskId)?.workflowId,
           })
         : undefined,
