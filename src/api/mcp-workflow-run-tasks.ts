@@ -1,4 +1,4 @@
-import { mcpTaskPollIntervalMs } from '../contracts/limits/api';
+import { mcpTaskPollIntervalMs, peekQueryTimeoutMs } from '../contracts/limits/api';
 import { workflowRunMessageNames, type WorkflowRunView } from '../contracts/workflow-run';
 import { formatUsd } from '../domain/model-cost';
 import type { DetailedMcpTask, McpTask, McpTaskBackend } from './mcp-tasks-extension';
@@ -55,7 +55,8 @@ export function workflowRunTasks(tenant: string, runs: WorkflowRunService): McpT
       pollIntervalMs: mcpTaskPollIntervalMs,
     };
     if (description.statusName === 'RUNNING') return { ...task, status: 'working' };
-    const result = await runs.result(description, 0);
+    // The run has closed: its result is there at once (the wait only bounds a slow answer).
+    const result = await runs.result(description, peekQueryTimeoutMs);
     if (!result) {
       // Terminated or timed out: Temporal ended it, the run left no result.
       if (description.statusName === 'CANCELED' || description.statusName === 'CANCELLED') return { ...task, status: 'cancelled' };

@@ -328,7 +328,7 @@ describe('errand mcp through an errand API (stdio bridged to /v1/mcp)', () => {
     try {
       sessionIds.add(connected.sessionId);
       expect(connected.stderr()).toContain(`errand mcp: session ${connected.sessionId} through ${apiUrl}`);
-      expect((await connected.client.listTools()).tools.map((tool) => tool.name)).toEqual(['load', 'delegate', 'send_message', 'list_subagent_models']);
+      expect((await connected.client.listTools()).tools.map((tool) => tool.name)).toEqual(['load', 'delegate', 'run_workflow', 'send_message', 'list_subagent_models']);
       const delegated = await callErrandTool(connected.client, 'delegate', { instructions: 'Summarise the README' });
       expect(delegated.isError).toBe(false);
       expect(delegated.texts[0]).toContain('SUBAGENT-ANSWER for "Summarise the README"');

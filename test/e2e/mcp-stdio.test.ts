@@ -55,7 +55,7 @@ describe('errand mcp (stdio)', () => {
   it('lists the session tools with the same input schemas and descriptions as a session model gets, with hints', async () => {
     const { client } = await connect();
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name)).toEqual(['load', 'delegate', 'send_message', 'list_subagent_models']);
+    expect(tools.map((tool) => tool.name)).toEqual(['load', 'delegate', 'run_workflow', 'send_message', 'list_subagent_models']);
     for (const tool of tools) {
       const spec = orchestrationToolSpecs[tool.name as keyof typeof orchestrationToolSpecs];
       expect(tool.inputSchema).toEqual(spec.inputSchema);
