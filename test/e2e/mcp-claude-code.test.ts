@@ -273,8 +273,8 @@ describe.each(transports)('Claude Code 2.1.328 over $name', ({ transport, env })
     expect(run.stdout).toContain('errand\'s subagent answered:');
     expect(run.stdout).toContain('SUBAGENT-ANSWER for "Summarise the README": three files, one README.');
     const main = mainLoopRequests();
-    // Claude Code named errand's four tools to its model (deferred), and loaded delegate's schema on request.
-    expect(deferredToolNames(main[0]?.body as JsonObject).sort()).toEqual(['mcp__errand__delegate', 'mcp__errand__list_subagent_models', 'mcp__errand__load', 'mcp__errand__send_message']);
+    // Claude Code named errand's five tools to its model (deferred), and loaded delegate's schema on request.
+    expect(deferredToolNames(main[0]?.body as JsonObject).sort()).toEqual(['mcp__errand__delegate', 'mcp__errand__list_subagent_models', 'mcp__errand__load', 'mcp__errand__run_workflow', 'mcp__errand__send_message']);
     // ToolSearch answered with a reference to delegate, and the next request offers its schema.
     const afterSearch = main[1]?.body as JsonObject;
     expect(conversationOf(afterSearch).calls.map((call) => call.name)).toEqual(['ToolSearch']);

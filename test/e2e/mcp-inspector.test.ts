@@ -76,7 +76,7 @@ const transports: { name: string; target: () => string[] }[] = [
 ];
 
 describe.each(transports)('the MCP Inspector CLI over $name', ({ target }) => {
-  it('lists the four session tools with the schemas and descriptions a session model gets', async () => {
+  it('lists the five session tools with the schemas and descriptions a session model gets', async () => {
     const listed = toolList.parse(await inspector(['--method', 'tools/list', ...target()]));
     expect(listed.tools.map((tool) => tool.name)).toEqual(['load', 'delegate', 'run_workflow', 'send_message', 'list_subagent_models']);
     for (const tool of listed.tools) {
