@@ -75,7 +75,8 @@ export async function planRunWorkflowCall(deps: WorkflowRunPlannerDeps, input: P
     if (!isApiProblem(error)) throw error;
     const problems = error.options.errors?.map((problem) => `${problem.field}: ${problem.message}`).join('; ') ?? error.options.detail ?? error.title;
     const suggestions = error.options.suggestions?.length ? ` Workflows found: ${error.options.suggestions.join(', ')}.` : '';
-    return { ok: false, message: `${inToolNames(problems)}${error.options.errors?.some((problem) => problem.field === 'costBudgetUsd') ? fromCaller : ''}.${suggestions}` };
+    const said = inToolNames(problems).replace(/\.$/, '');
+    return { ok: false, message: `${said}${error.options.errors?.some((problem) => problem.field === 'costBudgetUsd') ? fromCaller : ''}.${suggestions}` };
   }
   const runInput: WorkflowRunInput = { ...planned.input, ...(input.tenant ? { tenant: input.tenant } : {}) };
   const stored = JSON.stringify(planned.input);
