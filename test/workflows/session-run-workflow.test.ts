@@ -164,21 +164,26 @@ describe('session: run_workflow', () => {
     await handle.cancel();
   }, 120_000);
 
-  test('load with cancel: true cancels the run and its running agent', async () => {
+  test('send_message to a run says what to use instead; load with cancel: true cancels the run and its running agent', async () => {
     const stuck = scripts.add('cancel-wf-agent', [{ text: 'never', delayMs: 60_000 }]);
     const script = `return await agent(${JSON.stringify(`stuck ${stuck}`)});`;
     const session = scripts.add('cancel-wf', async (_request, call) => {
       if (call === 0) return { toolCalls: [runCall({ script, async: true })] };
       if (call === 1) {
         await waitUntil(() => scripts.of('cancel-wf-agent').length > 0, "the run's agent to call its model");
-        return { toolCalls: [{ name: 'load', arguments: { source: 'task-1', cancel: true } }] };
+        return { toolCalls: [{ name: 'send_message', arguments: { task_id: 'task-1', message: 'hurry up' } }] };
       }
+      if (call === 2) return { toolCalls: [{ name: 'load', arguments: { source: 'task-1', cancel: true } }] };
       return { text: 'cancelled' };
     });
     const handle = await startSession();
     await say(handle, `Run and cancel ${session}`);
     expect(await replies(handle, 1)).toEqual(['cancelled']);
-    const answer = toolResults(scripts.of('cancel-wf')[2]).at(-1)?.content ?? '';
+    // A run takes no messages: the answer says what to use instead.
+    const refused = toolResults(scripts.of('cancel-wf')[2]).at(-1);
+    expect(refused?.isError).toBe(true);
+    expect(refused?.content).toBe(`Message not delivered: task-1 is a workflow run, which takes no messages. load with source "task-1" waits for it (peek: true shows its agents, cancel: true stops it); pausing and resuming it is errand workflow pause/resume or POST /v1/workflows/${handle.workflowId}~task-1/pause and /resume.`);
+    const answer = toolResults(scripts.of('cancel-wf')[3]).at(-1)?.content ?? '';
     expect(answer).toContain('Status: cancelled');
     const run: WorkflowRunResult = await client.workflow.getHandle(`${handle.workflowId}~task-1`).result();
     expect(run.status).toBe('cancelled');
