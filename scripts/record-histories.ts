@@ -21,6 +21,7 @@ import { createErrandWorker } from '../src/worker/errand-worker';
 import { createWorkerDependencies } from '../src/worker/worker-dependencies';
 import { workflowsFromSources } from '../src/worker/workflow-source';
 import { moreScenarios, recordAgentHooksBeforePatch, recordAgentHooksPatched, recordOrchestrationHooksBeforePatch, recordOrchestrationHooksPatched, recordCostBeforePatch, recordCostPatched, recordLongAnswerBeforePatch, recordLongAnswerPatched, recordLongChildBeforePatch, recordLongChildPatched, recordProgressThrottleBeforePatch, recordProgressThrottlePatched, recordStopHookLastTurnBeforePatch, recordStopHookLastTurnPatched, recordApprovals, recordCompaction, recordLoadPeekBeforePatch, recordLoadPeekPatched, recordIdleTimeout, recordProbeLoop, type HeldStep, type RecordingContext, recordSpendAddsUpBeforePatch, recordSpendAddsUpPatched, recordMcpNoticesBeforePatch, recordMcpNoticesPatched, recordWorkflowRun } from './record-more-histories';
+import { recordSessionRunWorkflow } from './record-run-workflow-history';
 import { bundleWithPatchesWithheld } from './withheld-patches';
 
 /**
@@ -48,7 +49,7 @@ import { bundleWithPatchesWithheld } from './withheld-patches';
 
 const identity = 'errand-record-histories';
 /** Every scenario, as `--only` names them. */
-const allScenarios = ['plain', 'tool-calls', 'max-turns', 'cancelled', 'session', 'checks', 'structured', 'worktree', 'fork', 'continuables', ...moreScenarios] as const;
+const allScenarios = ['plain', 'tool-calls', 'max-turns', 'cancelled', 'session', 'checks', 'structured', 'worktree', 'fork', 'continuables', ...moreScenarios, 'session-run-workflow'] as const;
 /** The patches the second worker withholds (its runs are the "before the patch" side of the replay fixtures). */
 const withheldPatches = ['load-peek-live-text', 'agent-file-hooks', 'cost-search-attribute', 'orchestration-tool-hooks', 'slim-child-result', 'progress-throttle', 'stop-hook-every-stop', 'long-texts-by-reference', 'spend-adds-up', 'mcp-notices-kept-until-acknowledged', 'child-ids-without-slash'];
 /** The context window of the model the compaction scenario uses: a few file reads outgrow it. */
@@ -387,6 +388,7 @@ async function main(): Promise<void> {
     if (want('mcp-notices')) await recordMcpNoticesPatched(context);
     if (want('mcp-notices-before-patch')) await recordMcpNoticesBeforePatch(context);
     if (want('workflow-run')) await recordWorkflowRun(context);
+    if (want('session-run-workflow')) await recordSessionRunWorkflow(context);
   } finally {
     worker.shutdown();
     withheldWorker.shutdown();

@@ -10,6 +10,8 @@ import type {
   PlanDelegationInput,
   PlanDelegationOutput,
   PlannedDelegation,
+  PlanWorkflowRunInput,
+  PlanWorkflowRunOutput,
   ProbeChildrenInput,
   ReadLiveTextInput,
 } from '../contracts/activities';
@@ -23,6 +25,8 @@ import { inboundMessage } from './inbound-message';
 import { delegateRequestSchema } from '../contracts/delegation';
 import { formatSourceContent } from '../domain/load-texts';
 import { slimChildResult } from '../domain/child-result';
+import { formatRunPeek, isWorkflowRunResult, runResultAsTaskResult } from '../domain/workflow-run-task';
+import { workflowViewQuery } from '../contracts/workflow-run-messages';
 import { readLiveText } from '../observability/live-text-reader';
 import { formatRouteDiscovery, type CatalogProvider } from '../domain/route-discovery';
 import type { ModelRegistry } from '../llm/model-port';
@@ -58,6 +62,8 @@ export interface OrchestrationDependencies {
   defaultMaxOutputTokens?: number;
   /** The operator's daily cost cap per tenant (`ERRAND_TENANT_DAILY_COST_USD`), micro-dollars: checked before planning. */
   tenantDailyCostMicroUsd?: number;
+  /** Plans `run_workflow` calls (the worker's, over the configuration and the workflow sources); absent: the tool is refused. */
+  planWorkflowRun?: (input: PlanWorkflowRunInput) => Promise<PlanWorkflowRunOutput>;
 }
 
 /** The route catalog of a model registry: its providers and each allowed model's settings, defaults applied. */
@@ -123,6 +129,21 @@ export function createOrchestrationActivities(deps: OrchestrationDependencies): 
     async readLiveText(input: ReadLiveTextInput): Promise<LiveText | null> {
       return (await readLiveText(deps.client?.() ?? Context.current().client, input.workflowId)) ?? null;
     },
+    async planWorkflowRun(input: PlanWorkflowRunInput): Promise<PlanWorkflowRunOutput> {
+      if (!deps.planWorkflowRun) return { ok: false, message: 'this worker was built without workflow runs; ask the operator' };
+      if (deps.tenantDailyCostMicroUsd !== undefined && input.tenant !== undefined) {
+        // As for delegate: a tenant whose spend today reached the operator's daily cap starts nothing new.
+        const now = Date.now();
+        const spent = await readTenantSpend(deps.client?.() ?? Context.current().client, input.tenant, now);
+        const refused = dailyCapRefusal(input.tenant, utcDay(now), spent, deps.tenantDailyCostMicroUsd);
+        if (refused) return { ok: false, message: refused };
+      }
+      return deps.planWorkflowRun(input);
+    },
+    async peekWorkflowRun(input: { workflowId: string }): Promise<string> {
+      const view = await (deps.client?.() ?? Context.current().client).workflow.getHandle(input.workflowId).query(workflowViewQuery);
+      return formatRunPeek(view);
+    },
   };
   // Planning may clone a git-synced store and listing may sync one (several git commands): every
   // orchestration activity heartbeats, so a lost worker is noticed within the heartbeat timeout while a
@@ -144,6 +165,8 @@ export function createOrchestrationActivities(deps: OrchestrationDependencies): 
     deliverToChild: beating(activities.deliverToChild),
     probeChildren: beating(activities.probeChildren),
     readLiveText: beating(activities.readLiveText),
+    planWorkflowRun: beating(activities.planWorkflowRun),
+    peekWorkflowRun: beating(activities.peekWorkflowRun),
   };
 }
 
@@ -192,9 +215,15 @@ export async function probeChildren(client: Client, input: ProbeChildrenInput): 
     }
     if (status === 'RUNNING') continue;
     try {
-      const result: SubagentResult = await handle.result();
+      const ended: unknown = await handle.result();
+      if (isWorkflowRunResult(ended)) {
+        // A run (`run_workflow`) is read as a task's result: its script's result stays its own, whole.
+        const { startTime, closeTime } = await handle.describe();
+        closed.push({ workflowId, temporalStatus: status, result: runResultAsTaskResult(workflowId, ended, (closeTime ?? new Date()).getTime() - startTime.getTime()) });
+        continue;
+      }
       // The parent's history keeps a preview and a reference, as the child's own settlement signal does (SEMANTICS §4).
-      closed.push({ workflowId, temporalStatus: status, result: slimChildResult(result) });
+      closed.push({ workflowId, temporalStatus: status, result: slimChildResult(ended as SubagentResult) });
     } catch (error) {
       const diagnostic = error instanceof WorkflowFailedError ? `${status.toLowerCase()}: ${error.cause?.message ?? error.message}` : `${status.toLowerCase()}: ${error instanceof Error ? error.message : String(error)}`;
       closed.push({ workflowId, temporalStatus: status, diagnostic });

@@ -39,7 +39,7 @@ export interface StatelessMcpBackend {
   toolPolicy?: ToolPolicyConfig | undefined;
   /** What a foreground call's progress notification says now (the subagent the session waits for), if anything. */
   progressOf?: ((sessionId: string) => Promise<string | undefined>) | undefined;
-  /** The Tasks extension (`io.modelcontextprotocol/tasks`), where it is served: the tasks, and a session task's delegation id. */
+  /** The Tasks extension (`io.modelcontextprotocol/tasks`), where it is served: the tasks, and a session task's delegation (or run) id. */
   tasks?: { backend: McpTaskBackend; delegationOf(sessionId: string, taskId: string): Promise<string | undefined> } | undefined;
   /** The session a call that names none uses (`errand mcp --session`); without it such a call starts a session. */
   defaultSession?: string | undefined;
@@ -109,8 +109,8 @@ export function createStatelessErrandServer(backend: StatelessMcpBackend): Serve
       progressToken !== undefined && progressOf && name === 'delegate' && args.async !== true
         ? await withProgress(running, () => progressOf(id), (progress, message) => ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress, message } }), mcpProgressIntervalMs)
         : await running;
-    // A background delegate of a client that takes tasks is answered with the task: the delegation itself.
-    const taskId = tasks && name === 'delegate' && args.async === true && !answer.isError && clientTakesTasks(ctx.mcpReq.envelope) ? /^Started (\S+) in the background/.exec(answer.content[0]?.text ?? '')?.[1] : undefined;
+    // A background delegate or run_workflow of a client that takes tasks is answered with the task: the delegation or the run itself.
+    const taskId = tasks && (name === 'delegate' || name === 'run_workflow') && args.async === true && !answer.isError && clientTakesTasks(ctx.mcpReq.envelope) ? /^Started (\S+) in the background/.exec(answer.content[0]?.text ?? '')?.[1] : undefined;
     const delegationId = tasks && taskId ? await tasks.delegationOf(id, taskId).catch(() => undefined) : undefined;
     const task = tasks && delegationId ? await tasks.backend.get(delegationId).catch(() => undefined) : undefined;
     if (task) {

@@ -1,5 +1,6 @@
 import type { ApiDependencies } from './api-dependencies';
 import { delegationTasks } from './mcp-delegation-tasks';
+import { eitherTasks, workflowRunTasks } from './mcp-workflow-run-tasks';
 import { progressMessage } from './mcp-progress';
 import type { StatelessMcpServices } from './routes/mcp-stateless-route';
 import type { SessionService } from './session-service';
@@ -24,7 +25,7 @@ export interface StatelessMcpPlace {
 /**
  * errand's side of a 2026-07-28 MCP server (decision 0042), per tenant: tool calls in a session, stored
  * texts, the tool policy, a foreground call's progress (the subagent the session waits for) and the Tasks
- * extension over delegations. One definition for both transports: the API's `/v1/mcp` and `errand mcp`'s
+ * extension over delegations and workflow runs. One definition for both transports: the API's `/v1/mcp` and `errand mcp`'s
  * stdio (in process), so a client sees the same server on either.
  */
 export function statelessMcpServices(deps: ApiDependencies, resolveParts: StatelessMcpServices['resolveParts'], place: StatelessMcpPlace): StatelessMcpServices {
@@ -42,7 +43,10 @@ export function statelessMcpServices(deps: ApiDependencies, resolveParts: Statel
     },
     tasks: place.tasks
       ? (tenant) => ({
-          backend: delegationTasks(tenant, deps.delegations, deps.sessions),
+          // A task is a delegation (delegate) or a workflow run (run_workflow): its id is the one or the other's.
+          backend: deps.workflows
+            ? eitherTasks(delegationTasks(tenant, deps.delegations, deps.sessions), workflowRunTasks(tenant, deps.workflows.service))
+            : delegationTasks(tenant, deps.delegations, deps.sessions),
           delegationOf: async (sessionId, taskId) => (await service().get(tenant, sessionId)).peek.tasks?.find((task) => task.taskId === taskId)?.workflowId,
         })
       : undefined,

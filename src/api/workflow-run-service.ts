@@ -6,7 +6,7 @@ import type { JsonValue } from '../contracts/json';
 import { workflowResultSchema, workflowViewSchema } from '../contracts/workflow-api';
 import { errandWorkflowId } from '../contracts/workflow-ids';
 import type { WorkflowRestartAgentOutput } from '../contracts/workflow-run-messages';
-import { workflowRunMessageNames, workflowRunWorkflowType, type WorkflowRunInput, type WorkflowRunResult, type WorkflowRunView } from '../contracts/workflow-run';
+import { workflowRunMemoKey, workflowRunMessageNames, workflowRunWorkflowType, type WorkflowRunInput, type WorkflowRunResult, type WorkflowRunView } from '../contracts/workflow-run';
 import { formatUsd } from '../domain/model-cost';
 import { GrpcCode, isGrpcStatus } from '../temporal/grpc-status';
 import type { TopLevelStartOptions } from '../observability/start-options';
@@ -28,7 +28,7 @@ import type { TemporalGateway, WorkflowFacts } from './temporal-gateway';
  */
 
 /** Memo key of a run's start facts. */
-const memoKey = 'errandWorkflowRun';
+const memoKey = workflowRunMemoKey;
 /** What the memo holds (a JSON string: start memos are strings). */
 const runMemoSchema = z.object({ inputKey: z.string(), resumedFrom: z.string().optional(), fingerprint: z.string().optional(), nonce: z.string().optional() });
 type RunMemo = z.infer<typeof runMemoSchema>;

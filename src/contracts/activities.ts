@@ -5,6 +5,7 @@ import type { PlanningFailure } from './planning-failure';
 import type { ApprovalDecision, MessageInput, RecipeServerWire, RunningRecipe, ToolPolicyNarrowingWire } from './agent-wire';
 import type { AgentMemoryLocation, Approvers, ContextWindowState, ConversationPrefix, SourceSummary, SubagentActivitySettings, SubagentInput } from './subagent';
 import type { SubagentResult } from './subagent-result';
+import type { WorkflowRunInput } from './workflow-run';
 import type { AnswerCap, FinishReason, ModelRoute, TokenUsage } from './model';
 
 /**
@@ -315,6 +316,25 @@ export interface ClosedChild {
   diagnostic?: string;
 }
 
+/** Plan a workflow run a session's model (or MCP client) asked for with `run_workflow`. */
+export interface PlanWorkflowRunInput {
+  /** The tool call's arguments, unchecked (the activity validates them). */
+  request: JsonObject;
+  workingDir: string;
+  tenant?: string;
+  /** Who starts it (the session's workflow id), for the run's details. */
+  startedBy: string;
+  /** What is left of the caller's caps for a new task (its running tasks' holds taken off). */
+  remainingBudget?: number;
+  remainingTimeMs?: number;
+  remainingCostMicroUsd?: number;
+}
+
+/** A planned run (its input, stored by content under `inputKey` for a resume of the ended run), or why not. */
+export type PlanWorkflowRunOutput =
+  | { ok: true; input: WorkflowRunInput; inputKey: string; projectionText: string }
+  | { ok: false; message: string };
+
 /** Read the text a child's model call has written so far (for the parent's `load(task_id, peek: true)`). */
 export interface ReadLiveTextInput {
   workflowId: string;
@@ -342,6 +362,10 @@ export interface OrchestrationActivities {
   probeChildren(input: ProbeChildrenInput): Promise<ClosedChild[]>;
   /** The child's text-so-far from its pending model call's heartbeat details; null when it is not writing. */
   readLiveText(input: ReadLiveTextInput): Promise<LiveText | null>;
+  /** Plans a `run_workflow` call: its script (inline or a workflow source), caps within what is left, the projection. */
+  planWorkflowRun(input: PlanWorkflowRunInput): Promise<PlanWorkflowRunOutput>;
+  /** A running workflow run's view as text (for `load(task_id, peek: true)` on a run). */
+  peekWorkflowRun(input: { workflowId: string }): Promise<string>;
 }
 
 /** Every activity a session or subagent workflow schedules. */

@@ -15,6 +15,8 @@ export interface TaskRecord {
   workflowId: string;
   description: string;
   mode: 'foreground' | 'background' | 'continuable';
+  /** `workflow`: a workflow run the `run_workflow` tool started (its result is a run's, read as a task's). Absent: a delegation. */
+  kind?: 'workflow';
   state: TaskState;
   startedAt: number;
   /** When its last run (or activation) settled. */

@@ -9,7 +9,7 @@ import type { JsonObject } from './json';
  */
 
 /** The tools an MCP client may call (the session tools of SEMANTICS §2; `approve` stays with a person). */
-export const mcpSessionTools = ['load', 'delegate', 'send_message', 'list_subagent_models'] as const;
+export const mcpSessionTools = ['load', 'delegate', 'run_workflow', 'send_message', 'list_subagent_models'] as const;
 
 /** One of {@link mcpSessionTools}. */
 export type McpSessionToolName = (typeof mcpSessionTools)[number];

@@ -9,6 +9,12 @@ import type { WorkflowScriptDiagnostic } from './workflow-script.js';
 /** The Temporal workflow type of a workflow run. */
 export const workflowRunWorkflowType = 'workflowRunWorkflow';
 
+/**
+ * Memo key of a run's start facts (a JSON string: `inputKey`, the run's input by content in errand's store;
+ * a resume of the ended run reads the input from there, decision 0039).
+ */
+export const workflowRunMemoKey = 'errandWorkflowRun';
+
 /** Names of the run's messages (queries, signals, updates). */
 export const workflowRunMessageNames = {
   /** Query: {@link WorkflowRunView}. */

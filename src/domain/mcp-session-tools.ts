@@ -20,11 +20,12 @@ export interface McpToolListing {
   annotations: McpToolAnnotations;
 }
 
-// Why these hints: `load` can cancel a task (`cancel: true`); `delegate` and `send_message` set a subagent
+// Why these hints: `load` can cancel a task (`cancel: true`); `delegate`, `run_workflow` and `send_message` set subagents
 // to work with its tools (files, commands, MCP servers), so a client should treat them as acting on the world.
 const annotations: Record<McpSessionToolName, McpToolAnnotations> = {
   load: { title: 'Load a source or a task', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   delegate: { title: 'Delegate to a subagent', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+  run_workflow: { title: 'Run a workflow', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   send_message: { title: 'Message a continuable task', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   list_subagent_models: { title: 'List subagent models', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
 };
@@ -46,7 +47,7 @@ export function isMcpSessionTool(name: string): name is McpSessionToolName {
 }
 
 /** Tools whose call changes something: a client's retry of the same request must not run them twice. */
-export const mcpToolsWithEffects: readonly McpSessionToolName[] = ['delegate', 'send_message'];
+export const mcpToolsWithEffects: readonly McpSessionToolName[] = ['delegate', 'run_workflow', 'send_message'];
 
 /**
  * The answer to a tool call whose result did not come within the server's longest wait (the HTTP API's,
@@ -59,6 +60,9 @@ export function stillRunningText(name: string, args: JsonObject, waitedMs: numbe
   if (name === 'load' && taskId) return `${waited} The task goes on: call load with source "${taskId}" again to keep waiting for it, or with peek: true to see its progress.`;
   if (name === 'delegate' && args.async !== true && args.continuable !== true) {
     return `${waited} The subagent goes on working in the foreground of this session. Send the same request again (the same request id and arguments) to keep waiting for it and get its result: it is not started twice. Its notices wait for your next tool result.`;
+  }
+  if (name === 'run_workflow' && args.async !== true) {
+    return `${waited} The workflow run goes on in the foreground of this session. Send the same request again (the same request id and arguments) to keep waiting for it and get its result: it is not started twice.`;
   }
   if (mcpToolsWithEffects.includes(name as McpSessionToolName)) {
     return `${waited} It goes on in this session: send the same request again (the same request id and arguments) to keep waiting for it and get its result (it is not run twice).`;

@@ -4,13 +4,14 @@ import type { ToolSpec } from '../contracts/model';
 import { childWordsRule } from './child-words';
 
 /**
- * The parent's own tools (SEMANTICS §2): `load`, `delegate`, `send_message`, `list_subagent_models`.
+ * The parent's own tools (SEMANTICS §2, §7): `load`, `delegate`, `run_workflow`, `send_message`, `list_subagent_models`.
  * They are handled by the workflow itself (delegations are child workflows), not by a toolset, so their
  * names carry no toolset prefix. Pure data: the model-call activity adds the specs a workflow asks for.
  */
 export const OrchestrationTool = {
   load: 'load',
   delegate: 'delegate',
+  runWorkflow: 'run_workflow',
   sendMessage: 'send_message',
   listSubagentModels: 'list_subagent_models',
   approve: 'approve',
@@ -116,6 +117,36 @@ export const orchestrationToolSpecs: Record<OrchestrationToolName, ToolSpec> = {
             '"worktree": the subagent works in a new git worktree of the working directory, on a branch errand/<task id>; ' +
             'with no changes it is removed at the end, otherwise the result names the branch and the folder.',
         },
+      },
+      additionalProperties: false,
+    },
+  },
+  run_workflow: {
+    name: 'run_workflow',
+    description:
+      'Run a workflow: a script that runs many subagents (agent(), parallel(), pipeline(), args), as a durable run of its own. ' +
+      'Give `name` (a workflow source, .claude/workflows/<name>.js) or `script` (the script inline), its `args`, and caps: ' +
+      'they cover every agent of the run, never more than what is left of yours, and a run whose projected cost passes its money cap is refused. ' +
+      'Without `async` you get the script\'s result when the run ends; with `async: true` you get a task id at once (its workflow run id too): ' +
+      'load with that task id waits for it, peek: true shows its agents and cost, cancel: true stops it and every agent.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        name: { type: 'string', description: 'A workflow source: .claude/workflows/<name>.js in the operator\'s stores, the project or your home.' },
+        script: { type: 'string', description: 'The workflow script, inline (instead of name).' },
+        args: { description: 'The value the script reads as `args` (any JSON).' },
+        async: { type: 'boolean', description: 'Run in the background and return a task id at once.' },
+        description: { type: 'string', description: 'Short label for listings.' },
+        token_budget: { type: 'integer', minimum: 1, description: 'Tokens every agent of the run may use together.' },
+        time_budget: { type: 'integer', minimum: 1, maximum: timeBudgetSecsCeiling, description: 'Wall-clock seconds the whole run may take. Never more than what is left of yours.' },
+        cost_budget_usd: {
+          type: 'number',
+          minimum: costBudgetUsdFloor,
+          maximum: costBudgetUsdCeiling,
+          description: 'US dollars every agent of the run may cost together. Never more than what is left of yours; a run projected to cost more is refused.',
+        },
+        concurrency: { type: 'integer', minimum: 1, description: "Agents running at once (at most the operator's limit)." },
+        max_agents: { type: 'integer', minimum: 1, description: "agent() calls the run may make (at most the operator's limit)." },
       },
       additionalProperties: false,
     },

@@ -73,6 +73,8 @@ export interface NewTask {
   description: string;
   now: number;
   legacyId?: boolean;
+  /** `workflow` for a workflow run started by `run_workflow` (its child runs workflowRunWorkflow). */
+  kind?: 'workflow';
 }
 
 /**
@@ -88,6 +90,7 @@ export function addTask(registry: TaskRegistryView, init: NewTask): { registry: 
     workflowId: init.legacyId === true ? `${init.parentWorkflowId}${legacyChildSeparator}${taskId}` : childWorkflowId(init.parentWorkflowId, taskId),
     description: init.description,
     mode: init.mode,
+    ...(init.kind ? { kind: init.kind } : {}),
     state: 'starting',
     startedAt: init.now,
     totalUsage: { inputTokens: 0, outputTokens: 0 },

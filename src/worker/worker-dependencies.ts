@@ -24,6 +24,8 @@ import { configuredPlanning, type PlanContext } from '../activities/plan-context
 import type { SubagentActivitySettings } from '../contracts/subagent';
 import type { SourceResolver } from '../sources/source-resolver';
 import { createSharedSources } from '../sources/shared-sources';
+import type { PlanWorkflowRunInput, PlanWorkflowRunOutput } from '../contracts/activities';
+import { planRunWorkflowCall } from './workflow-run-planner';
 
 /** The real parts a worker's activities use. */
 export interface WorkerDependencies {
@@ -56,6 +58,8 @@ export interface WorkerDependencies {
   tenantDailyCostMicroUsd?: number;
   /** The depth limit and activity settings the agents of a workflow run get (`ERRAND_MAX_DEPTH`, ...). */
   subagentDefaults: { maxDepth: number; activity: SubagentActivitySettings };
+  /** Plans a `run_workflow` call (workflow-run-planner.ts). */
+  planWorkflowRun?: (input: PlanWorkflowRunInput) => Promise<PlanWorkflowRunOutput>;
 }
 
 /**
@@ -88,7 +92,8 @@ export function createWorkerDependencies(
     answerLimits: { maxBytes: config.model.answerMaxBytes, maxMs: config.model.answerMaxMs },
     ...(options.scripted ? { scripted: options.scripted } : {}),
   });
-  const resolverFor = createResolverCache(config, options.homeDirectory);
+  const sources = createSharedSources(config, options.homeDirectory);
+  const resolverFor = (workingDir: string): SourceResolver => sources.resolverFor(workingDir);
   const toolsets = createToolsetRegistryFromConfig({
     mcpServers: config.tools.mcpServers,
     ...(config.tools.settings.idleMs !== undefined ? { idleMs: config.tools.settings.idleMs } : {}),
@@ -132,6 +137,7 @@ export function createWorkerDependencies(
     ...(config.worktreeDir !== undefined ? { worktreeDir: config.worktreeDir } : {}),
     heartbeats: { liveTextIntervalMs: config.model.liveTextIntervalMs, inFlight: new InFlightCalls() },
     subagentDefaults: { maxDepth: config.subagent.maxDepth, activity: config.subagent.activity },
+    planWorkflowRun: (input) => planRunWorkflowCall({ config, placesFor: (workingDir) => sources.workflowPlacesFor(workingDir), blobs }, input),
   };
 }
 

@@ -238,7 +238,7 @@ export class AgentLoop {
           ...(agent.state.context ? { window: agent.state.context } : {}),
           ...(options.prefix ? { prefix: options.prefix } : {}),
           checkContext,
-          ...(agent.canDelegate ? { orchestrationTools: orchestrationToolsFor(options.approvers) } : {}),
+          ...(agent.canDelegate ? { orchestrationTools: orchestrationToolsFor(options.approvers, options.depth) } : {}),
           ...(options.toolPolicy ? { toolPolicy: options.toolPolicy } : {}),
           ...(options.recipeServers ? { recipeServers: options.recipeServers, workingDir: options.workingDir } : {}),
           ...(options.memory ? { memory: options.memory } : {}),
@@ -358,9 +358,12 @@ export class AgentLoop {
   }
 }
 
-/** The orchestration tools a delegating agent is offered; `approve` only where its model may decide approvals. */
-function orchestrationToolsFor(approvers: string): string[] {
-  const tools = ['load', 'delegate', 'send_message', 'list_subagent_models'];
+/**
+ * The orchestration tools a delegating agent is offered; `run_workflow` only at depth 0 (a run's agents are
+ * delegations one level down), `approve` only where its model may decide approvals.
+ */
+function orchestrationToolsFor(approvers: string, depth: number): string[] {
+  const tools = ['load', 'delegate', ...(depth === 0 ? ['run_workflow'] : []), 'send_message', 'list_subagent_models'];
   return approvers === 'human-or-parent' ? [...tools, 'approve'] : tools;
 }
 

@@ -31,6 +31,9 @@ export async function sendMessage(agent: Agent, args: JsonObject, position: Call
     const known = agent.state.tasks.filter((candidate) => candidate.mode === 'continuable' && isLive(candidate)).map((candidate) => candidate.taskId);
     return toolError(`Message not delivered: ${taskId} is not one of your tasks.${known.length > 0 ? ` Your continuable tasks: ${known.join(', ')}.` : ''}`);
   }
+  if (task.kind === 'workflow') {
+    return toolError(`Message not delivered: ${taskId} is a workflow run, which takes no messages. load with source "${taskId}" waits for it (peek: true shows its agents, cancel: true stops it); pausing and resuming it is errand workflow pause/resume or POST /v1/workflows/${task.workflowId}/pause and /resume.`);
+  }
   if (task.mode !== 'continuable') return toolError(`Message not delivered: ${taskId} is not continuable (delegate with continuable: true to keep talking to a subagent).`);
   if (!isLive(task)) return toolError(`Message not delivered: ${taskId} has ended (${task.state}).`);
   // Marked running before the delivery, so an answer that arrives before the update returns is not taken as stale.

@@ -28,6 +28,8 @@ export async function loadTask(agent: Agent, tasks: { cancelTask(task: Readonly<
     // The registry replaces a record when it changes: read it afresh after each await.
     const current = () => findTask(agent.state, task.taskId) ?? task;
     if (args.peek === true) {
+      // A workflow run (run_workflow) is peeked through its view: status, agents per label, tokens, cost.
+      if (task.kind === 'workflow') return attempt(`peek ${task.taskId}`, () => agent.activities.orchestration.peekWorkflowRun.executeWithOptions({ summary: `peek ${task.taskId}` }, [{ workflowId: task.workflowId }]));
       const live = turnStates.includes(task.state) ? await liveTextOf(agent, task) : undefined;
       const now = current();
       return toolText(formatPeek(now.taskId, now.peek, now.state, Date.now(), live));

@@ -44,6 +44,9 @@ import type { Agent } from './agent';
 import type { OrchestrationTools, ToolOutcome } from './agent-loop';
 import { ChildProbe } from './child-probe';
 import { loadTask } from './task-load';
+import { runWorkflowTask } from './workflow-run-task';
+import { isWorkflowRunResult, runResultAsTaskResult } from '../domain/workflow-run-task';
+import type { WorkflowRunResult } from '../contracts/workflow-run';
 import { approve, listModels, sendMessage, type CallPosition } from './child-messages';
 import { planChild } from './child-planning';
 import { errorText, toolError, toolText } from './tool-outcomes';
@@ -85,6 +88,8 @@ export class TaskOrchestrator implements OrchestrationTools {
     switch (call.name) {
       case OrchestrationTool.delegate:
         return this.delegate(args, position);
+      case OrchestrationTool.runWorkflow:
+        return runWorkflowTask(this.agent, (taskId, handle) => this.watch(taskId, handle), args);
       case OrchestrationTool.load:
         return loadTask(this.agent, this, args);
       case OrchestrationTool.sendMessage: {
@@ -248,14 +253,16 @@ export class TaskOrchestrator implements OrchestrationTools {
     return result;
   }
 
-  /** Follows a child started in this run: its end settles the record even if its signal is lost. */
-  private watch(taskId: string, handle: ChildWorkflowHandle<(input: unknown) => Promise<SubagentResult>>): void {
+  /** Follows a child started in this run: its end settles the record even if its signal is lost (a run's, only so). */
+  private watch(taskId: string, handle: { result(): Promise<SubagentResult | WorkflowRunResult> }): void {
     this.watched.add(taskId);
     void CancellationScope.nonCancellable(async () => {
       try {
-        const result = await handle.result();
+        const ended = await handle.result();
         const record = findTask(this.agent.state, taskId);
-        if (record) this.settle(taskId, result, true, this.finalUsage(record, result));
+        if (!record) return;
+        const result = isWorkflowRunResult(ended) ? runResultAsTaskResult(record.workflowId, ended, Date.now() - record.startedAt) : ended;
+        this.settle(taskId, result, true, this.finalUsage(record, result));
       } catch (error) {
         const record = findTask(this.agent.state, taskId);
         if (record) this.settle(taskId, this.endedWithoutResult(record, 'FAILED', `the child workflow ended without a result: ${errorText(error)}`), true, record.totalUsage);

@@ -69,7 +69,7 @@ describe('/v1/mcp (Streamable HTTP)', () => {
     const { client, transport } = await connect();
     expect(transport.sessionId).toMatch(/^errand-[0-9a-f]{16}$/);
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name)).toEqual(['load', 'delegate', 'send_message', 'list_subagent_models']);
+    expect(tools.map((tool) => tool.name)).toEqual(['load', 'delegate', 'run_workflow', 'send_message', 'list_subagent_models']);
     for (const tool of tools) expect(tool.inputSchema).toEqual(orchestrationToolSpecs[tool.name as keyof typeof orchestrationToolSpecs].inputSchema);
     const result = await callErrandTool(client, 'delegate', { instructions: 'summarise over http' });
     expect(result.isError).toBe(false);

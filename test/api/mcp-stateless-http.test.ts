@@ -76,7 +76,7 @@ describe('/v1/mcp at 2026-07-28 (stateless)', () => {
     const client = await connectModern();
     expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name)).toEqual(['load', 'delegate', 'send_message', 'list_subagent_models']);
+    expect(tools.map((tool) => tool.name)).toEqual(['load', 'delegate', 'run_workflow', 'send_message', 'list_subagent_models']);
     for (const tool of tools) expect(Object.keys(tool.inputSchema.properties ?? {})).toContain('session');
 
     const first = await call(client, 'delegate', { instructions: 'take a moment statelessly', async: true });

@@ -129,10 +129,10 @@ async function endedResult(id: string): Promise<z.infer<typeof endedSchema>['res
   return ended.data.result;
 }
 
-/** A connected MCP client sees errand's four tools, and one call of them answers (the demo model's listing). */
+/** A connected MCP client sees errand's five tools, and one call of them answers (the demo model's listing). */
 async function expectErrandTools(client: Client): Promise<void> {
   const { tools } = await client.listTools();
-  expect(tools.map((tool) => tool.name).sort()).toEqual(['delegate', 'list_subagent_models', 'load', 'send_message']);
+  expect(tools.map((tool) => tool.name).sort()).toEqual(['delegate', 'list_subagent_models', 'load', 'run_workflow', 'send_message']);
   const result = z.object({ content: z.array(z.object({ type: z.literal('text'), text: z.string() })), isError: z.boolean().optional() }).loose().parse(await client.callTool({ name: 'list_subagent_models', arguments: {} }));
   expect(result.isError).not.toBe(true);
   expect(result.content[0]?.text).toContain('demo');

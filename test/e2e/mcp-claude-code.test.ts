@@ -272,8 +272,8 @@ describe.each(transports)('Claude Code 2.1.328 over $name', ({ transport, env })
     expect(run.stdout).toContain('errand\'s subagent answered:');
     expect(run.stdout).toContain('SUBAGENT-ANSWER for "Summarise the README": three files, one README.');
     const main = mainLoopRequests();
-    // Claude Code named errand's four tools to its model (deferred), and loaded delegate's schema on request.
-    expect(deferredToolNames(main[0]?.body as JsonObject).sort()).toEqual(['mcp__errand__delegate', 'mcp__errand__list_subagent_models', 'mcp__errand__load', 'mcp__errand__send_message']);
+    // Claude Code named errand's five tools to its model (deferred), and loaded delegate's schema on request.
+    expect(deferredToolNames(main[0]?.body as JsonObject).sort()).toEqual(['mcp__errand__delegate', 'mcp__errand__list_subagent_models', 'mcp__errand__load', 'mcp__errand__run_workflow', 'mcp__errand__send_message']);
     // ToolSearch answered with a reference to delegate, and the next request offers its schema.
     const afterSearch = main[1]?.body as JsonObject;
     expect(conversationOf(afterSearch).calls.map((call) => call.name)).toEqual(['ToolSearch']);
@@ -327,7 +327,7 @@ describe('errand mcp through an errand API (stdio bridged to /v1/mcp)', () => {
     try {
       sessionIds.add(connected.sessionId);
       expect(connected.stderr()).toContain(`errand mcp: session ${connected.sessionId} through ${apiUrl}`);
-      expect((await connected.client.listTools()).tools.map((tool) => tool.name)).toEqual(['load', 'delegate', 'send_message', 'list_subagent_models']);
+      expect((await connected.client.listTools()).tools.map((tool) => tool.name)).toEqual(['load', 'delegate', 'run_workflow', 'send_message', 'list_subagent_models']);
       const delegated = await callErrandTool(connected.client, 'delegate', { instructions: 'Summarise the README' });
       expect(delegated.isError).toBe(false);
       expect(delegated.texts[0]).toContain('SUBAGENT-ANSWER for "Summarise the README"');

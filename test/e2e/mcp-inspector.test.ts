@@ -83,9 +83,9 @@ const transports: { name: string; modern: boolean; target: () => string[] }[] = 
 ];
 
 describe.each(transports)('the MCP Inspector CLI over $name', ({ target, modern }) => {
-  it('lists the four session tools with the schemas and descriptions a session model gets', async () => {
+  it('lists the five session tools with the schemas and descriptions a session model gets', async () => {
     const listed = toolList.parse(await inspector(['--method', 'tools/list', ...target()]));
-    expect(listed.tools.map((tool) => tool.name)).toEqual(['load', 'delegate', 'send_message', 'list_subagent_models']);
+    expect(listed.tools.map((tool) => tool.name)).toEqual(['load', 'delegate', 'run_workflow', 'send_message', 'list_subagent_models']);
     for (const tool of listed.tools) {
       const spec = orchestrationToolSpecs[tool.name as keyof typeof orchestrationToolSpecs];
       // At 2026-07-28 each tool also takes the session handle (decision 0042); nothing else differs.

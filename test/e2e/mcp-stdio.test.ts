@@ -55,7 +55,7 @@ describe('errand mcp (stdio)', () => {
   it('lists the session tools with the same input schemas and descriptions as a session model gets, with hints', async () => {
     const { client } = await connect();
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name)).toEqual(['load', 'delegate', 'send_message', 'list_subagent_models']);
+    expect(tools.map((tool) => tool.name)).toEqual(['load', 'delegate', 'run_workflow', 'send_message', 'list_subagent_models']);
     for (const tool of tools) {
       const spec = orchestrationToolSpecs[tool.name as keyof typeof orchestrationToolSpecs];
       expect(tool.inputSchema).toEqual(spec.inputSchema);
@@ -133,7 +133,7 @@ describe('errand mcp (stdio)', () => {
     expect(fork.texts[0]).toContain('`fork` is not available through MCP');
     const unknown = await call(client, 'approve', { approval_id: 'x', decision: 'approve' });
     expect(unknown.isError).toBe(true);
-    expect(unknown.texts[0]).toBe('Unknown tool "approve". The tools are load, delegate, send_message, list_subagent_models.');
+    expect(unknown.texts[0]).toBe('Unknown tool "approve". The tools are load, delegate, run_workflow, send_message, list_subagent_models.');
     const nothing = await call(client, 'delegate', {});
     expect(nothing.isError).toBe(true);
     expect(nothing.texts[0]).toBe('delegate was not started: give `instructions`, a `source`, or both.');
@@ -145,10 +145,10 @@ describe('errand mcp (stdio)', () => {
     sessions.push(connection.sessionId);
     const { client } = connection;
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name)).toEqual(['load', 'send_message', 'list_subagent_models']);
+    expect(tools.map((tool) => tool.name)).toEqual(['load', 'run_workflow', 'send_message', 'list_subagent_models']);
     const denied = await call(client, 'delegate', { instructions: 'should never start' });
     expect(denied.isError).toBe(true);
-    expect(denied.texts[0]).toBe('Unknown tool "delegate". The tools are load, send_message, list_subagent_models.');
+    expect(denied.texts[0]).toBe('Unknown tool "delegate". The tools are load, run_workflow, send_message, list_subagent_models.');
     const asked = await call(client, 'send_message', { task_id: 'task-1', message: 'hello' });
     expect(asked.isError).toBe(true);
     expect(asked.texts[0]).toContain("send_message did not run: the operator's tool policy says a person approves each call of send_message");

@@ -114,7 +114,7 @@ describe('agent-file hooks: matching tool names', () => {
     expect(orchestrationToolsMatched(parsed.hooks ?? {})).toEqual({
       preToolUse: ['delegate'],
       // A group without a matcher runs for every tool, the orchestration tools included.
-      postToolUse: ['load', 'delegate', 'send_message', 'list_subagent_models', 'approve'],
+      postToolUse: ['load', 'delegate', 'run_workflow', 'send_message', 'list_subagent_models', 'approve'],
     });
     const developerOnly = parseAgentHooks({ PreToolUse: [{ matcher: 'Bash|Edit|Write|mcp__.*', hooks: [{ type: 'command', command: 'true' }] }] }, 'agents/dev.md');
     expect(orchestrationToolsMatched(developerOnly.hooks ?? {})).toBeUndefined();
