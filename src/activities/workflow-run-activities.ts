@@ -3,6 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../contracts/failures';
 import type { Client } from '@temporalio/client';
 import type { OrchestrationActivities, PlanDelegationOutput } from '../contracts/activities';
+import type { ModelAliasTable } from '../contracts/agent-definition';
 import type { JsonObject, JsonValue } from '../contracts/json';
 import { workflowResultInlineMaxChars, workflowRunHeartbeatIntervalMs, workflowViewLogChars, workflowViewLogLines, workflowViewMaxLabels } from '../contracts/limits';
 import type { SubagentActivitySettings } from '../contracts/subagent';
@@ -33,8 +34,8 @@ export interface WorkflowRunDependencies {
   orchestration: Pick<OrchestrationActivities, 'planDelegation'>;
   /** Toolsets an agent of a run may use (all the operator registered, as for a delegation the API starts). */
   toolsets: readonly string[];
-  /** The operator's depth limit and activity settings of a delegation. */
-  subagent: { maxDepth: number; activity: SubagentActivitySettings };
+  /** The operator's depth limit and activity settings of a delegation, and the model aliases (`haiku`, `opus`, ...) an agent's `model` may name. */
+  subagent: { maxDepth: number; activity: SubagentActivitySettings; modelAliases?: ModelAliasTable };
   /** A Temporal client to read finished agents' results; by default the worker's own. */
   client?: () => Client;
 }
@@ -135,7 +136,7 @@ export function createWorkflowRunActivities(deps: WorkflowRunDependencies): Work
 
     async planWorkflowAgent(input: PlanWorkflowAgentInput): Promise<PlanDelegationOutput> {
       const stored = await readJsonBlob<{ prompt: string; options: JsonObject }>(deps.blobs, requestBlobKey(input.key), 'the request of a workflow agent');
-      const request = delegateRequestOf(stored.prompt, stored.options);
+      const request = delegateRequestOf(stored.prompt, stored.options, deps.subagent.modelAliases);
       if (!request.ok) return { ok: false, message: request.message };
       return deps.orchestration.planDelegation({
         request: request.request as JsonObject,
