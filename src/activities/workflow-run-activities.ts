@@ -5,11 +5,12 @@ import type { Client } from '@temporalio/client';
 import type { OrchestrationActivities, PlanDelegationOutput } from '../contracts/activities';
 import type { ModelAliasTable } from '../contracts/agent-definition';
 import type { JsonObject, JsonValue } from '../contracts/json';
-import { workflowResultInlineMaxChars, workflowRunHeartbeatIntervalMs, workflowViewLogChars, workflowViewLogLines, workflowViewMaxLabels } from '../contracts/limits';
+import { workflowPlanBatchMaxChars, workflowResultInlineMaxChars, workflowRunHeartbeatIntervalMs, workflowViewLogChars, workflowViewLogLines, workflowViewMaxLabels } from '../contracts/limits';
 import type { SubagentActivitySettings } from '../contracts/subagent';
 import type { SubagentResult } from '../contracts/subagent-result';
 import type {
-  PlanWorkflowAgentInput,
+  PlanWorkflowAgentsInput,
+  PlanWorkflowAgentsOutput,
   RecordWorkflowAgentsInput,
   RecordWorkflowAgentsOutput,
   RoundCommon,
@@ -44,6 +45,12 @@ export interface WorkflowRunDependencies {
 export function requestBlobKey(key: string): string {
   return `workflow-requests/${key}.json`;
 }
+
+/** Ended agents' results one journal write reads from Temporal side by side. */
+const resultReadsAtOnce = 16;
+
+/** Agents one planning activity plans side by side. */
+const plansAtOnce = 8;
 
 /** Requests a round stores at once (each a small put, idempotent by key). */
 const requestPutsAtOnce = 16;
@@ -134,26 +141,20 @@ export function createWorkflowRunActivities(deps: WorkflowRunDependencies): Work
       }
     },
 
-    async planWorkflowAgent(input: PlanWorkflowAgentInput): Promise<PlanDelegationOutput> {
-      const stored = await readJsonBlob<{ prompt: string; options: JsonObject }>(deps.blobs, requestBlobKey(input.key), 'the request of a workflow agent');
-      const request = delegateRequestOf(stored.prompt, stored.options, deps.subagent.modelAliases);
-      if (!request.ok) return { ok: false, message: request.message };
-      return deps.orchestration.planDelegation({
-        request: request.request as JsonObject,
-        parent: {
-          workflowId: input.runId,
-          taskId: input.taskId,
-          childDepth: 1,
-          maxDepth: deps.subagent.maxDepth,
-          workingDir: input.workingDir,
-          toolsets: [...deps.toolsets],
-          ...(input.tenant ? { tenant: input.tenant } : {}),
-          activity: deps.subagent.activity,
-          ...(input.remainingTokens !== undefined ? { remainingBudget: input.remainingTokens } : {}),
-          ...(input.remainingTimeMs !== undefined ? { remainingTimeMs: input.remainingTimeMs } : {}),
-          ...(input.remainingCostMicroUsd !== undefined ? { remainingCostMicroUsd: input.remainingCostMicroUsd } : {}),
-        },
-      });
+    async planWorkflowAgents(input: PlanWorkflowAgentsInput): Promise<PlanWorkflowAgentsOutput> {
+      // Side by side: each plan reads its request and the sources (cached by the resolver), little CPU each.
+      const plans: PlanDelegationOutput[] = [];
+      let chars = 0;
+      for (let at = 0; at < input.keys.length; at += plansAtOnce) {
+        const batch = await Promise.all(input.keys.slice(at, at + plansAtOnce).map((key) => planOne(key, input)));
+        for (const plan of batch) {
+          chars += JSON.stringify(plan).length;
+          // The answer stays small: past the limit the rest are asked for again (the first always goes).
+          if (plans.length > 0 && chars > workflowPlanBatchMaxChars) return { plans };
+          plans.push(plan);
+        }
+      }
+      return { plans };
     },
 
     async recordWorkflowAgents(input: RecordWorkflowAgentsInput): Promise<RecordWorkflowAgentsOutput> {
@@ -164,12 +165,15 @@ export function createWorkflowRunActivities(deps: WorkflowRunDependencies): Work
         for (const [key, entry] of Object.entries(journal)) if (entry.outcome === 'failed') remove.push(key);
       }
       const entries: RecordWorkflowAgentsOutput['entries'] = [];
-      for (const finished of input.add) {
-        let entry: WorkflowJournalEntry;
-        if ('failure' in finished) entry = { outcome: 'failed', failure: finished.failure };
-        else entry = await entryOfChild(finished.workflowId);
-        add[finished.key] = entry;
-        entries.push({ key: finished.key, outcome: entry.outcome, tokens: entry.outcome === 'done' ? entry.tokens : 0, ...(entry.outcome === 'failed' ? { failure: entry.failure } : {}) });
+      // Each ended child's result is one read from Temporal: a batch reads them side by side, in their order.
+      for (let at = 0; at < input.add.length; at += resultReadsAtOnce) {
+        const part = input.add.slice(at, at + resultReadsAtOnce);
+        const read = await Promise.all(part.map((finished): Promise<WorkflowJournalEntry> => ('failure' in finished ? Promise.resolve({ outcome: 'failed', failure: finished.failure }) : entryOfChild(finished.workflowId))));
+        part.forEach((finished, index) => {
+          const entry = read[index] as WorkflowJournalEntry;
+          add[finished.key] = entry;
+          entries.push({ key: finished.key, outcome: entry.outcome, tokens: entry.outcome === 'done' ? entry.tokens : 0, ...(entry.outcome === 'failed' ? { failure: entry.failure } : {}) });
+        });
       }
       const journalRef = await updateJournal(deps.blobs, input.journalRef, add, remove);
       return { journalRef, size: Object.keys(await loadJournal(deps.blobs, journalRef)).length, entries };
@@ -188,9 +192,35 @@ export function createWorkflowRunActivities(deps: WorkflowRunDependencies): Work
   };
   return {
     runWorkflowRound: beating(activities.runWorkflowRound),
-    planWorkflowAgent: beating(activities.planWorkflowAgent),
+    planWorkflowAgents: beating(activities.planWorkflowAgents),
     recordWorkflowAgents: beating(activities.recordWorkflowAgents),
   };
+
+
+  /** One agent's plan: its stored request as a `delegate` call of the run (the run's agents report to nobody). */
+  async function planOne(key: string, input: PlanWorkflowAgentsInput): Promise<PlanDelegationOutput> {
+    const stored = await readJsonBlob<{ prompt: string; options: JsonObject }>(deps.blobs, requestBlobKey(key), 'the request of a workflow agent');
+    const request = delegateRequestOf(stored.prompt, stored.options, deps.subagent.modelAliases);
+    if (!request.ok) return { ok: false, message: request.message };
+    return deps.orchestration.planDelegation({
+      request: request.request as JsonObject,
+      parent: {
+        workflowId: input.runId,
+        taskId: `agent-${key.slice(0, 16)}`,
+        workingDir: input.workingDir,
+        toolsets: [...deps.toolsets],
+        ...(input.tenant ? { tenant: input.tenant } : {}),
+        activity: deps.subagent.activity,
+        ...(input.remainingTokens !== undefined ? { remainingBudget: input.remainingTokens } : {}),
+        ...(input.remainingTimeMs !== undefined ? { remainingTimeMs: input.remainingTimeMs } : {}),
+        childDepth: 1,
+        maxDepth: deps.subagent.maxDepth,
+        ...(input.remainingTokens !== undefined ? { remainingBudget: input.remainingTokens } : {}),
+        ...(input.remainingTimeMs !== undefined ? { remainingTimeMs: input.remainingTimeMs } : {}),
+        ...(input.remainingCostMicroUsd !== undefined ? { remainingCostMicroUsd: input.remainingCostMicroUsd } : {}),
+      },
+    });
+  }
 
   /** A finished child's journal entry: its structured result or its whole final text; any other end is a failure. */
   async function entryOfChild(workflowId: string): Promise<WorkflowJournalEntry> {

@@ -70,17 +70,25 @@ export type RunWorkflowRoundOutput = RoundCommon &
   | { status: 'failed'; diagnostic: WorkflowScriptDiagnostic; logs: string[] }
   );
 
-/** Plan the delegation of one agent of a run: its stored request becomes a child input. */
-export interface PlanWorkflowAgentInput {
-  key: string;
-  /** The run's workflow id and the agent's task id (`agent-<n>`). */
+/** Plan the delegations of agents of a run: each stored request becomes a child input. */
+export interface PlanWorkflowAgentsInput {
+  /** The agents' keys, in the order they are to start. */
+  keys: string[];
+  /** The run's workflow id. */
   runId: string;
-  taskId: string;
   workingDir: string;
   tenant?: string;
   remainingTokens?: number;
   remainingTimeMs?: number;
   remainingCostMicroUsd?: number;
+}
+
+/**
+ * The plans of the first keys asked, in their order: all of them, or as many as keep the answer under
+ * `workflowPlanBatchMaxChars` (at least one); the run asks for the others again.
+ */
+export interface PlanWorkflowAgentsOutput {
+  plans: PlanDelegationOutput[];
 }
 
 /** One finished agent, for the journal: its child's result is read from Temporal, or the failure given. */
@@ -108,6 +116,6 @@ export interface RecordWorkflowAgentsOutput {
 /** The activities of a workflow run. */
 export interface WorkflowRunActivities {
   runWorkflowRound(input: RunWorkflowRoundInput): Promise<RunWorkflowRoundOutput>;
-  planWorkflowAgent(input: PlanWorkflowAgentInput): Promise<PlanDelegationOutput>;
+  planWorkflowAgents(input: PlanWorkflowAgentsInput): Promise<PlanWorkflowAgentsOutput>;
   recordWorkflowAgents(input: RecordWorkflowAgentsInput): Promise<RecordWorkflowAgentsOutput>;
 }

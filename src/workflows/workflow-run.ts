@@ -1,9 +1,7 @@
 import {
   allHandlersFinished,
-  CancellationScope,
   condition,
   continueAsNew,
-  getExternalWorkflowHandle,
   proxyActivities,
   setHandler,
   startChild,
@@ -15,7 +13,6 @@ import type { JsonValue } from '../contracts/json';
 import { cancelSettleWaitMs } from '../contracts/limits/workflow';
 import { workflowAgentsBeforeContinueAsNew, workflowRoundsBeforeContinueAsNew, workflowRunHeartbeatTimeoutMs, workflowScriptRoundMs } from '../contracts/limits/workflow-scripts';
 import { searchAttributes } from '../contracts/search-attributes';
-import { cancelSignal } from '../contracts/subagent-messages';
 import type { SubagentResult } from '../contracts/subagent-result';
 import { workflowAgentId } from '../contracts/workflow-ids';
 import type { WorkflowLabelView, WorkflowRunCarried, WorkflowRunInput, WorkflowRunResult, WorkflowRunStatus } from '../contracts/workflow-run';
@@ -23,8 +20,9 @@ import type { FinishedWorkflowAgent, RunWorkflowRoundOutput, WorkflowAgentSummar
 import { workflowCancelSignal, workflowPauseSignal, workflowRestartAgentUpdate, workflowResumeSignal, workflowViewQuery } from '../contracts/workflow-run-messages';
 import type { WorkflowScriptDiagnostic } from '../contracts/workflow-script';
 import { remainingFor, runCapCrossed, type Stop } from './workflow-run-caps';
-import { agentChildOptions } from './workflow-run-agent';
+import { agentChildOptions, signalAgentCancel } from './workflow-run-agent';
 import { journalNow, restartAgent, roundWanted, type Lanes } from './workflow-run-lanes';
+import { AgentPlanner } from './workflow-run-plans';
 import { addToLabels, buildView, takeFromWaiting, type AgentSlot } from './workflow-run-view';
 
 const nonRetryableErrorTypes = [...nonRetryableFailureTypes];
@@ -85,6 +83,11 @@ class WorkflowRun {
   private endResult: { result?: JsonValue; diagnostic?: WorkflowScriptDiagnostic } = {};
   private roundsThisRun = 0;
   private readonly deadline: number | undefined;
+  /** Plans agents in batches, those of the next free lanes ahead of time (decision 0048). */
+  private readonly planner = new AgentPlanner(
+    (batch) => planning.planWorkflowAgents(batch),
+    () => ({ runId: this.info.workflowId, workingDir: this.input.workingDir, ...(this.input.tenant ? { tenant: this.input.tenant } : {}), ...this.remaining() }),
+  );
 
   constructor(private readonly input: WorkflowRunInput) {
     const carried = input.carried ?? { startedAtMs: Date.now(), paused: false, tokens: 0, costMicroUsd: 0, agentsStarted: 0 };
@@ -154,6 +157,11 @@ class WorkflowRun {
     );
   }
 
+  /** What is left of the run's caps, for the plans asked now. */
+  private remaining(): ReturnType<typeof remainingFor> {
+    return remainingFor(this.input.caps, { tokens: this.tokens, costMicroUsd: this.costMicroUsd, now: Date.now(), deadline: this.deadline });
+  }
+
   /** Sets `stop` when a cap is reached (the time budget included); answers whether the run may go on. */
   private checkCaps(): boolean {
     const crossed = this.stop ? undefined : runCapCrossed(this.input.caps, { tokens: this.tokens, costMicroUsd: this.costMicroUsd, now: Date.now(), deadline: this.deadline });
@@ -163,19 +171,13 @@ class WorkflowRun {
 
   /** Plans one agent, starts its child delegation and waits for it; whatever happens ends in `finished`. */
   private async runAgent(slot: AgentSlot): Promise<void> {
-    const remaining = remainingFor(this.input.caps, { tokens: this.tokens, costMicroUsd: this.costMicroUsd, now: Date.now(), deadline: this.deadline });
     const fail = (type: string, message: string) => {
       slot.state = 'failed';
       slot.failure = { type, message };
       slot.endedAt = Date.now();
       this.finished.push({ key: slot.key, failure: slot.failure });
     };
-    let plan;
-    try {
-      plan = await planning.planWorkflowAgent({ key: slot.key, runId: this.info.workflowId, taskId: `agent-${slot.n}`, workingDir: this.input.workingDir, ...(this.input.tenant ? { tenant: this.input.tenant } : {}), ...remaining });
-    } catch (error) {
-      return fail('AgentNotStarted', `planning failed: ${error instanceof Error ? error.message : String(error)}`);
-    }
+    const plan = await this.planner.take(slot.key);
     if (!plan.ok) return fail('AgentNotStarted', plan.message);
     if (this.stop || this.cancelReason !== undefined) {
       // Not started, so not finished: it is not journaled (a resume runs it).
@@ -191,7 +193,7 @@ class WorkflowRun {
       const handle = await startChild('subagentWorkflow', agentChildOptions({ slot, childInput, sourceName: plan.source?.name ?? 'ad-hoc', runId: this.info.workflowId, tenant: this.input.tenant }));
       slot.started = true;
       slot.state = 'running';
-      if (this.cancelReason !== undefined) void this.signalCancel(slot, this.cancelReason);
+      if (this.cancelReason !== undefined) void signalAgentCancel(slot.workflowId, this.cancelReason);
       result = (await handle.result()) as SubagentResult;
     } catch (error) {
       return fail('AgentFailed', `the agent's workflow did not complete: ${error instanceof Error ? error.message : String(error)}`);
@@ -236,16 +238,8 @@ class WorkflowRun {
   /** Cancels every running agent and waits (a while) for them to end; one still starting is cancelled once started. */
   private async cancelRunning(reason: string): Promise<void> {
     this.cancelReason = reason; // an agent whose child is starting now gets it once started (runAgent)
-    await Promise.all(this.running().filter((slot) => slot.started).map((slot) => this.signalCancel(slot, reason)));
+    await Promise.all(this.running().filter((slot) => slot.started).map((slot) => signalAgentCancel(slot.workflowId, reason)));
     await condition(() => this.running().length === 0, cancelSettleWaitMs * 4);
-  }
-
-  private async signalCancel(slot: AgentSlot, reason: string): Promise<void> {
-    try {
-      await CancellationScope.nonCancellable(() => getExternalWorkflowHandle(slot.workflowId).signal(cancelSignal, { reason }));
-    } catch {
-      // It has ended meanwhile.
-    }
   }
 
   private async end(final: Exclude<WorkflowRunStatus, 'running' | 'paused'>, extra: { result?: JsonValue; resultRef?: string; diagnostic?: WorkflowScriptDiagnostic }): Promise<WorkflowRunResult> {
@@ -292,6 +286,10 @@ class WorkflowRun {
       takeFromWaiting(this.waiting, request.label, request.phase);
       this.startAgent(request);
     }
+    // The next lane set's worth is planned while the lanes are busy, only for agents this run may still start and
+    // only without caps: a plan carries what was left of them when it was made.
+    if (this.paused || this.stop || this.dueToContinue() || Object.keys(this.remaining()).length > 0) return;
+    this.planner.ahead(this.queue.filter((request) => !this.slots.has(request.key)).slice(0, Math.min(this.input.concurrency, this.roundTake())).map((request) => request.key));
   }
 
   /** Whether the loop has work: a stop, a pause or resume, a restart, a drained run due to continue as new, or a batch to journal. */

@@ -53,6 +53,13 @@ export const workflowViewMaxLabels = 50;
  * input) and its start to the history, so this keeps a run's history near a megabyte at any size of run.
  */
 export const workflowAgentsBeforeContinueAsNew = 100;
+/**
+ * Agents one `planWorkflowAgents` activity plans at most: the agents whose lanes free in one workflow task,
+ * and those planned ahead while the lanes are busy, go as one activity rather than one each.
+ */
+export const workflowPlanBatchMax = 16;
+/** Characters of JSON one `planWorkflowAgents` answer carries at most (each plan is a child's whole input); past it, fewer are planned. */
+export const workflowPlanBatchMaxChars = 512 * 1024;
 /** How often a workflow run's activities heartbeat (ms); their heartbeat timeout is {@link workflowRunHeartbeatTimeoutMs}. */
 export const workflowRunHeartbeatIntervalMs = 2_000;
 /** Heartbeat timeout of a workflow run's activities: how soon a lost worker's round or plan moves elsewhere. */
