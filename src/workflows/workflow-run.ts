@@ -103,6 +103,7 @@ class WorkflowRun {
     this.agentsFailed = carried.agentsFailed ?? 0;
     this.fromJournal = carried.fromJournal ?? 0;
     this.labels = carried.labels ?? [];
+    this.queue = carried.queue ?? [];
     this.status = this.paused ? 'paused' : 'running';
     this.deadline = input.caps.timeBudgetMs !== undefined ? carried.startedAtMs + input.caps.timeBudgetMs : undefined;
   }
@@ -311,6 +312,7 @@ class WorkflowRun {
     // A run resumed from an ended one runs its failed agents again (only finished ones are kept).
     if (this.input.carried === undefined && this.journalRef !== null) await this.record(true);
     let roundDue = true; // the first round runs at once; later ones when there is news and the queue runs low
+    this.fill(); // requests carried from the last run start now, while the first round runs
     for (;;) {
       if (this.removals.length > 0) roundDue = true;
       const news = this.finished.length > 0;
@@ -379,8 +381,8 @@ class WorkflowRun {
     const next: WorkflowRunCarried = {
       startedAtMs: this.carried.startedAtMs, paused: this.paused, tokens: this.tokens, costMicroUsd: this.costMicroUsd, agentsStarted: this.agentsStarted, definitionsRef: this.definitionsRef, agentsDone: this.agentsDone, agentsFailed: this.agentsFailed, fromJournal: this.fromJournal, labels: this.labels,
       ...(this.scriptRef ? { scriptRef: this.scriptRef } : {}), generation: (this.carried.generation ?? 0) + 1,
+      queue: this.queue.filter((request) => !this.slots.has(request.key)).slice(0, this.input.concurrency * 2),
     };
-    // The queue is not carried: the next run's first round derives it again from the journal.
     return continueAsNew<typeof workflowRunWorkflow>({ ...this.input, ...(this.journalRef ? { journalRef: this.journalRef } : {}), carried: next });
   }
 
