@@ -99,7 +99,8 @@ beforeAll(async () => {
     ERRAND_DATA_DIR: join(root, 'data'),
     ERRAND_WORKING_DIR: workDir,
     ERRAND_CONFIG: configFile,
-    ERRAND_PROVIDERS: JSON.stringify([{ name: 'scripted', kind: 'scripted', models: ['scripted-model', 'small-model', 'big-model'] }]),
+    // deep-research.js asks its skeptics for `effort: 'high'`: the default model takes reasoning efforts.
+    ERRAND_PROVIDERS: JSON.stringify([{ name: 'scripted', kind: 'scripted', models: [{ id: 'scripted-model', reasoningEfforts: ['low', 'medium', 'high'] }, 'small-model', 'big-model'] }]),
     ERRAND_DEFAULT_MODEL: 'scripted/scripted-model',
   };
   const config = loadConfig(env, root);
