@@ -122,8 +122,9 @@ export function createWorkflowRunActivities(deps: WorkflowRunDependencies): Work
         scriptRef = input.scriptRef;
         script = await readJsonBlob<string>(deps.blobs, scriptRef, 'the script of the run');
       } else throw ApplicationFailure.create({ type: FailureType.invalidInput, message: 'a round needs script or scriptRef', nonRetryable: true });
-      const journal = await loadJournal(deps.blobs, input.journalRef);
-      const common: RoundCommon = { scriptRef, journalSize: Object.keys(journal).length };
+      const recorded = input.record && (input.record.add.length > 0 || input.record.remove.length > 0) ? await recordAgents({ journalRef: input.journalRef, ...input.record }) : undefined;
+      const journal = await loadJournal(deps.blobs, recorded?.journalRef ?? input.journalRef);
+      const common: RoundCommon = { scriptRef, journalSize: Object.keys(journal).length, ...(recorded ? { recorded } : {}) };
       let definitionsRef = input.definitionsRef;
       let definitions = definitionsRef === null ? {} : await readJsonBlob<Record<string, string | null>>(deps.blobs, definitionsRef, 'the agent definitions of the run');
       const limits = { ...defaultWorkflowScriptLimits, agents: input.maxAgents };
@@ -158,27 +159,31 @@ export function createWorkflowRunActivities(deps: WorkflowRunDependencies): Work
     },
 
     async recordWorkflowAgents(input: RecordWorkflowAgentsInput): Promise<RecordWorkflowAgentsOutput> {
-      const add: Record<string, WorkflowJournalEntry> = {};
-      const remove = [...input.remove];
-      if (input.dropFailed === true) {
-        const journal = await loadJournal(deps.blobs, input.journalRef);
-        for (const [key, entry] of Object.entries(journal)) if (entry.outcome === 'failed') remove.push(key);
-      }
-      const entries: RecordWorkflowAgentsOutput['entries'] = [];
-      // Each ended child's result is one read from Temporal: a batch reads them side by side, in their order.
-      for (let at = 0; at < input.add.length; at += resultReadsAtOnce) {
-        const part = input.add.slice(at, at + resultReadsAtOnce);
-        const read = await Promise.all(part.map((finished): Promise<WorkflowJournalEntry> => ('failure' in finished ? Promise.resolve({ outcome: 'failed', failure: finished.failure }) : entryOfChild(finished.workflowId))));
-        part.forEach((finished, index) => {
-          const entry = read[index] as WorkflowJournalEntry;
-          add[finished.key] = entry;
-          entries.push({ key: finished.key, outcome: entry.outcome, tokens: entry.outcome === 'done' ? entry.tokens : 0, ...(entry.outcome === 'failed' ? { failure: entry.failure } : {}) });
-        });
-      }
-      const journalRef = await updateJournal(deps.blobs, input.journalRef, add, remove);
-      return { journalRef, size: Object.keys(await loadJournal(deps.blobs, journalRef)).length, entries };
+      const recorded = await recordAgents(input);
+      return { ...recorded, size: Object.keys(await loadJournal(deps.blobs, recorded.journalRef)).length };
     },
   };
+  /** Adds ended agents to the journal (their results read from Temporal) and drops keys: the new journal's reference. */
+  async function recordAgents(input: RecordWorkflowAgentsInput): Promise<Pick<RecordWorkflowAgentsOutput, 'journalRef' | 'entries'>> {
+    const add: Record<string, WorkflowJournalEntry> = {};
+    const remove = [...input.remove];
+    if (input.dropFailed === true) {
+      const journal = await loadJournal(deps.blobs, input.journalRef);
+      for (const [key, entry] of Object.entries(journal)) if (entry.outcome === 'failed') remove.push(key);
+    }
+    const entries: RecordWorkflowAgentsOutput['entries'] = [];
+    // Each ended child's result is one read from Temporal: a batch reads them side by side, in their order.
+    for (let at = 0; at < input.add.length; at += resultReadsAtOnce) {
+      const part = input.add.slice(at, at + resultReadsAtOnce);
+      const read = await Promise.all(part.map((finished): Promise<WorkflowJournalEntry> => ('failure' in finished ? Promise.resolve({ outcome: 'failed', failure: finished.failure }) : entryOfChild(finished.workflowId))));
+      part.forEach((finished, index) => {
+        const entry = read[index] as WorkflowJournalEntry;
+        add[finished.key] = entry;
+        entries.push({ key: finished.key, outcome: entry.outcome, tokens: entry.outcome === 'done' ? entry.tokens : 0, ...(entry.outcome === 'failed' ? { failure: entry.failure } : {}) });
+      });
+    }
+    return { journalRef: await updateJournal(deps.blobs, input.journalRef, add, remove), entries };
+  }
   // Each heartbeats while it works (the round runs in a thread, so the event loop is free to), so a lost
   // worker's round, plan or journal write moves to another worker within the heartbeat timeout.
   const beating = <A, R>(work: (input: A) => Promise<R>) => async (input: A): Promise<R> => {

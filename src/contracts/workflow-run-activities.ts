@@ -1,6 +1,6 @@
 /**
- * Signatures of the activities a workflow run schedules (SEMANTICS §7): one round of its script, the plan
- * of one agent, and the journal's update. JSON only, and small: the journal, the agents' requests and a
+ * Signatures of the activities a workflow run schedules (SEMANTICS §7): one round of its script (with the
+ * journal's update before it), the plans of a batch of agents, and the journal's update alone. JSON only, and small: the journal, the agents' requests and a
  * large result go by reference in errand's blob store, so a run's history does not grow with them.
  */
 import type { PlanDelegationOutput } from './activities';
@@ -16,6 +16,11 @@ export interface RunWorkflowRoundInput {
   args: JsonValue;
   /** The journal (`null`: empty), by reference. */
   journalRef: string | null;
+  /**
+   * Ended agents to add to the journal and restarted keys to drop from it before the round runs (decision 0048):
+   * the journal write a round needs goes in the round's activity rather than one of its own.
+   */
+  record?: { add: FinishedWorkflowAgent[]; remove: string[] };
   /** The agent definitions this run has read so far (`null`: none yet), by reference. */
   definitionsRef: string | null;
   /** Keys of the agents running now: the round leaves them out of `requests` and `waiting`. */
@@ -52,6 +57,8 @@ export interface RoundCommon {
   scriptRef: string;
   /** Entries in the journal the round ran against. */
   journalSize: number;
+  /** What the round put into the journal first (its input's `record`): the new journal and each added agent's outcome. */
+  recorded?: Pick<RecordWorkflowAgentsOutput, 'journalRef' | 'entries'>;
 }
 
 /** What a round comes to. */

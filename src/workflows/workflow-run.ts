@@ -16,14 +16,14 @@ import { searchAttributes } from '../contracts/search-attributes';
 import type { SubagentResult } from '../contracts/subagent-result';
 import { workflowAgentId } from '../contracts/workflow-ids';
 import type { WorkflowLabelView, WorkflowRunCarried, WorkflowRunInput, WorkflowRunResult, WorkflowRunStatus } from '../contracts/workflow-run';
-import type { FinishedWorkflowAgent, RunWorkflowRoundOutput, WorkflowAgentSummary, WorkflowRunActivities, WorkflowWaitingCount } from '../contracts/workflow-run-activities';
+import type { FinishedWorkflowAgent, RecordWorkflowAgentsOutput, RunWorkflowRoundOutput, WorkflowAgentSummary, WorkflowRunActivities, WorkflowWaitingCount } from '../contracts/workflow-run-activities';
 import { workflowCancelSignal, workflowPauseSignal, workflowRestartAgentUpdate, workflowResumeSignal, workflowViewQuery } from '../contracts/workflow-run-messages';
 import type { WorkflowScriptDiagnostic } from '../contracts/workflow-script';
 import { remainingFor, runCapCrossed, type Stop } from './workflow-run-caps';
 import { agentChildOptions, signalAgentCancel } from './workflow-run-agent';
-import { journalNow, restartAgent, roundWanted, type Lanes } from './workflow-run-lanes';
+import { journalNow, restartAgent, roundWanted, takeInJournaled, type Lanes } from './workflow-run-lanes';
 import { AgentPlanner } from './workflow-run-plans';
-import { addToLabels, buildView, takeFromWaiting, type AgentSlot } from './workflow-run-view';
+import { buildView, takeFromWaiting, type AgentSlot } from './workflow-run-view';
 
 const nonRetryableErrorTypes = [...nonRetryableFailureTypes];
 
@@ -215,25 +215,23 @@ class WorkflowRun {
     this.checkCaps();
   }
 
-  /** Puts finished agents into the journal and drops restarted keys. */
+  /** Puts finished agents into the journal and drops restarted keys (a round about to run does it in its own activity). */
   private async record(dropFailed = false): Promise<void> {
     if (this.finished.length === 0 && this.removals.length === 0 && !dropFailed) return;
-    const add = this.finished.splice(0, this.finished.length);
-    const remove = this.removals.splice(0, this.removals.length);
-    const recorded = await rounds.recordWorkflowAgents({ journalRef: this.journalRef, add, remove, ...(dropFailed ? { dropFailed } : {}) });
+    this.recorded(await rounds.recordWorkflowAgents({ journalRef: this.journalRef, ...this.toRecord(), ...(dropFailed ? { dropFailed } : {}) }));
+  }
+
+  /** The ended agents and restarted keys not journaled yet, taken for one journal write. */
+  private toRecord(): { add: FinishedWorkflowAgent[]; remove: string[] } {
+    return { add: this.finished.splice(0, this.finished.length), remove: this.removals.splice(0, this.removals.length) };
+  }
+
+  /** Takes in a journal write: the new journal, the counts, the per-label totals, fewer slots kept. */
+  private recorded(recorded: Pick<RecordWorkflowAgentsOutput, 'journalRef' | 'entries'>): void {
     this.journalRef = recorded.journalRef;
-    for (const entry of recorded.entries) {
-      const slot = this.slots.get(entry.key);
-      if (entry.outcome === 'done') this.agentsDone += 1;
-      else this.agentsFailed += 1;
-      if (slot) addToLabels(this.labels, slot);
-    }
-    // Journaled slots past the view's needs go (totals live on in `labels`); unjournaled ones guard against a second start.
-    const unjournaled = new Set(this.finished.map((entry) => entry.key));
-    for (const slot of [...this.slots.values()]) {
-      if (this.slots.size <= 400) break;
-      if (slot.state !== 'running' && slot.state !== 'waiting' && !unjournaled.has(slot.key)) this.slots.delete(slot.key);
-    }
+    const counted = takeInJournaled(recorded.entries, this.slots, this.labels, this.finished);
+    this.agentsDone += counted.done;
+    this.agentsFailed += counted.failed;
   }
 
   /** Cancels every running agent and waits (a while) for them to end; one still starting is cancelled once started. */
@@ -316,17 +314,16 @@ class WorkflowRun {
     for (;;) {
       if (this.removals.length > 0) roundDue = true;
       const news = this.finished.length > 0;
-      await this.record();
       this.checkCaps();
       if (this.stop) return this.stopRun(this.stop);
       const due = this.dueToContinue();
-      if (due && this.running().length === 0 && this.finished.length === 0 && this.removals.length === 0) return this.continueAsNew();
       if (news && roundWanted(this.lanes())) roundDue = true;
       if (roundDue && !due) {
         roundDue = false;
-        const ended = await this.runRound();
+        const ended = await this.runRound(); // it journals the ended agents first, in its activity
         if (ended) return ended;
-      }
+      } else await this.record();
+      if (due && this.running().length === 0 && this.finished.length === 0 && this.removals.length === 0) return this.continueAsNew();
       const pausedBefore = this.paused;
       const waitMs = this.deadline !== undefined ? Math.max(0, this.deadline - Date.now()) : undefined;
       if (waitMs === undefined) await condition(this.wakeFor(pausedBefore));
@@ -341,6 +338,7 @@ class WorkflowRun {
       ...(this.scriptRef ? { scriptRef: this.scriptRef } : { script: this.input.script }),
       args: this.input.args,
       journalRef: this.journalRef,
+      record: this.toRecord(),
       definitionsRef: this.definitionsRef,
       running: this.running().map((slot) => slot.key),
       take: this.roundTake(),
@@ -350,6 +348,7 @@ class WorkflowRun {
       ...(this.input.tenant ? { tenant: this.input.tenant } : {}),
     });
     this.roundsThisRun += 1;
+    if (round.recorded) this.recorded(round.recorded);
     this.scriptRef = round.scriptRef;
     if (this.input.carried === undefined && this.roundsThisRun === 1) this.fromJournal = round.journalSize;
     if (round.logs.length > 0) this.logs = round.logs;
