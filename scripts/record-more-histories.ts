@@ -533,14 +533,15 @@ export function recordMcpNoticesBeforePatch(context: RecordingContext): Promise<
 }
 
 /**
- * A workflow run (SEMANTICS §7): a script fans out four agents, then asks a fifth with their answers; the
+ * A workflow run (SEMANTICS §7): a script fans out eight agents, then asks a ninth with their answers; the
  * recording server's low continue-as-new threshold makes the run continue as new between rounds (once no
  * agent runs), carrying the journal's reference. Records the first and the last run.
  */
 export async function recordWorkflowRun(context: RecordingContext): Promise<void> {
   const { client, taskQueue, stamp } = context;
-  const markers = [1, 2, 3, 4].map((n) => context.script(`workflow-run-agent-${n}`, [{ text: `part ${n}` }]));
-  const last = context.script('workflow-run-sum', [{ text: 'all four parts' }]);
+  // Eight parts at two at once: enough events that the recording server suggests continue-as-new while parts remain.
+  const markers = [1, 2, 3, 4, 5, 6, 7, 8].map((n) => context.script(`workflow-run-agent-${n}`, [{ text: `part ${n}` }]));
+  const last = context.script('workflow-run-sum', [{ text: 'all eight parts' }]);
   const script = [
     'const parts = await parallel(args.markers.map((marker, index) => () => agent(`Write part ${index + 1} ${marker}`, { label: "part" })));',
     'return { parts, sum: await agent(`Sum ${parts.join(", ")} ${args.last}`, { label: "sum", phase: "sum" }) };',
@@ -549,7 +550,7 @@ export async function recordWorkflowRun(context: RecordingContext): Promise<void
   const input: WorkflowRunInput = { script, scriptName: 'recorded.js', args: { markers, last }, workingDir: context.workingDir, caps: {}, concurrency: 2, maxAgents: 10, startedBy: 'recording' };
   const handle = await client.workflow.start(workflowRunWorkflowType, { taskQueue, workflowId, args: [input] });
   const result = (await handle.result()) as WorkflowRunResult;
-  if (result.status !== 'completed' || JSON.stringify(result.result) !== JSON.stringify({ parts: ['part 1', 'part 2', 'part 3', 'part 4'], sum: 'all four parts' })) {
+  if (result.status !== 'completed' || JSON.stringify(result.result) !== JSON.stringify({ parts: ['part 1', 'part 2', 'part 3', 'part 4', 'part 5', 'part 6', 'part 7', 'part 8'], sum: 'all eight parts' })) {
     throw new Error(`workflow-run: the run ended ${result.status} with ${JSON.stringify(result.result ?? result.diagnostic)}`);
   }
   const firstRunId = handle.firstExecutionRunId;

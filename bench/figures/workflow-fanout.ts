@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { workflowRoundsBeforeContinueAsNew } from '../../src/contracts/limits';
+import { workflowAgentsBeforeContinueAsNew, workflowRoundsBeforeContinueAsNew } from '../../src/contracts/limits';
 import { subagentStartOptions } from '../../src/observability/start-options';
 import { historyActions, metricActions, scrapeMetrics, totalActions } from '../billable-actions';
 import type { FigureResult } from '../figure';
@@ -108,7 +108,7 @@ export async function measureWorkflowFanOut(bench: Bench, plan: WorkflowFanOutPl
       runs: 1,
       notes: [
         `ideal = ceil(${plan.agents} / ${plan.concurrency}) × ${plan.delayMs} ms = ${round(idealMs / 1000, 2)} s: every lane busy with a model call all the time. Measured from startWorkflowRun to the run's result on one worker child (\`errand worker\` from the bundled CLI, default options), the scripted OpenAI-compatible server as the model, after an unmeasured run of ${plan.concurrency} agents.`,
-        `the run made ${rounds.length} script rounds over ${chain.length} run(s) of its workflow (continue-as-new after ${workflowRoundsBeforeContinueAsNew} rounds or when Temporal suggests it, once no agent runs: the lanes drain at each one). The run's activities: ${activities}. An agent's delegation from its start to its end: median ${round(childSpan.median)} ms (${round(childSpan.min)} – ${round(childSpan.max)}) against the ${plan.delayMs} ms of its model call.`,
+        `the run made ${rounds.length} script rounds over ${chain.length} run(s) of its workflow (continue-as-new after ${workflowRoundsBeforeContinueAsNew} rounds, ${workflowAgentsBeforeContinueAsNew} agents or when Temporal suggests it, once no agent runs: the lanes drain at each one and refill from the carried queue). The run's activities: ${activities}. An agent's delegation from its start to its end: median ${round(childSpan.median)} ms (${round(childSpan.min)} – ${round(childSpan.max)}) against the ${plan.delayMs} ms of its model call.`,
       ],
     },
     {
@@ -124,7 +124,7 @@ export async function measureWorkflowFanOut(bench: Bench, plan: WorkflowFanOutPl
       notes: [`VmRSS every 500 ms while the run ran (${rss.length} samples, median ${round(memory.median, 1)} MB); the idle worker before any run: ${round(idleMb, 1)} MB. Up to 4 rounds run at once in threads of their own (128 MB heap each at most).`],
     },
     reported('workflow-history-bytes-per-agent', `History bytes of the run itself per agent (all its continue-as-new runs; ${runText})`, round(runBytes / plan.agents), 'B/agent', {}, [
-      `${runBytes} bytes over ${chain.length} run(s) (${chain.map((part) => `${part.bytes} B, ${part.events} events`).join('; ')}), server's historySizeBytes of each; the journal goes by reference, so this is the run's bookkeeping: a planWorkflowAgent activity, a child start and its completion per agent, and the rounds and journal writes.`,
+      `${runBytes} bytes over ${chain.length} run(s) (${chain.map((part) => `${part.bytes} B, ${part.events} events`).join('; ')}), server's historySizeBytes of each; the journal goes by reference, so this is the run's bookkeeping: a share of a planWorkflowAgents activity (up to 16 plans each), a child start and its completion per agent, and the rounds and journal writes.`,
       `each agent's own delegation (a child workflow, one model call) has a history of its own: median ${round(childBytes.median)} B (${round(childBytes.min)} – ${round(childBytes.max)}); a plain delegation with the same answer started by a client: ${plainBytes} B. Run plus its agents: ${round((runBytes + children.bytes.reduce((sum, bytes) => sum + bytes, 0)) / plan.agents)} B per agent.`,
     ]),
     reported('workflow-round-p50', `Time of one script round (QuickJS, activity runWorkflowRound), p50, over the run of ${runText}`, round(percentile(roundMs, 50)), 'ms', { min: round(Math.min(...roundMs)), max: round(Math.max(...roundMs)), runs: rounds.length }, [

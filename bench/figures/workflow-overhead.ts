@@ -115,7 +115,7 @@ export async function measureWorkflowOverhead(bench: Bench, plan: WorkflowOverhe
     runs: plan.repetitions,
     notes: [
       `every agent and every plain delegation is one model call answered \`ok\` by the in-process scripted model after ${plan.delayMs} ms, on one in-process errand worker; the ideal at this concurrency is ${round(ideal, 1)} ms/agent (ceil(${plan.agents}/${plan.concurrency}) × ${plan.delayMs} ms / ${plan.agents}).`,
-      `run: from startWorkflowRun to its result (script rounds in the QuickJS sandbox, a planWorkflowAgent activity and a child delegation per agent, the journal written as agents finish); plain: from the first client start to the last result, ${plan.concurrency} lanes each starting the next delegation when its last one ended.`,
+      `run: from startWorkflowRun to its result (script rounds in the QuickJS sandbox, planWorkflowAgents activities planning up to 16 agents each, ahead of their lanes, and a child delegation per agent, the journal written as agents finish); plain: from the first client start to the last result, ${plan.concurrency} lanes each starting the next delegation when its last one ended.`,
       `${plan.repetitions} repetitions of each in counterbalanced order after one unmeasured warm-up of ${warmUp} agents each; per agent in the order measured (ms): ${order.join(', ')}.`,
     ],
   };

@@ -3,12 +3,14 @@ import { ApplicationFailure } from '@temporalio/common';
 import { FailureType } from '../contracts/failures';
 import type { Client } from '@temporalio/client';
 import type { OrchestrationActivities, PlanDelegationOutput } from '../contracts/activities';
+import type { ModelAliasTable } from '../contracts/agent-definition';
 import type { JsonObject, JsonValue } from '../contracts/json';
-import { workflowResultInlineMaxChars, workflowRunHeartbeatIntervalMs, workflowViewLogChars, workflowViewLogLines, workflowViewMaxLabels } from '../contracts/limits';
+import { workflowPlanBatchMaxChars, workflowResultInlineMaxChars, workflowRunHeartbeatIntervalMs, workflowViewLogChars, workflowViewLogLines, workflowViewMaxLabels } from '../contracts/limits';
 import type { SubagentActivitySettings } from '../contracts/subagent';
 import type { SubagentResult } from '../contracts/subagent-result';
 import type {
-  PlanWorkflowAgentInput,
+  PlanWorkflowAgentsInput,
+  PlanWorkflowAgentsOutput,
   RecordWorkflowAgentsInput,
   RecordWorkflowAgentsOutput,
   RoundCommon,
@@ -33,8 +35,8 @@ export interface WorkflowRunDependencies {
   orchestration: Pick<OrchestrationActivities, 'planDelegation'>;
   /** Toolsets an agent of a run may use (all the operator registered, as for a delegation the API starts). */
   toolsets: readonly string[];
-  /** The operator's depth limit and activity settings of a delegation. */
-  subagent: { maxDepth: number; activity: SubagentActivitySettings };
+  /** The operator's depth limit and activity settings of a delegation, and the model aliases (`haiku`, `opus`, ...) an agent's `model` may name. */
+  subagent: { maxDepth: number; activity: SubagentActivitySettings; modelAliases?: ModelAliasTable };
   /** A Temporal client to read finished agents' results; by default the worker's own. */
   client?: () => Client;
 }
@@ -43,6 +45,12 @@ export interface WorkflowRunDependencies {
 export function requestBlobKey(key: string): string {
   return `workflow-requests/${key}.json`;
 }
+
+/** Ended agents' results one journal write reads from Temporal side by side. */
+const resultReadsAtOnce = 16;
+
+/** Agents one planning activity plans side by side. */
+const plansAtOnce = 8;
 
 /** Requests a round stores at once (each a small put, idempotent by key). */
 const requestPutsAtOnce = 16;
@@ -115,8 +123,9 @@ export function createWorkflowRunActivities(deps: WorkflowRunDependencies): Work
         scriptRef = input.scriptRef;
         script = await readJsonBlob<string>(deps.blobs, scriptRef, 'the script of the run');
       } else throw ApplicationFailure.create({ type: FailureType.invalidInput, message: 'a round needs script or scriptRef', nonRetryable: true });
-      const journal = await loadJournal(deps.blobs, input.journalRef);
-      const common: RoundCommon = { scriptRef, journalSize: Object.keys(journal).length };
+      const recorded = input.record && (input.record.add.length > 0 || input.record.remove.length > 0) ? await recordAgents({ journalRef: input.journalRef, ...input.record }) : undefined;
+      const journal = await loadJournal(deps.blobs, recorded?.journalRef ?? input.journalRef);
+      const common: RoundCommon = { scriptRef, journalSize: Object.keys(journal).length, ...(recorded ? { recorded } : {}) };
       let definitionsRef = input.definitionsRef;
       let definitions = definitionsRef === null ? {} : await readJsonBlob<Record<string, string | null>>(deps.blobs, definitionsRef, 'the agent definitions of the run');
       const limits = { ...defaultWorkflowScriptLimits, agents: input.maxAgents };
@@ -134,47 +143,48 @@ export function createWorkflowRunActivities(deps: WorkflowRunDependencies): Work
       }
     },
 
-    async planWorkflowAgent(input: PlanWorkflowAgentInput): Promise<PlanDelegationOutput> {
-      const stored = await readJsonBlob<{ prompt: string; options: JsonObject }>(deps.blobs, requestBlobKey(input.key), 'the request of a workflow agent');
-      const request = delegateRequestOf(stored.prompt, stored.options);
-      if (!request.ok) return { ok: false, message: request.message };
-      return deps.orchestration.planDelegation({
-        request: request.request as JsonObject,
-        parent: {
-          workflowId: input.runId,
-          taskId: input.taskId,
-          childDepth: 1,
-          maxDepth: deps.subagent.maxDepth,
-          workingDir: input.workingDir,
-          toolsets: [...deps.toolsets],
-          ...(input.tenant ? { tenant: input.tenant } : {}),
-          activity: deps.subagent.activity,
-          ...(input.remainingTokens !== undefined ? { remainingBudget: input.remainingTokens } : {}),
-          ...(input.remainingTimeMs !== undefined ? { remainingTimeMs: input.remainingTimeMs } : {}),
-          ...(input.remainingCostMicroUsd !== undefined ? { remainingCostMicroUsd: input.remainingCostMicroUsd } : {}),
-        },
-      });
+    async planWorkflowAgents(input: PlanWorkflowAgentsInput): Promise<PlanWorkflowAgentsOutput> {
+      // Side by side: each plan reads its request and the sources (cached by the resolver), little CPU each.
+      const plans: PlanDelegationOutput[] = [];
+      let chars = 0;
+      for (let at = 0; at < input.keys.length; at += plansAtOnce) {
+        const batch = await Promise.all(input.keys.slice(at, at + plansAtOnce).map((key) => planOne(key, input)));
+        for (const plan of batch) {
+          chars += JSON.stringify(plan).length;
+          // The answer stays small: past the limit the rest are asked for again (the first always goes).
+          if (plans.length > 0 && chars > workflowPlanBatchMaxChars) return { plans };
+          plans.push(plan);
+        }
+      }
+      return { plans };
     },
 
     async recordWorkflowAgents(input: RecordWorkflowAgentsInput): Promise<RecordWorkflowAgentsOutput> {
-      const add: Record<string, WorkflowJournalEntry> = {};
-      const remove = [...input.remove];
-      if (input.dropFailed === true) {
-        const journal = await loadJournal(deps.blobs, input.journalRef);
-        for (const [key, entry] of Object.entries(journal)) if (entry.outcome === 'failed') remove.push(key);
-      }
-      const entries: RecordWorkflowAgentsOutput['entries'] = [];
-      for (const finished of input.add) {
-        let entry: WorkflowJournalEntry;
-        if ('failure' in finished) entry = { outcome: 'failed', failure: finished.failure };
-        else entry = await entryOfChild(finished.workflowId);
-        add[finished.key] = entry;
-        entries.push({ key: finished.key, outcome: entry.outcome, tokens: entry.outcome === 'done' ? entry.tokens : 0, ...(entry.outcome === 'failed' ? { failure: entry.failure } : {}) });
-      }
-      const journalRef = await updateJournal(deps.blobs, input.journalRef, add, remove);
-      return { journalRef, size: Object.keys(await loadJournal(deps.blobs, journalRef)).length, entries };
+      const recorded = await recordAgents(input);
+      return { ...recorded, size: Object.keys(await loadJournal(deps.blobs, recorded.journalRef)).length };
     },
   };
+  /** Adds ended agents to the journal (their results read from Temporal) and drops keys: the new journal's reference. */
+  async function recordAgents(input: RecordWorkflowAgentsInput): Promise<Pick<RecordWorkflowAgentsOutput, 'journalRef' | 'entries'>> {
+    const add: Record<string, WorkflowJournalEntry> = {};
+    const remove = [...input.remove];
+    if (input.dropFailed === true) {
+      const journal = await loadJournal(deps.blobs, input.journalRef);
+      for (const [key, entry] of Object.entries(journal)) if (entry.outcome === 'failed') remove.push(key);
+    }
+    const entries: RecordWorkflowAgentsOutput['entries'] = [];
+    // Each ended child's result is one read from Temporal: a batch reads them side by side, in their order.
+    for (let at = 0; at < input.add.length; at += resultReadsAtOnce) {
+      const part = input.add.slice(at, at + resultReadsAtOnce);
+      const read = await Promise.all(part.map((finished): Promise<WorkflowJournalEntry> => ('failure' in finished ? Promise.resolve({ outcome: 'failed', failure: finished.failure }) : entryOfChild(finished.workflowId))));
+      part.forEach((finished, index) => {
+        const entry = read[index] as WorkflowJournalEntry;
+        add[finished.key] = entry;
+        entries.push({ key: finished.key, outcome: entry.outcome, tokens: entry.outcome === 'done' ? entry.tokens : 0, ...(entry.outcome === 'failed' ? { failure: entry.failure } : {}) });
+      });
+    }
+    return { journalRef: await updateJournal(deps.blobs, input.journalRef, add, remove), entries };
+  }
   // Each heartbeats while it works (the round runs in a thread, so the event loop is free to), so a lost
   // worker's round, plan or journal write moves to another worker within the heartbeat timeout.
   const beating = <A, R>(work: (input: A) => Promise<R>) => async (input: A): Promise<R> => {
@@ -188,9 +198,35 @@ export function createWorkflowRunActivities(deps: WorkflowRunDependencies): Work
   };
   return {
     runWorkflowRound: beating(activities.runWorkflowRound),
-    planWorkflowAgent: beating(activities.planWorkflowAgent),
+    planWorkflowAgents: beating(activities.planWorkflowAgents),
     recordWorkflowAgents: beating(activities.recordWorkflowAgents),
   };
+
+
+  /** One agent's plan: its stored request as a `delegate` call of the run (the run's agents report to nobody). */
+  async function planOne(key: string, input: PlanWorkflowAgentsInput): Promise<PlanDelegationOutput> {
+    const stored = await readJsonBlob<{ prompt: string; options: JsonObject }>(deps.blobs, requestBlobKey(key), 'the request of a workflow agent');
+    const request = delegateRequestOf(stored.prompt, stored.options, deps.subagent.modelAliases);
+    if (!request.ok) return { ok: false, message: request.message };
+    return deps.orchestration.planDelegation({
+      request: request.request as JsonObject,
+      parent: {
+        workflowId: input.runId,
+        taskId: `agent-${key.slice(0, 16)}`,
+        workingDir: input.workingDir,
+        toolsets: [...deps.toolsets],
+        ...(input.tenant ? { tenant: input.tenant } : {}),
+        activity: deps.subagent.activity,
+        ...(input.remainingTokens !== undefined ? { remainingBudget: input.remainingTokens } : {}),
+        ...(input.remainingTimeMs !== undefined ? { remainingTimeMs: input.remainingTimeMs } : {}),
+        childDepth: 1,
+        maxDepth: deps.subagent.maxDepth,
+        ...(input.remainingTokens !== undefined ? { remainingBudget: input.remainingTokens } : {}),
+        ...(input.remainingTimeMs !== undefined ? { remainingTimeMs: input.remainingTimeMs } : {}),
+        ...(input.remainingCostMicroUsd !== undefined ? { remainingCostMicroUsd: input.remainingCostMicroUsd } : {}),
+      },
+    });
+  }
 
   /** A finished child's journal entry: its structured result or its whole final text; any other end is a failure. */
   async function entryOfChild(workflowId: string): Promise<WorkflowJournalEntry> {

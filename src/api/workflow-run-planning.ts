@@ -36,8 +36,8 @@ export interface WorkflowPlanningContext {
 }
 
 /** The script a body names: its text and its name; 422 naming the name and the places searched when there is none. */
-export async function resolveWorkflowScript(body: Pick<StartWorkflowBody, 'script' | 'name'>, places: readonly WorkflowPlace[]): Promise<{ script: string; scriptName: string }> {
-  if (body.script !== undefined) return { script: body.script, scriptName: body.name ?? 'inline script' };
+export async function resolveWorkflowScript(body: Pick<StartWorkflowBody, 'script' | 'scriptName' | 'name'>, places: readonly WorkflowPlace[]): Promise<{ script: string; scriptName: string }> {
+  if (body.script !== undefined) return { script: body.script, scriptName: body.scriptName ?? 'inline script' };
   const name = body.name ?? '';
   const found = await findWorkflowScript(name, places);
   if (!found.ok) {

@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { cliProgressPollMs } from '../contracts/limits';
 import {
@@ -53,7 +53,7 @@ function number(flag: string, value: string | undefined, integer: boolean, examp
 }
 
 /** A script from a file (a path that exists, or ends in .js/.mjs), or a workflow source's name. */
-function scriptOrName(context: CliContext, target: string): { script: string } | { name: string } {
+function scriptOrName(context: CliContext, target: string): { script: string; scriptName: string } | { name: string } {
   const path = resolve(context.cwd, target);
   const isFile = (() => {
     try {
@@ -64,7 +64,8 @@ function scriptOrName(context: CliContext, target: string): { script: string } |
   })();
   if (!isFile && !/\.m?js$/.test(target) && !target.includes('/')) return { name: target };
   try {
-    return { script: readFileSync(path, 'utf8') };
+    // The run's view and messages name the script by its file, not as an inline script.
+    return { script: readFileSync(path, 'utf8'), scriptName: basename(path).slice(0, 128) };
   } catch (error) {
     throw new UsageError(`${target} cannot be read: ${error instanceof Error ? error.message : String(error)} (give a script file, or the name of a workflow in .claude/workflows/)`);
   }

@@ -58,13 +58,17 @@ const startWorkflowFields = {
  */
 export const startWorkflowBodySchema = z.union(
   [
-    z.strictObject({ script: workflowScriptText.describe('The workflow script, inline.'), ...startWorkflowFields }),
+    z.strictObject({
+      script: workflowScriptText.describe('The workflow script, inline.'),
+      scriptName: z.string().min(1).max(128).optional().describe("What the run's view and messages call the inline script (the CLI sends its file's name); `inline script` when absent."),
+      ...startWorkflowFields,
+    }),
     z.strictObject({ name: z.string().min(1).max(128).describe("A workflow source: `.claude/workflows/<name>.js` in the operator's stores, the project or the user's home."), ...startWorkflowFields }),
   ],
   { error: 'give exactly one of script (the text) or name (a workflow source), with the run\'s args and caps (args, tokenBudget, timeBudget, costBudgetUsd, concurrency, maxAgents, dryRun)' },
 );
 /** Body of `POST /v1/workflows`, either form. */
-export type StartWorkflowBody = z.infer<typeof startWorkflowBodySchema> & { script?: string; name?: string };
+export type StartWorkflowBody = z.infer<typeof startWorkflowBodySchema> & { script?: string; scriptName?: string; name?: string };
 
 /** What a projection counted for one model. */
 export const workflowProjectionModelSchema = z.object({

@@ -1,6 +1,6 @@
 /**
- * Signatures of the activities a workflow run schedules (SEMANTICS §7): one round of its script, the plan
- * of one agent, and the journal's update. JSON only, and small: the journal, the agents' requests and a
+ * Signatures of the activities a workflow run schedules (SEMANTICS §7): one round of its script (with the
+ * journal's update before it), the plans of a batch of agents, and the journal's update alone. JSON only, and small: the journal, the agents' requests and a
  * large result go by reference in errand's blob store, so a run's history does not grow with them.
  */
 import type { PlanDelegationOutput } from './activities';
@@ -16,6 +16,11 @@ export interface RunWorkflowRoundInput {
   args: JsonValue;
   /** The journal (`null`: empty), by reference. */
   journalRef: string | null;
+  /**
+   * Ended agents to add to the journal and restarted keys to drop from it before the round runs (decision 0048):
+   * the journal write a round needs goes in the round's activity rather than one of its own.
+   */
+  record?: { add: FinishedWorkflowAgent[]; remove: string[] };
   /** The agent definitions this run has read so far (`null`: none yet), by reference. */
   definitionsRef: string | null;
   /** Keys of the agents running now: the round leaves them out of `requests` and `waiting`. */
@@ -52,6 +57,8 @@ export interface RoundCommon {
   scriptRef: string;
   /** Entries in the journal the round ran against. */
   journalSize: number;
+  /** What the round put into the journal first (its input's `record`): the new journal and each added agent's outcome. */
+  recorded?: Pick<RecordWorkflowAgentsOutput, 'journalRef' | 'entries'>;
 }
 
 /** What a round comes to. */
@@ -70,17 +77,25 @@ export type RunWorkflowRoundOutput = RoundCommon &
   | { status: 'failed'; diagnostic: WorkflowScriptDiagnostic; logs: string[] }
   );
 
-/** Plan the delegation of one agent of a run: its stored request becomes a child input. */
-export interface PlanWorkflowAgentInput {
-  key: string;
-  /** The run's workflow id and the agent's task id (`agent-<n>`). */
+/** Plan the delegations of agents of a run: each stored request becomes a child input. */
+export interface PlanWorkflowAgentsInput {
+  /** The agents' keys, in the order they are to start. */
+  keys: string[];
+  /** The run's workflow id. */
   runId: string;
-  taskId: string;
   workingDir: string;
   tenant?: string;
   remainingTokens?: number;
   remainingTimeMs?: number;
   remainingCostMicroUsd?: number;
+}
+
+/**
+ * The plans of the first keys asked, in their order: all of them, or as many as keep the answer under
+ * `workflowPlanBatchMaxChars` (at least one); the run asks for the others again.
+ */
+export interface PlanWorkflowAgentsOutput {
+  plans: PlanDelegationOutput[];
 }
 
 /** One finished agent, for the journal: its child's result is read from Temporal, or the failure given. */
@@ -108,6 +123,6 @@ export interface RecordWorkflowAgentsOutput {
 /** The activities of a workflow run. */
 export interface WorkflowRunActivities {
   runWorkflowRound(input: RunWorkflowRoundInput): Promise<RunWorkflowRoundOutput>;
-  planWorkflowAgent(input: PlanWorkflowAgentInput): Promise<PlanDelegationOutput>;
+  planWorkflowAgents(input: PlanWorkflowAgentsInput): Promise<PlanWorkflowAgentsOutput>;
   recordWorkflowAgents(input: RecordWorkflowAgentsInput): Promise<RecordWorkflowAgentsOutput>;
 }

@@ -4,6 +4,7 @@
  * API, the CLI and the MCP/session `run_workflow` tool speak these types.
  */
 import type { JsonValue } from './json.js';
+import type { WorkflowAgentSummary } from './workflow-run-activities.js';
 import type { WorkflowScriptDiagnostic } from './workflow-script.js';
 
 /** The Temporal workflow type of a workflow run. */
@@ -85,6 +86,11 @@ export interface WorkflowRunCarried {
   labels?: WorkflowLabelView[];
   /** Runs of this workflow so far (continue-as-new count). */
   generation?: number;
+  /**
+   * The first requests the last round named that had not started (at most two lane sets): the next run starts
+   * them at once, while its first round runs (decision 0048). Absent in an earlier build's input.
+   */
+  queue?: WorkflowAgentSummary[];
 }
 
 /** Input of the cancel signal. */

@@ -1,3 +1,4 @@
+import type { ModelAliasTable } from '../contracts/agent-definition';
 import { Context } from '@temporalio/activity';
 import type { AgentMemoryOptions } from '../activities/agent-memory';
 import { memorySettingsFromEnv } from '../settings/memory-settings';
@@ -56,8 +57,8 @@ export interface WorkerDependencies {
   tenantSpend?: TenantSpendGuard;
   /** The operator's daily cost cap per tenant (`ERRAND_TENANT_DAILY_COST_USD`), micro-dollars: `delegate` checks it before planning. */
   tenantDailyCostMicroUsd?: number;
-  /** The depth limit and activity settings the agents of a workflow run get (`ERRAND_MAX_DEPTH`, ...). */
-  subagentDefaults: { maxDepth: number; activity: SubagentActivitySettings };
+  /** The depth limit and activity settings the agents of a workflow run get (`ERRAND_MAX_DEPTH`, ...), and the model aliases their `model` option may name. */
+  subagentDefaults: { maxDepth: number; activity: SubagentActivitySettings; modelAliases: ModelAliasTable };
   /** Plans a `run_workflow` call (workflow-run-planner.ts). */
   planWorkflowRun?: (input: PlanWorkflowRunInput) => Promise<PlanWorkflowRunOutput>;
 }
@@ -136,7 +137,7 @@ export function createWorkerDependencies(
     paths: developerToolsetOptions(config).paths ?? {},
     ...(config.worktreeDir !== undefined ? { worktreeDir: config.worktreeDir } : {}),
     heartbeats: { liveTextIntervalMs: config.model.liveTextIntervalMs, inFlight: new InFlightCalls() },
-    subagentDefaults: { maxDepth: config.subagent.maxDepth, activity: config.subagent.activity },
+    subagentDefaults: { maxDepth: config.subagent.maxDepth, activity: config.subagent.activity, modelAliases: config.sources.modelAliases },
     planWorkflowRun: (input) => planRunWorkflowCall({ config, placesFor: (workingDir) => sources.workflowPlacesFor(workingDir), blobs }, input),
   };
 }

@@ -1,4 +1,5 @@
-import { ParentClosePolicy, type ChildWorkflowOptions } from '@temporalio/workflow';
+import { CancellationScope, getExternalWorkflowHandle, ParentClosePolicy, type ChildWorkflowOptions } from '@temporalio/workflow';
+import { cancelSignal } from '../contracts/subagent-messages';
 import type { SubagentInput } from '../contracts/subagent';
 import { workflowTaskTimeoutMs } from '../contracts/limits/workflow';
 import { searchAttributes } from '../contracts/search-attributes';
@@ -34,4 +35,13 @@ export function agentChildOptions(start: AgentChildStart): ChildWorkflowOptions 
       ...(start.tenant ? [{ key: searchAttributes.tenant, value: start.tenant }] : []),
     ],
   };
+}
+
+/** Asks a running agent's delegation to cancel (not cancelled with the run's scope); one that has ended meanwhile is left. */
+export async function signalAgentCancel(workflowId: string, reason: string): Promise<void> {
+  try {
+    await CancellationScope.nonCancellable(() => getExternalWorkflowHandle(workflowId).signal(cancelSignal, { reason }));
+  } catch {
+    // It has ended meanwhile.
+  }
 }

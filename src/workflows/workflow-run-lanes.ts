@@ -1,5 +1,6 @@
-import type { FinishedWorkflowAgent } from '../contracts/workflow-run-activities';
-import type { AgentSlot } from './workflow-run-view';
+import type { WorkflowLabelView } from '../contracts/workflow-run';
+import type { FinishedWorkflowAgent, RecordWorkflowAgentsOutput } from '../contracts/workflow-run-activities';
+import { addToLabels, type AgentSlot } from './workflow-run-view';
 
 /** How a run's lanes stand, for its decisions to journal and to run a round. */
 export interface Lanes {
@@ -42,4 +43,25 @@ export function restartAgent(key: string, slots: Map<string, AgentSlot>, removal
   const pending = finished.findIndex((entry) => entry.key === key);
   if (pending >= 0) finished.splice(pending, 1);
   return { restarted: true, message: `agent ${key} is dropped from the journal: its call runs again at the next round` };
+}
+
+/**
+ * Takes journaled agents into the run's totals: each counts under its label, and journaled slots past the
+ * view's needs go (the totals live on in `labels`); slots of agents not journaled yet (`finished`) stay, as a
+ * guard against starting them twice. Answers how many were done and how many failed.
+ */
+export function takeInJournaled(entries: RecordWorkflowAgentsOutput['entries'], slots: Map<string, AgentSlot>, labels: WorkflowLabelView[], finished: readonly FinishedWorkflowAgent[]): { done: number; failed: number } {
+  const counted = { done: 0, failed: 0 };
+  for (const entry of entries) {
+    const slot = slots.get(entry.key);
+    if (entry.outcome === 'done') counted.done += 1;
+    else counted.failed += 1;
+    if (slot) addToLabels(labels, slot);
+  }
+  const unjournaled = new Set(finished.map((entry) => entry.key));
+  for (const slot of [...slots.values()]) {
+    if (slots.size <= 400) break;
+    if (slot.state !== 'running' && slot.state !== 'waiting' && !unjournaled.has(slot.key)) slots.delete(slot.key);
+  }
+  return counted;
 }

@@ -1,9 +1,7 @@
 import {
   allHandlersFinished,
-  CancellationScope,
   condition,
   continueAsNew,
-  getExternalWorkflowHandle,
   proxyActivities,
   setHandler,
   startChild,
@@ -15,17 +13,17 @@ import type { JsonValue } from '../contracts/json';
 import { cancelSettleWaitMs } from '../contracts/limits/workflow';
 import { workflowAgentsBeforeContinueAsNew, workflowRoundsBeforeContinueAsNew, workflowRunHeartbeatTimeoutMs, workflowScriptRoundMs } from '../contracts/limits/workflow-scripts';
 import { searchAttributes } from '../contracts/search-attributes';
-import { cancelSignal } from '../contracts/subagent-messages';
 import type { SubagentResult } from '../contracts/subagent-result';
 import { workflowAgentId } from '../contracts/workflow-ids';
 import type { WorkflowLabelView, WorkflowRunCarried, WorkflowRunInput, WorkflowRunResult, WorkflowRunStatus } from '../contracts/workflow-run';
-import type { FinishedWorkflowAgent, RunWorkflowRoundOutput, WorkflowAgentSummary, WorkflowRunActivities, WorkflowWaitingCount } from '../contracts/workflow-run-activities';
+import type { FinishedWorkflowAgent, RecordWorkflowAgentsOutput, RunWorkflowRoundOutput, WorkflowAgentSummary, WorkflowRunActivities, WorkflowWaitingCount } from '../contracts/workflow-run-activities';
 import { workflowCancelSignal, workflowPauseSignal, workflowRestartAgentUpdate, workflowResumeSignal, workflowViewQuery } from '../contracts/workflow-run-messages';
 import type { WorkflowScriptDiagnostic } from '../contracts/workflow-script';
 import { remainingFor, runCapCrossed, type Stop } from './workflow-run-caps';
-import { agentChildOptions } from './workflow-run-agent';
-import { journalNow, restartAgent, roundWanted, type Lanes } from './workflow-run-lanes';
-import { addToLabels, buildView, takeFromWaiting, type AgentSlot } from './workflow-run-view';
+import { agentChildOptions, signalAgentCancel } from './workflow-run-agent';
+import { journalNow, restartAgent, roundWanted, takeInJournaled, type Lanes } from './workflow-run-lanes';
+import { AgentPlanner } from './workflow-run-plans';
+import { buildView, takeFromWaiting, type AgentSlot } from './workflow-run-view';
 
 const nonRetryableErrorTypes = [...nonRetryableFailureTypes];
 
@@ -85,6 +83,11 @@ class WorkflowRun {
   private endResult: { result?: JsonValue; diagnostic?: WorkflowScriptDiagnostic } = {};
   private roundsThisRun = 0;
   private readonly deadline: number | undefined;
+  /** Plans agents in batches, those of the next free lanes ahead of time (decision 0048). */
+  private readonly planner = new AgentPlanner(
+    (batch) => planning.planWorkflowAgents(batch),
+    () => ({ runId: this.info.workflowId, workingDir: this.input.workingDir, ...(this.input.tenant ? { tenant: this.input.tenant } : {}), ...this.remaining() }),
+  );
 
   constructor(private readonly input: WorkflowRunInput) {
     const carried = input.carried ?? { startedAtMs: Date.now(), paused: false, tokens: 0, costMicroUsd: 0, agentsStarted: 0 };
@@ -100,6 +103,7 @@ class WorkflowRun {
     this.agentsFailed = carried.agentsFailed ?? 0;
     this.fromJournal = carried.fromJournal ?? 0;
     this.labels = carried.labels ?? [];
+    this.queue = carried.queue ?? [];
     this.status = this.paused ? 'paused' : 'running';
     this.deadline = input.caps.timeBudgetMs !== undefined ? carried.startedAtMs + input.caps.timeBudgetMs : undefined;
   }
@@ -154,6 +158,11 @@ class WorkflowRun {
     );
   }
 
+  /** What is left of the run's caps, for the plans asked now. */
+  private remaining(): ReturnType<typeof remainingFor> {
+    return remainingFor(this.input.caps, { tokens: this.tokens, costMicroUsd: this.costMicroUsd, now: Date.now(), deadline: this.deadline });
+  }
+
   /** Sets `stop` when a cap is reached (the time budget included); answers whether the run may go on. */
   private checkCaps(): boolean {
     const crossed = this.stop ? undefined : runCapCrossed(this.input.caps, { tokens: this.tokens, costMicroUsd: this.costMicroUsd, now: Date.now(), deadline: this.deadline });
@@ -163,19 +172,13 @@ class WorkflowRun {
 
   /** Plans one agent, starts its child delegation and waits for it; whatever happens ends in `finished`. */
   private async runAgent(slot: AgentSlot): Promise<void> {
-    const remaining = remainingFor(this.input.caps, { tokens: this.tokens, costMicroUsd: this.costMicroUsd, now: Date.now(), deadline: this.deadline });
     const fail = (type: string, message: string) => {
       slot.state = 'failed';
       slot.failure = { type, message };
       slot.endedAt = Date.now();
       this.finished.push({ key: slot.key, failure: slot.failure });
     };
-    let plan;
-    try {
-      plan = await planning.planWorkflowAgent({ key: slot.key, runId: this.info.workflowId, taskId: `agent-${slot.n}`, workingDir: this.input.workingDir, ...(this.input.tenant ? { tenant: this.input.tenant } : {}), ...remaining });
-    } catch (error) {
-      return fail('AgentNotStarted', `planning failed: ${error instanceof Error ? error.message : String(error)}`);
-    }
+    const plan = await this.planner.take(slot.key);
     if (!plan.ok) return fail('AgentNotStarted', plan.message);
     if (this.stop || this.cancelReason !== undefined) {
       // Not started, so not finished: it is not journaled (a resume runs it).
@@ -191,7 +194,7 @@ class WorkflowRun {
       const handle = await startChild('subagentWorkflow', agentChildOptions({ slot, childInput, sourceName: plan.source?.name ?? 'ad-hoc', runId: this.info.workflowId, tenant: this.input.tenant }));
       slot.started = true;
       slot.state = 'running';
-      if (this.cancelReason !== undefined) void this.signalCancel(slot, this.cancelReason);
+      if (this.cancelReason !== undefined) void signalAgentCancel(slot.workflowId, this.cancelReason);
       result = (await handle.result()) as SubagentResult;
     } catch (error) {
       return fail('AgentFailed', `the agent's workflow did not complete: ${error instanceof Error ? error.message : String(error)}`);
@@ -212,40 +215,30 @@ class WorkflowRun {
     this.checkCaps();
   }
 
-  /** Puts finished agents into the journal and drops restarted keys. */
+  /** Puts finished agents into the journal and drops restarted keys (a round about to run does it in its own activity). */
   private async record(dropFailed = false): Promise<void> {
     if (this.finished.length === 0 && this.removals.length === 0 && !dropFailed) return;
-    const add = this.finished.splice(0, this.finished.length);
-    const remove = this.removals.splice(0, this.removals.length);
-    const recorded = await rounds.recordWorkflowAgents({ journalRef: this.journalRef, add, remove, ...(dropFailed ? { dropFailed } : {}) });
+    this.recorded(await rounds.recordWorkflowAgents({ journalRef: this.journalRef, ...this.toRecord(), ...(dropFailed ? { dropFailed } : {}) }));
+  }
+
+  /** The ended agents and restarted keys not journaled yet, taken for one journal write. */
+  private toRecord(): { add: FinishedWorkflowAgent[]; remove: string[] } {
+    return { add: this.finished.splice(0, this.finished.length), remove: this.removals.splice(0, this.removals.length) };
+  }
+
+  /** Takes in a journal write: the new journal, the counts, the per-label totals, fewer slots kept. */
+  private recorded(recorded: Pick<RecordWorkflowAgentsOutput, 'journalRef' | 'entries'>): void {
     this.journalRef = recorded.journalRef;
-    for (const entry of recorded.entries) {
-      const slot = this.slots.get(entry.key);
-      if (entry.outcome === 'done') this.agentsDone += 1;
-      else this.agentsFailed += 1;
-      if (slot) addToLabels(this.labels, slot);
-    }
-    // Journaled slots past the view's needs go (totals live on in `labels`); unjournaled ones guard against a second start.
-    const unjournaled = new Set(this.finished.map((entry) => entry.key));
-    for (const slot of [...this.slots.values()]) {
-      if (this.slots.size <= 400) break;
-      if (slot.state !== 'running' && slot.state !== 'waiting' && !unjournaled.has(slot.key)) this.slots.delete(slot.key);
-    }
+    const counted = takeInJournaled(recorded.entries, this.slots, this.labels, this.finished);
+    this.agentsDone += counted.done;
+    this.agentsFailed += counted.failed;
   }
 
   /** Cancels every running agent and waits (a while) for them to end; one still starting is cancelled once started. */
   private async cancelRunning(reason: string): Promise<void> {
     this.cancelReason = reason; // an agent whose child is starting now gets it once started (runAgent)
-    await Promise.all(this.running().filter((slot) => slot.started).map((slot) => this.signalCancel(slot, reason)));
+    await Promise.all(this.running().filter((slot) => slot.started).map((slot) => signalAgentCancel(slot.workflowId, reason)));
     await condition(() => this.running().length === 0, cancelSettleWaitMs * 4);
-  }
-
-  private async signalCancel(slot: AgentSlot, reason: string): Promise<void> {
-    try {
-      await CancellationScope.nonCancellable(() => getExternalWorkflowHandle(slot.workflowId).signal(cancelSignal, { reason }));
-    } catch {
-      // It has ended meanwhile.
-    }
   }
 
   private async end(final: Exclude<WorkflowRunStatus, 'running' | 'paused'>, extra: { result?: JsonValue; resultRef?: string; diagnostic?: WorkflowScriptDiagnostic }): Promise<WorkflowRunResult> {
@@ -292,6 +285,10 @@ class WorkflowRun {
       takeFromWaiting(this.waiting, request.label, request.phase);
       this.startAgent(request);
     }
+    // The next lane set's worth is planned while the lanes are busy, only for agents this run may still start and
+    // only without caps: a plan carries what was left of them when it was made.
+    if (this.paused || this.stop || this.dueToContinue() || Object.keys(this.remaining()).length > 0) return;
+    this.planner.ahead(this.queue.filter((request) => !this.slots.has(request.key)).slice(0, Math.min(this.input.concurrency, this.roundTake())).map((request) => request.key));
   }
 
   /** Whether the loop has work: a stop, a pause or resume, a restart, a drained run due to continue as new, or a batch to journal. */
@@ -313,20 +310,20 @@ class WorkflowRun {
     // A run resumed from an ended one runs its failed agents again (only finished ones are kept).
     if (this.input.carried === undefined && this.journalRef !== null) await this.record(true);
     let roundDue = true; // the first round runs at once; later ones when there is news and the queue runs low
+    this.fill(); // requests carried from the last run start now, while the first round runs
     for (;;) {
       if (this.removals.length > 0) roundDue = true;
       const news = this.finished.length > 0;
-      await this.record();
       this.checkCaps();
       if (this.stop) return this.stopRun(this.stop);
       const due = this.dueToContinue();
-      if (due && this.running().length === 0 && this.finished.length === 0 && this.removals.length === 0) return this.continueAsNew();
       if (news && roundWanted(this.lanes())) roundDue = true;
       if (roundDue && !due) {
         roundDue = false;
-        const ended = await this.runRound();
+        const ended = await this.runRound(); // it journals the ended agents first, in its activity
         if (ended) return ended;
-      }
+      } else await this.record();
+      if (due && this.running().length === 0 && this.finished.length === 0 && this.removals.length === 0) return this.continueAsNew();
       const pausedBefore = this.paused;
       const waitMs = this.deadline !== undefined ? Math.max(0, this.deadline - Date.now()) : undefined;
       if (waitMs === undefined) await condition(this.wakeFor(pausedBefore));
@@ -341,6 +338,7 @@ class WorkflowRun {
       ...(this.scriptRef ? { scriptRef: this.scriptRef } : { script: this.input.script }),
       args: this.input.args,
       journalRef: this.journalRef,
+      record: this.toRecord(),
       definitionsRef: this.definitionsRef,
       running: this.running().map((slot) => slot.key),
       take: this.roundTake(),
@@ -350,6 +348,7 @@ class WorkflowRun {
       ...(this.input.tenant ? { tenant: this.input.tenant } : {}),
     });
     this.roundsThisRun += 1;
+    if (round.recorded) this.recorded(round.recorded);
     this.scriptRef = round.scriptRef;
     if (this.input.carried === undefined && this.roundsThisRun === 1) this.fromJournal = round.journalSize;
     if (round.logs.length > 0) this.logs = round.logs;
@@ -381,8 +380,8 @@ class WorkflowRun {
     const next: WorkflowRunCarried = {
       startedAtMs: this.carried.startedAtMs, paused: this.paused, tokens: this.tokens, costMicroUsd: this.costMicroUsd, agentsStarted: this.agentsStarted, definitionsRef: this.definitionsRef, agentsDone: this.agentsDone, agentsFailed: this.agentsFailed, fromJournal: this.fromJournal, labels: this.labels,
       ...(this.scriptRef ? { scriptRef: this.scriptRef } : {}), generation: (this.carried.generation ?? 0) + 1,
+      queue: this.queue.filter((request) => !this.slots.has(request.key)).slice(0, this.input.concurrency * 2),
     };
-    // The queue is not carried: the next run's first round derives it again from the journal.
     return continueAsNew<typeof workflowRunWorkflow>({ ...this.input, ...(this.journalRef ? { journalRef: this.journalRef } : {}), carried: next });
   }
 

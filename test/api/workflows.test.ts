@@ -44,6 +44,9 @@ describe('POST /v1/workflows projects the run before it starts', () => {
       scriptName: 'inline script',
       projection: { agents: 3, complete: true, tokens: 30_000, costMicroUsd: 48_000, costUsd: 0.048, unpricedAgents: 0, models: [{ model: 'scripted/scripted-model', agents: 3, tokensPerAgent: 10_000, costMicroUsdPerAgent: 16_000 }] },
     });
+    // An inline script may carry a name for the run's view and messages (the CLI sends its file's name).
+    const named = await stack().request('/v1/workflows', postJson({ script: fanOut, scriptName: 'fan-out.js', args: { files: ['a'] }, dryRun: true }));
+    expect([named.status, (await json(named)).scriptName]).toEqual([200, 'fan-out.js']);
   });
 
   it('answers the dry run of docs/workflows.md, over its money cap, with the projection', async () => {

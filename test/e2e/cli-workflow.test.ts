@@ -65,6 +65,8 @@ describe('errand workflow', () => {
     expect(dry.code).toBe(0);
     // 7,000 prompt tokens × $2/M + 1,000 answer tokens × $8/M = $0.022 per agent.
     expect(dry.stdout.split('\n').slice(0, 2)).toEqual(['Projected: 3 agents · 24000 tokens · $0.066', '  p/m: 3 × 8000 tokens × $0.022']);
+    // A script file is named by its file, not as an inline script.
+    expect(JSON.parse((await errand(['workflow', 'run', 'review.js', '--args', '{"files": ["a.ts"]}', '--dry-run', '--json'])).stdout)).toMatchObject({ scriptName: 'review.js' });
     const asJson = await errand(['workflow', 'run', 'sweep', '--dry-run', '--json']);
     expect(asJson.code).toBe(0);
     expect(JSON.parse(asJson.stdout)).toMatchObject({ dryRun: true, scriptName: 'sweep', projection: { agents: 1, costMicroUsd: 22_000 } });

@@ -33,6 +33,10 @@ describe('workflow run settings', () => {
       ok: true,
       request: { instructions: 'Review it', description: 'review', source: 'reviewer', provider: 'openai', model: 'gpt-x', reasoning_effort: 'high', output_schema: { type: 'object' } },
     });
+    // Claude Code's model aliases go through the operator's table; an unmapped one leaves the model to the defaults.
+    expect(delegateRequestOf('Check it', { model: 'haiku' }, { haiku: 'anthropic/claude-haiku-x', opus: 'big' })).toEqual({ ok: true, request: { instructions: 'Check it', provider: 'anthropic', model: 'claude-haiku-x' } });
+    expect(delegateRequestOf('Check it', { model: 'opus' }, { opus: 'big' })).toEqual({ ok: true, request: { instructions: 'Check it', model: 'big' } });
+    expect(delegateRequestOf('Check it', { model: 'sonnet' }, {})).toEqual({ ok: true, request: { instructions: 'Check it' } });
     expect(delegateRequestOf('Do it', { isolation: 'container' })).toEqual({ ok: false, message: expect.stringMatching(/^agent\(\) options are not valid: isolation: expected "worktree"/) });
     expect(delegateRequestOf('Do it', { schema: 'object' })).toEqual({ ok: false, message: expect.stringMatching(/^agent\(\) options are not valid: schema: /) });
   });

@@ -50,9 +50,18 @@ export const workflowViewMaxLabels = 50;
 
 /**
  * Agents one run of the workflow starts before it continues as new: each adds its plan (the child's whole
- * input) and its start to the history, so this keeps a run's history near a megabyte at any size of run.
+ * input) and its start to the history, about 4 KB for a one-line agent (bench figure
+ * workflow-history-bytes-per-agent), so this keeps a run's history near a megabyte at any size of run. The
+ * lanes drain at each continue-as-new (decision 0048): fewer, larger runs drain less often.
  */
-export const workflowAgentsBeforeContinueAsNew = 100;
+export const workflowAgentsBeforeContinueAsNew = 200;
+/**
+ * Agents one `planWorkflowAgents` activity plans at most: the agents whose lanes free in one workflow task,
+ * and those planned ahead while the lanes are busy, go as one activity rather than one each.
+ */
+export const workflowPlanBatchMax = 16;
+/** Characters of JSON one `planWorkflowAgents` answer carries at most (each plan is a child's whole input); past it, fewer are planned. */
+export const workflowPlanBatchMaxChars = 512 * 1024;
 /** How often a workflow run's activities heartbeat (ms); their heartbeat timeout is {@link workflowRunHeartbeatTimeoutMs}. */
 export const workflowRunHeartbeatIntervalMs = 2_000;
 /** Heartbeat timeout of a workflow run's activities: how soon a lost worker's round or plan moves elsewhere. */
