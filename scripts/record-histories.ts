@@ -22,6 +22,7 @@ import { createWorkerDependencies } from '../src/worker/worker-dependencies';
 import { workflowsFromSources } from '../src/worker/workflow-source';
 import { moreScenarios, recordAgentHooksBeforePatch, recordAgentHooksPatched, recordOrchestrationHooksBeforePatch, recordOrchestrationHooksPatched, recordCostBeforePatch, recordCostPatched, recordLongAnswerBeforePatch, recordLongAnswerPatched, recordLongChildBeforePatch, recordLongChildPatched, recordProgressThrottleBeforePatch, recordProgressThrottlePatched, recordStopHookLastTurnBeforePatch, recordStopHookLastTurnPatched, recordApprovals, recordCompaction, recordLoadPeekBeforePatch, recordLoadPeekPatched, recordIdleTimeout, recordProbeLoop, type HeldStep, type RecordingContext, recordSpendAddsUpBeforePatch, recordSpendAddsUpPatched, recordMcpNoticesBeforePatch, recordMcpNoticesPatched, recordWorkflowRun } from './record-more-histories';
 import { recordSessionRunWorkflow } from './record-run-workflow-history';
+import { holdPlanning, recordMcpEndingBeforePatch, recordMcpEndingPatched } from './record-ending-history';
 import { bundleWithPatchesWithheld } from './withheld-patches';
 
 /**
@@ -49,9 +50,9 @@ import { bundleWithPatchesWithheld } from './withheld-patches';
 
 const identity = 'errand-record-histories';
 /** Every scenario, as `--only` names them. */
-const allScenarios = ['plain', 'tool-calls', 'max-turns', 'cancelled', 'session', 'checks', 'structured', 'worktree', 'fork', 'continuables', ...moreScenarios, 'session-run-workflow'] as const;
+const allScenarios = ['plain', 'tool-calls', 'max-turns', 'cancelled', 'session', 'checks', 'structured', 'worktree', 'fork', 'continuables', ...moreScenarios, 'session-run-workflow', 'mcp-ending', 'mcp-ending-before-patch'] as const;
 /** The patches the second worker withholds (its runs are the "before the patch" side of the replay fixtures). */
-const withheldPatches = ['load-peek-live-text', 'agent-file-hooks', 'cost-search-attribute', 'orchestration-tool-hooks', 'slim-child-result', 'progress-throttle', 'stop-hook-every-stop', 'long-texts-by-reference', 'spend-adds-up', 'mcp-notices-kept-until-acknowledged', 'child-ids-without-slash'];
+const withheldPatches = ['load-peek-live-text', 'agent-file-hooks', 'cost-search-attribute', 'orchestration-tool-hooks', 'slim-child-result', 'progress-throttle', 'stop-hook-every-stop', 'long-texts-by-reference', 'spend-adds-up', 'mcp-notices-kept-until-acknowledged', 'child-ids-without-slash', 'no-start-when-ending'];
 /** The context window of the model the compaction scenario uses: a few file reads outgrow it. */
 const compactionWindow = 4_000;
 /** History events after which the recording server suggests continue-as-new (scenario 10 passes it). */
@@ -116,6 +117,8 @@ async function main(): Promise<void> {
 
   const config = loadConfig({ ERRAND_DATA_DIR: join(scratch, 'data'), ERRAND_PROVIDERS: JSON.stringify([{ name: 'scripted', kind: 'scripted', models: ['scripted-model', { id: 'small-window-model', contextWindow: compactionWindow, maxOutputTokens: 200 }, { id: 'priced-model', prices: { input: 2, output: 8 } }] }]) });
   const dependencies = createWorkerDependencies(config, { scripted: { scripted: model }, env: {}, homeDirectory: join(scratch, 'home') });
+  // The ending scenarios hold a delegate's planning on purpose (record-ending-history.ts).
+  const planningHold = holdPlanning(dependencies);
   const taskQueue = `record-histories-${Date.now()}`;
   const nativeConnection = await NativeConnection.connect({ address });
   const worker = await createErrandWorker({
@@ -389,6 +392,8 @@ async function main(): Promise<void> {
     if (want('mcp-notices-before-patch')) await recordMcpNoticesBeforePatch(context);
     if (want('workflow-run')) await recordWorkflowRun(context);
     if (want('session-run-workflow')) await recordSessionRunWorkflow(context);
+    if (want('mcp-ending')) await recordMcpEndingPatched(context, planningHold);
+    if (want('mcp-ending-before-patch')) await recordMcpEndingBeforePatch(context, planningHold);
   } finally {
     worker.shutdown();
     withheldWorker.shutdown();

@@ -141,7 +141,7 @@ async function endSession(run: AgentRun, outcome: RunOutcome | IdleEnd, messages
   await run.closeConversation(outcome.status, 'budget' in outcome ? outcome.budget : undefined);
   agent.setStatus(outcome.status === 'idle' ? 'completed' : outcome.status);
   agent.flushViews(true);
-  await run.orchestrator.cancelAll(`its session ${workflowId} ended (${outcome.status})`);
+  await run.orchestrator.cancelAll(`its session ${workflowId} ended (${outcome.status})`, true);
   run.settleTimers();
   log.info('session ended', { status: outcome.status, turns: agent.state.turns });
   const status: SessionResult['status'] = outcome.status === 'cancelled' || outcome.status === 'idle' || isCapStatus(outcome.status) ? outcome.status : 'failed';

@@ -43,6 +43,7 @@ import { fitChildCaps, heldRefusal } from '../domain/child-budgets';
 import type { Agent } from './agent';
 import type { OrchestrationTools, ToolOutcome } from './agent-loop';
 import { ChildProbe } from './child-probe';
+import { EndingGuard, endingRefusal } from './ending-guard';
 import { loadTask } from './task-load';
 import { runWorkflowTask } from './workflow-run-task';
 import { isWorkflowRunResult, runResultAsTaskResult } from '../domain/workflow-run-task';
@@ -72,6 +73,8 @@ export class TaskOrchestrator implements OrchestrationTools {
   private readonly watched = new Set<string>();
   /** Finds children this run does not watch that ended without a word. */
   private readonly probe: ChildProbe;
+  /** Whether this workflow has begun to end (no task starts then). */
+  private readonly ending = new EndingGuard();
 
   constructor(private readonly agent: Agent) {
     this.probe = new ChildProbe(agent, (taskId) => this.watched.has(taskId), (probed, child) => {
@@ -89,7 +92,7 @@ export class TaskOrchestrator implements OrchestrationTools {
       case OrchestrationTool.delegate:
         return this.delegate(args, position);
       case OrchestrationTool.runWorkflow:
-        return runWorkflowTask(this.agent, (taskId, handle) => this.watch(taskId, handle), args);
+        return runWorkflowTask(this.agent, { watch: (taskId, handle) => this.watch(taskId, handle), refusesStart: () => this.ending.refusesStart() }, args);
       case OrchestrationTool.load:
         return loadTask(this.agent, this, args);
       case OrchestrationTool.sendMessage: {
@@ -146,6 +149,10 @@ export class TaskOrchestrator implements OrchestrationTools {
       if (!plan.ok) {
         agent.removeTask(record.taskId);
         return toolError(`delegate was not started: ${plan.message}`);
+      }
+      if (this.ending.refusesStart()) {
+        agent.removeTask(record.taskId);
+        return toolError(endingRefusal('delegate'));
       }
       const forced = plan.forceBackground === true && findTask(agent.state, taskId)?.mode === 'foreground';
       if (forced) {
@@ -237,7 +244,6 @@ export class TaskOrchestrator implements OrchestrationTools {
   }
 
   // ---- settlement ----------------------------------------------------------------------------------
-
   /**
    * Waits until task `taskId` has ended with a result (or its record is gone) and returns that result. The
    * record is read afresh at each check: the registry's functions replace a record, never change it.
@@ -372,15 +378,23 @@ export class TaskOrchestrator implements OrchestrationTools {
     return { parts: formatTaskResultBlock(task.taskId, result), isError: false };
   }
 
-  /** Cancels every live task (this workflow is ending or was cancelled). Never throws. */
-  async cancelAll(reason: string): Promise<void> {
-    const alive = this.agent.state.tasks.filter((task) => isLive(task));
-    await Promise.all(alive.map(async (task) => {
+  /**
+   * Cancels every live task (this workflow is ending or was cancelled); with `handlers` (a session, whose
+   * MCP tool calls run in update handlers) also those the handlers still running start meanwhile
+   * (ending-guard.ts). Never throws.
+   */
+  async cancelAll(reason: string, handlers = false): Promise<void> {
+    this.ending.begin();
+    const cancelled = new Set<string>();
+    const cancel = async (task: TaskRecord) => {
       try {
         await getExternalWorkflowHandle(task.workflowId).signal(cancelSignal, { reason });
+        cancelled.add(task.taskId);
       } catch {
-        // It ended in the meantime; nothing more to cancel.
+        // It ended in the meantime, or has not started yet (a handler's start under way): waitForHandlers.
       }
-    }));
+    };
+    await Promise.all(this.agent.state.tasks.filter((task) => isLive(task)).map(cancel));
+    if (handlers) await this.ending.waitForHandlers(() => this.agent.state.tasks, cancelled, cancel);
   }
 }

@@ -13,7 +13,14 @@ import { preview } from '../domain/subagent-prompt';
 import { admissionError, findTask, isLive, markRead, markStarted, reserveCaps } from '../domain/task-registry';
 import type { Agent } from './agent';
 import type { ToolOutcome } from './agent-loop';
+import { endingRefusal } from './ending-guard';
 import { errorText, toolError, toolText } from './tool-outcomes';
+
+/** What the orchestrator lends a run's start: its watch of the child, and whether the agent has begun to end. */
+export interface RunTaskHooks {
+  watch: (taskId: string, handle: RunHandle) => void;
+  refusesStart: () => boolean;
+}
 
 /** A run's child handle, as the orchestrator watches it. */
 export type RunHandle = ChildWorkflowHandle<(input: WorkflowRunInput) => Promise<WorkflowRunResult>>;
@@ -27,7 +34,8 @@ export type RunHandle = ChildWorkflowHandle<(input: WorkflowRunInput) => Promise
  * waits for, peeks at and cancels, and whose end is a notice. Its caps are reserved from the caller's and
  * its spend joins the caller's total when it ends. The script runs in the run's sandbox, never here.
  */
-export async function runWorkflowTask(agent: Agent, watch: (taskId: string, handle: RunHandle) => void, args: JsonObject): Promise<ToolOutcome> {
+export async function runWorkflowTask(agent: Agent, orchestrator: RunTaskHooks, args: JsonObject): Promise<ToolOutcome> {
+  const { watch } = orchestrator;
   const options = agent.options;
   // A run's agents are delegations one level down: only an agent at the top may start one, so no depth is skipped.
   if (!agent.canDelegate || options.depth > 0) {
@@ -64,6 +72,10 @@ export async function runWorkflowTask(agent: Agent, watch: (taskId: string, hand
     if (!plan.ok) {
       agent.removeTask(record.taskId);
       return toolError(`run_workflow was not started: ${plan.message}`);
+    }
+    if (orchestrator.refusesStart()) {
+      agent.removeTask(record.taskId);
+      return toolError(endingRefusal('run_workflow'));
     }
     let input = plan.input;
     if (agent.spendAddsUp) {

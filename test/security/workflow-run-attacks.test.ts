@@ -52,14 +52,16 @@ function startRun(script: string, tenant: string): Promise<WorkflowHandle<(input
   });
 }
 
-const hostile: Array<[string, string, { kind: string; message: RegExp; line?: number }]> = [
-  ['endless loop', `await agent('warm up', { label: 'warm' });\nwhile (true) {}`, { kind: 'steps', message: /step limit/ }],
-  ['memory bomb', `const all = [];\nfor (let i = 0; ; i += 1) all.push({ i, more: [i, i, i] });`, { kind: 'memory', message: /memory/, line: 2 }],
-  ['constructor climb', `const F = (async () => {}).constructor;\nreturn await F('return process')();`, { kind: 'unsupported', message: /process does not exist in a workflow script/, line: 2 }],
-  ['import()', `const fs = await import('node:fs');\nreturn fs.readFileSync('/etc/passwd', 'utf8');`, { kind: 'unsupported', message: /import\(\) is not available/, line: 1 }],
-  ['require', `const { execSync } = require('child_process');\nreturn String(execSync('id'));`, { kind: 'unsupported', message: /require does not exist/, line: 1 }],
-  ['process', `process.exit(1);`, { kind: 'unsupported', message: /process does not exist/, line: 1 }],
-  ['Date.now()', `const started = Date.now();\nreturn started;`, { kind: 'error', message: /Date\.now\(\) is not available/, line: 1 }],
+// An endless loop meets the step limit first on a machine at ease, the round's time limit first on one
+// under load (seven hostile rounds at once on two cores): either ends it, and says which.
+const hostile: Array<[string, string, { kind: RegExp; message: RegExp; line?: number }]> = [
+  ['endless loop', `await agent('warm up', { label: 'warm' });\nwhile (true) {}`, { kind: /^(steps|time)$/, message: /step limit|time one round may take/ }],
+  ['memory bomb', `const all = [];\nfor (let i = 0; ; i += 1) all.push({ i, more: [i, i, i] });`, { kind: /^memory$/, message: /memory/, line: 2 }],
+  ['constructor climb', `const F = (async () => {}).constructor;\nreturn await F('return process')();`, { kind: /^unsupported$/, message: /process does not exist in a workflow script/, line: 2 }],
+  ['import()', `const fs = await import('node:fs');\nreturn fs.readFileSync('/etc/passwd', 'utf8');`, { kind: /^unsupported$/, message: /import\(\) is not available/, line: 1 }],
+  ['require', `const { execSync } = require('child_process');\nreturn String(execSync('id'));`, { kind: /^unsupported$/, message: /require does not exist/, line: 1 }],
+  ['process', `process.exit(1);`, { kind: /^unsupported$/, message: /process does not exist/, line: 1 }],
+  ['Date.now()', `const started = Date.now();\nreturn started;`, { kind: /^error$/, message: /Date\.now\(\) is not available/, line: 1 }],
 ];
 
 attack('hostile workflow scripts each end their run failed, naming what they did and its line', async () => {
@@ -69,7 +71,7 @@ attack('hostile workflow scripts each end their run failed, naming what they did
   for (const [index, [name, , expected]] of hostile.entries()) {
     const result = results[index]!;
     expect(result.status, name).toBe('failed');
-    expect(result.diagnostic?.kind, name).toBe(expected.kind);
+    expect(result.diagnostic?.kind, name).toMatch(expected.kind);
     expect(result.diagnostic?.message, name).toMatch(expected.message);
     if (expected.line !== undefined) expect(result.diagnostic?.line, name).toBe(expected.line);
   }

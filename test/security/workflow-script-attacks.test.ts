@@ -14,8 +14,10 @@ function attack(name: string, body: () => Promise<void>): void {
   test(`attack: ${name}`, body, 60_000);
 }
 
-const run = (script: string) =>
-  runWorkflowScriptRound({ script, args: null, journal: {}, agentDefinitions: {}, budgetTokens: null, limits: testScriptLimits });
+const run = (script: string, limits = testScriptLimits) =>
+  runWorkflowScriptRound({ script, args: null, journal: {}, agentDefinitions: {}, budgetTokens: null, limits });
+/** The step limit's attacks: a round's time limit far enough away that the steps end them on a loaded machine too. */
+const unhurried = { ...testScriptLimits, roundMs: 40_000 };
 
 const hostGlobals = new Set(Object.getOwnPropertyNames(globalThis));
 
@@ -39,10 +41,10 @@ function expectFailed(output: WorkflowScriptRoundOutput, diagnostic: { kind: str
 describe('hostile workflow scripts', () => {
   attack('an endless loop ends at the step limit, even one that catches everything', async () => {
     // The engine knows the line of the last call the script made: here the loop's own.
-    expectFailed(await run(`const meta = { name: 'spin' };\nlet n = 0;\nwhile (true) { n = Math.max(n, 1); }`), { kind: 'steps', message: /step limit/, line: 3 });
-    expectFailed(await run(`const meta = { name: 'spin' };\nwhile (true) {}`), { kind: 'steps', message: /step limit/ });
-    expectFailed(await run(`for (;;) { try { while (true) {} } catch (error) {} }`), { kind: 'steps', message: /step limit/ });
-    expectFailed(await run(`const spin = async () => { for (;;) await null; };\nawait spin();`), { kind: 'steps' });
+    expectFailed(await run(`const meta = { name: 'spin' };\nlet n = 0;\nwhile (true) { n = Math.max(n, 1); }`, unhurried), { kind: 'steps', message: /step limit/, line: 3 });
+    expectFailed(await run(`const meta = { name: 'spin' };\nwhile (true) {}`, unhurried), { kind: 'steps', message: /step limit/ });
+    expectFailed(await run(`for (;;) { try { while (true) {} } catch (error) {} }`, unhurried), { kind: 'steps', message: /step limit/ });
+    expectFailed(await run(`const spin = async () => { for (;;) await null; };\nawait spin();`, unhurried), { kind: 'steps' });
     await expectHostUnharmed();
   });
 

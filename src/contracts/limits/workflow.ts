@@ -257,3 +257,8 @@ export const compactionMaxCalls = 20;
 // ---- approvals ------------------------------------------------------------------------------------
 /** How long a tool call under an `ask` policy waits for a decision before it is denied (`ERRAND_APPROVAL_TIMEOUT_SECS`). */
 export const defaultApprovalTimeoutMs = 60 * 60_000;
+/**
+ * Longest time an ending workflow waits for its update handlers still running (an MCP tool call planning
+ * a `delegate`), so that a child they start meanwhile is cancelled with the rest (ending-guard.ts).
+ */
+export const endingHandlersWaitMs = 60_000;
