@@ -1,12 +1,10 @@
-import { mkdtempSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { WorkflowHandle } from '@temporalio/client';
+import { describe, expect, test } from 'vitest';
 import { previousAttemptTimedOut, type PendingActivityView } from '../../src/activities/sticky-reset';
 import type { SubagentResult } from '../../src/contracts/subagent-result';
 import { ConversationScripts } from '../support/conversation-scripts';
-import { startTestWorker, subagentInput, testActivitySettings, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { subagentInput, testActivitySettings } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * A retried activity resets its workflow's sticky queue only when its previous attempt timed out — the one
@@ -16,31 +14,14 @@ import { startTestWorker, subagentInput, testActivitySettings, testClient, testD
  * while the retry runs.
  */
 
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let taskQueue: string;
-let workingDir: string;
 const scripts = new ConversationScripts();
-
-beforeAll(async () => {
-  ({ client, connection } = await testClient());
-  const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model } } });
-  taskQueue = uniqueTaskQueue('sticky-reset');
-  worker = await startTestWorker(taskQueue, dependencies);
-  workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-sticky-reset-')));
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
-});
+const stack = useWorkerStack({ label: 'sticky-reset', scripted: { scripted: { model: scripts.model } } });
 
 /** The pending model call as describe shows it, once it is on its second attempt. */
 async function secondAttempt(handle: WorkflowHandle): Promise<{ pending: PendingActivityView[]; activityId: string }> {
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const described = await client.workflowService.describeWorkflowExecution({ namespace: 'default', execution: { workflowId: handle.workflowId } });
+    const described = await stack.client.workflowService.describeWorkflowExecution({ namespace: 'default', execution: { workflowId: handle.workflowId } });
     const pending = described.pendingActivities ?? [];
     const call = pending.find((activity) => activity.activityType?.name === 'modelTurn' && (activity.attempt ?? 0) >= 2);
     if (call?.activityId) return { pending, activityId: call.activityId };
@@ -55,10 +36,10 @@ describe('sticky-queue reset on retry', () => {
       { error: { status: 429, message: 'slow down', retryAfterSeconds: 1 } },
       { text: 'done after waiting', delayMs: 3_000 },
     ]);
-    const handle = await client.workflow.start('subagentWorkflow', {
-      taskQueue,
+    const handle = await stack.client.workflow.start('subagentWorkflow', {
+      taskQueue: stack.taskQueue,
       workflowId: `errand-sticky-429-${Date.now()}`,
-      args: [subagentInput({ prompt: `Answer. ${marker}`, workingDir, toolsets: [] })],
+      args: [subagentInput({ prompt: `Answer. ${marker}`, workingDir: stack.workingDir, toolsets: [] })],
     });
     const { pending, activityId } = await secondAttempt(handle);
     expect(pending.find((activity) => activity.activityId === activityId)?.lastFailure?.message).toMatch(/slow down/);
@@ -73,10 +54,10 @@ describe('sticky-queue reset on retry', () => {
       { text: 'too late', delayMs: 6_000 },
       { text: 'in time', delayMs: 1_500 },
     ]);
-    const handle = await client.workflow.start('subagentWorkflow', {
-      taskQueue,
+    const handle = await stack.client.workflow.start('subagentWorkflow', {
+      taskQueue: stack.taskQueue,
       workflowId: `errand-sticky-timeout-${Date.now()}`,
-      args: [subagentInput({ prompt: `Answer. ${marker}`, workingDir, toolsets: [], activity: { ...testActivitySettings, modelCallTimeoutMs: 2_500 } })],
+      args: [subagentInput({ prompt: `Answer. ${marker}`, workingDir: stack.workingDir, toolsets: [], activity: { ...testActivitySettings, modelCallTimeoutMs: 2_500 } })],
     });
     const { pending, activityId } = await secondAttempt(handle);
     expect(previousAttemptTimedOut(pending, activityId)).toBe(true);

@@ -1,10 +1,9 @@
-import type { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { searchAttributes } from '../../src/contracts/search-attributes';
-import type { ScriptedModel } from '../../src/llm/scripted-model';
 import { sessionStartOptions, subagentStartOptions } from '../../src/observability/start-options';
-import { startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { subagentInput } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 import { createSessionModel, pollUntil, runSessionWithTwoChildren, scheduledActivities, sessionInput, sessionWorkingDir, type SessionRun } from './session-scenario';
 
 /**
@@ -13,31 +12,21 @@ import { createSessionModel, pollUntil, runSessionWithTwoChildren, scheduledActi
  * and the summaries of the activities in each history — all read back through the Temporal client.
  */
 
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let model: ScriptedModel;
+const model = createSessionModel();
 let run: SessionRun;
 const tenant = 'acme';
 
+const stack = useWorkerStack({ label: 'observability-sa', scripted: { scripted: { model } } });
 beforeAll(async () => {
-  ({ client, connection } = await testClient());
-  model = createSessionModel();
-  const { dependencies } = testDependencies({ scripted: { scripted: { model } } });
-  const taskQueue = uniqueTaskQueue('observability-sa');
-  worker = await startTestWorker(taskQueue, dependencies);
-  run = await runSessionWithTwoChildren(client, {
-    taskQueue,
+  run = await runSessionWithTwoChildren(stack.client, {
+    taskQueue: stack.taskQueue,
     workflowId: `errand-obs-${Date.now().toString(36)}`,
     workingDir: sessionWorkingDir(),
     tenant,
   });
 });
-
 afterAll(async () => {
   await run?.handle.cancel().catch(() => undefined);
-  await worker?.stop();
-  await connection?.close();
 });
 
 describe('search attributes and summaries of a session with two children', () => {
@@ -72,7 +61,7 @@ describe('search attributes and summaries of a session with two children', () =>
     const expectedTurns = [2, 1];
     const descriptions = ['survey the working folder', 'check for open issues'];
     for (const [index, childId] of run.childIds.entries()) {
-      const handle = client.workflow.getHandle(childId);
+      const handle = stack.client.workflow.getHandle(childId);
       await pollUntil(async () => (await handle.describe()).typedSearchAttributes.get(searchAttributes.status) === 'completed', {
         timeoutMs: 20_000,
         what: `${childId} to show status completed`,
@@ -99,15 +88,15 @@ describe('search attributes and summaries of a session with two children', () =>
     let found: string[] = [];
     await pollUntil(async () => {
       found = [];
-      for await (const execution of client.workflow.list({ query })) found.push(execution.workflowId);
+      for await (const execution of stack.client.workflow.list({ query })) found.push(execution.workflowId);
       return found.length === 2;
     }, { timeoutMs: 20_000, what: `the list query ${query} to return both children` });
     expect(found.sort()).toEqual([...run.childIds].sort());
 
     const completed = `${query} AND ${searchAttributes.status.name} = 'completed' AND ${searchAttributes.tenant.name} = '${tenant}'`;
-    await pollUntil(async () => (await client.workflow.count(completed)).count === 2, { timeoutMs: 20_000, what: 'both children to count as completed' });
+    await pollUntil(async () => (await stack.client.workflow.count(completed)).count === 2, { timeoutMs: 20_000, what: 'both children to count as completed' });
     const sessions = `${searchAttributes.kind.name} = 'session' AND ${searchAttributes.tenant.name} = '${tenant}' AND WorkflowId = '${run.sessionId}'`;
-    await pollUntil(async () => (await client.workflow.count(sessions)).count === 1, { timeoutMs: 20_000, what: 'the session to be found by kind and tenant' });
+    await pollUntil(async () => (await stack.client.workflow.count(sessions)).count === 1, { timeoutMs: 20_000, what: 'the session to be found by kind and tenant' });
   });
 
   test('every model and tool activity has a summary: "model <provider/model> · turn n", "tool <name>"', async () => {
@@ -115,14 +104,14 @@ describe('search attributes and summaries of a session with two children', () =>
     const sessionModelCalls = session.filter((activity) => activity.activityType === 'modelTurn');
     expect(sessionModelCalls.map((activity) => activity.summary)).toEqual(['model scripted/scripted-model · turn 1', 'model scripted/scripted-model · turn 2']);
 
-    const first = await scheduledActivities(client.workflow.getHandle(run.childIds[0]));
+    const first = await scheduledActivities(stack.client.workflow.getHandle(run.childIds[0]));
     expect(first.filter((activity) => activity.activityType === 'modelTurn').map((activity) => activity.summary)).toEqual([
       'model scripted/scripted-model · turn 1',
       'model scripted/scripted-model · turn 2',
     ]);
     expect(first.filter((activity) => activity.activityType === 'runTool').map((activity) => activity.summary)).toEqual(['tool developer__list_directory']);
 
-    const second = await scheduledActivities(client.workflow.getHandle(run.childIds[1]));
+    const second = await scheduledActivities(stack.client.workflow.getHandle(run.childIds[1]));
     expect(second.filter((activity) => activity.activityType === 'modelTurn').map((activity) => activity.summary)).toEqual(['model scripted/scripted-model · turn 1']);
   });
 
@@ -142,7 +131,7 @@ describe('search attributes and summaries of a session with two children', () =>
   });
 
   test('current details show the state, turn and last tool of a workflow', async () => {
-    const metadata: { currentDetails?: string } = await client.workflow.getHandle(run.childIds[0]).query('__temporal_workflow_metadata');
+    const metadata: { currentDetails?: string } = await stack.client.workflow.getHandle(run.childIds[0]).query('__temporal_workflow_metadata');
     expect(metadata.currentDetails).toMatch(/^\*\*completed\*\* · turn 2 of \d+ \(total 2\) · 1 tool calls/);
     expect(metadata.currentDetails).toContain('last tool: `developer__list_directory`');
     const session: { currentDetails?: string } = await run.handle.query('__temporal_workflow_metadata');

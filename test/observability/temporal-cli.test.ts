@@ -1,9 +1,8 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { searchAttributes } from '../../src/contracts/search-attributes';
 import { peekQuery } from '../../src/contracts/subagent-messages';
@@ -11,7 +10,8 @@ import type { SubagentPeek, SubagentResult } from '../../src/contracts/subagent-
 import { temporalCliPath } from '../../src/dev/tool-paths';
 import { createScriptedModel } from '../../src/llm/scripted-model';
 import { subagentStartOptions } from '../../src/observability/start-options';
-import { startTestWorker, subagentInput, temporalAddress, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { subagentInput, temporalAddress } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 import { pollUntil } from './session-scenario';
 
 /**
@@ -22,9 +22,6 @@ import { pollUntil } from './session-scenario';
 
 const run = promisify(execFile);
 
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
 let handle: WorkflowHandle;
 let workflowId: string;
 
@@ -34,34 +31,30 @@ async function temporal(...args: string[]): Promise<string> {
   return stdout;
 }
 
-beforeAll(async () => {
+beforeAll(() => {
   expect(existsSync(temporalCliPath())).toBe(true);
-  ({ client, connection } = await testClient());
-  // One tool call, then a model call that waits until cancelled: the subagent stays running at turn 2.
-  const model = createScriptedModel([
-    { text: 'Looking at the folder first.', toolCalls: [{ id: 'ls', name: 'developer__list_directory', arguments: { path: '.' } }] },
-    { text: 'never sent', delayMs: 120_000 },
-  ]);
-  const { dependencies } = testDependencies({ scripted: { scripted: { model } } });
-  const taskQueue = uniqueTaskQueue('observability-cli');
-  worker = await startTestWorker(taskQueue, dependencies);
-  const workingDir = mkdtempSync(join(tmpdir(), 'errand-cli-work-'));
-  writeFileSync(join(workingDir, 'plan.md'), '# plan\n');
+});
+// One tool call, then a model call that waits until cancelled: the subagent stays running at turn 2.
+const model = createScriptedModel([
+  { text: 'Looking at the folder first.', toolCalls: [{ id: 'ls', name: 'developer__list_directory', arguments: { path: '.' } }] },
+  { text: 'never sent', delayMs: 120_000 },
+]);
+const stack = useWorkerStack({ label: 'observability-cli', scripted: { scripted: { model } } });
+
+beforeAll(async () => {
+  writeFileSync(join(stack.workingDir, 'plan.md'), '# plan\n');
   workflowId = `errand-cli-${Date.now().toString(36)}`;
-  const input = subagentInput({ label: 'folder survey', prompt: 'Survey the folder and report', workingDir, tenant: 'acme' });
-  handle = await client.workflow.start('subagentWorkflow', {
-    taskQueue,
+  const input = subagentInput({ label: 'folder survey', prompt: 'Survey the folder and report', workingDir: stack.workingDir, tenant: 'acme' });
+  handle = await stack.client.workflow.start('subagentWorkflow', {
+    taskQueue: stack.taskQueue,
     workflowId,
     args: [input],
     ...subagentStartOptions(input, { workflowId, tenant: 'acme', startedBy: 'test' }),
   });
   await pollUntil(async () => (await handle.query(peekQuery)).turns === 2, { timeoutMs: 30_000, what: 'the subagent to start its second turn' });
 });
-
 afterAll(async () => {
   await handle?.terminate('test cleanup').catch(() => undefined);
-  await worker?.stop();
-  await connection?.close();
 });
 
 describe('the Temporal CLI with errand workflows', () => {

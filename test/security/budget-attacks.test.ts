@@ -1,13 +1,9 @@
-import { mkdtempSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Client, Connection } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
-import type { ConversationStore } from '../../src/activities/conversation-store';
+import { describe, expect } from 'vitest';
 import type { SessionResult } from '../../src/contracts/session';
 import { sendMessageUpdate } from '../../src/contracts/subagent-messages';
 import { ConversationScripts } from '../support/conversation-scripts';
-import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { sessionInput } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 import { attack } from './attack-stack';
 
 /**
@@ -19,32 +15,13 @@ import { attack } from './attack-stack';
  * the tasks that hold the rest.
  */
 
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let taskQueue: string;
-let workingDir: string;
-let conversations: ConversationStore;
 const scripts = new ConversationScripts();
 /** Every call of the attack costs 25,000 input tokens at $2 per million: $0.05. */
 const call = { inputTokens: 25_000, outputTokens: 0 };
 const callMicroUsd = 50_000;
 const capMicroUsd = 250_000;
 const children = 10;
-
-beforeAll(async () => {
-  ({ client, connection } = await testClient());
-  const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model, models: [{ id: 'scripted-model', prices: { input: 2, output: 8 } }] } } });
-  conversations = dependencies.conversations;
-  taskQueue = uniqueTaskQueue('budget-attacks');
-  worker = await startTestWorker(taskQueue, dependencies);
-  workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-budget-attacks-')));
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
-});
+const stack = useWorkerStack({ label: 'budget-attacks', scripted: { scripted: { model: scripts.model, models: [{ id: 'scripted-model', prices: { input: 2, output: 8 } }] } } });
 
 describe('budgets that add up', () => {
   attack('a $0.25 session fans out to ten $0.10 children in one turn: all together spend at most $0.25 plus one call', async () => {
@@ -55,7 +32,7 @@ describe('budgets that add up', () => {
         ? { toolCalls: Array.from({ length: children }, (_, n) => ({ name: 'delegate', arguments: { instructions: `Spend it ${n} ${child}`, cost_budget_usd: 0.1 } })), usage: call }
         : { text: 'done', usage: call },
     );
-    const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-budget-fan-out-${Date.now()}`, args: [sessionInput({ workingDir, costBudgetMicroUsd: capMicroUsd, maxDepth: 2 })] });
+    const handle = await stack.client.workflow.start('sessionWorkflow', { taskQueue: stack.taskQueue, workflowId: `errand-budget-fan-out-${Date.now()}`, args: [sessionInput({ workingDir: stack.workingDir, costBudgetMicroUsd: capMicroUsd, maxDepth: 2 })] });
     await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `Fan out ${session}` }] });
     const ended: SessionResult = await handle.result();
 
@@ -66,7 +43,7 @@ describe('budgets that add up', () => {
     // The session's first call left $0.20: two children got $0.10 each, the other eight were refused.
     // (The session stopped at its cap before another call: its stored conversation holds the results.)
     const description = await handle.describe();
-    const stored = await conversations.read(`${handle.workflowId}@${description.runId}`, 3 + children);
+    const stored = await stack.dependencies.conversations.read(`${handle.workflowId}@${description.runId}`, 3 + children);
     const delegations = stored.flatMap((message) => (message.role === 'tool' && message.toolName === 'delegate' ? [message] : []));
     const refused = delegations.filter((result) => result.content.startsWith('delegate was not started'));
     expect(delegations).toHaveLength(children);

@@ -1,11 +1,8 @@
-import { mkdtempSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Client, Connection } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { describe, expect } from 'vitest';
 import { sendMessageUpdate, transcriptQuery } from '../../src/contracts/subagent-messages';
 import { ConversationScripts, toolResults } from '../support/conversation-scripts';
-import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { sessionInput } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 import { attack } from './attack-stack';
 
 /**
@@ -16,27 +13,10 @@ import { attack } from './attack-stack';
  * refused with a tool error naming the limit, and the worker goes on serving another session.
  */
 
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let taskQueue: string;
-let workingDir: string;
 const scripts = new ConversationScripts();
 const cap = 3;
 const flood = 6;
-
-beforeAll(async () => {
-  ({ client, connection } = await testClient());
-  const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model } }, env: { ERRAND_MAX_QUEUED_MESSAGES: String(cap) } });
-  taskQueue = uniqueTaskQueue('message-flood');
-  worker = await startTestWorker(taskQueue, dependencies);
-  workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-message-flood-')));
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
-});
+const stack = useWorkerStack({ label: 'message-flood', scripted: { scripted: { model: scripts.model } }, env: { ERRAND_MAX_QUEUED_MESSAGES: String(cap) } });
 
 async function until<T>(read: () => Promise<T | undefined>, what: string): Promise<T> {
   const deadline = Date.now() + 60_000;
@@ -58,7 +38,7 @@ describe('message queue', () => {
     });
     const bystander = scripts.add('flood-bystander', () => ({ text: 'still here' }));
 
-    const session = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-flood-${Date.now()}`, args: [sessionInput({ workingDir })] });
+    const session = await stack.client.workflow.start('sessionWorkflow', { taskQueue: stack.taskQueue, workflowId: `errand-flood-${Date.now()}`, args: [sessionInput({ workingDir: stack.workingDir })] });
     await session.executeUpdate(sendMessageUpdate, { args: [{ message: `Flood it ${marker}` }] });
     const floodResults = await until(async () => {
       const third = scripts.of('flood-parent')[2];
@@ -72,7 +52,7 @@ describe('message queue', () => {
     for (const result of refused) expect(result.content).toContain(`${cap} messages are already queued; the limit is ${cap} (ERRAND_MAX_QUEUED_MESSAGES)`);
 
     // The worker still serves others: another session answers while the flooded task works through its queue.
-    const other = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-flood-bystander-${Date.now()}`, args: [sessionInput({ workingDir })] });
+    const other = await stack.client.workflow.start('sessionWorkflow', { taskQueue: stack.taskQueue, workflowId: `errand-flood-bystander-${Date.now()}`, args: [sessionInput({ workingDir: stack.workingDir })] });
     await other.executeUpdate(sendMessageUpdate, { args: [{ message: `Hello ${bystander}` }] });
     await until(async () => ((await other.query(transcriptQuery)).entries.some((entry) => entry.role === 'assistant' && entry.text === 'still here') ? true : undefined), 'the other session to answer');
     // The accepted messages run one by one: the task answers each (its first answer and three more).

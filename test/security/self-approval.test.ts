@@ -1,12 +1,11 @@
-import { existsSync, mkdtempSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Client, Connection } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { describe, expect } from 'vitest';
 import { approvalUpdate, peekQuery, sendMessageUpdate } from '../../src/contracts/subagent-messages';
 import type { SubagentPeek, SubagentResult } from '../../src/contracts/subagent-result';
 import { ConversationScripts, toolResults } from '../support/conversation-scripts';
-import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { sessionInput } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 import { attack } from './attack-stack';
 
 /**
@@ -16,31 +15,14 @@ import { attack } from './attack-stack';
  * `approve` tool, its call is refused, and the call keeps waiting for a person.
  */
 
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let taskQueue: string;
-let workingDir: string;
 const scripts = new ConversationScripts();
-
-beforeAll(async () => {
-  ({ client, connection } = await testClient());
-  // The operator's policy, with no `approvers` key: the default, human.
-  const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model } }, env: { ERRAND_TOOL_POLICY: JSON.stringify({ default: 'allow', rules: { developer__write_file: 'ask' } }) } });
-  taskQueue = uniqueTaskQueue('self-approval');
-  worker = await startTestWorker(taskQueue, dependencies);
-  workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-self-approval-')));
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
-});
+// The operator's policy, with no `approvers` key: the default, human.
+const stack = useWorkerStack({ label: 'self-approval', scripted: { scripted: { model: scripts.model } }, env: { ERRAND_TOOL_POLICY: JSON.stringify({ default: 'allow', rules: { developer__write_file: 'ask' } }) } });
 
 async function peekUntil(workflowId: string, done: (peek: SubagentPeek) => boolean): Promise<SubagentPeek> {
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const peek: SubagentPeek | undefined = await client.workflow.getHandle(workflowId).query(peekQuery).catch(() => undefined);
+    const peek: SubagentPeek | undefined = await stack.client.workflow.getHandle(workflowId).query(peekQuery).catch(() => undefined);
     if (peek && done(peek)) return peek;
     if (Date.now() > deadline) throw new Error(`condition not met; last peek ${JSON.stringify(peek)}`);
     await new Promise((resolveWait) => setTimeout(resolveWait, 100));
@@ -59,7 +41,7 @@ describe('approvals', () => {
       if (call === 2) return { toolCalls: [{ name: 'approve', arguments: { approval_id: `${childId}:2:0`, decision: 'approve', reason: 'looks fine to me' } }] };
       return { text: 'approved it myself' };
     });
-    const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: sessionId, args: [sessionInput({ workingDir })] });
+    const handle = await stack.client.workflow.start('sessionWorkflow', { taskQueue: stack.taskQueue, workflowId: sessionId, args: [sessionInput({ workingDir: stack.workingDir })] });
     await handle.executeUpdate(sendMessageUpdate, { args: [{ message: 'go [script:self-approve]' }] });
     await peekUntil(childId, (peek) => peek.state === 'waiting_approval');
     // (Where the parent may approve, a notice would wake it now; here a message does.)
@@ -72,15 +54,15 @@ describe('approvals', () => {
     const answer = toolResults(scripts.of('self-approve')[3]).find((result) => result.toolName === 'approve');
     expect(answer?.isError).toBe(true);
     // The call still waits for a person; nothing was written.
-    const waiting = await client.workflow.getHandle(childId).query(peekQuery);
+    const waiting = await stack.client.workflow.getHandle(childId).query(peekQuery);
     expect(waiting.state).toBe('waiting_approval');
-    expect(existsSync(join(workingDir, 'pwned.txt'))).toBe(false);
+    expect(existsSync(join(stack.workingDir, 'pwned.txt'))).toBe(false);
 
     // A person decides.
-    await client.workflow.getHandle(childId).executeUpdate(approvalUpdate, { args: [{ approvalId: `${childId}:2:0`, decision: 'deny', by: 'operator', reason: 'no' }] });
-    const result: SubagentResult = await client.workflow.getHandle(childId).result();
+    await stack.client.workflow.getHandle(childId).executeUpdate(approvalUpdate, { args: [{ approvalId: `${childId}:2:0`, decision: 'deny', by: 'operator', reason: 'no' }] });
+    const result: SubagentResult = await stack.client.workflow.getHandle(childId).result();
     expect(result.output).toBe('child done');
-    expect(existsSync(join(workingDir, 'pwned.txt'))).toBe(false);
+    expect(existsSync(join(stack.workingDir, 'pwned.txt'))).toBe(false);
     await handle.cancel();
   }, 90_000);
 });

@@ -1,12 +1,13 @@
-import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import type { WorkflowHandle } from '@temporalio/client';
+import { expect, test } from 'vitest';
 import type { ModelRequest } from '../../src/contracts/model';
 import type { SubagentResult } from '../../src/contracts/subagent-result';
 import type { WorkflowRunInput, WorkflowRunResult } from '../../src/contracts/workflow-run';
-import { createScriptedModel, type ScriptedModel } from '../../src/llm/scripted-model';
+import { createScriptedModel } from '../../src/llm/scripted-model';
 import { startWorkflowRun } from '../../src/workflow-runs/workflow-run-start';
 import { freshFolder } from '../support/run-harness';
-import { startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { subagentInput } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * The attack suite, workflow runs on the real worker: a tenant's hostile script ends its run `failed`
@@ -14,29 +15,13 @@ import { startTestWorker, subagentInput, testClient, testDependencies, uniqueTas
  * worker's event loop) another tenant's delegation and another run go on and finish.
  */
 
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let taskQueue: string;
-let model: ScriptedModel;
-
 function promptOf(request: ModelRequest): string {
   const first = request.messages.find((message) => message.role === 'user');
   return first?.role === 'user' ? first.content : '';
 }
 
-beforeAll(async () => {
-  ({ client, connection } = await testClient());
-  model = createScriptedModel((request) => ({ text: `answer:${promptOf(request)}` }));
-  const { dependencies } = testDependencies({ scripted: { scripted: { model } } });
-  taskQueue = uniqueTaskQueue('wf-attacks');
-  worker = await startTestWorker(taskQueue, dependencies);
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
-});
+const model = createScriptedModel((request) => ({ text: `answer:${promptOf(request)}` }));
+const stack = useWorkerStack({ label: 'wf-attacks', scripted: { scripted: { model } } });
 
 function attack(name: string, body: () => Promise<void>): void {
   test(`attack: ${name}`, body, 180_000);
@@ -45,9 +30,9 @@ function attack(name: string, body: () => Promise<void>): void {
 let counter = 0;
 function startRun(script: string, tenant: string): Promise<WorkflowHandle<(input: WorkflowRunInput) => Promise<WorkflowRunResult>>> {
   counter += 1;
-  return startWorkflowRun(client, {
+  return startWorkflowRun(stack.client, {
     workflowId: `errand-wf-attack-${Date.now()}-${counter}`,
-    taskQueue,
+    taskQueue: stack.taskQueue,
     input: { script, scriptName: `hostile-${counter}.js`, args: null, workingDir: freshFolder('errand-wf-attack-'), tenant, caps: {}, concurrency: 4, maxAgents: 10, startedBy: 'test' },
   });
 }
@@ -83,8 +68,8 @@ attack('while hostile rounds spin, another tenant\'s delegation and another run 
   // Three endless loops hold three round threads for seconds each (a round's step limit); the worker's
   // event loop stays free, so a delegation and a plain run of another tenant finish while they spin.
   const loops = await Promise.all([1, 2, 3].map(() => startRun(`while (true) {}`, 'mallory')));
-  const delegation = await client.workflow.start('subagentWorkflow', {
-    taskQueue,
+  const delegation = await stack.client.workflow.start('subagentWorkflow', {
+    taskQueue: stack.taskQueue,
     workflowId: `errand-wf-attack-neighbour-${Date.now()}`,
     args: [subagentInput({ prompt: 'neighbour task', workingDir: freshFolder('errand-wf-neighbour-'), tenant: 'other' })],
   });

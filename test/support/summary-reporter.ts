@@ -1,12 +1,15 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Reporter, TestModule } from 'vitest/node';
+import { readSuiteBudget, suiteFileCount, suiteTimeLines } from './suite-time';
 
 /**
  * Prints one plain closing line, `errand: N passed, N failed[, N skipped]`, that CI reads, and where the
  * dev server's log is kept when something failed. Also keeps when each test file ran and for how long in
  * test-artifacts/test-durations.json and names the slowest files, so the suite's time can be profiled
- * from any run (what runs in parallel, what waits) without a special reporter.
+ * from any run (what runs in parallel, what waits) without a special reporter. Ends with the run's wall
+ * time, beside the suite's budget (test/suite-time.json) when the run was the whole suite, and a warning line
+ * when it went over: a printed figure, never a failure.
  */
 export default class SummaryReporter implements Reporter {
   private readonly runStarted = Date.now();
@@ -30,12 +33,16 @@ export default class SummaryReporter implements Reporter {
       if (module.state() === 'failed' && [...module.children.allTests()].length === 0) failed += 1;
     }
     failed += unhandledErrors.length;
-    this.writeDurations(testModules);
+    const wallSeconds = this.writeDurations(testModules);
+    const root = resolve(__dirname, '..', '..');
+    const timeLines = suiteTimeLines({ wallSeconds, filesRun: testModules.length, filesInSuite: suiteFileCount(root) }, readSuiteBudget(root));
+    process.stdout.write(`\n${timeLines.join('\n')}\n`);
     if (failed > 0) process.stdout.write('\nThe Temporal dev server log of this run is in test-artifacts/temporal-dev-server.log\n');
     process.stdout.write(`\nerrand: ${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}\n`);
   }
 
-  private writeDurations(testModules: ReadonlyArray<TestModule>): void {
+  /** Writes test-artifacts/test-durations.json, prints the slowest files and returns the run's wall time in seconds. */
+  private writeDurations(testModules: ReadonlyArray<TestModule>): number {
     const root = resolve(__dirname, '..', '..');
     const files = testModules.map((module) => {
       const diagnostic = module.diagnostic();
@@ -57,6 +64,7 @@ export default class SummaryReporter implements Reporter {
     const slowest = [...files].sort((a, b) => b.importS + b.testsS - (a.importS + a.testsS)).slice(0, 8);
     process.stdout.write(`\nslowest test files (of ${files.length}; all in test-artifacts/test-durations.json):\n`);
     for (const file of slowest) process.stdout.write(`  ${(file.importS + file.testsS).toFixed(1).padStart(6)} s  ${file.file}\n`);
+    return totalS;
   }
 }
 

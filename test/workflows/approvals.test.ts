@@ -1,15 +1,15 @@
-import { existsSync, mkdtempSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { approvalUpdate, peekQuery, sendMessageUpdate } from '../../src/contracts/subagent-messages';
 import type { SubagentPeek, SubagentResult } from '../../src/contracts/subagent-result';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
 import { ConversationScripts, notices, toolResults } from '../support/conversation-scripts';
-import { sessionInput, startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { sessionInput, subagentInput, uniqueTaskQueue } from '../support/temporal';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 import { until } from '../support/polling';
+import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * Tool policies and approvals inside subagents: a call under `ask` pauses the subagent (peek shows the
@@ -19,28 +19,11 @@ import { until } from '../support/polling';
 
 // `human-or-parent`: the parent-model test below needs the operator's consent for a model to decide.
 const policy = JSON.stringify({ default: 'allow', rules: { developer__write_file: 'ask', developer__run_command: 'deny' }, approvers: 'human-or-parent' });
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let taskQueue: string;
-let workingDir: string;
 const scripts = new ConversationScripts();
-
-beforeAll(async () => {
-  ({ client, connection } = await testClient());
-  const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model } }, env: { ERRAND_TOOL_POLICY: policy } });
-  taskQueue = uniqueTaskQueue('approvals');
-  worker = await startTestWorker(taskQueue, dependencies);
-  workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-approvals-')));
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
-});
+const stack = useWorkerStack({ label: 'approvals', scripted: { scripted: { model: scripts.model } }, env: { ERRAND_TOOL_POLICY: policy } });
 
 async function waitForApproval(workflowId: string, timeoutMs = 20_000): Promise<SubagentPeek> {
-  const handle = client.workflow.getHandle(workflowId);
+  const handle = stack.client.workflow.getHandle(workflowId);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     // A child started by a session may not exist yet.
@@ -66,13 +49,13 @@ describe('tool policies and approvals', () => {
   test('deny tools are not offered; ask pauses with the tool and its arguments; approve runs the tool', async () => {
     const marker = scripts.add('approve', [writeCall('approved.txt'), { text: 'written' }]);
     const workflowId = `errand-approve-${Date.now()}`;
-    const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId, args: [subagentInput({ prompt: `Write ${marker}`, workingDir })] });
+    const handle = await stack.client.workflow.start('subagentWorkflow', { taskQueue: stack.taskQueue, workflowId, args: [subagentInput({ prompt: `Write ${marker}`, workingDir: stack.workingDir })] });
     const peek = await waitForApproval(workflowId);
     const pending = peek.pendingApprovals?.[0];
     expect(pending?.tool).toBe('developer__write_file');
     expect(pending?.argumentsPreview).toContain('approved.txt');
     expect(pending?.id).toBe(`${workflowId}:2:0`);
-    expect(existsSync(join(workingDir, 'approved.txt'))).toBe(false);
+    expect(existsSync(join(stack.workingDir, 'approved.txt'))).toBe(false);
     const offered = scripts.of('approve')[0]?.tools.map((tool) => tool.name) ?? [];
     expect(offered).toContain('developer__write_file');
     expect(offered).not.toContain('developer__run_command');
@@ -80,13 +63,13 @@ describe('tool policies and approvals', () => {
     await handle.executeUpdate(approvalUpdate, { args: [{ approvalId: pending?.id ?? '', decision: 'approve', by: 'test' }] });
     const result: SubagentResult = await handle.result();
     expect(result.status).toBe('completed');
-    expect(readFileSync(join(workingDir, 'approved.txt'), 'utf8')).toBe('approved content');
+    expect(readFileSync(join(stack.workingDir, 'approved.txt'), 'utf8')).toBe('approved content');
   });
 
   test('deny: the model gets the denial with the reason and continues', async () => {
     const marker = scripts.add('deny', [writeCall('denied.txt'), { text: 'ok, I will not write it' }]);
     const workflowId = `errand-deny-${Date.now()}`;
-    const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId, args: [subagentInput({ prompt: `Write ${marker}`, workingDir })] });
+    const handle = await stack.client.workflow.start('subagentWorkflow', { taskQueue: stack.taskQueue, workflowId, args: [subagentInput({ prompt: `Write ${marker}`, workingDir: stack.workingDir })] });
     const peek = await waitForApproval(workflowId);
     await handle.executeUpdate(approvalUpdate, { args: [{ approvalId: peek.pendingApprovals?.[0]?.id ?? '', decision: 'deny', reason: 'not on a Friday', by: 'alice' }] });
     const result: SubagentResult = await handle.result();
@@ -94,15 +77,15 @@ describe('tool policies and approvals', () => {
     const denial = toolResults(scripts.of('deny')[1])[0];
     expect(denial?.isError).toBe(true);
     expect(denial?.content).toMatch(/was denied by alice: not on a Friday/);
-    expect(existsSync(join(workingDir, 'denied.txt'))).toBe(false);
+    expect(existsSync(join(stack.workingDir, 'denied.txt'))).toBe(false);
   });
 
   test('no decision within the approval timeout counts as a denial', async () => {
     const marker = scripts.add('timeout', [writeCall('late.txt'), { text: 'gave up' }]);
-    const result: SubagentResult = await client.workflow.execute('subagentWorkflow', {
-      taskQueue,
+    const result: SubagentResult = await stack.client.workflow.execute('subagentWorkflow', {
+      taskQueue: stack.taskQueue,
       workflowId: `errand-approval-timeout-${Date.now()}`,
-      args: [subagentInput({ prompt: `Write ${marker}`, workingDir, approvalTimeoutMs: 1_000 })],
+      args: [subagentInput({ prompt: `Write ${marker}`, workingDir: stack.workingDir, approvalTimeoutMs: 1_000 })],
     });
     expect(result.output).toBe('gave up');
     expect(toolResults(scripts.of('timeout')[1])[0]?.content).toMatch(/denied by timeout: no decision within 1 s/);
@@ -122,14 +105,14 @@ describe('approvals from the parent model', () => {
       }
       return { text: `seen: ${notice.split('\n')[0] ?? ''}` };
     });
-    const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-parent-approve-${Date.now()}`, args: [sessionInput({ workingDir, approvers: 'human-or-parent' })] });
+    const handle = await stack.client.workflow.start('sessionWorkflow', { taskQueue: stack.taskQueue, workflowId: `errand-parent-approve-${Date.now()}`, args: [sessionInput({ workingDir: stack.workingDir, approvers: 'human-or-parent' })] });
     await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `go ${session}` }] });
-    const childHandle = client.workflow.getHandle(`${handle.workflowId}~task-1`);
+    const childHandle = stack.client.workflow.getHandle(`${handle.workflowId}~task-1`);
     const deadline = Date.now() + 20_000;
     while (Date.now() < deadline && !(await childHandle.describe().then(() => true, () => false))) await new Promise((resolveWait) => setTimeout(resolveWait, 100));
     const childResult: SubagentResult = await childHandle.result();
     expect(childResult.output).toBe('child wrote it');
-    expect(readFileSync(join(workingDir, 'by-parent.txt'), 'utf8')).toBe('approved content');
+    expect(readFileSync(join(stack.workingDir, 'by-parent.txt'), 'utf8')).toBe('approved content');
     const approvalNotices = scripts.of('parent-approve').flatMap((request) => notices(request)).filter((text) => text.includes('waits for approval'));
     expect(new Set(approvalNotices).size).toBe(1);
     expect(approvalNotices[0]).toMatch(/Task task-1 waits for approval to call developer__write_file with .*by-parent\.txt/);
@@ -146,15 +129,15 @@ describe('approvals from the parent model', () => {
       if (call === 1) return { toolCalls: [{ name: 'approve', arguments: { approval_id: 'made-up', decision: 'approve' } }] };
       return { text: `turn ${call}` };
     });
-    const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-human-only-${Date.now()}`, args: [sessionInput({ workingDir })] });
+    const handle = await stack.client.workflow.start('sessionWorkflow', { taskQueue: stack.taskQueue, workflowId: `errand-human-only-${Date.now()}`, args: [sessionInput({ workingDir: stack.workingDir })] });
     await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `go ${session}` }] });
     const childId = `${handle.workflowId}~task-1`;
     const peek = await waitForApproval(childId, 30_000);
     const pending = peek.pendingApprovals?.[0];
     expect(pending?.tool).toBe('developer__write_file');
     // A person decides through the approval update (what the API and CLI use).
-    await client.workflow.getHandle(childId).executeUpdate(approvalUpdate, { args: [{ approvalId: pending?.id ?? '', decision: 'approve', by: 'api:test' }] });
-    const childResult: SubagentResult = await client.workflow.getHandle(childId).result();
+    await stack.client.workflow.getHandle(childId).executeUpdate(approvalUpdate, { args: [{ approvalId: pending?.id ?? '', decision: 'approve', by: 'api:test' }] });
+    const childResult: SubagentResult = await stack.client.workflow.getHandle(childId).result();
     expect(childResult.output).toBe('child wrote it');
     const requests = scripts.of('human-only');
     expect(requests.every((request) => !request.tools.some((tool) => tool.name === 'approve'))).toBe(true);
@@ -189,10 +172,10 @@ describe('approvals survive a worker SIGKILL', () => {
     processes.push(first);
     await first.ready;
     const workflowId = `errand-approval-kill-${Date.now()}`;
-    const handle = await client.workflow.start('subagentWorkflow', {
+    const handle = await stack.client.workflow.start('subagentWorkflow', {
       taskQueue: queue,
       workflowId,
-      args: [subagentInput({ prompt: 'Write after restart', workingDir, route: { provider: 'http', model: 'gpt-test' } })],
+      args: [subagentInput({ prompt: 'Write after restart', workingDir: stack.workingDir, route: { provider: 'http', model: 'gpt-test' } })],
     });
     const peek = await waitForApproval(workflowId, 30_000);
     await first.kill();
@@ -202,6 +185,6 @@ describe('approvals survive a worker SIGKILL', () => {
     await handle.executeUpdate(approvalUpdate, { args: [{ approvalId: peek.pendingApprovals?.[0]?.id ?? '', decision: 'approve', by: 'test' }] });
     const result: SubagentResult = await handle.result();
     expect(result.output).toBe('written after the restart');
-    expect(readFileSync(join(workingDir, 'after-restart.txt'), 'utf8')).toBe('approved content');
+    expect(readFileSync(join(stack.workingDir, 'after-restart.txt'), 'utf8')).toBe('approved content');
   }, 120_000);
 });

@@ -1,13 +1,9 @@
-import { mkdtempSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { SubagentResult } from '../../src/contracts/subagent-result';
 import { cancelSignal } from '../../src/contracts/subagent-messages';
-import type { WorkerDependencies } from '../../src/worker/worker-dependencies';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
-import { startTestWorker, subagentInput, testActivitySettings, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { subagentInput, testActivitySettings } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * A cancel stops an in-flight model call on the worker of its workflow without waiting for a heartbeat
@@ -19,44 +15,32 @@ import { startTestWorker, subagentInput, testActivitySettings, testClient, testD
  * stopped the same way.
  */
 
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let taskQueue: string;
 let server: ScriptedOpenAIServer;
-let workingDir: string;
-let dependencies: WorkerDependencies;
-
 beforeAll(async () => {
-  ({ client, connection } = await testClient());
   server = await startScriptedOpenAIServer({ streamChunkChars: 4 });
-  ({ dependencies } = testDependencies({
-    providers: [{ name: 'wire', kind: 'openai-compatible', baseUrl: server.url, models: ['wire-model'] }],
-    env: { ERRAND_LIVE_TEXT_INTERVAL_MS: '60000' },
-  }));
-  taskQueue = uniqueTaskQueue('cancel-in-flight');
-  worker = await startTestWorker(taskQueue, dependencies);
-  workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-cancel-in-flight-')));
+});
+afterAll(async () => {
+  await server?.close();
 });
 
-afterAll(async () => {
-  await worker?.stop();
-  await server?.close();
-  await connection?.close();
-});
+const stack = useWorkerStack(() => ({
+  label: 'cancel-in-flight',
+  providers: [{ name: 'wire', kind: 'openai-compatible', baseUrl: server.url, models: ['wire-model'] }],
+  env: { ERRAND_LIVE_TEXT_INTERVAL_MS: '60000' },
+}));
 
 describe('a cancel reaches an in-flight call on the same worker', () => {
   test('the streaming request is closed and the run ends cancelled with the text so far, without a heartbeat to carry the cancel', async () => {
     // A long answer streamed slowly: it would take minutes to finish.
     const answer = `Partial words ${'and more words '.repeat(400)}`;
     server.setResponder(() => ({ text: answer, chunkDelayMs: 100 }));
-    expect(dependencies.heartbeats.liveTextIntervalMs).toBe(60_000);
-    const handle = await client.workflow.start('subagentWorkflow', {
-      taskQueue,
+    expect(stack.dependencies.heartbeats.liveTextIntervalMs).toBe(60_000);
+    const handle = await stack.client.workflow.start('subagentWorkflow', {
+      taskQueue: stack.taskQueue,
       workflowId: `errand-cancel-in-flight-${Date.now()}`,
       args: [subagentInput({
         prompt: 'Write at length.',
-        workingDir,
+        workingDir: stack.workingDir,
         route: { provider: 'wire', model: 'wire-model' },
         toolsets: [],
         activity: { ...testActivitySettings, modelHeartbeatTimeoutMs: 600_000, modelCallTimeoutMs: 900_000 },
@@ -65,7 +49,7 @@ describe('a cancel reaches an in-flight call on the same worker', () => {
     await server.waitForRequests(1, 30_000);
     // The call has been streaming for a while (the model has written something) and is registered in flight.
     await new Promise((resolveWait) => setTimeout(resolveWait, 1_500));
-    expect(dependencies.heartbeats.inFlight.size).toBe(1);
+    expect(stack.dependencies.heartbeats.inFlight.size).toBe(1);
     await handle.signal(cancelSignal, { reason: 'enough' });
     // Bounded by half the live-text interval: no heartbeat of the call could have carried the cancel by then.
     await server.waitFor((requests) => requests[0]?.aborted === true, 30_000, 'the model request to be aborted (by the in-flight sink, before any heartbeat)');
@@ -75,18 +59,18 @@ describe('a cancel reaches an in-flight call on the same worker', () => {
     expect(result.partialOutput.length).toBeLessThan(answer.length);
     expect(server.requests).toHaveLength(1);
     expect(server.rejectedRequests).toEqual([]);
-    expect(dependencies.heartbeats.inFlight.size).toBe(0);
+    expect(stack.dependencies.heartbeats.inFlight.size).toBe(0);
   });
 
   test('a long run_command is stopped the same way: the run ends cancelled long before any keep-alive', async () => {
     server.reset();
     server.setResponder(() => ({ toolCalls: [{ name: 'developer__run_command', arguments: { command: 'sleep 300' } }] }));
-    const handle = await client.workflow.start('subagentWorkflow', {
-      taskQueue,
+    const handle = await stack.client.workflow.start('subagentWorkflow', {
+      taskQueue: stack.taskQueue,
       workflowId: `errand-cancel-in-flight-tool-${Date.now()}`,
       args: [subagentInput({
         prompt: 'Wait a while.',
-        workingDir,
+        workingDir: stack.workingDir,
         route: { provider: 'wire', model: 'wire-model' },
         toolsets: ['developer'],
         activity: { ...testActivitySettings, modelHeartbeatTimeoutMs: 600_000, toolCallTimeoutMs: 900_000 },
@@ -96,9 +80,9 @@ describe('a cancel reaches an in-flight call on the same worker', () => {
     // Wait until the command runs: the tool call is the pending activity, started on this worker.
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const described = await client.workflowService.describeWorkflowExecution({ namespace: 'default', execution: { workflowId: handle.workflowId } });
+      const described = await stack.client.workflowService.describeWorkflowExecution({ namespace: 'default', execution: { workflowId: handle.workflowId } });
       const tool = described.pendingActivities?.find((activity) => activity.activityType?.name === 'runTool');
-      if (tool?.lastStartedTime && dependencies.heartbeats.inFlight.size === 1) break;
+      if (tool?.lastStartedTime && stack.dependencies.heartbeats.inFlight.size === 1) break;
       if (Date.now() > deadline) throw new Error('the run_command call did not start');
       await new Promise((resolveWait) => setTimeout(resolveWait, 50));
     }
@@ -111,6 +95,6 @@ describe('a cancel reaches an in-flight call on the same worker', () => {
     expect((result as SubagentResult).status).toBe('cancelled');
     expect(server.requests).toHaveLength(1);
     expect(server.rejectedRequests).toEqual([]);
-    expect(dependencies.heartbeats.inFlight.size).toBe(0);
+    expect(stack.dependencies.heartbeats.inFlight.size).toBe(0);
   });
 });

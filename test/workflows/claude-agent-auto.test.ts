@@ -1,13 +1,12 @@
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Client, Connection } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { approvalUpdate, peekQuery, sendMessageUpdate } from '../../src/contracts/subagent-messages';
 import type { SubagentPeek, SubagentResult } from '../../src/contracts/subagent-result';
 import { ConversationScripts, notices, toolResults } from '../support/conversation-scripts';
 import { until } from '../support/polling';
-import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { sessionInput } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 import { writeFiles } from '../sources/source-files';
 
 /**
@@ -18,28 +17,12 @@ import { writeFiles } from '../sources/source-files';
 
 // The operator lets a delegating model decide (human-or-parent); the agent file takes that away for its runs.
 const policy = JSON.stringify({ default: 'allow', rules: { developer__write_file: 'ask' }, approvers: 'human-or-parent' });
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let taskQueue: string;
-let workingDir: string;
 const scripts = new ConversationScripts();
-
-beforeAll(async () => {
-  ({ client, connection } = await testClient());
-  const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model } }, env: { ERRAND_TOOL_POLICY: policy } });
-  taskQueue = uniqueTaskQueue('claude-auto');
-  worker = await startTestWorker(taskQueue, dependencies);
-  workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-claude-auto-')));
-  writeFiles(join(workingDir, '.claude', 'agents'), {
+const stack = useWorkerStack({ label: 'claude-auto', scripted: { scripted: { model: scripts.model } }, env: { ERRAND_TOOL_POLICY: policy } });
+beforeAll(() => {
+  writeFiles(join(stack.workingDir, '.claude', 'agents'), {
     'team/auto-writer.md': ['---', 'name: auto-writer', 'description: Writes files it is asked to write.', 'tools: Write', 'permissionMode: auto', '---', 'You write the files you are asked to write.', ''].join('\n'),
   });
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
-  if (workingDir) rmSync(workingDir, { recursive: true, force: true });
 });
 
 describe('permissionMode: auto', () => {
@@ -52,10 +35,10 @@ describe('permissionMode: auto', () => {
       if (id && request.messages.at(-1)?.role === 'user') return { toolCalls: [{ name: 'approve', arguments: { approval_id: id, decision: 'approve' } }] };
       return { text: `turn ${call}` };
     });
-    const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-claude-auto-${Date.now()}`, args: [sessionInput({ workingDir, approvers: 'human-or-parent' })] });
+    const handle = await stack.client.workflow.start('sessionWorkflow', { taskQueue: stack.taskQueue, workflowId: `errand-claude-auto-${Date.now()}`, args: [sessionInput({ workingDir: stack.workingDir, approvers: 'human-or-parent' })] });
     await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `go ${session}` }] });
     const childId = `${handle.workflowId}~task-1`;
-    const childHandle = client.workflow.getHandle(childId);
+    const childHandle = stack.client.workflow.getHandle(childId);
     const childPeek = await until(() => childHandle.query(peekQuery), (peek: SubagentPeek) => (peek.pendingApprovals?.length ?? 0) > 0, 'the approval the child waits for', 30_000);
     const pending = childPeek.pendingApprovals?.[0];
     expect(pending?.tool).toBe('developer__write_file');
@@ -66,13 +49,13 @@ describe('permissionMode: auto', () => {
     const refused = await until(async () => scripts.of('auto-session').flatMap((request) => toolResults(request)).find((result) => result.toolName === 'approve'), Boolean, 'the approve result', 30_000);
     expect(refused?.isError).toBe(true);
     expect(refused?.content).toMatch(/was not applied: .*decided by a person \(toolPolicy\.approvers is "human", or its agent file says permissionMode: auto\), not by the delegating agent/);
-    expect(existsSync(join(workingDir, 'auto.txt'))).toBe(false);
+    expect(existsSync(join(stack.workingDir, 'auto.txt'))).toBe(false);
 
     // A person decides through the approval update (what the API and CLI use).
     await childHandle.executeUpdate(approvalUpdate, { args: [{ approvalId: pending?.id ?? '', decision: 'approve', by: 'api:test' }] });
     const result: SubagentResult = await childHandle.result();
     expect(result.output).toBe('child wrote it');
-    expect(readFileSync(join(workingDir, 'auto.txt'), 'utf8')).toBe('approved by a person');
+    expect(readFileSync(join(stack.workingDir, 'auto.txt'), 'utf8')).toBe('approved by a person');
 
     // The settlement notice reaches the session; no notice ever invited its model to decide the approval.
     const all = await until(async () => scripts.of('auto-session').flatMap((request) => notices(request)), (texts) => texts.some((text) => text.includes('task-1')), 'the settlement notice', 30_000);

@@ -1,15 +1,16 @@
-import { mkdtempSync, realpathSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WorkflowUpdateFailedError, type Client, type Connection } from '@temporalio/client';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ChatMessage } from '../../src/contracts/model';
 import { cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent-messages';
 import type { SubagentPeek, SubagentResult } from '../../src/contracts/subagent-result';
 import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
 import { ConversationScripts, notices, toolResults } from '../support/conversation-scripts';
-import { sessionInput, startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { sessionInput, subagentInput, uniqueTaskQueue } from '../support/temporal';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
+import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * Continuable subagents (SEMANTICS §2, §4): send_message turns, queued in order; delivery confirmed by
@@ -17,34 +18,17 @@ import { startWorkerProcess, type WorkerProcess } from '../support/worker-proces
  * that does not grow with the length of the conversation.
  */
 
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let taskQueue: string;
-let workingDir: string;
 // A context window large enough that the 200-turn history test measures turns, not compactions.
 const contextWindow = 10_000_000;
 const scripts = new ConversationScripts({ contextWindow });
-
-beforeAll(async () => {
-  ({ client, connection } = await testClient());
-  const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model, models: [{ id: 'scripted-model', contextWindow }] } } });
-  taskQueue = uniqueTaskQueue('continuable');
-  worker = await startTestWorker(taskQueue, dependencies);
-  workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-continuable-work-')));
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
-});
+const stack = useWorkerStack({ label: 'continuable', scripted: { scripted: { model: scripts.model, models: [{ id: 'scripted-model', contextWindow }] } } });
 
 function userTexts(messages: ChatMessage[]): string[] {
   return messages.filter((message) => message.role === 'user').map((message) => message.content);
 }
 
 async function waitForPeek(workflowId: string, predicate: (peek: SubagentPeek) => boolean, timeoutMs = 20_000): Promise<SubagentPeek> {
-  const handle = client.workflow.getHandle(workflowId);
+  const handle = stack.client.workflow.getHandle(workflowId);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const peek: SubagentPeek = await handle.query(peekQuery);
@@ -63,7 +47,7 @@ describe('continuable subagents', () => {
       { text: 'answer to three' },
     ]);
     const workflowId = `errand-three-${Date.now()}`;
-    const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId, args: [subagentInput({ prompt: `Begin ${marker}`, workingDir, continuable: true })] });
+    const handle = await stack.client.workflow.start('subagentWorkflow', { taskQueue: stack.taskQueue, workflowId, args: [subagentInput({ prompt: `Begin ${marker}`, workingDir: stack.workingDir, continuable: true })] });
     await waitForPeek(workflowId, (peek) => peek.turns === 1 && peek.state === 'running');
     const accepted = [];
     for (const message of ['one', 'two', 'three']) accepted.push(await handle.executeUpdate(sendMessageUpdate, { args: [{ message }] }));
@@ -88,7 +72,7 @@ describe('continuable subagents', () => {
   test('a waiting subagent\'s stack trace (the Web UI\'s Stack Trace tab) is recorded one frame deep: the sandbox runs with the preloaded stack depth', async () => {
     const marker = scripts.add('stack', [{ text: 'ready' }]);
     const workflowId = `errand-stack-${Date.now()}`;
-    const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId, args: [subagentInput({ prompt: `Wait ${marker}`, workingDir, continuable: true })] });
+    const handle = await stack.client.workflow.start('subagentWorkflow', { taskQueue: stack.taskQueue, workflowId, args: [subagentInput({ prompt: `Wait ${marker}`, workingDir: stack.workingDir, continuable: true })] });
     await waitForPeek(workflowId, (peek) => peek.state === 'waiting');
     // The query answers (it is what the Web UI calls); with V8's default of ten frames its answer names the
     // SDK's and errand's functions ("at condition (…)"), with errand's sandbox setting of one frame nothing.
@@ -102,12 +86,12 @@ describe('continuable subagents', () => {
   test('sendMessage is refused at once for a subagent that is not continuable, or has ended', async () => {
     const marker = scripts.add('refuse', [{ text: 'done', delayMs: 1_000 }]);
     const workflowId = `errand-refuse-${Date.now()}`;
-    const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId, args: [subagentInput({ prompt: `Once ${marker}`, workingDir })] });
+    const handle = await stack.client.workflow.start('subagentWorkflow', { taskQueue: stack.taskQueue, workflowId, args: [subagentInput({ prompt: `Once ${marker}`, workingDir: stack.workingDir })] });
     await expect(handle.executeUpdate(sendMessageUpdate, { args: [{ message: 'more?' }] })).rejects.toThrow(WorkflowUpdateFailedError);
     await expect(handle.executeUpdate(sendMessageUpdate, { args: [{ message: 'more?' }] })).rejects.toMatchObject({ cause: { message: expect.stringMatching(/is not continuable/) } });
     await handle.result();
     const ended = scripts.add('ended', [{ text: 'bye' }]);
-    const second = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId: `${workflowId}-c`, args: [subagentInput({ prompt: `Short ${ended}`, workingDir, continuable: true })] });
+    const second = await stack.client.workflow.start('subagentWorkflow', { taskQueue: stack.taskQueue, workflowId: `${workflowId}-c`, args: [subagentInput({ prompt: `Short ${ended}`, workingDir: stack.workingDir, continuable: true })] });
     await waitForPeek(second.workflowId, (peek) => peek.state === 'waiting');
     await second.signal(cancelSignal, {});
     await second.result();
@@ -116,10 +100,10 @@ describe('continuable subagents', () => {
 
   test('a continuable subagent ends after the configured idle time and says so', async () => {
     const marker = scripts.add('idle', [{ text: 'ready when you are' }]);
-    const result: SubagentResult = await client.workflow.execute('subagentWorkflow', {
-      taskQueue,
+    const result: SubagentResult = await stack.client.workflow.execute('subagentWorkflow', {
+      taskQueue: stack.taskQueue,
       workflowId: `errand-idle-${Date.now()}`,
-      args: [subagentInput({ prompt: `Wait ${marker}`, workingDir, continuable: true, idleTimeoutMs: 1_000 })],
+      args: [subagentInput({ prompt: `Wait ${marker}`, workingDir: stack.workingDir, continuable: true, idleTimeoutMs: 1_000 })],
     });
     expect(result.status).toBe('completed');
     expect(result.output).toBe('ready when you are');
@@ -138,7 +122,7 @@ describe('continuable subagents', () => {
       { toolCalls: [{ name: 'send_message', arguments: { task_id: 'task-9', message: 'anyone?' } }] },
       { text: 'no such task' },
     ]);
-    const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-chat-${Date.now()}`, args: [sessionInput({ workingDir })] });
+    const handle = await stack.client.workflow.start('sessionWorkflow', { taskQueue: stack.taskQueue, workflowId: `errand-chat-${Date.now()}`, args: [sessionInput({ workingDir: stack.workingDir })] });
     await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `Start a calculator ${session}` }] });
     const waitReplies = async (count: number) => {
       const deadline = Date.now() + 20_000;
@@ -163,7 +147,7 @@ describe('continuable subagents', () => {
     await waitReplies(4);
     expect(toolResults(scripts.of('chat')[6]).at(-1)).toMatchObject({ isError: true, content: expect.stringMatching(/^Message not delivered: task-9 is not one of your tasks/) });
     await handle.cancel();
-    const childResult: SubagentResult = await client.workflow.getHandle(`${handle.workflowId}~task-1`).result();
+    const childResult: SubagentResult = await stack.client.workflow.getHandle(`${handle.workflowId}~task-1`).result();
     expect(childResult.status).toBe('cancelled');
   });
 
@@ -173,7 +157,7 @@ describe('continuable subagents', () => {
     const workflowId = `errand-history-${Date.now()}`;
     // Most turns are queued at once (below), so the queue's cap is raised above them.
     const tasks = { maxBackgroundTasks: 5, waitTimeoutMs: 30_000, completedTaskTtlMs: 600_000, maxQueuedMessages: 200 };
-    const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId, args: [subagentInput({ prompt: `Long chat ${marker}`, workingDir, continuable: true, maxTurns: 5, tasks })] });
+    const handle = await stack.client.workflow.start('subagentWorkflow', { taskQueue: stack.taskQueue, workflowId, args: [subagentInput({ prompt: `Long chat ${marker}`, workingDir: stack.workingDir, continuable: true, maxTurns: 5, tasks })] });
     // Counted: the events that carry the conversation (activities, updates, markers). Left out: events whose
     // number depends on timing, not on the conversation — workflow-task bookkeeping (a task that timed out
     // or failed on a busy machine adds three), timers and search-attribute upserts (the views write at most
@@ -239,10 +223,10 @@ describe('continuable subagents survive a worker SIGKILL', () => {
     processes.push(first);
     await first.ready;
     const workflowId = `errand-survive-${Date.now()}`;
-    const handle = await client.workflow.start('subagentWorkflow', {
+    const handle = await stack.client.workflow.start('subagentWorkflow', {
       taskQueue: queue,
       workflowId,
-      args: [subagentInput({ prompt: 'Remember the code word marmalade.', workingDir, continuable: true, route: { provider: 'http', model: 'gpt-test' } })],
+      args: [subagentInput({ prompt: 'Remember the code word marmalade.', workingDir: stack.workingDir, continuable: true, route: { provider: 'http', model: 'gpt-test' } })],
     });
     await waitForPeek(workflowId, (peek) => peek.state === 'waiting');
     await first.kill();

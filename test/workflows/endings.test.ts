@@ -1,8 +1,7 @@
-import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { WorkflowHandle } from '@temporalio/client';
+import { beforeAll, describe, expect, test } from 'vitest';
 import type { ModelRequest } from '../../src/contracts/model';
 import { peekQuery, sendMessageUpdate, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent-messages';
 import type { SubagentPeek, SubagentResult } from '../../src/contracts/subagent-result';
@@ -10,8 +9,9 @@ import { estimateTokens } from '../../src/domain/token-estimate';
 import { compactionMaxCalls } from '../../src/contracts/limits/workflow';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { ConversationScripts, toolResults } from '../support/conversation-scripts';
-import { sessionInput, startTestWorker, subagentInput, testActivitySettings, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { sessionInput, subagentInput, testActivitySettings } from '../support/temporal';
 import { until } from '../support/polling';
+import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * How runs end under real provider rules (SEMANTICS §5 "How a run ends", "Context window"), against the
@@ -22,46 +22,24 @@ import { until } from '../support/polling';
 
 /** The stand-in's context window: small, so a few hundred turns need several compactions. */
 const window = 4_000;
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let taskQueue: string;
-let workingDir: string;
 const scripts = new ConversationScripts({ contextWindow: window });
-let counter = 0;
-
-beforeAll(async () => {
-  ({ client, connection } = await testClient());
-  const { dependencies } = testDependencies({
+const stack = useWorkerStack({
+  label: 'endings',
+  scripted: {
     scripted: {
-      scripted: {
-        model: scripts.model,
-        models: [
-          // What errand is told: the stand-in's own window (compaction keeps every prompt inside it) …
-          { id: 'scripted-model', contextWindow: window, maxOutputTokens: 200 },
-          // … and a model whose entry claims more than the stand-in takes (the provider's overflow error decides).
-          { id: 'optimistic-model', contextWindow: window * 4, maxOutputTokens: 200 },
-          // … and a model whose entry sets no output limit: the configured default (8192) would not fit its window.
-          { id: 'small-model', contextWindow: window },
-        ],
-      },
+      model: scripts.model,
+      models: [
+        // What errand is told: the stand-in's own window (compaction keeps every prompt inside it) …
+        { id: 'scripted-model', contextWindow: window, maxOutputTokens: 200 },
+        // … and a model whose entry claims more than the stand-in takes (the provider's overflow error decides).
+        { id: 'optimistic-model', contextWindow: window * 4, maxOutputTokens: 200 },
+        // … and a model whose entry sets no output limit: the configured default (8192) would not fit its window.
+        { id: 'small-model', contextWindow: window },
+      ],
     },
-  });
-  taskQueue = uniqueTaskQueue('endings');
-  worker = await startTestWorker(taskQueue, dependencies);
-  workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-endings-work-')));
-  writeFileSync(join(workingDir, 'notes.txt'), 'some notes');
+  },
 });
-
-afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
-});
-
-function nextId(name: string): string {
-  counter += 1;
-  return `errand-${name}-${Date.now()}-${counter}`;
-}
+beforeAll(() => writeFileSync(join(stack.workingDir, 'notes.txt'), 'some notes'));
 
 /** A summarising call of a compaction (its system prompt says so). */
 function isSummary(request: ModelRequest): boolean {
@@ -74,7 +52,7 @@ describe('malformed tool calls', () => {
       { toolCalls: [{ name: 'developer__list_directory', arguments: '{"path": ' }, { name: 'developer__no_such_tool', arguments: {} }] },
       { text: 'recovered' },
     ]);
-    const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId: nextId('malformed'), args: [subagentInput({ prompt: `look ${marker}`, workingDir })] });
+    const handle = await stack.client.workflow.start('subagentWorkflow', { taskQueue: stack.taskQueue, workflowId: stack.nextId('malformed'), args: [subagentInput({ prompt: `look ${marker}`, workingDir: stack.workingDir })] });
     const result: SubagentResult = await handle.result();
     expect(result.status).toBe('completed');
     expect(result.output).toBe('recovered');
@@ -89,7 +67,7 @@ describe('malformed tool calls', () => {
 describe('a toolset this worker does not have', () => {
   test('fails the run at once as ToolsetUnavailable, not as a model error retried six times', async () => {
     const marker = scripts.add('no-toolset', [{ text: 'never asked' }]);
-    const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId: nextId('no-toolset'), args: [subagentInput({ prompt: `look ${marker}`, workingDir, toolsets: ['developer', 'removed-server'] })] });
+    const handle = await stack.client.workflow.start('subagentWorkflow', { taskQueue: stack.taskQueue, workflowId: stack.nextId('no-toolset'), args: [subagentInput({ prompt: `look ${marker}`, workingDir: stack.workingDir, toolsets: ['developer', 'removed-server'] })] });
     const result: SubagentResult = await handle.result();
     expect(result.status).toBe('failed');
     expect(result.diagnostic).toMatch(/^ToolsetUnavailable: unknown toolset "removed-server"/);
@@ -104,9 +82,9 @@ describe('an answer cut off at the output-token limit', () => {
   test('ends truncated, and the delegating model reads why on the first line', async () => {
     const child = scripts.add('cut-child', [{ text: `A long answer ${'that goes on and on '.repeat(40)}` }]);
     const session = scripts.add('cut', [{ toolCalls: [{ name: 'delegate', arguments: { instructions: `write a lot ${child}`, max_output_tokens: 12 } }] }, { text: 'noted' }]);
-    const handle: WorkflowHandle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: nextId('cut'), args: [sessionInput({ workingDir })] });
+    const handle: WorkflowHandle = await stack.client.workflow.start('sessionWorkflow', { taskQueue: stack.taskQueue, workflowId: stack.nextId('cut'), args: [sessionInput({ workingDir: stack.workingDir })] });
     await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `go ${session}` }] });
-    const childHandle = client.workflow.getHandle(`${handle.workflowId}~task-1`);
+    const childHandle = stack.client.workflow.getHandle(`${handle.workflowId}~task-1`);
     await until(() => childHandle.describe().then(() => true, () => false), Boolean, 'the child to start');
     const childResult: SubagentResult = await childHandle.result();
     expect(childResult.status).toBe('truncated');
@@ -124,10 +102,10 @@ describe('an answer cut off at the output-token limit', () => {
 describe('the output limit of a small model', () => {
   test('a model entry without maxOutputTokens is called with half its context window, so prompt and answer fit it', async () => {
     const marker = scripts.add('small', [{ toolCalls: [{ name: 'developer__list_directory', arguments: { path: '.' } }] }, { text: 'small and done' }]);
-    const handle = await client.workflow.start('subagentWorkflow', {
-      taskQueue,
-      workflowId: nextId('small'),
-      args: [subagentInput({ prompt: `list ${marker}`, workingDir, route: { provider: 'scripted', model: 'small-model' } })],
+    const handle = await stack.client.workflow.start('subagentWorkflow', {
+      taskQueue: stack.taskQueue,
+      workflowId: stack.nextId('small'),
+      args: [subagentInput({ prompt: `list ${marker}`, workingDir: stack.workingDir, route: { provider: 'scripted', model: 'small-model' } })],
     });
     const result: SubagentResult = await handle.result();
     expect(result).toMatchObject({ status: 'completed', output: 'small and done' });
@@ -144,8 +122,8 @@ describe('the context window', () => {
       const last = request.messages.at(-1);
       return { text: `Noted: ${last?.role === 'user' ? last.content.slice(0, 40) : 'the task'}` };
     });
-    const workflowId = nextId('long');
-    const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId, args: [subagentInput({ prompt: `Keep notes ${marker}`, workingDir, continuable: true })] });
+    const workflowId = stack.nextId('long');
+    const handle = await stack.client.workflow.start('subagentWorkflow', { taskQueue: stack.taskQueue, workflowId, args: [subagentInput({ prompt: `Keep notes ${marker}`, workingDir: stack.workingDir, continuable: true })] });
     const peekAt = (turns: number) => until(() => handle.query(peekQuery) as Promise<SubagentPeek>, (peek) => peek.turns >= turns && peek.state === 'waiting', `turn ${turns}`);
     await peekAt(1);
     for (let turn = 2; turn <= 300; turn += 1) {
@@ -176,10 +154,10 @@ describe('the context window', () => {
       return { text: `ok ${call}` };
     });
     // errand believes the model takes four times what the stand-in takes: only the stand-in's 400 stops it.
-    const handle = await client.workflow.start('subagentWorkflow', {
-      taskQueue,
-      workflowId: nextId('overflow'),
-      args: [subagentInput({ prompt: `Notes ${marker}`, workingDir, continuable: true, route: { provider: 'scripted', model: 'optimistic-model' } })],
+    const handle = await stack.client.workflow.start('subagentWorkflow', {
+      taskQueue: stack.taskQueue,
+      workflowId: stack.nextId('overflow'),
+      args: [subagentInput({ prompt: `Notes ${marker}`, workingDir: stack.workingDir, continuable: true, route: { provider: 'scripted', model: 'optimistic-model' } })],
     });
     const peekAt = (turns: number) => until(() => handle.query(peekQuery) as Promise<SubagentPeek>, (peek) => peek.turns >= turns && peek.state === 'waiting', `turn ${turns}`);
     await peekAt(1);

@@ -1,11 +1,10 @@
-import { mkdtempSync, readFileSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Client, Connection } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { SubagentResult } from '../../src/contracts/subagent-result';
 import { ConversationScripts, toolResults } from '../support/conversation-scripts';
-import { startTestWorker, subagentInput, testActivitySettings, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { subagentInput, testActivitySettings } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * Hook and command time limits fit the activity that runs them (decision 0032): an activity that ran out of
@@ -14,35 +13,18 @@ import { startTestWorker, subagentInput, testActivitySettings, testClient, testD
  * up to 10) run once each; the run completes.
  */
 
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let taskQueue: string;
-let workingDir: string;
 const scripts = new ConversationScripts();
 /** The tool-call limit of these runs: shorter than what their hooks and command take. */
 const activity = { ...testActivitySettings, toolCallTimeoutMs: 2_000 };
-
-beforeAll(async () => {
-  ({ client, connection } = await testClient());
-  const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model } } });
-  taskQueue = uniqueTaskQueue('hook-time-limits');
-  worker = await startTestWorker(taskQueue, dependencies);
-  workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-hook-limits-')));
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
-});
+const stack = useWorkerStack({ label: 'hook-time-limits', scripted: { scripted: { model: scripts.model } } });
 
 /** A command that notes each run in `file`, then takes 3 s. */
 function slow(file: string, word: string): string {
-  return `echo ${word} >> ${JSON.stringify(join(workingDir, file))}; sleep 3`;
+  return `echo ${word} >> ${JSON.stringify(join(stack.workingDir, file))}; sleep 3`;
 }
 
 function runs(file: string): string[] {
-  return readFileSync(join(workingDir, file), 'utf8').trim().split('\n');
+  return readFileSync(join(stack.workingDir, file), 'utf8').trim().split('\n');
 }
 
 describe('time limits of hooks and commands', () => {
@@ -51,12 +33,12 @@ describe('time limits of hooks and commands', () => {
       { toolCalls: [{ name: 'developer__list_directory', arguments: { path: '.' } }] },
       { text: 'listed' },
     ]);
-    const handle = await client.workflow.start('subagentWorkflow', {
-      taskQueue,
+    const handle = await stack.client.workflow.start('subagentWorkflow', {
+      taskQueue: stack.taskQueue,
       workflowId: `errand-hook-limits-${Date.now()}`,
       args: [subagentInput({
         prompt: `List it ${marker}`,
-        workingDir,
+        workingDir: stack.workingDir,
         activity,
         hooks: {
           agentName: 'slow-agent',
@@ -80,10 +62,10 @@ describe('time limits of hooks and commands', () => {
       { toolCalls: [{ name: 'developer__run_command', arguments: { command: `${slow('command-runs.txt', 'ran')}; echo finished`, timeout_ms: 10_000 } }] },
       { text: 'ran it' },
     ]);
-    const handle = await client.workflow.start('subagentWorkflow', {
-      taskQueue,
+    const handle = await stack.client.workflow.start('subagentWorkflow', {
+      taskQueue: stack.taskQueue,
       workflowId: `errand-command-limit-${Date.now()}`,
-      args: [subagentInput({ prompt: `Run it ${marker}`, workingDir, activity })],
+      args: [subagentInput({ prompt: `Run it ${marker}`, workingDir: stack.workingDir, activity })],
     });
     const result: SubagentResult = await handle.result();
     expect(result.status).toBe('completed');

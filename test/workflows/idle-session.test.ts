@@ -1,8 +1,5 @@
-import { mkdtempSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { childProbeIntervalMs } from '../../src/contracts/limits/workflow';
 import { cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery } from '../../src/contracts/subagent-messages';
@@ -11,7 +8,8 @@ import { sendUpdateAcrossRunChange } from '../../src/temporal/temporal-update-re
 import { ConversationScripts } from '../support/conversation-scripts';
 import { historyWithTimers, lastUserText } from '../support/workflow-history';
 import { ownTemporalServer, type OwnServer } from '../support/own-temporal-server';
-import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { sessionInput } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * Idle costs nothing (SEMANTICS §6, decision 0021), on a server of its own (a dev server, or the self-hosted
@@ -25,11 +23,6 @@ import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTask
  */
 
 let server: OwnServer;
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let taskQueue: string;
-let workingDir: string;
 const scripts = new ConversationScripts();
 const dayMs = 24 * 60 * 60_000;
 const idleTimeoutMs = 31 * dayMs;
@@ -37,19 +30,13 @@ const helpers = [1, 2, 3];
 
 beforeAll(async () => {
   server = await ownTemporalServer({ label: 'idle', dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 60 } })();
-  ({ client, connection } = await testClient(server.address));
-  // The children's idle timeout is the worker's setting (the session's is in its input).
-  const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model } }, env: { ERRAND_CONTINUABLE_IDLE_TIMEOUT_SECS: String(idleTimeoutMs / 1000) } });
-  taskQueue = uniqueTaskQueue('idle');
-  worker = await startTestWorker(taskQueue, dependencies, server.address);
-  workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-idle-work-')));
 }, 240_000);
-
 afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
   await server?.stop();
 });
+
+// The children's idle timeout is the worker's setting (the session's is in its input).
+const stack = useWorkerStack(() => ({ label: 'idle', address: server.address, scripted: { scripted: { model: scripts.model } }, env: { ERRAND_CONTINUABLE_IDLE_TIMEOUT_SECS: String(idleTimeoutMs / 1000) } }));
 
 async function poll<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -80,9 +67,9 @@ test('a session with three waiting continuables adds no history while idle, cont
     }
     return { text: 'noted' };
   });
-  const input = sessionInput({ workingDir, idleTimeoutMs });
-  const session = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-idle-${randomUUID()}`, args: [input] });
-  const children = helpers.map((n) => client.workflow.getHandle(`${session.workflowId}~task-${n}`));
+  const input = sessionInput({ workingDir: stack.workingDir, idleTimeoutMs });
+  const session = await stack.client.workflow.start('sessionWorkflow', { taskQueue: stack.taskQueue, workflowId: `errand-idle-${randomUUID()}`, args: [input] });
+  const children = helpers.map((n) => stack.client.workflow.getHandle(`${session.workflowId}~task-${n}`));
   await sendMessage(session, `Start three helpers ${marker}`);
 
   const allWaiting = async () => {
@@ -162,8 +149,8 @@ test('a waiting child terminated after the parent continued as new is not polled
     if (text.includes('Talk to the helper')) return { toolCalls: [{ id: 'send-lost', name: 'send_message', arguments: { task_id: 'task-1', message: 'are you there?' } }] };
     return { text: 'noted' };
   });
-  const session = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-idle-lost-${randomUUID()}`, args: [sessionInput({ workingDir, idleTimeoutMs })] });
-  const childHandle = client.workflow.getHandle(`${session.workflowId}~task-1`);
+  const session = await stack.client.workflow.start('sessionWorkflow', { taskQueue: stack.taskQueue, workflowId: `errand-idle-lost-${randomUUID()}`, args: [sessionInput({ workingDir: stack.workingDir, idleTimeoutMs })] });
+  const childHandle = stack.client.workflow.getHandle(`${session.workflowId}~task-1`);
   await sendMessage(session, `Start a helper ${marker}`);
   const settled = async () => {
     const view = await session.query(transcriptQuery);

@@ -1,11 +1,7 @@
-import { mkdtempSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { WorkflowHandle } from '@temporalio/client';
+import { describe, expect, test } from 'vitest';
 import type { ChatMessage, ModelRequest } from '../../src/contracts/model';
 import type { ScriptStep } from '../../src/llm/scripted-step';
-import type { SessionInput } from '../../src/contracts/session';
 import {
   peekQuery,
   sendMessageUpdate,
@@ -14,8 +10,9 @@ import {
 } from '../../src/contracts/subagent-messages';
 import type { SubagentPeek, SubagentResult } from '../../src/contracts/subagent-result';
 import { ConversationScripts, notices, toolResults } from '../support/conversation-scripts';
-import { sessionInput, startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { subagentInput } from '../support/temporal';
 import { until } from '../support/polling';
+import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * Lifecycles that hold up (SEMANTICS §5 "Sessions and continuable subagents"): orchestration steps that
@@ -24,35 +21,8 @@ import { until } from '../support/polling';
  * parents, and a subagent does not drop tasks it promised a notice for.
  */
 
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let taskQueue: string;
-let workingDir: string;
 const scripts = new ConversationScripts();
-let counter = 0;
-
-beforeAll(async () => {
-  ({ client, connection } = await testClient());
-  const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model } } });
-  taskQueue = uniqueTaskQueue('lifecycle');
-  worker = await startTestWorker(taskQueue, dependencies);
-  workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-lifecycle-work-')));
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
-});
-
-function nextId(name: string): string {
-  counter += 1;
-  return `errand-${name}-${Date.now()}-${counter}`;
-}
-
-async function startSession(overrides: Partial<SessionInput> = {}): Promise<WorkflowHandle> {
-  return client.workflow.start('sessionWorkflow', { taskQueue, workflowId: nextId('life'), args: [sessionInput({ workingDir, ...overrides })] });
-}
+const stack = useWorkerStack({ label: 'lifecycle', scripted: { scripted: { model: scripts.model } } });
 
 async function say(handle: WorkflowHandle, message: string): Promise<void> {
   await handle.executeUpdate(sendMessageUpdate, { args: [{ message }] });
@@ -88,9 +58,9 @@ describe('orchestration failures are tool errors, never a crash of the parent', 
       }
       return { text: `turn ${call}` };
     });
-    const handle = await startSession();
+    const handle = await stack.startSession();
     await say(handle, `go ${session}`);
-    const childHandle = client.workflow.getHandle(`${handle.workflowId}~task-1`);
+    const childHandle = stack.client.workflow.getHandle(`${handle.workflowId}~task-1`);
     await until(() => childHandle.query(peekQuery) as Promise<SubagentPeek>, (peek) => peek.state === 'waiting', 'the child waiting');
     await childHandle.terminate('gone');
     await say(handle, 'now talk to it');
@@ -110,11 +80,11 @@ describe('orchestration failures are tool errors, never a crash of the parent', 
       { toolCalls: [{ name: 'delegate', arguments: { instructions: `two ${child}` } }] },
       { text: 'done' },
     ]);
-    const handle = await startSession();
-    const squatter = await client.workflow.start('subagentWorkflow', {
-      taskQueue,
+    const handle = await stack.startSession();
+    const squatter = await stack.client.workflow.start('subagentWorkflow', {
+      taskQueue: stack.taskQueue,
       workflowId: `${handle.workflowId}~task-1`,
-      args: [subagentInput({ prompt: `squat ${scripts.add('squatter', [{ text: 'here first' }])}`, workingDir, continuable: true })],
+      args: [subagentInput({ prompt: `squat ${scripts.add('squatter', [{ text: 'here first' }])}`, workingDir: stack.workingDir, continuable: true })],
     });
     await say(handle, `go ${session}`);
     await until(() => transcriptOf(handle), (view) => view.entries.some((entry) => entry.role === 'assistant'), 'the reply');
@@ -123,7 +93,7 @@ describe('orchestration failures are tool errors, never a crash of the parent', 
     expect(first?.content).toMatch(/^delegate was not started: Temporal did not start .*~task-1/);
     const [second] = toolResults(scripts.of('taken')[2]).slice(-1);
     expect(second?.content).toBe('<task-output task="task-2">\nsecond child answered\n</task-output>');
-    const result: SubagentResult = await client.workflow.getHandle(`${handle.workflowId}~task-2`).result();
+    const result: SubagentResult = await stack.client.workflow.getHandle(`${handle.workflowId}~task-2`).result();
     expect(result.status).toBe('completed');
     await handle.cancel();
     await squatter.terminate('test cleanup');
@@ -137,7 +107,7 @@ describe('runs that end at a limit keep the conversation valid', () => {
       if (call < 2) return { toolCalls: [{ name: 'developer__list_directory', arguments: { path: '.' } }, { name: 'developer__list_directory', arguments: { path: '.' } }] };
       return { text: 'fine after the limit' };
     });
-    const handle = await startSession({ maxTurnsPerMessage: 2 });
+    const handle = await stack.startSession({ maxTurnsPerMessage: 2 });
     await say(handle, `loop ${session}`);
     await until(() => transcriptOf(handle), (view) => view.entries.some((entry) => entry.text.startsWith('[max_turns]')), 'the turn limit');
     await say(handle, 'and now answer');
@@ -158,7 +128,7 @@ describe('runs that end at a limit keep the conversation valid', () => {
       if (call === 0) return { toolCalls: [{ name: 'developer__list_directory', arguments: { path: '.' } }] };
       return { text: `answer ${call}` };
     });
-    const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId: nextId('cont-limit'), args: [subagentInput({ prompt: `work ${marker}`, workingDir, continuable: true, maxTurns: 1 })] });
+    const handle = await stack.client.workflow.start('subagentWorkflow', { taskQueue: stack.taskQueue, workflowId: stack.nextId('cont-limit'), args: [subagentInput({ prompt: `work ${marker}`, workingDir: stack.workingDir, continuable: true, maxTurns: 1 })] });
     await until(() => handle.query(peekQuery) as Promise<SubagentPeek>, (peek) => peek.state === 'waiting', 'waiting after the limit');
     await handle.executeUpdate(sendMessageUpdate, { args: [{ message: 'please answer now' }] });
     await until(() => transcriptOf(handle), (view) => view.entries.some((entry) => entry.text === 'answer 1'), 'the answer');
@@ -176,14 +146,14 @@ describe('failed runs do not end sessions and continuables', () => {
       if (call === 1) return { error: { status: 400, message: 'bad request for this turn' } };
       return { text: `recovered ${call}` };
     });
-    const handle = await startSession();
+    const handle = await stack.startSession();
     await say(handle, `go ${session}`);
     const failed = await until(() => transcriptOf(handle), (view) => view.entries.some((entry) => entry.role === 'event' && entry.text.startsWith('[failed]')), 'the failure');
     expect(failed.entries.find((entry) => entry.role === 'event')?.text).toMatch(/ModelRequestRejected: .*bad request for this turn/);
     expect(failed.state).toBe('waiting');
     await say(handle, 'try again');
     await until(() => transcriptOf(handle), (view) => view.entries.some((entry) => entry.text.startsWith('recovered')), 'the recovery');
-    const childResult: SubagentResult = await client.workflow.getHandle(`${handle.workflowId}~task-1`).result();
+    const childResult: SubagentResult = await stack.client.workflow.getHandle(`${handle.workflowId}~task-1`).result();
     expect(childResult.status).toBe('completed');
     await until(() => transcriptOf(handle), (view) => view.entries.some((entry) => entry.role === 'notice' && entry.text.includes('still here')), 'the notice');
     expect((await handle.describe()).status.name).toBe('RUNNING');
@@ -195,7 +165,7 @@ describe('failed runs do not end sessions and continuables', () => {
       if (call === 0) return { error: { status: 400, message: 'the first turn fails' }, delayMs: 1_000 };
       return { text: `answer ${call}` };
     });
-    const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId: nextId('cont-fail'), args: [subagentInput({ prompt: `work ${marker}`, workingDir, continuable: true })] });
+    const handle = await stack.client.workflow.start('subagentWorkflow', { taskQueue: stack.taskQueue, workflowId: stack.nextId('cont-fail'), args: [subagentInput({ prompt: `work ${marker}`, workingDir: stack.workingDir, continuable: true })] });
     const accepted = await handle.executeUpdate(sendMessageUpdate, { args: [{ message: 'queued during the failing turn' }] });
     expect(accepted.accepted).toBe(true);
     const view = await until(() => transcriptOf(handle), (entries) => entries.entries.some((entry) => entry.text === 'answer 1'), 'the next activation');
@@ -218,7 +188,7 @@ describe('slots, caps, idle ends and notices', () => {
       }
       return { text: `ok ${call}` };
     });
-    const handle = await startSession({ tasks: { maxBackgroundTasks: 3, maxContinuables: 3, waitTimeoutMs: 10_000, completedTaskTtlMs: 600_000 } });
+    const handle = await stack.startSession({ tasks: { maxBackgroundTasks: 3, maxContinuables: 3, waitTimeoutMs: 10_000, completedTaskTtlMs: 600_000 } });
     await say(handle, `go ${session}`);
     await until(() => handle.query(peekQuery) as Promise<SubagentPeek>, (peek) => (peek.tasks ?? []).filter((task) => task.state === 'waiting').length === 3, 'three waiting continuables');
     await say(handle, 'more');
@@ -231,7 +201,7 @@ describe('slots, caps, idle ends and notices', () => {
 
   test('a continuable subagent ends after its idle timeout; a session after its own', async () => {
     const marker = scripts.add('idle-session', [{ text: 'hello' }]);
-    const handle = await startSession({ idleTimeoutMs: 1_500 });
+    const handle = await stack.startSession({ idleTimeoutMs: 1_500 });
     await say(handle, `hi ${marker}`);
     const result = (await handle.result()) as { status: string; diagnostic?: string };
     expect(result.status).toBe('idle');
@@ -245,11 +215,11 @@ describe('slots, caps, idle ends and notices', () => {
       if (call === 1) return { text: 'started it, will report' };
       return { text: `final with: ${notices(request).join(' | ')}` };
     });
-    const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId: nextId('promise'), args: [subagentInput({ prompt: `go ${promiser}`, workingDir, maxDepth: 2 })] });
+    const handle = await stack.client.workflow.start('subagentWorkflow', { taskQueue: stack.taskQueue, workflowId: stack.nextId('promise'), args: [subagentInput({ prompt: `go ${promiser}`, workingDir: stack.workingDir, maxDepth: 2 })] });
     const result: SubagentResult = await handle.result();
     expect(result.status).toBe('completed');
     expect(result.output).toMatch(/^final with: \[task notice\] Background task task-1 completed\.\nFinal message \(the task's own words\):\n<task-output task="task-1">\ngrandchild result\n<\/task-output>/);
-    const child: SubagentResult = await client.workflow.getHandle(`${handle.workflowId}~task-1`).result();
+    const child: SubagentResult = await stack.client.workflow.getHandle(`${handle.workflowId}~task-1`).result();
     expect(child.status).toBe('completed');
 
     const grandchild2 = scripts.add('wake-grandchild', [{ text: 'late news', delayMs: 1_000 }]);
@@ -258,7 +228,7 @@ describe('slots, caps, idle ends and notices', () => {
       if (call === 1) return { text: 'first answer' };
       return { text: `woken: ${notices(request).length} notice(s)` };
     });
-    const continuable = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId: nextId('waker'), args: [subagentInput({ prompt: `go ${waker}`, workingDir, maxDepth: 2, continuable: true })] });
+    const continuable = await stack.client.workflow.start('subagentWorkflow', { taskQueue: stack.taskQueue, workflowId: stack.nextId('waker'), args: [subagentInput({ prompt: `go ${waker}`, workingDir: stack.workingDir, maxDepth: 2, continuable: true })] });
     const view = await until(() => transcriptOf(continuable), (entries) => entries.entries.some((entry) => entry.text === 'woken: 1 notice(s)'), 'the wake-up');
     expect(view.entries.filter((entry) => entry.role === 'assistant').map((entry) => entry.text)).toEqual(['first answer', 'woken: 1 notice(s)']);
     await continuable.cancel();
@@ -266,7 +236,7 @@ describe('slots, caps, idle ends and notices', () => {
 
   test('peek carries timestamps; durations are the reader’s to compute', async () => {
     const marker = scripts.add('stamps', [{ text: 'slow answer', delayMs: 1_500 }]);
-    const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId: nextId('stamps'), args: [subagentInput({ prompt: `wait ${marker}`, workingDir, continuable: true })] });
+    const handle = await stack.client.workflow.start('subagentWorkflow', { taskQueue: stack.taskQueue, workflowId: stack.nextId('stamps'), args: [subagentInput({ prompt: `wait ${marker}`, workingDir: stack.workingDir, continuable: true })] });
     const during: SubagentPeek = await until(() => handle.query(peekQuery) as Promise<SubagentPeek>, (peek) => peek.turns === 1, 'the first turn');
     const after: SubagentPeek = await until(() => handle.query(peekQuery) as Promise<SubagentPeek>, (peek) => peek.state === 'waiting', 'the answer');
     expect(during.startedAt).toBe(after.startedAt);

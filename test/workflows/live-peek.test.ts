@@ -1,11 +1,12 @@
-import { Client, Connection as ClientConnection, type Connection } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { Client, Connection as ClientConnection } from '@temporalio/client';
+import { afterAll, describe, expect, test } from 'vitest';
 import type { OrchestrationDependencies } from '../../src/activities/orchestration-activities';
 import { readLiveText } from '../../src/observability/live-text-reader';
 import type { WorkerDependencies } from '../../src/worker/worker-dependencies';
 import { ConversationScripts, toolResults } from '../support/conversation-scripts';
 import { freshFolder, until } from '../support/run-harness';
-import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { sessionInput } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 import { sendMessageUpdate } from '../../src/contracts/subagent-messages';
 
 /**
@@ -15,36 +16,22 @@ import { sendMessageUpdate } from '../../src/contracts/subagent-messages';
  * Real dev server and worker; the model is the in-process scripted model, streaming slowly.
  */
 
-let client: Client;
-let connection: Connection;
 const scripts = new ConversationScripts();
 const workingDir = freshFolder('errand-live-peek-');
-let healthy: { worker: RunningWorker; taskQueue: string };
-let broken: { worker: RunningWorker; taskQueue: string; connection: ClientConnection };
 
 /** A child text long enough to be caught writing: about 50 streamed pieces of 16 characters. */
 const childText = Array.from({ length: 120 }, (_, index) => `word${index + 1}`).join(' ');
 
-beforeAll(async () => {
-  ({ client, connection } = await testClient());
-  const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model } } });
-  const queue = uniqueTaskQueue('live-peek');
-  healthy = { worker: await startTestWorker(queue, dependencies), taskQueue: queue };
-  // A worker whose orchestration activities talk to an unreachable Temporal: reading a child's text fails.
-  const lazy = ClientConnection.lazy({ address: '127.0.0.1:1' });
-  const brokenDependencies: WorkerDependencies & Pick<OrchestrationDependencies, 'client'> = {
-    ...testDependencies({ scripted: { scripted: { model: scripts.model } } }).dependencies,
-    client: () => new Client({ connection: lazy }),
-  };
-  const brokenQueue = uniqueTaskQueue('live-peek-broken');
-  broken = { worker: await startTestWorker(brokenQueue, brokenDependencies), taskQueue: brokenQueue, connection: lazy };
-});
-
+const healthy = useWorkerStack({ label: 'live-peek', scripted: { scripted: { model: scripts.model } } });
+// A worker whose orchestration activities talk to an unreachable Temporal: reading a child's text fails.
+const unreachable = ClientConnection.lazy({ address: '127.0.0.1:1' });
 afterAll(async () => {
-  await healthy?.worker.stop();
-  await broken?.worker.stop();
-  await broken?.connection.close().catch(() => undefined);
-  await connection?.close();
+  await unreachable.close().catch(() => undefined);
+});
+const broken = useWorkerStack({
+  label: 'live-peek-broken',
+  scripted: { scripted: { model: scripts.model } },
+  adjust: (dependencies): WorkerDependencies & Pick<OrchestrationDependencies, 'client'> => ({ ...dependencies, client: () => new Client({ connection: unreachable }) }),
 });
 
 /** Starts a session that delegates a slow child in the background, waits until the child writes, then peeks. */
@@ -55,12 +42,12 @@ async function peekWhileWriting(name: string, taskQueue: string, chunkDelayMs: n
     if (call === 0) return { toolCalls: [{ name: 'delegate', arguments: { instructions: `Write a long list ${child}`, async: true } }] };
     if (call === 1) {
       // Peek only once the child's model call is writing (its heartbeat details are there).
-      await until(() => readLiveText(client, `${sessionId}~task-1`), (live) => (live?.chars ?? 0) > 0, 'the child to write', 20_000);
+      await until(() => readLiveText(healthy.client, `${sessionId}~task-1`), (live) => (live?.chars ?? 0) > 0, 'the child to write', 20_000);
       return { toolCalls: [{ name: 'load', arguments: { source: 'task-1', peek: true } }] };
     }
     return { text: 'Peeked.' };
   });
-  const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: sessionId, args: [sessionInput({ workingDir })] });
+  const handle = await healthy.client.workflow.start('sessionWorkflow', { taskQueue, workflowId: sessionId, args: [sessionInput({ workingDir })] });
   await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `Delegate and peek ${marker}` }] });
   await until(async () => scripts.of(name).length, (count) => count >= 3, 'the peek result to reach the model', 30_000);
   const peek = toolResults(scripts.of(name)[2]).at(-1)?.content ?? '';
@@ -88,7 +75,7 @@ describe('load(task_id, peek: true)', () => {
     expect(peek).toContain('Task: task-1');
     expect(peek).toContain('State: running');
     expect(peek).not.toContain('Writing now');
-    const history = await client.workflow.getHandle(sessionId).fetchHistory();
+    const history = await healthy.client.workflow.getHandle(sessionId).fetchHistory();
     const scheduled = (history.events ?? []).find((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'readLiveText');
     const ended = (history.events ?? []).find((event) =>
       [event.activityTaskFailedEventAttributes, event.activityTaskTimedOutEventAttributes].some((attributes) => attributes && String(attributes.scheduledEventId) === String(scheduled?.eventId)));

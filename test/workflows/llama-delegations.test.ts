@@ -1,15 +1,12 @@
-import { mkdtempSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent-messages';
 import type { SubagentInput } from '../../src/contracts/subagent';
 import type { SubagentPeek, SubagentResult } from '../../src/contracts/subagent-result';
 import { startLlamaServer, type LlamaServer } from '../support/llama-server';
 import { defaultModelCallTimeoutMs, defaultModelHeartbeatTimeoutMs } from '../../src/contracts/limits/workflow';
-import { startTestWorker, subagentInput, testActivitySettings, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { subagentInput, testActivitySettings } from '../support/temporal';
 import { until } from '../support/polling';
+import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * Delegations end to end against a real model server: llama.cpp's server with Gemma 3 270M behind the real
@@ -21,11 +18,6 @@ import { until } from '../support/polling';
 
 let finishing: LlamaServer;
 let endless: LlamaServer;
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let taskQueue: string;
-let workingDir: string;
 let counter = 0;
 
 /**
@@ -41,31 +33,26 @@ beforeAll(async () => {
     startLlamaServer({ ctxSize: 2048, finishEarly: true }),
     startLlamaServer({ ctxSize: 4096, ignoreEos: true }),
   ]);
-  ({ client, connection } = await testClient());
-  const { dependencies } = testDependencies({
-    providers: [
-      { name: 'llama', kind: 'openai-compatible', baseUrl: finishing.url, models: [{ id: 'gemma3-270m', contextWindow: finishing.ctxSize, maxOutputTokens: 256 }] },
-      { name: 'llama-endless', kind: 'openai-compatible', baseUrl: endless.url, models: [{ id: 'gemma3-270m', contextWindow: endless.ctxSize, maxOutputTokens: 2_000 }] },
-    ],
-  });
-  taskQueue = uniqueTaskQueue('llama');
-  worker = await startTestWorker(taskQueue, dependencies);
-  workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-llama-work-')));
 }, 600_000);
-
 afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
   await finishing?.stop();
   await endless?.stop();
 });
 
+const stack = useWorkerStack(() => ({
+  label: 'llama',
+  providers: [
+    { name: 'llama', kind: 'openai-compatible', baseUrl: finishing.url, models: [{ id: 'gemma3-270m', contextWindow: finishing.ctxSize, maxOutputTokens: 256 }] },
+    { name: 'llama-endless', kind: 'openai-compatible', baseUrl: endless.url, models: [{ id: 'gemma3-270m', contextWindow: endless.ctxSize, maxOutputTokens: 2_000 }] },
+  ],
+}));
+
 function start(prompt: string, provider: 'llama' | 'llama-endless', overrides: Partial<SubagentInput> = {}) {
   counter += 1;
-  return client.workflow.start('subagentWorkflow', {
-    taskQueue,
+  return stack.client.workflow.start('subagentWorkflow', {
+    taskQueue: stack.taskQueue,
     workflowId: `errand-llama-${Date.now()}-${counter}`,
-    args: [subagentInput({ prompt, workingDir, toolsets: [], route: { provider, model: 'gemma3-270m', temperature: 0 }, activity: llamaActivitySettings, ...overrides })],
+    args: [subagentInput({ prompt, workingDir: stack.workingDir, toolsets: [], route: { provider, model: 'gemma3-270m', temperature: 0 }, activity: llamaActivitySettings, ...overrides })],
   });
 }
 

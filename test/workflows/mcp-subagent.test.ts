@@ -1,17 +1,17 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ChatMessage } from '../../src/contracts/model';
 import type { SubagentResult } from '../../src/contracts/subagent-result';
-import { createScriptedModel, type ScriptedModel } from '../../src/llm/scripted-model';
+import { createScriptedModel } from '../../src/llm/scripted-model';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { createToolsetRegistryFromConfig, type WorkerToolsetRegistry } from '../../src/tools/toolset-registry-factory';
 import type { WorkerDependencies } from '../../src/worker/worker-dependencies';
 import { echoServerConfig } from '../fixtures/mcp/fixture-paths';
 import { startHttpEchoServer, type HttpEchoServer } from '../fixtures/mcp/http-echo-server';
-import { startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { subagentInput } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * A subagent on the real dev server whose worker has MCP toolsets (a stdio server child process and a
@@ -19,24 +19,17 @@ import { startTestWorker, subagentInput, testClient, testDependencies, uniqueTas
  * and a server that crashes mid-run is reported to the model and restarted on the next call.
  */
 
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let taskQueue: string;
 let registry: WorkerToolsetRegistry;
 let http: HttpEchoServer;
-let model: ScriptedModel;
 const scripts = new Map<string, ScriptStep[]>();
+const model = createScriptedModel((request) => {
+  const user = request.messages.find((message) => message.role === 'user');
+  const marker = user?.role === 'user' ? /\[script:([a-z0-9-]+)\]/.exec(user.content)?.[1] : undefined;
+  return marker ? scripts.get(marker)?.shift() : undefined;
+});
 
 beforeAll(async () => {
-  ({ client, connection } = await testClient());
   http = await startHttpEchoServer({ token: 'wf-token' });
-  model = createScriptedModel((request) => {
-    const user = request.messages.find((message) => message.role === 'user');
-    const marker = user?.role === 'user' ? /\[script:([a-z0-9-]+)\]/.exec(user.content)?.[1] : undefined;
-    return marker ? scripts.get(marker)?.shift() : undefined;
-  });
-  const { dependencies } = testDependencies({ scripted: { scripted: { model } } });
   registry = createToolsetRegistryFromConfig({
     mcpServers: [echoServerConfig(), { type: 'streamable_http', name: 'remote', url: http.url, headers: { authorization: 'Bearer wf-token' } }],
   });
@@ -44,16 +37,16 @@ beforeAll(async () => {
   // (see the report on wrapping specsFor in withHeartbeat), and a cold start under a loaded test run can
   // take longer than the tests' 3 s heartbeat timeout.
   await registry.specsFor(registry.names());
-  const withMcp: WorkerDependencies = { ...dependencies, toolsets: registry, planning: { ...dependencies.planning, availableToolsets: registry.names() } };
-  taskQueue = uniqueTaskQueue('mcp-subagent');
-  worker = await startTestWorker(taskQueue, withMcp);
 });
-
 afterAll(async () => {
-  await worker?.stop();
   await registry?.close();
   await http?.close();
-  await connection?.close();
+});
+
+const stack = useWorkerStack({
+  label: 'mcp-subagent',
+  scripted: { scripted: { model } },
+  adjust: (dependencies): WorkerDependencies => ({ ...dependencies, toolsets: registry, planning: { ...dependencies.planning, availableToolsets: registry.names() } }),
 });
 
 function script(name: string, steps: ScriptStep[]): string {
@@ -81,8 +74,8 @@ describe('subagent with MCP toolsets', () => {
       { text: 'stdio said hi and 20 + 22 = 42.' },
     ]);
     const workingDir = mkdtempSync(join(tmpdir(), 'errand-mcp-work-'));
-    const result: SubagentResult = await client.workflow.execute('subagentWorkflow', {
-      taskQueue,
+    const result: SubagentResult = await stack.client.workflow.execute('subagentWorkflow', {
+      taskQueue: stack.taskQueue,
       workflowId: `errand-mcp-call-${Date.now()}`,
       args: [subagentInput({ prompt: `Use the servers ${marker}`, workingDir, toolsets: ['developer', 'echo', 'remote'] })],
     });
@@ -110,8 +103,8 @@ describe('subagent with MCP toolsets', () => {
       { text: 'The server came back.' },
     ]);
     const workingDir = mkdtempSync(join(tmpdir(), 'errand-mcp-work-'));
-    const result: SubagentResult = await client.workflow.execute('subagentWorkflow', {
-      taskQueue,
+    const result: SubagentResult = await stack.client.workflow.execute('subagentWorkflow', {
+      taskQueue: stack.taskQueue,
       workflowId: `errand-mcp-crash-${Date.now()}`,
       args: [subagentInput({ prompt: `Crash it ${marker}`, workingDir, toolsets: ['echo'] })],
     });

@@ -1,7 +1,6 @@
-import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { SessionInput } from '../../src/contracts/session';
 import type { ChatMessage, ModelRequest } from '../../src/contracts/model';
@@ -10,7 +9,7 @@ import type { SubagentInput } from '../../src/contracts/subagent';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { ConversationScripts, toolResults } from '../support/conversation-scripts';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
-import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * Model routes (SEMANTICS §5, issue 16 item 3) against the real dev server: a session delegates with
@@ -23,46 +22,43 @@ import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTask
 const anthropicKeyVariable = 'ERRAND_TEST_ROUTES_ANTHROPIC_KEY';
 process.env[anthropicKeyVariable] = 'sk-test-routes';
 
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let taskQueue: string;
 let server: ScriptedOpenAIServer;
-let workingDir: string;
 const scripts = new ConversationScripts();
-let counter = 0;
 
 /** The session's own route: a reasoning model on low effort. */
 const sessionRoute = { provider: 'scripted', model: 'thinker', reasoningEffort: 'low' };
 
 beforeAll(async () => {
-  ({ client, connection } = await testClient());
   server = await startScriptedOpenAIServer();
-  const { dependencies } = testDependencies({
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+const stack = useWorkerStack(() => ({
+  label: 'routes',
+  scripted: {
     scripted: {
-      scripted: {
-        model: scripts.model,
-        models: [
-          'scripted-model',
-          { id: 'thinker', reasoningEfforts: ['low', 'medium', 'high'], defaultReasoningEffort: 'medium' },
-          { id: 'deep', contextWindow: 200_000, maxOutputTokens: 16_000, reasoningEfforts: ['high', 'max'], defaultReasoningEffort: 'max' },
-        ],
-      },
-      other: { model: scripts.model, models: ['other-model'] },
+      model: scripts.model,
+      models: [
+        'scripted-model',
+        { id: 'thinker', reasoningEfforts: ['low', 'medium', 'high'], defaultReasoningEffort: 'medium' },
+        { id: 'deep', contextWindow: 200_000, maxOutputTokens: 16_000, reasoningEfforts: ['high', 'max'], defaultReasoningEffort: 'max' },
+      ],
     },
-    providers: [
-      { name: 'wire', kind: 'openai-compatible', baseUrl: server.url, models: [{ id: 'wire-thinker', reasoningEfforts: ['low', 'high'], defaultReasoningEffort: 'high' }] },
-      { name: 'wire-claude', kind: 'anthropic', baseUrl: server.url, apiKeyEnv: anthropicKeyVariable, models: [{ id: 'claude-thinker', reasoningEfforts: ['low', 'medium', 'high'], defaultReasoningEffort: 'medium' }], defaultModel: 'claude-thinker' },
-    ],
-    // The session's model is also the default route, so a child that names nothing keeps it (SEMANTICS §3).
-    env: { ERRAND_DEFAULT_MODEL: 'scripted/thinker' },
-  });
-  taskQueue = uniqueTaskQueue('routes');
-  worker = await startTestWorker(taskQueue, dependencies);
-  workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-routes-work-')));
-  writeFileSync(join(workingDir, 'zebra-file-4417.txt'), 'stripes');
-  mkdirSync(join(workingDir, '.goose', 'recipes'), { recursive: true });
-  writeFileSync(join(workingDir, '.goose', 'recipes', 'careful.yaml'), [
+    other: { model: scripts.model, models: ['other-model'] },
+  },
+  providers: [
+    { name: 'wire', kind: 'openai-compatible', baseUrl: server.url, models: [{ id: 'wire-thinker', reasoningEfforts: ['low', 'high'], defaultReasoningEffort: 'high' }] },
+    { name: 'wire-claude', kind: 'anthropic', baseUrl: server.url, apiKeyEnv: anthropicKeyVariable, models: [{ id: 'claude-thinker', reasoningEfforts: ['low', 'medium', 'high'], defaultReasoningEffort: 'medium' }], defaultModel: 'claude-thinker' },
+  ],
+  // The session's model is also the default route, so a child that names nothing keeps it (SEMANTICS §3).
+  env: { ERRAND_DEFAULT_MODEL: 'scripted/thinker' },
+}));
+beforeAll(() => {
+  writeFileSync(join(stack.workingDir, 'zebra-file-4417.txt'), 'stripes');
+  mkdirSync(join(stack.workingDir, '.goose', 'recipes'), { recursive: true });
+  writeFileSync(join(stack.workingDir, '.goose', 'recipes', 'careful.yaml'), [
     'version: 1.0.0',
     'title: Careful',
     'description: Work carefully',
@@ -74,20 +70,8 @@ beforeAll(async () => {
   ].join('\n'));
 });
 
-afterAll(async () => {
-  await worker?.stop();
-  await server?.close();
-  await connection?.close();
-});
-
-async function startSession(overrides: Partial<SessionInput> = {}): Promise<WorkflowHandle & { firstExecutionRunId: string }> {
-  counter += 1;
-  return client.workflow.start('sessionWorkflow', {
-    taskQueue,
-    workflowId: `errand-routes-${Date.now()}-${counter}`,
-    args: [sessionInput({ workingDir, route: sessionRoute, ...overrides })],
-  });
-}
+/** Starts a session on the session's own route unless `overrides` name another. */
+const startSession = (overrides: Partial<SessionInput> = {}) => stack.startSession({ route: sessionRoute, ...overrides }, 'routes');
 
 /** Sends a message and waits until the session has answered it (bounded). */
 async function ask(handle: WorkflowHandle, message: string, replies = 1): Promise<void> {
@@ -113,7 +97,7 @@ function firstRequest(name: string): ModelRequest {
 
 /** Every payload of a workflow's history, decoded (payload data is base64 JSON). */
 async function decodedHistory(workflowId: string): Promise<string> {
-  const raw = JSON.stringify(await client.workflow.getHandle(workflowId).fetchHistory());
+  const raw = JSON.stringify(await stack.client.workflow.getHandle(workflowId).fetchHistory());
   return [...raw.matchAll(/"data":"([A-Za-z0-9+/=]+)"/g)].map((match) => Buffer.from(match[1] ?? '', 'base64').toString('utf8')).join('\n');
 }
 
@@ -283,11 +267,11 @@ describe('fork', () => {
     const history = await decodedHistory(forkId);
     expect(history).not.toContain('unique-parent-words-7731');
     expect(history).not.toContain('zebra-file-4417');
-    const started = (await client.workflow.getHandle(forkId).fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
+    const started = (await stack.client.workflow.getHandle(forkId).fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
     const input = JSON.parse(Buffer.from(started ?? new Uint8Array()).toString('utf8')) as SubagentInput;
     expect(input.fork).toEqual({ conversationId: `${handle.workflowId}@${handle.firstExecutionRunId}`, length: 4 });
     // The Web UI says what the child is: a fork, on the parent's route and effort.
-    const details = await (await client.workflow.getHandle(forkId).describe()).staticDetails();
+    const details = await (await stack.client.workflow.getHandle(forkId).describe()).staticDetails();
     expect(details).toContain('model: scripted/thinker (reasoning effort low)');
     expect(details).toContain(`fork of: ${handle.workflowId} (its first 4 messages)`);
     expect(scripts.model.rejectedCalls).toEqual([]);

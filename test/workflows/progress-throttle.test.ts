@@ -1,14 +1,11 @@
-import { mkdtempSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { WorkflowHandle } from '@temporalio/client';
+import { describe, expect, test } from 'vitest';
 import { childProgressIntervalMs } from '../../src/contracts/limits/workflow';
 import { peekQuery, sendMessageUpdate, transcriptQuery } from '../../src/contracts/subagent-messages';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { ConversationScripts, toolResults } from '../support/conversation-scripts';
 import { until } from '../support/polling';
-import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * A child's progress signals are throttled (decision in limits.ts, `childProgressIntervalMs`): a child of
@@ -17,35 +14,13 @@ import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTask
  * and worker; the model is the in-process scripted model.
  */
 
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let taskQueue: string;
-let workingDir: string;
 const scripts = new ConversationScripts();
-let counter = 0;
 
 /** Quick turns of the child: each lists the folder (a tool call), then the child answers. */
 const quickTurns = 12;
 const listing = (index: number): ScriptStep => ({ toolCalls: [{ id: `list-${index}`, name: 'developer__list_directory', arguments: { path: '.' } }] });
 
-beforeAll(async () => {
-  ({ client, connection } = await testClient());
-  const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model } } });
-  taskQueue = uniqueTaskQueue('progress-throttle');
-  worker = await startTestWorker(taskQueue, dependencies);
-  workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-progress-throttle-work-')));
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
-});
-
-async function startSession(name: string): Promise<WorkflowHandle> {
-  counter += 1;
-  return client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-${name}-${Date.now()}-${counter}`, args: [sessionInput({ workingDir })] });
-}
+const stack = useWorkerStack({ label: 'progress-throttle', scripted: { scripted: { model: scripts.model } } });
 
 /** The childProgress signals a workflow received. */
 async function progressSignals(handle: WorkflowHandle): Promise<number> {
@@ -73,7 +48,7 @@ describe('progress signals of a child', () => {
       { toolCalls: [{ id: 'delegate-fg', name: 'delegate', arguments: { instructions: `List the folder twelve times ${child}`, description: 'lister' } }] },
       { text: 'The lister is done.' },
     ]);
-    const handle = await startSession('progress-fg');
+    const handle = await stack.startSession({}, 'progress-fg');
     await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `Delegate the listing ${marker}` }] });
     await until(async () => (await handle.query(transcriptQuery)), (view) => view.state === 'waiting' && view.entries.some((entry) => entry.role === 'assistant'), 'the session reply', 60_000);
 
@@ -83,7 +58,7 @@ describe('progress signals of a child', () => {
     const task = (await handle.query(peekQuery)).tasks?.find((entry) => entry.taskId === 'task-1');
     expect(task).toMatchObject({ state: 'completed', turns: quickTurns + 1 });
 
-    const childHandle = client.workflow.getHandle(`${handle.workflowId}~task-1`);
+    const childHandle = stack.client.workflow.getHandle(`${handle.workflowId}~task-1`);
     const signals = await progressSignals(handle);
     expect(signals).toBeGreaterThanOrEqual(1);
     expect(signals).toBeLessThanOrEqual(boundFor(await spanMs(childHandle), 0));
@@ -105,7 +80,7 @@ describe('progress signals of a child', () => {
       return { text: 'Second answer.' };
     });
     const parentName = 'bg-parent';
-    const handle = await startSession('progress-bg');
+    const handle = await stack.startSession({}, 'progress-bg');
     const marker = scripts.add(parentName, async (_request, call) => {
       if (call === 0) return { toolCalls: [{ id: 'delegate-bg', name: 'delegate', arguments: { instructions: `List, then wait ${child}`, continuable: true, description: 'lister' } }] };
       if (call === 1) {
@@ -123,7 +98,7 @@ describe('progress signals of a child', () => {
     expect(peekText).toContain(`Turns: ${quickTurns + 1} of`);
 
     // A new activation: its first turn is reported at once although the last report was within the interval.
-    const childHandle = client.workflow.getHandle(`${handle.workflowId}~task-1`);
+    const childHandle = stack.client.workflow.getHandle(`${handle.workflowId}~task-1`);
     await childHandle.executeUpdate(sendMessageUpdate, { args: [{ message: 'Once more' }] });
     await until(async () => (await handle.query(peekQuery)).tasks?.[0], (task) => task?.state === 'running' && task.turns === quickTurns + 2, 'the parent to hear that the child runs again', 30_000);
     release();

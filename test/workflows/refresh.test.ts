@@ -1,14 +1,12 @@
-import { mkdtempSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { WorkflowHandle } from '@temporalio/client';
+import { describe, expect, test } from 'vitest';
 import type { ChatMessage } from '../../src/contracts/model';
 import { peekQuery, refreshSignal, sendMessageUpdate, transcriptQuery } from '../../src/contracts/subagent-messages';
 import type { SubagentPeek } from '../../src/contracts/subagent-result';
 import { ConversationScripts } from '../support/conversation-scripts';
 import { until } from '../support/polling';
-import { sessionInput, startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { sessionInput, subagentInput } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * The refresh signal (docs/deploy.md, upgrades): a waiting session or continuable continues as new at once,
@@ -16,25 +14,8 @@ import { sessionInput, startTestWorker, subagentInput, testClient, testDependenc
  * moves to the current code. A one-shot subagent's run is never moved by it.
  */
 
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let taskQueue: string;
-let workingDir: string;
 const scripts = new ConversationScripts();
-
-beforeAll(async () => {
-  ({ client, connection } = await testClient());
-  const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model } } });
-  taskQueue = uniqueTaskQueue('refresh');
-  worker = await startTestWorker(taskQueue, dependencies);
-  workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-refresh-work-')));
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
-});
+const stack = useWorkerStack({ label: 'refresh', scripted: { scripted: { model: scripts.model } } });
 
 function userTexts(messages: ChatMessage[]): string[] {
   return messages.filter((message) => message.role === 'user').map((message) => message.content);
@@ -47,7 +28,7 @@ async function runIdOf(handle: WorkflowHandle): Promise<string> {
 describe('the refresh signal', () => {
   test('a waiting session continues as new at once and goes on with its conversation', async () => {
     const marker = scripts.add('session', [{ text: 'first reply' }, { text: 'second reply' }]);
-    const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-refresh-session-${Date.now()}`, args: [sessionInput({ workingDir })] });
+    const handle = await stack.client.workflow.start('sessionWorkflow', { taskQueue: stack.taskQueue, workflowId: `errand-refresh-session-${Date.now()}`, args: [sessionInput({ workingDir: stack.workingDir })] });
     await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `hello ${marker}` }] });
     await until(async () => (await handle.query(transcriptQuery)).state === 'waiting' && scripts.of('session').length === 1, Boolean, 'the first reply');
     const firstRun = await runIdOf(handle);
@@ -57,7 +38,7 @@ describe('the refresh signal', () => {
     const newRun = await handle.describe();
     expect(newRun.status.name).toBe('RUNNING');
 
-    await client.workflow.getHandle(handle.workflowId).executeUpdate(sendMessageUpdate, { args: [{ message: 'and again' }] });
+    await stack.client.workflow.getHandle(handle.workflowId).executeUpdate(sendMessageUpdate, { args: [{ message: 'and again' }] });
     await until(async () => scripts.of('session').length === 2 && (await handle.query(transcriptQuery)).state === 'waiting', Boolean, 'the second reply');
     expect(userTexts(scripts.of('session')[1]?.messages ?? [])).toEqual([`hello ${marker}`, 'and again']);
     await handle.terminate('test over');
@@ -66,18 +47,18 @@ describe('the refresh signal', () => {
   test('a waiting continuable continues as new and answers the next message with the whole conversation; a running one-shot is not moved', async () => {
     const marker = scripts.add('continuable', [{ text: 'first answer' }, { text: 'second answer' }]);
     const workflowId = `errand-refresh-continuable-${Date.now()}`;
-    const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId, args: [subagentInput({ prompt: `Begin ${marker}`, workingDir, continuable: true })] });
+    const handle = await stack.client.workflow.start('subagentWorkflow', { taskQueue: stack.taskQueue, workflowId, args: [subagentInput({ prompt: `Begin ${marker}`, workingDir: stack.workingDir, continuable: true })] });
     await until(async () => ((await handle.query(peekQuery)) as SubagentPeek).state === 'waiting', Boolean, 'the continuable waits');
     const firstRun = await runIdOf(handle);
     await handle.signal(refreshSignal);
     await until(async () => (await runIdOf(handle)) !== firstRun, Boolean, 'a new run after the refresh');
-    await client.workflow.getHandle(workflowId).executeUpdate(sendMessageUpdate, { args: [{ message: 'more' }] });
+    await stack.client.workflow.getHandle(workflowId).executeUpdate(sendMessageUpdate, { args: [{ message: 'more' }] });
     await until(async () => scripts.of('continuable').length === 2, Boolean, 'the second answer');
     expect(userTexts(scripts.of('continuable')[1]?.messages ?? [])).toEqual([`Begin ${marker}`, 'more']);
     await handle.terminate('test over');
 
     const slow = scripts.add('one-shot', [{ text: 'done', delayMs: 1_500 }]);
-    const oneShot = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId: `errand-refresh-one-shot-${Date.now()}`, args: [subagentInput({ prompt: `Work ${slow}`, workingDir })] });
+    const oneShot = await stack.client.workflow.start('subagentWorkflow', { taskQueue: stack.taskQueue, workflowId: `errand-refresh-one-shot-${Date.now()}`, args: [subagentInput({ prompt: `Work ${slow}`, workingDir: stack.workingDir })] });
     const oneShotRun = await runIdOf(oneShot);
     await oneShot.signal(refreshSignal);
     const result = await oneShot.result();

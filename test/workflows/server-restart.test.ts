@@ -1,8 +1,5 @@
-import { mkdtempSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { cancelSignal, peekQuery, sendMessageUpdate, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent-messages';
 import type { SubagentPeek } from '../../src/contracts/subagent-result';
@@ -10,7 +7,8 @@ import type { ChatMessage } from '../../src/contracts/model';
 import { sendUpdateAcrossRunChange } from '../../src/temporal/temporal-update-retry';
 import { ConversationScripts } from '../support/conversation-scripts';
 import { ownTemporalServer, type OwnServer, type StartOwnServer } from '../support/own-temporal-server';
-import { sessionInput, startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { sessionInput, subagentInput } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * A server of its own (so it can be stopped and restarted on the same state — a SQLite file, or PostgreSQL
@@ -21,11 +19,6 @@ import { sessionInput, startTestWorker, subagentInput, testClient, testDependenc
 let server: OwnServer;
 let startServer: StartOwnServer;
 let port: number;
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let taskQueue: string;
-let workingDir: string;
 const scripts = new ConversationScripts();
 const historyThreshold = 60;
 
@@ -33,18 +26,12 @@ beforeAll(async () => {
   startServer = ownTemporalServer({ label: 'restart', dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': historyThreshold } });
   server = await startServer();
   port = server.port;
-  ({ client, connection } = await testClient(server.address));
-  const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model } } });
-  taskQueue = uniqueTaskQueue('restart');
-  worker = await startTestWorker(taskQueue, dependencies, server.address);
-  workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-restart-work-')));
 }, 240_000);
-
 afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
   await server?.stop();
 });
+
+const stack = useWorkerStack(() => ({ label: 'restart', address: server.address, scripted: { scripted: { model: scripts.model } } }));
 
 async function poll<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -77,9 +64,9 @@ function sendMessage(handle: WorkflowHandle, message: string): Promise<unknown> 
 test('the server stops and restarts while a subagent waits with a queued message; the message runs and the parent gets its notice', async () => {
   const child = scripts.add('restart-child', [{ text: 'child ready' }, { text: 'answer A', delayMs: 2_000 }, { text: 'answer B' }]);
   const session = scripts.add('restart-parent', (_request, call) => (call === 0 ? { toolCalls: [{ name: 'delegate', arguments: { instructions: `Stay around ${child}`, continuable: true } }] } : { text: `parent turn ${call}` }));
-  const parent = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-restart-parent-${Date.now()}`, args: [sessionInput({ workingDir })] });
+  const parent = await stack.client.workflow.start('sessionWorkflow', { taskQueue: stack.taskQueue, workflowId: `errand-restart-parent-${Date.now()}`, args: [sessionInput({ workingDir: stack.workingDir })] });
   await parent.executeUpdate(sendMessageUpdate, { args: [{ message: `Start ${session}` }] });
-  const childHandle = client.workflow.getHandle(`${parent.workflowId}~task-1`);
+  const childHandle = stack.client.workflow.getHandle(`${parent.workflowId}~task-1`);
   await poll(() => childHandle.query(peekQuery), (peek: SubagentPeek) => peek.state === 'waiting', 'the child to wait');
 
   // Message A starts a slow turn; message B is queued behind it.
@@ -111,7 +98,7 @@ test('the server stops and restarts while a subagent waits with a queued message
 test('continue-as-new keeps the conversation, counters and pending messages; peek reads right on both sides', async () => {
   const marker = scripts.add('can', (request, call) => ({ text: `reply ${call}`, ...(call === 3 ? { delayMs: 1_500 } : {}) }));
   const workflowId = `errand-can-${Date.now()}`;
-  const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId, args: [subagentInput({ prompt: `Chat ${marker}`, workingDir, continuable: true })] });
+  const handle = await stack.client.workflow.start('subagentWorkflow', { taskQueue: stack.taskQueue, workflowId, args: [subagentInput({ prompt: `Chat ${marker}`, workingDir: stack.workingDir, continuable: true })] });
   const firstRunId = (await handle.describe()).runId;
   const peekAt = (turns: number) => poll(() => handle.query(peekQuery), (peek: SubagentPeek) => peek.turns === turns && peek.state === 'waiting', `turn ${turns}`);
   await peekAt(1);
@@ -154,10 +141,10 @@ test('a child terminated from outside during a turn, after its parent continued 
     if (last?.role === 'user' && last.content === 'talk to it') return { toolCalls: [{ name: 'send_message', arguments: { task_id: 'task-1', message: 'take your time' } }] };
     return { text: `parent reply ${call}` };
   });
-  const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-probe-${Date.now()}`, args: [sessionInput({ workingDir })] });
+  const handle = await stack.client.workflow.start('sessionWorkflow', { taskQueue: stack.taskQueue, workflowId: `errand-probe-${Date.now()}`, args: [sessionInput({ workingDir: stack.workingDir })] });
   const firstRunId = (await handle.describe()).runId;
   await sendMessage(handle, `start ${session}`);
-  const childHandle = client.workflow.getHandle(`${handle.workflowId}~task-1`);
+  const childHandle = stack.client.workflow.getHandle(`${handle.workflowId}~task-1`);
   await poll(() => childHandle.query(peekQuery), (peek: SubagentPeek) => peek.state === 'waiting', 'the child waiting');
   // Enough messages to pass the history threshold: the session continues as new between two of them.
   for (let index = 0; index < 12 && (await handle.describe()).runId === firstRunId; index += 1) {

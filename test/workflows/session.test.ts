@@ -1,16 +1,14 @@
-import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { WorkflowHandle } from '@temporalio/client';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { childProgressIntervalMs } from '../../src/contracts/limits/workflow';
-import type { SessionInput } from '../../src/contracts/session';
 import { peekQuery, sendMessageUpdate, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent-messages';
 import type { SubagentResult } from '../../src/contracts/subagent-result';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { ConversationScripts, notices, toolResults } from '../support/conversation-scripts';
 import { until } from '../support/polling';
-import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * The parent session (SEMANTICS §2-§4) against the real dev server with a scripted model: delegate in
@@ -18,38 +16,11 @@ import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTask
  * cancel), settlement notices and wake-up, TTL, depth, and token budgets.
  */
 
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let taskQueue: string;
-let workingDir: string;
 const scripts = new ConversationScripts();
-let counter = 0;
-
-beforeAll(async () => {
-  ({ client, connection } = await testClient());
-  const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model } } });
-  taskQueue = uniqueTaskQueue('session');
-  worker = await startTestWorker(taskQueue, dependencies);
-  workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-session-work-')));
-  writeFileSync(join(workingDir, 'a.txt'), 'alpha');
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
-});
+const stack = useWorkerStack({ label: 'session', scripted: { scripted: { model: scripts.model } } });
+beforeAll(() => writeFileSync(join(stack.workingDir, 'a.txt'), 'alpha'));
 
 type SessionHandle = WorkflowHandle;
-
-async function startSession(overrides: Partial<SessionInput> = {}): Promise<SessionHandle> {
-  counter += 1;
-  return client.workflow.start('sessionWorkflow', {
-    taskQueue,
-    workflowId: `errand-session-${Date.now()}-${counter}`,
-    args: [sessionInput({ workingDir, ...overrides })],
-  });
-}
 
 async function say(handle: SessionHandle, message: string): Promise<void> {
   await handle.executeUpdate(sendMessageUpdate, { args: [{ message }] });
@@ -72,7 +43,7 @@ function delegateCall(args: Record<string, unknown>, id?: string): NonNullable<S
 }
 
 async function childResult(sessionId: string, task: string): Promise<SubagentResult> {
-  return client.workflow.getHandle(`${sessionId}~${task}`).result();
+  return stack.client.workflow.getHandle(`${sessionId}~${task}`).result();
 }
 
 describe('session: delegate', () => {
@@ -82,7 +53,7 @@ describe('session: delegate', () => {
       { toolCalls: [delegateCall({ instructions: `Count the files ${child}`, description: 'count files' })] },
       { text: 'The child found 3 files.' },
     ]);
-    const handle = await startSession();
+    const handle = await stack.startSession();
     await say(handle, `How many files? ${session}`);
     expect(await replies(handle, 1)).toEqual(['The child found 3 files.']);
     const second = scripts.of('fg')[1];
@@ -102,13 +73,13 @@ describe('session: delegate', () => {
       { toolCalls: [delegateCall({ instructions: `slow ${slow}` }, 'call-slow'), delegateCall({ instructions: `fast ${fast}` }, 'call-fast')] },
       { text: 'both done' },
     ]);
-    const handle = await startSession();
+    const handle = await stack.startSession();
     await say(handle, `Do both ${session}`);
     await replies(handle, 1);
     const results = toolResults(scripts.of('par')[1]);
     expect(results.map((result) => [result.toolCallId, result.content])).toEqual([['call-slow', '<task-output task="task-1">\nslow result\n</task-output>'], ['call-fast', '<task-output task="task-2">\nfast result\n</task-output>']]);
-    const slowChild = await client.workflow.getHandle(`${handle.workflowId}~task-1`).describe();
-    const fastChild = await client.workflow.getHandle(`${handle.workflowId}~task-2`).describe();
+    const slowChild = await stack.client.workflow.getHandle(`${handle.workflowId}~task-1`).describe();
+    const fastChild = await stack.client.workflow.getHandle(`${handle.workflowId}~task-2`).describe();
     // Both started before either ended: they ran at the same time.
     expect(fastChild.startTime.getTime()).toBeLessThan(slowChild.closeTime?.getTime() ?? 0);
     expect(slowChild.startTime.getTime()).toBeLessThan(fastChild.closeTime?.getTime() ?? 0);
@@ -119,7 +90,7 @@ describe('session: delegate', () => {
       { toolCalls: [delegateCall({}), delegateCall({ instructions: 'x', parameters: { a: 1 } }), delegateCall({ instructions: 'x', max_turns: 0 }), delegateCall({ source: 'dpeloy' })] },
       { text: 'nothing started' },
     ]);
-    const handle = await startSession();
+    const handle = await stack.startSession();
     await say(handle, `Break things ${session}`);
     await replies(handle, 1);
     const results = toolResults(scripts.of('invalid')[1]);
@@ -135,7 +106,7 @@ describe('session: delegate', () => {
     const loop: ScriptStep = { text: 'partial work', toolCalls: [{ name: 'developer__list_directory', arguments: { path: '.' } }] };
     const child = scripts.add('limit-child', [loop, loop]);
     const session = scripts.add('limit', [{ toolCalls: [delegateCall({ instructions: `loop ${child}`, max_turns: 2 })] }, { text: 'it did not finish' }]);
-    const handle = await startSession();
+    const handle = await stack.startSession();
     await say(handle, `Try ${session}`);
     await replies(handle, 1);
     const result = toolResults(scripts.of('limit')[1])[0];
@@ -152,7 +123,7 @@ describe('session: background tasks', () => {
       return delegateCall({ instructions: `job ${index} ${marker}`, async: true });
     });
     const session = scripts.add('limit6', (_request, call) => (call === 0 ? { toolCalls: calls } : { text: 'ok' }));
-    const handle = await startSession();
+    const handle = await stack.startSession();
     await say(handle, `Start six ${session}`);
     await replies(handle, 1);
     const results = toolResults(scripts.of('limit6')[1]);
@@ -171,7 +142,7 @@ describe('session: background tasks', () => {
       { toolCalls: [{ name: 'developer__list_directory', arguments: { path: '.' } }], delayMs: childProgressIntervalMs + 500 },
       { text: 'eventually done', delayMs: 4_000 },
     ]);
-    const handle = await startSession({ tasks: { maxBackgroundTasks: 5, waitTimeoutMs: 1_000, completedTaskTtlMs: 600_000 } });
+    const handle = await stack.startSession({ tasks: { maxBackgroundTasks: 5, waitTimeoutMs: 1_000, completedTaskTtlMs: 600_000 } });
     const steps: ScriptStep[] = [
       { toolCalls: [delegateCall({ instructions: `slow job ${child}`, async: true, description: 'slow job' })] },
       { toolCalls: [{ name: 'load', arguments: { source: 'task-1' } }] },
@@ -211,7 +182,7 @@ describe('session: background tasks', () => {
       { text: 'Started it.' },
       { text: 'The task says 42.' },
     ]);
-    const handle = await startSession();
+    const handle = await stack.startSession();
     await say(handle, `Compute in background ${session}`);
     const texts = await replies(handle, 2);
     expect(texts).toEqual(['Started it.', 'The task says 42.']);
@@ -234,7 +205,7 @@ describe('session: background tasks', () => {
       { toolCalls: [{ name: 'load', arguments: { source: 'task-1' } }] },
       { text: 'gone' },
     ]);
-    const handle = await startSession({ tasks: { maxBackgroundTasks: 5, waitTimeoutMs: 5_000, completedTaskTtlMs: 1_000 } });
+    const handle = await stack.startSession({ tasks: { maxBackgroundTasks: 5, waitTimeoutMs: 5_000, completedTaskTtlMs: 1_000 } });
     await say(handle, `Run ttl ${session}`);
     expect(await replies(handle, 2)).toEqual(['started', 'read it']);
     const read = toolResults(scripts.of('ttl')[3]).at(-1)?.content ?? '';
@@ -261,7 +232,7 @@ describe('session: cancel, depth and budgets', () => {
       { toolCalls: [{ name: 'load', arguments: { source: 'task-1', cancel: true } }] },
       { text: 'cancelled it' },
     ]);
-    const handle = await startSession({ maxDepth: 2 });
+    const handle = await stack.startSession({ maxDepth: 2 });
     await say(handle, `Start ${session}`);
     await replies(handle, 1);
     const childId = `${handle.workflowId}~task-1`;
@@ -275,9 +246,9 @@ describe('session: cancel, depth and budgets', () => {
     const answer = toolResults(scripts.of('cascade')[3]).at(-1)?.content ?? '';
     expect(answer).toMatch(/Status: cancelled/);
     expect(answer).toContain('waiting for my helper');
-    const childResult: SubagentResult = await client.workflow.getHandle(childId).result();
+    const childResult: SubagentResult = await stack.client.workflow.getHandle(childId).result();
     expect(childResult.status).toBe('cancelled');
-    const grandchildResult: SubagentResult = await client.workflow.getHandle(grandchildId).result();
+    const grandchildResult: SubagentResult = await stack.client.workflow.getHandle(grandchildId).result();
     expect(grandchildResult.status).toBe('cancelled');
     // The child, at depth 1 of 2, was offered delegate; the grandchild, at the limit, was not.
     expect(scripts.of('cascade-child')[0]?.tools.map((tool) => tool.name)).toContain('delegate');
@@ -290,7 +261,7 @@ describe('session: cancel, depth and budgets', () => {
       { text: 'never reached' },
     ]);
     const session = scripts.add('budget', [{ toolCalls: [delegateCall({ instructions: `expensive ${child}`, token_budget: 1_000 })] }, { text: 'over budget' }]);
-    const handle = await startSession();
+    const handle = await stack.startSession();
     await say(handle, `Spend ${session}`);
     await replies(handle, 1);
     const result = toolResults(scripts.of('budget')[1])[0];
@@ -307,10 +278,10 @@ describe('session: cancel, depth and budgets', () => {
       { text: 'should not get here', usage: { inputTokens: 10, outputTokens: 10 } },
     ]);
     const session = scripts.add('rollup', [{ toolCalls: [delegateCall({ instructions: `lead ${child}`, token_budget: 1_000 })] }, { text: 'rolled up' }]);
-    const handle = await startSession({ maxDepth: 2 });
+    const handle = await stack.startSession({ maxDepth: 2 });
     await say(handle, `Roll up ${session}`);
     await replies(handle, 1);
-    const childResult: SubagentResult = await client.workflow.getHandle(`${handle.workflowId}~task-1`).result();
+    const childResult: SubagentResult = await stack.client.workflow.getHandle(`${handle.workflowId}~task-1`).result();
     expect(childResult.status).toBe('budget');
     expect(childResult.diagnostic).toMatch(/token budget is 1000/);
     // The grandchild's report crossed the child's budget: the child stops without another model call.
@@ -325,10 +296,10 @@ describe('session: cancel, depth and budgets', () => {
       { toolCalls: [delegateCall({ instructions: `ask for more ${child}`, token_budget: 50_000 })], usage: { inputTokens: 300, outputTokens: 100 } },
       { text: 'ok', usage: { inputTokens: 10, outputTokens: 1 } },
     ]);
-    const handle = await startSession({ tokenBudget: 2_000 });
+    const handle = await stack.startSession({ tokenBudget: 2_000 });
     await say(handle, `Budget ${session}`);
     await replies(handle, 1);
-    const history = await client.workflow.getHandle(`${handle.workflowId}~task-1`).fetchHistory();
+    const history = await stack.client.workflow.getHandle(`${handle.workflowId}~task-1`).fetchHistory();
     const started = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
     const input = JSON.parse(Buffer.from(started ?? new Uint8Array()).toString('utf8')) as { tokenBudget?: number };
     expect(input.tokenBudget).toBe(1_600);

@@ -1,15 +1,15 @@
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ChatMessage } from '../../src/contracts/model';
 import { cancelSignal, peekQuery } from '../../src/contracts/subagent-messages';
 import type { SubagentPeek, SubagentResult } from '../../src/contracts/subagent-result';
-import { createScriptedModel, type ScriptedModel } from '../../src/llm/scripted-model';
+import { createScriptedModel } from '../../src/llm/scripted-model';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
-import { subagentInput, startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { subagentInput } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * The subagent workflow against the real dev server: the agent loop, tools, turn limit, cancellation,
@@ -17,15 +17,16 @@ import { subagentInput, startTestWorker, testClient, testDependencies, uniqueTas
  * OpenAI-compatible adapter runs).
  */
 
-let client: Client;
-let connection: Connection;
 let server: ScriptedOpenAIServer;
-let worker: RunningWorker;
-let taskQueue: string;
 /** Steps for the in-process model, keyed by the workflow id found in the request's system prompt. */
 const scripts = new Map<string, ScriptStep[]>();
-let model: ScriptedModel;
-let workingDir: string;
+// One in-process model for the file; each test's script is found by a marker in its task prompt.
+const model = createScriptedModel((request) => {
+  const user = request.messages.find((message) => message.role === 'user');
+  const marker = user?.role === 'user' ? /\[script:([a-z0-9-]+)\]/.exec(user.content)?.[1] : undefined;
+  const steps = marker ? scripts.get(marker) : undefined;
+  return steps?.shift();
+});
 
 function systemText(messages: ChatMessage[]): string {
   const first = messages[0];
@@ -33,34 +34,24 @@ function systemText(messages: ChatMessage[]): string {
 }
 
 beforeAll(async () => {
-  ({ client, connection } = await testClient());
   server = await startScriptedOpenAIServer();
-  // One in-process model for the file; each test's script is found by a marker in its task prompt.
-  model = createScriptedModel((request) => {
-    const user = request.messages.find((message) => message.role === 'user');
-    const marker = user?.role === 'user' ? /\[script:([a-z0-9-]+)\]/.exec(user.content)?.[1] : undefined;
-    const steps = marker ? scripts.get(marker) : undefined;
-    return steps?.shift();
-  });
-  const { dependencies } = testDependencies({
-    scripted: { scripted: { model } },
-    providers: [{ name: 'http', kind: 'openai-compatible', baseUrl: server.url, models: ['gpt-test'] }],
-  });
-  taskQueue = uniqueTaskQueue('subagent');
-  worker = await startTestWorker(taskQueue, dependencies);
-  workingDir = mkdtempSync(join(tmpdir(), 'errand-subagent-work-'));
-  writeFileSync(join(workingDir, 'notes.txt'), 'the answer is 42\n');
-  mkdirSync(join(workingDir, 'docs'));
-  writeFileSync(join(workingDir, 'docs', 'readme.md'), '# docs\n');
-  const outside = mkdtempSync(join(tmpdir(), 'errand-outside-'));
-  writeFileSync(join(outside, 'secret.txt'), 'do not read');
-  symlinkSync(join(outside, 'secret.txt'), join(workingDir, 'escape.txt'));
+});
+afterAll(async () => {
+  await server?.close();
 });
 
-afterAll(async () => {
-  await worker?.stop();
-  await server?.close();
-  await connection?.close();
+const stack = useWorkerStack(() => ({
+  label: 'subagent',
+  scripted: { scripted: { model } },
+  providers: [{ name: 'http', kind: 'openai-compatible', baseUrl: server.url, models: ['gpt-test'] }],
+}));
+beforeAll(() => {
+  writeFileSync(join(stack.workingDir, 'notes.txt'), 'the answer is 42\n');
+  mkdirSync(join(stack.workingDir, 'docs'));
+  writeFileSync(join(stack.workingDir, 'docs', 'readme.md'), '# docs\n');
+  const outside = mkdtempSync(join(tmpdir(), 'errand-outside-'));
+  writeFileSync(join(outside, 'secret.txt'), 'do not read');
+  symlinkSync(join(outside, 'secret.txt'), join(stack.workingDir, 'escape.txt'));
 });
 
 function script(name: string, steps: ScriptStep[]): string {
@@ -72,10 +63,10 @@ function script(name: string, steps: ScriptStep[]): string {
 const taskQueueKindSticky = 2;
 
 async function run(workflowId: string, prompt: string, overrides: Partial<Parameters<typeof subagentInput>[0]> = {}): Promise<SubagentResult> {
-  return client.workflow.execute('subagentWorkflow', {
-    taskQueue,
+  return stack.client.workflow.execute('subagentWorkflow', {
+    taskQueue: stack.taskQueue,
     workflowId,
-    args: [subagentInput({ prompt, workingDir, ...overrides })],
+    args: [subagentInput({ prompt, workingDir: stack.workingDir, ...overrides })],
   });
 }
 
@@ -134,7 +125,7 @@ describe('subagent workflow', () => {
     const workflowId = `errand-views-timer-${Date.now()}`;
     const result = await run(workflowId, `Look twice ${marker}`);
     expect(result.status).toBe('completed');
-    const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+    const events = (await stack.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
     const count = (attribute: string) => events.filter((event) => (event as Record<string, unknown>)[attribute] != null).length;
     expect(count('timerStartedEventAttributes')).toBeGreaterThanOrEqual(1);
     expect(count('timerFiredEventAttributes') + count('timerCanceledEventAttributes')).toBe(count('timerStartedEventAttributes'));
@@ -187,10 +178,10 @@ describe('subagent workflow', () => {
       { text: 'too late', delayMs: 30_000 },
     );
     const workflowId = `errand-cancel-${Date.now()}`;
-    const handle = await client.workflow.start('subagentWorkflow', {
-      taskQueue,
+    const handle = await stack.client.workflow.start('subagentWorkflow', {
+      taskQueue: stack.taskQueue,
       workflowId,
-      args: [subagentInput({ prompt: 'Take your time', workingDir, route: { provider: 'http', model: 'gpt-test' } })],
+      args: [subagentInput({ prompt: 'Take your time', workingDir: stack.workingDir, route: { provider: 'http', model: 'gpt-test' } })],
     });
     await server.waitForRequests(2, 20_000);
     const peek: SubagentPeek = await handle.query(peekQuery);
@@ -210,10 +201,10 @@ describe('subagent workflow', () => {
   test('Temporal cancellation also ends the run as cancelled', async () => {
     server.reset();
     server.enqueue({ text: 'never', delayMs: 30_000 });
-    const handle = await client.workflow.start('subagentWorkflow', {
-      taskQueue,
+    const handle = await stack.client.workflow.start('subagentWorkflow', {
+      taskQueue: stack.taskQueue,
       workflowId: `errand-tcancel-${Date.now()}`,
-      args: [subagentInput({ prompt: 'Slow one', workingDir, route: { provider: 'http', model: 'gpt-test' } })],
+      args: [subagentInput({ prompt: 'Slow one', workingDir: stack.workingDir, route: { provider: 'http', model: 'gpt-test' } })],
     });
     await server.waitForRequests(1, 20_000);
     await handle.cancel();
@@ -239,7 +230,7 @@ describe('subagent workflow', () => {
     const workflowId = `errand-503-${Date.now()}`;
     const result = await run(workflowId, 'Retry me', { route: { provider: 'http', model: 'gpt-test' } });
     expect(result.output).toBe('back again');
-    const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+    const events = (await stack.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
     const retried = events.find((event) => (event.activityTaskStartedEventAttributes?.attempt ?? 0) === 2);
     expect(retried).toBeDefined();
     const scheduledId = Number(retried?.activityTaskStartedEventAttributes?.scheduledEventId);

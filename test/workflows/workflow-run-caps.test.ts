@@ -1,14 +1,13 @@
-import type { Client, Connection } from '@temporalio/client';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import type { ModelRequest } from '../../src/contracts/model';
 import type { WorkflowRunInput } from '../../src/contracts/workflow-run';
 import { workflowRestartAgentUpdate, workflowViewQuery } from '../../src/contracts/workflow-run-messages';
-import { createScriptedModel, type ScriptedModel } from '../../src/llm/scripted-model';
+import { createScriptedModel } from '../../src/llm/scripted-model';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { startWorkflowRun } from '../../src/workflow-runs/workflow-run-start';
 import { until } from '../support/polling';
 import { freshFolder } from '../support/run-harness';
-import { startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * A workflow run's caps and its restart (SEMANTICS §7 "Limits", "Control"): a cost cap covers every agent
@@ -16,11 +15,6 @@ import { startTestWorker, testClient, testDependencies, uniqueTaskQueue, type Ru
  * from the journal, so its call runs again at the next round.
  */
 
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let taskQueue: string;
-let model: ScriptedModel;
 let respond: (prompt: string, call: number) => ScriptStep | Promise<ScriptStep> = () => ({ text: 'unused' });
 
 function promptOf(request: ModelRequest): string {
@@ -28,19 +22,9 @@ function promptOf(request: ModelRequest): string {
   return first?.role === 'user' ? first.content : '';
 }
 
-beforeAll(async () => {
-  ({ client, connection } = await testClient());
-  model = createScriptedModel((request, call) => respond(promptOf(request), call));
-  // $2 per million input tokens: an answer reported with 1,000 input tokens costs 2,000 micro-dollars.
-  const { dependencies } = testDependencies({ scripted: { scripted: { model, models: [{ id: 'priced-model', prices: { input: 2, output: 8 } }] } } });
-  taskQueue = uniqueTaskQueue('wf-caps');
-  worker = await startTestWorker(taskQueue, dependencies);
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
-});
+const model = createScriptedModel((request, call) => respond(promptOf(request), call));
+// $2 per million input tokens: an answer reported with 1,000 input tokens costs 2,000 micro-dollars.
+const stack = useWorkerStack({ label: 'wf-caps', scripted: { scripted: { model, models: [{ id: 'priced-model', prices: { input: 2, output: 8 } }] } } });
 
 function runInput(script: string, overrides: Partial<WorkflowRunInput> = {}): WorkflowRunInput {
   return { script, scriptName: 'caps.js', args: null, workingDir: freshFolder('errand-wf-caps-'), caps: {}, concurrency: 2, maxAgents: 100, startedBy: 'test', ...overrides };
@@ -50,7 +34,7 @@ test('a cost cap stops a fan-out mid-run: running agents are cancelled and the r
   respond = (prompt) => ({ text: `answer:${prompt}`, usage: { inputTokens: 1_000, outputTokens: 0 }, delayMs: 50 });
   const before = model.requests.length;
   const script = `return await parallel(Array.from({ length: 20 }, (_, n) => () => agent('count ' + n, { label: 'count' })));`;
-  const handle = await startWorkflowRun(client, { workflowId: `errand-wf-cost-${Date.now()}`, taskQueue, input: runInput(script, { caps: { costBudgetMicroUsd: 10_000 } }) });
+  const handle = await startWorkflowRun(stack.client, { workflowId: `errand-wf-cost-${Date.now()}`, taskQueue: stack.taskQueue, input: runInput(script, { caps: { costBudgetMicroUsd: 10_000 } }) });
   const result = await handle.result();
   expect(result.status).toBe('budget');
   expect(result.diagnostic).toEqual({ kind: 'budget', message: expect.stringMatching(/^the run's cost budget \(\$0\.01\) is spent: its agents cost \$0\.01/), line: null });
@@ -81,7 +65,7 @@ test('restarting a finished agent drops its key: its call runs again and the run
     return { text: `answer:${prompt}` };
   };
   const script = `const a = await agent('first', { label: 'first' });\nconst b = await agent('second', { label: 'second' });\nreturn [a, b];`;
-  const handle = await startWorkflowRun(client, { workflowId: `errand-wf-restart-${Date.now()}`, taskQueue, input: runInput(script) });
+  const handle = await startWorkflowRun(stack.client, { workflowId: `errand-wf-restart-${Date.now()}`, taskQueue: stack.taskQueue, input: runInput(script) });
   const view = await until(() => handle.query(workflowViewQuery), (current) => current.agents.some((agent) => agent.label === 'second' && agent.state === 'running'), 'the second agent to run', 30_000);
   const first = view.agents.find((agent) => agent.label === 'first');
   expect(first?.state).toBe('done');

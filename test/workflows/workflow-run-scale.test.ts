@@ -1,10 +1,10 @@
-import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import type { WorkflowHandle } from '@temporalio/client';
+import { expect, test } from 'vitest';
 import type { ModelRequest } from '../../src/contracts/model';
 import { createScriptedModel } from '../../src/llm/scripted-model';
 import { startWorkflowRun } from '../../src/workflow-runs/workflow-run-start';
 import { freshFolder } from '../support/run-harness';
-import { startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * History stays bounded at any size of run (SEMANTICS §7 "History"): a 1,000-agent run completes, and
@@ -12,36 +12,21 @@ import { startTestWorker, testClient, testDependencies, uniqueTaskQueue, type Ru
  * Temporal's limits, whatever the number of agents.
  */
 
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let taskQueue: string;
-
 function promptOf(request: ModelRequest): string {
   const first = request.messages.find((message) => message.role === 'user');
   return first?.role === 'user' ? first.content : '';
 }
 
-beforeAll(async () => {
-  ({ client, connection } = await testClient());
-  // Not recorded: a thousand requests would only fill memory.
-  const model = createScriptedModel((request) => ({ text: `answer:${promptOf(request)}` }), { record: false });
-  const { dependencies } = testDependencies({ scripted: { scripted: { model } } });
-  taskQueue = uniqueTaskQueue('wf-scale');
-  worker = await startTestWorker(taskQueue, dependencies);
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
-});
+// Not recorded: a thousand requests would only fill memory.
+const model = createScriptedModel((request) => ({ text: `answer:${promptOf(request)}` }), { record: false });
+const stack = useWorkerStack({ label: 'wf-scale', scripted: { scripted: { model } } });
 
 test('a 1,000-agent run completes with every run of its chain of bounded history', async () => {
   const script = `const answers = await parallel(Array.from({ length: 1000 }, (_, n) => () => agent('count ' + n, { label: 'count' })));\nreturn answers.filter((answer) => answer.startsWith('answer:count ')).length;`;
   const workflowId = `errand-wf-scale-${Date.now()}`;
-  const handle = await startWorkflowRun(client, {
+  const handle = await startWorkflowRun(stack.client, {
     workflowId,
-    taskQueue,
+    taskQueue: stack.taskQueue,
     input: { script, scriptName: 'scale.js', args: null, workingDir: freshFolder('errand-wf-scale-'), caps: {}, concurrency: 16, maxAgents: 1_000, startedBy: 'test' },
   });
   const result = await handle.result();
@@ -51,7 +36,7 @@ test('a 1,000-agent run completes with every run of its chain of bounded history
   const sizes: { events: number; bytes: number }[] = [];
   let runId: string | undefined = handle.firstExecutionRunId;
   while (runId) {
-    const history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>> = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+    const history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>> = await stack.client.workflow.getHandle(workflowId, runId).fetchHistory();
     const events = history.events ?? [];
     sizes.push({ events: events.length, bytes: Buffer.byteLength(JSON.stringify(history)) });
     runId = events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;

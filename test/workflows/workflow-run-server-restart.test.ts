@@ -1,14 +1,13 @@
-import type { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { ModelRequest } from '../../src/contracts/model';
 import type { WorkflowRunView } from '../../src/contracts/workflow-run';
 import { workflowViewQuery } from '../../src/contracts/workflow-run-messages';
-import { createScriptedModel, type ScriptedModel } from '../../src/llm/scripted-model';
+import { createScriptedModel } from '../../src/llm/scripted-model';
 import { startWorkflowRun } from '../../src/workflow-runs/workflow-run-start';
 import { ownTemporalServer, type OwnServer, type StartOwnServer } from '../support/own-temporal-server';
 import { until } from '../support/polling';
 import { freshFolder } from '../support/run-harness';
-import { startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * A workflow run survives a restart of the Temporal server (a server of this file's own, restarted on its
@@ -18,11 +17,6 @@ import { startTestWorker, testClient, testDependencies, uniqueTaskQueue, type Ru
 
 let server: OwnServer;
 let startServer: StartOwnServer;
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let taskQueue: string;
-let model: ScriptedModel;
 
 function promptOf(request: ModelRequest): string {
   const first = request.messages.find((message) => message.role === 'user');
@@ -32,25 +26,20 @@ function promptOf(request: ModelRequest): string {
 beforeAll(async () => {
   startServer = ownTemporalServer({ label: 'wf-restart' });
   server = await startServer();
-  ({ client, connection } = await testClient(server.address));
-  model = createScriptedModel((request) => ({ text: `done(${promptOf(request)})`, delayMs: 100 }));
-  const { dependencies } = testDependencies({ scripted: { scripted: { model } } });
-  taskQueue = uniqueTaskQueue('wf-restart');
-  worker = await startTestWorker(taskQueue, dependencies, server.address);
 }, 240_000);
-
 afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
   await server?.stop();
 });
+
+const model = createScriptedModel((request) => ({ text: `done(${promptOf(request)})`, delayMs: 100 }));
+const stack = useWorkerStack(() => ({ label: 'wf-restart', address: server.address, scripted: { scripted: { model } } }));
 
 test('the server restarts half way through a 60-agent pipeline: the run completes, no finished agent asks again', async () => {
   const items = Array.from({ length: 30 }, (_, index) => `item${index}`);
   const script = `return await pipeline(args.items,\n  (item) => agent('first ' + item, { label: 'first ' + item }),\n  (first, item) => agent('second ' + first, { label: 'second ' + item }));`;
-  const handle = await startWorkflowRun(client, {
+  const handle = await startWorkflowRun(stack.client, {
     workflowId: `errand-wf-restart-${Date.now()}`,
-    taskQueue,
+    taskQueue: stack.taskQueue,
     input: { script, scriptName: 'restart.js', args: { items }, workingDir: freshFolder('errand-wf-restart-'), caps: {}, concurrency: 8, maxAgents: 100, startedBy: 'test' },
   });
   const doneOf = (view: WorkflowRunView) => view.labels.reduce((sum, label) => sum + label.done, 0);

@@ -1,13 +1,12 @@
-import type { Client, Connection } from '@temporalio/client';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import type { ModelRequest } from '../../src/contracts/model';
 import type { WorkflowRunInput, WorkflowRunResult, WorkflowRunView } from '../../src/contracts/workflow-run';
 import { workflowCancelSignal, workflowPauseSignal, workflowResumeSignal, workflowViewQuery } from '../../src/contracts/workflow-run-messages';
-import { createScriptedModel, type ScriptedModel } from '../../src/llm/scripted-model';
+import { createScriptedModel } from '../../src/llm/scripted-model';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { resumeWorkflowRun, startWorkflowRun } from '../../src/workflow-runs/workflow-run-start';
 import { freshFolder, until } from '../support/run-harness';
-import { startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * Workflow runs on the real stack (SEMANTICS §7): a script's `agent()` calls are child delegations of a
@@ -15,11 +14,6 @@ import { startTestWorker, testClient, testDependencies, uniqueTaskQueue, type Ru
  * a resume with an edited script runs only what changed.
  */
 
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let taskQueue: string;
-let model: ScriptedModel;
 /** What the scripted model does for a prompt (by default: answers `answer:<prompt>`). */
 let respond: (prompt: string) => ScriptStep | Promise<ScriptStep> = (prompt) => ({ text: `answer:${prompt}` });
 
@@ -28,27 +22,13 @@ function promptOf(request: ModelRequest): string {
   return first?.role === 'user' ? first.content : '';
 }
 
-beforeAll(async () => {
-  ({ client, connection } = await testClient());
-  model = createScriptedModel((request) => respond(promptOf(request)));
-  const { dependencies } = testDependencies({ scripted: { scripted: { model } } });
-  taskQueue = uniqueTaskQueue('workflow-run');
-  worker = await startTestWorker(taskQueue, dependencies);
-});
+const model = createScriptedModel((request) => respond(promptOf(request)));
+const stack = useWorkerStack({ label: 'workflow-run', scripted: { scripted: { model } } });
 
-afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
-});
-
-let counter = 0;
 function runInput(script: string, overrides: Partial<WorkflowRunInput> = {}): WorkflowRunInput {
   return { script, scriptName: 'test.js', args: null, workingDir: freshFolder('errand-wfrun-'), caps: {}, concurrency: 4, maxAgents: 100, startedBy: 'test', ...overrides };
 }
-function nextId(name: string): string {
-  counter += 1;
-  return `errand-wf-${name}-${Date.now()}-${counter}`;
-}
+const nextId = (name: string): string => stack.nextId(`wf-${name}`);
 function promptsAsked(): string[] {
   return model.requests.map(promptOf);
 }
@@ -65,7 +45,7 @@ return results;
 test('a pipeline runs every agent as a delegation once and returns the script result', async () => {
   const items = ['a', 'b', 'c', 'd', 'e', 'f'];
   const before = model.requests.length;
-  const handle = await startWorkflowRun(client, { workflowId: nextId('pipeline'), taskQueue, input: runInput(pipelineScript, { args: { items } }) });
+  const handle = await startWorkflowRun(stack.client, { workflowId: nextId('pipeline'), taskQueue: stack.taskQueue, input: runInput(pipelineScript, { args: { items } }) });
   const result: WorkflowRunResult = await handle.result();
   expect(result.status).toBe('completed');
   expect(result.result).toEqual(items.map((item) => `answer:check answer:summarise ${item}`));
@@ -100,7 +80,7 @@ return await agent('sum ' + squares.join(','), { label: 'sum' });
     }
     return { text: `answer:${prompt}` };
   };
-  const first = await startWorkflowRun(client, { workflowId: nextId('fail'), taskQueue, input: runInput(script('v')) });
+  const first = await startWorkflowRun(stack.client, { workflowId: nextId('fail'), taskQueue: stack.taskQueue, input: runInput(script('v')) });
   const failedRun = await first.result();
   expect(failedRun.status).toBe('failed');
   expect(failedRun.diagnostic).toMatchObject({ kind: 'error', message: 'Error: 1 agents failed', line: 5 });
@@ -109,7 +89,7 @@ return await agent('sum ' + squares.join(','), { label: 'sum' });
   const before = model.requests.length;
   // The edit changes agent 2's prompt only: agents 1, 4 and 5 come from the journal; 2 (edited) and 3
   // (failed) run again, and the sum, whose prompt depends on them.
-  const resumed = await resumeWorkflowRun(client, first.workflowId, { workflowId: nextId('resume'), taskQueue, input: runInput(script('v').replace("(n === 2 ? ' edited' : '')", "(n === 2 ? ' changed' : '')")) });
+  const resumed = await resumeWorkflowRun(stack.client, first.workflowId, { workflowId: nextId('resume'), taskQueue: stack.taskQueue, input: runInput(script('v').replace("(n === 2 ? ' edited' : '')", "(n === 2 ? ' changed' : '')")) });
   const end = await resumed.result();
   expect(end.status).toBe('completed');
   expect(promptsAsked().slice(before).sort()).toEqual(['square v 3', 'square v changed 2', 'sum answer:square v 1,answer:square v changed 2,answer:square v 3,answer:square v 4,answer:square v 5'].sort());
@@ -122,13 +102,13 @@ test('a fan-out keeps its lanes full: the lane of an ended agent starts the next
   respond = (prompt) => ({ text: `answer:${prompt}`, delayMs: 200 });
   const script = `return await parallel(Array.from({ length: 12 }, (_, n) => () => agent('lane ' + n, { label: 'lane' })));`;
   const before = model.requests.length;
-  const handle = await startWorkflowRun(client, { workflowId: nextId('lanes'), taskQueue, input: runInput(script, { concurrency: 3 }) });
+  const handle = await startWorkflowRun(stack.client, { workflowId: nextId('lanes'), taskQueue: stack.taskQueue, input: runInput(script, { concurrency: 3 }) });
   const result = await handle.result();
   expect(result.status).toBe('completed');
   expect(result.result).toEqual(Array.from({ length: 12 }, (_, n) => `answer:lane ${n}`));
   expect(result.agents).toEqual({ done: 12, failed: 0, fromJournal: 0 });
   expect(promptsAsked().slice(before).sort()).toEqual(Array.from({ length: 12 }, (_, n) => `lane ${n}`).sort());
-  const history = await client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).fetchHistory();
+  const history = await stack.client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId).fetchHistory();
   const steps: string[] = [];
   let children = 0;
   let most = 0;
@@ -172,7 +152,7 @@ const rest = await parallel([1, 2, 3].map((n) => () => agent('next ' + n, { labe
 await agent('slow two', { label: 'slow' });
 return [first, ...rest];
 `;
-  const handle = await startWorkflowRun(client, { workflowId: nextId('pause'), taskQueue, input: runInput(script) });
+  const handle = await startWorkflowRun(stack.client, { workflowId: nextId('pause'), taskQueue: stack.taskQueue, input: runInput(script) });
   await until(() => handle.query(workflowViewQuery), (view) => view.labels.some((label) => label.label === 'slow' && label.running === 1), 'the first agent to run', 30_000);
   await handle.signal(workflowPauseSignal);
   await until(() => handle.query(workflowViewQuery), (view) => view.status === 'paused', 'the run to show paused', 10_000);

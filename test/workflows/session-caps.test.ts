@@ -1,10 +1,8 @@
-import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { ConversationStore } from '../../src/activities/conversation-store';
-import type { SessionInput, SessionResult } from '../../src/contracts/session';
+import type { SessionResult } from '../../src/contracts/session';
 import { peekQuery, sendMessageUpdate, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent-messages';
 import type { SubagentPeek, SubagentResult } from '../../src/contracts/subagent-result';
 import type { SubagentInput } from '../../src/contracts/subagent';
@@ -12,7 +10,8 @@ import type { ScriptStep } from '../../src/llm/scripted-step';
 import { ConversationScripts, toolResults } from '../support/conversation-scripts';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
 import { Worker } from '@temporalio/worker';
-import { sessionInput, startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, workflowBundlePath, type RunningWorker } from '../support/temporal';
+import { startTestWorker, subagentInput, testDependencies, uniqueTaskQueue, workflowBundlePath, type RunningWorker } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * Caps of time and money (SEMANTICS §6 "Spend", decision 0027) against the real dev server, with the
@@ -23,42 +22,14 @@ import { sessionInput, startTestWorker, subagentInput, testClient, testDependenc
  * before it starts and refused when it would not fit.
  */
 
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let taskQueue: string;
-let workingDir: string;
-let conversations: ConversationStore;
 const scripts = new ConversationScripts();
-let counter = 0;
-
-beforeAll(async () => {
-  ({ client, connection } = await testClient());
-  const { dependencies } = testDependencies({
-    scripted: {
-      scripted: { model: scripts.model, models: [{ id: 'scripted-model', prices: { input: 2, output: 8 } }, 'unpriced-model'] },
-    },
-  });
-  conversations = dependencies.conversations;
-  taskQueue = uniqueTaskQueue('caps');
-  worker = await startTestWorker(taskQueue, dependencies);
-  workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-caps-work-')));
-  writeFileSync(join(workingDir, 'a.txt'), 'alpha');
+const stack = useWorkerStack({
+  label: 'caps',
+  scripted: {
+    scripted: { model: scripts.model, models: [{ id: 'scripted-model', prices: { input: 2, output: 8 } }, 'unpriced-model'] },
+  },
 });
-
-afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
-});
-
-function nextId(name: string): string {
-  counter += 1;
-  return `errand-caps-${name}-${Date.now()}-${counter}`;
-}
-
-async function startSession(overrides: Partial<SessionInput> = {}): Promise<WorkflowHandle> {
-  return client.workflow.start('sessionWorkflow', { taskQueue, workflowId: nextId('session'), args: [sessionInput({ workingDir, ...overrides })] });
-}
+beforeAll(() => writeFileSync(join(stack.workingDir, 'a.txt'), 'alpha'));
 
 async function say(handle: WorkflowHandle, message: string): Promise<void> {
   await handle.executeUpdate(sendMessageUpdate, { args: [{ message }] });
@@ -82,7 +53,7 @@ function delegateCall(args: Record<string, unknown>): NonNullable<ScriptStep['to
 
 /** The input a child workflow was started with (what the parent planned for it). */
 async function startedInput(workflowId: string): Promise<SubagentInput> {
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
   const data = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
   return JSON.parse(Buffer.from(data ?? new Uint8Array()).toString('utf8')) as SubagentInput;
 }
@@ -90,7 +61,7 @@ async function startedInput(workflowId: string): Promise<SubagentInput> {
 /** The stored conversation of a workflow (its first run's). */
 async function storedConversation(handle: WorkflowHandle, count: number) {
   const description = await handle.describe();
-  return conversations.read(`${handle.workflowId}@${description.runId}`, count);
+  return stack.dependencies.conversations.read(`${handle.workflowId}@${description.runId}`, count);
 }
 
 describe('cost cap', () => {
@@ -104,10 +75,10 @@ describe('cost cap', () => {
       },
       { text: 'never reached' },
     ]);
-    const handle = await client.workflow.start('subagentWorkflow', {
-      taskQueue,
-      workflowId: nextId('cost'),
-      args: [subagentInput({ prompt: `spend ${marker}`, workingDir, costBudgetMicroUsd: 2_000 })],
+    const handle = await stack.client.workflow.start('subagentWorkflow', {
+      taskQueue: stack.taskQueue,
+      workflowId: stack.nextId('cost'),
+      args: [subagentInput({ prompt: `spend ${marker}`, workingDir: stack.workingDir, costBudgetMicroUsd: 2_000 })],
     });
     const result: SubagentResult = await handle.result();
     expect(result.status).toBe('budget');
@@ -134,13 +105,13 @@ describe('cost cap', () => {
       { toolCalls: [delegateCall({ instructions: `spend ${child}`, cost_budget_usd: 1 })], usage: { inputTokens: 3_000, outputTokens: 100 } },
       { text: 'the helper ran out of money', usage: { inputTokens: 1, outputTokens: 1 } },
     ]);
-    const handle = await startSession({ costBudgetMicroUsd: 10_000 });
+    const handle = await stack.startSession({ costBudgetMicroUsd: 10_000 });
     await say(handle, `Go ${session}`);
     // The child's 2,000 × 2 + 500 × 8 = 8,000 micro-dollars cross its budget of 3,200 and the session's.
     const ended: SessionResult = await handle.result();
     const childInput = await startedInput(`${handle.workflowId}~task-1`);
     expect(childInput.costBudgetMicroUsd).toBe(3_200);
-    const childResult: SubagentResult = await client.workflow.getHandle(`${handle.workflowId}~task-1`).result();
+    const childResult: SubagentResult = await stack.client.workflow.getHandle(`${handle.workflowId}~task-1`).result();
     expect(childResult.status).toBe('budget');
     expect(childResult.budget).toBe('cost');
     expect(childResult.diagnostic).toBe('spent $0.008 (with its subagents); the cost budget is $0.0032');
@@ -150,7 +121,7 @@ describe('cost cap', () => {
     expect(scripts.of('cost-fg')).toHaveLength(1);
     // Both histories (the cost search attribute behind its patch, the cap's ending) replay without nondeterminism.
     for (const id of [handle.workflowId, `${handle.workflowId}~task-1`]) {
-      await Worker.runReplayHistory({ workflowBundle: { codePath: workflowBundlePath() } }, await client.workflow.getHandle(id).fetchHistory(), id);
+      await Worker.runReplayHistory({ workflowBundle: { codePath: workflowBundlePath() } }, await stack.client.workflow.getHandle(id).fetchHistory(), id);
     }
   });
 
@@ -164,7 +135,7 @@ describe('cost cap', () => {
       { toolCalls: [{ name: 'developer__list_directory', arguments: { path: '.' } }], usage: { inputTokens: 1_000, outputTokens: 0 } },
       { text: 'over the cap, never reached', usage: { inputTokens: 1, outputTokens: 1 } },
     ]);
-    const handle = await startSession({ costBudgetMicroUsd: 10_000, tasks: { maxBackgroundTasks: 5, waitTimeoutMs: 30_000, completedTaskTtlMs: 1_000 } });
+    const handle = await stack.startSession({ costBudgetMicroUsd: 10_000, tasks: { maxBackgroundTasks: 5, waitTimeoutMs: 30_000, completedTaskTtlMs: 1_000 } });
     await say(handle, `Go ${session}`);
     await replies(handle, 1);
     // The foreground child's result was read when it ended: past the TTL, the next turn drops its record.
@@ -184,7 +155,7 @@ describe('cost cap', () => {
       { toolCalls: [delegateCall({ instructions: 'cheap work', model: 'unpriced-model', cost_budget_usd: 0.5 })], usage: { inputTokens: 10, outputTokens: 10 } },
       { text: 'refused', usage: { inputTokens: 10, outputTokens: 10 } },
     ]);
-    const handle = await startSession();
+    const handle = await stack.startSession();
     await say(handle, `Try ${session}`);
     await replies(handle, 1);
     const [refusal] = toolResults(scripts.of('cost-unpriced')[1]);
@@ -203,10 +174,10 @@ describe('time cap', () => {
       { text: 'slow thought', toolCalls: [{ name: 'developer__list_directory', arguments: { path: '.' } }], delayMs: 1_500, usage: { inputTokens: 10, outputTokens: 10 } },
       { text: 'never reached' },
     ]);
-    const handle = await client.workflow.start('subagentWorkflow', {
-      taskQueue,
-      workflowId: nextId('time'),
-      args: [subagentInput({ prompt: `think ${marker}`, workingDir, timeBudgetMs: 1_000 })],
+    const handle = await stack.client.workflow.start('subagentWorkflow', {
+      taskQueue: stack.taskQueue,
+      workflowId: stack.nextId('time'),
+      args: [subagentInput({ prompt: `think ${marker}`, workingDir: stack.workingDir, timeBudgetMs: 1_000 })],
     });
     const result: SubagentResult = await handle.result();
     expect(result.status).toBe('budget');
@@ -223,7 +194,7 @@ describe('time cap', () => {
       { toolCalls: [delegateCall({ instructions: `quick ${child}`, time_budget: 86_400 })], usage: { inputTokens: 1, outputTokens: 1 } },
       { text: 'ok', usage: { inputTokens: 1, outputTokens: 1 } },
     ]);
-    const handle = await startSession({ timeBudgetMs: 600_000 });
+    const handle = await stack.startSession({ timeBudgetMs: 600_000 });
     await say(handle, `Go ${session}`);
     await replies(handle, 1);
     const childInput = await startedInput(`${handle.workflowId}~task-1`);
@@ -242,7 +213,7 @@ describe('estimates before a start', () => {
       { text: 'no fork then', usage: { inputTokens: 10, outputTokens: 10 } },
     ]);
     // $0.1 budget; the first call spent 40,000 × 2 + 10 × 8 = 80,080, so 19,920 micro-dollars are left.
-    const handle = await startSession({ costBudgetMicroUsd: 100_000 });
+    const handle = await stack.startSession({ costBudgetMicroUsd: 100_000 });
     await say(handle, `Fork ${session}`);
     await replies(handle, 1);
     const [refusal] = toolResults(scripts.of('fork-estimate')[1]);
@@ -250,7 +221,7 @@ describe('estimates before a start', () => {
     expect(refusal?.content).toMatch(
       /^delegate was not started: the fork's first prompt \(your conversation so far, 40000 tokens, and its task\) is estimated at 400\d\d tokens, \$0\.080\d+ at scripted\/scripted-model's input price, more than its cost budget of \$0\.01992 \(what is left of yours, or what it asked for\); delegate without fork/,
     );
-    await expect(client.workflow.getHandle(`${handle.workflowId}~task-1`).describe()).rejects.toThrow(/not found/i);
+    await expect(stack.client.workflow.getHandle(`${handle.workflowId}~task-1`).describe()).rejects.toThrow(/not found/i);
     await handle.cancel();
   });
 
@@ -260,7 +231,7 @@ describe('estimates before a start', () => {
       { toolCalls: [delegateCall({ instructions: 'summarise', context: 'x'.repeat(14_000), cost_budget_usd: 0.005 })], usage: { inputTokens: 10, outputTokens: 10 } },
       { text: 'too big', usage: { inputTokens: 10, outputTokens: 10 } },
     ]);
-    const handle = await startSession();
+    const handle = await stack.startSession();
     await say(handle, `Context ${session}`);
     await replies(handle, 1);
     const [refusal] = toolResults(scripts.of('context-estimate')[1]);
@@ -279,7 +250,7 @@ describe('cost in the Web UI', () => {
       { toolCalls: [{ name: 'developer__list_directory', arguments: { path: '.' } }], usage: { inputTokens: 2_000, outputTokens: 250 } },
       { text: 'two calls', usage: { inputTokens: 1_000, outputTokens: 500 } },
     ]);
-    const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId: nextId('visible'), args: [subagentInput({ prompt: `price me ${marker}`, workingDir })] });
+    const handle = await stack.client.workflow.start('subagentWorkflow', { taskQueue: stack.taskQueue, workflowId: stack.nextId('visible'), args: [subagentInput({ prompt: `price me ${marker}`, workingDir: stack.workingDir })] });
     const result: SubagentResult = await handle.result();
     expect(result.totalUsage).toMatchObject({ costMicroUsd: 12_000, costUsd: 0.012 });
     const metadata: { currentDetails?: string } = await handle.query('__temporal_workflow_metadata');
@@ -288,7 +259,7 @@ describe('cost in the Web UI', () => {
     expect(description.searchAttributes).toMatchObject({ ErrandCostUsd: [0.012] });
     const found = async (query: string) => {
       const ids: string[] = [];
-      for await (const execution of client.workflow.list({ query })) ids.push(execution.workflowId);
+      for await (const execution of stack.client.workflow.list({ query })) ids.push(execution.workflowId);
       return ids;
     };
     // Visibility is eventually consistent: wait until the run is listed at all, then ask by cost.
@@ -317,10 +288,10 @@ describe('time cap during an answer', () => {
   test('an answer still being written when the time budget ends is cut there: the run ends time_budget, the stream is closed', async () => {
     // About 100 s of answer at 50 ms a word; the budget is 2 s, far below errand's 240 s answer time cap.
     server.enqueue({ text: 'word '.repeat(2_000), chunkDelayMs: 50 });
-    const handle = await client.workflow.start('subagentWorkflow', {
+    const handle = await stack.client.workflow.start('subagentWorkflow', {
       taskQueue: httpQueue,
-      workflowId: nextId('deadline'),
-      args: [subagentInput({ prompt: 'Write a long story', workingDir, route: { provider: 'http', model: 'gpt-test' }, timeBudgetMs: 2_000 })],
+      workflowId: stack.nextId('deadline'),
+      args: [subagentInput({ prompt: 'Write a long story', workingDir: stack.workingDir, route: { provider: 'http', model: 'gpt-test' }, timeBudgetMs: 2_000 })],
     });
     const result: SubagentResult = await handle.result();
     expect(result.status).toBe('budget');
@@ -338,10 +309,10 @@ describe('time cap during an answer', () => {
     server.reset();
     // No byte for 60 s (a long prompt being read); the budget is 2 s.
     server.enqueue({ text: 'too late', delayMs: 60_000 });
-    const handle = await client.workflow.start('subagentWorkflow', {
+    const handle = await stack.client.workflow.start('subagentWorkflow', {
       taskQueue: httpQueue,
-      workflowId: nextId('deadline-first-byte'),
-      args: [subagentInput({ prompt: 'Read this long prompt', workingDir, route: { provider: 'http', model: 'gpt-test' }, timeBudgetMs: 2_000 })],
+      workflowId: stack.nextId('deadline-first-byte'),
+      args: [subagentInput({ prompt: 'Read this long prompt', workingDir: stack.workingDir, route: { provider: 'http', model: 'gpt-test' }, timeBudgetMs: 2_000 })],
     });
     const result: SubagentResult = await handle.result();
     expect(result.status).toBe('budget');
