@@ -176,7 +176,7 @@ export function createWorkflowRunActivities(deps: WorkflowRunDependencies): Work
     // Each ended child's result is one read from Temporal: a batch reads them side by side, in their order.
     for (let at = 0; at < input.add.length; at += resultReadsAtOnce) {
       const part = input.add.slice(at, at + resultReadsAtOnce);
-      const read = await Promise.all(part.map((finished): Promise<WorkflowJournalEntry> => ('failure' in finished ? Promise.resolve({ outcome: 'failed', failure: finished.failure }) : entryOfChild(finished.workflowId))));
+      const read = await Promise.all(part.map((finished): Promise<WorkflowJournalEntry> => ('failure' in finished ? Promise.resolve({ outcome: 'failed', failure: finished.failure }) : entryOfChild(deps, client, finished.workflowId))));
       part.forEach((finished, index) => {
         const entry = read[index] as WorkflowJournalEntry;
         add[finished.key] = entry;
@@ -185,23 +185,11 @@ export function createWorkflowRunActivities(deps: WorkflowRunDependencies): Work
     }
     return { journalRef: await updateJournal(deps.blobs, input.journalRef, add, remove), entries };
   }
-  // Each heartbeats while it works (the round runs in a thread, so the event loop is free to), so a lost
-  // worker's round, plan or journal write moves to another worker within the heartbeat timeout.
-  const beating = <A, R>(work: (input: A) => Promise<R>) => async (input: A): Promise<R> => {
-    const context = Context.current();
-    const timer = setInterval(() => context.heartbeat(), workflowRunHeartbeatIntervalMs);
-    try {
-      return await work(input);
-    } finally {
-      clearInterval(timer);
-    }
-  };
   return {
     runWorkflowRound: beating(activities.runWorkflowRound),
     planWorkflowAgents: beating(activities.planWorkflowAgents),
     recordWorkflowAgents: beating(activities.recordWorkflowAgents),
   };
-
 
   /** One agent's plan: its stored request as a `delegate` call of the run (the run's agents report to nobody). */
   async function planOne(key: string, input: PlanWorkflowAgentsInput): Promise<PlanDelegationOutput> {
@@ -217,8 +205,6 @@ export function createWorkflowRunActivities(deps: WorkflowRunDependencies): Work
         toolsets: [...deps.toolsets],
         ...(input.tenant ? { tenant: input.tenant } : {}),
         activity: deps.subagent.activity,
-        ...(input.remainingTokens !== undefined ? { remainingBudget: input.remainingTokens } : {}),
-        ...(input.remainingTimeMs !== undefined ? { remainingTimeMs: input.remainingTimeMs } : {}),
         childDepth: 1,
         maxDepth: deps.subagent.maxDepth,
         ...(input.remainingTokens !== undefined ? { remainingBudget: input.remainingTokens } : {}),
@@ -227,26 +213,42 @@ export function createWorkflowRunActivities(deps: WorkflowRunDependencies): Work
       },
     });
   }
+}
 
-  /** A finished child's journal entry: its structured result or its whole final text; any other end is a failure. */
-  async function entryOfChild(workflowId: string): Promise<WorkflowJournalEntry> {
-    let result: SubagentResult;
-    try {
-      result = (await client().workflow.getHandle(workflowId).result()) as SubagentResult;
-    } catch (error) {
-      return { outcome: 'failed', failure: { type: 'AgentFailed', message: `the agent's workflow did not complete: ${error instanceof Error ? error.message : String(error)}` } };
-    }
-    const tokens = result.totalUsage ? result.totalUsage.inputTokens + result.totalUsage.outputTokens : result.usage.inputTokens + result.usage.outputTokens;
-    if (result.status !== 'completed') {
-      return { outcome: 'failed', failure: { type: result.status, message: result.diagnostic ?? `the agent ended ${result.status}` } };
-    }
-    const whole = async (): Promise<string> => {
-      if (!result.outputRef) return result.output;
-      const [message] = await deps.conversations.readRange(result.outputRef.conversationId, result.outputRef.seq, 1);
-      return message?.content ?? result.output;
-    };
-    if (result.structured !== undefined) return { outcome: 'done', result: result.structured, tokens };
-    if (result.structuredCut === true) return { outcome: 'done', result: JSON.parse(await whole()) as JsonValue, tokens };
-    return { outcome: 'done', result: result.outputCut === true ? await whole() : result.output, tokens };
+/** A finished child's journal entry: its structured result or its whole final text; any other end is a failure. */
+async function entryOfChild(deps: WorkflowRunDependencies, client: () => Client, workflowId: string): Promise<WorkflowJournalEntry> {
+  let result: SubagentResult;
+  try {
+    result = (await client().workflow.getHandle(workflowId).result()) as SubagentResult;
+  } catch (error) {
+    return { outcome: 'failed', failure: { type: 'AgentFailed', message: `the agent's workflow did not complete: ${error instanceof Error ? error.message : String(error)}` } };
   }
+  const tokens = result.totalUsage ? result.totalUsage.inputTokens + result.totalUsage.outputTokens : result.usage.inputTokens + result.usage.outputTokens;
+  if (result.status !== 'completed') {
+    return { outcome: 'failed', failure: { type: result.status, message: result.diagnostic ?? `the agent ended ${result.status}` } };
+  }
+  const whole = async (): Promise<string> => {
+    if (!result.outputRef) return result.output;
+    const [message] = await deps.conversations.readRange(result.outputRef.conversationId, result.outputRef.seq, 1);
+    return message?.content ?? result.output;
+  };
+  if (result.structured !== undefined) return { outcome: 'done', result: result.structured, tokens };
+  if (result.structuredCut === true) return { outcome: 'done', result: JSON.parse(await whole()) as JsonValue, tokens };
+  return { outcome: 'done', result: result.outputCut === true ? await whole() : result.output, tokens };
+}
+
+/**
+ * Heartbeats while the work runs (a round runs in a thread, so the event loop is free to), so a lost
+ * worker's round, plan or journal write moves to another worker within the heartbeat timeout.
+ */
+function beating<A, R>(work: (input: A) => Promise<R>): (input: A) => Promise<R> {
+  return async (input: A): Promise<R> => {
+    const context = Context.current();
+    const timer = setInterval(() => context.heartbeat(), workflowRunHeartbeatIntervalMs);
+    try {
+      return await work(input);
+    } finally {
+      clearInterval(timer);
+    }
+  };
 }
