@@ -122,7 +122,7 @@ function loggedRevisions(tenant: string): { versions: Set<string>; requests: num
   return { versions: new Set(entries.flatMap((entry) => (entry.mcpProtocolVersion ? [entry.mcpProtocolVersion] : []))), requests: entries.length };
 }
 
-const toolNames = ['load', 'delegate', 'send_message', 'list_subagent_models'];
+const toolNames = ['load', 'delegate', 'run_workflow', 'send_message', 'list_subagent_models'];
 
 describe('the MCP Python SDK 2.3.0 client over HTTP', () => {
   it('at 2025-11-25 (mode="legacy"): lists the tools, delegates, and reads a background task with load', async () => {
@@ -174,7 +174,7 @@ describe('the MCP Python SDK 2.3.0 client over HTTP', () => {
       const script = join(root, `docs-client-${mode}.py`);
       writeFileSync(script, fillPlaceholders(docBlock('mcp-python-http'), [['http://localhost:8787', api.url], ['mode="auto"', `mode="${mode}"`]]));
       const printed = await runPython(script, [], mode);
-      expect(printed.trim()).toBe(`${revision} ['load', 'delegate', 'send_message', 'list_subagent_models']`);
+      expect(printed.trim()).toBe(`${revision} ['load', 'delegate', 'run_workflow', 'send_message', 'list_subagent_models']`);
     }
   }, 120_000);
 });

@@ -120,7 +120,7 @@ describe.each(modes)('errand mcp over stdio, $mode', ({ env }) => {
     closers.push(() => (client as LegacyClient).close());
     sessions.add(sessionId);
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name)).toEqual(['load', 'delegate', 'send_message', 'list_subagent_models']);
+    expect(tools.map((tool) => tool.name)).toEqual(['load', 'delegate', 'run_workflow', 'send_message', 'list_subagent_models']);
     for (const tool of tools) expect(Object.keys((tool.inputSchema as { properties?: object }).properties ?? {})).not.toContain('session');
     const foreground = await callErrandTool(client, 'delegate', { instructions: 'summarise for the old stdio client' });
     expect(foreground.texts[0]).toContain('done: summarise for the old stdio client');
@@ -152,7 +152,7 @@ describe.each(modes)('errand mcp over stdio, $mode', ({ env }) => {
       expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
       expect(JSON.stringify(client.getServerCapabilities())).toContain('io.modelcontextprotocol/tasks');
       const { tools } = await client.listTools();
-      expect(tools.map((tool) => tool.name)).toEqual(['load', 'delegate', 'send_message', 'list_subagent_models']);
+      expect(tools.map((tool) => tool.name)).toEqual(['load', 'delegate', 'run_workflow', 'send_message', 'list_subagent_models']);
       for (const tool of tools) expect(Object.keys(tool.inputSchema.properties ?? {})).toContain('session');
     });
 
