@@ -22,6 +22,7 @@ import { startWorkerProcess, type WorkerProcess } from '../support/worker-proces
  */
 
 const fixture = join(__dirname, '..', 'fixtures', 'mcp', 'python-client.py');
+const errandBin = join(__dirname, '..', '..', 'bin', 'errand.js');
 const keys = { legacy: 'test-key-python-legacy-0123456789', auto: 'test-key-python-modern-0123456789' };
 const tenants = { legacy: 'python-legacy', auto: 'python-modern' };
 
@@ -85,10 +86,10 @@ interface PythonReport {
 }
 
 /** Runs a script with the SDK's Python (the tool's launcher) and `args`; resolves with what it printed on stdout. */
-function runPython(script: string, args: string[], mode: 'legacy' | 'auto'): Promise<string> {
+function runPython(script: string, args: string[], mode: 'legacy' | 'auto', env: Record<string, string> = {}): Promise<string> {
   return new Promise((resolveRun, reject) => {
     const child = spawn(mcpPythonPath(), [script, ...args], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ERRAND_API_KEY: keys[mode] },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ERRAND_API_KEY: keys[mode], ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -106,8 +107,10 @@ function runPython(script: string, args: string[], mode: 'legacy' | 'auto'): Pro
 }
 
 /** Runs the client fixture in `mode`; resolves with its report. */
-async function runPythonClient(mode: 'legacy' | 'auto'): Promise<PythonReport> {
-  const stdout = await runPython(fixture, [`${api.url}/v1/mcp`, mode], mode);
+async function runPythonClient(mode: 'legacy' | 'auto', over: 'http' | 'stdio' = 'http'): Promise<PythonReport> {
+  // Over stdio the client spawns the shipped `errand mcp`, which finds the API by ERRAND_API_URL and bridges to it.
+  const stdio = { ERRAND_MCP_COMMAND: JSON.stringify([process.execPath, errandBin, 'mcp']), ERRAND_API_URL: api.url };
+  const stdout = over === 'http' ? await runPython(fixture, [`${api.url}/v1/mcp`, mode], mode) : await runPython(fixture, ['stdio', mode], mode, stdio);
   return JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as PythonReport;
 }
 
@@ -177,4 +180,29 @@ describe('the MCP Python SDK 2.3.0 client over HTTP', () => {
       expect(printed.trim()).toBe(`${revision} ['load', 'delegate', 'run_workflow', 'send_message', 'list_subagent_models']`);
     }
   }, 120_000);
+});
+
+describe('the MCP Python SDK 2.3.0 client over stdio (errand mcp, bridged to the API)', () => {
+  it('at both revisions: the tools, a foreground delegate, and a background one read with load (2025-11-25) or followed as a task (2026-07-28)', async () => {
+    const legacy = await runPythonClient('legacy', 'stdio');
+    expect(legacy.protocolVersion).toBe('2025-11-25');
+    expect(legacy.tools).toEqual(toolNames);
+    expect(legacy.sessionArgument).toBe(false);
+    expect(legacy.foreground).toMatchObject({ isError: false, text: expect.stringContaining('PY-FOREGROUND: the README is one line.') as unknown });
+    expect(legacy.loaded).toMatchObject({ task: 'task-2', isError: false, text: expect.stringContaining('PY-BACKGROUND: counted three files.') as unknown });
+    const modern = await runPythonClient('auto', 'stdio');
+    expect(modern.protocolVersion).toBe('2026-07-28');
+    expect(modern.tools).toEqual(toolNames);
+    expect(modern.sessionArgument).toBe(true);
+    expect(modern.foreground.session).toMatch(/^errand-[0-9a-f]{16}$/);
+    expect(modern.background.isError, JSON.stringify(modern)).toBe(false);
+    expect(modern.background.text).toContain('PY-BACKGROUND: counted three files.');
+    expect(modern.tasks).toHaveLength(1);
+    expect(modern.tasks[0]?.taskId).toBe(`${modern.foreground.session ?? ''}~task-2`);
+    expect(modern.tasks[0]?.polled.at(-1)).toBe('completed');
+    // The bridge forwarded each revision's requests to /v1/mcp as they came: the API's log saw both.
+    expect([...loggedRevisions(tenants.legacy).versions]).toEqual(['2025-11-25']);
+    expect([...loggedRevisions(tenants.auto).versions]).toEqual(['2026-07-28']);
+    expect(server.rejectedRequests).toHaveLength(0);
+  }, 240_000);
 });
