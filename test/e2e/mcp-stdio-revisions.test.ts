@@ -5,6 +5,7 @@ import type { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/in
 import type { TaskEnabledSession, TaskView } from '@modelcontextprotocol/ext-tasks/client';
 import { taskId as asTaskId, type TaskId } from '@modelcontextprotocol/ext-tasks/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashApiKey } from '../../src/api/auth-config';
 import { cancelSignal } from '../../src/contracts/subagent-messages';
 import { keys, scriptedAnswer, startApiStack, type ApiStack } from '../api/api-harness';
 import { callErrandTool, connectErrandMcp, errandBin, nextNotice, startedTask } from '../support/mcp-errand-client';
@@ -28,8 +29,10 @@ beforeAll(async () => {
   // A long foreground subagent (for progress notifications, sent every 5 s) answers after 8 s.
   stack = await startApiStack({
     answer: (request) => ((request.messages.find((message) => message.role === 'user')?.content ?? '').includes('long foreground') ? { text: 'done after a long while', delayMs: 8_000 } : scriptedAnswer(request)),
+    // Tenants of this file alone: the MCP session cap counts a tenant's sessions across the shared Temporal server.
+    extraEnv: { ERRAND_API_KEYS: JSON.stringify([{ tenant: 'stdio-revisions-a', sha256: hashApiKey(keys.acme) }, { tenant: 'stdio-revisions-b', sha256: hashApiKey(keys.globex) }]) },
   });
-  mkdirSync(join(stack.workDir, 'acme'), { recursive: true });
+  for (const tenant of ['stdio-revisions-a', 'stdio-revisions-b']) mkdirSync(join(stack.workDir, tenant), { recursive: true });
   baseEnv = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '',
