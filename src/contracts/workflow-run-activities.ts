@@ -4,6 +4,7 @@
  * large result go by reference in errand's blob store, so a run's history does not grow with them.
  */
 import type { PlanDelegationOutput } from './activities';
+import type { WorkflowAgentSummary } from './workflow-run';
 import type { JsonValue } from './json';
 import type { WorkflowScriptDiagnostic } from './workflow-script';
 
@@ -38,12 +39,7 @@ export interface RunWorkflowRoundInput {
   tenant?: string;
 }
 
-/** One agent the round waits on, as the workflow needs it: the request itself is stored under its key. */
-export interface WorkflowAgentSummary {
-  key: string;
-  label: string | null;
-  phase: string | null;
-}
+export type { WorkflowAgentSummary } from './workflow-run';
 
 /** Agents waiting (not running, `requests` included), counted by label or phase. */
 export interface WorkflowWaitingCount {

@@ -4,8 +4,14 @@
  * API, the CLI and the MCP/session `run_workflow` tool speak these types.
  */
 import type { JsonValue } from './json.js';
-import type { WorkflowAgentSummary } from './workflow-run-activities.js';
 import type { WorkflowScriptDiagnostic } from './workflow-script.js';
+
+/** One agent a round waits on, as the workflow needs it: the request itself is stored under its key. */
+export interface WorkflowAgentSummary {
+  key: string;
+  label: string | null;
+  phase: string | null;
+}
 
 /** The Temporal workflow type of a workflow run. */
 export const workflowRunWorkflowType = 'workflowRunWorkflow';
