@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { SessionResult } from '../../src/contracts/session';
-import { peekQuery, sendMessageUpdate, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent-messages';
+import { peekQuery } from '../../src/contracts/subagent-messages';
 import type { SubagentPeek, SubagentResult } from '../../src/contracts/subagent-result';
 import type { SubagentInput } from '../../src/contracts/subagent';
 import type { ScriptStep } from '../../src/llm/scripted-step';
@@ -11,6 +11,7 @@ import { ConversationScripts, toolResults } from '../support/conversation-script
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
 import { Worker } from '@temporalio/worker';
 import { startTestWorker, subagentInput, testDependencies, uniqueTaskQueue, workflowBundlePath, type RunningWorker } from '../support/temporal';
+import { replies, say } from '../support/session-talk';
 import { useWorkerStack } from '../support/worker-stack';
 
 /**
@@ -31,21 +32,7 @@ const stack = useWorkerStack({
 });
 beforeAll(() => writeFileSync(join(stack.workingDir, 'a.txt'), 'alpha'));
 
-async function say(handle: WorkflowHandle, message: string): Promise<void> {
-  await handle.executeUpdate(sendMessageUpdate, { args: [{ message }] });
-}
 
-/** Polls the transcript until `count` assistant replies exist and the session waits (bounded). */
-async function replies(handle: WorkflowHandle, count: number, timeoutMs = 30_000): Promise<string[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const view: TranscriptView = await handle.query(transcriptQuery);
-    const texts = view.entries.filter((entry) => entry.role === 'assistant').map((entry) => entry.text);
-    if (texts.length >= count && view.state === 'waiting') return texts;
-    if (Date.now() > deadline) throw new Error(`expected ${count} replies, have ${texts.length} (state ${view.state})`);
-    await new Promise((resolveWait) => setTimeout(resolveWait, 100));
-  }
-}
 
 function delegateCall(args: Record<string, unknown>): NonNullable<ScriptStep['toolCalls']>[number] {
   return { name: 'delegate', arguments: args as never };

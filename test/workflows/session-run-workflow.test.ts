@@ -1,15 +1,13 @@
-import { mkdtempSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { WorkflowHandle } from '@temporalio/client';
+import { describe, expect, test } from 'vitest';
 import type { SessionInput } from '../../src/contracts/session';
-import { peekQuery, sendMessageUpdate, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent-messages';
+import { peekQuery, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent-messages';
 import type { SubagentPeek } from '../../src/contracts/subagent-result';
 import type { WorkflowRunInput, WorkflowRunResult } from '../../src/contracts/workflow-run';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { ConversationScripts, toolResults } from '../support/conversation-scripts';
-import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { replies, say } from '../support/session-talk';
+import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * `run_workflow` from a session's model (SEMANTICS §7, decision 0045) on the real stack with a scripted
@@ -18,46 +16,15 @@ import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTask
  * them ends `budget` or is refused; its spend joins the session's total.
  */
 
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let taskQueue: string;
-let workingDir: string;
 const scripts = new ConversationScripts();
-let counter = 0;
+const stack = useWorkerStack({ label: 'session-runwf', scripted: { scripted: { model: scripts.model } } });
 
-beforeAll(async () => {
-  ({ client, connection } = await testClient());
-  const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model } } });
-  taskQueue = uniqueTaskQueue('session-run-workflow');
-  worker = await startTestWorker(taskQueue, dependencies);
-  workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-session-runwf-')));
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
-});
-
-async function startSession(overrides: Partial<SessionInput> = {}): Promise<WorkflowHandle> {
-  counter += 1;
-  return client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-session-runwf-${Date.now()}-${counter}`, args: [sessionInput({ workingDir, tenant: 'acme', ...overrides })] });
+/** A session of tenant acme (the run's tenant is its caller's). */
+function startSession(overrides: Partial<SessionInput> = {}): Promise<WorkflowHandle> {
+  return stack.startSession({ tenant: 'acme', ...overrides }, 'session-runwf');
 }
 
-async function say(handle: WorkflowHandle, message: string): Promise<void> {
-  await handle.executeUpdate(sendMessageUpdate, { args: [{ message }] });
-}
 
-async function replies(handle: WorkflowHandle, count: number, timeoutMs = 60_000): Promise<string[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const view: TranscriptView = await handle.query(transcriptQuery);
-    const texts = view.entries.filter((entry) => entry.role === 'assistant').map((entry) => entry.text);
-    if (texts.length >= count && view.state === 'waiting') return texts;
-    if (Date.now() > deadline) throw new Error(`expected ${count} replies, have ${texts.length} (state ${view.state})`);
-    await new Promise((resolveWait) => setTimeout(resolveWait, 100));
-  }
-}
 
 function runCall(args: Record<string, unknown>): NonNullable<ScriptStep['toolCalls']>[number] {
   return { name: 'run_workflow', arguments: args as never };
@@ -76,7 +43,7 @@ async function started(workflowId: string): Promise<void> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     try {
-      await client.workflow.getHandle(workflowId).describe();
+      await stack.client.workflow.getHandle(workflowId).describe();
       return;
     } catch (error) {
       if (Date.now() > deadline) throw error;
@@ -86,7 +53,7 @@ async function started(workflowId: string): Promise<void> {
 }
 
 async function runInputOf(workflowId: string): Promise<WorkflowRunInput> {
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
   const data = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
   return JSON.parse(Buffer.from(data ?? new Uint8Array()).toString('utf8')) as WorkflowRunInput;
 }
@@ -99,7 +66,7 @@ describe('session: run_workflow', () => {
     const session = scripts.add('fg-wf', [{ toolCalls: [runCall({ script, args: { n: 2 }, description: 'two lookups' })] }, { text: 'both found' }]);
     const handle = await startSession();
     await say(handle, `Run it ${session}`);
-    expect(await replies(handle, 1)).toEqual(['both found']);
+    expect(await replies(handle, 1, 60_000)).toEqual(['both found']);
     const answer = toolResults(scripts.of('fg-wf')[1])[0];
     expect(answer?.isError ?? false).toBe(false);
     expect(answer?.content).toContain(`Workflow run ${handle.workflowId}~task-1 (inline script) ended completed: 2 agents`);
@@ -109,10 +76,10 @@ describe('session: run_workflow', () => {
     expect(scripts.of('fg-wf')[0]?.tools.map((tool) => tool.name)).toContain('run_workflow');
 
     const runId = `${handle.workflowId}~task-1`;
-    const run: WorkflowRunResult = await client.workflow.getHandle(runId).result();
+    const run: WorkflowRunResult = await stack.client.workflow.getHandle(runId).result();
     expect(run.status).toBe('completed');
     expect(run.tokens).toBe(250);
-    const description = await client.workflow.getHandle(runId).describe();
+    const description = await stack.client.workflow.getHandle(runId).describe();
     expect(description.type).toBe('workflowRunWorkflow');
     expect(description.searchAttributes.ErrandTenant).toEqual(['acme']);
     expect(description.searchAttributes.ErrandKind).toEqual(['workflow']);
@@ -150,7 +117,7 @@ describe('session: run_workflow', () => {
     });
     const handle = await startSession();
     await say(handle, `Run in the background ${session}`);
-    expect(await replies(handle, 1)).toEqual(['the run is done']);
+    expect(await replies(handle, 1, 60_000)).toEqual(['the run is done']);
     const started = toolResults(scripts.of('bg-wf')[1])[0]?.content ?? '';
     expect(started).toMatch(new RegExp(`^Started task-1 in the background: workflow run ${handle.workflowId}~task-1 \\(inline script\\)`));
     const peeked = toolResults(scripts.of('bg-wf')[2]).at(-1)?.content ?? '';
@@ -178,16 +145,16 @@ describe('session: run_workflow', () => {
     });
     const handle = await startSession();
     await say(handle, `Run and cancel ${session}`);
-    expect(await replies(handle, 1)).toEqual(['cancelled']);
+    expect(await replies(handle, 1, 60_000)).toEqual(['cancelled']);
     // A run takes no messages: the answer says what to use instead.
     const refused = toolResults(scripts.of('cancel-wf')[2]).at(-1);
     expect(refused?.isError).toBe(true);
     expect(refused?.content).toBe(`Message not delivered: task-1 is a workflow run, which takes no messages. load with source "task-1" waits for it (peek: true shows its agents, cancel: true stops it); pausing and resuming it is errand workflow pause/resume or POST /v1/workflows/${handle.workflowId}~task-1/pause and /resume.`);
     const answer = toolResults(scripts.of('cancel-wf')[3]).at(-1)?.content ?? '';
     expect(answer).toContain('Status: cancelled');
-    const run: WorkflowRunResult = await client.workflow.getHandle(`${handle.workflowId}~task-1`).result();
+    const run: WorkflowRunResult = await stack.client.workflow.getHandle(`${handle.workflowId}~task-1`).result();
     expect(run.status).toBe('cancelled');
-    const agent = await client.workflow.getHandle(`${handle.workflowId}~task-1~agent-1`).result();
+    const agent = await stack.client.workflow.getHandle(`${handle.workflowId}~task-1~agent-1`).result();
     expect(agent.status).toBe('cancelled');
     await handle.cancel();
   }, 120_000);
@@ -204,7 +171,7 @@ describe('session: run_workflow', () => {
     await say(handle, `Spend ${session}`);
     const runId = `${handle.workflowId}~task-1`;
     await started(runId);
-    const run: WorkflowRunResult = await client.workflow.getHandle(runId).result();
+    const run: WorkflowRunResult = await stack.client.workflow.getHandle(runId).result();
     // 2,000 less the session's own 400 tokens: the run may spend 1,600; its second agent crossed that.
     expect((await runInputOf(runId)).caps.tokenBudget).toBe(1_600);
     expect(run.status).toBe('budget');
@@ -228,14 +195,14 @@ describe('session: run_workflow', () => {
     const session = scripts.add('refused-wf', [{ toolCalls: [runCall({ script })] }, { text: 'refused' }]);
     const handle = await startSession({ costBudgetMicroUsd: 5_000 });
     await say(handle, `Run it ${session}`);
-    await replies(handle, 1);
+    await replies(handle, 1, 60_000);
     const answer = toolResults(scripts.of('refused-wf')[1])[0];
     expect(answer?.isError).toBe(true);
     expect(answer?.content).toMatch(/^run_workflow was not started: cost_budget_usd: the run is projected at 1 agent and \d+ tokens, and 1 of them would run on scripted\/scripted-model, which has no prices/);
     expect(answer?.content).toContain("the run's cost_budget_usd is what is left of yours: $0.005");
     expect(scripts.of('refused-wf-agent')).toHaveLength(0);
     // Nothing started: the next task is still task-1.
-    await expect(client.workflow.getHandle(`${handle.workflowId}~task-1`).describe()).rejects.toThrow();
+    await expect(stack.client.workflow.getHandle(`${handle.workflowId}~task-1`).describe()).rejects.toThrow();
     await handle.cancel();
   }, 120_000);
 });

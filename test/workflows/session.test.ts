@@ -1,13 +1,13 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { WorkflowHandle } from '@temporalio/client';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { childProgressIntervalMs } from '../../src/contracts/limits/workflow';
-import { peekQuery, sendMessageUpdate, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent-messages';
+import { peekQuery, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent-messages';
 import type { SubagentResult } from '../../src/contracts/subagent-result';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { ConversationScripts, notices, toolResults } from '../support/conversation-scripts';
 import { until } from '../support/polling';
+import { replies, say } from '../support/session-talk';
 import { useWorkerStack } from '../support/worker-stack';
 
 /**
@@ -20,23 +20,8 @@ const scripts = new ConversationScripts();
 const stack = useWorkerStack({ label: 'session', scripted: { scripted: { model: scripts.model } } });
 beforeAll(() => writeFileSync(join(stack.workingDir, 'a.txt'), 'alpha'));
 
-type SessionHandle = WorkflowHandle;
 
-async function say(handle: SessionHandle, message: string): Promise<void> {
-  await handle.executeUpdate(sendMessageUpdate, { args: [{ message }] });
-}
 
-/** Polls the transcript until `count` assistant replies exist (bounded). */
-async function replies(handle: SessionHandle, count: number, timeoutMs = 30_000): Promise<string[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const view: TranscriptView = await handle.query(transcriptQuery);
-    const texts = view.entries.filter((entry) => entry.role === 'assistant').map((entry) => entry.text);
-    if (texts.length >= count && view.state === 'waiting') return texts;
-    if (Date.now() > deadline) throw new Error(`expected ${count} replies, have ${texts.length} (state ${view.state})`);
-    await new Promise((resolveWait) => setTimeout(resolveWait, 100));
-  }
-}
 
 function delegateCall(args: Record<string, unknown>, id?: string): NonNullable<ScriptStep['toolCalls']>[number] {
   return { name: 'delegate', arguments: args as never, ...(id ? { id } : {}) };
