@@ -54,10 +54,12 @@ describe('process containment', () => {
   it('without containment (the fallback) the process group alone lets a setsid daemon live on', async () => {
     const workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-containment-')));
     const { command, marker } = daemonCommand();
-    const outcome = await runShellCommand(command, { workingDir, timeoutMs: 30_000, abortSignal: new AbortController().signal }, {});
+    // The command waits until a daemon has left its process group (its `sleep` runs only after setsid):
+    // otherwise, on a loaded machine, the group kill at the shell's exit can catch a daemon still forking.
+    const waitForDaemon = `for i in $(seq 100); do pgrep -f '^sleep ${marker}' >/dev/null && break; sleep 0.1; done`;
+    const outcome = await runShellCommand(`${command}; ${waitForDaemon}`, { workingDir, timeoutMs: 30_000, abortSignal: new AbortController().signal }, {});
     expect(outcome.exitCode).toBe(0);
-    // What docs/security.md states for the fallback: the daemon outlives the command (it may still be
-    // starting when the shell returns, so it is looked for until it shows; afterEach kills it).
+    // What docs/security.md states for the fallback: the daemon outlives the command (afterEach kills it).
     expect((await until(async () => processesWith(marker), (pids) => pids.length > 0, 'the daemon to outlive its command', 10_000)).length).toBeGreaterThan(0);
   });
 });
