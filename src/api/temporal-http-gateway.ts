@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Agent } from 'node:http';
 import { hostname } from 'node:os';
-import { asLiveText, type LiveText } from '../contracts/live-text';
 import { temporalHttpAttemptTimeoutMs, temporalHttpRetry } from '../contracts/limits/api';
 import { GrpcCode } from '../temporal/grpc-status';
+import { pendingLiveText } from '../temporal/pending-live-text';
 import { plainHttpRequest, PlainHttpTimeout } from '../http/plain-http';
 import { temporalHttpStatus } from '../temporal/temporal-http-url';
 import type { ExecutionBasics } from './delegation-facts';
@@ -58,26 +58,6 @@ function decodeOrUndefined(payload: unknown): unknown {
   } catch {
     return undefined;
   }
-}
-
-/** The text-so-far of the pending model call (as src/observability/live-text-reader.ts reads it from the SDK's describe). */
-function pendingLiveText(description: Record<string, unknown>): LiveText | undefined {
-  const pending = Array.isArray(description.pendingActivities) ? description.pendingActivities : [];
-  for (const activity of pending) {
-    if (!isRecord(activity) || record(activity.activityType).name !== 'modelTurn') continue;
-    let values: unknown[];
-    try {
-      values = fromJsonPayloads(activity.heartbeatDetails);
-    } catch {
-      continue;
-    }
-    const live = asLiveText(values[values.length - 1]);
-    if (!live) continue;
-    const attempt = typeof activity.attempt === 'number' ? activity.attempt : undefined;
-    if (live.attempt !== undefined && attempt !== undefined && live.attempt !== attempt) continue;
-    return { ...live, ...(attempt === undefined ? {} : { attempt }) };
-  }
-  return undefined;
 }
 
 /** A Temporal Failure's message and ApplicationFailure type. */
@@ -155,7 +135,7 @@ export class TemporalHttpGateway implements TemporalGateway {
       attributes: errandAttributesOf(record(info.searchAttributes).indexedFields),
       memo: Object.fromEntries(Object.entries(memoFields).map(([key, payload]) => [key, decodeOrUndefined(payload)])),
       summary: typeof summary === 'string' ? summary : undefined,
-      liveText: basics.statusName === 'RUNNING' ? pendingLiveText(description) : undefined,
+      liveText: basics.statusName === 'RUNNING' ? pendingLiveText(description, fromJsonPayloads) : undefined,
     };
   }
 

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Agent } from 'node:http';
 import { hostname } from 'node:os';
 import { plainHttpRequest, PlainHttpTimeout } from '../http/plain-http';
-import { traceHeader, type TopLevelStartOptions } from '../observability/start-options';
-import { TemporalCallError } from './temporal-gateway';
+import { traceHeader } from '../observability/start-options';
+import { TemporalCallError, type WorkflowStart } from './temporal-gateway';
 import { headerJson, searchAttributesJson, toJsonPayload } from './temporal-json-payloads';
 import { temporalHttpAttemptTimeoutMs, temporalHttpRetry, temporalHttpStartDeadlineMs } from '../contracts/limits/api';
 import { GrpcCode } from '../temporal/grpc-status';
@@ -36,18 +36,6 @@ export interface TemporalHttpStartTarget {
   timeoutMs?: number;
   /** How long all attempts together may take (ms); default {@link temporalHttpStartDeadlineMs}. */
   deadlineMs?: number;
-}
-
-/** One plain start. */
-export interface TemporalHttpStartRequest {
-  workflowType: string;
-  workflowId: string;
-  taskQueue: string;
-  args: readonly unknown[];
-  /** Summary, details, search attributes and workflow task timeout (src/observability/start-options.ts). */
-  visible: TopLevelStartOptions;
-  /** An Idempotency-Key start: conflict USE_EXISTING, reuse REJECT_DUPLICATE, and this memo (see temporal-gateway.ts). */
-  idempotent?: { memo: Record<string, unknown> };
 }
 
 /**
@@ -84,7 +72,7 @@ function durationJson(ms: number): string {
 }
 
 /** The StartWorkflowExecutionRequest the SDK would send for this start, as canonical proto JSON. */
-export function startRequestJson(target: Pick<TemporalHttpStartTarget, 'namespace'>, request: TemporalHttpStartRequest, requestId: string): string {
+export function startRequestJson(target: Pick<TemporalHttpStartTarget, 'namespace'>, request: WorkflowStart, requestId: string): string {
   const { visible, idempotent } = request;
   return JSON.stringify({
     namespace: target.namespace,
@@ -146,7 +134,7 @@ export class TemporalHttpStarter {
    * {@link TemporalHttpStartError} with code 6 (ALREADY_EXISTS) when the id is taken, or with the last attempt's code once a failure is not retryable, the attempts
    * are used up, or the deadline leaves no time for another.
    */
-  async start(request: TemporalHttpStartRequest): Promise<{ runId: string }> {
+  async start(request: WorkflowStart): Promise<{ runId: string }> {
     const requestId = randomUUID();
     const body = startRequestJson(this.target, request, requestId);
     const url = `${this.target.baseUrl}/api/v1/namespaces/${encodeURIComponent(this.target.namespace)}/workflows/${encodeURIComponent(request.workflowId)}`;

@@ -3,7 +3,8 @@ import { delegationNotFound, problemDocument } from '../api/problem';
 import { delegationPathSchema } from '../contracts/api';
 import { peekSchema, type DelegationStatus, type PeekView } from '../contracts/delegation-api';
 import { peekQueryTimeoutMs } from '../contracts/limits/api';
-import { asLiveText, livePartial, type LiveText } from '../contracts/live-text';
+import { livePartial, type LiveText } from '../contracts/live-text';
+import { pendingLiveText } from '../temporal/pending-live-text';
 import { peekQueryName } from '../contracts/wire-names';
 import type { ApiAnswer, ApiTransport } from './api-transport';
 import { plainHttpRequest, PlainHttpTimeout, type PlainHttpAnswer } from '../http/plain-http';
@@ -78,27 +79,6 @@ function attributeValues(fields: unknown): ErrandAttributeValues {
   });
 }
 
-/** The text-so-far of the pending model call (as src/observability/live-text-reader.ts reads it from the SDK's describe). */
-function pendingLiveText(description: Record<string, unknown>): LiveText | undefined {
-  const pending = Array.isArray(description.pendingActivities) ? description.pendingActivities : [];
-  for (const activity of pending) {
-    if (!isRecord(activity) || !isRecord(activity.activityType) || activity.activityType.name !== 'modelTurn') continue;
-    let values: unknown[];
-    try {
-      values = payloadValues(activity.heartbeatDetails);
-    } catch {
-      continue;
-    }
-    if (values.length === 0) continue;
-    const live = asLiveText(values[values.length - 1]);
-    if (!live) continue;
-    const attempt = typeof activity.attempt === 'number' ? activity.attempt : undefined;
-    if (live.attempt !== undefined && attempt !== undefined && live.attempt !== attempt) continue;
-    return { ...live, ...(attempt === undefined ? {} : { attempt }) };
-  }
-  return undefined;
-}
-
 /** Reads one delegation's status through Temporal's HTTP API. */
 export class TemporalHttpPeek {
   private readonly options: TemporalHttpPeekOptions;
@@ -162,8 +142,8 @@ export class TemporalHttpPeek {
   /** As the API's peek (DelegationService.peek): described again only when the first describe showed text, so a finished turn's partial text is not shown beside its answer. */
   private async currentLiveText(id: string, description: Record<string, unknown>): Promise<LiveText | undefined> {
     try {
-      if (!pendingLiveText(description)) return undefined;
-      return pendingLiveText(await this.describe(id));
+      if (!pendingLiveText(description, payloadValues)) return undefined;
+      return pendingLiveText(await this.describe(id), payloadValues);
     } catch {
       return undefined;
     }

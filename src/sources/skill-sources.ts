@@ -1,12 +1,10 @@
-import { homedir } from 'node:os';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { agentSkillsMaxTotalBytes } from '../contracts/limits/memory';
 import { maxSourceFileBytes } from '../contracts/limits/sources';
 import type { PreloadedSkill } from '../contracts/subagent';
 import { isConfinedWalkError, refusalText, withConfinedDir, type ConfinedDir } from '../tools/confined-dir';
-import { DirectoryStore, messageOf } from './directory-store';
+import { messageOf } from './directory-store';
 import { formatBytes, type SourceStore } from './source-store';
-import { projectReach, readFromStore } from './claude-folder-places';
+import { claudeFolderPlaces, confinedPath, readFromStore } from './claude-folder-places';
 
 /**
  * Where an agent's `skills` come from (Claude Code's preloaded skills, decision 0031): a skill `<name>` is
@@ -41,9 +39,7 @@ export class FolderSkillPlace implements SkillPlace {
     readonly label: string,
     private readonly confinedWithin: string = folder,
   ) {
-    const path = relative(resolve(confinedWithin), resolve(folder));
-    if (path.startsWith('..') || isAbsolute(path)) throw new Error(`${label}: the skill folder is not inside the folder it is confined to`);
-    this.inside = path.split(sep).join('/');
+    this.inside = confinedPath(folder, confinedWithin, label, 'the skill folder');
   }
 
   private async inFolder<T>(subfolder: string, work: (folder: ConfinedDir) => Promise<T>): Promise<T | undefined> {
@@ -95,23 +91,18 @@ export class StoreSkillPlace implements SkillPlace {
   }
 }
 
+/** The skill places: an operator's store, the project, the worker user's home (claude-folder-places.ts). */
+const skillPlaces = claudeFolderPlaces<SkillPlace>({
+  folder: skillFolder,
+  inFolder: (folder, label, confinedWithin) => new FolderSkillPlace(folder, label, confinedWithin),
+  inStore: (store) => new StoreSkillPlace(store),
+});
 /** The skill place of an operator's store: its folder's `.claude/skills` (confined to the store), or the store itself. */
-export function operatorSkillPlace(store: SourceStore): SkillPlace {
-  if (store instanceof DirectoryStore) return new FolderSkillPlace(join(store.root, skillFolder), `${store.describe()} ${skillFolder}`, store.root);
-  return new StoreSkillPlace(store);
-}
-
+export const operatorSkillPlace = skillPlaces.operator;
 /** The working directory's `.claude/skills`, reached from the working root when the directory is under it. */
-export function projectSkillPlace(workingDirectory: string, workingRoot?: string): SkillPlace {
-  const { work, from } = projectReach(workingDirectory, workingRoot);
-  return new FolderSkillPlace(join(work, skillFolder), `project ${skillFolder}`, from);
-}
-
+export const projectSkillPlace = skillPlaces.project;
 /** The worker user's `~/.claude/skills`. */
-export function userSkillPlace(homeDirectory: string = homedir()): SkillPlace {
-  const folder = join(homeDirectory, skillFolder);
-  return new FolderSkillPlace(folder, `user ~/${skillFolder}`, folder);
-}
+export const userSkillPlace = skillPlaces.user;
 
 /** Skills found, or a message naming the field, the missing names and the skills that exist. */
 export type SkillLookup = { ok: true; skills: PreloadedSkill[] } | { ok: false; message: string };

@@ -1,9 +1,8 @@
-import { join } from 'node:path';
 import { maxTemplateThreads, templateRenderDeadlineMs, templateThreadHeapMb } from '../contracts/limits/sources';
 import type { TemplateRenderOptions } from '../domain/template-render';
 import type { TemplateValue } from '../domain/template-values';
 import type { RecipeRenderResult } from './recipe-render';
-import { WarmThreadPool, type ThreadEnd } from '../threads/warm-threads';
+import { threadProgramPlace, WarmThreadPool, type ThreadEnd } from '../threads/warm-threads';
 
 /**
  * Recipe files render in a thread of their own (decision 0024), off the event loop that serves every
@@ -42,13 +41,7 @@ export interface TemplateThreadLimits {
 
 /** Rendering threads: one kept warm, up to {@link maxTemplateThreads} at once. */
 const pool = new WarmThreadPool({
-  place: {
-    here: typeof __dirname === 'string' ? __dirname : process.cwd(),
-    // template-thread-entry.js in dist/; template-thread.mjs at the top of a bundle (this code may sit in its entry file or in chunks/).
-    built: ['template-thread-entry.js', 'template-thread.mjs', join('..', 'template-thread.mjs')],
-    typescript: 'template-thread-entry.ts',
-    what: 'the template thread entry',
-  },
+  place: threadProgramPlace(typeof __dirname === 'string' ? __dirname : undefined, 'template-thread', 'template-thread', 'the template thread entry'),
   maxThreads: maxTemplateThreads,
   keepWarm: 1,
   heapMb: templateThreadHeapMb,

@@ -1,11 +1,9 @@
 import { createHash } from 'node:crypto';
-import { homedir } from 'node:os';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { maxSourceFileBytes } from '../contracts/limits/sources';
 import { isConfinedWalkError, refusalText, withConfinedDir, type ConfinedDir } from '../tools/confined-dir';
-import { DirectoryStore, messageOf } from './directory-store';
+import { messageOf } from './directory-store';
 import { formatBytes, type SourceStore } from './source-store';
-import { projectReach, readFromStore } from './claude-folder-places';
+import { claudeFolderPlaces, confinedPath, readFromStore } from './claude-folder-places';
 
 /**
  * Workflow scripts as sources (SEMANTICS §7, decision 0039): a workflow `<name>` is the file
@@ -63,9 +61,7 @@ export class FolderWorkflowPlace implements WorkflowPlace {
     readonly label: string,
     private readonly confinedWithin: string = folder,
   ) {
-    const path = relative(resolve(confinedWithin), resolve(folder));
-    if (path.startsWith('..') || isAbsolute(path)) throw new Error(`${label}: the workflow folder is not inside the folder it is confined to`);
-    this.inside = path.split(sep).join('/');
+    this.inside = confinedPath(folder, confinedWithin, label, 'the workflow folder');
   }
 
   private async inFolder<T>(work: (folder: ConfinedDir) => Promise<T>): Promise<T | undefined> {
@@ -125,23 +121,18 @@ export class StoreWorkflowPlace implements WorkflowPlace {
   }
 }
 
+/** The workflow places: an operator's store, the project, the worker user's home (claude-folder-places.ts). */
+const workflowPlaces = claudeFolderPlaces<WorkflowPlace>({
+  folder: workflowFolder,
+  inFolder: (folder, label, confinedWithin) => new FolderWorkflowPlace(folder, label, confinedWithin),
+  inStore: (store) => new StoreWorkflowPlace(store),
+});
 /** The workflow place of an operator's store: its folder's `.claude/workflows` (confined to the store), or the store itself. */
-export function operatorWorkflowPlace(store: SourceStore): WorkflowPlace {
-  if (store instanceof DirectoryStore) return new FolderWorkflowPlace(join(store.root, workflowFolder), `${store.describe()} ${workflowFolder}`, store.root);
-  return new StoreWorkflowPlace(store);
-}
-
+export const operatorWorkflowPlace = workflowPlaces.operator;
 /** The working directory's `.claude/workflows`, reached from the working root when the directory is under it. */
-export function projectWorkflowPlace(workingDirectory: string, workingRoot?: string): WorkflowPlace {
-  const { work, from } = projectReach(workingDirectory, workingRoot);
-  return new FolderWorkflowPlace(join(work, workflowFolder), `project ${workflowFolder}`, from);
-}
-
+export const projectWorkflowPlace = workflowPlaces.project;
 /** The worker user's `~/.claude/workflows`. */
-export function userWorkflowPlace(homeDirectory: string = homedir()): WorkflowPlace {
-  const folder = join(homeDirectory, workflowFolder);
-  return new FolderWorkflowPlace(folder, `user ~/${workflowFolder}`, folder);
-}
+export const userWorkflowPlace = workflowPlaces.user;
 
 /** A script found, or a message naming the name, where it looked and the scripts that exist. */
 export type WorkflowLookup = { ok: true; script: FoundWorkflowScript } | { ok: false; message: string; known: string[] };

@@ -23,6 +23,21 @@ export interface ThreadProgramPlace {
   what: string;
 }
 
+/**
+ * The place of a thread program built as `<entry>-entry.js` in dist/ and `<bundled>.mjs` at the top of a
+ * bundle (the calling code may sit in the bundle's entry file or in its chunks/), run from
+ * `<entry>-entry.ts` beside the caller under tsx. `here` is the caller's `__dirname` (undefined in an ES
+ * module bundle: the working folder then).
+ */
+export function threadProgramPlace(here: string | undefined, entry: string, bundled: string, what: string): ThreadProgramPlace {
+  return {
+    here: here ?? process.cwd(),
+    built: [`${entry}-entry.js`, `${bundled}.mjs`, join('..', `${bundled}.mjs`)],
+    typescript: `${entry}-entry.ts`,
+    what,
+  };
+}
+
 /** Settings of one pool. */
 export interface WarmThreadPoolOptions {
   place: ThreadProgramPlace;

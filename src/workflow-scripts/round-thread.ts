@@ -1,7 +1,6 @@
-import { join } from 'node:path';
 import { workflowRoundGraceMs, workflowRoundThreadHeapMb, workflowRoundThreads } from '../contracts/limits/workflow-scripts';
 import type { WorkflowScriptRoundInput, WorkflowScriptRoundOutput } from '../contracts/workflow-script';
-import { WarmThreadPool } from '../threads/warm-threads';
+import { threadProgramPlace, WarmThreadPool } from '../threads/warm-threads';
 
 /**
  * Rounds of workflow scripts run in threads of their own (decision 0038), off the event loop that serves
@@ -22,13 +21,7 @@ export interface RoundThreadReply {
 
 /** Round threads: up to {@link workflowRoundThreads} at once, as many kept warm. */
 const pool = new WarmThreadPool({
-  place: {
-    here: typeof __dirname === 'string' ? __dirname : process.cwd(),
-    // round-thread-entry.js in dist/; workflow-round-thread.mjs at the top of a bundle (this code may sit in its entry file or in chunks/).
-    built: ['round-thread-entry.js', 'workflow-round-thread.mjs', join('..', 'workflow-round-thread.mjs')],
-    typescript: 'round-thread-entry.ts',
-    what: 'the workflow round thread entry',
-  },
+  place: threadProgramPlace(typeof __dirname === 'string' ? __dirname : undefined, 'round-thread', 'workflow-round-thread', 'the workflow round thread entry'),
   maxThreads: workflowRoundThreads,
   keepWarm: workflowRoundThreads,
   heapMb: workflowRoundThreadHeapMb,

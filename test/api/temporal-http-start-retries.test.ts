@@ -3,7 +3,8 @@ import type { Client } from '@temporalio/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DelegationService } from '../../src/api/delegation-service';
 import { TemporalHttpGateway } from '../../src/api/temporal-http-gateway';
-import { retryDelayMs, TemporalHttpStartError, TemporalHttpStarter, type TemporalHttpStartRequest } from '../../src/api/temporal-http-start';
+import { retryDelayMs, TemporalHttpStartError, TemporalHttpStarter } from '../../src/api/temporal-http-start';
+import type { WorkflowStart } from '../../src/api/temporal-gateway';
 import { rateLimitedRetryAfterSeconds, temporalHttpRetry } from '../../src/contracts/limits/api';
 import { subagentStartOptions } from '../../src/observability/start-options';
 import { temporalHttpHeaders } from '../../src/temporal/temporal-http-url';
@@ -40,7 +41,7 @@ async function gateway(behaviours: GatewayBehaviour[]): Promise<StubTemporalGate
   return started;
 }
 
-function startFor(label: string): TemporalHttpStartRequest {
+function startFor(label: string): WorkflowStart {
   const workflowId = `http-retry-${label}-${randomUUID()}`;
   const input = { ...subagentInput({ prompt: 'retry me', workingDir: '/srv/errand/acme' }), tenant: 'acme' };
   return {

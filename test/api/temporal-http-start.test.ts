@@ -6,7 +6,8 @@ import { plainHttpRequest } from '../../src/http/plain-http';
 import { freePort } from '../../src/dev/free-port';
 import { DelegationService } from '../../src/api/delegation-service';
 import { TemporalHttpGateway } from '../../src/api/temporal-http-gateway';
-import { startRequestJson, TemporalHttpStartError, TemporalHttpStarter, type TemporalHttpStartRequest } from '../../src/api/temporal-http-start';
+import { startRequestJson, TemporalHttpStartError, TemporalHttpStarter } from '../../src/api/temporal-http-start';
+import type { WorkflowStart } from '../../src/api/temporal-gateway';
 import { subagentStartOptions } from '../../src/observability/start-options';
 import { json, postJson, startApiStack, type ApiStack } from './api-harness';
 import { subagentInput, temporalHttpUrl, testClient, uniqueTaskQueue } from '../support/temporal';
@@ -31,7 +32,7 @@ afterAll(async () => {
   await closeConnection?.();
 });
 
-function startFor(workflowId: string, taskQueue: string): TemporalHttpStartRequest {
+function startFor(workflowId: string, taskQueue: string): WorkflowStart {
   const input = { ...subagentInput({ prompt: 'compare the two starts', workingDir: '/srv/errand/acme' }), tenant: 'acme' };
   return {
     workflowType: 'subagentWorkflow',
