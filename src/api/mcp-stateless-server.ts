@@ -104,9 +104,10 @@ export function createStatelessErrandServer(backend: StatelessMcpBackend): Serve
     const progressToken = ctx.mcpReq._meta?.progressToken;
     const progressOf = backend.progressOf;
     const running = runErrandToolCall(call, name, args, ctx.mcpReq.id);
-    // A foreground delegate reports its subagent's turns, cost and last words to a client that asked for progress.
+    // A foreground delegate reports its subagent's turns, cost and last words, a foreground run_workflow its
+    // agents by state and its cost, to a client that asked for progress.
     const answer: ErrandToolAnswer =
-      progressToken !== undefined && progressOf && name === 'delegate' && args.async !== true
+      progressToken !== undefined && progressOf && (name === 'delegate' || name === 'run_workflow') && args.async !== true
         ? await withProgress(running, () => progressOf(id), (progress, message) => ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress, message } }), mcpProgressIntervalMs)
         : await running;
     // A background delegate or run_workflow of a client that takes tasks is answered with the task: the delegation or the run itself.

@@ -1,6 +1,6 @@
 import type { ApiDependencies } from './api-dependencies';
 import { delegationTasks } from './mcp-delegation-tasks';
-import { eitherTasks, workflowRunTasks } from './mcp-workflow-run-tasks';
+import { eitherTasks, runStatusMessage, workflowRunTasks } from './mcp-workflow-run-tasks';
 import { progressMessage } from './mcp-progress';
 import type { StatelessMcpServices } from './routes/mcp-stateless-route';
 import type { SessionService } from './session-service';
@@ -24,7 +24,7 @@ export interface StatelessMcpPlace {
 
 /**
  * errand's side of a 2026-07-28 MCP server (decision 0042), per tenant: tool calls in a session, stored
- * texts, the tool policy, a foreground call's progress (the subagent the session waits for) and the Tasks
+ * texts, the tool policy, a foreground call's progress (the subagent or workflow run the session waits for) and the Tasks
  * extension over delegations and workflow runs. One definition for both transports: the API's `/v1/mcp` and `errand mcp`'s
  * stdio (in process), so a client sees the same server on either.
  */
@@ -39,7 +39,15 @@ export function statelessMcpServices(deps: ApiDependencies, resolveParts: Statel
     progressOf: async (tenant, sessionId) => {
       const tasks = (await service().get(tenant, sessionId)).peek.tasks ?? [];
       const waitedFor = tasks.filter((task) => task.workflowId !== undefined && (task.state === 'running' || task.state === 'starting' || task.state === 'waiting_approval')).at(-1);
-      return waitedFor?.workflowId ? progressMessage(await deps.delegations.status(tenant, waitedFor.workflowId)) : undefined;
+      if (waitedFor?.workflowId === undefined) return undefined;
+      // A task is a delegation (delegate) or a workflow run (run_workflow): a run reports its view.
+      if (waitedFor.kind === 'workflow') {
+        if (!deps.workflows) return undefined;
+        await deps.workflows.service.describeOwned(tenant, waitedFor.workflowId);
+        const { view } = await deps.workflows.service.view(waitedFor.workflowId);
+        return view ? `${view.id} ${runStatusMessage(view)}` : undefined;
+      }
+      return progressMessage(await deps.delegations.status(tenant, waitedFor.workflowId));
     },
     tasks: place.tasks
       ? (tenant) => ({

@@ -61,7 +61,7 @@ export const peekSchema = z.object({
   totalUsage: tokenUsageSchema.optional(),
   model: z.string(),
   /** Tasks this subagent delegated, if it may delegate; `usage` is each task's total (with its own descendants). */
-  tasks: z.array(z.object({ taskId: z.string(), workflowId: z.string().optional().describe("The task's delegation id (workflow id), as `GET /v1/delegations/{id}` takes it."), state: z.string(), description: z.string(), turns: z.number().int(), usage: tokenUsageSchema.optional() })).optional(),
+  tasks: z.array(z.object({ taskId: z.string(), workflowId: z.string().optional().describe("The task's delegation id (workflow id), as `GET /v1/delegations/{id}` takes it; for a workflow run, its run id (`GET /v1/workflows/{id}`)."), kind: z.literal('workflow').optional().describe('`workflow`: a workflow run started by run_workflow; absent: a delegation.'), state: z.string(), description: z.string(), turns: z.number().int(), usage: tokenUsageSchema.optional() })).optional(),
   /** Messages queued for a continuable subagent. */
   queuedMessages: z.number().int().optional(),
   /** The text the model is writing now, while a model call streams (API answers only; marked partial). */

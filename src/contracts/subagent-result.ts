@@ -30,7 +30,7 @@ export interface ToolCallSummary {
 export interface SubagentPeek {
   workflowId: string;
   /** Tasks this subagent delegated, if it may delegate. */
-  tasks?: { taskId: string; workflowId: string; state: TaskState; description: string; turns: number; usage?: UsageView }[];
+  tasks?: { taskId: string; workflowId: string; kind?: 'workflow'; state: TaskState; description: string; turns: number; usage?: UsageView }[];
   /** Messages queued for a continuable subagent. */
   queuedMessages?: number;
   /** Tool calls waiting for an approval. */

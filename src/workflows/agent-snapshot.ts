@@ -30,6 +30,7 @@ export function peekAgent(agent: AgentLook, maxTurns: number): SubagentPeek {
           tasks: agent.state.tasks.map((task) => ({
             taskId: task.taskId,
             workflowId: task.workflowId,
+            ...(task.kind ? { kind: task.kind } : {}),
             state: task.state,
             description: task.description,
             turns: task.peek?.turns ?? task.result?.turns ?? 0,

@@ -64,6 +64,8 @@ export interface ViewState {
   labels: WorkflowLabelView[];
   waiting: WorkflowWaitingCount[];
   slots: Iterable<AgentSlot>;
+  /** Agents the run has started, over all its runs (continue-as-new): the view lists some and counts the rest. */
+  agentsStarted: number;
   tokens: number;
   costMicroUsd: number;
   elapsedMs: number;
@@ -112,7 +114,8 @@ export function buildView(state: ViewState): WorkflowRunView {
     phase: state.phase,
     labels,
     agents: listed.map((slot) => agentView(slot, state.now)),
-    agentsOmitted: running.length + finished.length - listed.length,
+    // The slots are this run's (pruned as they are journaled): earlier runs' agents are counted, not listed.
+    agentsOmitted: Math.max(running.length + finished.length, state.agentsStarted) - listed.length,
     tokens: state.tokens,
     costMicroUsd: state.costMicroUsd,
     elapsedMs: state.elapsedMs,

@@ -128,6 +128,7 @@ class WorkflowRun {
         labels: this.labels,
         waiting: this.waiting,
         slots: this.slots.values(),
+        agentsStarted: this.agentsStarted,
         tokens: this.tokens,
         costMicroUsd: this.costMicroUsd,
         elapsedMs: Date.now() - this.carried.startedAtMs,

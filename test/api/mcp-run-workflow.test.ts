@@ -27,7 +27,8 @@ beforeAll(async () => {
   // Tenants of this file alone: the MCP session cap counts a tenant's sessions across the shared Temporal server.
   stack = await startApiStack({
     extraEnv: { ERRAND_API_MAX_MCP_SESSIONS: '20', ERRAND_API_KEYS: JSON.stringify([{ tenant: 'runwf-a', sha256: hashApiKey(keys.acme) }, { tenant: 'runwf-b', sha256: hashApiKey(keys.globex) }]) },
-    answer: scriptedAnswer,
+    // A long agent (for progress notifications) answers after 11 s; the rest as the harness scripts them.
+    answer: (request) => ((request.messages.find((message) => message.role === 'user')?.content ?? '').includes('a long star') ? { text: 'counted a long star', delayMs: 11_000 } : scriptedAnswer(request)),
   });
   for (const tenant of ['runwf-a', 'runwf-b']) mkdirSync(join(stack.workDir, tenant), { recursive: true });
   // A workflow source of tenant runwf-a's project: `.claude/workflows/greet.js`.
@@ -104,6 +105,21 @@ describe('run_workflow over MCP', () => {
     expect(answer.isError ?? false).toBe(false);
     expect(text(answer)).toContain('ended completed: 2 agents');
     expect(text(answer)).toContain('"done: left | done: right"');
+  });
+
+  it('2026-07-28: a foreground run sends progress notifications (agents by state, tokens, cost) to a client that sent a progress token', async () => {
+    const client = await modernClient();
+    const progress: { progress: number; message?: string }[] = [];
+    const answer = (await client.callTool(
+      { name: 'run_workflow', arguments: { script: "const first = await agent('count a long star', { label: 'stars' });\nconst second = await agent('name it');\nreturn [first, second];" } },
+      { onprogress: (update) => progress.push(update), resetTimeoutOnProgress: true },
+    )) as Answer;
+    sessions.add(String(answer._meta?.['errand/session']));
+    expect(answer.isError ?? false).toBe(false);
+    expect(text(answer)).toContain('ended completed: 2 agents');
+    expect(progress.length).toBeGreaterThanOrEqual(1);
+    expect(progress[0]?.message).toMatch(/^errand-[0-9a-f]{16}~task-1 running: 0 agents done, 1 running, 0 waiting, 0 failed; \d+ tokens, /);
+    expect(progress.map((update) => update.progress)).toEqual(progress.map((_update, index) => index + 1));
   });
 
   describe('with the Tasks extension: an async run is a task whose id is the run id', () => {

@@ -1,6 +1,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { expect, test } from 'vitest';
 import type { ModelRequest } from '../../src/contracts/model';
+import { workflowRunMessageNames, workflowViewMaxAgents, type WorkflowRunView } from '../../src/contracts/workflow-run';
 import { createScriptedModel } from '../../src/llm/scripted-model';
 import { startWorkflowRun } from '../../src/workflow-runs/workflow-run-start';
 import { freshFolder } from '../support/run-harness';
@@ -49,4 +50,10 @@ test('a 1,000-agent run completes with every run of its chain of bounded history
   // plans and child starts, whatever the size of the whole run.
   expect(mostEvents).toBeLessThan(2_500);
   expect(largest.bytes).toBeLessThan(4 * 1024 * 1024);
+
+  // The view of the ended run (its last run of the chain) lists up to 200 agents and counts the rest, earlier runs' too.
+  const view = await handle.query<WorkflowRunView>(workflowRunMessageNames.viewQuery);
+  expect(view.agents.length).toBeLessThanOrEqual(workflowViewMaxAgents);
+  expect(view.agents.length + view.agentsOmitted).toBe(1000);
+  expect(view.labels).toEqual([expect.objectContaining({ label: 'count', done: 1000, failed: 0, running: 0, waiting: 0 })]);
 }, 900_000);
