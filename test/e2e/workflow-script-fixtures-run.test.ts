@@ -1,18 +1,15 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonValue } from '../../src/contracts/json';
 import type { ModelRequest } from '../../src/contracts/model';
 import type { WorkflowRunInput, WorkflowRunResult } from '../../src/contracts/workflow-run';
 import { ScriptedModel } from '../../src/llm/scripted-model';
 import type { ScriptStep } from '../../src/llm/scripted-step';
-import { loadConfig } from '../../src/settings/config';
-import { createWorkerDependencies } from '../../src/worker/worker-dependencies';
 import { startWorkflowRun } from '../../src/workflow-runs/workflow-run-start';
-import { startTestWorker, temporalAddress, testClient, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * The Claude Code workflow script fixtures (test/fixtures/workflow-scripts/README.md) through the real
@@ -25,11 +22,8 @@ const folder = resolve(__dirname, '..', 'fixtures', 'workflow-scripts');
 
 let root: string;
 let workDir: string;
-let worker: RunningWorker;
-let client: Client;
-let connection: Connection;
-let taskQueue: string;
-let model: ScriptedModel;
+let configFile: string;
+const model = new ScriptedModel(answer, { name: 'workflow fixtures model' });
 
 /** A value that fits a JSON schema, as an agent asked for one returns (the unit test's rule). */
 function fitting(schema: unknown, depth = 0): JsonValue {
@@ -78,8 +72,8 @@ function answer(request: ModelRequest): ScriptStep {
   return { text: `OK: ${task.slice(0, 40)}` };
 }
 
-beforeAll(async () => {
-  root = mkdtempSync(join(tmpdir(), 'errand-wf-fixtures-'));
+beforeAll(() => {
+  root = realpathSync(mkdtempSync(join(tmpdir(), 'errand-wf-fixtures-')));
   workDir = join(root, 'work');
   mkdirSync(join(workDir, '.claude', 'agents'), { recursive: true });
   writeFileSync(join(workDir, '.claude', 'agents', 'code-reviewer.md'), '---\nname: code-reviewer\ndescription: Reviews code strictly\n---\nReview strictly.\n');
@@ -89,31 +83,22 @@ beforeAll(async () => {
   git('init', '-q', '-b', 'main');
   git('add', '.');
   git('commit', '-q', '-m', 'start');
-  const configFile = join(root, 'errand.json');
+  configFile = join(root, 'errand.json');
   // Claude Code's model aliases (bug-sweep asks for haiku, deep-research for opus) name models of the scripted provider.
   writeFileSync(configFile, JSON.stringify({ modelAliases: { haiku: 'scripted/small-model', opus: 'scripted/big-model' } }));
-  taskQueue = uniqueTaskQueue('wf-fixtures');
-  const env: NodeJS.ProcessEnv = {
-    ERRAND_TEMPORAL_ADDRESS: temporalAddress(),
-    ERRAND_TASK_QUEUE: taskQueue,
-    ERRAND_DATA_DIR: join(root, 'data'),
-    ERRAND_WORKING_DIR: workDir,
-    ERRAND_CONFIG: configFile,
-    // deep-research.js asks its skeptics for `effort: 'high'`: the default model takes reasoning efforts.
-    ERRAND_PROVIDERS: JSON.stringify([{ name: 'scripted', kind: 'scripted', models: [{ id: 'scripted-model', reasoningEfforts: ['low', 'medium', 'high'] }, 'small-model', 'big-model'] }]),
-    ERRAND_DEFAULT_MODEL: 'scripted/scripted-model',
-  };
-  const config = loadConfig(env, root);
-  model = new ScriptedModel(answer, { name: 'workflow fixtures model' });
-  ({ client, connection } = await testClient());
-  worker = await startTestWorker(taskQueue, createWorkerDependencies(config, { scripted: { scripted: model }, env, homeDirectory: join(root, 'home') }));
-}, 60_000);
+});
 
-afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
+afterAll(() => {
   if (root) rmSync(root, { recursive: true, force: true });
 });
+
+const stack = useWorkerStack(() => ({
+  label: 'wf-fixtures',
+  workingDir: workDir,
+  // deep-research.js asks its skeptics for `effort: 'high'`: the default model takes reasoning efforts.
+  scripted: { scripted: { model, models: [{ id: 'scripted-model', reasoningEfforts: ['low', 'medium', 'high'] }, 'small-model', 'big-model'] } },
+  env: { ERRAND_WORKING_DIR: workDir, ERRAND_CONFIG: configFile, ERRAND_DEFAULT_MODEL: 'scripted/scripted-model' },
+}));
 
 /** Runs a fixture as a workflow run to its end. */
 async function runFixture(file: string, args: JsonValue): Promise<WorkflowRunResult> {
@@ -121,13 +106,13 @@ async function runFixture(file: string, args: JsonValue): Promise<WorkflowRunRes
     script: readFileSync(join(folder, file), 'utf8'),
     scriptName: file,
     args,
-    workingDir: workDir,
+    workingDir: stack.workingDir,
     caps: {},
     concurrency: 4,
     maxAgents: 40,
     startedBy: 'test',
   };
-  const handle = await startWorkflowRun(client, { workflowId: `wf-fixture-${file.replace(/\W/g, '-')}-${Date.now()}`, taskQueue, input });
+  const handle = await startWorkflowRun(stack.client, { workflowId: `wf-fixture-${file.replace(/\W/g, '-')}-${Date.now()}`, taskQueue: stack.taskQueue, input });
   return handle.result();
 }
 

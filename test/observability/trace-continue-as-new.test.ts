@@ -1,7 +1,3 @@
-import { mkdtempSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Client, type Connection } from '@temporalio/client';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { cancelSignal, peekQuery, sendMessageUpdate } from '../../src/contracts/subagent-messages';
 import type { SubagentPeek } from '../../src/contracts/subagent-result';
@@ -12,7 +8,8 @@ import { sendUpdateAcrossRunChange } from '../../src/temporal/temporal-update-re
 import { ConversationScripts } from '../support/conversation-scripts';
 import { jaegerTrace, startJaeger, type JaegerSpan, type JaegerTrace, type RunningJaeger } from '../support/jaeger';
 import { ownTemporalServer, type OwnServer } from '../support/own-temporal-server';
-import { startTestWorker, subagentInput, temporalNamespace, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { subagentInput } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * The trace crosses continue-as-new (SEMANTICS §6 "Traces"): a continuable subagent started inside a
@@ -23,33 +20,30 @@ import { startTestWorker, subagentInput, temporalNamespace, testClient, testDepe
  */
 
 let server: OwnServer;
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
 let jaeger: RunningJaeger;
 let tracing: Tracing | undefined;
-let taskQueue: string;
 const scripts = new ConversationScripts();
 
 beforeAll(async () => {
   jaeger = await startJaeger();
   tracing = await startTracing('worker', { OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpUrl });
   server = await ownTemporalServer({ label: 'trace-can', dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 40 } })();
-  ({ connection } = await testClient(server.address));
-  // As errand's API and CLI make their clients: the active trace goes into every start, signal and update.
-  client = new Client({ connection, namespace: temporalNamespace(), interceptors: { workflow: [traceHeaderInterceptor] } });
-  const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model } } });
-  taskQueue = uniqueTaskQueue('trace-can');
-  worker = await startTestWorker(taskQueue, dependencies, server.address);
 }, 240_000);
 
+// Registered before the stack, so it runs after the worker has stopped.
 afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
   await server?.stop();
   await stopTracing();
   await jaeger?.stop();
 });
+
+const stack = useWorkerStack(() => ({
+  label: 'trace-can',
+  address: server.address,
+  scripted: { scripted: { model: scripts.model } },
+  // As errand's API and CLI make their clients: the active trace goes into every start, signal and update.
+  interceptors: { workflow: [traceHeaderInterceptor] },
+}));
 
 function parentOf(span: JaegerSpan): string | undefined {
   return span.references.find((reference) => reference.refType === 'CHILD_OF')?.spanID;
@@ -78,8 +72,8 @@ test('a continuable that continues as new stays in its starter\'s trace, the sec
     const last = [...request.messages].reverse().find((message) => message.role === 'user');
     return { text: `noted: ${last?.role === 'user' ? last.content.slice(0, 40) : ''}` };
   });
-  const workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-trace-can-')));
-  const workflowId = `trace-can-${Date.now()}`;
+  const { client, taskQueue, workingDir } = stack;
+  const workflowId = stack.nextId('trace-can');
   const input = subagentInput({ prompt: `Take notes ${marker}`, workingDir, continuable: true, maxTurns: 100, toolsets: [] });
   const caller = await inSpan('caller', {}, async (span) => {
     await client.workflow.start('subagentWorkflow', { taskQueue, workflowId, args: [input], ...subagentStartOptions(input, { workflowId, startedBy: 'test' }) });

@@ -1,13 +1,13 @@
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Client, Connection } from '@temporalio/client';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { readLiveText } from '../../src/observability/live-text-reader';
 import { createScriptedModel } from '../../src/llm/scripted-model';
 import { chromiumArguments, ensureChromium, freshProfileDirectory } from '../support/chromium';
-import { freshFolder, until } from '../support/run-harness';
-import { startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { until } from '../support/run-harness';
+import { subagentInput } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * The Temporal Web UI shows what a subagent's model is writing: the pending model call's heartbeat details
@@ -21,9 +21,8 @@ const uiTimeoutMs = 30_000;
 /** Numbered words, so the text on the page can be matched to the text written. */
 const text = Array.from({ length: 150 }, (_, index) => `tide${index + 1}`).join(' ');
 
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
+// A neutral worker identity: the pending activity card shows it (and the docs picture is taken of it).
+const stack = useWorkerStack({ label: 'web-ui-live', identity: 'errand-worker-1', scripted: { scripted: { model: createScriptedModel([{ text, chunkDelayMs: 150 }]) } } });
 let browser: BrowserContext;
 let page: Page;
 let workflowId: string;
@@ -54,14 +53,8 @@ async function pageText(target: Page): Promise<string> {
 
 beforeAll(async () => {
   const executablePath = await ensureChromium();
-  ({ client, connection } = await testClient());
-  const model = createScriptedModel([{ text, chunkDelayMs: 150 }]);
-  const { dependencies } = testDependencies({ scripted: { scripted: { model } } });
-  const taskQueue = uniqueTaskQueue('web-ui-live');
-  // A neutral worker identity: the pending activity card shows it (and the docs picture is taken of it).
-  worker = await startTestWorker(taskQueue, dependencies, undefined, 'errand-worker-1');
   workflowId = `errand-ui-live-${Date.now().toString(36)}`;
-  await client.workflow.start('subagentWorkflow', { taskQueue, workflowId, args: [subagentInput({ prompt: 'Write about the tide', workingDir: freshFolder('errand-ui-live-') })] });
+  await stack.client.workflow.start('subagentWorkflow', { taskQueue: stack.taskQueue, workflowId, args: [subagentInput({ prompt: 'Write about the tide', workingDir: stack.workingDir })] });
   mkdirSync(artifacts, { recursive: true });
   browser = await chromium.launchPersistentContext(freshProfileDirectory(), { executablePath, headless: true, args: chromiumArguments(), viewport: { width: 1440, height: 1000 } });
   page = await browser.newPage();
@@ -75,16 +68,14 @@ afterEach(async (context) => {
 
 afterAll(async () => {
   await browser?.close();
-  await client?.workflow.getHandle(workflowId).cancel().catch(() => undefined);
-  await worker?.stop();
-  await connection?.close();
+  if (workflowId) await stack.client.workflow.getHandle(workflowId).cancel().catch(() => undefined);
 });
 
 describe('the Temporal Web UI while a model writes', () => {
   test('shows the pending model call with the text written so far as its heartbeat details', async () => {
     // The details exist before the page is opened, so the page shows them on its first load.
-    await until(() => readLiveText(client, workflowId), (live) => (live?.chars ?? 0) > 0, 'the model to write', 20_000);
-    const runId = (await client.workflow.getHandle(workflowId).describe()).runId;
+    await until(() => readLiveText(stack.client, workflowId), (live) => (live?.chars ?? 0) > 0, 'the model to write', 20_000);
+    const runId = (await stack.client.workflow.getHandle(workflowId).describe()).runId;
     await page.goto(`${uiUrl()}/namespaces/default/workflows/${encodeURIComponent(workflowId)}/${runId}/pending-activities`, { waitUntil: 'domcontentloaded' });
 
     const deadline = Date.now() + uiTimeoutMs;

@@ -1,10 +1,9 @@
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Client, Connection } from '@temporalio/client';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { chromiumArguments, ensureChromium, freshProfileDirectory } from '../support/chromium';
-import { startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { useWorkerStack } from '../support/worker-stack';
 import { createSessionModel, runSessionWithTwoChildren, sessionWorkingDir, type SessionRun } from './session-scenario';
 
 /**
@@ -22,9 +21,7 @@ const artifacts = join(projectRoot, 'test-artifacts');
 /** How long the UI may take to show something (it polls the server; visibility lags a little). */
 const uiTimeoutMs = 20_000;
 
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
+const stack = useWorkerStack({ label: 'observability-ui', scripted: { scripted: { model: createSessionModel() } } });
 let run: SessionRun;
 let browser: BrowserContext;
 let page: Page;
@@ -68,12 +65,8 @@ async function waitForText(target: Page, text: string): Promise<void> {
 
 beforeAll(async () => {
   const executablePath = await ensureChromium();
-  ({ client, connection } = await testClient());
-  const { dependencies } = testDependencies({ scripted: { scripted: { model: createSessionModel() } } });
-  const taskQueue = uniqueTaskQueue('observability-ui');
-  worker = await startTestWorker(taskQueue, dependencies);
-  run = await runSessionWithTwoChildren(client, {
-    taskQueue,
+  run = await runSessionWithTwoChildren(stack.client, {
+    taskQueue: stack.taskQueue,
     workflowId: `errand-ui-${Date.now().toString(36)}`,
     workingDir: sessionWorkingDir(),
     tenant: 'acme',
@@ -99,8 +92,6 @@ afterEach(async (context) => {
 afterAll(async () => {
   await browser?.close();
   await run?.handle.cancel().catch(() => undefined);
-  await worker?.stop();
-  await connection?.close();
 });
 
 describe('the Temporal Web UI', () => {

@@ -1,7 +1,7 @@
 import { mkdtempSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { ChatMessage, ModelRequest } from '../../src/contracts/model';
 import type { SessionInput } from '../../src/contracts/session';
 import { sendMessageUpdate } from '../../src/contracts/subagent-messages';
@@ -10,54 +10,52 @@ import type { SubagentResult } from '../../src/contracts/subagent-result';
 import type { WorkerDependencies } from '../../src/worker/worker-dependencies';
 import { ConversationScripts } from './conversation-scripts';
 export { until } from './polling';
-import { sessionInput, startTestWorker, subagentInput, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from './temporal';
+import { subagentInput } from './temporal';
+import { useWorkerStack } from './worker-stack';
 
 /**
  * One worker with a scripted model (ConversationScripts) on a task queue of its own, a client, and a
  * working directory: what the tests of how delegations run (checks, structured output, worktrees,
- * background agents) share. Everything but the model is real.
+ * background agents) share. Everything but the model is real. The worker is a {@link useWorkerStack}.
  */
 export interface RunHarness {
-  client: Client;
-  taskQueue: string;
-  scripts: ConversationScripts;
-  dependencies: WorkerDependencies;
+  readonly client: Client;
+  readonly taskQueue: string;
+  readonly scripts: ConversationScripts;
+  readonly dependencies: WorkerDependencies;
   /** A fresh id for a workflow this file starts. */
   nextId(name: string): string;
   /** Starts a subagent workflow directly (as the API does: no parent). */
   startSubagent(id: string, overrides: Partial<SubagentInput> & Pick<SubagentInput, 'prompt' | 'workingDir'>): Promise<WorkflowHandle>;
   /** Starts a session in `workingDir` and sends it a first message. */
   startSession(workingDir: string, message: string, overrides?: Partial<SessionInput>): Promise<WorkflowHandle>;
-  stop(): Promise<void>;
 }
 
-/** Starts a harness; `env` is extra worker configuration (ERRAND_*). */
-export async function startRunHarness(label: string, env: Record<string, string> = {}): Promise<RunHarness> {
-  const { client, connection }: { client: Client; connection: Connection } = await testClient();
+/**
+ * Registers the file's harness (its worker's `beforeAll`/`afterAll`, through {@link useWorkerStack}) and
+ * returns it. `env` is extra worker configuration (ERRAND_*); a function when it names what a hook registered
+ * before started (it is called when the worker starts).
+ */
+export function useRunHarness(label: string, env: Record<string, string> | (() => Record<string, string>) = {}): RunHarness {
   const scripts = new ConversationScripts();
-  const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model } }, env });
-  const taskQueue = uniqueTaskQueue(label);
-  const worker: RunningWorker = await startTestWorker(taskQueue, dependencies);
-  let counter = 0;
-  const nextId = (name: string) => {
-    counter += 1;
-    return `errand-${name}-${Date.now()}-${counter}`;
-  };
+  const stack = useWorkerStack(() => ({ label, scripted: { scripted: { model: scripts.model } }, env: typeof env === 'function' ? env() : env }));
   return {
-    client,
-    taskQueue,
+    get client() {
+      return stack.client;
+    },
+    get taskQueue() {
+      return stack.taskQueue;
+    },
     scripts,
-    dependencies,
-    nextId,
-    startSubagent: (id, overrides) => client.workflow.start('subagentWorkflow', { taskQueue, workflowId: id, args: [subagentInput(overrides)] }),
+    get dependencies() {
+      return stack.dependencies;
+    },
+    nextId: (name) => stack.nextId(name),
+    startSubagent: (id, overrides) => stack.client.workflow.start('subagentWorkflow', { taskQueue: stack.taskQueue, workflowId: id, args: [subagentInput(overrides)] }),
     async startSession(workingDir, message, overrides = {}) {
-      const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: nextId('session'), args: [sessionInput({ workingDir, ...overrides })] });
+      const handle = await stack.startSession({ workingDir, ...overrides });
       await handle.executeUpdate(sendMessageUpdate, { args: [{ message }] });
       return handle;
-    },
-    async stop() {
-      await worker.stop();
-      await connection.close();
     },
   };
 }

@@ -32,6 +32,12 @@ export interface WorkerStackOptions extends TestDependencyOptions {
   interceptors?: ClientOptions['interceptors'];
   /** Changes the worker's dependencies before the worker starts. */
   adjust?: (dependencies: WorkerDependencies) => WorkerDependencies;
+  /**
+   * A working folder the file made itself, instead of a fresh one: one that `env` names (a trusted recipe
+   * folder in it, the working root), or one two stacks of the file share. Written by a hook registered
+   * before the call, so `options` is then a function.
+   */
+  workingDir?: string;
 }
 
 /** A file's running worker and what its tests use with it. */
@@ -40,7 +46,7 @@ export interface WorkerStack {
   readonly client: Client;
   /** The worker's task queue (its own: no other file's worker polls it). */
   readonly taskQueue: string;
-  /** A fresh working folder, symlinks resolved (paths compare as the worker sees them). */
+  /** A fresh working folder (or the one the options gave), symlinks resolved (paths compare as the worker sees them). */
   readonly workingDir: string;
   /** The worker's dependencies (its conversation store, blob store, ...). */
   readonly dependencies: WorkerDependencies;
@@ -90,7 +96,7 @@ export function useWorkerStack(options: WorkerStackOptions | (() => WorkerStackO
     const dependencies = settings.adjust ? settings.adjust(built) : built;
     const taskQueue = uniqueTaskQueue(settings.label);
     worker = await startTestWorker(taskQueue, dependencies, address, settings.identity);
-    const workingDir = realpathSync(mkdtempSync(join(tmpdir(), `errand-${settings.label}-work-`)));
+    const workingDir = realpathSync(settings.workingDir ?? mkdtempSync(join(tmpdir(), `errand-${settings.label}-work-`)));
     running = { client, taskQueue, workingDir, dependencies, config, dataDir, worker };
   });
 

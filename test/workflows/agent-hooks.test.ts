@@ -7,7 +7,7 @@ import { transcriptQuery, type TranscriptView } from '../../src/contracts/subage
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { SubagentResult } from '../../src/contracts/subagent-result';
 import { scheduledActivities } from '../observability/session-scenario';
-import { freshFolder, startRunHarness, toolResult, until, type RunHarness } from '../support/run-harness';
+import { freshFolder, toolResult, until, useRunHarness } from '../support/run-harness';
 
 /**
  * An agent file's Claude Code `hooks` (SEMANTICS §6, decision 0032) against the real dev server, real
@@ -18,9 +18,6 @@ import { freshFolder, startRunHarness, toolResult, until, type RunHarness } from
  * run_command, a PreToolUse hook cannot run and the call it guards is blocked.
  */
 
-let harness: RunHarness;
-let denying: RunHarness;
-let httpHooks: RunHarness;
 /** A real policy service an agent file's http hook POSTs to (allowed by ERRAND_HOOK_URLS on the third worker). */
 let policyServer: Server;
 let policyUrl: string;
@@ -40,17 +37,19 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => policyServer.listen(0, '127.0.0.1', resolve));
   policyUrl = `http://127.0.0.1:${(policyServer.address() as AddressInfo).port}/policy/`;
-  harness = await startRunHarness('hooks');
-  denying = await startRunHarness('hooks-deny', { ERRAND_TOOL_POLICY: JSON.stringify({ rules: { developer__run_command: 'deny' } }) });
-  httpHooks = await startRunHarness('hooks-http', { ERRAND_HOOK_URLS: policyUrl });
 });
 
+// Registered before the workers, so the policy service closes after they have stopped.
 afterAll(async () => {
-  expect(harness.scripts.model.rejectedCalls).toHaveLength(0);
-  await harness?.stop();
-  await denying?.stop();
-  await httpHooks?.stop();
   await new Promise<void>((resolve) => policyServer.close(() => resolve()));
+});
+
+const harness = useRunHarness('hooks');
+const denying = useRunHarness('hooks-deny', { ERRAND_TOOL_POLICY: JSON.stringify({ rules: { developer__run_command: 'deny' } }) });
+const httpHooks = useRunHarness('hooks-http', () => ({ ERRAND_HOOK_URLS: policyUrl }));
+
+afterAll(() => {
+  expect(harness.scripts.model.rejectedCalls).toHaveLength(0);
 });
 
 /** A real-shaped agent file with hooks for each event errand runs, and its hook scripts. */

@@ -2,13 +2,13 @@ import { mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import type { Client, Connection, WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { sendMessageUpdate, transcriptQuery, type TranscriptView } from '../../src/contracts/subagent-messages';
 import type { ChatMessage, ModelRequest } from '../../src/contracts/model';
 import { ConversationScripts, toolResults } from '../support/conversation-scripts';
 import { startS3Server, type S3TestServer } from '../support/s3-server';
-import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { useWorkerStack, type WorkerStack } from '../support/worker-stack';
 import { writeFiles } from '../sources/source-files';
 import { S3Store } from '../../src/sources/s3-store';
 import { findSkills, StoreSkillPlace } from '../../src/sources/skill-sources';
@@ -22,16 +22,12 @@ import { findSkills, StoreSkillPlace } from '../../src/sources/skill-sources';
  * skill is an error naming the field and the skills found.
  */
 
-let client: Client;
-let connection: Connection;
 let workingDir: string;
 let s3: S3TestServer | undefined;
 const previousEnv = { AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY };
 const scripts = new ConversationScripts();
-let counter = 0;
 
 beforeAll(async () => {
-  ({ client, connection } = await testClient());
   workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-memory-skills-')));
   writeFiles(join(workingDir, '.claude'), {
     'agents/reviewer.md': ['---', 'name: reviewer', 'description: Reviews changes and remembers the team\'s conventions.', 'tools: Read', 'memory: project', 'skills: review-style', '---', 'You review changes.', ''].join('\n'),
@@ -42,7 +38,6 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await connection?.close();
   await s3?.stop();
   for (const [name, value] of Object.entries(previousEnv)) {
     if (value === undefined) delete process.env[name];
@@ -51,9 +46,13 @@ afterAll(async () => {
   if (workingDir) rmSync(workingDir, { recursive: true, force: true });
 });
 
-async function startSession(taskQueue: string): Promise<WorkflowHandle> {
-  counter += 1;
-  return client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-memory-skills-${Date.now()}-${counter}`, args: [sessionInput({ workingDir, tenant: 'acme' })] });
+/** A worker of its own whose sessions run in the file's working folder (the agent files, the project's memory). */
+function memoryWorker(label: string, env?: () => Record<string, string>): WorkerStack {
+  return useWorkerStack(() => ({ label, workingDir, scripted: { scripted: { model: scripts.model } }, ...(env ? { env: env() } : {}) }));
+}
+
+async function startSession(stack: WorkerStack): Promise<WorkflowHandle> {
+  return stack.startSession({ tenant: 'acme' }, 'memory-skills');
 }
 
 /** Sends a message and waits for the session's reply. */
@@ -74,7 +73,7 @@ function systemOf(request: ModelRequest | undefined): string {
 }
 
 /** Two delegations of `reviewer` in two sessions, on the worker(s) given: the first writes its memory, the second starts with it. */
-async function twoDelegations(label: string, first: string, second: string): Promise<{ firstSystem: string; secondSystem: string; firstTools: string[]; written: string }> {
+async function twoDelegations(label: string, first: WorkerStack, second: WorkerStack): Promise<{ firstSystem: string; secondSystem: string; firstTools: string[]; written: string }> {
   const note = `- The team indents with tabs (${label}).`;
   const writer = scripts.add(`${label}-writer`, [
     { toolCalls: [{ name: 'memory__write', arguments: { path: 'memory/MEMORY.md', content: `# Reviewer memory\n${note}\n` } }] },
@@ -99,22 +98,11 @@ async function twoDelegations(label: string, first: string, second: string): Pro
 }
 
 describe('memory and skills on the local blob store', () => {
-  let worker: RunningWorker;
-  let taskQueue: string;
-
-  beforeAll(async () => {
-    const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model } } });
-    taskQueue = uniqueTaskQueue('memory-skills');
-    worker = await startTestWorker(taskQueue, dependencies);
-  });
-
-  afterAll(async () => {
-    await worker?.stop();
-  });
+  const stack = memoryWorker('memory-skills');
 
   test('the skill reaches the system prompt; memory written in one delegation starts the next; the working directory gets nothing', async () => {
     const before = readdirSync(workingDir).sort();
-    const { firstSystem, secondSystem, firstTools, written } = await twoDelegations('local', taskQueue, taskQueue);
+    const { firstSystem, secondSystem, firstTools, written } = await twoDelegations('local', stack, stack);
     expect(firstSystem).toContain('# Skills');
     expect(firstSystem).toContain('## Skill: review-style');
     expect(firstSystem).toContain('Start every review with a one-line verdict.');
@@ -131,7 +119,7 @@ describe('memory and skills on the local blob store', () => {
 
   test('an unknown skill is an error naming the field, the skill and the skills found; the agent does not start', async () => {
     const session = scripts.add('unknown-skill', [{ toolCalls: [{ name: 'delegate', arguments: { source: 'tidy', instructions: 'tidy up' } }] }, { text: 'could not' }]);
-    await reply(await startSession(taskQueue), `go ${session}`);
+    await reply(await startSession(stack), `go ${session}`);
     const result = toolResults(scripts.of('unknown-skill')[1])[0];
     expect(result?.isError).toBe(true);
     expect(result?.content).toContain('tidy.md: skills: no skill named "deploy-checklist" (a skill is a folder .claude/skills/<name>/ with a SKILL.md; searched: ');
@@ -155,24 +143,16 @@ describe('memory on S3 (SeaweedFS), shared by workers that share nothing else', 
     env = { ERRAND_BLOB_BUCKET: bucket, ERRAND_BLOB_PREFIX: 'errand/', ERRAND_BLOB_S3_ENDPOINT: s3.endpoint, ERRAND_BLOB_S3_REGION: s3.region, ERRAND_BLOB_S3_FORCE_PATH_STYLE: 'true' };
   }, 120_000);
 
+  const first = memoryWorker('memory-s3-a', () => env);
+  const second = memoryWorker('memory-s3-b', () => env);
+
   test('a memory written through one worker is in the system prompt of a delegation on another', async () => {
-    const first = testDependencies({ scripted: { scripted: { model: scripts.model } }, env });
-    const second = testDependencies({ scripted: { scripted: { model: scripts.model } }, env });
     expect(first.dataDir).not.toBe(second.dataDir);
-    const firstQueue = uniqueTaskQueue('memory-s3-a');
-    const secondQueue = uniqueTaskQueue('memory-s3-b');
-    const workerA = await startTestWorker(firstQueue, first.dependencies);
-    const workerB = await startTestWorker(secondQueue, second.dependencies);
-    try {
-      const { firstSystem, secondSystem } = await twoDelegations('s3', firstQueue, secondQueue);
-      expect(firstSystem).toContain('memory/MEMORY.md is empty or does not exist yet.');
-      expect(secondSystem).toContain('- The team indents with tabs (s3).');
-      // Nothing of the memory is on either worker's disk: it is in the bucket only.
-      for (const dataDir of [first.dataDir, second.dataDir]) expect(readdirSync(dataDir).includes('blobs') ? readdirSync(join(dataDir, 'blobs')) : []).not.toContain('agent-memory');
-    } finally {
-      await workerA.stop();
-      await workerB.stop();
-    }
+    const { firstSystem, secondSystem } = await twoDelegations('s3', first, second);
+    expect(firstSystem).toContain('memory/MEMORY.md is empty or does not exist yet.');
+    expect(secondSystem).toContain('- The team indents with tabs (s3).');
+    // Nothing of the memory is on either worker's disk: it is in the bucket only.
+    for (const dataDir of [first.dataDir, second.dataDir]) expect(readdirSync(dataDir).includes('blobs') ? readdirSync(join(dataDir, 'blobs')) : []).not.toContain('agent-memory');
   }, 120_000);
 
   test("a skill in an operator's S3 store is found by name; a missing one is not", async () => {

@@ -1,7 +1,5 @@
-import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Client, Connection } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callToolUpdate } from '../../src/contracts/mcp-session-messages';
@@ -10,7 +8,8 @@ import { childWorkflowId } from '../../src/contracts/workflow-ids';
 import type { SourceResolver } from '../../src/sources/source-resolver';
 import { endingRefusal } from '../../src/workflows/ending-guard';
 import { ScriptedModel } from '../../src/llm/scripted-model';
-import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import type { WorkerDependencies } from '../../src/worker/worker-dependencies';
+import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * Review minor 6: an MCP tool call runs in an update handler, outside the session's loop. A session that
@@ -20,54 +19,50 @@ import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTask
  * recipe the call names waits until the test lets it go.
  */
 
-let client: Client;
-let connection: Connection;
-let worker: RunningWorker;
-let taskQueue: string;
-let workingDir: string;
 let release: () => void = () => undefined;
-let held: Promise<void>;
+const held = new Promise<void>((resolveHeld) => (release = resolveHeld));
 let reached: () => void = () => undefined;
 const planningReached = new Promise<void>((resolveReached) => (reached = resolveReached));
 
-beforeAll(async () => {
-  ({ client, connection } = await testClient());
-  const model = new ScriptedModel([]);
-  const { dependencies } = testDependencies({ scripted: { scripted: { model } } });
-  held = new Promise<void>((resolveHeld) => (release = resolveHeld));
+/** The worker's resolver, with the planning of `held-recipe` held until the test lets it go. */
+function holdingPlanning(dependencies: WorkerDependencies): WorkerDependencies {
   const real = dependencies.resolverFor;
-  dependencies.resolverFor = (dir: string): SourceResolver => {
-    const resolver = real(dir);
-    return new Proxy(resolver, {
-      get(target, property, receiver) {
-        if (property !== 'resolve') return Reflect.get(target, property, receiver) as unknown;
-        return async (...args: Parameters<SourceResolver['resolve']>) => {
-          if (args[0] === 'held-recipe') {
-            reached();
-            await held;
-          }
-          return target.resolve(...args);
-        };
-      },
-    });
+  return {
+    ...dependencies,
+    resolverFor: (dir: string): SourceResolver => {
+      const resolver = real(dir);
+      return new Proxy(resolver, {
+        get(target, property, receiver) {
+          if (property !== 'resolve') return Reflect.get(target, property, receiver) as unknown;
+          return async (...args: Parameters<SourceResolver['resolve']>) => {
+            if (args[0] === 'held-recipe') {
+              reached();
+              await held;
+            }
+            return target.resolve(...args);
+          };
+        },
+      });
+    },
   };
-  taskQueue = uniqueTaskQueue('mcp-session-ending');
-  worker = await startTestWorker(taskQueue, dependencies);
-  workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-mcp-ending-')));
-  mkdirSync(join(workingDir, '.goose', 'recipes'), { recursive: true });
-  writeFileSync(join(workingDir, '.goose', 'recipes', 'held-recipe.yaml'), 'version: 1.0.0\ntitle: held\ndescription: a recipe whose planning the test holds\ninstructions: Say done.\n');
+}
+
+const stack = useWorkerStack({ label: 'mcp-session-ending', scripted: { scripted: { model: new ScriptedModel([]) } }, adjust: holdingPlanning });
+
+beforeAll(() => {
+  mkdirSync(join(stack.workingDir, '.goose', 'recipes'), { recursive: true });
+  writeFileSync(join(stack.workingDir, '.goose', 'recipes', 'held-recipe.yaml'), 'version: 1.0.0\ntitle: held\ndescription: a recipe whose planning the test holds\ninstructions: Say done.\n');
 });
 
-afterAll(async () => {
+// Registered after the stack, so it runs before the worker stops: a held planning would keep it from stopping.
+afterAll(() => {
   release();
-  await worker?.stop();
-  await connection?.close();
 });
 
 describe('an MCP session that ends while a delegate call is planned', () => {
   it('refuses the call instead of starting a child no one would cancel, and ends cancelled', async () => {
-    const workflowId = `errand-mcp-ending-${Date.now()}`;
-    const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId, args: [{ ...sessionInput({ workingDir }), label: 'ending while planning', mcp: true }] });
+    const handle = await stack.startSession({ label: 'ending while planning', mcp: true }, 'mcp-ending');
+    const workflowId = handle.workflowId;
     const call = handle.executeUpdate(callToolUpdate, { args: [{ name: 'delegate', arguments: { source: 'held-recipe', description: 'held', async: true } }] });
     await planningReached;
     await handle.signal(cancelSignal, { reason: 'the client went away' });
@@ -80,7 +75,7 @@ describe('an MCP session that ends while a delegate call is planned', () => {
     expect(answered.parts).toEqual([endingRefusal('delegate')]);
     const result = (await handle.result()) as { status: string };
     expect(result.status).toBe('cancelled');
-    const child = await client.workflow.getHandle(childWorkflowId(workflowId, 'task-1')).describe().then(() => 'exists', (error: unknown) => (error instanceof WorkflowNotFoundError ? 'none' : String(error)));
+    const child = await stack.client.workflow.getHandle(childWorkflowId(workflowId, 'task-1')).describe().then(() => 'exists', (error: unknown) => (error instanceof WorkflowNotFoundError ? 'none' : String(error)));
     expect(child).toBe('none');
   });
 });

@@ -1,12 +1,11 @@
 import { mkdirSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { Client, Connection } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { sendMessageUpdate } from '../../src/contracts/subagent-messages';
 import type { SubagentResult } from '../../src/contracts/subagent-result';
 import { ConversationScripts, toolResults } from '../support/conversation-scripts';
-import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTaskQueue, type RunningWorker } from '../support/temporal';
+import { useWorkerStack, type WorkerStack } from '../support/worker-stack';
 
 /**
  * A recipe's own MCP servers (goose `extensions`, goose issue 9949): when the operator allows recipe servers,
@@ -14,9 +13,6 @@ import { sessionInput, startTestWorker, testClient, testDependencies, uniqueTask
  * collide); when not, the calling model is told and the subagent runs without them.
  */
 
-let client: Client;
-let connection: Connection;
-const workers: RunningWorker[] = [];
 let workingDir: string;
 
 function writeRecipe(directory: string): void {
@@ -37,35 +33,37 @@ function writeRecipe(directory: string): void {
   ].join('\n'));
 }
 
-beforeAll(async () => {
-  ({ client, connection } = await testClient());
+beforeAll(() => {
   workingDir = realpathSync(mkdtempSync(join(tmpdir(), 'errand-recipe-mcp-')));
   writeRecipe(workingDir);
 });
 
-afterAll(async () => {
-  for (const worker of workers) {
-    await worker.stop();
-  }
-  await connection?.close();
-});
+/** A worker that allows recipe servers or not; both trust the working folder's recipes. */
+function workerThat(allow: boolean): { scripts: ConversationScripts; stack: WorkerStack } {
+  const scripts = new ConversationScripts();
+  const stack = useWorkerStack(() => ({
+    label: `recipe-mcp-${allow}`,
+    workingDir,
+    scripted: { scripted: { model: scripts.model } },
+    env: { ERRAND_ALLOW_RECIPE_MCP_SERVERS: String(allow), ERRAND_TRUSTED_RECIPE_DIRS: join(workingDir, '.goose', 'recipes') },
+  }));
+  return { scripts, stack };
+}
+
+const workers = { allowed: workerThat(true), refused: workerThat(false) };
 
 async function run(allow: boolean): Promise<{ scripts: ConversationScripts; sessionId: string }> {
-  const scripts = new ConversationScripts();
+  const { scripts, stack } = allow ? workers.allowed : workers.refused;
   scripts.add('recipe-child', (request, call) => {
     const echo = request.tools.find((tool) => tool.name.startsWith('recipe-echo-') && tool.name.endsWith('__echo'));
     if (call === 0 && echo) return { toolCalls: [{ name: echo.name, arguments: { text: 'hello' } }] };
     return { text: echo ? `echoed: ${toolResults(request).at(-1)?.content ?? ''}` : 'I have no echo tool' };
   });
   const session = scripts.add(`recipe-parent-${allow}`, [{ toolCalls: [{ name: 'delegate', arguments: { source: 'echo-recipe' } }] }, { text: 'done' }]);
-  const { dependencies } = testDependencies({ scripted: { scripted: { model: scripts.model } }, env: { ERRAND_ALLOW_RECIPE_MCP_SERVERS: String(allow), ERRAND_TRUSTED_RECIPE_DIRS: join(workingDir, '.goose', 'recipes') } });
-  const taskQueue = uniqueTaskQueue(`recipe-mcp-${allow}`);
-  const worker = await startTestWorker(taskQueue, dependencies);
-  workers.push(worker);
-  const handle = await client.workflow.start('sessionWorkflow', { taskQueue, workflowId: `errand-recipe-mcp-${allow}-${Date.now()}`, args: [sessionInput({ workingDir })] });
+  const handle = await stack.startSession({}, `recipe-mcp-${allow}`);
   await handle.executeUpdate(sendMessageUpdate, { args: [{ message: `Use the echo recipe ${session}` }] });
   const child: SubagentResult = await (async () => {
-    const childHandle = client.workflow.getHandle(`${handle.workflowId}~task-1`);
+    const childHandle = stack.client.workflow.getHandle(`${handle.workflowId}~task-1`);
     const deadline = Date.now() + 30_000;
     while (Date.now() < deadline && !(await childHandle.describe().then(() => true, () => false))) await new Promise((wait) => setTimeout(wait, 100));
     return childHandle.result();

@@ -1,12 +1,12 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { approvalUpdate, peekQuery } from '../../src/contracts/subagent-messages';
 import type { RetryPolicy } from '../../src/contracts/subagent';
 import type { SubagentPeek, SubagentResult } from '../../src/contracts/subagent-result';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { scheduledActivities } from '../observability/session-scenario';
-import { freshFolder, startRunHarness, toolResult, until, type RunHarness } from '../support/run-harness';
+import { freshFolder, toolResult, until, useRunHarness, type RunHarness } from '../support/run-harness';
 
 /**
  * A recipe's goose `retry` (SEMANTICS §5) against the real dev server, real shell commands and a scripted
@@ -15,18 +15,8 @@ import { freshFolder, startRunHarness, toolResult, until, type RunHarness } from
  * check's output; under an `ask` policy a check waits for an approval like a `run_command` call.
  */
 
-let harness: RunHarness;
-let asking: RunHarness;
-
-beforeAll(async () => {
-  harness = await startRunHarness('retry');
-  asking = await startRunHarness('retry-ask', { ERRAND_TOOL_POLICY: JSON.stringify({ rules: { developer__run_command: 'ask' } }) });
-});
-
-afterAll(async () => {
-  await harness?.stop();
-  await asking?.stop();
-});
+const harness = useRunHarness('retry');
+const asking = useRunHarness('retry-ask', { ERRAND_TOOL_POLICY: JSON.stringify({ rules: { developer__run_command: 'ask' } }) });
 
 const peekOf = (run: RunHarness, id: string) => run.client.workflow.getHandle(id).query(peekQuery) as Promise<SubagentPeek>;
 

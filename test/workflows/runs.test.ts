@@ -1,12 +1,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import type { JsonObject } from '../../src/contracts/json';
 import type { ChatMessage } from '../../src/contracts/model';
 import type { SubagentResult } from '../../src/contracts/subagent-result';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { notices, toolResults } from '../support/conversation-scripts';
-import { freshFolder, startRunHarness, toolResult, until, type RunHarness } from '../support/run-harness';
+import { freshFolder, toolResult, until, useRunHarness } from '../support/run-harness';
 
 /**
  * How a delegation runs when its definition says so (SEMANTICS §5), against the real dev server with a
@@ -14,7 +14,7 @@ import { freshFolder, startRunHarness, toolResult, until, type RunHarness } from
  * after planning), and an output schema makes the subagent deliver through a validated `final_output`.
  */
 
-let harness: RunHarness;
+const harness = useRunHarness('runs');
 let workingDir: string;
 
 const countSchema: JsonObject = {
@@ -24,8 +24,7 @@ const countSchema: JsonObject = {
   additionalProperties: false,
 };
 
-beforeAll(async () => {
-  harness = await startRunHarness('runs');
+beforeAll(() => {
   workingDir = freshFolder('errand-runs-work-');
   mkdirSync(join(workingDir, '.claude', 'agents'), { recursive: true });
   writeFileSync(join(workingDir, '.claude', 'agents', 'watcher.md'), [
@@ -37,10 +36,6 @@ beforeAll(async () => {
     'You watch the folder you are given and report what you saw.',
     '',
   ].join('\n'));
-});
-
-afterAll(async () => {
-  await harness?.stop();
 });
 
 function finalOutput(args: JsonObject): ScriptStep {

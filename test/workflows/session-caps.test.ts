@@ -10,7 +10,7 @@ import type { ScriptStep } from '../../src/llm/scripted-step';
 import { ConversationScripts, toolResults } from '../support/conversation-scripts';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
 import { Worker } from '@temporalio/worker';
-import { startTestWorker, subagentInput, testDependencies, uniqueTaskQueue, workflowBundlePath, type RunningWorker } from '../support/temporal';
+import { subagentInput, workflowBundlePath } from '../support/temporal';
 import { replies, say } from '../support/session-talk';
 import { useWorkerStack } from '../support/worker-stack';
 
@@ -259,24 +259,20 @@ describe('cost in the Web UI', () => {
 
 describe('time cap during an answer', () => {
   let server: ScriptedOpenAIServer;
-  let httpWorker: RunningWorker;
-  let httpQueue: string;
   beforeAll(async () => {
     server = await startScriptedOpenAIServer();
-    const { dependencies } = testDependencies({ providers: [{ name: 'http', kind: 'openai-compatible', baseUrl: server.url, models: ['gpt-test'] }] });
-    httpQueue = uniqueTaskQueue('caps-deadline');
-    httpWorker = await startTestWorker(httpQueue, dependencies);
   });
+  // Registered before the worker's stack, so the server closes after the worker has stopped.
   afterAll(async () => {
-    await httpWorker?.stop();
     await server?.close();
   });
+  const http = useWorkerStack(() => ({ label: 'caps-deadline', providers: [{ name: 'http', kind: 'openai-compatible', baseUrl: server.url, models: ['gpt-test'] }] }));
 
   test('an answer still being written when the time budget ends is cut there: the run ends time_budget, the stream is closed', async () => {
     // About 100 s of answer at 50 ms a word; the budget is 2 s, far below errand's 240 s answer time cap.
     server.enqueue({ text: 'word '.repeat(2_000), chunkDelayMs: 50 });
     const handle = await stack.client.workflow.start('subagentWorkflow', {
-      taskQueue: httpQueue,
+      taskQueue: http.taskQueue,
       workflowId: stack.nextId('deadline'),
       args: [subagentInput({ prompt: 'Write a long story', workingDir: stack.workingDir, route: { provider: 'http', model: 'gpt-test' }, timeBudgetMs: 2_000 })],
     });
@@ -297,7 +293,7 @@ describe('time cap during an answer', () => {
     // No byte for 60 s (a long prompt being read); the budget is 2 s.
     server.enqueue({ text: 'too late', delayMs: 60_000 });
     const handle = await stack.client.workflow.start('subagentWorkflow', {
-      taskQueue: httpQueue,
+      taskQueue: http.taskQueue,
       workflowId: stack.nextId('deadline-first-byte'),
       args: [subagentInput({ prompt: 'Read this long prompt', workingDir: stack.workingDir, route: { provider: 'http', model: 'gpt-test' }, timeBudgetMs: 2_000 })],
     });

@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { SubagentResult } from '../../src/contracts/subagent-result';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { toolResults } from '../support/conversation-scripts';
-import { childResult, freshFolder, startRunHarness, until, type RunHarness } from '../support/run-harness';
+import { childResult, freshFolder, until, useRunHarness } from '../support/run-harness';
 
 /**
  * `isolation: worktree` (SEMANTICS §5) against the real dev server and real git repositories: each
@@ -14,15 +14,7 @@ import { childResult, freshFolder, startRunHarness, until, type RunHarness } fro
  * checkout is never touched.
  */
 
-let harness: RunHarness;
-
-beforeAll(async () => {
-  harness = await startRunHarness('worktree');
-});
-
-afterAll(async () => {
-  await harness?.stop();
-});
+const harness = useRunHarness('worktree');
 
 const identity = { GIT_AUTHOR_NAME: 'errand test', GIT_AUTHOR_EMAIL: 'test@example.invalid', GIT_COMMITTER_NAME: 'errand test', GIT_COMMITTER_EMAIL: 'test@example.invalid' };
 
