@@ -88,7 +88,7 @@ export function recordMcpEndingBeforePatch(context: RecordingContext, hold: Plan
 }
 
 /** The ids of the patch markers in a history (the SDK's `core_patch` markers carry `{ id }` as JSON). */
-function patchIdsOf(events: temporal.api.history.v1.IHistoryEvent[]): string[] {
+export function patchIdsOf(events: temporal.api.history.v1.IHistoryEvent[]): string[] {
   return events.flatMap((event) => {
     const marker = event.markerRecordedEventAttributes;
     const data = marker?.markerName === 'core_patch' ? marker.details?.['patch-data']?.payloads?.[0]?.data : undefined;

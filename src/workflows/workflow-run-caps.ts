@@ -36,3 +36,40 @@ export function remainingFor(caps: WorkflowRunCaps, spent: { tokens: number; cos
 function usd(microUsd: number): string {
   return `$${(microUsd / 1_000_000).toFixed(6).replace(/0+$/, '').replace(/\.$/, '')}`;
 }
+
+/** The patch under which a run's agents share its token and cost caps (a wait and a marker where code from before started the child). */
+export const runSharesCapsPatch = 'workflow-run-shares-caps';
+
+/** What a running agent holds of the run's token and cost caps: its own caps, whole, while it runs (its spend is known when it ends). */
+export interface AgentReservation {
+  tokens?: number;
+  costMicroUsd?: number;
+}
+
+/**
+ * An agent's token and cost caps as it starts (budgets that add up, decision 0050): what the run has left
+ * less what its running agents hold, shared equally among `sharers` (the lanes that may start now, or fewer
+ * when fewer agents wait). So the agents running at once can never be given more than the run has left,
+ * and an agent that ends gives back what it did not spend. Undefined while the running agents hold all
+ * that is left of a cap: the agent waits for one of them to end. `{}` for a run without such caps.
+ */
+export function agentReservation(left: ReturnType<typeof remainingFor>, held: readonly AgentReservation[], sharers: number): AgentReservation | undefined {
+  const share = (remaining: number | undefined, holding: (reservation: AgentReservation) => number | undefined): number | null | undefined => {
+    if (remaining === undefined) return undefined;
+    const free = remaining - held.reduce((sum, reservation) => sum + (holding(reservation) ?? 0), 0);
+    if (free < 1) return held.length > 0 ? null : 1;
+    return Math.max(1, Math.floor(free / Math.max(1, sharers)));
+  };
+  const tokens = share(left.remainingTokens, (reservation) => reservation.tokens);
+  const costMicroUsd = share(left.remainingCostMicroUsd, (reservation) => reservation.costMicroUsd);
+  if (tokens === null || costMicroUsd === null) return undefined;
+  return { ...(tokens !== undefined ? { tokens } : {}), ...(costMicroUsd !== undefined ? { costMicroUsd } : {}) };
+}
+
+/** A planned agent's token and cost caps within its reservation (each at most what it holds). */
+export function capsWithin<Caps extends { tokenBudget?: number; costBudgetMicroUsd?: number }>(planned: Caps, reserved: AgentReservation): Caps {
+  const within = (cap: number | undefined, held: number | undefined) => (held === undefined ? cap : Math.min(cap ?? held, held));
+  const tokenBudget = within(planned.tokenBudget, reserved.tokens);
+  const costBudgetMicroUsd = within(planned.costBudgetMicroUsd, reserved.costMicroUsd);
+  return { ...planned, ...(tokenBudget !== undefined ? { tokenBudget } : {}), ...(costBudgetMicroUsd !== undefined ? { costBudgetMicroUsd } : {}) };
+}

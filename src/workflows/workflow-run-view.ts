@@ -4,6 +4,7 @@ import { workflowViewMaxLabels } from '../contracts/limits/workflow-scripts';
 import type { WorkflowWaitingCount } from '../contracts/workflow-run-activities';
 import type { WorkflowScriptDiagnostic } from '../contracts/workflow-script';
 import type { JsonValue } from '../contracts/json';
+import type { AgentReservation } from './workflow-run-caps';
 
 /** One agent this run of the workflow started, as it tracks it. */
 export interface AgentSlot {
@@ -20,6 +21,8 @@ export interface AgentSlot {
   startedAt: number;
   endedAt: number | null;
   failure: { type: string; message: string } | null;
+  /** What it holds of the run's token and cost caps while it runs (a run with such caps). */
+  reserved?: AgentReservation;
 }
 
 /** The label an agent is counted under: its label, else its phase. */

@@ -1,44 +1,20 @@
-import {
-  allHandlersFinished,
-  condition,
-  continueAsNew,
-  proxyActivities,
-  setHandler,
-  startChild,
-  upsertSearchAttributes,
-  workflowInfo,
-} from '@temporalio/workflow';
-import { nonRetryableFailureTypes } from '../contracts/failures';
+import { allHandlersFinished, condition, continueAsNew, patched, setHandler, startChild, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { JsonValue } from '../contracts/json';
 import { cancelSettleWaitMs } from '../contracts/limits/workflow';
-import { workflowAgentsBeforeContinueAsNew, workflowRoundsBeforeContinueAsNew, workflowRunHeartbeatTimeoutMs, workflowScriptRoundMs } from '../contracts/limits/workflow-scripts';
+import { workflowAgentsBeforeContinueAsNew, workflowRoundsBeforeContinueAsNew } from '../contracts/limits/workflow-scripts';
 import { searchAttributes } from '../contracts/search-attributes';
 import type { SubagentResult } from '../contracts/subagent-result';
 import { workflowAgentId } from '../contracts/workflow-ids';
 import type { WorkflowLabelView, WorkflowRunCarried, WorkflowRunInput, WorkflowRunResult, WorkflowRunStatus } from '../contracts/workflow-run';
-import type { FinishedWorkflowAgent, RecordWorkflowAgentsOutput, RunWorkflowRoundOutput, WorkflowAgentSummary, WorkflowRunActivities, WorkflowWaitingCount } from '../contracts/workflow-run-activities';
+import type { FinishedWorkflowAgent, RecordWorkflowAgentsOutput, RunWorkflowRoundOutput, WorkflowAgentSummary, WorkflowWaitingCount } from '../contracts/workflow-run-activities';
 import { workflowCancelSignal, workflowPauseSignal, workflowRestartAgentUpdate, workflowResumeSignal, workflowViewQuery } from '../contracts/workflow-run-messages';
 import type { WorkflowScriptDiagnostic } from '../contracts/workflow-script';
-import { remainingFor, runCapCrossed, type Stop } from './workflow-run-caps';
+import { agentReservation, capsWithin, remainingFor, runCapCrossed, runSharesCapsPatch, type Stop } from './workflow-run-caps';
+import { planning, rounds } from './workflow-run-proxies';
 import { agentChildOptions, signalAgentCancel } from './workflow-run-agent';
 import { journalNow, restartAgent, roundWanted, takeInJournaled, type Lanes } from './workflow-run-lanes';
 import { AgentPlanner } from './workflow-run-plans';
 import { buildView, takeFromWaiting, type AgentSlot } from './workflow-run-view';
-
-const nonRetryableErrorTypes = [...nonRetryableFailureTypes];
-
-const rounds = proxyActivities<WorkflowRunActivities>({
-  // A round runs the script in a thread stopped at its time limit; it may run again once per agent
-  // definition the script names (read through the sources), and wait for a free thread.
-  startToCloseTimeout: workflowScriptRoundMs * 12,
-  heartbeatTimeout: workflowRunHeartbeatTimeoutMs,
-  retry: { initialInterval: 500, maximumAttempts: 5, nonRetryableErrorTypes },
-});
-const planning = proxyActivities<WorkflowRunActivities>({
-  startToCloseTimeout: 10 * 60_000,
-  heartbeatTimeout: workflowRunHeartbeatTimeoutMs,
-  retry: { initialInterval: 500, maximumAttempts: 10, nonRetryableErrorTypes },
-});
 
 /**
  * A workflow run (SEMANTICS §7, decision 0038): a script's rounds as activities and its `agent()` calls as
@@ -171,6 +147,24 @@ class WorkflowRun {
     return this.stop === undefined;
   }
 
+  /** Reserves the agent's share of the run's token and cost caps (decision 0050), waiting while running agents hold all that is left (agents woken together each look again). */
+  private async reserve(slot: AgentSlot): Promise<void> {
+    const reservation = () => {
+      const holders = this.running().filter((other) => other.reserved !== undefined);
+      // Shared with the lanes that may start now: the free ones, or fewer when fewer agents wait (this one included).
+      const unstarted = this.queue.filter((request) => !this.slots.has(request.key)).length + this.running().length - holders.length;
+      return agentReservation(this.remaining(), holders.map((other) => other.reserved ?? {}), Math.min(this.input.concurrency - holders.length, unstarted));
+    };
+    const stopped = () => this.stop !== undefined || this.cancelReason !== undefined;
+    for (let share = reservation(); share === undefined && !stopped(); share = reservation()) await condition(() => stopped() || reservation() !== undefined);
+    slot.reserved = reservation();
+  }
+
+  /** Whether agents share the run's token and cost caps (a run with such caps, from the patch on; before it each agent got all that was left). */
+  private sharesCaps(): boolean {
+    return (this.input.caps.tokenBudget !== undefined || this.input.caps.costBudgetMicroUsd !== undefined) && patched(runSharesCapsPatch);
+  }
+
   /** Plans one agent, starts its child delegation and waits for it; whatever happens ends in `finished`. */
   private async runAgent(slot: AgentSlot): Promise<void> {
     const fail = (type: string, message: string) => {
@@ -181,6 +175,7 @@ class WorkflowRun {
     };
     const plan = await this.planner.take(slot.key);
     if (!plan.ok) return fail('AgentNotStarted', plan.message);
+    if (this.sharesCaps()) await this.reserve(slot);
     if (this.stop || this.cancelReason !== undefined) {
       // Not started, so not finished: it is not journaled (a resume runs it).
       slot.state = 'cancelled';
@@ -189,7 +184,8 @@ class WorkflowRun {
       return;
     }
     // The run's agents report to nobody: the run reads each one's result when it ends.
-    const { parent: _parent, ...childInput } = plan.input;
+    const { parent: _parent, ...planned } = plan.input;
+    const childInput = slot.reserved ? capsWithin(planned, slot.reserved) : planned;
     let result: SubagentResult;
     try {
       const handle = await startChild('subagentWorkflow', agentChildOptions({ slot, childInput, sourceName: plan.source?.name ?? 'ad-hoc', runId: this.info.workflowId, tenant: this.input.tenant }));

@@ -1,6 +1,7 @@
 import { expect, test } from 'vitest';
 import type { ModelRequest } from '../../src/contracts/model';
 import type { WorkflowRunInput } from '../../src/contracts/workflow-run';
+import { workflowAgentId } from '../../src/contracts/workflow-ids';
 import { workflowRestartAgentUpdate, workflowViewQuery } from '../../src/contracts/workflow-run-messages';
 import { createScriptedModel } from '../../src/llm/scripted-model';
 import type { ScriptStep } from '../../src/llm/scripted-step';
@@ -11,18 +12,18 @@ import { useWorkerStack } from '../support/worker-stack';
 
 /**
  * A workflow run's caps and its restart (SEMANTICS §7 "Limits", "Control"): a cost cap covers every agent
- * of the run and stops a fan-out mid-run with status `budget`; restarting a finished agent drops its key
+ * of the run and stops a fan-out mid-run with status `budget`, and the agents running at once share it; restarting a finished agent drops its key
  * from the journal, so its call runs again at the next round.
  */
 
-let respond: (prompt: string, call: number) => ScriptStep | Promise<ScriptStep> = () => ({ text: 'unused' });
+let respond: (prompt: string, call: number, request: ModelRequest) => ScriptStep | Promise<ScriptStep> = () => ({ text: 'unused' });
 
 function promptOf(request: ModelRequest): string {
   const first = request.messages.find((message) => message.role === 'user');
   return first?.role === 'user' ? first.content : '';
 }
 
-const model = createScriptedModel((request, call) => respond(promptOf(request), call));
+const model = createScriptedModel((request, call) => respond(promptOf(request), call, request));
 // $2 per million input tokens: an answer reported with 1,000 input tokens costs 2,000 micro-dollars.
 const stack = useWorkerStack({ label: 'wf-caps', scripted: { scripted: { model, models: [{ id: 'priced-model', prices: { input: 2, output: 8 } }] } } });
 
@@ -50,6 +51,33 @@ test('a cost cap stops a fan-out mid-run: running agents are cancelled and the r
   const view = await handle.query(workflowViewQuery);
   expect(view.status).toBe('budget');
   expect(view.agents.filter((agent) => agent.state === 'running')).toEqual([]);
+}, 120_000);
+
+test('agents running at once share the cost cap: eight agents that would each spend the whole cap spend it together (decision 0050)', async () => {
+  // Each agent lists its folder five times, then answers: six model calls of $0.002 each, $0.012 if nothing stops it.
+  respond = (prompt, _call, request) => {
+    const listing = request.tools.find((tool) => tool.name.endsWith('list_directory'));
+    const turns = request.messages.filter((message) => message.role === 'tool').length;
+    if (listing && turns < 5) return { text: `looking ${turns}`, toolCalls: [{ name: listing.name, arguments: { path: '.' } }], usage: { inputTokens: 1_000, outputTokens: 0 } };
+    return { text: `answer:${prompt}`, usage: { inputTokens: 1_000, outputTokens: 0 } };
+  };
+  const script = `return await parallel(Array.from({ length: 8 }, (_, n) => () => agent('work ' + n, { label: 'work' }).catch((error) => 'stopped: ' + error.message)));`;
+  const handle = await startWorkflowRun(stack.client, { workflowId: `errand-wf-share-${Date.now()}`, taskQueue: stack.taskQueue, input: runInput(script, { concurrency: 8, caps: { costBudgetMicroUsd: 10_000 } }) });
+  const result = await handle.result();
+  expect(result.status).toBe('budget');
+  // Each of the eight started with an eighth of the cap ($0.00125): one call each, then its own cap stopped it.
+  // Without shares each would have been given all $0.01 and made five calls or more: $0.08 in all.
+  expect(result.costMicroUsd).toBeLessThanOrEqual(10_000 + 8 * 2_000);
+  // Each agent's delegation was started with its share as its cost cap: never more than the first eighth.
+  const caps = await Promise.all(
+    Array.from({ length: 8 }, async (_, index) => {
+      const history = await stack.client.workflow.getHandle(workflowAgentId(handle.workflowId, index + 1)).fetchHistory();
+      const input = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
+      return input ? (JSON.parse(Buffer.from(input).toString('utf8')) as { costBudgetMicroUsd?: number }).costBudgetMicroUsd : undefined;
+    }),
+  );
+  for (const cap of caps) expect(cap).toBeGreaterThan(0);
+  for (const cap of caps) expect(cap).toBeLessThanOrEqual(1_250);
 }, 120_000);
 
 test('restarting a finished agent drops its key: its call runs again and the run goes on', async () => {
