@@ -18,12 +18,12 @@ export const workflowTraceInterceptorModule = existsSync(join(projectRoot, 'src'
  * What every bundle of errand's workflows is built with — the production build (scripts/bundle-workflows.ts),
  * a worker that bundles its sources at start (src/worker/workflow-source.ts), the tests and the bench: the same code in the
  * sandbox everywhere, with the trace interceptors. `preloadModules` runs src/workflows/sandbox-setup.ts once per sandbox, before the
- * SDK freezes the sandbox's globals.
+ * SDK freezes the sandbox's globals, and loads the pure modules of src/workflows/shared-modules.ts once for every workflow (decision 0051).
  */
 export function workflowBundleOptions(): { workflowsPath: string; preloadModules: string[]; workflowInterceptorModules: string[] } {
   const workflowInterceptorModules = [workflowTraceInterceptorModule];
   // From the project root rather than this file: the bundled CLI (dist/cli-bundle/) runs this code too.
   const sources = join(projectRoot, 'src', 'workflows');
-  if (existsSync(join(sources, 'index.ts'))) return { workflowsPath: join(sources, 'index.ts'), preloadModules: [join(sources, 'sandbox-setup.ts')], workflowInterceptorModules };
-  return { workflowsPath: require.resolve('../workflows'), preloadModules: [require.resolve('../workflows/sandbox-setup')], workflowInterceptorModules };
+  if (existsSync(join(sources, 'index.ts'))) return { workflowsPath: join(sources, 'index.ts'), preloadModules: [join(sources, 'sandbox-setup.ts'), join(sources, 'shared-modules.ts')], workflowInterceptorModules };
+  return { workflowsPath: require.resolve('../workflows'), preloadModules: [require.resolve('../workflows/sandbox-setup'), require.resolve('../workflows/shared-modules')], workflowInterceptorModules };
 }
