@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { waitUntilTemporalAnswers } from './temporal-ready';
-import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { searchAttributeDefinitions } from '../contracts/search-attributes';
 import { freePort } from './free-port';
@@ -94,6 +94,30 @@ export interface DevServer {
  * (unless `stock`), and waits until the frontend answers.
  */
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  // Ports are picked free, then bound by the server a moment later: another process (or one of the server's
+  // own services) may take one in between. A start that fails on a taken port is tried again on new ports,
+  // unless the caller named the ports.
+  const portsGiven = options.port !== undefined || options.httpPort !== undefined || options.uiPort !== undefined;
+  for (let attempt = 1; ; attempt += 1) {
+    const logStart = existsSync(options.logFile) ? statSync(options.logFile).size : 0;
+    try {
+      return await startDevServerOnce(options);
+    } catch (error) {
+      if (portsGiven || attempt >= 3 || !portTakenSince(options.logFile, logStart)) throw error;
+    }
+  }
+}
+
+/** Whether the log written since `from` says a port was taken (the server then exits during its start). */
+function portTakenSince(logFile: string, from: number): boolean {
+  try {
+    return readFileSync(logFile).subarray(from).toString('utf8').includes('address already in use');
+  } catch {
+    return false;
+  }
+}
+
+async function startDevServerOnce(options: DevServerOptions): Promise<DevServer> {
   const binary = temporalCliPath();
   if (!existsSync(binary)) {
     throw new Error(`Temporal CLI not found at ${binary}. Run "npm run tools" (or set ERRAND_TEMPORAL_CLI to an existing binary).`);
@@ -135,7 +159,15 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
 
   const address = `${ip}:${port}`;
   // The default namespace and search attributes are created right after the frontend is up.
-  await waitUntilTemporalAnswers(child, { address, namespace: 'default', name: 'Temporal dev server', logFile: options.logFile, timeoutMs: options.startTimeoutMs ?? 60_000, pollMs: 200 });
+  try {
+    await waitUntilTemporalAnswers(child, { address, namespace: 'default', name: 'Temporal dev server', logFile: options.logFile, timeoutMs: options.startTimeoutMs ?? 60_000, pollMs: 200 });
+  } catch (error) {
+    // A server that did not come up is not left running, and its log is closed (a retry appends to it).
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+    log.end();
+    throw error;
+  }
 
   return {
     address,
