@@ -43,9 +43,9 @@ const workflowScriptText = z.string().min(1, { error: 'expected the text of a wo
 /** What a start takes besides its script. */
 const startWorkflowFields = {
   args: jsonValueSchema.optional().describe('The value the script reads as `args`.'),
-  tokenBudget: z.number().int().positive().optional().describe('Tokens every agent of the run may use together.'),
+  tokenBudget: z.number().int().positive().optional().describe('Tokens every agent of the run may use together. The agents running at once share it: each starts with an equal part of what is left (raise it or lower concurrency when agents end budget).'),
   timeBudget: z.number().int().positive().optional().describe('Seconds the whole run may take.'),
-  costBudgetUsd: z.number().positive().optional().describe('US dollars every agent of the run may cost together; a projection over it refuses the start.'),
+  costBudgetUsd: z.number().positive().optional().describe('US dollars every agent of the run may cost together; a projection over it refuses the start. The agents running at once share it: each starts with an equal part of what is left (raise it or lower concurrency when agents end budget).'),
   concurrency: z.number().int().min(1).max(1_000).optional().describe('Agents running at once (default and most: ERRAND_WORKFLOW_MAX_CONCURRENT_AGENTS, 16 unless the operator set it).'),
   maxAgents: z.number().int().min(1).max(100_000).optional().describe('agent() calls the run may make (default and most: ERRAND_WORKFLOW_MAX_AGENTS, 1000 unless the operator set it).'),
   dryRun: z.boolean().optional().describe('Answer the projection without starting the run.'),

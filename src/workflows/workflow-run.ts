@@ -205,7 +205,8 @@ class WorkflowRun {
     if (result.status === 'completed') slot.state = 'done';
     else {
       slot.state = result.status === 'cancelled' ? 'cancelled' : 'failed';
-      slot.failure = { type: result.status, message: result.diagnostic ?? `the agent ended ${result.status}` };
+      const shared = result.status === 'budget' && slot.reserved ? "; that was its share of the run's caps, which the agents running at once share: raise the run's cap or lower its concurrency" : '';
+      slot.failure = { type: result.status, message: `${result.diagnostic ?? `the agent ended ${result.status}`}${shared}` };
     }
     // An agent the run itself cancelled (cancel, a cap) did not finish: it is not journaled, a resume runs it.
     if (!(this.stop && result.status === 'cancelled')) this.finished.push({ key: slot.key, workflowId: slot.workflowId });

@@ -78,6 +78,10 @@ test('agents running at once share the cost cap: eight agents that would each sp
   );
   for (const cap of caps) expect(cap).toBeGreaterThan(0);
   for (const cap of caps) expect(cap).toBeLessThanOrEqual(1_250);
+  // An agent stopped by its share says so, and what to change.
+  const stoppedByShare = (await handle.query(workflowViewQuery)).agents.filter((agent) => agent.failure?.type === 'budget');
+  expect(stoppedByShare.length).toBeGreaterThan(0);
+  for (const agent of stoppedByShare) expect(agent.failure?.message).toMatch(/its share of the run's caps, which the agents running at once share: raise the run's cap or lower its concurrency$/);
 }, 120_000);
 
 test('restarting a finished agent drops its key: its call runs again and the run goes on', async () => {
