@@ -49,6 +49,9 @@ beforeAll(async () => {
   stack = await startApiStack();
   httpEnv = baseEnv({ ERRAND_API_URL: stack.url, ERRAND_API_KEY: keys.acme });
   directEnv = baseEnv({
+    // A data folder of its own: a developer's running `errand dev` (found through the default data folder)
+    // would otherwise take the CLI's requests, as it is meant to.
+    ERRAND_DATA_DIR: mkdtempSync(join(tmpdir(), 'errand-cli-direct-data-')),
     ERRAND_TEMPORAL_ADDRESS: temporalAddress(),
     ERRAND_TASK_QUEUE: stack.taskQueue,
     ERRAND_PROVIDERS: JSON.stringify(stack.config.providers),
