@@ -15,7 +15,7 @@ import { createDemoModel, demoProviderConfig, demoProviderName } from '../llm/de
 import { checkWorkerEnvironment, commandOptions, createWorkerDependencies } from '../worker/worker-dependencies';
 import { createErrandWorker, runWorker } from '../worker/errand-worker';
 import { processContainmentSummary } from '../tools/process-containment';
-import { startTracing, stopTracing } from '../observability/tracing';
+import { startTracing, stopTracing, tracingSettings } from '../observability/tracing';
 import type { CliContext } from './cli-context';
 import { UsageError } from './cli-io';
 import { chooseDevSandbox, devSandboxBanner } from './dev-sandbox-default';
@@ -214,6 +214,16 @@ interface DevBanner {
   statePath: string;
 }
 
+/** Banner lines for what is on besides the defaults: trace export, the S3 blob store. */
+export function devExtrasBanner(banner: Pick<DevBanner, 'env'> & { config: Pick<ErrandConfig, 'blobs'> }): string[] {
+  const tracing = tracingSettings('dev', banner.env);
+  const blobs = banner.config.blobs;
+  return [
+    ...(tracing ? [`  Traces       OTLP/HTTP to ${tracing.endpoint.url} (${tracing.endpoint.setting})`] : []),
+    ...(blobs ? [`  Blob store   S3 bucket ${blobs.bucket}${blobs.prefix ? `, prefix ${blobs.prefix}` : ''}${blobs.endpoint ? ` at ${blobs.endpoint}` : ''} (ERRAND_BLOB_BUCKET): conversations and stored results`] : []),
+  ];
+}
+
 /** The lines `errand dev` prints once its stack runs: where each part is, and how to try it. */
 function devBanner(banner: DevBanner): string[] {
   return [
@@ -227,6 +237,7 @@ function devBanner(banner: DevBanner): string[] {
     `  Sandbox      ${devSandboxBanner(banner.sandbox, banner.env).join('\n')}`,
     `  Model        ${banner.demo ? 'DEMO MODEL — no LLM provider is configured; answers are canned. Set ERRAND_PROVIDERS (and ERRAND_DEFAULT_MODEL) for real work.' : `${banner.config.defaultModel ? `${banner.config.defaultModel.provider}/${banner.config.defaultModel.model}` : '(no default)'} (${banner.config.providers.map((provider) => provider.name).join(', ')})`}`,
     `  Working dir  ${banner.config.workingDir}`,
+    ...devExtrasBanner(banner),
     ...(banner.env.ERRAND_RECIPE_PATH ? [`  Recipes      ${banner.env.ERRAND_RECIPE_PATH} (ERRAND_RECIPE_PATH) and the project folders`] : []),
     ...banner.notes.map((note) => `  Note         ${note}`),
     '',
