@@ -183,3 +183,20 @@ export function listItems(body: Record<string, unknown>): { id: string; state: s
   return parsed.data;
 }
 const listItemsSchema = z.array(z.looseObject({ id: z.string(), state: z.string(), source: z.string().nullable() }));
+
+/**
+ * The environment an `errand mcp` child of the stack runs with (in process, no API URL): only the process
+ * basics and the stack's Temporal, task queue, data and working folders, and the scripted provider's models.
+ */
+export function errandMcpEnv(stack: ApiStack): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    TMPDIR: process.env.TMPDIR ?? '/tmp',
+    ERRAND_TEMPORAL_ADDRESS: temporalAddress(),
+    ERRAND_TASK_QUEUE: stack.taskQueue,
+    ERRAND_DATA_DIR: stack.config.dataDir,
+    ERRAND_WORKING_DIR: stack.workDir,
+    ERRAND_PROVIDERS: JSON.stringify([{ name: 'scripted', kind: 'scripted', models: ['scripted-model', 'other-model'] }]),
+  };
+}

@@ -7,14 +7,13 @@ import type { Client as TemporalClient, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../../src/api/auth-config';
 import type { JsonObject, JsonValue } from '../../src/contracts/json';
-import { cancelSignal } from '../../src/contracts/subagent-messages';
 import { claudeCodePath } from '../../src/dev/tool-paths';
 import { isJsonObject } from '../../src/llm/json-value';
 import type { ScriptStep } from '../../src/llm/scripted-step';
 import { startApiProcess, type ApiProcess } from '../support/api-process';
 import { docBlock, fillPlaceholders, shellCommands } from '../support/doc-blocks';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
-import { temporalAddress, temporalNamespace, testClient, uniqueTaskQueue } from '../support/temporal';
+import { temporalAddress, temporalNamespace, testClient, uniqueTaskQueue, cancelRunningSessions } from '../support/temporal';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 
 /**
@@ -175,9 +174,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (temporal) {
-    for await (const execution of temporal.workflow.list({ query: `TaskQueue = "${taskQueue}" AND WorkflowType = "sessionWorkflow" AND ExecutionStatus = "Running"` })) {
-      await temporal.workflow.getHandle(execution.workflowId).signal(cancelSignal, { reason: 'test over' }).catch(() => undefined);
-    }
+    await cancelRunningSessions(temporal, taskQueue);
   }
   await api?.kill();
   await worker?.stop();

@@ -4,9 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { cancelSignal } from '../../src/contracts/subagent-messages';
 import { orchestrationToolSpecs } from '../../src/domain/orchestration-tools';
-import { keys, startApiStack, type ApiStack } from '../api/api-harness';
+import { keys, startApiStack, type ApiStack, errandMcpEnv } from '../api/api-harness';
 import { errandBin } from '../support/mcp-errand-client';
-import { temporalAddress } from '../support/temporal';
 
 /**
  * The MCP Inspector's CLI mode (npm @modelcontextprotocol/inspector, a pinned devDependency) lists and
@@ -22,16 +21,7 @@ let env: Record<string, string>;
 
 beforeAll(async () => {
   stack = await startApiStack();
-  env = {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? '',
-    TMPDIR: process.env.TMPDIR ?? '/tmp',
-    ERRAND_TEMPORAL_ADDRESS: temporalAddress(),
-    ERRAND_TASK_QUEUE: stack.taskQueue,
-    ERRAND_DATA_DIR: stack.config.dataDir,
-    ERRAND_WORKING_DIR: stack.workDir,
-    ERRAND_PROVIDERS: JSON.stringify([{ name: 'scripted', kind: 'scripted', models: ['scripted-model', 'other-model'] }]),
-  };
+  env = errandMcpEnv(stack);
 });
 afterAll(async () => {
   expect(stack.model.rejectedCalls).toHaveLength(0);

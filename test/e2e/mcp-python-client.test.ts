@@ -5,12 +5,11 @@ import { join } from 'node:path';
 import type { Client as TemporalClient, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../../src/api/auth-config';
-import { cancelSignal } from '../../src/contracts/subagent-messages';
 import { mcpPythonPath } from '../../src/dev/tool-paths';
 import { startApiProcess, type ApiProcess } from '../support/api-process';
 import { docBlock, fillPlaceholders } from '../support/doc-blocks';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
-import { temporalAddress, temporalNamespace, testClient, uniqueTaskQueue } from '../support/temporal';
+import { temporalAddress, temporalNamespace, testClient, uniqueTaskQueue, cancelRunningSessions } from '../support/temporal';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 
 /**
@@ -63,9 +62,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (temporal) {
-    for await (const execution of temporal.workflow.list({ query: `TaskQueue = "${taskQueue}" AND WorkflowType = "sessionWorkflow" AND ExecutionStatus = "Running"` })) {
-      await temporal.workflow.getHandle(execution.workflowId).signal(cancelSignal, { reason: 'test over' }).catch(() => undefined);
-    }
+    await cancelRunningSessions(temporal, taskQueue);
   }
   await api?.kill();
   await worker?.stop();

@@ -7,10 +7,9 @@ import { taskId as asTaskId, type TaskId } from '@modelcontextprotocol/ext-tasks
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../../src/api/auth-config';
 import { cancelSignal } from '../../src/contracts/subagent-messages';
-import { keys, scriptedAnswer, startApiStack, type ApiStack } from '../api/api-harness';
+import { keys, scriptedAnswer, startApiStack, type ApiStack, errandMcpEnv } from '../api/api-harness';
 import { callErrandTool, connectErrandMcp, errandBin, nextNotice, startedTask } from '../support/mcp-errand-client';
 import { connectModernStdio, type ModernStdioConnection } from '../support/mcp-stdio-modern-client';
-import { temporalAddress } from '../support/temporal';
 
 /**
  * `errand mcp` (the CLI bundle) at both MCP protocol revisions over stdio, in both of its modes: in process
@@ -33,16 +32,7 @@ beforeAll(async () => {
     extraEnv: { ERRAND_API_KEYS: JSON.stringify([{ tenant: 'stdio-revisions-a', sha256: hashApiKey(keys.acme) }, { tenant: 'stdio-revisions-b', sha256: hashApiKey(keys.globex) }]) },
   });
   for (const tenant of ['stdio-revisions-a', 'stdio-revisions-b']) mkdirSync(join(stack.workDir, tenant), { recursive: true });
-  baseEnv = {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? '',
-    TMPDIR: process.env.TMPDIR ?? '/tmp',
-    ERRAND_TEMPORAL_ADDRESS: temporalAddress(),
-    ERRAND_TASK_QUEUE: stack.taskQueue,
-    ERRAND_DATA_DIR: stack.config.dataDir,
-    ERRAND_WORKING_DIR: stack.workDir,
-    ERRAND_PROVIDERS: JSON.stringify([{ name: 'scripted', kind: 'scripted', models: ['scripted-model', 'other-model'] }]),
-  };
+  baseEnv = errandMcpEnv(stack);
 });
 afterAll(async () => {
   expect(stack.model.rejectedCalls).toHaveLength(0);

@@ -5,9 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { cancelSignal } from '../../src/contracts/subagent-messages';
 import { orchestrationToolSpecs } from '../../src/domain/orchestration-tools';
-import { startApiStack, type ApiStack } from '../api/api-harness';
+import { startApiStack, type ApiStack, errandMcpEnv } from '../api/api-harness';
 import { callErrandTool, connectErrandMcp, errandBin, nextNotice, startedTask, type ErrandMcpConnection } from '../support/mcp-errand-client';
-import { temporalAddress } from '../support/temporal';
 
 /**
  * `errand mcp` as an MCP client runs it: the MCP TypeScript SDK's client spawns the command as a real
@@ -22,16 +21,7 @@ const clients: Client[] = [];
 
 beforeAll(async () => {
   stack = await startApiStack();
-  env = {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? '',
-    TMPDIR: process.env.TMPDIR ?? '/tmp',
-    ERRAND_TEMPORAL_ADDRESS: temporalAddress(),
-    ERRAND_TASK_QUEUE: stack.taskQueue,
-    ERRAND_DATA_DIR: stack.config.dataDir,
-    ERRAND_WORKING_DIR: stack.workDir,
-    ERRAND_PROVIDERS: JSON.stringify([{ name: 'scripted', kind: 'scripted', models: ['scripted-model', 'other-model'] }]),
-  };
+  env = errandMcpEnv(stack);
 });
 afterAll(async () => {
   // The scripted model saw only valid conversations (as strict as the strictest provider).

@@ -6,11 +6,10 @@ import { taskId as asTaskId } from '@modelcontextprotocol/ext-tasks/core';
 import type { Client as TemporalClient, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { hashApiKey } from '../../src/api/auth-config';
-import { cancelSignal } from '../../src/contracts/subagent-messages';
 import { startApiProcess, type ApiProcess } from '../support/api-process';
 import { connectTaskSession } from '../support/mcp-task-client';
 import { startScriptedOpenAIServer, type ScriptedOpenAIServer } from '../support/scripted-openai-server';
-import { temporalAddress, temporalNamespace, testClient, uniqueTaskQueue } from '../support/temporal';
+import { temporalAddress, temporalNamespace, testClient, uniqueTaskQueue, cancelRunningSessions } from '../support/temporal';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process';
 
 /**
@@ -74,9 +73,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const close of closers) await close().catch(() => undefined);
-  for await (const execution of temporal.workflow.list({ query: `TaskQueue = "${taskQueue}" AND WorkflowType = "sessionWorkflow" AND ExecutionStatus = "Running"` })) {
-    await temporal.workflow.getHandle(execution.workflowId).signal(cancelSignal, { reason: 'test over' }).catch(() => undefined);
-  }
+  await cancelRunningSessions(temporal, taskQueue);
   for (const api of apis) await api.kill();
   for (const worker of workers) await worker.kill();
   await server?.close();

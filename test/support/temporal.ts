@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import type { SessionInput } from '../../src/contracts/session';
+import { cancelSignal } from '../../src/contracts/subagent-messages';
 import type { SubagentActivitySettings, SubagentInput } from '../../src/contracts/subagent';
 import { loadConfig, type ErrandConfig } from '../../src/settings/config';
 import type { ChatModel } from '../../src/llm/model-port';
@@ -143,4 +144,11 @@ export function sessionInput(overrides: Partial<SessionInput> & Pick<SessionInpu
     activity: testActivitySettings,
     ...overrides,
   };
+}
+
+/** Asks every running session on `taskQueue` to cancel (a file's clean-up: its sessions end, their children with them). */
+export async function cancelRunningSessions(client: Client, taskQueue: string): Promise<void> {
+  for await (const execution of client.workflow.list({ query: `TaskQueue = "${taskQueue}" AND WorkflowType = "sessionWorkflow" AND ExecutionStatus = "Running"` })) {
+    await client.workflow.getHandle(execution.workflowId).signal(cancelSignal, { reason: 'test over' }).catch(() => undefined);
+  }
 }
