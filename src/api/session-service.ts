@@ -25,7 +25,7 @@ import { idempotentSessionId } from './delegation-ids';
 import { startIdempotently, type Idempotency } from './idempotent-start';
 import type { TemporalGateway, UpdateOutcome } from './temporal-gateway';
 import { sendUpdateAcrossRunChange } from '../temporal/temporal-update-retry';
-import { approvalsListDeadlineMs, approvalsListMaxWorkflows, approvalsQueryParallelism, peekQueryTimeoutMs } from '../contracts/limits/api';
+import { approvalsListDeadlineMs, approvalsListMaxWorkflows, approvalsQueryParallelism, mcpStartVisibilityLagMs, peekQueryTimeoutMs } from '../contracts/limits/api';
 import { GrpcCode, isGrpcStatus } from '../temporal/grpc-status';
 
 /** What a caller may set when starting a session. */
@@ -123,6 +123,11 @@ export class SessionService {
     /** The operator's daily cost cap per tenant: a start holds part of it, a message is refused at it. */
     private readonly dailyCap?: DailyCostCap,
   ) {}
+
+  /** MCP sessions this process started lately, by id: counted until visibility surely lists them. */
+  private readonly recentMcpStarts = new Map<string, { tenant: string; at: number }>();
+  /** The last MCP session start of each tenant on this process, which the next one waits for. */
+  private readonly mcpStartTurns = new Map<string, Promise<void>>();
 
   /**
    * Starts a session workflow for a tenant. The route has already refused limits over the operator's
@@ -260,12 +265,36 @@ export class SessionService {
   }
 
   /**
-   * How many MCP sessions of the tenant are running (Temporal visibility), counted up to `atMost`. Visibility
-   * may lag a start by a moment, so the figure is a bound that holds in the steady state.
+   * Starts an MCP session for the tenant unless it already runs `atMost` (`ERRAND_API_MAX_MCP_SESSIONS`);
+   * `held` is the count that refused it. The count is Temporal visibility's running sessions joined with
+   * the ones this process started in the last moments, which visibility may not list yet, and one tenant's
+   * starts on this process wait for each other, so a burst of `initialize`s cannot pass the cap here.
    */
-  async runningMcpSessions(tenant: string, atMost: number): Promise<number> {
+  async startMcpSession(tenant: string, atMost: number): Promise<{ id: string } | { held: number }> {
+    const turn = (this.mcpStartTurns.get(tenant) ?? Promise.resolve()).then(async () => {
+      const held = await this.runningMcpSessions(tenant, atMost);
+      if (held >= atMost) return { held };
+      const { id } = await this.start(tenant, { mcp: true });
+      this.recentMcpStarts.set(id, { tenant, at: Date.now() });
+      return { id };
+    });
+    const settled = turn.then(() => undefined, () => undefined);
+    this.mcpStartTurns.set(tenant, settled);
+    void settled.then(() => { if (this.mcpStartTurns.get(tenant) === settled) this.mcpStartTurns.delete(tenant); });
+    return turn;
+  }
+
+  /** How many MCP sessions of the tenant run, up to `atMost`: visibility's list and this process's recent starts. */
+  private async runningMcpSessions(tenant: string, atMost: number): Promise<number> {
+    const now = Date.now();
+    const recent: string[] = [];
+    for (const [id, start] of this.recentMcpStarts) {
+      if (now - start.at > mcpStartVisibilityLagMs) this.recentMcpStarts.delete(id);
+      else if (start.tenant === tenant) recent.push(id);
+    }
     const query = `ErrandTenant = '${tenant.replace(/'/g, "\\'")}' AND ErrandKind = 'session' AND ErrandSource = '${mcpSessionSource}' AND ExecutionStatus = 'Running'`;
-    return (await this.gateway.list(query, atMost)).executions.length;
+    const listed = (await this.gateway.list(query, atMost + recent.length)).executions.map((execution) => execution.workflowId);
+    return new Set([...listed, ...recent]).size;
   }
 
   /** The notices an MCP session holds for its client's next tool result (read, not taken). */
@@ -281,6 +310,7 @@ export class SessionService {
    */
   async cancel(tenant: string, id: string, reason: string | undefined): Promise<{ id: string; cancelling: true }> {
     const { running } = await this.owned(tenant, id, 'session');
+    this.recentMcpStarts.delete(id);
     const ended = () => new ApiProblem(409, ProblemKind.conflict, 'The session has ended', { detail: `session ${id} is not running` });
     if (!running) throw ended();
     try {

@@ -203,11 +203,10 @@ describe('/v1/mcp (Streamable HTTP)', () => {
 
   it('refuses an initialize past the tenant\'s MCP session cap with a 429 (ERRAND_API_MAX_MCP_SESSIONS)', async () => {
     const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'cap-test', version: '1.0.0' } } };
-    for (let index = 0; index < 8; index += 1) {
-      const answer = await postMcp(undefined, initialize, keys.globex);
-      expect(answer.status).toBe(200);
-      sessions.push(answer.headers.get('mcp-session-id') ?? '');
-    }
+    // Ten at once: the cap holds for a burst, whose starts visibility has not listed yet when the next is counted.
+    const answers = await Promise.all(Array.from({ length: 10 }, () => postMcp(undefined, initialize, keys.globex)));
+    for (const answer of answers) if (answer.status === 200) sessions.push(answer.headers.get('mcp-session-id') ?? '');
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 429, 429]);
     const past = await postMcp(undefined, initialize, keys.globex);
     expect(past.status).toBe(429);
     expect(past.headers.get('retry-after')).toBe('30');

@@ -80,14 +80,14 @@ function mcpRouteParts(deps: ApiDependencies) {
     // No provider check: an MCP session has no model of its own (the client's model calls the tools); each
     // delegate is planned on a worker, with the worker's providers, and refused there if none can run it.
     const most = deps.api.maxMcpSessionsPerTenant;
-    const held = await service().runningMcpSessions(tenant, most);
-    if (held >= most) {
+    const started = await service().startMcpSession(tenant, most);
+    if ('held' in started) {
       throw new ApiProblem(429, ProblemKind.tooManyMcpSessions, 'Too many MCP sessions', {
-        detail: `this tenant already has ${held} MCP sessions running, the most this server allows (ERRAND_API_MAX_MCP_SESSIONS=${most}); reconnect to one with its Mcp-Session-Id, end one with DELETE /v1/mcp, or wait for an idle one to end`,
+        detail: `this tenant already has ${started.held} MCP sessions running, the most this server allows (ERRAND_API_MAX_MCP_SESSIONS=${most}); reconnect to one with its Mcp-Session-Id, end one with DELETE /v1/mcp, or wait for an idle one to end`,
         headers: { 'retry-after': String(mcpSessionsRetryAfterSeconds) },
       });
     }
-    return (await service().start(tenant, { mcp: true })).id;
+    return started.id;
   };
   return { service, resolveParts, log, describeError, running, startSession };
 }

@@ -85,6 +85,11 @@ export const defaultApiMaxMcpSessionsPerTenant = 20;
  * most the API's longest wait and at most the function's remaining time less this.
  */
 export const mcpAnswerMarginMs = 2_000;
+/**
+ * How long an API process counts an MCP session it started toward the tenant's cap on its own, ms, beside
+ * Temporal visibility's list, which can lag a start by a moment (more on a loaded server).
+ */
+export const mcpStartVisibilityLagMs = 30_000;
 /** `Retry-After` of the 429 past the MCP session cap, in seconds. */
 export const mcpSessionsRetryAfterSeconds = 30;
 /** `Retry-After` of the 429 past the event stream cap, in seconds. */
