@@ -8,11 +8,15 @@ import { toNumber, type WorkflowHistory } from './history-profile';
  *
  * From history (per workflow run): a workflow started (client start, child start, continue-as-new); each
  * activity attempt (ActivityTaskStarted's `attempt` says how many there were); a timer started; a signal
- * received; an update accepted; a search-attribute upsert; and the local activities of one workflow task,
+ * received; an update accepted; a search-attribute upsert (but not the SDK's upsert of `TemporalChangeVersion`
+ * when a workflow first meets a patch, which is exempt); and the local activities of one workflow task,
  * which bill as one action together. Not in history, so from the metrics: heartbeats that reached the
  * server (RecordActivityTaskHeartbeat requests) and queries (QueryWorkflow requests). The server's own
  * `action` counter is read too, as a cross-check.
  */
+
+/** The search attribute the SDK upserts with the ids of the patches a workflow has met (not billed). */
+const temporalChangeVersion = 'TemporalChangeVersion';
 
 /** Billable actions by kind. */
 export type ActionCounts = Record<string, number>;
@@ -43,7 +47,12 @@ export function historyActions(history: WorkflowHistory, fromMs = 0, toMs = Numb
     else if (event.timerStartedEventAttributes) add('timer');
     else if (event.workflowExecutionSignaledEventAttributes) add('signal');
     else if (event.workflowExecutionUpdateAcceptedEventAttributes) add('update');
-    else if (event.upsertWorkflowSearchAttributesEventAttributes) add('search attributes');
+    else if (event.upsertWorkflowSearchAttributesEventAttributes) {
+      // The SDK's own upsert of TemporalChangeVersion at a patch's first use is not billed (Temporal Cloud's
+      // pricing: the attribute "is exempt from action counting"); errand's own upserts are.
+      const fields = Object.keys(event.upsertWorkflowSearchAttributesEventAttributes.searchAttributes?.indexedFields ?? {});
+      if (fields.some((field) => field !== temporalChangeVersion)) add('search attributes');
+    }
     else if (event.markerRecordedEventAttributes?.markerName === 'core_local_activity') {
       // All local activities of one workflow task are one action.
       const task = String(toNumber(event.markerRecordedEventAttributes.workflowTaskCompletedEventId));

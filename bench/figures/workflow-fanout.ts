@@ -3,7 +3,8 @@ import { workflowAgentsBeforeContinueAsNew, workflowRoundsBeforeContinueAsNew } 
 import { subagentStartOptions } from '../../src/observability/start-options';
 import { historyActions, metricActions, scrapeMetrics, totalActions } from '../billable-actions';
 import type { FigureResult } from '../figure';
-import { benchModel, benchProviders, benchSubagentInput, sleep, spawnWorkerChild, uniqueId, type Bench } from '../harness';
+import { cpus } from 'node:os';
+import { benchModel, benchProviders, benchSubagentInput, readCpuMs, sleep, spawnWorkerChild, uniqueId, type Bench } from '../harness';
 import { formatCounts, historySize } from '../history-profile';
 import { benchMarker } from '../scripted-answers';
 import { percentile, round, summarize } from '../stats';
@@ -39,6 +40,8 @@ export async function measureWorkflowFanOut(bench: Bench, plan: WorkflowFanOutPl
   let run: Awaited<ReturnType<typeof runFanOut>>;
   let plainId = '';
   const metrics: { heartbeats: number; queries: number } = { heartbeats: 0, queries: 0 };
+  /** CPU ms each process used during the measured run: the dev server, the worker child, the bench (client and scripted model). */
+  const cpu = { server: 0, worker: 0, bench: 0 };
   try {
     await worker.ready;
     await sleep(2_000);
@@ -54,11 +57,16 @@ export async function measureWorkflowFanOut(bench: Bench, plan: WorkflowFanOutPl
         clearInterval(sampler);
       }
     }, 500);
+    const cpuBefore = { server: readCpuMs(bench.server.pid), worker: readCpuMs(worker.pid), bench: process.cpuUsage() };
     try {
       run = await runFanOut(bench, taskQueue, input(plan.agents));
     } finally {
       clearInterval(sampler);
     }
+    const benchUsage = process.cpuUsage(cpuBefore.bench);
+    cpu.server = readCpuMs(bench.server.pid) - cpuBefore.server;
+    cpu.worker = readCpuMs(worker.pid) - cpuBefore.worker;
+    cpu.bench = (benchUsage.user + benchUsage.system) / 1000;
     Object.assign(metrics, metricActions(before, await scrapeMetrics(bench.server.metricsUrl)));
     // One plain delegation with the same answer, on the same worker: what an agent's delegation costs alone.
     plainId = uniqueId('bench-wf-plain');
@@ -92,6 +100,8 @@ export async function measureWorkflowFanOut(bench: Bench, plan: WorkflowFanOutPl
   const runText = `${plan.agents} agents at ${plan.concurrency} at once`;
   const activities = Object.entries(activityTimes(chain)).map(([type, time]) => `${type} ×${time.count}, mean ${round(time.ms / time.count)} ms running, ${round(time.queuedMs / time.count)} ms queued`).join('; ');
   const childSpan = summarize(children.spansMs);
+  const cpuTotal = cpu.server + cpu.worker + cpu.bench;
+  const cpuText = `CPU while it ran: the Temporal dev server ${round(cpu.server / 1000, 1)} s, the worker ${round(cpu.worker / 1000, 1)} s, the bench process (client and scripted model) ${round(cpu.bench / 1000, 1)} s: ${round(cpuTotal / run.ms, 2)} of the machine's ${cpus().length} cores busy on average; per agent ${round(cpu.server / plan.agents, 1)} ms of server and ${round(cpu.worker / plan.agents, 1)} ms of worker CPU.`;
 
   return [
     {
@@ -109,6 +119,7 @@ export async function measureWorkflowFanOut(bench: Bench, plan: WorkflowFanOutPl
       notes: [
         `ideal = ceil(${plan.agents} / ${plan.concurrency}) × ${plan.delayMs} ms = ${round(idealMs / 1000, 2)} s: every lane busy with a model call all the time. Measured from startWorkflowRun to the run's result on one worker child (\`errand worker\` from the bundled CLI, default options), the scripted OpenAI-compatible server as the model, after an unmeasured run of ${plan.concurrency} agents.`,
         `the run made ${rounds.length} script rounds over ${chain.length} run(s) of its workflow (continue-as-new after ${workflowRoundsBeforeContinueAsNew} rounds, ${workflowAgentsBeforeContinueAsNew} agents or when Temporal suggests it, once no agent runs: the lanes drain at each one and refill from the carried queue). The run's activities: ${activities}. An agent's delegation from its start to its end: median ${round(childSpan.median)} ms (${round(childSpan.min)} – ${round(childSpan.max)}) against the ${plan.delayMs} ms of its model call.`,
+        cpuText,
       ],
     },
     {
