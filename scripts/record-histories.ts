@@ -23,6 +23,7 @@ import { workflowsFromSources } from '../src/worker/workflow-source';
 import { moreScenarios, recordAgentHooksBeforePatch, recordAgentHooksPatched, recordOrchestrationHooksBeforePatch, recordOrchestrationHooksPatched, recordCostBeforePatch, recordCostPatched, recordLongAnswerBeforePatch, recordLongAnswerPatched, recordLongChildBeforePatch, recordLongChildPatched, recordProgressThrottleBeforePatch, recordProgressThrottlePatched, recordStopHookLastTurnBeforePatch, recordStopHookLastTurnPatched, recordApprovals, recordCompaction, recordLoadPeekBeforePatch, recordLoadPeekPatched, recordIdleTimeout, recordProbeLoop, type HeldStep, type RecordingContext, recordSpendAddsUpBeforePatch, recordSpendAddsUpPatched, recordMcpNoticesBeforePatch, recordMcpNoticesPatched, recordWorkflowRun } from './record-more-histories';
 import { recordSessionRunWorkflow } from './record-run-workflow-history';
 import { holdPlanning, recordMcpEndingBeforePatch, recordMcpEndingPatched } from './record-ending-history';
+import { recordRunPlansBeforePatch, recordRunPlansPatched } from './record-run-plans-history';
 import { recordRunSharesBeforePatch, recordRunSharesPatched } from './record-run-shares-history';
 import { bundleWithPatchesWithheld } from './withheld-patches';
 
@@ -51,9 +52,9 @@ import { bundleWithPatchesWithheld } from './withheld-patches';
 
 const identity = 'errand-record-histories';
 /** Every scenario, as `--only` names them. */
-const allScenarios = ['plain', 'tool-calls', 'max-turns', 'cancelled', 'session', 'checks', 'structured', 'worktree', 'fork', 'continuables', ...moreScenarios, 'session-run-workflow', 'mcp-ending', 'mcp-ending-before-patch', 'workflow-run-shares', 'workflow-run-shares-before-patch'] as const;
+const allScenarios = ['plain', 'tool-calls', 'max-turns', 'cancelled', 'session', 'checks', 'structured', 'worktree', 'fork', 'continuables', ...moreScenarios, 'session-run-workflow', 'mcp-ending', 'mcp-ending-before-patch', 'workflow-run-shares', 'workflow-run-shares-before-patch', 'workflow-run-plans-ahead', 'workflow-run-plans-ahead-before-patch'] as const;
 /** The patches the second worker withholds (its runs are the "before the patch" side of the replay fixtures). */
-const withheldPatches = ['load-peek-live-text', 'agent-file-hooks', 'cost-search-attribute', 'orchestration-tool-hooks', 'slim-child-result', 'progress-throttle', 'stop-hook-every-stop', 'long-texts-by-reference', 'spend-adds-up', 'mcp-notices-kept-until-acknowledged', 'child-ids-without-slash', 'no-start-when-ending', 'workflow-run-shares-caps'];
+const withheldPatches = ['load-peek-live-text', 'agent-file-hooks', 'cost-search-attribute', 'orchestration-tool-hooks', 'slim-child-result', 'progress-throttle', 'stop-hook-every-stop', 'long-texts-by-reference', 'spend-adds-up', 'mcp-notices-kept-until-acknowledged', 'child-ids-without-slash', 'no-start-when-ending', 'workflow-run-shares-caps', 'workflow-run-plans-ahead-in-batches'];
 /** The context window of the model the compaction scenario uses: a few file reads outgrow it. */
 const compactionWindow = 4_000;
 /** History events after which the recording server suggests continue-as-new (scenario 10 passes it). */
@@ -397,6 +398,8 @@ async function main(): Promise<void> {
     if (want('mcp-ending-before-patch')) await recordMcpEndingBeforePatch(context, planningHold);
     if (want('workflow-run-shares')) await recordRunSharesPatched(context);
     if (want('workflow-run-shares-before-patch')) await recordRunSharesBeforePatch(context);
+    if (want('workflow-run-plans-ahead')) await recordRunPlansPatched(context);
+    if (want('workflow-run-plans-ahead-before-patch')) await recordRunPlansBeforePatch(context);
   } finally {
     worker.shutdown();
     withheldWorker.shutdown();

@@ -2,6 +2,24 @@ import type { PlanDelegationOutput } from '../contracts/activities';
 import { workflowPlanBatchMax } from '../contracts/limits/workflow-scripts';
 import type { PlanWorkflowAgentsInput, PlanWorkflowAgentsOutput } from '../contracts/workflow-run-activities';
 
+/**
+ * The patch under which plans are asked ahead a batch at a time, when fewer than a lane set's worth are
+ * ready (a `planWorkflowAgents` activity per 16 agents); before it, at every lane that freed (one per agent
+ * or two: the activities, actions and server work of planning were about one per agent).
+ */
+export const planAheadInBatchesPatch = 'workflow-run-plans-ahead-in-batches';
+
+/**
+ * The queued keys to plan ahead now (those asked already are skipped by {@link AgentPlanner.ahead}).
+ * `unstarted` is the queue's keys not started, in order; `ready` the plans asked ahead and not taken by a lane.
+ */
+export function keysToPlanAhead(unstarted: readonly string[], at: { ready: number; concurrency: number; take: number; batched: boolean }): readonly string[] {
+  if (!at.batched) return unstarted.slice(0, Math.min(at.concurrency, at.take));
+  // At least a lane set's worth stays ready, topped up a whole batch at a time.
+  if (at.ready >= at.concurrency) return [];
+  return unstarted.slice(0, Math.min(at.ready + workflowPlanBatchMax, at.take));
+}
+
 /** What a batch of plans is asked with besides its keys (the run's ids and what is left of its caps). */
 export type PlanBatchCommon = Omit<PlanWorkflowAgentsInput, 'keys'>;
 
@@ -18,6 +36,8 @@ interface Pending {
  */
 export class AgentPlanner {
   private readonly plans = new Map<string, Pending>();
+  /** Keys a lane is taking (asked by `take`, not answered yet). */
+  private readonly taking = new Set<string>();
   private readonly unsent: string[] = [];
   private busy = false;
 
@@ -28,9 +48,11 @@ export class AgentPlanner {
 
   /** The plan of `key`: planned already, in the batch out now, or in the next batch. Taken once (a later call plans again). */
   async take(key: string): Promise<PlanDelegationOutput> {
+    this.taking.add(key);
     const plan = this.ask(key);
     const result = await plan;
     this.plans.delete(key);
+    this.taking.delete(key);
     return result;
   }
 
@@ -39,9 +61,9 @@ export class AgentPlanner {
     for (const key of keys) void this.ask(key);
   }
 
-  /** Keys asked for and not taken: plans made ahead for agents that did not start (dropped at continue-as-new). */
-  get waiting(): number {
-    return this.plans.size;
+  /** Plans asked ahead that no lane has taken (dropped at continue-as-new when their agents did not start). */
+  get ready(): number {
+    return this.plans.size - this.taking.size;
   }
 
   private ask(key: string): Promise<PlanDelegationOutput> {

@@ -13,7 +13,7 @@ import { agentReservation, capsWithin, remainingFor, runCapCrossed, runSharesCap
 import { planning, rounds } from './workflow-run-proxies';
 import { agentChildOptions, signalAgentCancel } from './workflow-run-agent';
 import { journalNow, restartAgent, roundWanted, takeInJournaled, type Lanes } from './workflow-run-lanes';
-import { AgentPlanner } from './workflow-run-plans';
+import { AgentPlanner, keysToPlanAhead, planAheadInBatchesPatch } from './workflow-run-plans';
 import { buildView, takeFromWaiting, type AgentSlot } from './workflow-run-view';
 
 /**
@@ -286,7 +286,8 @@ class WorkflowRun {
     // The next lane set's worth is planned while the lanes are busy, only for agents this run may still start and
     // only without caps: a plan carries what was left of them when it was made.
     if (this.paused || this.stop || this.dueToContinue() || Object.keys(this.remaining()).length > 0) return;
-    this.planner.ahead(this.queue.filter((request) => !this.slots.has(request.key)).slice(0, Math.min(this.input.concurrency, this.roundTake())).map((request) => request.key));
+    const unstarted = this.queue.filter((request) => !this.slots.has(request.key)).map((request) => request.key);
+    this.planner.ahead(keysToPlanAhead(unstarted, { ready: this.planner.ready, concurrency: this.input.concurrency, take: this.roundTake(), batched: unstarted.length > 0 && patched(planAheadInBatchesPatch) }));
   }
 
   /** Whether the loop has work: a stop, a pause or resume, a restart, a drained run due to continue as new, or a batch to journal. */
