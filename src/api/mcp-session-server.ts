@@ -1,10 +1,11 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult as McpCallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult as McpCallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonObject } from '../contracts/json';
 import type { CallToolInput, CallToolResult } from '../contracts/mcp-session';
 import type { TextPart } from '../contracts/agent-wire';
 import { isMcpSessionTool, mcpToolListings, type McpToolListing } from '../domain/mcp-session-tools';
 import { resolvePolicy, type ToolPolicyConfig } from '../tools/tool-policy';
+import { legacyTaskCapability, legacyTaskStore, legacyTaskTools, startLegacyTask, type LegacySessionTasks } from './mcp-legacy-tasks';
 
 /** What the MCP server needs of errand: one session's tool calls, and the text behind a stored part. */
 export interface McpSessionBackend {
@@ -25,6 +26,11 @@ export interface McpSessionBackend {
    * the client's business, and not every client has them).
    */
   toolPolicy?: ToolPolicyConfig | undefined;
+  /**
+   * 2025-11-25's tasks for clients that use them (mcp-legacy-tasks.ts): the tenant's tasks and this
+   * session's own; absent where they are not served.
+   */
+  tasks?: Omit<LegacySessionTasks, 'load'> | undefined;
 }
 
 /** Version errand reports to MCP clients (the server's implementation info). */
@@ -36,17 +42,30 @@ const serverInfo = { name: 'errand', version: '0.1.0' };
  * notices of background tasks that settled since the previous call (one text item each).
  */
 export function createErrandMcpServer(backend: McpSessionBackend): Server {
+  const tasks: LegacySessionTasks | undefined = backend.tasks && {
+    ...backend.tasks,
+    load: (taskId) => runErrandToolCall(backend, 'load', { task_id: taskId }, `tasks-result-${taskId}`),
+  };
   const server = new Server(serverInfo, {
-    capabilities: { tools: {}, logging: {} },
+    capabilities: { tools: {}, logging: {}, ...(tasks ? { tasks: legacyTaskCapability } : {}) },
+    ...(tasks ? { taskStore: legacyTaskStore(tasks) } : {}),
     instructions:
       `errand session ${backend.sessionId}: delegate tasks to durable subagents, in the foreground or in the background, ` +
       'and read their results with load. Notices of background tasks arrive with your next tool result. ' +
       `Reconnect to this session (and its tasks) with ${backend.reconnect}.`,
   });
-  const listed = () => allowedToolListings(backend.toolPolicy);
+  // Where tasks are served, the tools that start background work say a client may run them as tasks.
+  const listed = () => allowedToolListings(backend.toolPolicy).map((tool) => (tasks && legacyTaskTools.includes(tool.name) ? { ...tool, execution: { taskSupport: 'optional' as const } } : tool));
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed() }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<McpCallToolResult> =>
-    runErrandToolCall(backend, request.params.name, (request.params.arguments ?? {}) as JsonObject, extra.requestId));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<McpCallToolResult> => {
+    const { name } = request.params;
+    const args = (request.params.arguments ?? {}) as JsonObject;
+    if (request.params.task !== undefined) {
+      if (!tasks) throw new McpError(ErrorCode.InvalidRequest, 'this errand MCP server does not run tools as tasks here (it has no session service); call the tool without "task"');
+      return (await startLegacyTask(tasks, name, args, (taskArgs) => runErrandToolCall(backend, name, taskArgs, extra.requestId))) as unknown as McpCallToolResult;
+    }
+    return runErrandToolCall(backend, name, args, extra.requestId);
+  });
   return server;
 }
 

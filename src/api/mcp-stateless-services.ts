@@ -4,6 +4,8 @@ import { eitherTasks, runStatusMessage, workflowRunTasks } from './mcp-workflow-
 import { progressMessage } from './mcp-progress';
 import type { StatelessMcpServices } from './routes/mcp-stateless-route';
 import type { SessionService } from './session-service';
+import type { LegacySessionTasks } from './mcp-legacy-tasks';
+import type { McpTaskBackend } from './mcp-tasks-extension';
 
 /** What differs between the places that serve MCP 2026-07-28 (`/v1/mcp`, `errand mcp` over stdio). */
 export interface StatelessMcpPlace {
@@ -50,13 +52,32 @@ export function statelessMcpServices(deps: ApiDependencies, resolveParts: Statel
       return progressMessage(await deps.delegations.status(tenant, waitedFor.workflowId));
     },
     tasks: place.tasks
-      ? (tenant) => ({
-          // A task is a delegation (delegate) or a workflow run (run_workflow): its id is the one or the other's.
-          backend: deps.workflows
-            ? eitherTasks(delegationTasks(tenant, deps.delegations, deps.sessions), workflowRunTasks(tenant, deps.workflows.service))
-            : delegationTasks(tenant, deps.delegations, deps.sessions),
-          delegationOf: async (sessionId, taskId) => (await service().get(tenant, sessionId)).peek.tasks?.find((task) => task.taskId === taskId)?.workflowId,
-        })
+      ? (tenant) => {
+          const tasks = mcpTasksOf(deps, service, tenant);
+          return { backend: tasks.backend, delegationOf: async (sessionId, taskId) => (await tasks.sessionTasks(sessionId)).find((task) => task.taskId === taskId)?.workflowId };
+        }
       : undefined,
   };
+}
+
+/**
+ * A tenant's MCP tasks, for both protocol revisions: by id, a delegation (delegate) or a workflow run
+ * (run_workflow); and a session's own tasks, errand's task id beside the delegation's (or run's) once it has one.
+ */
+export function mcpTasksOf(deps: Pick<ApiDependencies, 'delegations' | 'sessions' | 'workflows'>, sessions: () => SessionService, tenant: string): { backend: McpTaskBackend; sessionTasks(sessionId: string): Promise<Array<{ taskId: string; workflowId: string }>> } {
+  return {
+    backend: deps.workflows
+      ? eitherTasks(delegationTasks(tenant, deps.delegations, deps.sessions), workflowRunTasks(tenant, deps.workflows.service))
+      : delegationTasks(tenant, deps.delegations, deps.sessions),
+    sessionTasks: async (sessionId) =>
+      ((await sessions().get(tenant, sessionId)).peek.tasks ?? []).flatMap((task) => (task.workflowId === undefined ? [] : [{ taskId: task.taskId, workflowId: task.workflowId }])),
+  };
+}
+
+/** The 2025-11-25 tasks of one MCP session (mcp-legacy-tasks.ts), where the session service serves them. */
+export function legacySessionTasks(deps: Pick<ApiDependencies, 'delegations' | 'sessions' | 'workflows'>, tenant: string, sessionId: string): Omit<LegacySessionTasks, 'load'> | undefined {
+  const sessions = deps.sessions;
+  if (!sessions) return undefined;
+  const tasks = mcpTasksOf(deps, () => sessions, tenant);
+  return { backend: tasks.backend, sessionTasks: () => tasks.sessionTasks(sessionId) };
 }

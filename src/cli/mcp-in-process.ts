@@ -5,7 +5,7 @@ import type { ApiDependencies } from '../api/api-dependencies';
 import { storedTextReader } from '../api/mcp-stored-text';
 import { createErrandMcpServer, notifyNotices } from '../api/mcp-session-server';
 import { createStatelessErrandServer } from '../api/mcp-stateless-server';
-import { statelessMcpServices } from '../api/mcp-stateless-services';
+import { legacySessionTasks, statelessMcpServices } from '../api/mcp-stateless-services';
 import { statelessBackend } from '../api/routes/mcp-stateless-route';
 import { describeToolFailure } from '../api/mcp-tool-failure';
 import { mcpNoticePollIntervalMs } from '../contracts/limits/workflow';
@@ -67,6 +67,7 @@ export async function serveMcpInProcess(mcp: InProcessMcp, io: CliIo): Promise<n
       // An ApiProblem's title and detail (e.g. why the session refused the call); anything else is logged to stderr.
       describeError: (error) => describeToolFailure(error, log, { tenant, sessionId }),
       toolPolicy: deps.config.toolPolicy,
+      tasks: legacySessionTasks(deps, tenant, sessionId),
     });
     const stopNotices = notifyNotices(server, () => sessions.pendingNotices(tenant, sessionId), resolveParts, mcpNoticePollIntervalMs);
     server.onclose = () => stopNotices();

@@ -13,7 +13,7 @@ import { describeToolFailure } from '../mcp-tool-failure';
 import { storedTextReader } from '../mcp-stored-text';
 import { ApiProblem, ProblemKind } from '../problem';
 import { statelessMcpServing } from './mcp-stateless-route';
-import { statelessMcpServices } from '../mcp-stateless-services';
+import { legacySessionTasks, statelessMcpServices } from '../mcp-stateless-services';
 import { mountRoute } from '../route-spec';
 import type { SessionService } from '../session-service';
 
@@ -144,6 +144,7 @@ function mountMcpPost(app: Hono<ApiEnv>, deps: ApiDependencies, { service, resol
       resolveParts,
       describeError: describeError(tenant, sessionId),
       toolPolicy: deps.config.toolPolicy,
+      tasks: legacySessionTasks(deps, tenant, sessionId),
     });
     // Stateless transport: the session is the workflow, named by the header this route sets on every answer.
     const transport = new Transport({ sessionIdGenerator: undefined, enableJsonResponse: true });

@@ -117,6 +117,10 @@ export const devStackProbeTimeoutMs = 10_000;
  * `tasks/get` is a describe and a query, cheap enough every two seconds per task.
  */
 export const mcpTaskPollIntervalMs = 2_000;
+/** How long a 2025-11-25 task request waits for the session to name the delegation it started, ms (the start is recorded a moment after the call answers). */
+export const legacyTaskStartWaitMs = 10_000;
+/** How long a 2025-11-25 `tasks/cancel` waits for the delegation to end before it answers with the task as it is, ms. */
+export const legacyTaskCancelWaitMs = 10_000;
 
 /**
  * How often a foreground `delegate` over MCP reports progress (`notifications/progress`: turns, cost, last
