@@ -113,6 +113,15 @@ describe('MCP 2025-11-25 tasks', () => {
     expect((await stack.client.workflow.getHandle(task.taskId).describe()).status.name).toBe('RUNNING');
   });
 
+  it('over HTTP: run_workflow as a task is the run, its result the script\'s', async () => {
+    const { client } = await overHttp();
+    const task = await startTask(client, 'run_workflow', { script: "const [a, b] = await parallel([() => agent('left as a task'), () => agent('right as a task')]);\nreturn a + ' | ' + b;" });
+    expect((await stack.client.workflow.getHandle(task.taskId).describe()).type).toBe('workflowRunWorkflow');
+    expect((await untilEnded(client, task.taskId)).status).toBe('completed');
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(result.content.map((item) => (item.type === 'text' ? item.text : '')).join('\n')).toContain('done: left as a task | done: right as a task');
+  });
+
   it("over errand mcp's stdio: delegate as a task, read to its end and its result", async () => {
     const connection = await connectErrandMcp(errandMcpEnv(stack), stack.workDir);
     clients.push(connection.client);
