@@ -33,7 +33,7 @@ export const mcpPostRoute = defineRoute({
   body: { schema: mcpRequestBodySchema, required: true, description: 'A JSON-RPC 2.0 message or batch (MCP).' },
   headers: sessionHeader,
   responses: {
-    200: { description: 'The JSON-RPC answer.', schema: z.unknown() },
+    200: { description: 'The JSON-RPC answer, as JSON; at 2025-11-25 a foreground `delegate` or `run_workflow` that asked for progress (`_meta.progressToken`, `Accept: text/event-stream`) is answered as a `text/event-stream` of `notifications/progress` and then the answer (not behind API Gateway + Lambda).', schema: z.unknown() },
     202: { description: 'A notification or response was accepted.', empty: true },
     400: { description: 'Not a JSON-RPC message (a JSON-RPC parse error), or a message other than initialize without `Mcp-Session-Id`.', orJsonRpcError: true },
     401: { description: 'Missing or invalid API key.' },

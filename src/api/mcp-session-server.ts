@@ -5,6 +5,8 @@ import type { CallToolInput, CallToolResult } from '../contracts/mcp-session';
 import type { TextPart } from '../contracts/agent-wire';
 import { isMcpSessionTool, mcpToolListings, type McpToolListing } from '../domain/mcp-session-tools';
 import { resolvePolicy, type ToolPolicyConfig } from '../tools/tool-policy';
+import { mcpProgressIntervalMs } from '../contracts/limits/api';
+import { withProgress } from './mcp-progress';
 import { legacyTaskCapability, legacyTaskStore, legacyTaskTools, startLegacyTask, type LegacySessionTasks } from './mcp-legacy-tasks';
 
 /** What the MCP server needs of errand: one session's tool calls, and the text behind a stored part. */
@@ -31,6 +33,11 @@ export interface McpSessionBackend {
    * session's own; absent where they are not served.
    */
   tasks?: Omit<LegacySessionTasks, 'load'> | undefined;
+  /**
+   * What a foreground call's progress notification says now (the subagent or run the session waits for), where
+   * the connection can carry notifications during a call (stdio; the HTTP route answers JSON); absent elsewhere.
+   */
+  progressOf?: (() => Promise<string | undefined>) | undefined;
 }
 
 /** Version errand reports to MCP clients (the server's implementation info). */
@@ -64,7 +71,12 @@ export function createErrandMcpServer(backend: McpSessionBackend): Server {
       if (!tasks) throw new McpError(ErrorCode.InvalidRequest, 'this errand MCP server does not run tools as tasks here (it has no session service); call the tool without "task"');
       return (await startLegacyTask(tasks, name, args, (taskArgs) => runErrandToolCall(backend, name, taskArgs, extra.requestId))) as unknown as McpCallToolResult;
     }
-    return runErrandToolCall(backend, name, args, extra.requestId);
+    const running = runErrandToolCall(backend, name, args, extra.requestId);
+    const progressToken = extra._meta?.progressToken;
+    const progressOf = backend.progressOf;
+    // A foreground delegate or run_workflow reports what it waits for to a client that asked for progress (as at 2026-07-28).
+    if (progressToken === undefined || !progressOf || !legacyTaskTools.includes(name) || args.async === true) return running;
+    return withProgress(running, progressOf, (progress, message) => extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message } }), mcpProgressIntervalMs);
   });
   return server;
 }

@@ -38,25 +38,33 @@ export function statelessMcpServices(deps: ApiDependencies, resolveParts: Statel
     resolveParts,
     describeError: place.describeError,
     toolPolicy: deps.config.toolPolicy,
-    progressOf: async (tenant, sessionId) => {
-      const tasks = (await service().get(tenant, sessionId)).peek.tasks ?? [];
-      const waitedFor = tasks.filter((task) => task.workflowId !== undefined && (task.state === 'running' || task.state === 'starting' || task.state === 'waiting_approval')).at(-1);
-      if (waitedFor?.workflowId === undefined) return undefined;
-      // A task is a delegation (delegate) or a workflow run (run_workflow): a run reports its view.
-      if (waitedFor.kind === 'workflow') {
-        if (!deps.workflows) return undefined;
-        await deps.workflows.service.describeOwned(tenant, waitedFor.workflowId);
-        const { view } = await deps.workflows.service.view(waitedFor.workflowId);
-        return view ? `${view.id} ${runStatusMessage(view)}` : undefined;
-      }
-      return progressMessage(await deps.delegations.status(tenant, waitedFor.workflowId));
-    },
+    progressOf: foregroundProgressOf(deps, service),
     tasks: place.tasks
       ? (tenant) => {
           const tasks = mcpTasksOf(deps, service, tenant);
           return { backend: tasks.backend, delegationOf: async (sessionId, taskId) => (await tasks.sessionTasks(sessionId)).find((task) => task.taskId === taskId)?.workflowId };
         }
       : undefined,
+  };
+}
+
+/**
+ * What a foreground call's progress notification says now, for both protocol revisions: the subagent (its
+ * turns, cost and last words) or the workflow run (its agents by state) the session waits for, if any.
+ */
+export function foregroundProgressOf(deps: Pick<ApiDependencies, 'delegations' | 'workflows'>, service: () => SessionService): (tenant: string, sessionId: string) => Promise<string | undefined> {
+  return async (tenant, sessionId) => {
+    const tasks = (await service().get(tenant, sessionId)).peek.tasks ?? [];
+    const waitedFor = tasks.filter((task) => task.workflowId !== undefined && (task.state === 'running' || task.state === 'starting' || task.state === 'waiting_approval')).at(-1);
+    if (waitedFor?.workflowId === undefined) return undefined;
+    // A task is a delegation (delegate) or a workflow run (run_workflow): a run reports its view.
+    if (waitedFor.kind === 'workflow') {
+      if (!deps.workflows) return undefined;
+      await deps.workflows.service.describeOwned(tenant, waitedFor.workflowId);
+      const { view } = await deps.workflows.service.view(waitedFor.workflowId);
+      return view ? `${view.id} ${runStatusMessage(view)}` : undefined;
+    }
+    return progressMessage(await deps.delegations.status(tenant, waitedFor.workflowId));
   };
 }
 

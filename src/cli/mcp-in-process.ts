@@ -68,6 +68,8 @@ export async function serveMcpInProcess(mcp: InProcessMcp, io: CliIo): Promise<n
       describeError: (error) => describeToolFailure(error, log, { tenant, sessionId }),
       toolPolicy: deps.config.toolPolicy,
       tasks: legacySessionTasks(deps, tenant, sessionId),
+      // stdio carries notifications during a call: a foreground delegate or run_workflow reports its progress.
+      progressOf: () => services.progressOf?.(tenant, sessionId) ?? Promise.resolve(undefined),
     });
     const stopNotices = notifyNotices(server, () => sessions.pendingNotices(tenant, sessionId), resolveParts, mcpNoticePollIntervalMs);
     server.onclose = () => stopNotices();

@@ -201,6 +201,19 @@ describe('/v1/mcp (Streamable HTTP)', () => {
     expect(await handle.query(pendingNoticesQuery)).toEqual([]);
   });
 
+  it('sends progress while a foreground delegate runs to a client that asked for it: the answer comes as an event stream', async () => {
+    const { client } = await connect();
+    const progress: { progress: number; message?: string }[] = [];
+    // The slow subagent outlasts the API's longest wait here (8 s): progress comes every 5 s until the call answers "still running".
+    const answer = (await client.callTool({ name: 'delegate', arguments: { instructions: 'slow and followed' } }, undefined, { onprogress: (update) => progress.push(update), resetTimeoutOnProgress: true })) as { content: Array<{ text?: string }>; isError?: boolean };
+    expect(answer.isError ?? false).toBe(false);
+    expect(progress.length).toBeGreaterThanOrEqual(1);
+    expect(progress[0]?.message).toMatch(/~task-\d+ running: 0 turns/);
+    // Without a progress token the same call is answered as JSON, as before.
+    const plain = await postMcp(sessions.at(-1), { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'list_subagent_models', arguments: {} } });
+    expect(plain.headers.get('content-type')).toMatch(/application\/json/);
+  }, 60_000);
+
   it('refuses an initialize past the tenant\'s MCP session cap with a 429 (ERRAND_API_MAX_MCP_SESSIONS)', async () => {
     const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'cap-test', version: '1.0.0' } } };
     // Ten at once: the cap holds for a burst, whose starts visibility has not listed yet when the next is counted.

@@ -117,6 +117,12 @@ describe.each(modes)('errand mcp over stdio, $mode', ({ env }) => {
     for (const tool of tools) expect(Object.keys((tool.inputSchema as { properties?: object }).properties ?? {})).not.toContain('session');
     const foreground = await callErrandTool(client, 'delegate', { instructions: 'summarise for the old stdio client' });
     expect(foreground.texts[0]).toContain('done: summarise for the old stdio client');
+    // A long foreground delegate reports progress to a client that asked for it (stdio carries it at 2025-11-25 too).
+    const progress: { progress: number; message?: string }[] = [];
+    const long = (await client.callTool({ name: 'delegate', arguments: { instructions: 'a long foreground errand, old client' } }, undefined, { onprogress: (update) => progress.push(update), resetTimeoutOnProgress: true })) as { content: Array<{ text?: string }> };
+    expect(long.content[0]?.text).toContain('done after a long while');
+    expect(progress.length).toBeGreaterThanOrEqual(1);
+    expect(progress[0]?.message).toMatch(/~task-\d+ running: 0 turns/);
 
     const background = startedTask((await callErrandTool(client, 'delegate', { instructions: 'take a moment in the background', async: true })).texts[0] ?? '');
     const loaded = await callErrandTool(client, 'load', { source: background });

@@ -13,7 +13,7 @@ import { describeToolFailure } from '../mcp-tool-failure';
 import { storedTextReader } from '../mcp-stored-text';
 import { ApiProblem, ProblemKind } from '../problem';
 import { statelessMcpServing } from './mcp-stateless-route';
-import { legacySessionTasks, statelessMcpServices } from '../mcp-stateless-services';
+import { foregroundProgressOf, legacySessionTasks, statelessMcpServices } from '../mcp-stateless-services';
 import { mountRoute } from '../route-spec';
 import type { SessionService } from '../session-service';
 
@@ -96,6 +96,8 @@ type McpRouteParts = ReturnType<typeof mcpRouteParts>;
 
 /** `POST /v1/mcp`: a 2026-07-28 request is served statelessly; a 2025-11-25 one over its session's workflow. */
 function mountMcpPost(app: Hono<ApiEnv>, deps: ApiDependencies, { service, resolveParts, log, describeError, running, startSession }: McpRouteParts): void {
+  /** What a 2025-11-25 foreground call's progress says (the same words as at 2026-07-28). */
+  const progressOf = foregroundProgressOf(deps, service);
   /** The 2026-07-28 leg (stateless, decision 0042), made at the first such request. */
   let stateless: ReturnType<typeof statelessMcpServing> | undefined;
   const statelessLeg = (parts: typeof McpServerParts) =>
@@ -137,6 +139,9 @@ function mountMcpPost(app: Hono<ApiEnv>, deps: ApiDependencies, { service, resol
     const { createErrandMcpServer, WebStandardStreamableHTTPServerTransport: Transport } = parts;
     // A call waits at most the API's longest wait (and what a Lambda has left), then answers "still running".
     const waitMs = toolCallWaitMs(c, deps.api.maxWaitMs);
+    // A foreground call that asked for progress is answered as an event stream that carries it, where responses
+    // are not buffered (not behind API Gateway + Lambda) and the client takes a stream; everything else is JSON.
+    const streamed = !servedByLambda(c) && messages.length === 1 && wantsProgress(messages[0]) && /\btext\/event-stream\b/.test(c.req.header('accept') ?? '');
     const server = createErrandMcpServer({
       sessionId,
       reconnect: `the Mcp-Session-Id header ${sessionId}`,
@@ -145,19 +150,37 @@ function mountMcpPost(app: Hono<ApiEnv>, deps: ApiDependencies, { service, resol
       describeError: describeError(tenant, sessionId),
       toolPolicy: deps.config.toolPolicy,
       tasks: legacySessionTasks(deps, tenant, sessionId),
+      ...(streamed ? { progressOf: () => progressOf(tenant, sessionId) } : {}),
     });
     // Stateless transport: the session is the workflow, named by the header this route sets on every answer.
-    const transport = new Transport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = new Transport({ sessionIdGenerator: undefined, enableJsonResponse: !streamed });
     await server.connect(transport);
+    let answer: Response;
     try {
-      const answer = await transport.handleRequest(acceptingJson(c.req.raw), { parsedBody: body });
-      const answerHeaders = new Headers(answer.headers);
-      answerHeaders.set('mcp-session-id', sessionId);
-      return new Response(await answer.text(), { status: answer.status, headers: answerHeaders });
-    } finally {
+      answer = await transport.handleRequest(acceptingJson(c.req.raw), { parsedBody: body });
+    } catch (error) {
       await server.close().catch(() => undefined);
+      throw error;
     }
+    const answerHeaders = new Headers(answer.headers);
+    answerHeaders.set('mcp-session-id', sessionId);
+    if (!streamed || answer.body === null) {
+      const text = await answer.text().finally(() => server.close().catch(() => undefined));
+      return new Response(text, { status: answer.status, headers: answerHeaders });
+    }
+    // The server lives as long as its stream: it closes when the answer has been sent or the client went away.
+    const close = () => void server.close().catch(() => undefined);
+    const streamBody = answer.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({ flush: close }));
+    c.req.raw.signal.addEventListener('abort', close, { once: true });
+    return new Response(streamBody, { status: answer.status, headers: answerHeaders });
   });
+}
+
+/** Whether a JSON-RPC message is a foreground `delegate` or `run_workflow` call that asked for progress. */
+function wantsProgress(message: unknown): boolean {
+  const request = message as { method?: unknown; params?: { name?: unknown; arguments?: { async?: unknown }; _meta?: { progressToken?: unknown }; task?: unknown } };
+  if (request.method !== 'tools/call' || request.params?._meta?.progressToken === undefined || request.params.task !== undefined) return false;
+  return (request.params.name === 'delegate' || request.params.name === 'run_workflow') && request.params.arguments?.async !== true;
 }
 
 /** `GET /v1/mcp`: a session's notices as a server-sent event stream (not where responses are buffered). */
