@@ -1,6 +1,7 @@
 import { McpError, ErrorCode, type CallToolResult, type Result, type Task } from '@modelcontextprotocol/sdk/types.js';
 import type { TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import type { JsonObject } from '../contracts/json';
+import { startedTaskIdOf } from '../domain/mcp-session-tools';
 import { legacyTaskCancelWaitMs, legacyTaskStartWaitMs } from '../contracts/limits/api';
 import type { DetailedMcpTask, McpTaskBackend } from './mcp-tasks-extension';
 
@@ -130,7 +131,7 @@ export async function startLegacyTask(
   }
   const answer = await call({ ...args, async: true });
   const said = answer.content.map((item) => (item.type === 'text' ? item.text : '')).join('\n');
-  const errandTaskId = answer.isError ? undefined : /^Started (\S+) in the background/.exec(said)?.[1];
+  const errandTaskId = answer.isError ? undefined : startedTaskIdOf(said);
   if (errandTaskId === undefined) throw new McpError(ErrorCode.InvalidParams, `${name} did not start a task: ${said}`);
   // The session names the delegation (or run) once its start is recorded: a moment after the call answers.
   const deadline = Date.now() + legacyTaskStartWaitMs;

@@ -69,3 +69,11 @@ export function stillRunningText(name: string, args: JsonObject, waitedMs: numbe
   }
   return `${waited} Call ${name} again, or load with no arguments to see the session's tasks.`;
 }
+
+/**
+ * errand's task id in the answer of a background `delegate` or `run_workflow` ("Started task-3 in the
+ * background…", written by the session's orchestration), or undefined when the answer is not that.
+ */
+export function startedTaskIdOf(text: string): string | undefined {
+  return /^Started (\S+) in the background/.exec(text)?.[1];
+}
