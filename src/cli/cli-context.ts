@@ -89,11 +89,15 @@ export function createCliContext(io: CliIo, env: NodeJS.ProcessEnv, cwd: string)
     if (url) return httpTransport(url, env.ERRAND_API_KEY);
     // Loaded here, not at start: commands that fail on their arguments, or talk HTTP, never pay for them.
     // client-config, not config: the full configuration loads the tool policy, stores and providers too.
-    const [{ loadClientConfig }, { findDevStack }, { readDevStackToken }] = await Promise.all([import('../settings/client-config.js'), import('./dev-stack-state.js'), import('./dev-stack-token.js')]);
+    const [{ loadClientConfig }, { findDevStack, otherTemporalNote }, { readDevStackToken }] = await Promise.all([import('../settings/client-config.js'), import('./dev-stack-state.js'), import('./dev-stack-token.js')]);
     const config = loadClientConfig(env, cwd);
     const stack = await findDevStack(config.dataDir);
     // The stack's API wants its token (beside its state file) unless it was given API keys.
-    if (stack.kind === 'alive') return httpTransport(stack.state.apiUrl, env.ERRAND_API_KEY ?? readDevStackToken(config.dataDir), `the errand dev stack found in ${stack.path}`);
+    if (stack.kind === 'alive') {
+      const note = otherTemporalNote(stack, env);
+      if (note) io.stderr(`errand: ${note}\n`);
+      return httpTransport(stack.state.apiUrl, env.ERRAND_API_KEY ?? readDevStackToken(config.dataDir), `the errand dev stack found in ${stack.path}`);
+    }
     if (stack.kind === 'ignored') io.stderr(`errand: ${stack.note}\n`);
     const inProcess = inProcessApiTransport(env, cwd, (closer) => (close = closer));
     const { httpUrl, namespace, connection } = config.temporal;

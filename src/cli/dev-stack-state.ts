@@ -103,3 +103,32 @@ export async function findDevStack(dataDir: string): Promise<DevStackFinding> {
   }
   return { kind: 'alive', state, path };
 }
+
+/** Hosts that name this machine, as a Temporal address may write them. */
+const loopbackHosts = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
+
+/** host:port of a Temporal address, this machine's names made one and Temporal's port the default. */
+function addressKey(address: string): string {
+  const trimmed = address.trim().replace(/^[a-z]+:\/\//i, '');
+  const at = trimmed.lastIndexOf(':');
+  const hasPort = at > 0 && /^\d+$/.test(trimmed.slice(at + 1)) && !trimmed.endsWith(']');
+  const host = (hasPort ? trimmed.slice(0, at) : trimmed).toLowerCase();
+  const port = hasPort ? trimmed.slice(at + 1) : '7233';
+  return `${loopbackHosts.has(host) ? 'loopback' : host}:${port}`;
+}
+
+/**
+ * A line for stderr when a running stack serves a client command although the environment names another
+ * Temporal server (`ERRAND_TEMPORAL_ADDRESS`): the stack wins, as documented, and the command says so and how
+ * to choose otherwise. Undefined when no address is set or it is the stack's own (`localhost` and
+ * `127.0.0.1` are the same here).
+ */
+export function otherTemporalNote(found: { state: DevStackState; path: string }, env: NodeJS.ProcessEnv): string | undefined {
+  const named = env.ERRAND_TEMPORAL_ADDRESS?.trim();
+  if (!named || addressKey(named) === addressKey(found.state.temporalAddress)) return undefined;
+  return (
+    `the errand dev stack found in ${found.path} serves this command, with its Temporal at ${found.state.temporalAddress}; ` +
+    `ERRAND_TEMPORAL_ADDRESS=${named} names another server and is not used here. To use that server, set ERRAND_DATA_DIR to ` +
+    'a folder no running errand dev uses; to use another API, set ERRAND_API_URL'
+  );
+}

@@ -5,7 +5,7 @@ import { sessionIdPattern } from '../contracts/mcp-api';
 import type { CliContext } from './cli-context';
 import { UsageError } from './cli-io';
 import { loadClientConfig } from '../settings/client-config';
-import { findDevStack } from './dev-stack-state';
+import { findDevStack, otherTemporalNote } from './dev-stack-state';
 import { readDevStackToken } from './dev-stack-token';
 import { bridgeStdioToApi, type BridgeTarget } from './mcp-http-bridge';
 import { serveMcpInProcess } from './mcp-in-process';
@@ -61,7 +61,11 @@ async function apiTarget(env: NodeJS.ProcessEnv, cwd: string, io: CliContext['io
   if (url) return { apiUrl: url.replace(/\/+$/, ''), key: env.ERRAND_API_KEY, foundIn: 'ERRAND_API_URL' };
   const { dataDir } = loadClientConfig(env, cwd);
   const stack = await findDevStack(dataDir);
-  if (stack.kind === 'alive') return { apiUrl: stack.state.apiUrl.replace(/\/+$/, ''), key: env.ERRAND_API_KEY ?? readDevStackToken(dataDir), foundIn: `the errand dev stack found in ${stack.path}` };
+  if (stack.kind === 'alive') {
+    const note = otherTemporalNote(stack, env);
+    if (note) io.stderr(`errand mcp: ${note}\n`);
+    return { apiUrl: stack.state.apiUrl.replace(/\/+$/, ''), key: env.ERRAND_API_KEY ?? readDevStackToken(dataDir), foundIn: `the errand dev stack found in ${stack.path}` };
+  }
   if (stack.kind === 'ignored') io.stderr(`errand mcp: ${stack.note}\n`);
   return undefined;
 }

@@ -110,4 +110,26 @@ describe('the errand dev state file', () => {
     expect(out).toBe('demo/demo  (default)\n');
     expect(requests.slice(before)).toEqual(['GET /healthz', 'GET /v1/models']);
   });
+
+  it('says so on stderr when ERRAND_TEMPORAL_ADDRESS names another Temporal server than the stack it uses (localhost is 127.0.0.1)', async () => {
+    const dataDir = join(folder, 'client-other-temporal');
+    writeDevStackState(dataDir, state());
+    const run = async (address: string | undefined) => {
+      let out = '';
+      let err = '';
+      const io = { stdout: (text: string) => (out += text), stderr: (text: string) => (err += text), interactive: false };
+      const code = await runCli(['models'], io, { PATH: process.env.PATH, HOME: process.env.HOME, ERRAND_DATA_DIR: dataDir, ...(address ? { ERRAND_TEMPORAL_ADDRESS: address } : {}) }, folder);
+      return { code, out, err };
+    };
+    const other = await run('temporal.example.internal:7233');
+    expect(other.code).toBe(0);
+    expect(other.out).toBe('demo/demo  (default)\n');
+    expect(other.err).toBe(
+      `errand: the errand dev stack found in ${devStackStatePath(dataDir)} serves this command, with its Temporal at 127.0.0.1:7233; ` +
+        'ERRAND_TEMPORAL_ADDRESS=temporal.example.internal:7233 names another server and is not used here. To use that server, set ERRAND_DATA_DIR to a folder no running errand dev uses; to use another API, set ERRAND_API_URL\n',
+    );
+    // The stack's own server, however written (docs/mcp.md's entries say localhost:7233), is no surprise.
+    for (const same of ['localhost:7233', '127.0.0.1:7233']) expect((await run(same)).err).toBe('');
+    expect((await run('localhost:7234')).err).toContain('ERRAND_TEMPORAL_ADDRESS=localhost:7234 names another server');
+  });
 });
