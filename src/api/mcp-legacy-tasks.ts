@@ -1,8 +1,8 @@
-import { McpError, ErrorCode, type CallToolResult, type Result, type Task } from '@modelcontextprotocol/sdk/types.js';
+import { McpError, ErrorCode, RELATED_TASK_META_KEY, type CallToolResult, type Result, type Task } from '@modelcontextprotocol/sdk/types.js';
 import type { TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import type { JsonObject } from '../contracts/json';
 import { startedTaskIdOf } from '../domain/mcp-session-tools';
-import { legacyTaskCancelWaitMs, legacyTaskStartWaitMs } from '../contracts/limits/api';
+import { legacyTaskCancelWaitMs, legacyTaskStartWaitMs, mcpTaskPollIntervalMs } from '../contracts/limits/api';
 import type { DetailedMcpTask, McpTaskBackend } from './mcp-tasks-extension';
 
 /**
@@ -33,6 +33,8 @@ export interface LegacySessionTasks {
   sessionTasks(): Promise<Array<{ taskId: string; workflowId: string }>>;
   /** The session's `load` of one of its tasks (errand's task id): the text a 2025-11-25 client reads today. */
   load(errandTaskId: string): Promise<CallToolResult>;
+  /** How long a `tasks/result` waits for its task to end, ms (the HTTP route's longest wait); unbounded when absent (stdio). */
+  resultWaitMs?: number | undefined;
 }
 
 /** Whether a 2026-style task that waits for input is a continuable waiting for its next message (not an approval). */
@@ -113,6 +115,29 @@ export function legacyTaskStore(tasks: LegacySessionTasks): TaskStore {
       return { tasks: listed };
     },
   };
+}
+
+/**
+ * `tasks/result` (in place of the SDK's, which waits without end): the task's result once it has ended,
+ * with the related-task marker; it waits for the end at most `resultWaitMs` (a request over HTTP is answered
+ * within the API's longest wait, behind Lambda within the function's time), then says to poll with tasks/get.
+ */
+export async function legacyTaskResult(tasks: LegacySessionTasks, store: TaskStore, taskId: string, signal: AbortSignal): Promise<Result> {
+  const deadline = tasks.resultWaitMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + tasks.resultWaitMs;
+  for (;;) {
+    const task = await store.getTask(taskId);
+    if (!task) throw notFound(taskId);
+    if (task.status === 'completed' || task.status === 'failed' || task.status === 'cancelled') {
+      const result = await store.getTaskResult(taskId);
+      return { ...result, _meta: { ...result._meta, [RELATED_TASK_META_KEY]: { taskId } } };
+    }
+    if (signal.aborted) throw new McpError(ErrorCode.InvalidRequest, `tasks/result for ${taskId} was cancelled by the client`);
+    const waitMs = Math.min(task.pollInterval ?? mcpTaskPollIntervalMs, deadline - Date.now());
+    if (waitMs <= 0) {
+      throw new McpError(ErrorCode.InvalidRequest, `${taskId} has not ended (${task.status}) within the ${Math.round((tasks.resultWaitMs ?? 0) / 1000)} s this server waits in one request; ask tasks/get until it has ended, then tasks/result`);
+    }
+    await new Promise((resolveWait) => setTimeout(resolveWait, waitMs));
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult as McpCallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, GetTaskPayloadRequestSchema, ListToolsRequestSchema, McpError, type CallToolResult as McpCallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonObject } from '../contracts/json';
 import type { CallToolInput, CallToolResult } from '../contracts/mcp-session';
 import type { TextPart } from '../contracts/agent-wire';
@@ -7,7 +7,7 @@ import { isMcpSessionTool, mcpToolListings, type McpToolListing } from '../domai
 import { resolvePolicy, type ToolPolicyConfig } from '../tools/tool-policy';
 import { mcpProgressIntervalMs } from '../contracts/limits/api';
 import { withProgress } from './mcp-progress';
-import { legacyTaskCapability, legacyTaskStore, legacyTaskTools, startLegacyTask, type LegacySessionTasks } from './mcp-legacy-tasks';
+import { legacyTaskCapability, legacyTaskResult, legacyTaskStore, legacyTaskTools, startLegacyTask, type LegacySessionTasks } from './mcp-legacy-tasks';
 
 /** What the MCP server needs of errand: one session's tool calls, and the text behind a stored part. */
 export interface McpSessionBackend {
@@ -53,9 +53,10 @@ export function createErrandMcpServer(backend: McpSessionBackend): Server {
     ...backend.tasks,
     load: (taskId) => runErrandToolCall(backend, 'load', { task_id: taskId }, `tasks-result-${taskId}`),
   };
+  const taskStore = tasks && legacyTaskStore(tasks);
   const server = new Server(serverInfo, {
     capabilities: { tools: {}, logging: {}, ...(tasks ? { tasks: legacyTaskCapability } : {}) },
-    ...(tasks ? { taskStore: legacyTaskStore(tasks) } : {}),
+    ...(taskStore ? { taskStore } : {}),
     instructions:
       `errand session ${backend.sessionId}: delegate tasks to durable subagents, in the foreground or in the background, ` +
       'and read their results with load. Notices of background tasks arrive with your next tool result. ' +
@@ -64,6 +65,8 @@ export function createErrandMcpServer(backend: McpSessionBackend): Server {
   // Where tasks are served, the tools that start background work say a client may run them as tasks.
   const listed = () => allowedToolListings(backend.toolPolicy).map((tool) => (tasks && legacyTaskTools.includes(tool.name) ? { ...tool, execution: { taskSupport: 'optional' as const } } : tool));
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed() }));
+  // tasks/result waits for its task's end at most as long as this server answers a request (the SDK's own waits without end).
+  if (tasks && taskStore) server.setRequestHandler(GetTaskPayloadRequestSchema, (request, extra) => legacyTaskResult(tasks, taskStore, request.params.taskId, extra.signal) as Promise<never>);
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<McpCallToolResult> => {
     const { name } = request.params;
     const args = (request.params.arguments ?? {}) as JsonObject;

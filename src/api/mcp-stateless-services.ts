@@ -83,9 +83,9 @@ export function mcpTasksOf(deps: Pick<ApiDependencies, 'delegations' | 'sessions
 }
 
 /** The 2025-11-25 tasks of one MCP session (mcp-legacy-tasks.ts), where the session service serves them. */
-export function legacySessionTasks(deps: Pick<ApiDependencies, 'delegations' | 'sessions' | 'workflows'>, tenant: string, sessionId: string): Omit<LegacySessionTasks, 'load'> | undefined {
+export function legacySessionTasks(deps: Pick<ApiDependencies, 'delegations' | 'sessions' | 'workflows'>, tenant: string, sessionId: string, resultWaitMs?: number): Omit<LegacySessionTasks, 'load'> | undefined {
   const sessions = deps.sessions;
   if (!sessions) return undefined;
   const tasks = mcpTasksOf(deps, () => sessions, tenant);
-  return { backend: tasks.backend, sessionTasks: () => tasks.sessionTasks(sessionId) };
+  return { backend: tasks.backend, sessionTasks: () => tasks.sessionTasks(sessionId), ...(resultWaitMs !== undefined ? { resultWaitMs } : {}) };
 }

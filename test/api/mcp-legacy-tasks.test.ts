@@ -20,7 +20,8 @@ const clients: Client[] = [];
 const sessions: string[] = [];
 
 beforeAll(async () => {
-  stack = await startApiStack();
+  // A short longest wait: a tasks/result of a task still running answers within it.
+  stack = await startApiStack({ extraEnv: { ERRAND_API_MAX_WAIT_MS: '3000' } });
 });
 afterAll(async () => {
   expect(stack.model.rejectedCalls).toHaveLength(0);
@@ -82,6 +83,8 @@ describe('MCP 2025-11-25 tasks', () => {
     const { client, sessionId } = await overHttp();
     const task = await startTask(client, 'delegate', { instructions: 'slow work as a task' });
     await until(() => client.experimental.tasks.getTask(task.taskId), (current) => current.status === 'working', 'the task to run', 30_000);
+    // tasks/result of a running task waits at most as long as the API answers a request, then says to poll.
+    await expect(client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema)).rejects.toThrow(/has not ended \(working\) within the 3 s this server waits in one request; ask tasks\/get/);
     const cancelled = await client.experimental.tasks.cancelTask(task.taskId);
     expect(cancelled.status).toBe('cancelled');
     await until(async () => (await stack.client.workflow.getHandle(task.taskId).describe()).status.name, (status) => status !== 'RUNNING', 'the delegation to end', 30_000);

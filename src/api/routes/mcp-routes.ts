@@ -149,7 +149,7 @@ function mountMcpPost(app: Hono<ApiEnv>, deps: ApiDependencies, { service, resol
       resolveParts,
       describeError: describeError(tenant, sessionId),
       toolPolicy: deps.config.toolPolicy,
-      tasks: legacySessionTasks(deps, tenant, sessionId),
+      tasks: legacySessionTasks(deps, tenant, sessionId, waitMs),
       ...(streamed ? { progressOf: () => progressOf(tenant, sessionId) } : {}),
     });
     // Stateless transport: the session is the workflow, named by the header this route sets on every answer.
