@@ -1,7 +1,7 @@
 import { McpError, ErrorCode, RELATED_TASK_META_KEY, type CallToolResult, type Result, type Task } from '@modelcontextprotocol/sdk/types.js';
-import type { TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
+import { isTerminal, type TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import type { JsonObject } from '../contracts/json';
-import { startedTaskIdOf } from '../domain/mcp-session-tools';
+import { mcpBackgroundTools, startedTaskIdOf } from '../domain/mcp-session-tools';
 import { legacyTaskCancelWaitMs, legacyTaskStartWaitMs, mcpTaskPollIntervalMs } from '../contracts/limits/api';
 import type { DetailedMcpTask, McpTaskBackend } from './mcp-tasks-extension';
 
@@ -18,9 +18,6 @@ import type { DetailedMcpTask, McpTaskBackend } from './mcp-tasks-extension';
  * `send_message` as before. A delegation waiting for a person's decision on a tool call is `working` (the
  * decision is made with `errand approvals` or the API).
  */
-
-/** The tools a client may run as a task: they start work in the background. */
-export const legacyTaskTools: readonly string[] = ['delegate', 'run_workflow'];
 
 /** The server's `tasks` capability: list, cancel, and tool calls as tasks. */
 export const legacyTaskCapability = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
@@ -44,16 +41,12 @@ function waitsForMessage(task: DetailedMcpTask): boolean {
 
 /** A task as 2025-11-25 shows it. */
 export function legacyTask(task: DetailedMcpTask): Task {
-  const status: Task['status'] = task.status === 'input_required' ? (waitsForMessage(task) ? 'completed' : 'working') : task.status;
-  const statusMessage =
-    task.status === 'input_required' && !waitsForMessage(task)
-      ? `${task.statusMessage ?? ''}; waits for a person's decision on a tool call (errand approvals, or the API's /v1/approvals)`.replace(/^; /, '')
-      : waitsForMessage(task)
-        ? `${task.statusMessage ?? ''}; continuable: send it more with send_message`.replace(/^; /, '')
-        : task.statusMessage;
+  const continuable = waitsForMessage(task);
+  const note = continuable ? 'continuable: send it more with send_message' : task.status === 'input_required' ? "waits for a person's decision on a tool call (errand approvals, or the API's /v1/approvals)" : undefined;
+  const statusMessage = note === undefined ? task.statusMessage : task.statusMessage ? `${task.statusMessage}; ${note}` : note;
   return {
     taskId: task.taskId,
-    status,
+    status: task.status === 'input_required' ? (continuable ? 'completed' : 'working') : task.status,
     ttl: task.ttlMs,
     createdAt: task.createdAt,
     lastUpdatedAt: task.lastUpdatedAt,
@@ -62,12 +55,20 @@ export function legacyTask(task: DetailedMcpTask): Task {
   };
 }
 
+/** The result of an ended task (the session's `load` for a completed one or a continuable that answered). */
+async function endedResult(tasks: LegacySessionTasks, task: DetailedMcpTask, errandTaskId: string): Promise<Result> {
+  if (task.status === 'completed' || waitsForMessage(task)) return tasks.load(errandTaskId);
+  if (task.status === 'failed') return { content: [{ type: 'text', text: task.error.message }], isError: true };
+  if (task.status === 'cancelled') return { content: [{ type: 'text', text: `${task.taskId} was cancelled${task.statusMessage ? ` (${task.statusMessage})` : ''}.` }], isError: true };
+  throw new McpError(ErrorCode.InvalidRequest, `${task.taskId} has not ended (${legacyTask(task).status}): ask tasks/get until it has`);
+}
+
 function notFound(taskId: string): McpError {
   return new McpError(ErrorCode.InvalidParams, `Task not found: ${taskId} is not a task of this MCP session`);
 }
 
 function unused(what: string): never {
-  throw new McpError(ErrorCode.InvalidRequest, `${what}: errand's tasks are started by a tools/call of ${legacyTaskTools.join(' or ')} with "task" and end on their own`);
+  throw new McpError(ErrorCode.InvalidRequest, `${what}: errand's tasks are started by a tools/call of ${mcpBackgroundTools.join(' or ')} with "task" and end on their own`);
 }
 
 /**
@@ -87,13 +88,9 @@ export function legacyTaskStore(tasks: LegacySessionTasks): TaskStore {
     },
     async getTaskResult(taskId): Promise<Result> {
       const errandTaskId = await errandTaskOf(taskId);
-      if (errandTaskId === undefined) throw notFound(taskId);
-      const task = await tasks.backend.get(taskId);
-      if (!task) throw notFound(taskId);
-      if (task.status === 'completed' || waitsForMessage(task)) return tasks.load(errandTaskId);
-      if (task.status === 'failed') return { content: [{ type: 'text', text: task.error.message }], isError: true };
-      if (task.status === 'cancelled') return { content: [{ type: 'text', text: `${taskId} was cancelled${task.statusMessage ? ` (${task.statusMessage})` : ''}.` }], isError: true };
-      throw new McpError(ErrorCode.InvalidRequest, `${taskId} has not ended (${legacyTask(task).status}): ask tasks/get until it has`);
+      const task = errandTaskId === undefined ? undefined : await tasks.backend.get(taskId);
+      if (errandTaskId === undefined || !task) throw notFound(taskId);
+      return endedResult(tasks, task, errandTaskId);
     },
     async updateTaskStatus(taskId, status) {
       if (status !== 'cancelled') unused(`a task's status is not set to ${status} by the client`);
@@ -102,7 +99,7 @@ export function legacyTaskStore(tasks: LegacySessionTasks): TaskStore {
       const deadline = Date.now() + legacyTaskCancelWaitMs;
       while (Date.now() < deadline) {
         const task = await tasks.backend.get(taskId).catch(() => undefined);
-        if (!task || task.status === 'cancelled' || task.status === 'completed' || task.status === 'failed') return;
+        if (!task || isTerminal(task.status)) return;
         await new Promise((resolveWait) => setTimeout(resolveWait, 200));
       }
     },
@@ -122,19 +119,23 @@ export function legacyTaskStore(tasks: LegacySessionTasks): TaskStore {
  * with the related-task marker; it waits for the end at most `resultWaitMs` (a request over HTTP is answered
  * within the API's longest wait, behind Lambda within the function's time), then says to poll with tasks/get.
  */
-export async function legacyTaskResult(tasks: LegacySessionTasks, store: TaskStore, taskId: string, signal: AbortSignal): Promise<Result> {
+export async function legacyTaskResult(tasks: LegacySessionTasks, taskId: string, signal: AbortSignal): Promise<Result> {
   const deadline = tasks.resultWaitMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + tasks.resultWaitMs;
+  // The session is asked once which of its tasks this is; then only the task is looked at until it ends.
+  const errandTaskId = (await tasks.sessionTasks()).find((task) => task.workflowId === taskId)?.taskId;
+  if (errandTaskId === undefined) throw notFound(taskId);
   for (;;) {
-    const task = await store.getTask(taskId);
+    const task = await tasks.backend.get(taskId);
     if (!task) throw notFound(taskId);
-    if (task.status === 'completed' || task.status === 'failed' || task.status === 'cancelled') {
-      const result = await store.getTaskResult(taskId);
+    const shown = legacyTask(task);
+    if (isTerminal(shown.status)) {
+      const result = await endedResult(tasks, task, errandTaskId);
       return { ...result, _meta: { ...result._meta, [RELATED_TASK_META_KEY]: { taskId } } };
     }
     if (signal.aborted) throw new McpError(ErrorCode.InvalidRequest, `tasks/result for ${taskId} was cancelled by the client`);
-    const waitMs = Math.min(task.pollInterval ?? mcpTaskPollIntervalMs, deadline - Date.now());
+    const waitMs = Math.min(shown.pollInterval ?? mcpTaskPollIntervalMs, deadline - Date.now());
     if (waitMs <= 0) {
-      throw new McpError(ErrorCode.InvalidRequest, `${taskId} has not ended (${task.status}) within the ${Math.round((tasks.resultWaitMs ?? 0) / 1000)} s this server waits in one request; ask tasks/get until it has ended, then tasks/result`);
+      throw new McpError(ErrorCode.InvalidRequest, `${taskId} has not ended (${shown.status}) within the ${Math.round((tasks.resultWaitMs ?? 0) / 1000)} s this server waits in one request; ask tasks/get until it has ended, then tasks/result`);
     }
     await new Promise((resolveWait) => setTimeout(resolveWait, waitMs));
   }
@@ -151,8 +152,8 @@ export async function startLegacyTask(
   args: JsonObject,
   call: (args: JsonObject) => Promise<CallToolResult>,
 ): Promise<{ task: Task }> {
-  if (!legacyTaskTools.includes(name)) {
-    throw new McpError(ErrorCode.InvalidParams, `${name} does not run as a task (its execution.taskSupport is "forbidden"); only ${legacyTaskTools.join(' and ')} do, or call ${name} without "task"`);
+  if (!mcpBackgroundTools.includes(name)) {
+    throw new McpError(ErrorCode.InvalidParams, `${name} does not run as a task (its execution.taskSupport is "forbidden"); only ${mcpBackgroundTools.join(' and ')} do, or call ${name} without "task"`);
   }
   const answer = await call({ ...args, async: true });
   const said = answer.content.map((item) => (item.type === 'text' ? item.text : '')).join('\n');

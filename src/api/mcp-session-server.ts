@@ -3,11 +3,11 @@ import { CallToolRequestSchema, ErrorCode, GetTaskPayloadRequestSchema, ListTool
 import type { JsonObject } from '../contracts/json';
 import type { CallToolInput, CallToolResult } from '../contracts/mcp-session';
 import type { TextPart } from '../contracts/agent-wire';
-import { isMcpSessionTool, mcpToolListings, type McpToolListing } from '../domain/mcp-session-tools';
+import { isMcpSessionTool, mcpBackgroundTools, mcpToolListings, type McpToolListing } from '../domain/mcp-session-tools';
 import { resolvePolicy, type ToolPolicyConfig } from '../tools/tool-policy';
 import { mcpProgressIntervalMs } from '../contracts/limits/api';
 import { withProgress } from './mcp-progress';
-import { legacyTaskCapability, legacyTaskResult, legacyTaskStore, legacyTaskTools, startLegacyTask, type LegacySessionTasks } from './mcp-legacy-tasks';
+import { legacyTaskCapability, legacyTaskResult, legacyTaskStore, startLegacyTask, type LegacySessionTasks } from './mcp-legacy-tasks';
 
 /** What the MCP server needs of errand: one session's tool calls, and the text behind a stored part. */
 export interface McpSessionBackend {
@@ -63,10 +63,10 @@ export function createErrandMcpServer(backend: McpSessionBackend): Server {
       `Reconnect to this session (and its tasks) with ${backend.reconnect}.`,
   });
   // Where tasks are served, the tools that start background work say a client may run them as tasks.
-  const listed = () => allowedToolListings(backend.toolPolicy).map((tool) => (tasks && legacyTaskTools.includes(tool.name) ? { ...tool, execution: { taskSupport: 'optional' as const } } : tool));
+  const listed = () => allowedToolListings(backend.toolPolicy).map((tool) => (tasks && mcpBackgroundTools.includes(tool.name) ? { ...tool, execution: { taskSupport: 'optional' as const } } : tool));
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed() }));
   // tasks/result waits for its task's end at most as long as this server answers a request (the SDK's own waits without end).
-  if (tasks && taskStore) server.setRequestHandler(GetTaskPayloadRequestSchema, (request, extra) => legacyTaskResult(tasks, taskStore, request.params.taskId, extra.signal) as Promise<never>);
+  if (tasks) server.setRequestHandler(GetTaskPayloadRequestSchema, (request, extra) => legacyTaskResult(tasks, request.params.taskId, extra.signal) as Promise<never>);
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<McpCallToolResult> => {
     const { name } = request.params;
     const args = (request.params.arguments ?? {}) as JsonObject;
@@ -78,7 +78,7 @@ export function createErrandMcpServer(backend: McpSessionBackend): Server {
     const progressToken = extra._meta?.progressToken;
     const progressOf = backend.progressOf;
     // A foreground delegate or run_workflow reports what it waits for to a client that asked for progress (as at 2026-07-28).
-    if (progressToken === undefined || !progressOf || !legacyTaskTools.includes(name) || args.async === true) return running;
+    if (progressToken === undefined || !progressOf || !mcpBackgroundTools.includes(name) || args.async === true) return running;
     return withProgress(running, progressOf, (progress, message) => extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message } }), mcpProgressIntervalMs);
   });
   return server;

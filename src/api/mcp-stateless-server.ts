@@ -3,7 +3,7 @@ import type { JsonObject } from '../contracts/json';
 import type { CallToolInput, CallToolResult } from '../contracts/mcp-session';
 import type { TextPart } from '../contracts/agent-wire';
 import type { ToolPolicyConfig } from '../tools/tool-policy';
-import { startedTaskIdOf } from '../domain/mcp-session-tools';
+import { mcpBackgroundTools, startedTaskIdOf } from '../domain/mcp-session-tools';
 import { mcpProgressIntervalMs } from '../contracts/limits/api';
 import { withProgress } from './mcp-progress';
 import { allowedToolListings, runErrandToolCall, type ErrandToolAnswer } from './mcp-session-server';
@@ -108,11 +108,11 @@ export function createStatelessErrandServer(backend: StatelessMcpBackend): Serve
     // A foreground delegate reports its subagent's turns, cost and last words, a foreground run_workflow its
     // agents by state and its cost, to a client that asked for progress.
     const answer: ErrandToolAnswer =
-      progressToken !== undefined && progressOf && (name === 'delegate' || name === 'run_workflow') && args.async !== true
+      progressToken !== undefined && progressOf && mcpBackgroundTools.includes(name) && args.async !== true
         ? await withProgress(running, () => progressOf(id), (progress, message) => ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress, message } }), mcpProgressIntervalMs)
         : await running;
     // A background delegate or run_workflow of a client that takes tasks is answered with the task: the delegation or the run itself.
-    const taskId = tasks && (name === 'delegate' || name === 'run_workflow') && args.async === true && !answer.isError && clientTakesTasks(ctx.mcpReq.envelope) ? startedTaskIdOf(answer.content[0]?.text ?? '') : undefined;
+    const taskId = tasks && mcpBackgroundTools.includes(name) && args.async === true && !answer.isError && clientTakesTasks(ctx.mcpReq.envelope) ? startedTaskIdOf(answer.content[0]?.text ?? '') : undefined;
     const delegationId = tasks && taskId ? await tasks.delegationOf(id, taskId).catch(() => undefined) : undefined;
     const task = tasks && delegationId ? await tasks.backend.get(delegationId).catch(() => undefined) : undefined;
     if (task) {

@@ -49,6 +49,9 @@ export function isMcpSessionTool(name: string): name is McpSessionToolName {
 /** Tools whose call changes something: a client's retry of the same request must not run them twice. */
 export const mcpToolsWithEffects: readonly McpSessionToolName[] = ['delegate', 'run_workflow', 'send_message'];
 
+/** Tools that start work which may run in the background (`async`): what a client may run as a task, and what reports progress. */
+export const mcpBackgroundTools: readonly string[] = ['delegate', 'run_workflow'];
+
 /**
  * The answer to a tool call whose result did not come within the server's longest wait (the HTTP API's,
  * `ERRAND_API_MAX_WAIT_MS`): the call goes on in the session, and the client's model is told how to get
