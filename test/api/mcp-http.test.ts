@@ -7,6 +7,9 @@ import { cancelSignal } from '../../src/contracts/subagent-messages';
 import { until } from '../support/polling';
 import { orchestrationToolSpecs } from '../../src/domain/orchestration-tools';
 import { callErrandTool, nextNotice, startedTask } from '../support/mcp-errand-client';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { hashApiKey } from '../../src/api/auth-config';
 import { keys, startApiStack, type ApiStack } from './api-harness';
 
 /**
@@ -15,12 +18,23 @@ import { keys, startApiStack, type ApiStack } from './api-harness';
  */
 
 let stack: ApiStack;
+/** The key of the tenant only the session-cap test uses. */
+const capKey = 'test-key-mcp-http-cap-0123456789';
+/** This file's tenants: the cap counts a tenant's MCP sessions across the run's shared Temporal server, which other files use at once. */
+const tenants = { [keys.acme]: 'mcp-http-a', [keys.globex]: 'mcp-http-b', [capKey]: 'mcp-http-cap' };
 const clients: Client[] = [];
 const sessions: string[] = [];
 
 beforeAll(async () => {
   // A short longest wait, so a call past it answers "still running" quickly; few MCP sessions per tenant.
-  stack = await startApiStack({ extraEnv: { ERRAND_API_MAX_WAIT_MS: '8000', ERRAND_API_MAX_MCP_SESSIONS: '8' } });
+  stack = await startApiStack({
+    extraEnv: {
+      ERRAND_API_MAX_WAIT_MS: '8000',
+      ERRAND_API_MAX_MCP_SESSIONS: '8',
+      ERRAND_API_KEYS: JSON.stringify(Object.entries(tenants).map(([key, tenant]) => ({ tenant, sha256: hashApiKey(key) }))),
+    },
+  });
+  for (const tenant of Object.values(tenants)) mkdirSync(join(stack.workDir, tenant), { recursive: true });
 });
 afterAll(async () => {
   expect(stack.model.rejectedCalls).toHaveLength(0);
@@ -217,10 +231,10 @@ describe('/v1/mcp (Streamable HTTP)', () => {
   it('refuses an initialize past the tenant\'s MCP session cap with a 429 (ERRAND_API_MAX_MCP_SESSIONS)', async () => {
     const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'cap-test', version: '1.0.0' } } };
     // Ten at once: the cap holds for a burst, whose starts visibility has not listed yet when the next is counted.
-    const answers = await Promise.all(Array.from({ length: 10 }, () => postMcp(undefined, initialize, keys.globex)));
+    const answers = await Promise.all(Array.from({ length: 10 }, () => postMcp(undefined, initialize, capKey)));
     for (const answer of answers) if (answer.status === 200) sessions.push(answer.headers.get('mcp-session-id') ?? '');
     expect(answers.map((answer) => answer.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 429, 429]);
-    const past = await postMcp(undefined, initialize, keys.globex);
+    const past = await postMcp(undefined, initialize, capKey);
     expect(past.status).toBe(429);
     expect(past.headers.get('retry-after')).toBe('30');
     expect(await past.text()).toContain('ERRAND_API_MAX_MCP_SESSIONS=8');
