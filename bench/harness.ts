@@ -253,6 +253,24 @@ export interface ChildWorkerOptions {
  * `buildCliBundle`), with configuration in the environment. The launcher runs the CLI in its own process,
  * so the pid we hold is the worker itself.
  */
+/**
+ * `BENCH_CPU_PROFILE_DIR=<dir>`: worker children run with Node's `--cpu-prof` and write one .cpuprofile per
+ * thread into that folder when they exit (open them in Chrome's DevTools or any cpuprofile viewer). Figures
+ * that end their worker child end it with {@link workerStopSignal}, so it exits and writes them.
+ */
+function cpuProfileArgs(): string[] {
+  const dir = process.env.BENCH_CPU_PROFILE_DIR;
+  if (dir === undefined || dir === '') return [];
+  const absolute = resolve(dir);
+  mkdirSync(absolute, { recursive: true });
+  return ['--cpu-prof', `--cpu-prof-dir=${absolute}`];
+}
+
+/** How a figure ends its worker child: SIGKILL, or SIGTERM when CPU profiles are asked for (a killed process writes none). */
+export function workerStopSignal(): NodeJS.Signals {
+  return process.env.BENCH_CPU_PROFILE_DIR ? 'SIGTERM' : 'SIGKILL';
+}
+
 export async function spawnWorkerChild(bench: Bench, options: ChildWorkerOptions): Promise<ChildWorker> {
   await buildCliBundle();
   const httpOnly = bench.providers.filter((provider) => provider.kind !== 'scripted');
@@ -270,7 +288,7 @@ export async function spawnWorkerChild(bench: Bench, options: ChildWorkerOptions
   };
   const log = createWriteStream(join(bench.workDir, `${options.name}.log`), { flags: 'a' });
   const spawnedAt = Date.now();
-  const nodeArgs = options.collectGarbageOnSignal ? ['--expose-gc', '--require', join(projectRoot, 'bench', 'gc-on-signal.cjs')] : [];
+  const nodeArgs = options.collectGarbageOnSignal ? ['--expose-gc', '--require', join(projectRoot, 'bench', 'gc-on-signal.cjs')] : cpuProfileArgs();
   const child = spawn(process.execPath, [...nodeArgs, join('bin', 'errand.js'), 'worker'], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
   if (child.pid === undefined) throw new Error(`could not spawn worker child ${options.name}`);
   const pid = child.pid;

@@ -49,7 +49,7 @@ const fullPlan = {
   actions: { turns: 10, messages: 5, streamMs: 30_000, idleMs: 300_000 },
   lambdaColdStarts: 10,
   workflowOverhead: { agents: 64, concurrency: 8, delayMs: 200, repetitions: 3 },
-  workflowFanOut: { agents: 500, concurrency: 16, delayMs: 500 },
+  workflowFanOut: { agents: 500, concurrency: 16, delayMs: 500, slowDelayMs: 2_000 },
 };
 
 /** `BENCH_QUICK=1`: a smoke run with few repetitions, to check the bench works end to end (figures mean little). */
@@ -73,7 +73,7 @@ const quickPlan: typeof fullPlan = {
   actions: { turns: 3, messages: 2, streamMs: 30_000, idleMs: 65_000 },
   lambdaColdStarts: 2,
   workflowOverhead: { agents: 16, concurrency: 4, delayMs: 200, repetitions: 1 },
-  workflowFanOut: { agents: 64, concurrency: 16, delayMs: 500 },
+  workflowFanOut: { agents: 64, concurrency: 16, delayMs: 500, slowDelayMs: 1_000 },
 };
 
 const quick = process.env.BENCH_QUICK === '1';

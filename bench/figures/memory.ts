@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { defaultMaxCachedWorkflows, defaultWorkflowThreads } from '../../src/contracts/limits/workflow';
 import { sendMessageUpdate } from '../../src/contracts/subagent-messages';
 import { subagentStartOptions } from '../../src/observability/start-options';
-import { benchModel, benchProviders, benchSubagentInput, mapLimit, sleep, spawnWorkerChild, uniqueId, waitUntil, type Bench } from '../harness';
+import { benchModel, benchProviders, benchSubagentInput, mapLimit, sleep, spawnWorkerChild, uniqueId, workerStopSignal, waitUntil, type Bench } from '../harness';
 import type { FigureResult } from '../figure';
 import { answerPosition } from '../restart-accounting';
 import { benchMarker, markerOf, openAIMessages } from '../scripted-answers';
@@ -84,7 +84,7 @@ export async function measureMemory(bench: Bench, count: number, wakeSamples: nu
       answered.push(record.finishedAt - sentAt);
     }
   } finally {
-    worker.kill('SIGKILL');
+    worker.kill(workerStopSignal());
     await worker.exited;
   }
   const rss = summarize(samples);

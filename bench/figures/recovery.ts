@@ -5,7 +5,7 @@ import { createBlobStore } from '../../src/activities/blob-store-factory';
 import { ConversationStore } from '../../src/activities/conversation-store';
 import { subagentStartOptions } from '../../src/observability/start-options';
 import { restartRepeats, storedAnswers, type RestartRepeats } from '../restart-accounting';
-import { benchModel, benchProviders, benchSubagentInput, mapLimit, sleep, spawnWorkerChild, uniqueId, waitUntil, type Bench, type ChildWorker } from '../harness';
+import { benchModel, benchProviders, benchSubagentInput, mapLimit, sleep, spawnWorkerChild, uniqueId, workerStopSignal, waitUntil, type Bench, type ChildWorker } from '../harness';
 import type { FigureResult } from '../figure';
 import { eventTimeline, fetchHistories, firstActivityCompletions, formatCounts, timeoutProfile } from '../history-profile';
 import { benchMarker, markerOf, openAIMessages } from '../scripted-answers';
@@ -145,7 +145,7 @@ export async function measureRecovery(bench: Bench, repetitions: number, delegat
       await Promise.all(handles.map((handle) => handle.terminate('bench: recovery measured').catch(() => undefined)));
     }
   } finally {
-    worker.kill('SIGKILL');
+    worker.kill(workerStopSignal());
     await worker.exited;
   }
   const recovery = summarize(runs.map((run) => run.recoveryMs / 1000));

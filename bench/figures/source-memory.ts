@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { maxCachedSourceDirectories } from '../../src/contracts/limits/sources';
 import { subagentStartOptions } from '../../src/observability/start-options';
-import { benchModel, benchProviders, benchSubagentInput, mapLimit, sleep, spawnWorkerChild, uniqueId, type Bench } from '../harness';
+import { benchModel, benchProviders, benchSubagentInput, mapLimit, sleep, spawnWorkerChild, uniqueId, workerStopSignal, type Bench } from '../harness';
 import type { FigureResult } from '../figure';
 import { benchMarker } from '../scripted-answers';
 import { round, summarize } from '../stats';
@@ -121,7 +121,7 @@ async function runWorkload(bench: Bench, name: string, total: number, directorie
     }
     ({ asFound: workload.afterAllAsFound, collected: workload.afterAll } = await sample());
   } finally {
-    worker.kill('SIGKILL');
+    worker.kill(workerStopSignal());
     await worker.exited;
   }
   if (failures > 0) throw new Error(`${failures} of ${total} source-loading delegations did not complete; see bench/.work/${name}-worker.log`);

@@ -4,7 +4,7 @@ import { subagentStartOptions } from '../../src/observability/start-options';
 import { historyActions, metricActions, scrapeMetrics, totalActions } from '../billable-actions';
 import type { FigureResult } from '../figure';
 import { cpus } from 'node:os';
-import { benchModel, benchProviders, benchSubagentInput, readCpuMs, sleep, spawnWorkerChild, uniqueId, type Bench } from '../harness';
+import { benchModel, benchProviders, benchSubagentInput, readCpuMs, sleep, spawnWorkerChild, uniqueId, workerStopSignal, type Bench } from '../harness';
 import { formatCounts, historySize } from '../history-profile';
 import { benchMarker } from '../scripted-answers';
 import { percentile, round, summarize } from '../stats';
@@ -25,10 +25,26 @@ export interface WorkflowFanOutPlan {
   agents: number;
   concurrency: number;
   delayMs: number;
+  /**
+   * A second run of the same agents with answers held this long (a model's usual latency rather than the
+   * target's 500 ms): shows whether what the run adds is a fixed cost per agent. Omitted: not run.
+   */
+  slowDelayMs?: number;
 }
 
 function reported(id: string, description: string, value: number, unit: string, extra: Partial<FigureResult>, notes: string[]): FigureResult {
   return { id, description, value, unit, min: value, max: value, target: 'reported (no target)', met: null, runs: 1, notes, ...extra };
+}
+
+/** The same fan-out with a slower model: the wall time against its ideal, and the CPU it took. */
+function slowFigure(plan: WorkflowFanOutPlan, slow: { ms: number; delayMs: number; serverMs: number; workerMs: number }, fastCpu: { server: number; worker: number }, fastMs: number): FigureResult {
+  const idealMs = Math.ceil(plan.agents / plan.concurrency) * slow.delayMs;
+  const seconds = round(slow.ms / 1000, 2);
+  return reported('workflow-fanout-wall-time-slow-model', `The same run of ${plan.agents} agents at ${plan.concurrency} at once, each model call held ${slow.delayMs} ms: wall time vs the ideal`, seconds, 's', { min: seconds, max: seconds, baseline: round(idealMs / 1000, 2), ratio: round(slow.ms / idealMs, 3) }, [
+    `ideal = ceil(${plan.agents} / ${plan.concurrency}) × ${slow.delayMs} ms = ${round(idealMs / 1000, 2)} s; run on the same worker child right after the ${plan.delayMs} ms run. It took ${round((slow.ms - idealMs) / 1000, 2)} s more than its ideal, ${round((slow.ms - idealMs) / plan.agents, 1)} ms per agent.`,
+    `the ${plan.delayMs} ms run took ${round((fastMs - Math.ceil(plan.agents / plan.concurrency) * plan.delayMs) / plan.agents, 1)} ms per agent more than its ideal: a time per agent that stays about the same whatever the model's delay is what the run adds to each agent's lane, not a share of the model's time.`,
+    `CPU while it ran: the dev server ${round(slow.serverMs / 1000, 1)} s, the worker ${round(slow.workerMs / 1000, 1)} s (per agent ${round(slow.serverMs / plan.agents, 1)} and ${round(slow.workerMs / plan.agents, 1)} ms; the ${plan.delayMs} ms run: ${round(fastCpu.server / plan.agents, 1)} and ${round(fastCpu.worker / plan.agents, 1)} ms), ${round((slow.serverMs + slow.workerMs) / slow.ms, 2)} of the cores busy on average.`,
+  ]);
 }
 
 /** Measures the fan-out figures. */
@@ -42,6 +58,7 @@ export async function measureWorkflowFanOut(bench: Bench, plan: WorkflowFanOutPl
   const metrics: { heartbeats: number; queries: number } = { heartbeats: 0, queries: 0 };
   /** CPU ms each process used during the measured run: the dev server, the worker child, the bench (client and scripted model). */
   const cpu = { server: 0, worker: 0, bench: 0 };
+  let slow: { ms: number; delayMs: number; serverMs: number; workerMs: number } | undefined;
   try {
     await worker.ready;
     await sleep(2_000);
@@ -68,12 +85,17 @@ export async function measureWorkflowFanOut(bench: Bench, plan: WorkflowFanOutPl
     cpu.worker = readCpuMs(worker.pid) - cpuBefore.worker;
     cpu.bench = (benchUsage.user + benchUsage.system) / 1000;
     Object.assign(metrics, metricActions(before, await scrapeMetrics(bench.server.metricsUrl)));
+    if (plan.slowDelayMs !== undefined) {
+      const cpuAtStart = { server: readCpuMs(bench.server.pid), worker: readCpuMs(worker.pid) };
+      const slowRun = await runFanOut(bench, taskQueue, fanOutInput(bench, { count: plan.agents, concurrency: plan.concurrency, delayMs: plan.slowDelayMs, provider: benchProviders.http, tag: uniqueId('fan-slow') }));
+      slow = { ms: slowRun.ms, delayMs: plan.slowDelayMs, serverMs: readCpuMs(bench.server.pid) - cpuAtStart.server, workerMs: readCpuMs(worker.pid) - cpuAtStart.worker };
+    }
     // One plain delegation with the same answer, on the same worker: what an agent's delegation costs alone.
     plainId = uniqueId('bench-wf-plain');
     const plainInput = benchSubagentInput(bench, `Agent 0 of ${plainId}. ${benchMarker({ delay: plan.delayMs })}`, { label: 'bench agent', route: { provider: benchProviders.http, model: benchModel } });
     await (await bench.client.workflow.start('subagentWorkflow', { taskQueue, workflowId: plainId, args: [plainInput], ...subagentStartOptions(plainInput, { workflowId: plainId, startedBy: 'bench' }) })).result();
   } finally {
-    worker.kill('SIGKILL');
+    worker.kill(workerStopSignal());
     await worker.exited;
   }
 
@@ -122,6 +144,7 @@ export async function measureWorkflowFanOut(bench: Bench, plan: WorkflowFanOutPl
         cpuText,
       ],
     },
+    ...(slow === undefined ? [] : [slowFigure(plan, slow, cpu, run.ms)]),
     {
       id: 'workflow-fanout-worker-memory',
       description: `Worker child RSS during the run of ${runText}, peak`,
