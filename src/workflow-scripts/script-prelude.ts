@@ -51,7 +51,7 @@ export const scriptPrelude = String.raw`
     }
     const given = options === undefined ? {} : options;
     for (const name of Object.keys(given)) {
-      if (!knownOptions.includes(name)) throw unsupported("agent() option '" + name + "' is not supported by errand");
+      if (!knownOptions.includes(name)) throw unsupported("agent() option '" + name + "' is not supported by errand (it takes " + knownOptions.join(', ') + ')');
     }
     if (given.agent !== undefined && given.agentType !== undefined) {
       throw new TypeError('agent(prompt, options): give agent or agentType, not both');

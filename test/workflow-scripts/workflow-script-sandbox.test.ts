@@ -82,7 +82,7 @@ return { all, piped };`;
   it('names the construct it does not support, even when the script catches it', async () => {
     expect(await round(`\ntry { await agent('x', { isolation: 'worktree', retries: 3 }); } catch {}\nreturn 1;`)).toMatchObject({
       status: 'failed',
-      diagnostic: { kind: 'unsupported', message: "agent() option 'retries' is not supported by errand", line: 2 },
+      diagnostic: { kind: 'unsupported', message: "agent() option 'retries' is not supported by errand (it takes label, phase, schema, model, effort, agentType, agent, isolation)", line: 2 },
     });
     expect(await round(`return await parallel([() => workflow('other')]);`)).toMatchObject({
       status: 'failed',
