@@ -249,11 +249,6 @@ export interface ChildWorkerOptions {
 }
 
 /**
- * Spawns `errand worker` as users run it (`node bin/errand.js worker`, the bundled CLI, built first by
- * `buildCliBundle`), with configuration in the environment. The launcher runs the CLI in its own process,
- * so the pid we hold is the worker itself.
- */
-/**
  * `BENCH_CPU_PROFILE_DIR=<dir>`: worker children run with Node's `--cpu-prof` and write one .cpuprofile per
  * thread into that folder when they exit (open them in Chrome's DevTools or any cpuprofile viewer). Figures
  * that end their worker child end it with {@link workerStopSignal}, so it exits and writes them.
@@ -271,6 +266,11 @@ export function workerStopSignal(): NodeJS.Signals {
   return process.env.BENCH_CPU_PROFILE_DIR ? 'SIGTERM' : 'SIGKILL';
 }
 
+/**
+ * Spawns `errand worker` as users run it (`node bin/errand.js worker`, the bundled CLI, built first by
+ * `buildCliBundle`), with configuration in the environment. The launcher runs the CLI in its own process,
+ * so the pid we hold is the worker itself.
+ */
 export async function spawnWorkerChild(bench: Bench, options: ChildWorkerOptions): Promise<ChildWorker> {
   await buildCliBundle();
   const httpOnly = bench.providers.filter((provider) => provider.kind !== 'scripted');

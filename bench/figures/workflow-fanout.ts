@@ -36,13 +36,18 @@ function reported(id: string, description: string, value: number, unit: string, 
   return { id, description, value, unit, min: value, max: value, target: 'reported (no target)', met: null, runs: 1, notes, ...extra };
 }
 
+/** The ideal wall time of a fan-out of the plan's agents whose model calls take `delayMs`: every lane busy with a call all the time. */
+function idealMsOf(plan: WorkflowFanOutPlan, delayMs: number): number {
+  return Math.ceil(plan.agents / plan.concurrency) * delayMs;
+}
+
 /** The same fan-out with a slower model: the wall time against its ideal, and the CPU it took. */
 function slowFigure(plan: WorkflowFanOutPlan, slow: { ms: number; delayMs: number; serverMs: number; workerMs: number }, fastCpu: { server: number; worker: number }, fastMs: number): FigureResult {
-  const idealMs = Math.ceil(plan.agents / plan.concurrency) * slow.delayMs;
+  const idealMs = idealMsOf(plan, slow.delayMs);
   const seconds = round(slow.ms / 1000, 2);
   return reported('workflow-fanout-wall-time-slow-model', `The same run of ${plan.agents} agents at ${plan.concurrency} at once, each model call held ${slow.delayMs} ms: wall time vs the ideal`, seconds, 's', { min: seconds, max: seconds, baseline: round(idealMs / 1000, 2), ratio: round(slow.ms / idealMs, 3) }, [
     `ideal = ceil(${plan.agents} / ${plan.concurrency}) × ${slow.delayMs} ms = ${round(idealMs / 1000, 2)} s; run on the same worker child right after the ${plan.delayMs} ms run. It took ${round((slow.ms - idealMs) / 1000, 2)} s more than its ideal, ${round((slow.ms - idealMs) / plan.agents, 1)} ms per agent.`,
-    `the ${plan.delayMs} ms run took ${round((fastMs - Math.ceil(plan.agents / plan.concurrency) * plan.delayMs) / plan.agents, 1)} ms per agent more than its ideal: a time per agent that stays about the same whatever the model's delay is what the run adds to each agent's lane, not a share of the model's time.`,
+    `the ${plan.delayMs} ms run took ${round((fastMs - idealMsOf(plan, plan.delayMs)) / plan.agents, 1)} ms per agent more than its ideal: a time per agent that stays about the same whatever the model's delay is what the run adds to each agent's lane, not a share of the model's time.`,
     `CPU while it ran: the dev server ${round(slow.serverMs / 1000, 1)} s, the worker ${round(slow.workerMs / 1000, 1)} s (per agent ${round(slow.serverMs / plan.agents, 1)} and ${round(slow.workerMs / plan.agents, 1)} ms; the ${plan.delayMs} ms run: ${round(fastCpu.server / plan.agents, 1)} and ${round(fastCpu.worker / plan.agents, 1)} ms), ${round((slow.serverMs + slow.workerMs) / slow.ms, 2)} of the cores busy on average.`,
   ]);
 }
@@ -105,7 +110,7 @@ export async function measureWorkflowFanOut(bench: Bench, plan: WorkflowFanOutPl
   const plainActions = historyActions(await bench.client.workflow.getHandle(plainId).fetchHistory());
   const plainBytes = (await historySize(bench.client, plainId)).bytes;
 
-  const idealMs = Math.ceil(plan.agents / plan.concurrency) * plan.delayMs;
+  const idealMs = idealMsOf(plan, plan.delayMs);
   const wallRatio = run.ms / idealMs;
   const runBytes = chain.reduce((sum, part) => sum + part.bytes, 0);
   const childBytes = summarize(children.bytes);

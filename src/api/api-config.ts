@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { defaultApiMaxBodyBytes, defaultApiMaxEventStreamsPerTenant, defaultApiMaxMcpSessionsPerTenant, defaultApiMaxWaitMs, defaultApiPort } from '../contracts/limits/api';
 import { intFromEnv } from '../settings/client-config';
+import { isLoopbackHost } from '../settings/loopback-host';
 import { parseApiKeys, tenantSchema, type ApiKeyEntry } from './auth-config';
 
 /**
@@ -47,12 +48,6 @@ export interface LoadApiConfigOptions {
    * direct mode: both only ever serve the local user).
    */
   localDefault?: boolean;
-}
-
-/** Whether a listen address reaches this machine only (so auth off serves nobody else). */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return bare === 'localhost' || bare === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
 }
 
 /**

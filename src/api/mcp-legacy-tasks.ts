@@ -63,6 +63,11 @@ async function endedResult(tasks: LegacySessionTasks, task: DetailedMcpTask, err
   throw new McpError(ErrorCode.InvalidRequest, `${task.taskId} has not ended (${legacyTask(task).status}): ask tasks/get until it has`);
 }
 
+/** errand's task id of a delegation (or run) of this session, or undefined. */
+async function errandTaskOf(tasks: LegacySessionTasks, taskId: string): Promise<string | undefined> {
+  return (await tasks.sessionTasks()).find((task) => task.workflowId === taskId)?.taskId;
+}
+
 function notFound(taskId: string): McpError {
   return new McpError(ErrorCode.InvalidParams, `Task not found: ${taskId} is not a task of this MCP session`);
 }
@@ -76,9 +81,7 @@ function unused(what: string): never {
  * store shared by sessions); creating and settling tasks is errand's, not the SDK's.
  */
 export function legacyTaskStore(tasks: LegacySessionTasks): TaskStore {
-  /** errand's task id of a delegation (or run) of this session, or undefined. */
-  const errandTaskOf = async (taskId: string): Promise<string | undefined> => (await tasks.sessionTasks()).find((task) => task.workflowId === taskId)?.taskId;
-  const owned = async (taskId: string): Promise<DetailedMcpTask | undefined> => ((await errandTaskOf(taskId)) === undefined ? undefined : tasks.backend.get(taskId));
+  const owned = async (taskId: string): Promise<DetailedMcpTask | undefined> => ((await errandTaskOf(tasks, taskId)) === undefined ? undefined : tasks.backend.get(taskId));
   return {
     createTask: async () => unused('tasks are not created through the task store'),
     storeTaskResult: async () => unused('a task result is not stored by the client'),
@@ -87,14 +90,14 @@ export function legacyTaskStore(tasks: LegacySessionTasks): TaskStore {
       return task ? legacyTask(task) : null;
     },
     async getTaskResult(taskId): Promise<Result> {
-      const errandTaskId = await errandTaskOf(taskId);
+      const errandTaskId = await errandTaskOf(tasks, taskId);
       const task = errandTaskId === undefined ? undefined : await tasks.backend.get(taskId);
       if (errandTaskId === undefined || !task) throw notFound(taskId);
       return endedResult(tasks, task, errandTaskId);
     },
     async updateTaskStatus(taskId, status) {
       if (status !== 'cancelled') unused(`a task's status is not set to ${status} by the client`);
-      if ((await errandTaskOf(taskId)) === undefined || !(await tasks.backend.cancel(taskId))) throw notFound(taskId);
+      if ((await errandTaskOf(tasks, taskId)) === undefined || !(await tasks.backend.cancel(taskId))) throw notFound(taskId);
       // The answer to tasks/cancel is the task as it is next: wait (a while) for the delegation to end cancelled.
       const deadline = Date.now() + legacyTaskCancelWaitMs;
       while (Date.now() < deadline) {
@@ -122,7 +125,7 @@ export function legacyTaskStore(tasks: LegacySessionTasks): TaskStore {
 export async function legacyTaskResult(tasks: LegacySessionTasks, taskId: string, signal: AbortSignal): Promise<Result> {
   const deadline = tasks.resultWaitMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + tasks.resultWaitMs;
   // The session is asked once which of its tasks this is; then only the task is looked at until it ends.
-  const errandTaskId = (await tasks.sessionTasks()).find((task) => task.workflowId === taskId)?.taskId;
+  const errandTaskId = await errandTaskOf(tasks, taskId);
   if (errandTaskId === undefined) throw notFound(taskId);
   for (;;) {
     const task = await tasks.backend.get(taskId);

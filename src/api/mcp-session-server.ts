@@ -3,7 +3,7 @@ import { CallToolRequestSchema, ErrorCode, GetTaskPayloadRequestSchema, ListTool
 import type { JsonObject } from '../contracts/json';
 import type { CallToolInput, CallToolResult } from '../contracts/mcp-session';
 import type { TextPart } from '../contracts/agent-wire';
-import { isMcpSessionTool, mcpBackgroundTools, mcpToolListings, type McpToolListing } from '../domain/mcp-session-tools';
+import { isMcpSessionTool, mcpBackgroundTools, mcpToolListings, waitsInForeground, type McpToolListing } from '../domain/mcp-session-tools';
 import { resolvePolicy, type ToolPolicyConfig } from '../tools/tool-policy';
 import { mcpProgressIntervalMs } from '../contracts/limits/api';
 import { withProgress } from './mcp-progress';
@@ -78,7 +78,7 @@ export function createErrandMcpServer(backend: McpSessionBackend): Server {
     const progressToken = extra._meta?.progressToken;
     const progressOf = backend.progressOf;
     // A foreground delegate or run_workflow reports what it waits for to a client that asked for progress (as at 2026-07-28).
-    if (progressToken === undefined || !progressOf || !mcpBackgroundTools.includes(name) || args.async === true) return running;
+    if (progressToken === undefined || !progressOf || !waitsInForeground(name, args)) return running;
     return withProgress(running, progressOf, (progress, message) => extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message } }), mcpProgressIntervalMs);
   });
   return server;

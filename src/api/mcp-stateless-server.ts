@@ -3,7 +3,7 @@ import type { JsonObject } from '../contracts/json';
 import type { CallToolInput, CallToolResult } from '../contracts/mcp-session';
 import type { TextPart } from '../contracts/agent-wire';
 import type { ToolPolicyConfig } from '../tools/tool-policy';
-import { mcpBackgroundTools, startedTaskIdOf } from '../domain/mcp-session-tools';
+import { mcpBackgroundTools, startedTaskIdOf, waitsInForeground } from '../domain/mcp-session-tools';
 import { mcpProgressIntervalMs } from '../contracts/limits/api';
 import { withProgress } from './mcp-progress';
 import { allowedToolListings, runErrandToolCall, type ErrandToolAnswer } from './mcp-session-server';
@@ -108,7 +108,7 @@ export function createStatelessErrandServer(backend: StatelessMcpBackend): Serve
     // A foreground delegate reports its subagent's turns, cost and last words, a foreground run_workflow its
     // agents by state and its cost, to a client that asked for progress.
     const answer: ErrandToolAnswer =
-      progressToken !== undefined && progressOf && mcpBackgroundTools.includes(name) && args.async !== true
+      progressToken !== undefined && progressOf && waitsInForeground(name, args)
         ? await withProgress(running, () => progressOf(id), (progress, message) => ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress, message } }), mcpProgressIntervalMs)
         : await running;
     // A background delegate or run_workflow of a client that takes tasks is answered with the task: the delegation or the run itself.

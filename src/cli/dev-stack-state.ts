@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { z } from 'zod';
 import { devStackProbeTimeoutMs, devStackStateFileName } from '../contracts/limits/api';
+import { isLoopbackHost } from '../settings/loopback-host';
 
 /**
  * How client commands find a local `errand dev` stack without `ERRAND_API_URL`: `errand dev` writes a
@@ -104,9 +105,6 @@ export async function findDevStack(dataDir: string): Promise<DevStackFinding> {
   return { kind: 'alive', state, path };
 }
 
-/** Hosts that name this machine, as a Temporal address may write them. */
-const loopbackHosts = new Set(['localhost', '127.0.0.1', '::1', '[::1]']);
-
 /** host:port of a Temporal address, this machine's names made one and Temporal's port the default. */
 function addressKey(address: string): string {
   const trimmed = address.trim().replace(/^[a-z]+:\/\//i, '');
@@ -114,7 +112,7 @@ function addressKey(address: string): string {
   const hasPort = at > 0 && /^\d+$/.test(trimmed.slice(at + 1)) && !trimmed.endsWith(']');
   const host = (hasPort ? trimmed.slice(0, at) : trimmed).toLowerCase();
   const port = hasPort ? trimmed.slice(at + 1) : '7233';
-  return `${loopbackHosts.has(host) ? 'loopback' : host}:${port}`;
+  return `${isLoopbackHost(host) ? 'loopback' : host}:${port}`;
 }
 
 /**

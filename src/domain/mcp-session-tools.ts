@@ -52,6 +52,11 @@ export const mcpToolsWithEffects: readonly McpSessionToolName[] = ['delegate', '
 /** Tools that start work which may run in the background (`async`): what a client may run as a task, and what reports progress. */
 export const mcpBackgroundTools: readonly string[] = ['delegate', 'run_workflow'];
 
+/** Whether a call is one of {@link mcpBackgroundTools} that its caller waits for (not `async`): the calls that report progress. */
+export function waitsInForeground(name: unknown, args: { readonly async?: unknown; readonly [argument: string]: unknown } | undefined): boolean {
+  return typeof name === 'string' && mcpBackgroundTools.includes(name) && args?.async !== true;
+}
+
 /**
  * The answer to a tool call whose result did not come within the server's longest wait (the HTTP API's,
  * `ERRAND_API_MAX_WAIT_MS`): the call goes on in the session, and the client's model is told how to get

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { assertAuthOnLoopback, isLoopbackHost, loadApiConfig } from '../../src/api/api-config';
+import { assertAuthOnLoopback, loadApiConfig } from '../../src/api/api-config';
+import { isLoopbackHost } from '../../src/settings/loopback-host';
 import { joinRequestedWorkingDir, tenantWorkingDir } from '../../src/api/tenant-working-dir';
 import { defaultDataDir, loadConfig } from '../../src/settings/config';
 

@@ -14,7 +14,7 @@ import { storedTextReader } from '../mcp-stored-text';
 import { ApiProblem, ProblemKind } from '../problem';
 import { statelessMcpServing } from './mcp-stateless-route';
 import { foregroundProgressOf, legacySessionTasks, statelessMcpServices } from '../mcp-stateless-services';
-import { mcpBackgroundTools } from '../../domain/mcp-session-tools';
+import { waitsInForeground } from '../../domain/mcp-session-tools';
 import { mountRoute } from '../route-spec';
 import type { SessionService } from '../session-service';
 
@@ -181,7 +181,7 @@ function mountMcpPost(app: Hono<ApiEnv>, deps: ApiDependencies, { service, resol
 function wantsProgress(message: unknown): boolean {
   const request = message as { method?: unknown; params?: { name?: unknown; arguments?: { async?: unknown }; _meta?: { progressToken?: unknown }; task?: unknown } };
   if (request.method !== 'tools/call' || request.params?._meta?.progressToken === undefined || request.params.task !== undefined) return false;
-  return typeof request.params.name === 'string' && mcpBackgroundTools.includes(request.params.name) && request.params.arguments?.async !== true;
+  return waitsInForeground(request.params.name, request.params.arguments);
 }
 
 /** `GET /v1/mcp`: a session's notices as a server-sent event stream (not where responses are buffered). */
