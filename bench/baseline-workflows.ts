@@ -1,4 +1,4 @@
-import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { executeChild, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 
 /**
  * The bare-Temporal baseline: workflows that do nothing but run no-op activities. Bundled on their own and
@@ -9,9 +9,11 @@ import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 /** Activities the baseline schedules (implemented in baseline-activities.ts). */
 export interface BaselineActivities {
   noop(input: { seq: number }): Promise<{ seq: number }>;
+  /** Answers after `ms` (a model call's wait, nothing else). */
+  hold(input: { ms: number }): Promise<{ ms: number }>;
 }
 
-const { noop } = proxyActivities<BaselineActivities>({
+const { noop, hold } = proxyActivities<BaselineActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3 },
 });
@@ -51,4 +53,28 @@ export async function baselineTurnsWorkflow(turns: number, localTool: boolean): 
     await (localTool ? local.noop({ seq }) : noop({ seq }));
   }
   return turns;
+}
+
+/** One agent of the bare fan-out: a child workflow whose only work is one activity held `delayMs`. */
+export async function baselineAgentWorkflow(delayMs: number): Promise<number> {
+  return (await hold({ ms: delayMs })).ms;
+}
+
+/**
+ * The shape of a workflow run's fan-out on bare Temporal: `count` child workflows (baselineAgentWorkflow),
+ * `concurrency` at once, each started as soon as a lane frees. No script, journal, planning, blobs or search
+ * attributes: what Temporal itself takes for a fan-out of children on this machine.
+ */
+export async function baselineFanOutWorkflow(count: number, concurrency: number, delayMs: number): Promise<number> {
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    // Bounded by the caller's count.
+    while (next < count) {
+      const seq = next;
+      next += 1;
+      await executeChild(baselineAgentWorkflow, { args: [delayMs], workflowId: `${workflowInfo().workflowId}-${seq}` });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, lane));
+  return count;
 }

@@ -16,6 +16,7 @@ import { measureRecovery } from './figures/recovery';
 import { measureSourceMemory } from './figures/source-memory';
 import { measureThroughput } from './figures/throughput';
 import { measureWorkflowFanOut } from './figures/workflow-fanout';
+import { measureBareFanOut } from './figures/workflow-fanout-bare';
 import { measureWorkflowOverhead } from './figures/workflow-overhead';
 import { benchTempRoot, projectRoot, startBench, type Bench } from './harness';
 import { renderHistoryChart } from './history-chart';
@@ -169,6 +170,11 @@ const figureRunners: Record<string, FigureRunner> = {
       collected.figures.push(...(await measureWorkflowFanOut(bench, plan.workflowFanOut)));
     } catch (error) {
       collected.figures.push(notMeasured('workflow-fanout-wall-time', `A workflow run of ${plan.workflowFanOut.agents} agents at ${plan.workflowFanOut.concurrency} at once vs the ideal`, 's', 'ratio <= 1.3', errorChain(error)));
+    }
+    try {
+      collected.figures.push(await measureBareFanOut(bench, plan.workflowFanOut));
+    } catch (error) {
+      collected.figures.push(notMeasured('workflow-fanout-bare-temporal', `The same fan-out on bare Temporal (${plan.workflowFanOut.agents} child workflows at ${plan.workflowFanOut.concurrency} at once) vs the ideal`, 's', 'reported (no target)', errorChain(error)));
     }
   },
 };
