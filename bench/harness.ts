@@ -288,7 +288,7 @@ export async function spawnWorkerChild(bench: Bench, options: ChildWorkerOptions
   };
   const log = createWriteStream(join(bench.workDir, `${options.name}.log`), { flags: 'a' });
   const spawnedAt = Date.now();
-  const nodeArgs = options.collectGarbageOnSignal ? ['--expose-gc', '--require', join(projectRoot, 'bench', 'gc-on-signal.cjs')] : cpuProfileArgs();
+  const nodeArgs = [...(options.collectGarbageOnSignal ? ['--expose-gc', '--require', join(projectRoot, 'bench', 'gc-on-signal.cjs')] : []), ...cpuProfileArgs()];
   const child = spawn(process.execPath, [...nodeArgs, join('bin', 'errand.js'), 'worker'], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
   if (child.pid === undefined) throw new Error(`could not spawn worker child ${options.name}`);
   const pid = child.pid;

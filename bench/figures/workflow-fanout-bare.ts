@@ -1,7 +1,7 @@
 import type { FigureResult } from '../figure';
 import { readCpuMs, startBaselineWorker, uniqueId, type Bench } from '../harness';
 import { round } from '../stats';
-import type { WorkflowFanOutPlan } from './workflow-fanout';
+import { idealMsOf, type WorkflowFanOutPlan } from './workflow-fanout';
 
 /**
  * The fan-out's shape on bare Temporal (bench/baseline-workflows.ts `baselineFanOutWorkflow`): the same
@@ -29,7 +29,7 @@ export async function measureBareFanOut(bench: Bench, plan: WorkflowFanOutPlan):
   } finally {
     await worker.stop();
   }
-  const idealMs = Math.ceil(plan.agents / plan.concurrency) * plan.delayMs;
+  const idealMs = idealMsOf(plan, plan.delayMs);
   const seconds = round(ms / 1000, 2);
   return {
     id: 'workflow-fanout-bare-temporal',

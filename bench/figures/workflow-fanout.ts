@@ -37,7 +37,7 @@ function reported(id: string, description: string, value: number, unit: string, 
 }
 
 /** The ideal wall time of a fan-out of the plan's agents whose model calls take `delayMs`: every lane busy with a call all the time. */
-function idealMsOf(plan: WorkflowFanOutPlan, delayMs: number): number {
+export function idealMsOf(plan: WorkflowFanOutPlan, delayMs: number): number {
   return Math.ceil(plan.agents / plan.concurrency) * delayMs;
 }
 
@@ -68,7 +68,7 @@ export async function measureWorkflowFanOut(bench: Bench, plan: WorkflowFanOutPl
     await worker.ready;
     await sleep(2_000);
     idleMb = worker.rssBytes() / 1024 / 1024;
-    const input = (count: number) => fanOutInput(bench, { count, concurrency: plan.concurrency, delayMs: plan.delayMs, provider: benchProviders.http, tag: uniqueId('fan') });
+    const input = (count: number, delayMs = plan.delayMs) => fanOutInput(bench, { count, concurrency: plan.concurrency, delayMs, provider: benchProviders.http, tag: uniqueId('fan') });
     // The worker starts cold (bundle, QuickJS module, round threads): one small unmeasured run first.
     await runFanOut(bench, taskQueue, input(plan.concurrency));
     const before = await scrapeMetrics(bench.server.metricsUrl);
@@ -92,7 +92,7 @@ export async function measureWorkflowFanOut(bench: Bench, plan: WorkflowFanOutPl
     Object.assign(metrics, metricActions(before, await scrapeMetrics(bench.server.metricsUrl)));
     if (plan.slowDelayMs !== undefined) {
       const cpuAtStart = { server: readCpuMs(bench.server.pid), worker: readCpuMs(worker.pid) };
-      const slowRun = await runFanOut(bench, taskQueue, fanOutInput(bench, { count: plan.agents, concurrency: plan.concurrency, delayMs: plan.slowDelayMs, provider: benchProviders.http, tag: uniqueId('fan-slow') }));
+      const slowRun = await runFanOut(bench, taskQueue, input(plan.agents, plan.slowDelayMs));
       slow = { ms: slowRun.ms, delayMs: plan.slowDelayMs, serverMs: readCpuMs(bench.server.pid) - cpuAtStart.server, workerMs: readCpuMs(worker.pid) - cpuAtStart.worker };
     }
     // One plain delegation with the same answer, on the same worker: what an agent's delegation costs alone.

@@ -6,8 +6,8 @@ import { readSuiteBudget, suiteFileCount, suiteTimeLines } from './suite-time';
 /**
  * Prints one plain closing line, `errand: N passed, N failed[, N skipped]`, that CI reads, and where the
  * dev server's log is kept when something failed. A file that failed outside its tests (its import, or a hook
- * such as beforeAll) counts as one failure and is named, its tests that never ran as skipped. Also keeps when each test file ran and for how long in
- * test-artifacts/test-durations.json and names the slowest files, so the suite's time can be profiled
+ * such as beforeAll) counts as one failure and is named, its tests that never ran as skipped. Also keeps when
+ * each test file ran and for how long in test-artifacts/test-durations.json and names the slowest files, so the suite's time can be profiled
  * from any run (what runs in parallel, what waits) without a special reporter. Ends with the run's wall
  * time, beside the suite's budget (test/suite-time.json) when the run was the whole suite, and a warning line
  * when it went over: a printed figure, never a failure.
@@ -47,7 +47,6 @@ export default class SummaryReporter implements Reporter {
     const timeLines = suiteTimeLines({ wallSeconds, filesRun: testModules.length, filesInSuite: suiteFileCount(root) }, readSuiteBudget(root));
     process.stdout.write(`\n${timeLines.join('\n')}\n`);
     if (failed > 0) process.stdout.write('\nThe Temporal dev server log of this run is in test-artifacts/temporal-dev-server.log\n');
-    // A file whose hook failed counts as one failure, and its tests that never ran as skipped.
     for (const file of failedOutside) process.stdout.write(`\n${file} failed outside its tests (its import or a hook); the error is above\n`);
     process.stdout.write(`\nerrand: ${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}\n`);
   }
