@@ -6,8 +6,7 @@
  * once. The script gets no host object but the script API: no file system, network, environment, clock or
  * randomness, a heap limit and a step limit. Input and output are JSON, for an activity to carry.
  */
-import releaseSyncVariant from '@jitl/quickjs-wasmfile-release-sync';
-import { newQuickJSWASMModuleFromVariant, type QuickJSContext, type QuickJSHandle, type QuickJSWASMModule } from 'quickjs-emscripten-core';
+import type { QuickJSContext, QuickJSHandle } from 'quickjs-emscripten-core';
 import type { JsonValue } from '../contracts/json.js';
 import { workflowScriptMaxLogs, workflowScriptMaxResultChars } from '../contracts/limits.js';
 import type {
@@ -17,17 +16,9 @@ import type {
   WorkflowScriptRoundOutput,
 } from '../contracts/workflow-script.js';
 import { createAgentCallKeys } from '../domain/workflow-journal.js';
+import { loadEngine } from './quickjs-engine.js';
 import { hostFunctionName, preludeFileName, scriptPrelude, settleHookName } from './script-prelude.js';
 import { prepareScriptSource, scriptFileName } from './script-source.js';
-
-/**
- * Every round gets a WebAssembly instance of its own, dropped whole when the round ends: a script stopped
- * by a limit can leave the engine's heap in a state its own teardown asserts on (and an assertion aborts
- * the instance), so nothing of one round may carry over into the next.
- */
-function loadEngine(): Promise<QuickJSWASMModule> {
-  return newQuickJSWASMModuleFromVariant(releaseSyncVariant);
-}
 
 /** Stack the script may use (bytes): deep recursion ends as a RangeError naming its line. */
 const maxStackBytes = 512 * 1024;

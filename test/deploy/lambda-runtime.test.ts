@@ -212,6 +212,19 @@ describe('the API bundle in a Lambda runtime (Runtime Interface Emulator + aws-l
     expect(await client.workflow.getHandle(sessionId).result()).toMatchObject({ status: 'cancelled' });
   });
 
+  it('projects and runs a workflow script: the bundle carries the sandbox engine, its rounds reuse the compiled module', async () => {
+    // Three agents one after another: the projection runs four rounds in the function, the run on the worker.
+    const script = "const a = await agent('first task');\nconst b = await agent('second task');\nconst c = await agent('third task');\nreturn [a, b, c];";
+    const projected = await call('POST', '/v1/workflows', { script, dryRun: true });
+    expect(projected.statusCode, projected.body).toBe(200);
+    expect(projected.json).toMatchObject({ dryRun: true, projection: { agents: 3, complete: true, rounds: 4 } });
+    // Warm: the same function again, its engine module already compiled.
+    expect((await call('POST', '/v1/workflows', { script, dryRun: true })).json).toMatchObject({ projection: { agents: 3, rounds: 4 } });
+    const started = await call('POST', '/v1/workflows?wait=25s', { script });
+    expect(started.statusCode, started.body).toBe(201);
+    expect(started.json.result).toMatchObject({ status: 'completed', result: ['done: first task', 'done: second task', 'done: third task'] });
+  });
+
   it('answers the event stream with 501 (Lambda cannot stream it) and an unknown route with a problem', async () => {
     const created = await call('POST', '/v1/delegations?wait=20s', { instructions: 'quick one' });
     const stream = await call('GET', `/v1/delegations/${String(created.json.id)}/events`);

@@ -104,4 +104,12 @@ describe('hostile workflow scripts', () => {
     expect(bent).toMatchObject({ status: 'waiting', requests: [{ prompt: 'real prompt', options: { label: 'x' } }] });
     await expectHostUnharmed();
   });
+
+  attack("nothing a round leaves behind reaches the next round: rounds share the compiled engine, never an instance", async () => {
+    // One round plants a global and bends built-ins; another is stopped by the heap limit mid-allocation.
+    expect(await run(`globalThis.planted = 'from round one';\nArray.prototype.map = () => 'bent';\nObject.prototype.agentOverride = true;\nreturn 1;`)).toMatchObject({ status: 'done', result: 1 });
+    expectFailed(await run(`const all = [];\nfor (let i = 0; ; i += 1) all.push([i, i]);`), { kind: 'memory' });
+    expect(await run(`return [typeof globalThis.planted, [1, 2].map((n) => n + 1), ({}).agentOverride === undefined];`)).toEqual({ status: 'done', result: ['undefined', [2, 3], true], logs: [] });
+    await expectHostUnharmed();
+  });
 });
