@@ -1,6 +1,19 @@
+import { patched } from '@temporalio/workflow';
+import { workflowAgentsBeforeContinueAsNew, workflowAgentsBeforeContinueAsNewUnpatched } from '../contracts/limits/workflow-scripts';
 import type { WorkflowLabelView } from '../contracts/workflow-run';
 import type { FinishedWorkflowAgent, RecordWorkflowAgentsOutput } from '../contracts/workflow-run-activities';
 import { addToLabels, type AgentSlot } from './workflow-run-view';
+
+/** Patch id of runs of the workflow that start up to 1,000 agents before they continue as new, not 200 (decision 0056). */
+export const longerRunLinksPatch = 'workflow-run-longer-links';
+
+/**
+ * How many agents this run of the workflow starts before it continues as new. Asked once, when the run
+ * starts, and kept for the whole run (see `quietWaits`): a run that started before the patch keeps its 200.
+ */
+export function agentsBeforeContinueAsNew(): number {
+  return patched(longerRunLinksPatch) ? workflowAgentsBeforeContinueAsNew : workflowAgentsBeforeContinueAsNewUnpatched;
+}
 
 /** How a run's lanes stand, for its decisions to journal and to run a round. */
 export interface Lanes {

@@ -1,7 +1,7 @@
 import { allHandlersFinished, condition, continueAsNew, patched, setHandler, startChild, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { JsonValue } from '../contracts/json';
 import { cancelSettleWaitMs } from '../contracts/limits/workflow';
-import { workflowAgentsBeforeContinueAsNew, workflowRoundsBeforeContinueAsNew } from '../contracts/limits/workflow-scripts';
+import { workflowRoundsBeforeContinueAsNew } from '../contracts/limits/workflow-scripts';
 import { searchAttributes } from '../contracts/search-attributes';
 import type { SubagentResult } from '../contracts/subagent-result';
 import { workflowAgentId } from '../contracts/workflow-ids';
@@ -12,7 +12,7 @@ import type { WorkflowScriptDiagnostic } from '../contracts/workflow-script';
 import { agentReservation, capsWithin, remainingFor, runCapCrossed, runSharesCapsPatch, type Stop } from './workflow-run-caps';
 import { planning, rounds } from './workflow-run-proxies';
 import { agentChildOptions, signalAgentCancel } from './workflow-run-agent';
-import { journalNow, restartAgent, roundWanted, takeInJournaled, type Lanes } from './workflow-run-lanes';
+import { agentsBeforeContinueAsNew, journalNow, restartAgent, roundWanted, takeInJournaled, type Lanes } from './workflow-run-lanes';
 import { AgentPlanner, keysToPlanAhead, planAheadInBatchesPatch } from './workflow-run-plans';
 import { buildView, takeFromWaiting, type AgentSlot } from './workflow-run-view';
 
@@ -59,6 +59,7 @@ class WorkflowRun {
   private endResult: { result?: JsonValue; diagnostic?: WorkflowScriptDiagnostic } = {};
   private roundsThisRun = 0;
   private readonly deadline: number | undefined;
+  private readonly agentsThisRun = agentsBeforeContinueAsNew();
   /** Plans agents in batches, those of the next free lanes ahead of time (decision 0048). */
   private readonly planner = new AgentPlanner(
     (batch) => planning.planWorkflowAgents(batch),
@@ -269,7 +270,7 @@ class WorkflowRun {
 
   /** Whether this run of the workflow should continue as new (it starts no agent then, and does so once none runs). */
   private dueToContinue(): boolean {
-    return this.roundsThisRun >= workflowRoundsBeforeContinueAsNew || this.startedThisRun() >= workflowAgentsBeforeContinueAsNew || workflowInfo().continueAsNewSuggested;
+    return this.roundsThisRun >= workflowRoundsBeforeContinueAsNew || this.startedThisRun() >= this.agentsThisRun || workflowInfo().continueAsNewSuggested;
   }
 
   /**
@@ -301,7 +302,7 @@ class WorkflowRun {
 
   /** How many requests the next round returns at most: what this run of the workflow may still start. */
   private roundTake(): number {
-    return Math.max(0, Math.min(this.input.maxAgents - this.agentsStarted, workflowAgentsBeforeContinueAsNew - this.startedThisRun()));
+    return Math.max(0, Math.min(this.input.maxAgents - this.agentsStarted, this.agentsThisRun - this.startedThisRun()));
   }
 
   /** The run: rounds, agents and waits until the script ends, a stop, or continue-as-new. */

@@ -37,19 +37,23 @@ test('a 1,000-agent run completes with every run of its chain of bounded history
   const sizes: { events: number; bytes: number }[] = [];
   let runId: string | undefined = handle.firstExecutionRunId;
   while (runId) {
-    const history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>> = await stack.client.workflow.getHandle(workflowId, runId).fetchHistory();
+    const run = stack.client.workflow.getHandle(workflowId, runId);
+    const history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>> = await run.fetchHistory();
     const events = history.events ?? [];
-    sizes.push({ events: events.length, bytes: Buffer.byteLength(JSON.stringify(history)) });
+    // The server's own count of the history's size, the one its limits and suggestion use.
+    sizes.push({ events: events.length, bytes: Number((await run.describe()).raw.workflowExecutionInfo?.historySizeBytes ?? 0) });
     runId = events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
   }
   const largest = sizes.reduce((most, size) => (size.bytes > most.bytes ? size : most));
   const mostEvents = Math.max(...sizes.map((size) => size.events));
-  process.stdout.write(`workflow-run-scale: ${sizes.length} runs; most events in one run ${mostEvents}; largest run ${largest.events} events, ${Math.round(largest.bytes / 1024)} KiB of JSON\n`);
-  expect(sizes.length).toBeGreaterThanOrEqual(5);
-  // A run starts at most 200 agents (workflowAgentsBeforeContinueAsNew): its history holds about that many
-  // plans and child starts, whatever the size of the whole run.
-  expect(mostEvents).toBeLessThan(2_500);
-  expect(largest.bytes).toBeLessThan(4 * 1024 * 1024);
+  process.stdout.write(`workflow-run-scale: ${sizes.length} runs; most events in one run ${mostEvents}; largest run ${largest.events} events, ${Math.round(largest.bytes / 1024)} KiB (the server's count)\n`);
+  // Temporal suggests continuing as new past 4,096 events or 4 MiB (its defaults): the run then starts no
+  // agent, its lanes drain and it continues. So no run of the chain holds all 1,000 agents' plans and child
+  // starts, and none passes those marks by more than its running agents' ends, whatever the size of the run.
+  expect(sizes.length).toBeGreaterThanOrEqual(2);
+  expect(sizes.every((size) => size.bytes > 0)).toBe(true);
+  expect(mostEvents).toBeLessThan(4_096 + 16 * 12);
+  expect(largest.bytes).toBeLessThan(4 * 1024 * 1024 + 16 * 12 * 1024);
 
   // The view of the ended run (its last run of the chain) lists up to 200 agents and counts the rest, earlier runs' too.
   const view = await handle.query<WorkflowRunView>(workflowRunMessageNames.viewQuery);

@@ -49,12 +49,16 @@ export const workflowViewLogChars = 500;
 export const workflowViewMaxLabels = 50;
 
 /**
- * Agents one run of the workflow starts before it continues as new: each adds its plan (the child's whole
- * input) and its start to the history, about 4 KB for a one-line agent (bench figure
- * workflow-history-bytes-per-agent), so this keeps a run's history near a megabyte at any size of run. The
- * lanes drain at each continue-as-new (decision 0048): fewer, larger runs drain less often.
+ * Agents one run of the workflow starts before it continues as new (decision 0056). Each adds its plan (the
+ * child's whole input) and its start to the history, about 4 KB and 7 events for a one-line agent (bench
+ * figure workflow-history-bytes-per-agent), so Temporal's own suggestion (by default past 4,096 events or
+ * 4 MB) usually ends a run first, near 550 agents; this bound keeps a run under Temporal's warning limits
+ * (10,240 events, 10 MB) where an operator raised that suggestion. The lanes drain at each continue-as-new:
+ * fewer, larger runs drain less often.
  */
-export const workflowAgentsBeforeContinueAsNew = 200;
+export const workflowAgentsBeforeContinueAsNew = 1_000;
+/** The same bound for runs started before the `workflow-run-longer-links` patch (decision 0056), which replay with it. */
+export const workflowAgentsBeforeContinueAsNewUnpatched = 200;
 /**
  * Agents one `planWorkflowAgents` activity plans at most: the agents whose lanes free in one workflow task,
  * and those planned ahead while the lanes are busy, go as one activity rather than one each.
