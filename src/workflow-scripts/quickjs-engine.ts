@@ -11,13 +11,15 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import releaseSyncVariant from '@jitl/quickjs-wasmfile-release-sync';
-import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSWASMModule } from 'quickjs-emscripten-core';
+import { newQuickJSWASMModuleFromVariant, newVariant, type CustomizeVariantOptions, type QuickJSWASMModule } from 'quickjs-emscripten-core';
 
-/** WebAssembly's constructor of a compiled module: Node has it, and the ES library of the compiler has only its types. */
-const { Module: CompiledModule } = (globalThis as unknown as { WebAssembly: { Module: new (bytes: Uint8Array) => WebAssembly.Module } }).WebAssembly;
+/** A compiled WebAssembly module, as the engine's loader takes it (the compiler's ES library has no WebAssembly). */
+type WasmModule = Exclude<NonNullable<CustomizeVariantOptions['wasmModule']>, () => Promise<unknown>>;
+/** WebAssembly's constructor of a compiled module: Node has it; the compiler's ES library does not declare it. */
+const { Module: CompiledModule } = (globalThis as unknown as { WebAssembly: { Module: new (bytes: Uint8Array) => WasmModule } }).WebAssembly;
 
 /** The engine's compiled module, once the first round has found its file; per thread (each has its own). */
-let compiled: WebAssembly.Module | undefined;
+let compiled: WasmModule | undefined;
 
 /** A fresh instance of the engine; the first call in a thread loads it as the package does and keeps its compiled module. */
 export async function loadEngine(): Promise<QuickJSWASMModule> {
