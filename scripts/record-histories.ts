@@ -54,7 +54,7 @@ const identity = 'errand-record-histories';
 /** Every scenario, as `--only` names them. */
 const allScenarios = ['plain', 'tool-calls', 'max-turns', 'cancelled', 'session', 'checks', 'structured', 'worktree', 'fork', 'continuables', ...moreScenarios, 'session-run-workflow', 'mcp-ending', 'mcp-ending-before-patch', 'workflow-run-shares', 'workflow-run-shares-before-patch', 'workflow-run-plans-ahead', 'workflow-run-plans-ahead-before-patch'] as const;
 /** The patches the second worker withholds (its runs are the "before the patch" side of the replay fixtures). */
-const withheldPatches = ['load-peek-live-text', 'agent-file-hooks', 'cost-search-attribute', 'orchestration-tool-hooks', 'slim-child-result', 'progress-throttle', 'stop-hook-every-stop', 'long-texts-by-reference', 'spend-adds-up', 'mcp-notices-kept-until-acknowledged', 'child-ids-without-slash', 'no-start-when-ending', 'workflow-run-shares-caps', 'workflow-run-plans-ahead-in-batches', 'workflow-run-longer-links'];
+const withheldPatches = ['load-peek-live-text', 'agent-file-hooks', 'cost-search-attribute', 'orchestration-tool-hooks', 'slim-child-result', 'progress-throttle', 'stop-hook-every-stop', 'long-texts-by-reference', 'spend-adds-up', 'mcp-notices-kept-until-acknowledged', 'child-ids-without-slash', 'no-start-when-ending', 'workflow-run-shares-caps', 'workflow-run-plans-ahead-in-batches', 'workflow-run-longer-links', 'idle-and-spend-in-one-marker'];
 /** The context window of the model the compaction scenario uses: a few file reads outgrow it. */
 const compactionWindow = 4_000;
 /** History events after which the recording server suggests continue-as-new (scenario 10 passes it). */

@@ -16,8 +16,7 @@ import type { AgentLook } from './agent-look';
 import { AgentStateOwner } from './agent-state-owner';
 import { AgentViews } from './agent-views';
 import { Approvals } from './approvals';
-import { quietWaits } from './quiet-waits';
-import { spendAddsUp } from './spend-adds-up';
+import { startPatches } from './start-patches';
 
 /** What the workflow asks its agent to tell it (see {@link Agent.listen}). */
 export interface AgentListeners {
@@ -38,9 +37,9 @@ export interface AgentListeners {
 export class Agent extends AgentStateOwner implements AgentLook {
   readonly options: AgentOptions;
   readonly activities: AgentActivityProxies;
-  /** This run waits quietly (decision 0021); decided once when the run starts, see {@link quietWaits}. */
+  /** This run waits quietly (decision 0021); decided once when the run starts, see {@link startPatches}. */
   readonly quietWaits: boolean;
-  /** This run's totals keep expired tasks' usage and its children's caps add up; decided once, see {@link spendAddsUp}. */
+  /** This run's totals keep expired tasks' usage and its children's caps add up; decided once, see {@link startPatches}. */
   readonly spendAddsUp: boolean;
   /** Its own tool calls that wait for a decision (none at continue-as-new: they live inside a turn). */
   readonly approvals: Approvals;
@@ -62,8 +61,9 @@ export class Agent extends AgentStateOwner implements AgentLook {
   constructor(options: AgentOptions, carried?: CarriedAgentInput) {
     super(carried, options.now);
     this.options = options;
-    this.quietWaits = quietWaits();
-    this.spendAddsUp = spendAddsUp();
+    const started = startPatches();
+    this.quietWaits = started.quietWaits;
+    this.spendAddsUp = started.spendAddsUp;
     this.activities = createActivityProxies(options.activity);
     if (this.state.worktree) this.options.workingDir = this.state.worktree.workingDir;
     this.approvals = new Approvals(this);
