@@ -197,10 +197,15 @@ export class SessionService {
     let transcript: TranscriptView;
     let peek: SubagentPeek;
     try {
-      [transcript, peek] = (await Promise.all([
+      // Both queries end (answer, fail or pass the deadline) before the request is answered: a query still
+      // retrying after its sibling failed would outlive the request (and the connection, at shutdown).
+      const [transcriptRead, peekRead] = await Promise.allSettled([
         this.gateway.query(id, messageNames.transcriptQuery, [], peekQueryTimeoutMs),
         this.gateway.query(id, messageNames.peekQuery, [], peekQueryTimeoutMs),
-      ])) as [TranscriptView, SubagentPeek];
+      ]);
+      if (transcriptRead.status === 'rejected') throw transcriptRead.reason;
+      if (peekRead.status === 'rejected') throw peekRead.reason;
+      [transcript, peek] = [transcriptRead.value as TranscriptView, peekRead.value as SubagentPeek];
     } catch (error) {
       if (!isGrpcStatus(error, GrpcCode.deadlineExceeded)) throw error;
       throw new ApiProblem(503, ProblemKind.unavailable, 'The session did not answer', {
